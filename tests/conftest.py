@@ -1,0 +1,8 @@
+"""Shared test configuration."""
+
+from hypothesis import HealthCheck, settings
+
+settings.register_profile(
+    "default", deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
+settings.load_profile("default")

@@ -232,7 +232,8 @@ class Point:
             if allow_identity:
                 return IDENTITY
             raise InvalidPoint("the identity element is not allowed here")
-        if not rbcl.crypto_core_ristretto255_is_valid_point(b):
+        # libsodium ignores bit 255 when decoding; RFC 9496 requires s < p, so refuse it here.
+        if b[31] & 0x80 or not rbcl.crypto_core_ristretto255_is_valid_point(b):
             raise InvalidPoint("not a canonical ristretto255 encoding")
         return cls(b)
 

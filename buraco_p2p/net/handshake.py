@@ -1,0 +1,272 @@
+"""The authenticated key exchange, as a sans-IO state machine (frames in, frames out).
+
+A SIGMA-I style exchange of three messages, with the room secret mixed into every key::
+
+    I -> R   HS_INIT      e_i                                   (X25519 ephemeral, 32 bytes)
+    R -> I   HS_RESPONSE  e_r || AEAD_k2(id_r || nick_r || sig_r)
+    I -> R   HS_FINISH    AEAD_k3(id_i || nick_i || sig_i)
+    R -> I   READY        first sealed traffic frame (empty), so I knows R accepted it
+
+All keys come from HKDF-SHA256 with the 128-bit room secret as salt and the X25519 shared
+secret as input keying material, and their `info` carries a hash of the transcript so far
+(which starts with the table id). So:
+
+* only a holder of the room secret can decrypt message 2 or produce a valid message 3; with a
+  uniformly random 128-bit secret there is nothing for an offline dictionary attack to guess;
+* each side signs, with its long-term Ed25519 key, a hash of the transcript including both
+  ephemeral keys and its own identity, under a role label ("responder"/"initiator"), so a
+  signature cannot be replayed into another session, table or role;
+* both identities travel encrypted: a passive observer, or anyone without the room secret,
+  learns neither;
+* the traffic keys depend on the whole transcript, so any tampering gives different keys.
+
+`docs/protocol.md` section 2.3 lists every byte of every hash and KDF input.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+
+from cryptography.exceptions import InvalidTag
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric.x25519 import X25519PrivateKey, X25519PublicKey
+from cryptography.hazmat.primitives.ciphers.aead import ChaCha20Poly1305
+from cryptography.hazmat.primitives.kdf.hkdf import HKDF
+
+from buraco_p2p.net.errors import (
+    BadSignature,
+    HandshakeError,
+    PeerMismatch,
+    VersionMismatch,
+)
+from buraco_p2p.net.framing import (
+    KIND_HS_FINISH,
+    KIND_HS_INIT,
+    KIND_HS_RESPONSE,
+    KIND_VERSION_ALERT,
+    PROTOCOL_VERSION,
+    TAG_LEN,
+    Frame,
+    encode_frame,
+    frame_header,
+)
+from buraco_p2p.net.identity import Identity, PeerKey, validate_nickname
+
+__all__ = [
+    "MAX_TABLE_ID_LEN",
+    "MIN_ROOM_SECRET_LEN",
+    "HandshakeResult",
+    "InitiatorHandshake",
+    "ResponderHandshake",
+    "version_alert",
+]
+
+PROLOGUE_LABEL = b"buraco-p2p handshake v1\x00"
+HS_KEYS_INFO = b"buraco-p2p v1 handshake keys"
+TRAFFIC_KEYS_INFO = b"buraco-p2p v1 traffic keys"
+RESPONDER_SIG_LABEL = b"buraco-p2p v1 responder signature\x00"
+INITIATOR_SIG_LABEL = b"buraco-p2p v1 initiator signature\x00"
+MIN_ROOM_SECRET_LEN = 16
+MAX_ROOM_SECRET_LEN = 64
+MAX_TABLE_ID_LEN = 64
+_ZERO_NONCE = bytes(12)
+_MAX_NICK_BYTES = 255
+
+
+def _sha256(data: bytes) -> bytes:
+    return hashlib.sha256(data).digest()
+
+
+def _hkdf(room_secret: bytes, shared: bytes, info: bytes) -> tuple[bytes, bytes]:
+    okm = HKDF(algorithm=hashes.SHA256(), length=64, salt=room_secret, info=info).derive(shared)
+    return okm[:32], okm[32:]
+
+
+def _public_bytes(key: X25519PrivateKey) -> bytes:
+    return key.public_key().public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)
+
+
+def version_alert() -> bytes:
+    """The frame a responder sends before hanging up on a version it does not speak."""
+    return encode_frame(KIND_VERSION_ALERT, bytes((PROTOCOL_VERSION,)))
+
+
+def _identity_payload(identity: Identity) -> bytes:
+    nick = identity.nickname.encode("utf-8")
+    return identity.public.raw + bytes((len(nick),)) + nick
+
+
+@dataclass(frozen=True)
+class HandshakeResult:
+    """What a completed handshake established."""
+
+    peer: PeerKey
+    peer_nickname: str
+    send_key: bytes
+    receive_key: bytes
+    session_hash: bytes  # H4: unique to this session, usable as a channel binding
+
+
+class _Handshake:
+    def __init__(
+        self,
+        identity: Identity,
+        *,
+        room_secret: bytes,
+        table_id: bytes,
+        expected_peer: PeerKey | None = None,
+        ephemeral: X25519PrivateKey | None = None,
+    ) -> None:
+        if not isinstance(room_secret, bytes) or not (
+            MIN_ROOM_SECRET_LEN <= len(room_secret) <= MAX_ROOM_SECRET_LEN
+        ):
+            raise ValueError(
+                f"room secret must be {MIN_ROOM_SECRET_LEN}..{MAX_ROOM_SECRET_LEN} bytes"
+            )
+        if not isinstance(table_id, bytes) or not 1 <= len(table_id) <= MAX_TABLE_ID_LEN:
+            raise ValueError(f"table id must be 1..{MAX_TABLE_ID_LEN} bytes")
+        self._identity = identity
+        self._room_secret = room_secret
+        self._expected = expected_peer
+        self._ephemeral = ephemeral if ephemeral is not None else X25519PrivateKey.generate()
+        self._hash = _sha256(PROLOGUE_LABEL + bytes((len(table_id),)) + table_id)  # H0
+        self._shared = b""
+
+    def _mix(self, data: bytes) -> bytes:
+        self._hash = _sha256(self._hash + data)
+        return self._hash
+
+    def _exchange(self, peer_ephemeral: bytes) -> None:
+        try:
+            public = X25519PublicKey.from_public_bytes(peer_ephemeral)
+            self._shared = self._ephemeral.exchange(public)
+        except ValueError as exc:
+            raise HandshakeError(f"peer sent an unusable ephemeral key: {exc}") from exc
+        if self._shared == bytes(32):  # pragma: no cover - OpenSSL already refuses this
+            raise HandshakeError("peer sent a low-order ephemeral key")
+
+    def _seal_identity(self, key: bytes, label: bytes) -> bytes:
+        payload = _identity_payload(self._identity)
+        signature = self._identity.sign(label + _sha256(self._hash + payload))
+        return ChaCha20Poly1305(key).encrypt(_ZERO_NONCE, payload + signature, self._hash)
+
+    def _open_identity(self, key: bytes, sealed: bytes, label: bytes) -> tuple[PeerKey, str]:
+        """Decrypt, parse and verify the peer's identity block (bound to the current hash)."""
+        try:
+            plain = ChaCha20Poly1305(key).decrypt(_ZERO_NONCE, sealed, self._hash)
+        except InvalidTag as exc:
+            raise HandshakeError(
+                "handshake message failed authentication: wrong room secret or table, "
+                "or the message was tampered with"
+            ) from exc
+        if len(plain) < 32 + 1 + 64:
+            raise HandshakeError("identity block too short")
+        nick_len = plain[32]
+        if len(plain) != 32 + 1 + nick_len + 64:
+            raise HandshakeError("identity block has the wrong length")
+        try:
+            peer = PeerKey(plain[:32])
+        except ValueError as exc:
+            raise HandshakeError(f"peer sent an invalid identity key: {exc}") from exc
+        nick_bytes = plain[33 : 33 + nick_len]
+        try:
+            nickname = nick_bytes.decode("utf-8")
+            if validate_nickname(nickname) != nickname:
+                raise ValueError("nickname is not in normal form")
+        except ValueError as exc:
+            raise HandshakeError(f"peer {peer.fingerprint()} sent a bad nickname: {exc}") from exc
+        signature = plain[33 + nick_len :]
+        try:
+            peer.verify(signature, label + _sha256(self._hash + plain[: 33 + nick_len]))
+        except BadSignature as exc:
+            raise HandshakeError(
+                f"peer {peer.fingerprint()} did not prove it holds its identity key"
+            ) from exc
+        if self._expected is not None and peer != self._expected:
+            raise PeerMismatch(
+                f"expected peer {self._expected.fingerprint()}, "
+                f"but {peer.fingerprint()} ({nickname!r}) answered"
+            )
+        return peer, nickname
+
+    def _finish(self, peer: PeerKey, nickname: str, initiator: bool) -> HandshakeResult:
+        i_to_r, r_to_i = _hkdf(self._room_secret, self._shared, TRAFFIC_KEYS_INFO + self._hash)
+        send, receive = (i_to_r, r_to_i) if initiator else (r_to_i, i_to_r)
+        return HandshakeResult(
+            peer=peer,
+            peer_nickname=nickname,
+            send_key=send,
+            receive_key=receive,
+            session_hash=self._hash,
+        )
+
+
+def _check_frame(frame: Frame, kind: int) -> None:
+    if frame.kind == KIND_VERSION_ALERT:
+        spoken = ", ".join(str(b) for b in frame.body[:8]) or "none"
+        raise VersionMismatch(
+            f"peer does not speak protocol version {PROTOCOL_VERSION} (it speaks: {spoken})"
+        )
+    if frame.version != PROTOCOL_VERSION:
+        raise VersionMismatch(
+            f"peer speaks protocol version {frame.version}, we speak {PROTOCOL_VERSION}"
+        )
+    if frame.kind != kind:
+        raise HandshakeError(f"expected handshake message {kind:#04x}, got {frame.kind:#04x}")
+
+
+class InitiatorHandshake(_Handshake):
+    """The side that opened the connection: `start()`, then `receive_response()`."""
+
+    def start(self) -> bytes:
+        message = encode_frame(KIND_HS_INIT, _public_bytes(self._ephemeral))
+        self._mix(message)  # H1
+        return message
+
+    def receive_response(self, frame: Frame) -> tuple[bytes, HandshakeResult]:
+        """Check message 2; return message 3 and the session (pending the peer's READY)."""
+        _check_frame(frame, KIND_HS_RESPONSE)
+        if len(frame.body) < 32 + TAG_LEN:
+            raise HandshakeError("handshake response too short")
+        peer_ephemeral, sealed = frame.body[:32], frame.body[32:]
+        self._mix(frame.header + peer_ephemeral)  # H2
+        self._exchange(peer_ephemeral)
+        k2, k3 = _hkdf(self._room_secret, self._shared, HS_KEYS_INFO + self._hash)
+        peer, nickname = self._open_identity(k2, sealed, RESPONDER_SIG_LABEL)
+        self._mix(sealed)  # H3
+        message = encode_frame(KIND_HS_FINISH, self._seal_identity(k3, INITIATOR_SIG_LABEL))
+        self._mix(message)  # H4
+        return message, self._finish(peer, nickname, initiator=True)
+
+
+class ResponderHandshake(_Handshake):
+    """The side that accepted the connection: `receive_init()`, then `receive_finish()`."""
+
+    _k3 = b""
+
+    def receive_init(self, frame: Frame) -> bytes:
+        """Check message 1 and return message 2."""
+        _check_frame(frame, KIND_HS_INIT)
+        if len(frame.body) != 32:
+            raise HandshakeError("handshake init must carry exactly one 32-byte key")
+        self._mix(frame.header + frame.body)  # H1
+        self._exchange(frame.body)
+        ephemeral = _public_bytes(self._ephemeral)
+        # The frame header (hashed into H2) holds the length, known before sealing.
+        sealed_len = len(_identity_payload(self._identity)) + 64 + TAG_LEN
+        header = frame_header(KIND_HS_RESPONSE, 32 + sealed_len)
+        self._mix(header + ephemeral)  # H2
+        k2, self._k3 = _hkdf(self._room_secret, self._shared, HS_KEYS_INFO + self._hash)
+        sealed = self._seal_identity(k2, RESPONDER_SIG_LABEL)
+        self._mix(sealed)  # H3
+        return header + ephemeral + sealed
+
+    def receive_finish(self, frame: Frame) -> HandshakeResult:
+        """Check message 3; the handshake is complete on our side."""
+        if not self._k3:
+            raise HandshakeError("handshake finish before handshake init")
+        _check_frame(frame, KIND_HS_FINISH)
+        peer, nickname = self._open_identity(self._k3, frame.body, INITIATOR_SIG_LABEL)
+        self._mix(frame.header + frame.body)  # H4
+        return self._finish(peer, nickname, initiator=False)

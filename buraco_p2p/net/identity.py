@@ -1,0 +1,276 @@
+"""A user's long-term identity: an Ed25519 key pair and a nickname.
+
+The key is what peers really know each other by (the nickname is only a label anyone can
+choose), so its fingerprint is made for reading aloud: two people on a call compare
+``k7dq-m3xa-...`` and know no one sits between them. The private key is kept in the user's
+config directory, in a file only the user can read, written atomically so a crash can never
+leave half a key behind.
+"""
+
+from __future__ import annotations
+
+import base64
+import getpass
+import hashlib
+import json
+import os
+import tempfile
+import unicodedata
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import platformdirs
+from cryptography.exceptions import InvalidSignature
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric.ed25519 import (
+    Ed25519PrivateKey,
+    Ed25519PublicKey,
+)
+
+from buraco_p2p.net.errors import BadSignature, IdentityError
+
+__all__ = [
+    "APP_NAME",
+    "HOME_ENV",
+    "IDENTITY_FILE",
+    "Identity",
+    "PeerKey",
+    "default_config_dir",
+    "load_or_create_identity",
+    "validate_nickname",
+]
+
+APP_NAME = "buraco-p2p"
+HOME_ENV = "BURACO_P2P_HOME"
+IDENTITY_FILE = "identity.json"
+MAX_NICKNAME_LEN = 24
+_FILE_VERSION = 1
+_FINGERPRINT_DOMAIN = b"buraco-p2p fingerprint v1\x00"
+_FINGERPRINT_CHARS = 20  # 100 bits in base32
+_MAX_FILE_BYTES = 4096
+
+
+def validate_nickname(nickname: str) -> str:
+    """Return `nickname` normalised (NFC, stripped) or raise ValueError.
+
+    Nicknames are shown in other people's terminals, so control and formatting characters
+    (which could rewrite the screen or impersonate someone by direction overrides) are refused.
+    """
+    if not isinstance(nickname, str):
+        raise ValueError("nickname must be a string")
+    name = unicodedata.normalize("NFC", nickname).strip()
+    if not name:
+        raise ValueError("nickname is empty")
+    if len(name) > MAX_NICKNAME_LEN:
+        raise ValueError(f"nickname is longer than {MAX_NICKNAME_LEN} characters")
+    for char in name:
+        if unicodedata.category(char) in {"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"}:
+            raise ValueError(f"nickname contains the non-printable character U+{ord(char):04X}")
+    return name
+
+
+@dataclass(frozen=True)
+class PeerKey:
+    """A peer's long-term Ed25519 public key: what links, rosters and signed logs name."""
+
+    raw: bytes
+    _key: Ed25519PublicKey = field(init=False, repr=False, compare=False, hash=False)
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.raw, bytes) or len(self.raw) != 32:
+            raise ValueError("an Ed25519 public key is exactly 32 bytes")
+        try:
+            key = Ed25519PublicKey.from_public_bytes(self.raw)
+        except ValueError as exc:
+            raise ValueError(f"not a valid Ed25519 public key: {exc}") from exc
+        object.__setattr__(self, "_key", key)
+
+    def fingerprint(self) -> str:
+        """Twenty base32 characters (100 bits of SHA-256) in groups of four, for reading aloud.
+
+        100 bits keeps a second-preimage search (making a key with someone else's fingerprint)
+        far out of reach while staying short enough to compare over the phone.
+        """
+        digest = hashlib.sha256(_FINGERPRINT_DOMAIN + self.raw).digest()
+        text = base64.b32encode(digest).decode("ascii").lower()[:_FINGERPRINT_CHARS]
+        return "-".join(text[i : i + 4] for i in range(0, _FINGERPRINT_CHARS, 4))
+
+    def short(self) -> str:
+        """The first group of the fingerprint: enough to tell peers apart in log lines."""
+        return self.fingerprint()[:4]
+
+    def verify(self, signature: bytes, data: bytes) -> None:
+        """Raise `BadSignature` unless `signature` is this key's signature over `data`."""
+        if not isinstance(signature, bytes) or len(signature) != 64:
+            raise BadSignature(f"signature by {self.fingerprint()} is not 64 bytes")
+        try:
+            self._key.verify(signature, data)
+        except InvalidSignature as exc:
+            raise BadSignature(f"signature does not verify under {self.fingerprint()}") from exc
+
+    def __str__(self) -> str:
+        return self.fingerprint()
+
+
+class Identity:
+    """Our own key pair and nickname. Holds the private key; never sent anywhere."""
+
+    def __init__(self, private_key: Ed25519PrivateKey, nickname: str) -> None:
+        self._private = private_key
+        self.nickname = validate_nickname(nickname)
+        raw = private_key.public_key().public_bytes(
+            serialization.Encoding.Raw, serialization.PublicFormat.Raw
+        )
+        self.public = PeerKey(raw)
+
+    @classmethod
+    def generate(cls, nickname: str) -> Identity:
+        """A fresh identity that lives only in memory (tests, bots, benchmarks)."""
+        return cls(Ed25519PrivateKey.generate(), nickname)
+
+    @classmethod
+    def from_seed(cls, seed: bytes, nickname: str) -> Identity:
+        """The identity whose RFC 8032 private key is `seed` (32 bytes): for test vectors."""
+        if len(seed) != 32:
+            raise ValueError("an Ed25519 seed is exactly 32 bytes")
+        return cls(Ed25519PrivateKey.from_private_bytes(seed), nickname)
+
+    def sign(self, data: bytes) -> bytes:
+        """Ed25519 signature over `data` (64 bytes)."""
+        return self._private.sign(data)
+
+    def private_seed(self) -> bytes:
+        return self._private.private_bytes(
+            serialization.Encoding.Raw,
+            serialization.PrivateFormat.Raw,
+            serialization.NoEncryption(),
+        )
+
+    def __repr__(self) -> str:
+        return f"Identity(nickname={self.nickname!r}, fingerprint={self.public.fingerprint()!r})"
+
+
+def default_config_dir() -> Path:
+    """`$BURACO_P2P_HOME` if set (tests, several identities on one machine), else platformdirs'."""
+    override = os.environ.get(HOME_ENV)
+    if override:
+        return Path(override)
+    return Path(platformdirs.user_config_dir(APP_NAME))
+
+
+def _default_nickname() -> str:
+    try:
+        return validate_nickname(getpass.getuser())
+    except (ValueError, OSError, KeyError):
+        return "player"
+
+
+def _write_atomic(path: Path, data: bytes) -> None:
+    """Write `data` to `path` readable by the owner only; the old file survives any crash."""
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    fd, tmp_name = tempfile.mkstemp(prefix=".identity-", dir=path.parent)
+    tmp = Path(tmp_name)
+    try:
+        os.fchmod(fd, 0o600)
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    try:
+        dir_fd = os.open(path.parent, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(dir_fd)
+    except OSError:
+        pass
+    finally:
+        os.close(dir_fd)
+
+
+def _encode_file(identity: Identity) -> bytes:
+    document = {
+        "version": _FILE_VERSION,
+        "nickname": identity.nickname,
+        "ed25519_seed": base64.b64encode(identity.private_seed()).decode("ascii"),
+        "fingerprint": identity.public.fingerprint(),
+    }
+    return (json.dumps(document, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
+
+
+def _decode_file(path: Path, data: bytes) -> Identity:
+    def corrupt(why: str) -> IdentityError:
+        return IdentityError(
+            f"identity file {path} is corrupt ({why}); move it away to create a new identity "
+            "(peers will then see a different fingerprint)"
+        )
+
+    if len(data) > _MAX_FILE_BYTES:
+        raise corrupt("too large")
+    try:
+        document = json.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise corrupt(f"not JSON: {exc}") from exc
+    if not isinstance(document, dict):
+        raise corrupt("not a JSON object")
+    if document.get("version") != _FILE_VERSION:
+        raise corrupt(f"unsupported version {document.get('version')!r}")
+    seed_text = document.get("ed25519_seed")
+    nickname = document.get("nickname")
+    if not isinstance(seed_text, str) or not isinstance(nickname, str):
+        raise corrupt("missing ed25519_seed or nickname")
+    try:
+        seed = base64.b64decode(seed_text, validate=True)
+    except ValueError as exc:
+        raise corrupt("ed25519_seed is not base64") from exc
+    if len(seed) != 32:
+        raise corrupt("ed25519_seed is not 32 bytes")
+    try:
+        identity = Identity.from_seed(seed, nickname)
+    except ValueError as exc:
+        raise corrupt(str(exc)) from exc
+    stored_fingerprint = document.get("fingerprint")
+    if stored_fingerprint is not None and stored_fingerprint != identity.public.fingerprint():
+        raise corrupt("the stored fingerprint does not match the key")
+    return identity
+
+
+def load_or_create_identity(
+    config_dir: Path | None = None, nickname: str | None = None
+) -> Identity:
+    """Load the user's identity, creating it on first run.
+
+    A given `nickname` replaces the stored one (the key, and so the fingerprint, stays).
+    Raises `IdentityError` for an unreadable or corrupt file rather than silently replacing it:
+    a new key would make every peer who knew the old fingerprint distrust this user.
+    """
+    directory = config_dir if config_dir is not None else default_config_dir()
+    path = directory / IDENTITY_FILE
+    if nickname is not None:
+        try:
+            nickname = validate_nickname(nickname)
+        except ValueError as exc:
+            raise IdentityError(f"invalid nickname: {exc}") from exc
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        identity = Identity.generate(nickname if nickname is not None else _default_nickname())
+        try:
+            _write_atomic(path, _encode_file(identity))
+        except OSError as exc:
+            raise IdentityError(f"cannot write identity file {path}: {exc}") from exc
+        return identity
+    except OSError as exc:
+        raise IdentityError(f"cannot read identity file {path}: {exc}") from exc
+    identity = _decode_file(path, data)
+    if nickname is not None and nickname != identity.nickname:
+        identity = Identity.from_seed(identity.private_seed(), nickname)
+        try:
+            _write_atomic(path, _encode_file(identity))
+        except OSError as exc:
+            raise IdentityError(f"cannot write identity file {path}: {exc}") from exc
+    return identity

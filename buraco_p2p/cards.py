@@ -71,9 +71,10 @@ class Card:
 
 
 # One instance per face, so faces compare and hash cheaply.
-FACES: Final[tuple[Card, ...]] = tuple(
-    Card(rank, suit) for suit in Suit for rank in range(1, 14)
-) + (Card(JOKER_RANK, None),)
+FACES: Final[tuple[Card, ...]] = (
+    *(Card(rank, suit) for suit in Suit for rank in range(1, 14)),
+    Card(JOKER_RANK, None),
+)
 JOKER: Final = FACES[52]
 
 DECK_SIZES: Final = (104, 108)

@@ -1,0 +1,630 @@
+"""Rule presets as data: one frozen `RuleSet` per way people play Buraco.
+
+The five sources disagree, so every point where they differ is a field here and each preset is
+just a set of values (docs/rules.md cites the source line of each one). Peers agree on the rules
+of a table by comparing `digest()`, so the wire form is canonical and versioned.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import hashlib
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any, Final, Literal
+
+import msgpack
+
+from buraco_p2p.cards import ACE, KING
+
+
+class RuleError(ValueError):
+    """A rule set, preset name, override or wire form that cannot be used."""
+
+
+class RuleOverrideError(RuleError):
+    """A `KEY=VALUE` override with an unknown key or a value the key does not accept."""
+
+    def __init__(self, message: str, *, key: str, value: object = None) -> None:
+        super().__init__(message)
+        self.key = key
+        self.value = value
+
+
+class MeldKind(StrEnum):
+    RUN = "run"
+    SET = "set"
+
+
+class WildEnd(StrEnum):
+    """Where a wild that is not filling a gap may stand in a run."""
+
+    EITHER = "either"  # the player picks the low or the high end
+    HIGH = "high"  # Italian: the high end, unless the run already ends in a top ace
+
+
+class End(StrEnum):
+    """One end of a run, as a player's choice for a wild."""
+
+    LOW = "low"
+    HIGH = "high"
+
+
+class AceMode(StrEnum):
+    LOW_OR_HIGH = "low_or_high"
+    LOW_ONLY = "low_only"
+    HIGH_ONLY = "high_only"
+
+
+class BuracoShape(StrEnum):
+    """Which melds of `buraco_length`+ cards count as a buraco."""
+
+    RUN = "run"
+    RUN_OR_SET = "run_or_set"
+
+
+class GoingOut(StrEnum):
+    """The buraco a team needs on the table before a player may go out."""
+
+    CLEAN_BURACO = "clean_buraco"
+    ANY_BURACO = "any_buraco"
+
+
+class PotUnplayed(StrEnum):
+    """A pot taken when the hand ends before any of its cards was played."""
+
+    PENALTY = "penalty"  # minus the penalty; its cards are not counted
+    COUNT = "count"  # its cards count as cards left in hand
+    PENALTY_AND_COUNT = "penalty_and_count"  # both
+
+
+class DiscardStart(StrEnum):
+    FIRST_PLAYER_PEEK = "first_player_peek"  # no pile; first player may keep or turn the top
+    FACE_UP = "face_up"  # one card turned face up at the deal
+    NONE = "none"  # no pile; first player just draws
+
+
+class DiscardTake(StrEnum):
+    WHOLE_PILE = "whole_pile"
+
+
+class StockOut(StrEnum):
+    POT_BECOMES_STOCK = "pot_becomes_stock"  # next untaken pot becomes the stock, else hand ends
+    HAND_ENDS = "hand_ends"  # the hand ends once the last stock card's turn is over
+
+
+class Direction(StrEnum):
+    CLOCKWISE = "clockwise"
+    COUNTER_CLOCKWISE = "counter_clockwise"
+
+
+HALF_TARGET: Final = "half_target"
+SET_RANKS_ALLOWED: Final = frozenset({ACE, *range(3, KING + 1)})
+FACE_SET_RANKS: Final = frozenset({ACE, 11, 12, KING})
+WIRE_VERSION: Final = 1
+
+
+@dataclass(frozen=True, slots=True)
+class RuleSet:
+    """Every parameter on which the presets differ. Field docs live in docs/rules.md."""
+
+    name: str
+    deck_size: int
+    set_ranks: frozenset[int]
+    wild_end: WildEnd
+    points_joker: int
+    points_deuce: int
+    buraco_shape: BuracoShape
+    clean_run_length_bonus: tuple[tuple[int, int], ...]
+    initial_meld_min: int
+    initial_meld_min_vulnerable: int
+    vulnerable_from: int | Literal["half_target"]
+    initial_meld_failed_step: int
+    going_out: GoingOut
+    discard_wild_to_go_out: bool
+    pot_unplayed: PotUnplayed
+    target_score: int
+    discard_start: DiscardStart
+    may_discard_lone_taken_card: bool
+    must_meld_top_discard: bool
+    stock_out: StockOut
+    cut_22_bonus: int
+    play_direction: Direction
+    players: int = 4
+    hand_size: int = 11
+    pot_size: int = 11
+    pots: int = 2
+    one_set_per_rank: bool = True
+    max_wilds: int = 1
+    ace: AceMode = AceMode.LOW_OR_HIGH
+    wild_deuce_settles_natural: bool = True
+    points_ace: int = 15
+    points_8_to_k: int = 10
+    points_3_to_7: int = 5
+    buraco_length: int = 7
+    bonus_clean: int = 200
+    bonus_dirty: int = 100
+    going_out_needs_pot: bool = True
+    going_out_bonus: int = 100
+    no_pot_penalty: int = 100
+    pot_unplayed_penalty: int = 100
+    discard_take: DiscardTake = DiscardTake.WHOLE_PILE
+    pot_in_flight: bool = True
+    empty_hand_needs_going_out: bool = True
+    dealer_passes: Direction = Direction.CLOCKWISE
+    _face_points: tuple[int, ...] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        _validate(self)
+        object.__setattr__(self, "_face_points", _face_point_table(self))
+
+    # ----- derived values the engine asks for -----
+
+    @property
+    def jokers(self) -> int:
+        return self.deck_size - 104
+
+    @property
+    def sets_allowed(self) -> bool:
+        return bool(self.set_ranks)
+
+    @property
+    def stock_size(self) -> int:
+        """Stock after the deal, before any face-up card is turned."""
+        return self.deck_size - self.players * self.hand_size - self.pots * self.pot_size
+
+    @property
+    def face_points(self) -> tuple[int, ...]:
+        """Points per `Card.code` (0..51 suited faces, 52 the joker): the scoring hot path."""
+        return self._face_points
+
+    def vulnerable(self, team_score: int) -> bool:
+        """Whether a team with this match score meets the higher initial meld minimum."""
+        if self.vulnerable_from == HALF_TARGET:
+            return 2 * team_score >= self.target_score
+        return team_score >= self.vulnerable_from
+
+    def initial_meld_minimum(self, team_score: int, failed_attempts: int = 0) -> int:
+        """Card points a team's first melding turn of a hand must reach."""
+        if failed_attempts < 0:
+            raise ValueError("failed_attempts must be >= 0")
+        base = (
+            self.initial_meld_min_vulnerable
+            if self.vulnerable(team_score)
+            else (self.initial_meld_min)
+        )
+        return base + self.initial_meld_failed_step * failed_attempts
+
+    def buraco_bonus(self, kind: MeldKind, size: int, clean: bool) -> int:
+        """The bonus a meld of this shape earns while it lies on the table."""
+        if size < self.buraco_length:
+            return 0
+        if kind is MeldKind.SET and self.buraco_shape is BuracoShape.RUN:
+            return 0
+        if not clean:
+            return self.bonus_dirty
+        if kind is MeldKind.RUN:
+            for length, bonus in self.clean_run_length_bonus:
+                if length == size:
+                    return bonus
+        return self.bonus_clean
+
+    # ----- overrides, wire form, digest -----
+
+    def with_overrides(self, overrides: Mapping[str, object]) -> RuleSet:
+        """A copy with some parameters changed; string values are parsed as on the CLI."""
+        changes: dict[str, Any] = {}
+        for key, value in overrides.items():
+            if key not in _KINDS:
+                raise _unknown_key(key)
+            parsed = _parse_value(key, value) if isinstance(value, str) else _coerce(key, value)
+            changes[key] = parsed
+        return dataclasses.replace(self, **changes)
+
+    def to_wire(self) -> dict[str, Any]:
+        """Plain msgpack-friendly form: str keys, and str/int/bool/list values only."""
+        out: dict[str, Any] = {"v": WIRE_VERSION}
+        for name in _KINDS:
+            out[name] = _to_plain(getattr(self, name))
+        return out
+
+    @classmethod
+    def from_wire(cls, data: object) -> RuleSet:
+        """Rebuild from a peer's `to_wire()` output; anything malformed is a RuleError."""
+        if not isinstance(data, Mapping):
+            raise RuleError(f"rules must be a map, not {type(data).__name__}")
+        if data.get("v") != WIRE_VERSION:
+            raise RuleError(f"unsupported rules wire version: {data.get('v')!r}")
+        keys = set(data) - {"v"}
+        missing = [k for k in _KINDS if k not in keys]
+        extra = sorted(str(k) for k in keys - set(_KINDS))
+        if missing or extra:
+            raise RuleError(f"rules wire form: missing keys {missing}, unknown keys {extra}")
+        values = {k: _coerce(k, data[k]) for k in _KINDS}
+        return cls(**values)
+
+    def canonical_bytes(self) -> bytes:
+        """Canonical encoding: msgpack of the sorted (key, value) pairs of the wire form."""
+        wire = self.to_wire()
+        packed: bytes = msgpack.packb([[k, wire[k]] for k in sorted(wire)], use_bin_type=True)
+        return packed
+
+    def digest(self) -> bytes:
+        """sha256 of the canonical encoding, so four peers can check they play the same rules."""
+        return hashlib.sha256(self.canonical_bytes()).digest()
+
+    def changes_from(self, other: RuleSet) -> dict[str, tuple[object, object]]:
+        """Parameters that differ from `other` (e.g. the base preset): key -> (theirs, ours)."""
+        return {
+            k: (getattr(other, k), getattr(self, k))
+            for k in _KINDS
+            if k != "name" and getattr(other, k) != getattr(self, k)
+        }
+
+
+# ----- validation -----
+
+
+def _validate(r: RuleSet) -> None:
+    def need(ok: bool, key: str, why: str) -> None:
+        if not ok:
+            value = getattr(r, key)
+            raise RuleOverrideError(f"{key}={_show(value)}: {why}", key=key, value=value)
+
+    need(isinstance(r.name, str) and 0 < len(r.name) <= 64, "name", "must be 1..64 characters")
+    need(r.deck_size in (104, 108), "deck_size", "must be 104 or 108")
+    need(r.players == 4, "players", "only 4 players (two partnerships) are supported")
+    need(1 <= r.hand_size <= 15, "hand_size", "must be 1..15")
+    need(1 <= r.pot_size <= 15, "pot_size", "must be 1..15")
+    need(0 <= r.pots <= 2, "pots", "must be 0..2")
+    need(r.stock_size >= 2, "hand_size", "the deal leaves no stock")
+    need(r.set_ranks <= SET_RANKS_ALLOWED, "set_ranks", "ranks must be A or 3..K")
+    need(r.max_wilds in (0, 1), "max_wilds", "must be 0 or 1")
+    need(3 <= r.buraco_length <= 14, "buraco_length", "must be 3..14")
+    lengths = [length for length, _ in r.clean_run_length_bonus]
+    need(
+        lengths == sorted(set(lengths)) and all(r.buraco_length <= n <= 14 for n in lengths),
+        "clean_run_length_bonus",
+        "lengths must be increasing, between buraco_length and 14",
+    )
+    need(r.target_score > 0, "target_score", "must be positive")
+    need(
+        r.vulnerable_from == HALF_TARGET
+        or (isinstance(r.vulnerable_from, int) and r.vulnerable_from >= 0),
+        "vulnerable_from",
+        "must be a score >= 0 or half_target",
+    )
+    for key, kind in _KINDS.items():
+        if kind is int and key != "vulnerable_from":
+            need(getattr(r, key) >= 0, key, "must be >= 0")
+
+
+def _face_point_table(r: RuleSet) -> tuple[int, ...]:
+    by_rank = [0, r.points_ace, r.points_deuce]
+    by_rank += [r.points_3_to_7] * 5 + [r.points_8_to_k] * 6
+    return (*(by_rank[code % 13 + 1] for code in range(52)), r.points_joker)
+
+
+# ----- field kinds: parsing (CLI), coercion (wire / typed values) -----
+
+_RANK_TEXT: Final = "A23456789TJQK"
+
+_KINDS: Final[dict[str, Any]] = {
+    f.name: None for f in dataclasses.fields(RuleSet) if not f.name.startswith("_")
+}
+_ENUMS: Final[dict[str, type[StrEnum]]] = {
+    "wild_end": WildEnd,
+    "ace": AceMode,
+    "buraco_shape": BuracoShape,
+    "going_out": GoingOut,
+    "pot_unplayed": PotUnplayed,
+    "discard_start": DiscardStart,
+    "discard_take": DiscardTake,
+    "stock_out": StockOut,
+    "play_direction": Direction,
+    "dealer_passes": Direction,
+}
+for _name in _KINDS:
+    _f = next(f for f in dataclasses.fields(RuleSet) if f.name == _name)
+    _t = str(_f.type)
+    if _name in _ENUMS:
+        _KINDS[_name] = _ENUMS[_name]
+    elif _t == "bool":
+        _KINDS[_name] = bool
+    elif _t == "int" or _name == "vulnerable_from":
+        _KINDS[_name] = int
+    elif _t == "str":
+        _KINDS[_name] = str
+    elif _name == "set_ranks":
+        _KINDS[_name] = frozenset
+    elif _name == "clean_run_length_bonus":
+        _KINDS[_name] = tuple
+    else:  # pragma: no cover - a new field without a kind is a programming error
+        raise AssertionError(f"no kind for rule field {_name}")
+
+OVERRIDABLE: Final = tuple(k for k in _KINDS if k != "name")
+
+
+def _show(value: object) -> str:
+    return str(_to_plain(value))
+
+
+def _to_plain(value: object) -> Any:
+    if isinstance(value, StrEnum):
+        return value.value
+    if isinstance(value, frozenset):
+        return sorted(value)
+    if isinstance(value, tuple):
+        return [_to_plain(v) for v in value]
+    return value
+
+
+def _unknown_key(key: str) -> RuleOverrideError:
+    close = difflib.get_close_matches(key, OVERRIDABLE, n=1)
+    hint = f"; did you mean {close[0]!r}?" if close else ""
+    return RuleOverrideError(
+        f"unknown rule {key!r}{hint} (rules: {', '.join(OVERRIDABLE)})", key=key
+    )
+
+
+def _bad(key: str, value: object, expected: str) -> RuleOverrideError:
+    return RuleOverrideError(
+        f"bad value for rule {key!r}: {value!r} (expected {expected})", key=key, value=value
+    )
+
+
+def _coerce(key: str, value: object) -> Any:
+    """Check and normalise an already-typed value (from code or from a peer's wire form)."""
+    kind = _KINDS[key]
+    if key == "vulnerable_from" and value == HALF_TARGET:
+        return HALF_TARGET
+    if kind is bool:
+        if not isinstance(value, bool):
+            raise _bad(key, value, "true or false")
+        return value
+    if kind is int:
+        if not isinstance(value, int) or isinstance(value, bool):
+            raise _bad(
+                key, value, "an integer" + (" or half_target" if key == "vulnerable_from" else "")
+            )
+        return value
+    if kind is str:
+        if not isinstance(value, str):
+            raise _bad(key, value, "text")
+        return value
+    if kind is frozenset:
+        if isinstance(value, (str, bytes)) or not isinstance(value, Iterable):
+            raise _bad(key, value, "a list of ranks")
+        ranks = list(value)
+        if not all(isinstance(x, int) and not isinstance(x, bool) for x in ranks):
+            raise _bad(key, value, "a list of ranks 1 (ace), 3..13")
+        return frozenset(ranks)
+    if kind is tuple:
+        if isinstance(value, (str, bytes)) or not isinstance(value, Iterable):
+            raise _bad(key, value, "a list of [length, bonus] pairs")
+        pairs = []
+        for item in value:
+            if (
+                isinstance(item, (str, bytes))
+                or not isinstance(item, Iterable)
+                or len(pair := list(item)) != 2
+                or not all(isinstance(x, int) and not isinstance(x, bool) for x in pair)
+            ):
+                raise _bad(key, value, "a list of [length, bonus] pairs")
+            pairs.append((pair[0], pair[1]))
+        return tuple(pairs)
+    enum: type[StrEnum] = kind
+    if isinstance(value, enum):
+        return value
+    if isinstance(value, str):
+        try:
+            return enum(value)
+        except ValueError:
+            pass
+    raise _bad(key, value, "one of " + ", ".join(m.value for m in enum))
+
+
+def _parse_value(key: str, text: str) -> Any:
+    """Parse the VALUE of a `--rule KEY=VALUE` override for this key."""
+    kind = _KINDS[key]
+    t = text.strip()
+    low = t.lower()
+    if kind is bool:
+        if low in ("true", "yes", "on", "1"):
+            return True
+        if low in ("false", "no", "off", "0"):
+            return False
+        raise _bad(key, text, "true or false")
+    if kind is int:
+        if key == "vulnerable_from" and low == HALF_TARGET:
+            return HALF_TARGET
+        try:
+            return int(t, 10)
+        except ValueError:
+            raise _bad(
+                key, text, "an integer" + (" or half_target" if key == "vulnerable_from" else "")
+            ) from None
+    if kind is str:
+        return t
+    if kind is frozenset:
+        if low in ("", "none"):
+            return frozenset()
+        ranks = set()
+        for part in t.upper().replace(",", " ").split():
+            part = "T" if part == "10" else part
+            if len(part) != 1 or part not in _RANK_TEXT:
+                raise _bad(key, text, "ranks like A,J,Q,K or none")
+            ranks.add(_RANK_TEXT.index(part) + 1)
+        return frozenset(ranks)
+    if kind is tuple:
+        if low in ("", "none"):
+            return ()
+        pairs = []
+        for part in t.replace(",", " ").split():
+            length, sep, bonus = part.partition(":")
+            try:
+                if not sep:
+                    raise ValueError
+                pairs.append((int(length, 10), int(bonus, 10)))
+            except ValueError:
+                raise _bad(key, text, "LENGTH:BONUS pairs like 13:500,14:1000 or none") from None
+        return tuple(pairs)
+    return _coerce(key, low)
+
+
+def parse_override(text: str) -> tuple[str, Any]:
+    """Parse one `KEY=VALUE` (as given to `--rule`) into a key and a typed value."""
+    key, sep, value = text.partition("=")
+    key = key.strip().replace("-", "_")
+    if not sep:
+        raise RuleOverrideError(f"rule override must look like KEY=VALUE, not {text!r}", key=key)
+    if key not in OVERRIDABLE:
+        raise _unknown_key(key)
+    return key, _parse_value(key, value)
+
+
+def parse_overrides(texts: Iterable[str]) -> dict[str, Any]:
+    """Parse several `KEY=VALUE` overrides; a key given twice is an error."""
+    out: dict[str, Any] = {}
+    for text in texts:
+        key, value = parse_override(text)
+        if key in out:
+            raise RuleOverrideError(f"rule {key!r} given twice", key=key, value=value)
+        out[key] = value
+    return out
+
+
+# ----- the presets -----
+
+PRESETS: Final[Mapping[str, RuleSet]] = {
+    "us": RuleSet(
+        name="us",
+        deck_size=104,
+        set_ranks=FACE_SET_RANKS,
+        wild_end=WildEnd.EITHER,
+        points_joker=30,
+        points_deuce=20,
+        buraco_shape=BuracoShape.RUN_OR_SET,
+        clean_run_length_bonus=(),
+        initial_meld_min=50,
+        initial_meld_min_vulnerable=75,
+        vulnerable_from=1500,
+        initial_meld_failed_step=15,
+        going_out=GoingOut.CLEAN_BURACO,
+        discard_wild_to_go_out=True,
+        pot_unplayed=PotUnplayed.PENALTY,
+        target_score=3000,
+        discard_start=DiscardStart.FIRST_PLAYER_PEEK,
+        may_discard_lone_taken_card=True,
+        must_meld_top_discard=False,
+        stock_out=StockOut.POT_BECOMES_STOCK,
+        cut_22_bonus=100,
+        play_direction=Direction.CLOCKWISE,
+    ),
+    "classic": RuleSet(
+        name="classic",
+        deck_size=108,
+        set_ranks=FACE_SET_RANKS,
+        wild_end=WildEnd.EITHER,
+        points_joker=30,
+        points_deuce=20,
+        buraco_shape=BuracoShape.RUN_OR_SET,
+        clean_run_length_bonus=(),
+        initial_meld_min=50,
+        initial_meld_min_vulnerable=75,
+        vulnerable_from=1500,
+        initial_meld_failed_step=15,
+        going_out=GoingOut.CLEAN_BURACO,
+        discard_wild_to_go_out=True,
+        pot_unplayed=PotUnplayed.PENALTY,
+        target_score=2000,
+        discard_start=DiscardStart.FACE_UP,
+        may_discard_lone_taken_card=True,
+        must_meld_top_discard=False,
+        stock_out=StockOut.POT_BECOMES_STOCK,
+        cut_22_bonus=100,
+        play_direction=Direction.CLOCKWISE,
+    ),
+    "playingcards": RuleSet(
+        name="playingcards",
+        deck_size=108,
+        set_ranks=frozenset(),
+        wild_end=WildEnd.EITHER,
+        points_joker=20,
+        points_deuce=10,
+        buraco_shape=BuracoShape.RUN,
+        clean_run_length_bonus=((13, 500), (14, 1000)),
+        initial_meld_min=0,
+        initial_meld_min_vulnerable=75,
+        vulnerable_from=HALF_TARGET,
+        initial_meld_failed_step=0,
+        going_out=GoingOut.CLEAN_BURACO,
+        discard_wild_to_go_out=True,
+        pot_unplayed=PotUnplayed.PENALTY,
+        target_score=3000,
+        discard_start=DiscardStart.FIRST_PLAYER_PEEK,
+        may_discard_lone_taken_card=True,
+        must_meld_top_discard=False,
+        stock_out=StockOut.POT_BECOMES_STOCK,
+        cut_22_bonus=0,
+        play_direction=Direction.COUNTER_CLOCKWISE,
+    ),
+    "italian": RuleSet(
+        name="italian",
+        deck_size=108,
+        set_ranks=SET_RANKS_ALLOWED,
+        wild_end=WildEnd.HIGH,
+        points_joker=30,
+        points_deuce=20,
+        buraco_shape=BuracoShape.RUN_OR_SET,
+        clean_run_length_bonus=(),
+        initial_meld_min=0,
+        initial_meld_min_vulnerable=0,
+        vulnerable_from=HALF_TARGET,
+        initial_meld_failed_step=0,
+        going_out=GoingOut.ANY_BURACO,
+        discard_wild_to_go_out=False,
+        pot_unplayed=PotUnplayed.COUNT,
+        target_score=2000,
+        discard_start=DiscardStart.FACE_UP,
+        may_discard_lone_taken_card=False,
+        must_meld_top_discard=False,
+        stock_out=StockOut.HAND_ENDS,
+        cut_22_bonus=0,
+        play_direction=Direction.COUNTER_CLOCKWISE,
+    ),
+    "fechado": RuleSet(
+        name="fechado",
+        deck_size=108,
+        set_ranks=SET_RANKS_ALLOWED,
+        wild_end=WildEnd.EITHER,
+        points_joker=50,
+        points_deuce=10,
+        buraco_shape=BuracoShape.RUN_OR_SET,
+        clean_run_length_bonus=((13, 500), (14, 1000)),
+        initial_meld_min=0,
+        initial_meld_min_vulnerable=0,
+        vulnerable_from=HALF_TARGET,
+        initial_meld_failed_step=0,
+        going_out=GoingOut.CLEAN_BURACO,
+        discard_wild_to_go_out=True,
+        pot_unplayed=PotUnplayed.PENALTY_AND_COUNT,
+        target_score=3000,
+        discard_start=DiscardStart.NONE,
+        may_discard_lone_taken_card=True,
+        must_meld_top_discard=True,
+        stock_out=StockOut.POT_BECOMES_STOCK,
+        cut_22_bonus=0,
+        play_direction=Direction.CLOCKWISE,
+    ),
+}
+
+
+def get_preset(name: str) -> RuleSet:
+    """The named preset; an unknown name is a RuleError listing the valid ones."""
+    try:
+        return PRESETS[name]
+    except (KeyError, TypeError):
+        raise RuleError(f"unknown rule preset {name!r} (presets: {', '.join(PRESETS)})") from None

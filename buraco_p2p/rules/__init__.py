@@ -11,6 +11,8 @@ from buraco_p2p.rules.melds import (
     check_new_meld,
     evaluate_meld,
     extend_meld,
+    has_going_out_buraco,
+    is_wildcard_face,
 )
 from buraco_p2p.rules.ruleset import (
     HALF_TARGET,
@@ -78,6 +80,8 @@ __all__ = [
     "extend_meld",
     "format_cards",
     "get_preset",
+    "has_going_out_buraco",
+    "is_wildcard_face",
     "melds_points",
     "parse_card",
     "parse_cards",

@@ -16,7 +16,15 @@ from dataclasses import dataclass
 from typing import Final
 
 from buraco_p2p.cards import ACE, DEUCE, FACES, JOKER_RANK, Card, Suit
-from buraco_p2p.rules.ruleset import AceMode, End, MeldKind, RuleSet, WildEnd
+from buraco_p2p.rules.ruleset import (
+    AceMode,
+    BuracoShape,
+    End,
+    GoingOut,
+    MeldKind,
+    RuleSet,
+    WildEnd,
+)
 
 LOW_ACE: Final = 1
 HIGH_ACE: Final = 14
@@ -159,7 +167,7 @@ def _finish(
     clean = wild_index is None
     bonus = rules.buraco_bonus(kind, len(laid), clean)
     is_buraco = len(laid) >= rules.buraco_length and (
-        kind is MeldKind.RUN or rules.buraco_shape.value == "run_or_set"
+        kind is MeldKind.RUN or rules.buraco_shape is BuracoShape.RUN_OR_SET
     )
     return Meld(kind, laid, suit, rank, start, wild_index, clean, points, bonus, is_buraco)
 
@@ -450,3 +458,14 @@ def check_new_meld(meld: Meld, team_melds: Sequence[Meld], rules: RuleSet) -> No
                     f"the team already has a set of {RANK_NAMES[meld.rank or 0]}: "
                     "add the cards to it",
                 )
+
+
+def is_wildcard_face(face: Card) -> bool:
+    """A deuce or a joker: what "discarding a wild" means (a deuce in hand has no place yet)."""
+    return face.rank == DEUCE or face.rank == JOKER_RANK
+
+
+def has_going_out_buraco(team_melds: Iterable[Meld], rules: RuleSet) -> bool:
+    """Whether the team's table holds the buraco the preset asks for before going out."""
+    need_clean = rules.going_out is GoingOut.CLEAN_BURACO
+    return any(m.is_buraco and (m.clean or not need_clean) for m in team_melds)

@@ -217,7 +217,7 @@ class RuleSet:
         """A copy with some parameters changed; string values are parsed as on the CLI."""
         changes: dict[str, Any] = {}
         for key, value in overrides.items():
-            if key not in _KINDS:
+            if key not in OVERRIDABLE:
                 raise _unknown_key(key)
             parsed = _parse_value(key, value) if isinstance(value, str) else _coerce(key, value)
             changes[key] = parsed

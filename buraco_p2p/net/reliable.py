@@ -243,6 +243,10 @@ class ReliableChannel:
             raise SequenceError(
                 f"{self.peer_name} skipped messages {self.recv_next}..{record.seq - 1}"
             )
+        if self.recv_next - self.consumed_next >= self.max_buffer:
+            raise SequenceError(
+                f"{self.peer_name} sent more than {self.max_buffer} messages we have not read yet"
+            )
         self.recv_next += 1
         return True, record.payload
 

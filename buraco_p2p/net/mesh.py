@@ -1,0 +1,933 @@
+"""The mesh: four seated peers, each linked to each, with a message API for the game.
+
+`host_table` and `join_table` give a running `Mesh`. The host (seat 0) listens for joiners,
+asks its `approve` callback about each newcomer, and sends the roster to everyone; every
+peer also listens for its peers. For each pair, the peer with the *higher* seat dials the
+lower one, so there is never a race between two links for one pair; a joiner dials the
+host itself. A pair whose direct link cannot be opened within `direct_timeout` talks
+through the host (`relay.py`), with the same handshake run end to end over the relayed
+channel.
+
+Delivery is exactly once and in order per sender across link failures and restarts
+(`reliable.py`): every link starts with a `Resume` exchange and missed messages are sent
+again. Heartbeats keep idle links checked; a link that hears nothing for
+`heartbeat_timeout` is closed and the peer reported down, and the dialing side keeps
+retrying (direct first, then relay) with a capped backoff.
+
+API: `broadcast(msg)`, `send(peer, msg)`, `receive() -> (peer, msg)`, and
+`next_event()` for `PeerUp`/`PeerDown`/`RosterChanged`/`StreamReset`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import secrets
+from collections import deque
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import trio
+
+from buraco_p2p import codec
+from buraco_p2p.net.errors import LinkClosed, LinkError, NetError
+from buraco_p2p.net.identity import Identity, PeerKey
+from buraco_p2p.net.invite import Endpoint, Invite
+from buraco_p2p.net.link import LinkServer, SecureLink, connect, handshake
+from buraco_p2p.net.relay import RELAY_TAGS, RelayError, RelayRecord, RelayStream, parse_relay
+from buraco_p2p.net.reliable import (
+    DEFAULT_MAX_BUFFER,
+    INCARNATION_LEN,
+    RELIABLE_TAGS,
+    Ack,
+    ChannelState,
+    Data,
+    Liveness,
+    ReliableChannel,
+    Resume,
+    SequenceError,
+    parse_record,
+)
+from buraco_p2p.net.table import (
+    HELLO_JOIN,
+    HostTable,
+    JoinRefused,
+    Member,
+    Roster,
+    TableError,
+    check_roster,
+    join_message,
+    mesh_message,
+    parse_hello,
+    parse_welcome,
+    refused_message,
+    roster_message,
+    welcome_message,
+)
+
+__all__ = [
+    "JoinRequest",
+    "Mesh",
+    "MeshConfig",
+    "MeshError",
+    "MeshEvent",
+    "MeshState",
+    "PeerDown",
+    "PeerUp",
+    "RosterChanged",
+    "StreamReset",
+    "auto_approve",
+    "host_table",
+    "join_table",
+]
+
+MAX_RELAYS_PER_PEER = 4
+MAX_EVENTS = 1024
+
+
+class MeshError(NetError):
+    """A mesh-level failure: unreachable host, unknown peer, protocol breach by a peer."""
+
+
+# -- events --------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class PeerUp:
+    peer: PeerKey
+    nickname: str
+    relayed: bool
+
+
+@dataclass(frozen=True)
+class PeerDown:
+    peer: PeerKey
+    reason: str
+
+
+@dataclass(frozen=True)
+class RosterChanged:
+    roster: Roster
+
+
+@dataclass(frozen=True)
+class StreamReset:
+    """`peer` restarted without its saved state: some of its earlier messages may be lost."""
+
+    peer: PeerKey
+
+
+MeshEvent = PeerUp | PeerDown | RosterChanged | StreamReset
+
+
+@dataclass(frozen=True)
+class JoinRequest:
+    key: PeerKey
+    nickname: str
+    addresses: tuple[Endpoint, ...]
+
+
+Approver = Callable[[JoinRequest], Awaitable[bool]]
+
+
+async def auto_approve(request: JoinRequest) -> bool:
+    """Seat everyone who knows the room secret (scripts, bots, tests)."""
+    await trio.lowlevel.checkpoint()
+    return True
+
+
+@dataclass(frozen=True)
+class MeshConfig:
+    heartbeat_interval: float = 1.0
+    heartbeat_timeout: float = 5.0
+    direct_timeout: float = 3.0
+    handshake_timeout: float = 10.0
+    hello_timeout: float = 10.0
+    redial_min: float = 0.05
+    redial_max: float = 2.0
+    max_buffer: int = DEFAULT_MAX_BUFFER
+    # Test hook: True refuses direct links between the two keys (either order).
+    refuse_direct: Callable[[PeerKey, PeerKey], bool] | None = None
+    # Test hook on the host: sees every relayed chunk (source, destination, bytes).
+    relay_tap: Callable[[PeerKey, PeerKey, bytes], None] | None = None
+
+
+@dataclass(frozen=True)
+class MeshState:
+    """Delivery state to persist with the application's own state (see `Mesh.snapshot`)."""
+
+    incarnation: bytes
+    channels: dict[bytes, ChannelState]
+
+    def to_wire(self) -> list[Any]:
+        return [self.incarnation, {k.hex(): v.to_wire() for k, v in self.channels.items()}]
+
+    @classmethod
+    def from_wire(cls, value: Any) -> MeshState:
+        if (
+            not isinstance(value, list)
+            or len(value) != 2
+            or not isinstance(value[0], bytes)
+            or len(value[0]) != INCARNATION_LEN
+            or not isinstance(value[1], dict)
+        ):
+            raise MeshError("saved mesh state is malformed")
+        channels: dict[bytes, ChannelState] = {}
+        for key, state in value[1].items():
+            try:
+                raw = bytes.fromhex(key) if isinstance(key, str) else b""
+            except ValueError:
+                raw = b""
+            if len(raw) != 32:
+                raise MeshError("saved mesh state names an invalid peer key")
+            channels[raw] = ChannelState.from_wire(state)
+            if channels[raw].incarnation != value[0]:
+                raise MeshError("saved mesh state mixes incarnations")
+        return cls(value[0], channels)
+
+
+@dataclass
+class _Run:
+    link: SecureLink
+    relayed: bool
+    scope: trio.CancelScope = field(default_factory=trio.CancelScope)
+    done: trio.Event = field(default_factory=trio.Event)
+    up: bool = False
+
+
+class _Peer:
+    def __init__(self, key: PeerKey, channel: ReliableChannel) -> None:
+        self.key = key
+        self.channel = channel
+        self.lock = trio.Lock()
+        self.link: SecureLink | None = None  # set only once resumed: safe to send data on
+        self.run: _Run | None = None
+        self.ack_wake = trio.Event()
+        self.connector = False
+
+
+class Mesh:
+    """One peer's view of the table's mesh. Create it with `host_table` or `join_table`."""
+
+    def __init__(
+        self,
+        identity: Identity,
+        table_id: bytes,
+        room_secret: bytes,
+        nursery: trio.Nursery,
+        *,
+        config: MeshConfig,
+        state: MeshState | None,
+        is_host: bool,
+    ) -> None:
+        self.identity = identity
+        self.me = identity.public
+        self.table_id = table_id
+        self.room_secret = room_secret
+        self.config = config
+        self.is_host = is_host
+        self.roster: Roster | None = None
+        self.advertised: tuple[Endpoint, ...] = ()
+        self.rejections: deque[str] = deque(maxlen=200)
+        self.relayed_chunks = 0
+        self._nursery = nursery
+        self._state = state
+        self._incarnation = state.incarnation if state else secrets.token_bytes(INCARNATION_LEN)
+        self._peers: dict[PeerKey, _Peer] = {}
+        self._inbox_send, self._inbox_recv = trio.open_memory_channel[
+            tuple[PeerKey, bytes | None, Any]
+        ](math.inf)
+        self._events_send, self._events_recv = trio.open_memory_channel[MeshEvent](MAX_EVENTS)
+        self._relays: dict[tuple[PeerKey, int], RelayStream] = {}
+        self._next_chan = secrets.randbelow(2**31)
+        self._table: HostTable | None = None
+        self._approve: Approver = auto_approve
+        self._approval_lock = trio.Lock()
+        self._roster_changed = trio.Event()
+        self._closed = False
+        self.server: LinkServer | None = None
+
+    # -- public API ------------------------------------------------------------------------
+
+    @property
+    def invite(self) -> Invite:
+        """The invite for this table (only the host's own addresses are in it)."""
+        assert self.roster is not None
+        host = self.roster.host
+        return Invite(self.table_id, self.room_secret, host.key.raw, host.addresses[:16])
+
+    def peers(self) -> tuple[PeerKey, ...]:
+        """Everyone seated except us, in seat order."""
+        if self.roster is None:
+            return ()
+        return tuple(k for k in self.roster.seat_keys() if k != self.me)
+
+    def is_up(self, peer: PeerKey) -> bool:
+        p = self._peers.get(peer)
+        return p is not None and p.link is not None
+
+    def is_relayed(self, peer: PeerKey) -> bool:
+        p = self._peers.get(peer)
+        return p is not None and p.link is not None and p.run is not None and p.run.relayed
+
+    async def send(self, peer: PeerKey, message: Any) -> None:
+        """Queue `message` for `peer` and send it now if the link is up.
+
+        Returns once it is handed to the link (or buffered while the peer is down); delivery
+        is then guaranteed across reconnects as long as the retransmit buffer has room.
+        """
+        p = self._peers.get(peer)
+        if p is None or peer == self.me:
+            raise MeshError(f"{peer.fingerprint()} is not seated at this table")
+        codec.pack(message)  # an unencodable message is the caller's error, before any seq
+        async with p.lock:
+            record = p.channel.send(message)
+            link = p.link
+            if link is not None:
+                try:
+                    await link.send(record.to_wire())
+                except LinkError:
+                    # Buffered; it goes out again after the reconnect.
+                    if p.run is not None:
+                        p.run.scope.cancel()
+
+    async def broadcast(self, message: Any) -> None:
+        """Send `message` to every other seated peer."""
+        for peer in self.peers():
+            await self.send(peer, message)
+
+    async def receive(self) -> tuple[PeerKey, Any]:
+        """The next message from any peer, in order per sender, each exactly once."""
+        key, incarnation, payload = await self._inbox_recv.receive()
+        p = self._peers[key]
+        p.channel.consumed(incarnation)
+        if p.channel.ack_due():
+            p.ack_wake.set()
+        return key, payload
+
+    async def next_event(self) -> MeshEvent:
+        return await self._events_recv.receive()
+
+    def snapshot(self) -> MeshState:
+        """Delivery state as of now: persist it with what the application has consumed."""
+        return MeshState(
+            self._incarnation,
+            {key.raw: p.channel.snapshot() for key, p in self._peers.items()},
+        )
+
+    async def wait_all_up(self, seats: int = 4) -> None:
+        """Wait until `seats` peers are seated and every link from us is up."""
+        while True:
+            if (
+                self.roster is not None
+                and len(self.roster.members) >= seats
+                and all(self.is_up(k) for k in self.peers())
+            ):
+                return
+            self._roster_changed = trio.Event()
+            with trio.move_on_after(0.05):
+                await self._roster_changed.wait()
+
+    # -- internals: bookkeeping ------------------------------------------------------------
+
+    def _emit(self, event: MeshEvent) -> None:
+        if self._closed:
+            return
+        with contextlib.suppress(trio.WouldBlock, trio.BrokenResourceError):
+            self._events_send.send_nowait(event)
+        self._roster_changed.set()
+
+    def _reject(self, who: str | None, exc: BaseException) -> None:
+        self.rejections.append(f"{who or 'unknown'}: {exc}")
+
+    def _peer(self, key: PeerKey) -> _Peer:
+        p = self._peers.get(key)
+        if p is None:
+            saved = self._state.channels.get(key.raw) if self._state else None
+            channel = ReliableChannel(
+                self._incarnation,
+                f"peer {key.fingerprint()}",
+                max_buffer=self.config.max_buffer,
+                state=saved,
+            )
+            p = self._peers[key] = _Peer(key, channel)
+        return p
+
+    def _seat(self, key: PeerKey) -> int:
+        assert self.roster is not None
+        m = self.roster.member(key)
+        return m.seat if m is not None else -1
+
+    def _direct_refused(self, other: PeerKey) -> bool:
+        hook = self.config.refuse_direct
+        return hook is not None and (hook(self.me, other) or hook(other, self.me))
+
+    def _set_roster(self, roster: Roster) -> None:
+        if self.roster is not None and roster.version < self.roster.version:
+            return
+        self.roster = roster
+        my_seat = self._seat(self.me)
+        for m in roster.members:
+            if m.key == self.me:
+                continue
+            p = self._peer(m.key)
+            if (
+                not self.is_host
+                and m.seat != 0
+                and m.seat < my_seat
+                and not p.connector
+                and not self._closed
+            ):
+                p.connector = True
+                self._nursery.start_soon(self._peer_connector, m.key)
+        self._emit(RosterChanged(roster))
+
+    async def _send_raw(self, key: PeerKey, message: list[Any]) -> None:
+        """A control/relay record on the current link to `key` (not sequenced)."""
+        p = self._peers.get(key)
+        if p is None or p.link is None:
+            raise MeshError(f"no link to {key.fingerprint()}")
+        async with p.lock:
+            if p.link is None:
+                raise MeshError(f"no link to {key.fingerprint()}")
+            await p.link.send(message)
+
+    # -- link life cycle -------------------------------------------------------------------
+
+    async def _run_link(self, key: PeerKey, link: SecureLink, *, relayed: bool) -> None:
+        """Own `link` until it dies; exactly one link per peer is live at a time."""
+        p = self._peer(key)
+        old = p.run
+        if old is not None:
+            old.scope.cancel()
+            await old.done.wait()
+        run = _Run(link, relayed)
+        p.run = run
+        reason = "link closed"
+        try:
+            with run.scope:
+                await self._serve_link(p, run)
+        except LinkClosed as exc:
+            reason = str(exc)
+        except (NetError, trio.TooSlowError) as exc:
+            reason = str(exc) or type(exc).__name__
+            self._reject(link.label, exc)
+        finally:
+            if p.link is link:
+                p.link = None
+            if p.run is run:
+                p.run = None
+            p.channel.link_lost()
+            with trio.CancelScope(shield=True):
+                await link.aclose()
+            if run.up:
+                self._emit(PeerDown(key, reason))
+            run.done.set()
+
+    async def _serve_link(self, p: _Peer, run: _Run) -> None:
+        link = run.link
+        name = link.label
+        await link.send(p.channel.make_resume().to_wire())
+        with trio.fail_after(self.config.handshake_timeout):
+            first = await link.receive()
+        record = parse_record(first, name)
+        if not isinstance(record, Resume):
+            raise SequenceError(f"{name} did not start the link with a resume record")
+        async with p.lock:
+            resend, restarted = p.channel.on_resume(record)
+            for r in resend:
+                await link.send(r.to_wire())
+            p.link = link
+        run.up = True
+        self._emit(PeerUp(p.key, link.peer_nickname, run.relayed))
+        if restarted is not None:
+            self._emit(StreamReset(p.key))
+        liveness = Liveness(
+            trio.current_time(),
+            interval=self.config.heartbeat_interval,
+            timeout=self.config.heartbeat_timeout,
+        )
+        error: NetError | trio.TooSlowError | None = None
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(self._heartbeat, p, run, liveness)
+            try:
+                await self._read_loop(p, link, liveness)
+            except (NetError, trio.TooSlowError) as exc:
+                error = exc
+            nursery.cancel_scope.cancel()
+        if error is not None:
+            raise error
+
+    async def _heartbeat(self, p: _Peer, run: _Run, liveness: Liveness) -> None:
+        """Acks double as heartbeats; a send failure ends the link (the reader then stops)."""
+        while True:
+            with trio.move_on_at(liveness.last_sent + liveness.interval):
+                await p.ack_wake.wait()
+            p.ack_wake = trio.Event()
+            try:
+                async with p.lock:
+                    if p.link is not run.link:
+                        return
+                    await run.link.send(p.channel.make_ack().to_wire())
+            except LinkError:
+                run.scope.cancel()
+                return
+            liveness.on_send(trio.current_time())
+
+    async def _read_loop(self, p: _Peer, link: SecureLink, liveness: Liveness) -> None:
+        name = link.label
+        while True:
+            with trio.move_on_at(liveness.last_received + liveness.timeout):
+                msg = await link.receive()
+                liveness.on_receive(trio.current_time())
+                tag = msg[0] if isinstance(msg, list) and msg else None
+                if tag in RELIABLE_TAGS:
+                    record = parse_record(msg, name)
+                    if isinstance(record, Data):
+                        fresh, payload = p.channel.on_data(record)
+                        if fresh:
+                            self._inbox_send.send_nowait(
+                                (p.key, p.channel.peer_incarnation, payload)
+                            )
+                    elif isinstance(record, Ack):
+                        p.channel.on_ack(record.ack)
+                    else:
+                        raise SequenceError(f"{name} sent a resume record mid-link")
+                elif tag in RELAY_TAGS:
+                    await self._on_relay_record(p.key, parse_relay(msg, name))
+                elif tag == "roster" and not self.is_host and self._is_host_key(p.key):
+                    if not isinstance(msg, list) or len(msg) != 2:
+                        raise TableError(f"{name} sent a malformed roster message")
+                    roster = Roster.from_wire(msg[1], name)
+                    check_roster(roster, name, self.table_id)
+                    self._set_roster(roster)
+                else:
+                    raise MeshError(f"{name} sent an unexpected message {tag!r:.20}")
+                continue
+            raise MeshError(
+                f"{name} went silent: nothing heard for {liveness.timeout:g} s"
+            )
+
+    def _is_host_key(self, key: PeerKey) -> bool:
+        return self.roster is not None and self.roster.host.key == key
+
+    # -- relay -------------------------------------------------------------------------------
+
+    async def _on_relay_record(self, sender: PeerKey, rec: RelayRecord) -> None:
+        if self.is_host:
+            await self._forward(sender, rec)
+            return
+        if not self._is_host_key(sender):
+            raise RelayError(f"peer {sender.fingerprint()} sent relay traffic but is not the host")
+        slot = (rec.peer, rec.chan)
+        if rec.kind == "ro":
+            source = rec.peer
+            if self.roster is None or source == self.me or self._seat(source) <= 0:
+                self.rejections.append("host opened a relay from a peer not at the table")
+                return
+            if slot in self._relays or (
+                sum(1 for k in self._relays if k[0] == source) >= MAX_RELAYS_PER_PEER
+            ):
+                self.rejections.append(f"too many relays from {source.fingerprint()}")
+                return
+            stream = RelayStream(self._host_sender(), source, rec.chan)
+            self._relays[slot] = stream
+            self._nursery.start_soon(self._accept_relayed, stream)
+        elif rec.kind == "rd":
+            relay = self._relays.get(slot)
+            if relay is not None:
+                relay.feed(rec.data)
+        else:
+            relay = self._relays.pop(slot, None)
+            if relay is not None:
+                relay.feed_eof()
+
+    async def _forward(self, sender: PeerKey, rec: RelayRecord) -> None:
+        """Host: pass a relay record on, naming the sender as its source."""
+        target = rec.peer
+        if self.roster is None or self._seat(sender) <= 0 or self._seat(target) <= 0:
+            raise RelayError(f"peer {sender.fingerprint()} asked to relay outside the table")
+        if target == sender:
+            raise RelayError(f"peer {sender.fingerprint()} asked to relay to itself")
+        if rec.kind == "rd":
+            self.relayed_chunks += 1
+            if self.config.relay_tap is not None:
+                self.config.relay_tap(sender, target, rec.data)
+        try:
+            forwarded = RelayRecord(rec.kind, sender, rec.chan, rec.data)
+            await self._send_raw(target, forwarded.to_wire())
+        except (MeshError, LinkError):
+            if rec.kind != "rc":
+                with contextlib.suppress(MeshError, LinkError):
+                    await self._send_raw(sender, RelayRecord("rc", target, rec.chan).to_wire())
+
+    def _host_sender(self) -> Callable[[list[Any]], Awaitable[None]]:
+        assert self.roster is not None
+        host = self.roster.host.key
+
+        async def send(record: list[Any]) -> None:
+            await self._send_raw(host, record)
+
+        return send
+
+    async def _accept_relayed(self, stream: RelayStream) -> None:
+        try:
+            link = await handshake(
+                stream,
+                self.identity,
+                room_secret=self.room_secret,
+                table_id=self.table_id,
+                initiator=False,
+                expected_peer=stream.peer,
+                timeout=self.config.handshake_timeout,
+                address="relay",
+            )
+        except LinkError as exc:
+            self._reject(f"relay from {stream.peer.fingerprint()}", exc)
+            self._relays.pop((stream.peer, stream.chan), None)
+            return
+        try:
+            await self._run_link(stream.peer, link, relayed=True)
+        finally:
+            self._relays.pop((stream.peer, stream.chan), None)
+
+    async def _dial_relayed(self, key: PeerKey) -> SecureLink | None:
+        assert self.roster is not None
+        host = self.roster.host.key
+        if not self.is_up(host):
+            return None
+        self._next_chan = (self._next_chan + 1) % 2**32
+        chan = self._next_chan
+        stream = RelayStream(self._host_sender(), key, chan)
+        self._relays[(key, chan)] = stream
+        try:
+            await self._send_raw(host, RelayRecord("ro", key, chan).to_wire())
+            return await handshake(
+                stream,
+                self.identity,
+                room_secret=self.room_secret,
+                table_id=self.table_id,
+                initiator=True,
+                expected_peer=key,
+                timeout=self.config.handshake_timeout,
+                address="relay",
+            )
+        except (LinkError, MeshError) as exc:
+            self._reject(f"relay to {key.fingerprint()}", exc)
+            self._relays.pop((key, chan), None)
+            await stream.aclose()
+            return None
+
+    # -- dialing -----------------------------------------------------------------------------
+
+    async def _dial_direct(self, key: PeerKey) -> SecureLink | None:
+        if self._direct_refused(key) or self.roster is None:
+            return None
+        member = self.roster.member(key)
+        if member is None:
+            return None
+        for ep in member.addresses:
+            try:
+                link = await connect(
+                    ep.host,
+                    ep.port,
+                    self.identity,
+                    room_secret=self.room_secret,
+                    table_id=self.table_id,
+                    expected_peer=key,
+                    timeout=self.config.direct_timeout,
+                )
+            except LinkError as exc:
+                self._reject(str(ep), exc)
+                continue
+            try:
+                await link.send(mesh_message())
+            except LinkError as exc:
+                self._reject(str(ep), exc)
+                await link.aclose()
+                continue
+            return link
+        return None
+
+    async def _peer_connector(self, key: PeerKey) -> None:
+        delay = self.config.redial_min
+        while not self._closed:
+            link = await self._dial_direct(key)
+            relayed = False
+            if link is None:
+                link = await self._dial_relayed(key)
+                relayed = True
+            if link is not None:
+                delay = self.config.redial_min
+                await self._run_link(key, link, relayed=relayed)
+            await trio.sleep(delay)
+            delay = min(delay * 2, self.config.redial_max)
+
+    async def _connect_host(self, addresses: tuple[Endpoint, ...], host: PeerKey) -> tuple[
+        SecureLink, Roster
+    ]:
+        errors: list[str] = []
+        for ep in addresses:
+            try:
+                link = await connect(
+                    ep.host,
+                    ep.port,
+                    self.identity,
+                    room_secret=self.room_secret,
+                    table_id=self.table_id,
+                    expected_peer=host,
+                    timeout=self.config.direct_timeout,
+                )
+            except LinkError as exc:
+                errors.append(str(exc))
+                continue
+            try:
+                await link.send(join_message(self.advertised))
+                answer = await link.receive()  # no timeout: a person may be deciding
+                roster = parse_welcome(answer, link.label, self.me, self.table_id)
+            except JoinRefused:
+                await link.aclose()
+                raise
+            except NetError as exc:
+                errors.append(str(exc))
+                await link.aclose()
+                continue
+            return link, roster
+        raise MeshError("cannot reach the host: " + ("; ".join(errors) or "no addresses"))
+
+    async def _host_connector(
+        self, link: SecureLink, addresses: tuple[Endpoint, ...], host: PeerKey
+    ) -> None:
+        delay = self.config.redial_min
+        while not self._closed:
+            await self._run_link(host, link, relayed=False)
+            while not self._closed:
+                await trio.sleep(delay)
+                delay = min(delay * 2, self.config.redial_max)
+                assert self.roster is not None
+                known = self.roster.host.addresses
+                candidates = known + tuple(a for a in addresses if a not in known)
+                try:
+                    link, roster = await self._connect_host(candidates, host)
+                except JoinRefused as exc:
+                    self._reject("host", exc)
+                    return
+                except MeshError as exc:
+                    self._reject("host", exc)
+                    continue
+                delay = self.config.redial_min
+                self._set_roster(roster)
+                break
+
+    # -- accepting ---------------------------------------------------------------------------
+
+    async def _handle_link(self, link: SecureLink) -> None:
+        """Every accepted link: a join (host only) or a mesh link from a seated peer."""
+        try:
+            with trio.fail_after(self.config.hello_timeout):
+                hello = await link.receive()
+            kind, addresses = parse_hello(hello, link.label)
+        except (NetError, trio.TooSlowError) as exc:
+            self._reject(link.label, exc)
+            return
+        if kind == HELLO_JOIN:
+            if not self.is_host:
+                self._reject(link.label, TableError("tried to join at a peer that is not the host"))
+                return
+            await self._admit(link, addresses)
+            return
+        key = link.peer
+        member = self.roster.member(key) if self.roster else None
+        if member is None or key == self.me:
+            self._reject(link.label, TableError("is not seated at this table"))
+            return
+        if self._seat(key) < self._seat(self.me):
+            self._reject(link.label, TableError("dialed a higher seat (the higher seat dials)"))
+            return
+        if self._direct_refused(key):
+            self._reject(link.label, TableError("direct link refused by the test hook"))
+            return
+        await self._run_link(key, link, relayed=False)
+
+    async def _admit(self, link: SecureLink, addresses: tuple[Endpoint, ...]) -> None:
+        table = self._table
+        assert table is not None
+        key, nickname = link.peer, link.peer_nickname
+        verdict = table.classify(key)
+        if verdict == "member":
+            admission = table.readmit(key, nickname, addresses)
+        elif verdict == "full":
+            await link.send(refused_message("the table is full"))
+            self._reject(link.label, TableError("tried to join a full table"))
+            return
+        else:
+            async with self._approval_lock:
+                if table.classify(key) == "full":
+                    ok = False
+                else:
+                    ok = await self._approve(JoinRequest(key, nickname, addresses))
+            if not ok:
+                await link.send(refused_message("the host declined"))
+                self._reject(link.label, TableError("was declined by the host"))
+                return
+            admission = table.seat_new(key, nickname, addresses)
+        if admission.member is None:
+            await link.send(refused_message(admission.reason))
+            return
+        await link.send(welcome_message(admission.member.seat, table.roster))
+        self._set_roster(table.roster)
+        await self._announce_roster(except_key=key)
+        await self._run_link(key, link, relayed=False)
+
+    async def _announce_roster(self, except_key: PeerKey) -> None:
+        assert self.roster is not None
+        message = roster_message(self.roster)
+        for peer in self.peers():
+            if peer != except_key and self.is_up(peer):
+                with contextlib.suppress(MeshError, LinkError):
+                    await self._send_raw(peer, message)
+
+    async def _serve(
+        self, listen_host: str, port: int, *, task_status: trio.TaskStatus[int]
+    ) -> None:
+        listeners = await trio.open_tcp_listeners(port, host=listen_host)
+        self.server = LinkServer(
+            self.identity,
+            self._handle_link,
+            room_secret=self.room_secret,
+            table_id=self.table_id,
+            handshake_timeout=self.config.handshake_timeout,
+            on_error=self._reject,
+        )
+        bound = listeners[0].socket.getsockname()[1]
+        await self._nursery.start(self.server.serve, listeners)
+        task_status.started(bound)
+
+    def _close(self) -> None:
+        self._closed = True
+
+
+def local_endpoints(port: int, listen_host: str) -> tuple[Endpoint, ...]:
+    """Addresses to advertise: the bound one, or every interface address for a wildcard."""
+    if listen_host not in ("", "0.0.0.0", "::"):
+        return (Endpoint.parse(listen_host, port),)
+    import ifaddr
+
+    found: list[Endpoint] = []
+    loopback: list[Endpoint] = []
+    for adapter in ifaddr.get_adapters():
+        for ip in adapter.ips:
+            text = ip.ip if isinstance(ip.ip, str) else ip.ip[0]
+            if listen_host == "0.0.0.0" and not isinstance(ip.ip, str):
+                continue
+            try:
+                ep = Endpoint.parse(text, port)
+            except NetError:
+                continue
+            if ep.ip.is_link_local:
+                continue
+            (loopback if ep.ip.is_loopback else found).append(ep)
+    return tuple(found + loopback)[:16]
+
+
+def _leaves(group: BaseExceptionGroup[BaseException]) -> list[BaseException]:
+    out: list[BaseException] = []
+    for exc in group.exceptions:
+        if isinstance(exc, BaseExceptionGroup):
+            out.extend(_leaves(exc))
+        else:
+            out.append(exc)
+    return out
+
+
+@contextlib.asynccontextmanager
+async def _mesh_scope(
+    identity: Identity,
+    table_id: bytes,
+    room_secret: bytes,
+    *,
+    config: MeshConfig | None,
+    state: MeshState | None,
+    is_host: bool,
+) -> AsyncIterator[tuple[Mesh, trio.Nursery]]:
+    """The mesh's nursery; a single error (ours or the caller's) comes out unwrapped."""
+    try:
+        async with trio.open_nursery() as nursery:
+            mesh = Mesh(
+                identity,
+                table_id,
+                room_secret,
+                nursery,
+                config=config or MeshConfig(),
+                state=state,
+                is_host=is_host,
+            )
+            try:
+                yield mesh, nursery
+            finally:
+                mesh._close()
+                nursery.cancel_scope.cancel()
+    except BaseExceptionGroup as group:
+        leaves = _leaves(group)
+        if len(leaves) == 1:
+            raise leaves[0] from None
+        raise
+
+
+@contextlib.asynccontextmanager
+async def host_table(
+    identity: Identity,
+    *,
+    listen_host: str = "127.0.0.1",
+    port: int = 0,
+    advertise: tuple[Endpoint, ...] | None = None,
+    approve: Approver = auto_approve,
+    config: MeshConfig | None = None,
+    table_id: bytes | None = None,
+    room_secret: bytes | None = None,
+) -> AsyncIterator[Mesh]:
+    """Create a table, listen for joiners, and yield the host's mesh (seat 0)."""
+    table_id = table_id if table_id is not None else secrets.token_bytes(16)
+    room_secret = room_secret if room_secret is not None else secrets.token_bytes(16)
+    async with _mesh_scope(
+        identity, table_id, room_secret, config=config, state=None, is_host=True
+    ) as (mesh, nursery):
+        bound = await nursery.start(mesh._serve, listen_host, port)
+        mesh.advertised = advertise or local_endpoints(bound, listen_host)
+        me = Member(0, identity.public, identity.nickname, mesh.advertised)
+        mesh._table = HostTable(table_id, me)
+        mesh._approve = approve
+        mesh._set_roster(mesh._table.roster)
+        yield mesh
+
+
+@contextlib.asynccontextmanager
+async def join_table(
+    identity: Identity,
+    invite: Invite,
+    *,
+    listen_host: str = "127.0.0.1",
+    port: int = 0,
+    advertise: tuple[Endpoint, ...] | None = None,
+    config: MeshConfig | None = None,
+    state: MeshState | None = None,
+) -> AsyncIterator[Mesh]:
+    """Join the table of `invite` (waiting for the host's approval) and yield our mesh.
+
+    `JoinRefused` if the host says no; `MeshError` if no address of the invite answers.
+    Pass the `state` saved from `Mesh.snapshot()` to resume after a restart.
+    """
+    host_key = PeerKey(invite.host_key)
+    async with _mesh_scope(
+        identity, invite.table_id, invite.room_secret, config=config, state=state, is_host=False
+    ) as (mesh, nursery):
+        bound = await nursery.start(mesh._serve, listen_host, port)
+        mesh.advertised = advertise or local_endpoints(bound, listen_host)
+        link, roster = await mesh._connect_host(invite.addresses, host_key)
+        if roster.host.key != host_key:
+            await link.aclose()
+            raise MeshError("the host's roster names someone else as host")
+        mesh._set_roster(roster)
+        nursery.start_soon(mesh._host_connector, link, invite.addresses, host_key)
+        yield mesh

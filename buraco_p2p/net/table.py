@@ -1,0 +1,259 @@
+"""The table: who is seated, and the messages that seat them.
+
+Sans-IO: this module validates and builds the join/welcome/roster messages and keeps the
+host's seating state (`HostTable`); `mesh.py` does the talking. The host is seat 0; the
+others get seats 1..3 in the order the host approves them. A peer that was already
+seated and comes back with the same identity (after a crash or a network change) gets
+its old seat back without a new approval, with its new addresses.
+
+Every message arrives over an authenticated link, so the sender's identity and nickname
+come from the handshake, never from the message body; the body is still hostile input
+and every field is checked.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from dataclasses import dataclass, replace
+from typing import Any
+
+from buraco_p2p.net.errors import NetError
+from buraco_p2p.net.identity import PeerKey, validate_nickname
+from buraco_p2p.net.invite import MAX_ADDRESSES, Endpoint, InviteError
+
+SEATS = 4
+MAX_REASON_LEN = 200
+
+
+class TableError(NetError):
+    """A table message or action that cannot be accepted; names the peer when known."""
+
+
+class JoinRefused(TableError):
+    """The host refused us (full table, declined by the host, ...)."""
+
+
+class RosterError(TableError):
+    """A malformed or inconsistent roster from the host."""
+
+
+@dataclass(frozen=True)
+class Member:
+    seat: int
+    key: PeerKey
+    nickname: str
+    addresses: tuple[Endpoint, ...]
+
+    def to_wire(self) -> dict[str, Any]:
+        return {
+            "seat": self.seat,
+            "key": self.key.raw,
+            "nick": self.nickname,
+            "addrs": addresses_to_wire(self.addresses),
+        }
+
+    def label(self) -> str:
+        return f"{self.nickname} ({self.key.fingerprint()})"
+
+
+@dataclass(frozen=True)
+class Roster:
+    """The seated peers, ordered by seat; `version` grows with every change."""
+
+    table_id: bytes
+    version: int
+    members: tuple[Member, ...]
+
+    @property
+    def host(self) -> Member:
+        return self.members[0]
+
+    @property
+    def full(self) -> bool:
+        return len(self.members) >= SEATS
+
+    def member(self, key: PeerKey) -> Member | None:
+        for m in self.members:
+            if m.key == key:
+                return m
+        return None
+
+    def seat_keys(self) -> tuple[PeerKey, ...]:
+        return tuple(m.key for m in self.members)
+
+    def to_wire(self) -> dict[str, Any]:
+        return {
+            "table": self.table_id,
+            "version": self.version,
+            "members": [m.to_wire() for m in self.members],
+        }
+
+    @classmethod
+    def from_wire(cls, value: Any, sender: str) -> Roster:
+        def bad(why: str) -> RosterError:
+            return RosterError(f"roster from {sender} is invalid: {why}")
+
+        if not isinstance(value, dict) or set(value) != {"table", "version", "members"}:
+            raise bad("not a roster record")
+        table_id, version, members = value["table"], value["version"], value["members"]
+        if not isinstance(table_id, bytes) or len(table_id) != 16:
+            raise bad("table id")
+        if type(version) is not int or version < 0:
+            raise bad("version")
+        if not isinstance(members, list) or not 1 <= len(members) <= SEATS:
+            raise bad("member list")
+        parsed: list[Member] = []
+        for item in members:
+            if not isinstance(item, dict) or set(item) != {"seat", "key", "nick", "addrs"}:
+                raise bad("member record")
+            seat = item["seat"]
+            if type(seat) is not int or seat != len(parsed):
+                raise bad("seats must be 0, 1, 2, ... in order")
+            try:
+                key = PeerKey(item["key"])
+                nickname = validate_nickname(item["nick"])
+            except ValueError as exc:
+                raise bad(str(exc)) from exc
+            parsed.append(Member(seat, key, nickname, addresses_from_wire(item["addrs"], sender)))
+        if len({m.key for m in parsed}) != len(parsed):
+            raise bad("the same identity holds two seats")
+        return cls(table_id, version, tuple(parsed))
+
+
+def addresses_to_wire(addresses: tuple[Endpoint, ...]) -> list[list[Any]]:
+    return [[str(ep.ip), ep.port] for ep in addresses]
+
+
+def addresses_from_wire(value: Any, sender: str) -> tuple[Endpoint, ...]:
+    if not isinstance(value, list) or len(value) > MAX_ADDRESSES:
+        raise TableError(f"{sender} sent an address list that is not a list of <= {MAX_ADDRESSES}")
+    out: list[Endpoint] = []
+    for item in value:
+        if (
+            not isinstance(item, list)
+            or len(item) != 2
+            or not isinstance(item[0], str)
+            or len(item[0]) > 64
+            or type(item[1]) is not int
+        ):
+            raise TableError(f"{sender} sent a malformed address")
+        try:
+            ip = ipaddress.ip_address(item[0])
+            out.append(Endpoint(ip, item[1]))
+        except (ValueError, InviteError) as exc:
+            raise TableError(f"{sender} sent a bad address: {exc}") from exc
+    return tuple(out)
+
+
+# -- messages ------------------------------------------------------------------------------
+
+HELLO_JOIN = "join"
+HELLO_MESH = "mesh"
+
+
+def join_message(addresses: tuple[Endpoint, ...]) -> list[Any]:
+    """First message of a joiner on a fresh link to the host."""
+    return [HELLO_JOIN, {"addrs": addresses_to_wire(addresses)}]
+
+
+def mesh_message() -> list[Any]:
+    """First message on a peer-to-peer link between two seated peers."""
+    return [HELLO_MESH]
+
+
+def parse_hello(msg: Any, sender: str) -> tuple[str, tuple[Endpoint, ...]]:
+    """(kind, addresses) of the first message on an accepted link."""
+    if isinstance(msg, list) and msg == [HELLO_MESH]:
+        return HELLO_MESH, ()
+    if (
+        isinstance(msg, list)
+        and len(msg) == 2
+        and msg[0] == HELLO_JOIN
+        and isinstance(msg[1], dict)
+        and set(msg[1]) == {"addrs"}
+    ):
+        return HELLO_JOIN, addresses_from_wire(msg[1]["addrs"], sender)
+    raise TableError(f"{sender} opened a link without a valid join or mesh greeting")
+
+
+def welcome_message(seat: int, roster: Roster) -> list[Any]:
+    return ["welcome", seat, roster.to_wire()]
+
+
+def refused_message(reason: str) -> list[Any]:
+    return ["refused", reason[:MAX_REASON_LEN]]
+
+
+def roster_message(roster: Roster) -> list[Any]:
+    return ["roster", roster.to_wire()]
+
+
+def parse_welcome(msg: Any, host: str, me: PeerKey, table_id: bytes) -> Roster:
+    """The host's answer to a join: our roster, or `JoinRefused` with the host's reason."""
+    if isinstance(msg, list) and len(msg) == 2 and msg[0] == "refused":
+        reason = msg[1] if isinstance(msg[1], str) else "no reason given"
+        printable = "".join(ch if ch.isprintable() else "?" for ch in reason[:MAX_REASON_LEN])
+        raise JoinRefused(f"{host} refused to seat us: {printable}")
+    if not (isinstance(msg, list) and len(msg) == 3 and msg[0] == "welcome"):
+        raise TableError(f"{host} answered the join with something other than welcome/refused")
+    roster = Roster.from_wire(msg[2], host)
+    check_roster(roster, host, table_id)
+    seat = msg[1]
+    mine = roster.member(me)
+    if mine is None or type(seat) is not int or mine.seat != seat:
+        raise RosterError(f"roster from {host} does not seat us where the welcome says")
+    return roster
+
+
+def check_roster(roster: Roster, sender: str, table_id: bytes) -> None:
+    if roster.table_id != table_id:
+        raise RosterError(f"roster from {sender} is for another table")
+
+
+@dataclass(frozen=True)
+class Admission:
+    """What the host decided about one join request."""
+
+    member: Member | None  # None: refused
+    returning: bool
+    reason: str = ""
+
+
+class HostTable:
+    """The host's seating state. Approval itself (a human prompt) happens outside."""
+
+    def __init__(self, table_id: bytes, host: Member) -> None:
+        if host.seat != 0:
+            raise ValueError("the host sits in seat 0")
+        self.roster = Roster(table_id, 0, (host,))
+
+    def classify(self, key: PeerKey) -> str:
+        """'member' (returning, no approval needed), 'full', or 'new' (ask the host)."""
+        if self.roster.member(key) is not None:
+            return "member"
+        if self.roster.full:
+            return "full"
+        return "new"
+
+    def seat_new(self, key: PeerKey, nickname: str, addresses: tuple[Endpoint, ...]) -> Admission:
+        """Seat an approved newcomer, re-checking fullness (approval may have taken a while)."""
+        existing = self.roster.member(key)
+        if existing is not None:
+            return self.readmit(key, nickname, addresses)
+        if self.roster.full:
+            return Admission(None, False, "the table is full")
+        member = Member(len(self.roster.members), key, nickname, addresses)
+        self.roster = Roster(
+            self.roster.table_id, self.roster.version + 1, (*self.roster.members, member)
+        )
+        return Admission(member, False)
+
+    def readmit(self, key: PeerKey, nickname: str, addresses: tuple[Endpoint, ...]) -> Admission:
+        existing = self.roster.member(key)
+        if existing is None:
+            return Admission(None, False, "not seated at this table")
+        updated = replace(existing, nickname=nickname, addresses=addresses)
+        if updated != existing:
+            members = tuple(updated if m.key == key else m for m in self.roster.members)
+            self.roster = Roster(self.roster.table_id, self.roster.version + 1, members)
+        return Admission(updated, True)

@@ -7,6 +7,7 @@ randomness, the ElGamal deck and its shuffle proof.
 
 from buraco_p2p.crypto.errors import (
     CommitmentMismatch,
+    CommitRevealError,
     CryptoError,
     InvalidPoint,
     InvalidScalar,
@@ -33,6 +34,7 @@ __all__ = [
     "IDENTITY",
     "ONE",
     "ZERO",
+    "CommitRevealError",
     "CommitmentMismatch",
     "CryptoError",
     "DeterministicRandomSource",

@@ -55,6 +55,10 @@ class CommitmentMismatch(CryptoError):
         super().__init__(f"party {party}: {reason}")
 
 
+class CommitRevealError(CryptoError):
+    """A commitment or reveal out of turn or repeated: a protocol error, not a mismatch."""
+
+
 class NotACard(CryptoError):
     """An opened ciphertext whose plaintext is not any card's point.
 

@@ -153,6 +153,17 @@ def _check_faces(faces: Iterable[Card], rules: RuleSet) -> tuple[Card, ...]:
     return out
 
 
+def _end(wild_end: End | str | None) -> End | None:
+    if wild_end is None or isinstance(wild_end, End):
+        return wild_end
+    try:
+        return End(wild_end)
+    except ValueError:
+        raise IllegalMeld(
+            "wild_end_unavailable", f"a wildcard stands at the low or high end, not {wild_end!r}"
+        ) from None
+
+
 def _finish(
     rules: RuleSet,
     kind: MeldKind,
@@ -172,13 +183,16 @@ def _finish(
     return Meld(kind, laid, suit, rank, start, wild_index, clean, points, bonus, is_buraco)
 
 
-def evaluate_meld(faces: Iterable[Card], rules: RuleSet, *, wild_end: End | None = None) -> Meld:
+def evaluate_meld(
+    faces: Iterable[Card], rules: RuleSet, *, wild_end: End | str | None = None
+) -> Meld:
     """Check that faces form a legal new meld and lay them out.
 
     `wild_end` lets a player put a run's wild at the low end where the preset allows the
     choice; by default it goes to the high end when there is room.
     """
     cards = _check_faces(faces, rules)
+    wild_end = _end(wild_end)
     n = len(cards)
     if n < 3:
         raise IllegalMeld("too_short", f"a meld needs at least 3 cards, not {n}")
@@ -412,7 +426,7 @@ def _wild_end_position(
 
 
 def extend_meld(
-    meld: Meld, added: Iterable[Card], rules: RuleSet, *, wild_end: End | None = None
+    meld: Meld, added: Iterable[Card], rules: RuleSet, *, wild_end: End | str | None = None
 ) -> Meld:
     """Add cards from a hand to a meld on the table.
 
@@ -423,6 +437,7 @@ def extend_meld(
     `rules.wild_deuce_settles_natural` (every preset) allows it.
     """
     new = _check_faces(added, rules)
+    wild_end = _end(wild_end)
     if not new:
         raise IllegalMeld("nothing_added", "no cards to add to the meld")
     union = meld.faces + new

@@ -339,7 +339,12 @@ class Mesh:
         self._roster_changed.set()
 
     def _reject(self, who: str | None, exc: BaseException) -> None:
-        self.rejections.append(f"{who or 'unknown'}: {exc}")
+        """Remember why a link or peer was refused (errors usually name the peer already)."""
+        text = str(exc) or type(exc).__name__
+        if who and who in text:
+            self.rejections.append(text)
+        else:
+            self.rejections.append(f"{who or 'unknown peer'}: {text}")
 
     def _peer(self, key: PeerKey) -> _Peer:
         p = self._peers.get(key)

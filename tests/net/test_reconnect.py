@@ -171,3 +171,121 @@ def test_liveness() -> None:
     with pytest.raises(ValueError):
         Liveness(0.0, interval=5.0, timeout=1.0)
     assert Ack(3).to_wire() == ["a", 3]
+
+
+# -- live: real links on loopback ---------------------------------------------------------
+
+import trio  # noqa: E402
+from mesh_helpers import FAST, assert_quiet, collect, table_of_four  # noqa: E402
+
+from buraco_p2p import codec  # noqa: E402
+from buraco_p2p.net.identity import Identity  # noqa: E402
+from buraco_p2p.net.mesh import Mesh, MeshState, PeerDown, host_table, join_table  # noqa: E402
+
+
+async def wait_down(mesh: Mesh, peer: object) -> None:
+    with trio.fail_after(5):
+        while True:
+            event = await mesh.next_event()
+            if isinstance(event, PeerDown) and event.peer == peer:
+                return
+
+
+async def test_links_cut_mid_stream_lose_and_duplicate_nothing() -> None:
+    async with table_of_four() as meshes:
+        _host, b, c, _d = meshes
+        total = 300
+
+        async def sender() -> None:
+            for i in range(total):
+                await b.send(c.me, i)
+                if i % 7 == 0:
+                    await trio.sleep(0)
+
+        async def cutter() -> None:
+            for _ in range(4):
+                await trio.sleep(0.01)
+                run = c._peers[b.me].run
+                if run is not None:
+                    await run.link.aclose()  # the TCP link dies under both ends
+
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(sender)
+            nursery.start_soon(cutter)
+        got = await collect(c, total)
+        assert [msg for _, msg in got] == list(range(total))
+        await assert_quiet(c)
+
+
+async def test_peer_killed_and_restarted_rejoins_and_gets_what_it_missed_once() -> None:
+    ids = [Identity.generate(n) for n in ("ana", "bia", "caio", "duda")]
+    reached_end = False
+    async with (
+        host_table(ids[0], config=FAST) as host,
+        join_table(ids[1], host.invite, config=FAST) as b,
+        join_table(ids[2], host.invite, config=FAST) as c,
+        trio.open_nursery() as nursery,
+    ):
+        others = [host, b, c]
+
+        async def run_d(task_status: trio.TaskStatus[Mesh]) -> None:
+            async with join_table(ids[3], host.invite, config=FAST) as d:
+                task_status.started(d)
+                await trio.sleep_forever()
+
+        d_scope = trio.CancelScope()
+
+        async def run_d_killable(task_status: trio.TaskStatus[Mesh]) -> None:
+            with d_scope:
+                await run_d(task_status=task_status)
+
+        d: Mesh = await nursery.start(run_d_killable)
+        with trio.fail_after(10):
+            for m in [*others, d]:
+                await m.wait_all_up()
+        for i, m in enumerate(others):
+            for j in range(5):
+                await m.broadcast(["early", i, j])
+        for j in range(4):
+            await d.broadcast(["from-d", j])
+        early = await collect(d, 15)
+        assert sorted(msg[1:] for _, msg in early) == sorted(
+            [i, j] for i in range(3) for j in range(5)
+        )
+        for m in others:
+            got_m = [msg for key, msg in await collect(m, 14) if key == d.me]
+            assert got_m == [["from-d", j] for j in range(4)]
+        # The application persists its delivery state with what it consumed, then dies.
+        saved = MeshState.from_wire(codec.unpack(codec.pack(d.snapshot().to_wire())))
+        d_key = d.me
+        old_port = d.advertised[0].port
+        d_scope.cancel()  # every socket of d goes away at once
+        for m in others:
+            await wait_down(m, d_key)
+        # While d is away the others keep playing.
+        for i, m in enumerate(others):
+            for j in range(6):
+                await m.broadcast(["missed", i, j])
+        async with join_table(ids[3], host.invite, config=FAST, state=saved) as d2:
+            assert d2.me == d_key
+            assert d2.advertised[0].port != old_port
+            with trio.fail_after(10):
+                await d2.wait_all_up()
+            got = await collect(d2, 18)
+            await assert_quiet(d2)
+            for i, m in enumerate(others):
+                from_m = [msg for key, msg in got if key == m.me]
+                assert from_m == [["missed", i, j] for j in range(6)]
+            seated = host.roster.member(d_key) if host.roster else None
+            assert seated is not None and seated.seat == 3
+            assert seated.addresses == d2.advertised
+            # d2 continues its own stream where the saved state left off: no duplicates.
+            await d2.broadcast("back")
+            for m in others:
+                missed_among_others = await collect(m, 12)
+                assert all(key != d_key for key, _ in missed_among_others)
+                assert await collect(m, 1) == [(d_key, "back")]
+                await assert_quiet(m)
+            reached_end = True
+        nursery.cancel_scope.cancel()
+    assert reached_end

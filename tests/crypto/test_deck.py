@@ -1,0 +1,415 @@
+"""The deck session: a whole 4-player hand setup in one process, and every way a peer can send
+something wrong (named, refused, state untouched)."""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+from collections.abc import Sequence
+
+import msgpack
+import pytest
+
+from buraco_p2p.crypto.deck import (
+    CardRevealed,
+    CardSeen,
+    DeckError,
+    DeckEvent,
+    DeckMessage,
+    DeckPhase,
+    DeckReady,
+    DeckSession,
+    KeyMessage,
+    KeyRejected,
+    MalformedMessage,
+    OutOfTurn,
+    ShareRejected,
+    SharesMessage,
+    ShuffleMessage,
+    ShuffleRejected,
+    decode_message,
+    hands_by_seat,
+)
+from buraco_p2p.crypto.elgamal import deck_bytes, decode_deck, encrypt
+from buraco_p2p.crypto.encoding import card_point
+from buraco_p2p.crypto.group import BASE, DeterministicRandomSource, Point, Scalar
+from buraco_p2p.crypto.keys import KeyPair
+from buraco_p2p.crypto.shuffle import ShuffleProof, decode_and_verify, prove_shuffle, shuffle_deck
+from buraco_p2p.crypto.transcript import ProofContext
+from buraco_p2p.engine.layout import make_layout, play_order
+
+TABLE = b"table-deck-test!"
+HAND = 4
+PLAYERS = (b"ana", b"bruno", b"carla", b"davi")
+
+
+class Table:
+    """Four seats and an offline verifier fed the same log."""
+
+    def __init__(self, seed: bytes, *, dealer: int = 3) -> None:
+        self.layout = make_layout(108, face_up=True)
+        self.order = play_order(dealer, clockwise=True)
+        self.seats = [
+            DeckSession(
+                table_id=TABLE,
+                hand=HAND,
+                players=PLAYERS,
+                me=i,
+                keypair=KeyPair.generate(DeterministicRandomSource(seed + b"key%d" % i)),
+                layout=self.layout,
+                play_order=self.order,
+                rng=DeterministicRandomSource(seed + b"rng%d" % i),
+            )
+            for i in range(4)
+        ]
+        self.verifier = DeckSession(
+            table_id=TABLE,
+            hand=HAND,
+            players=PLAYERS,
+            me=None,
+            keypair=None,
+            layout=self.layout,
+            play_order=self.order,
+        )
+        self.log: list[DeckMessage] = []
+        self.events: list[list[DeckEvent]] = [[] for _ in range(5)]
+
+    @property
+    def everyone(self) -> list[DeckSession]:
+        return [*self.seats, self.verifier]
+
+    def post(self, msg: DeckMessage) -> None:
+        """Log a message: encode it to msgpack and back, then every session receives it."""
+        wire = msgpack.unpackb(msgpack.packb(msg.to_wire()), raw=False)
+        decoded = decode_message(wire)
+        assert decoded == msg
+        index = len(self.log)
+        self.log.append(msg)
+        for k, s in enumerate(self.everyone):
+            self.events[k] += s.receive(decoded, index)
+
+    def keys(self) -> None:
+        for s in self.seats:
+            self.post(s.key_message(len(self.log)))
+
+    def shuffle(self, seat: int) -> None:
+        self.post(self.seats[seat].shuffle_message(len(self.log)))
+
+    def deal(self) -> None:
+        for s in self.seats:
+            self.post(s.shares_message(len(self.log)))
+
+
+@pytest.fixture(scope="module")
+def shuffled_table() -> Table:
+    t = Table(b"deck")
+    t.keys()
+    for seat in range(4):
+        t.shuffle(seat)
+    return t
+
+
+@pytest.fixture
+def table(shuffled_table: Table) -> Table:
+    return copy.deepcopy(shuffled_table)
+
+
+def test_full_hand_setup(table: Table) -> None:
+    assert all(s.phase is DeckPhase.READY for s in table.everyone)
+    assert len({s.table_key for s in table.everyone}) == 1
+    assert len({deck_bytes(s.deck) for s in table.everyone}) == 1
+    for k in range(5):
+        assert sum(isinstance(e, DeckReady) for e in table.events[k]) == 1
+
+    # Before the deal every seat owes shares for the 33 slots of the other hands.
+    hands = hands_by_seat(table.layout, table.order)
+    for seat, s in enumerate(table.seats):
+        others = sorted(x for o in range(4) if o != seat for x in hands[o])
+        assert list(s.owed_slots()) == others
+    table.deal()
+
+    # Each seat sees exactly its own 11 cards; the verifier sees none.
+    for seat, s in enumerate(table.seats):
+        known = s.known_cards()
+        assert sorted(known) == sorted(hands[seat])
+        assert len(known) == 11
+        seen = [e for e in table.events[seat] if isinstance(e, CardSeen)]
+        assert sorted(e.slot for e in seen) == sorted(hands[seat])
+        assert s.owed_slots() == ()
+    assert table.verifier.known_cards() == {}
+    private = {slot: card for s in table.seats for slot, card in s.known_cards().items()}
+    assert len(private) == 44
+
+    # Open the whole deck publicly.
+    for s in table.everyone:
+        s.request_public(range(108))
+    for seat, s in enumerate(table.seats):
+        # Its own 11 slots now too, and all undealt ones; the 33 shares already given are not.
+        owed = set(s.owed_slots())
+        assert len(owed) == 108 - 33
+        assert set(hands[seat]) <= owed
+    for s in table.seats:
+        table.post(s.shares_message(len(table.log)))
+    for k, s in enumerate(table.everyone):
+        cards = s.public_cards()
+        assert sorted(cards.values()) == list(range(108))
+        assert sorted(cards) == list(range(108))
+        revealed = [e for e in table.events[k] if isinstance(e, CardRevealed)]
+        assert len(revealed) == 108
+    public = table.verifier.public_cards()
+    assert all(public[slot] == card for slot, card in private.items())
+    # The shuffle really moved the cards (probability of the identity permutation ~ 1/108!).
+    assert [public[i] for i in range(108)] != list(range(108))
+
+
+def test_stock_draw_is_private_to_the_drawer(table: Table) -> None:
+    table.deal()
+    stock = table.layout.stock[0]
+    for s in table.everyone:
+        s.request_private([stock], owner=2)
+    assert table.seats[2].owed_slots() == ()
+    for seat in (0, 1, 3):
+        assert table.seats[seat].owed_slots() == (stock,)
+        table.post(table.seats[seat].shares_message(len(table.log)))
+    assert table.seats[2].card(stock) is not None
+    assert all(table.seats[k].card(stock) is None for k in (0, 1, 3))
+    # Melding it later: only the owner's share is missing.
+    for s in table.everyone:
+        s.request_public([stock])
+    assert table.seats[2].owed_slots() == (stock,)
+    assert table.seats[0].owed_slots() == ()
+    table.post(table.seats[2].shares_message(len(table.log)))
+    assert {s.card(stock) for s in table.everyone} == {table.seats[2].card(stock)}
+
+
+# ---- refusals -----------------------------------------------------------------------------
+
+
+def _snapshot(s: DeckSession) -> tuple[object, ...]:
+    return (
+        s.phase,
+        s.table_key,
+        deck_bytes(s.deck),
+        s.next_shuffler,
+        tuple(s.owed_by(k) for k in range(4)),
+        tuple(sorted(s.known_cards().items())),
+    )
+
+
+def _refused(table: Table, msg: DeckMessage, exc: type[DeckError], party: int) -> None:
+    """Every session other than the sender refuses the message and is left unchanged."""
+    for k, s in enumerate(table.everyone):
+        if k == party:
+            continue
+        before = _snapshot(s)
+        with pytest.raises(exc) as e:
+            s.receive(msg, len(table.log))
+        assert e.value.party == party
+        assert f"seat {party}" in str(e.value)
+        assert _snapshot(s) == before
+
+
+def _fresh_keys_table() -> Table:
+    return Table(b"deck-keys")
+
+
+def test_bad_key_proof_is_refused() -> None:
+    t = _fresh_keys_table()
+    msg = t.seats[1].key_message(0)
+    bad = KeyMessage(1, msg.key[:40] + bytes([msg.key[40] ^ 1]) + msg.key[41:])
+    _refused(t, bad, KeyRejected, 1)
+    # The same key replayed at another log index does not verify either.
+    t.post(t.seats[0].key_message(0))
+    _refused(t, msg, KeyRejected, 1)
+
+
+def test_duplicate_key_and_early_shuffle_are_out_of_turn() -> None:
+    t = _fresh_keys_table()
+    t.post(t.seats[0].key_message(0))
+    first = t.log[0]
+    assert isinstance(first, KeyMessage)
+    again = KeyMessage(0, first.key)
+    _refused(t, again, OutOfTurn, 0)
+    early = ShuffleMessage(2, bytes(64 * 108), bytes(32 * (5 * 108 + 9)))
+    _refused(t, early, OutOfTurn, 2)
+
+
+def _two_shuffles_table() -> Table:
+    t = Table(b"deck-cheat")
+    t.keys()
+    t.shuffle(0)
+    t.shuffle(1)
+    return t
+
+
+@pytest.fixture(scope="module")
+def mid_shuffle() -> Table:
+    return _two_shuffles_table()
+
+
+def test_shuffle_out_of_order_is_refused(mid_shuffle: Table) -> None:
+    t = copy.deepcopy(mid_shuffle)
+    msg = t.seats[2].shuffle_message(len(t.log))
+    wrong = dataclasses.replace(msg, seat=3)
+    _refused(t, wrong, OutOfTurn, 3)
+
+
+def test_cheating_shuffle_is_refused_and_named(mid_shuffle: Table) -> None:
+    t = copy.deepcopy(mid_shuffle)
+    cheater = t.seats[2]
+    assert cheater.table_key is not None
+    y = cheater.table_key
+    rng = DeterministicRandomSource(b"cheat")
+    out, w = shuffle_deck(cheater.deck, y, rng)
+    # Replace one card by a joker of the cheater's choosing, then prove as best it can.
+    forged = list(out)
+    forged[5] = encrypt(card_point(104), Scalar.random_nonzero(rng), y)
+    ctx = ProofContext(TABLE, HAND, len(t.log), PLAYERS[2])
+    proof = prove_shuffle(ctx, y, cheater.deck, forged, w, rng)
+    msg = ShuffleMessage(2, deck_bytes(forged), proof.to_bytes())
+    _refused(t, msg, ShuffleRejected, 2)
+    # An honest shuffle with a proof for another log index is refused too.
+    honest = t.seats[2].shuffle_message(len(t.log) + 1)
+    _refused(t, honest, ShuffleRejected, 2)
+    # And the honest one at the right index is accepted by everyone.
+    t.post(t.seats[2].shuffle_message(len(t.log)))
+    assert all(s.next_shuffler == 3 for s in t.everyone)
+
+
+def test_tampered_shuffle_bytes_are_refused(mid_shuffle: Table) -> None:
+    t = copy.deepcopy(mid_shuffle)
+    msg = t.seats[2].shuffle_message(len(t.log))
+    ctx = ProofContext(TABLE, HAND, len(t.log), PLAYERS[2])
+    deck_in = t.seats[0].deck
+    assert t.seats[0].table_key is not None
+    decode_and_verify(ctx, t.seats[0].table_key, deck_in, msg.deck, msg.proof)
+    proof = ShuffleProof.from_bytes(msg.proof, 108)
+    out = decode_deck(msg.deck, 108)
+    # a card's c2 bumped, a proof response bumped, a chain element replaced by garbage
+    bumped = list(out)
+    bumped[7] = dataclasses.replace(bumped[7], c2=bumped[7].c2 + BASE)
+    cases = [
+        dataclasses.replace(msg, deck=deck_bytes(bumped)),
+        dataclasses.replace(
+            msg,
+            proof=dataclasses.replace(proof, s1=proof.s1 + Scalar.from_int(1)).to_bytes(),
+        ),
+        dataclasses.replace(msg, proof=msg.proof[:3500] + b"\xff" * 32 + msg.proof[3532:]),
+    ]
+    for bad in cases:
+        _refused(t, bad, ShuffleRejected, 2)
+
+
+def test_bad_shares_are_refused_and_named(table: Table) -> None:
+    msg = table.seats[1].shares_message(len(table.log))
+    batch = msg.batch
+    # one share replaced by another valid point
+    first = Point.from_bytes(batch[:32])
+    swapped = (first + BASE).to_bytes() + batch[32:]
+    _refused(table, dataclasses.replace(msg, batch=swapped), ShareRejected, 1)
+    # the proof's response bumped
+    resp = int.from_bytes(batch[-32:], "little")
+    bumped = batch[:-32] + ((resp + 1) % (2**252)).to_bytes(32, "little")
+    _refused(table, dataclasses.replace(msg, batch=bumped), ShareRejected, 1)
+    # a share that is the identity, and one that is not a canonical point
+    _refused(table, dataclasses.replace(msg, batch=bytes(32) + batch[32:]), ShareRejected, 1)
+    _refused(
+        table,
+        dataclasses.replace(msg, batch=b"\xff" * 31 + b"\x7f" + batch[32:]),
+        ShareRejected,
+        1,
+    )
+    # proofs are bound to their log index
+    late = table.seats[1].shares_message(len(table.log) + 3)
+    _refused(table, late, ShareRejected, 1)
+    # and the right one goes through
+    table.post(table.seats[1].shares_message(len(table.log)))
+
+
+def test_shares_not_owed_are_out_of_turn(table: Table) -> None:
+    hands = hands_by_seat(table.layout, table.order)
+    msg = table.seats[1].shares_message(len(table.log))
+    # Seat 1 publishing a share of its own hand in a private deal would reveal its card.
+    own = tuple(sorted(hands[1][:2]))
+    _refused(table, dataclasses.replace(msg, slots=own, batch=msg.batch[: 64 + 64]), OutOfTurn, 1)
+    table.post(msg)
+    _refused(table, msg, OutOfTurn, 1)  # twice
+
+
+def test_verifier_only_session_sends_nothing(table: Table) -> None:
+    with pytest.raises(RuntimeError):
+        table.verifier.shares_message(0)
+    assert table.verifier.owed_slots() == ()
+
+
+# ---- wire form ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "obj",
+    [
+        None,
+        [],
+        {"type": "deck/key", "seat": 0},
+        {"type": "deck/key", "seat": 0, "key": b"x" * 95},
+        {"type": "deck/key", "seat": 0, "key": "x" * 96},
+        {"type": "deck/key", "seat": 4, "key": b"x" * 96},
+        {"type": "deck/key", "seat": True, "key": b"x" * 96},
+        {"type": "deck/key", "seat": 0, "key": b"x" * 96, "extra": 1},
+        {"type": "deck/nope", "seat": 0},
+        {"type": "deck/shuffle", "seat": 1, "deck": b"x" * 65, "proof": b""},
+        {"type": "deck/shuffle", "seat": 1, "deck": b"x" * 64, "proof": b"x" * 10},
+        {"type": "deck/shuffle", "seat": 1, "deck": b"x" * 64 * 109, "proof": b""},
+        {"type": "deck/shares", "seat": 1, "slots": [], "batch": b"x" * 64},
+        {"type": "deck/shares", "seat": 1, "slots": [3, 2], "batch": b"x" * 128},
+        {"type": "deck/shares", "seat": 1, "slots": [2, 2], "batch": b"x" * 128},
+        {"type": "deck/shares", "seat": 1, "slots": [2, 108], "batch": b"x" * 128},
+        {"type": "deck/shares", "seat": 1, "slots": [2], "batch": b"x" * 97},
+        {"type": "deck/shares", "seat": 1, "slots": "ab", "batch": b"x" * 128},
+        {1: "deck/key"},
+    ],
+)
+def test_malformed_wire_objects(obj: object) -> None:
+    with pytest.raises(MalformedMessage):
+        decode_message(obj)
+
+
+def test_wire_roundtrip() -> None:
+    msgs: Sequence[DeckMessage] = [
+        KeyMessage(2, bytes(range(96))),
+        ShuffleMessage(0, b"\x01" * 64 * 3, b"\x02" * 32 * (5 * 3 + 9)),
+        SharesMessage(3, (1, 5, 9), b"\x03" * (32 * 3 + 64)),
+    ]
+    for m in msgs:
+        assert decode_message(msgpack.unpackb(msgpack.packb(m.to_wire()))) == m
+
+
+def test_session_arguments_are_checked() -> None:
+    layout = make_layout(104, face_up=False)
+    kp = KeyPair.generate(DeterministicRandomSource(b"k"))
+    rng = DeterministicRandomSource(b"r")
+    with pytest.raises(ValueError):
+        DeckSession(
+            table_id=TABLE, hand=1, players=PLAYERS[:3], me=0, keypair=kp, layout=layout, rng=rng
+        )
+    with pytest.raises(ValueError):
+        DeckSession(
+            table_id=TABLE, hand=1, players=PLAYERS, me=0, keypair=None, layout=layout, rng=rng
+        )
+    with pytest.raises(ValueError):
+        DeckSession(
+            table_id=TABLE,
+            hand=1,
+            players=PLAYERS,
+            me=0,
+            keypair=kp,
+            layout=layout,
+            play_order=(0, 0, 1, 2),
+            rng=rng,
+        )
+    s = DeckSession(
+        table_id=TABLE, hand=1, players=PLAYERS, me=0, keypair=kp, layout=layout, rng=rng
+    )
+    assert len(s.deck) == 104
+    with pytest.raises(RuntimeError):
+        s.request_private([0], owner=1)  # not ready

@@ -286,11 +286,11 @@ def _evaluate_run(
     deuces_of_suit = sum(1 for c in cards if c is natural_deuce or c == natural_deuce)
     deuce_options = [True, False] if deuces_of_suit and natural_deuce_allowed else [False]
     n = len(cards)
-    first_error: IllegalMeld | None = None
+    errors: list[IllegalMeld] = []
     for use_deuce in deuce_options:
         wild_count = n - len(naturals) - (1 if use_deuce else 0)
         if wild_count > rules.max_wilds:
-            first_error = first_error or _too_many_wilds(cards, rules, wild_count)
+            errors.append(_too_many_wilds(cards, rules, wild_count))
             continue
         for ace_pos in ace_options:
             try:
@@ -308,9 +308,13 @@ def _evaluate_run(
                     natural_deuce,
                 )
             except IllegalMeld as exc:
-                first_error = first_error or exc
-    assert first_error is not None
-    raise first_error
+                errors.append(exc)
+    # Report the reading that came closest: a misplaced wild before a wild too many,
+    # and that before a gap.
+    raise min(errors, key=lambda e: _ERROR_RANK.get(e.code, 0))
+
+
+_ERROR_RANK: Final = {"too_many_wilds": 1, "not_consecutive": 2}
 
 
 def _too_many_wilds(cards: tuple[Card, ...], rules: RuleSet, count: int) -> IllegalMeld:

@@ -8,9 +8,11 @@ from buraco_p2p.rules import (
     DiscardStart,
     GoingOut,
     IllegalMeld,
+    Meld,
     MeldKind,
     PotUnplayed,
     RuleError,
+    RuleSet,
     StockOut,
     WildEnd,
     card_points,
@@ -32,11 +34,11 @@ WITH_JOKERS = [CLASSIC, PC, IT, FE]
 WITH_SETS = [US, CLASSIC, IT, FE]
 
 
-def meld(text: str, rules=US):  # type: ignore[no-untyped-def]
+def meld(text: str, rules: RuleSet = US) -> Meld:
     return evaluate_meld(parse_cards(text), rules)
 
 
-def points(text: str, rules) -> list[int]:  # type: ignore[no-untyped-def]
+def points(text: str, rules: RuleSet) -> list[int]:
     return [card_points(c, rules) for c in parse_cards(text)]
 
 
@@ -66,13 +68,13 @@ def test_us_deck_is_104_cards_without_jokers() -> None:
 
 
 @pytest.mark.parametrize("rules", WITH_JOKERS, ids=lambda r: r.name)
-def test_joker_presets_play_108_cards_with_4_jokers(rules) -> None:  # type: ignore[no-untyped-def]
+def test_joker_presets_play_108_cards_with_4_jokers(rules: RuleSet) -> None:
     assert (rules.deck_size, rules.jokers) == (108, 4)
     assert not meld("5S 6S JK", rules).clean
 
 
 @pytest.mark.parametrize("rules", ALL, ids=lambda r: r.name)
-def test_deal_11_each_two_pots_of_11_rest_is_stock(rules) -> None:  # type: ignore[no-untyped-def]
+def test_deal_11_each_two_pots_of_11_rest_is_stock(rules: RuleSet) -> None:
     assert (rules.hand_size, rules.pots, rules.pot_size, rules.players) == (11, 2, 11, 4)
     assert rules.stock_size == (38 if rules.deck_size == 104 else 42)
 
@@ -81,7 +83,7 @@ def test_deal_11_each_two_pots_of_11_rest_is_stock(rules) -> None:  # type: igno
 
 
 @pytest.mark.parametrize("rules", [US, CLASSIC], ids=lambda r: r.name)
-def test_us_and_classic_sets_only_of_J_Q_K_A(rules) -> None:  # type: ignore[no-untyped-def]
+def test_us_and_classic_sets_only_of_J_Q_K_A(rules: RuleSet) -> None:
     for rank in "AJQK":
         assert meld(f"{rank}S {rank}H {rank}D", rules).kind == MeldKind.SET
     for rank in "3456789T":
@@ -100,19 +102,19 @@ def test_playingcards_runs_only_no_sets() -> None:
 
 
 @pytest.mark.parametrize("rules", [IT, FE], ids=lambda r: r.name)
-def test_italian_and_fechado_sets_of_any_rank_3_to_K_or_A(rules) -> None:  # type: ignore[no-untyped-def]
+def test_italian_and_fechado_sets_of_any_rank_3_to_K_or_A(rules: RuleSet) -> None:
     for rank in "A3456789TJQK":
         assert meld(f"{rank}S {rank}H {rank}C", rules).kind == MeldKind.SET
 
 
 @pytest.mark.parametrize("rules", WITH_SETS, ids=lambda r: r.name)
-def test_no_preset_has_sets_of_deuces(rules) -> None:  # type: ignore[no-untyped-def]
+def test_no_preset_has_sets_of_deuces(rules: RuleSet) -> None:
     with pytest.raises(IllegalMeld):
         meld("2S 2H 2D", rules)
 
 
 @pytest.mark.parametrize("rules", WITH_SETS, ids=lambda r: r.name)
-def test_one_set_per_rank_per_team(rules) -> None:  # type: ignore[no-untyped-def]
+def test_one_set_per_rank_per_team(rules: RuleSet) -> None:
     kings = meld("KS KH KD", rules)
     aces = meld("AS AH AD", rules)
     check_new_meld(aces, [kings], rules)
@@ -125,7 +127,7 @@ def test_one_set_per_rank_per_team(rules) -> None:  # type: ignore[no-untyped-de
 
 
 @pytest.mark.parametrize("rules", ALL, ids=lambda r: r.name)
-def test_at_most_one_wild_per_meld(rules) -> None:  # type: ignore[no-untyped-def]
+def test_at_most_one_wild_per_meld(rules: RuleSet) -> None:
     assert rules.max_wilds == 1
     with pytest.raises(IllegalMeld) as info:
         meld("5H 6H 2C 2D", rules)
@@ -133,7 +135,7 @@ def test_at_most_one_wild_per_meld(rules) -> None:  # type: ignore[no-untyped-de
 
 
 @pytest.mark.parametrize("rules", WITH_JOKERS, ids=lambda r: r.name)
-def test_wild_deuce_and_joker_never_in_one_meld(rules) -> None:  # type: ignore[no-untyped-def]
+def test_wild_deuce_and_joker_never_in_one_meld(rules: RuleSet) -> None:
     with pytest.raises(IllegalMeld) as info:
         meld("5H 6H 2C JK", rules)
     assert info.value.code == "too_many_wilds"
@@ -144,7 +146,7 @@ def test_wild_deuce_and_joker_never_in_one_meld(rules) -> None:  # type: ignore[
 
 
 @pytest.mark.parametrize("rules", [US, CLASSIC, PC, FE], ids=lambda r: r.name)
-def test_wild_may_stand_at_either_end(rules) -> None:  # type: ignore[no-untyped-def]
+def test_wild_may_stand_at_either_end(rules: RuleSet) -> None:
     assert rules.wild_end is WildEnd.EITHER
     high = evaluate_meld(parse_cards("7C 8C 2D"), rules)
     low = evaluate_meld(parse_cards("7C 8C 2D"), rules, wild_end="low")
@@ -165,7 +167,7 @@ def test_italian_wild_takes_low_end_when_run_ends_in_top_ace() -> None:
 
 
 @pytest.mark.parametrize("rules", ALL, ids=lambda r: r.name)
-def test_ace_low_or_high_never_wraps(rules) -> None:  # type: ignore[no-untyped-def]
+def test_ace_low_or_high_never_wraps(rules: RuleSet) -> None:
     assert meld("AD 2D 3D", rules).start == 1
     assert meld("QD KD AD", rules).end == 14
     with pytest.raises(IllegalMeld) as info:
@@ -178,7 +180,7 @@ def test_ace_low_or_high_never_wraps(rules) -> None:  # type: ignore[no-untyped-
 
 
 @pytest.mark.parametrize("rules", ALL, ids=lambda r: r.name)
-def test_ace_at_both_ends_only_as_full_14(rules) -> None:  # type: ignore[no-untyped-def]
+def test_ace_at_both_ends_only_as_full_14(rules: RuleSet) -> None:
     full = meld("AH 2H 3H 4H 5H 6H 7H 8H 9H TH JH QH KH AH", rules)
     assert (full.start, full.end, full.size, full.clean) == (1, 14, 14, True)
     with pytest.raises(IllegalMeld):
@@ -223,7 +225,7 @@ DIRTY7 = "3D 4D 5D 6D 7D 8D JK"
 
 
 @pytest.mark.parametrize("rules", WITH_JOKERS, ids=lambda r: r.name)
-def test_buraco_bonus_clean_200_dirty_100(rules) -> None:  # type: ignore[no-untyped-def]
+def test_buraco_bonus_clean_200_dirty_100(rules: RuleSet) -> None:
     assert meld(CLEAN7, rules).bonus == 200
     assert meld(DIRTY7, rules).bonus == 100
     assert meld("3D 4D 5D 6D 7D 8D", rules).bonus == 0
@@ -236,13 +238,13 @@ def test_us_buraco_bonus_clean_200_dirty_100() -> None:
 
 
 @pytest.mark.parametrize("rules", [US, CLASSIC, IT], ids=lambda r: r.name)
-def test_no_special_bonus_for_13_or_14_card_runs(rules) -> None:  # type: ignore[no-untyped-def]
+def test_no_special_bonus_for_13_or_14_card_runs(rules: RuleSet) -> None:
     assert meld("AH 2H 3H 4H 5H 6H 7H 8H 9H TH JH QH KH", rules).bonus == 200
     assert meld("AH 2H 3H 4H 5H 6H 7H 8H 9H TH JH QH KH AH", rules).bonus == 200
 
 
 @pytest.mark.parametrize("rules", [PC, FE], ids=lambda r: r.name)
-def test_clean_13_card_run_500_and_14_card_run_1000(rules) -> None:  # type: ignore[no-untyped-def]
+def test_clean_13_card_run_500_and_14_card_run_1000(rules: RuleSet) -> None:
     assert meld("AC 2C 3C 4C 5C 6C 7C 8C 9C TC JC QC KC", rules).bonus == 500
     assert meld("2C 3C 4C 5C 6C 7C 8C 9C TC JC QC KC AC", rules).bonus == 500
     assert meld("AC 2C 3C 4C 5C 6C 7C 8C 9C TC JC QC KC AC", rules).bonus == 1000
@@ -253,7 +255,7 @@ def test_clean_13_card_run_500_and_14_card_run_1000(rules) -> None:  # type: ign
 
 
 @pytest.mark.parametrize("rules", WITH_SETS, ids=lambda r: r.name)
-def test_a_set_of_seven_is_a_buraco_where_sets_may_be(rules) -> None:  # type: ignore[no-untyped-def]
+def test_a_set_of_seven_is_a_buraco_where_sets_may_be(rules: RuleSet) -> None:
     kings = meld("KS KS KH KH KD KD KC", rules)
     assert kings.is_buraco and kings.bonus == 200
     dirty = meld("KS KS KH KH KD KD 2C", rules)
@@ -271,7 +273,7 @@ def test_playingcards_buraco_is_a_run_only() -> None:
 
 
 @pytest.mark.parametrize("rules", [US, CLASSIC], ids=lambda r: r.name)
-def test_us_initial_meld_50_below_1500_75_from_1500(rules) -> None:  # type: ignore[no-untyped-def]
+def test_us_initial_meld_50_below_1500_75_from_1500(rules: RuleSet) -> None:
     assert rules.initial_meld_minimum(0) == 50
     assert rules.initial_meld_minimum(1495) == 50
     assert rules.initial_meld_minimum(1500) == 75
@@ -280,7 +282,7 @@ def test_us_initial_meld_50_below_1500_75_from_1500(rules) -> None:  # type: ign
 
 
 @pytest.mark.parametrize("rules", [US, CLASSIC], ids=lambda r: r.name)
-def test_us_initial_meld_plus_15_per_failed_attempt(rules) -> None:  # type: ignore[no-untyped-def]
+def test_us_initial_meld_plus_15_per_failed_attempt(rules: RuleSet) -> None:
     assert rules.initial_meld_minimum(0, 1) == 65
     assert rules.initial_meld_minimum(0, 2) == 80
     assert rules.initial_meld_minimum(2000, 1) == 90
@@ -299,7 +301,7 @@ def test_playingcards_initial_meld_75_once_team_at_half_target() -> None:
 
 
 @pytest.mark.parametrize("rules", [IT, FE], ids=lambda r: r.name)
-def test_italian_and_fechado_no_initial_meld_minimum(rules) -> None:  # type: ignore[no-untyped-def]
+def test_italian_and_fechado_no_initial_meld_minimum(rules: RuleSet) -> None:
     for score in (0, 1500, 2999):
         assert rules.initial_meld_minimum(score, 2) == 0
 
@@ -308,7 +310,7 @@ def test_italian_and_fechado_no_initial_meld_minimum(rules) -> None:  # type: ig
 
 
 @pytest.mark.parametrize("rules", [US, CLASSIC, PC, FE], ids=lambda r: r.name)
-def test_going_out_needs_a_clean_buraco(rules) -> None:  # type: ignore[no-untyped-def]
+def test_going_out_needs_a_clean_buraco(rules: RuleSet) -> None:
     assert rules.going_out is GoingOut.CLEAN_BURACO and rules.going_out_needs_pot
     dirty = meld("3D 4D 5D 6D 7D 8D 2S", rules)
     clean = meld(CLEAN7, rules)
@@ -328,7 +330,7 @@ def test_going_out_by_set_buraco_counts_where_sets_are_buracos() -> None:
 
 
 @pytest.mark.parametrize("rules", ALL, ids=lambda r: r.name)
-def test_going_out_bonus_100(rules) -> None:  # type: ignore[no-untyped-def]
+def test_going_out_bonus_100(rules: RuleSet) -> None:
     assert rules.going_out_bonus == 100
 
 
@@ -338,7 +340,7 @@ def test_italian_going_out_by_discarding_a_wild_not_allowed() -> None:
 
 
 @pytest.mark.parametrize("rules", ALL, ids=lambda r: r.name)
-def test_team_with_pot_but_no_allowed_buraco_may_not_empty_hand(rules) -> None:  # type: ignore[no-untyped-def]
+def test_team_with_pot_but_no_allowed_buraco_may_not_empty_hand(rules: RuleSet) -> None:
     assert rules.empty_hand_needs_going_out is True
     assert rules.pot_in_flight is True
 
@@ -347,7 +349,7 @@ def test_team_with_pot_but_no_allowed_buraco_may_not_empty_hand(rules) -> None: 
 
 
 @pytest.mark.parametrize("rules", ALL, ids=lambda r: r.name)
-def test_team_never_took_its_pot_minus_100(rules) -> None:  # type: ignore[no-untyped-def]
+def test_team_never_took_its_pot_minus_100(rules: RuleSet) -> None:
     assert rules.no_pot_penalty == 100
 
 
@@ -378,7 +380,7 @@ def test_fechado_discard_pile_starts_empty_first_player_draws() -> None:
 
 
 @pytest.mark.parametrize("rules", ALL, ids=lambda r: r.name)
-def test_discard_pile_is_always_taken_whole(rules) -> None:  # type: ignore[no-untyped-def]
+def test_discard_pile_is_always_taken_whole(rules: RuleSet) -> None:
     assert rules.discard_take.value == "whole_pile"
 
 
@@ -414,7 +416,7 @@ def test_play_direction_per_preset_dealer_always_passes_clockwise() -> None:
 
 
 @pytest.mark.parametrize("rules", ALL, ids=lambda r: r.name)
-def test_face_point_table_matches_card_points(rules) -> None:  # type: ignore[no-untyped-def]
+def test_face_point_table_matches_card_points(rules: RuleSet) -> None:
     from buraco_p2p.cards import FACES
 
     assert len(rules.face_points) == 53

@@ -365,7 +365,9 @@ class DeckSession:
         self._deck: tuple[Ciphertext, ...] = open_deck(card_points(self.deck_size))
         self._shuffled = 0
         self._slots = [_Slot() for _ in range(self.deck_size)]
-        self._sent: set[DeckMessage] = set()
+        # Messages this peer made, with the log index their proofs are bound to: replaying
+        # them needs no verification, anything else (a copy at another index) is verified.
+        self._sent: set[tuple[DeckMessage, int]] = set()
 
     # -- helpers --------------------------------------------------------------------------
 
@@ -412,7 +414,7 @@ class DeckSession:
             raise RuntimeError("not expecting our key now")
         ann = KeyAnnouncement.create(kp, self._ctx(me, log_index), rng)
         msg = KeyMessage(me, ann.to_bytes())
-        self._sent.add(msg)
+        self._sent.add((msg, log_index))
         return msg
 
     def shuffle_message(self, log_index: int) -> ShuffleMessage:
@@ -422,7 +424,7 @@ class DeckSession:
             raise RuntimeError("it is not our turn to shuffle")
         out, proof = shuffle_and_prove(self._ctx(me, log_index), self.table_key, self._deck, rng)
         msg = ShuffleMessage(me, deck_bytes(out), proof.to_bytes())
-        self._sent.add(msg)
+        self._sent.add((msg, log_index))
         return msg
 
     def owed_slots(self) -> tuple[int, ...]:
@@ -453,7 +455,7 @@ class DeckSession:
             raise RuntimeError(f"we owe no share for slots {sorted(set(chosen) - owed)}")
         batch = make_share_batch(kp, [self._deck[s] for s in chosen], self._ctx(me, log_index), rng)
         msg = SharesMessage(me, chosen, batch.to_bytes())
-        self._sent.add(msg)
+        self._sent.add((msg, log_index))
         return msg
 
     # -- requests from the table session --------------------------------------------------
@@ -508,7 +510,7 @@ class DeckSession:
             raise OutOfTurn(seat, "this seat has already announced its key")
         try:
             ann = KeyAnnouncement.from_bytes(self._ctx(seat, log_index), msg.key)
-            if msg not in self._sent:
+            if (msg, log_index) not in self._sent:
                 ann.verify()
         except ProofError as e:
             raise KeyRejected(seat, e.reason) from e
@@ -535,7 +537,7 @@ class DeckSession:
             raise OutOfTurn(seat, f"it is seat {self._shuffled}'s turn to shuffle")
         ctx = self._ctx(seat, log_index)
         try:
-            if msg in self._sent:
+            if (msg, log_index) in self._sent:
                 new = decode_deck(msg.deck, len(self._deck))  # our own, already proven
             else:
                 new = decode_and_verify(ctx, self.table_key, self._deck, msg.deck, msg.proof)
@@ -562,7 +564,7 @@ class DeckSession:
         cts = [self._deck[s] for s in msg.slots]
         try:
             batch = ShareBatch.from_bytes(msg.batch, len(msg.slots), party=seat)
-            if msg not in self._sent:
+            if (msg, log_index) not in self._sent:
                 verify_share_batch(self._keys[seat], cts, batch, self._ctx(seat, log_index))
         except ProofError as e:
             raise ShareRejected(seat, e.reason, msg.slots) from e

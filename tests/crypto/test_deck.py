@@ -271,6 +271,9 @@ def test_cheating_shuffle_is_refused_and_named(mid_shuffle: Table) -> None:
     # An honest shuffle with a proof for another log index is refused too.
     honest = t.seats[2].shuffle_message(len(t.log) + 1)
     _refused(t, honest, ShuffleRejected, 2)
+    # Even by its author: only its own message at the index it was made for is taken on trust.
+    with pytest.raises(ShuffleRejected):
+        t.seats[2].receive(honest, len(t.log))
     # And the honest one at the right index is accepted by everyone.
     t.post(t.seats[2].shuffle_message(len(t.log)))
     assert all(s.next_shuffler == 3 for s in t.everyone)

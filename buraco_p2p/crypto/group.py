@@ -96,7 +96,9 @@ class Scalar:
     _v: int
 
     def __init__(self, value: int) -> None:
-        # Private: use from_int / from_bytes / from_hash / random, which say how the value arose.
+        # Prefer from_int / from_bytes / from_hash / random, which say how the value arose.
+        if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < L:
+            raise InvalidScalar(f"a scalar is an integer in [0, l), got {value!r}")
         object.__setattr__(self, "_v", value)
 
     def __setattr__(self, name: str, value: object) -> None:
@@ -214,8 +216,16 @@ class Point:
     _b: bytes
 
     def __init__(self, encoding: bytes) -> None:
-        # Private: trusts `encoding`. Outside this module use from_bytes.
-        object.__setattr__(self, "_b", encoding)
+        """Validate like `from_bytes(encoding, allow_identity=True)`."""
+        b = Point.from_bytes(encoding, allow_identity=True)._b
+        object.__setattr__(self, "_b", b)
+
+    @classmethod
+    def _trusted(cls, encoding: bytes) -> Point:
+        # For results of libsodium arithmetic on valid points: skips the decode check.
+        p = object.__new__(cls)
+        object.__setattr__(p, "_b", encoding)
+        return p
 
     def __setattr__(self, name: str, value: object) -> None:
         raise AttributeError("Point is immutable")
@@ -235,14 +245,14 @@ class Point:
         # libsodium ignores bit 255 when decoding; RFC 9496 requires s < p, so refuse it here.
         if b[31] & 0x80 or not rbcl.crypto_core_ristretto255_is_valid_point(b):
             raise InvalidPoint("not a canonical ristretto255 encoding")
-        return cls(b)
+        return cls._trusted(b)
 
     @classmethod
     def from_hash(cls, b64: bytes) -> Point:
         """Map 64 uniform bytes to a point (ristretto255 one-way map, two Elligator calls)."""
         if not isinstance(b64, bytes) or len(b64) != _WIDE_BYTES:
             raise CryptoError(f"hash-to-group needs exactly {_WIDE_BYTES} bytes")
-        return cls(bytes(rbcl.crypto_core_ristretto255_from_hash(b64)))
+        return cls._trusted(bytes(rbcl.crypto_core_ristretto255_from_hash(b64)))
 
     @classmethod
     def hash_to_group(cls, domain: bytes, msg: bytes) -> Point:
@@ -260,7 +270,7 @@ class Point:
     def base_mul(s: Scalar) -> Point:
         """s*G through libsodium's fixed-base table (about 3x faster than a generic multiply)."""
         mul = rbcl.crypto_scalarmult_ristretto255_base_allow_scalar_zero
-        return Point(bytes(mul(s.to_bytes())))
+        return Point._trusted(bytes(mul(s.to_bytes())))
 
     def to_bytes(self) -> bytes:
         return self._b
@@ -274,20 +284,20 @@ class Point:
     def __add__(self, other: Point) -> Point:
         if not isinstance(other, Point):
             return NotImplemented
-        return Point(bytes(rbcl.crypto_core_ristretto255_add(self._b, other._b)))
+        return Point._trusted(bytes(rbcl.crypto_core_ristretto255_add(self._b, other._b)))
 
     def __sub__(self, other: Point) -> Point:
         if not isinstance(other, Point):
             return NotImplemented
-        return Point(bytes(rbcl.crypto_core_ristretto255_sub(self._b, other._b)))
+        return Point._trusted(bytes(rbcl.crypto_core_ristretto255_sub(self._b, other._b)))
 
     def __neg__(self) -> Point:
-        return Point(bytes(rbcl.crypto_core_ristretto255_sub(_IDENTITY_BYTES, self._b)))
+        return Point._trusted(bytes(rbcl.crypto_core_ristretto255_sub(_IDENTITY_BYTES, self._b)))
 
     def _mul(self, s: Scalar) -> Point:
         # libsodium's variable-base multiply only clears bit 255, which a canonical scalar
         # never has set, so this is exactly s*P; the zero scalar and identity yield identity.
-        return Point(
+        return Point._trusted(
             bytes(rbcl.crypto_scalarmult_ristretto255_allow_scalar_zero(s.to_bytes(), self._b))
         )
 
@@ -332,10 +342,10 @@ def multi_mul(scalars: Sequence[Scalar] | Iterable[Scalar], points: Sequence[Poi
         if s._v == 0 or p._b == _IDENTITY_BYTES:
             continue
         acc = add(acc, mul(s.to_bytes(), p._b))
-    return Point(bytes(acc))
+    return Point._trusted(bytes(acc))
 
 
 ZERO: Final = Scalar(0)
 ONE: Final = Scalar(1)
-IDENTITY: Final = Point(_IDENTITY_BYTES)
+IDENTITY: Final = Point._trusted(_IDENTITY_BYTES)
 BASE: Final = Point.base_mul(ONE)

@@ -267,3 +267,17 @@ def test_errors_are_value_errors() -> None:
     assert issubclass(InvalidPoint, CryptoError)
     assert issubclass(InvalidScalar, CryptoError)
     assert issubclass(CryptoError, ValueError)
+
+
+def test_direct_construction_validates() -> None:
+    with pytest.raises(InvalidScalar):
+        Scalar(L)
+    with pytest.raises(InvalidScalar):
+        Scalar(-1)
+    assert Scalar(7) == Scalar.from_int(7)
+    with pytest.raises(InvalidPoint):
+        Point(b"\x01" * 32)
+    with pytest.raises(InvalidPoint):
+        Point(bytes(31))
+    assert Point(BASE.to_bytes()) == BASE
+    assert Point(bytes(32)) == IDENTITY

@@ -416,3 +416,21 @@ def test_session_arguments_are_checked() -> None:
     assert len(s.deck) == 104
     with pytest.raises(RuntimeError):
         s.request_private([0], owner=1)  # not ready
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("dealer", range(4))
+def test_soak_full_hands_every_dealer(dealer: int) -> None:
+    t = Table(b"soak-%d" % dealer, dealer=dealer)
+    t.keys()
+    for seat in range(4):
+        t.shuffle(seat)
+    t.deal()
+    hands = hands_by_seat(t.layout, t.order)
+    for seat, s in enumerate(t.seats):
+        assert sorted(s.known_cards()) == sorted(hands[seat])
+    for s in t.everyone:
+        s.request_public(range(108))
+    for s in t.seats:
+        t.post(s.shares_message(len(t.log)))
+    assert sorted(t.verifier.public_cards().values()) == list(range(108))

@@ -316,6 +316,13 @@ class Mesh:
             {key.raw: p.channel.snapshot() for key, p in self._peers.items()},
         )
 
+    def advertise_also(self, endpoint: Endpoint) -> None:
+        """Host: add an address (a UPnP mapping, say) to our roster entry and the invite."""
+        self.advertised = (*self.advertised, endpoint)[:16]
+        if self._table is not None:
+            self._table.readmit(self.me, self.identity.nickname, self.advertised)
+            self._set_roster(self._table.roster)
+
     async def wait_all_up(self, seats: int = 4) -> None:
         """Wait until `seats` peers are seated and every link from us is up."""
         while True:

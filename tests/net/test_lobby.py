@@ -1,0 +1,142 @@
+"""The lobby: seats shown, chat delivered, host approval by prompt, and the real CLI."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import trio
+from mesh_helpers import FAST, table_of_four
+
+from buraco_p2p.net.identity import Identity
+from buraco_p2p.net.lobby import Lobby, printable
+from buraco_p2p.net.mesh import host_table, join_table
+
+
+class Screen:
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+
+    def __call__(self, text: str) -> None:
+        self.lines.extend(text.split("\n"))
+
+    async def wait_for(self, needle: str, timeout: float = 5) -> str:
+        with trio.fail_after(timeout):
+            while True:
+                for line in self.lines:
+                    if needle in line:
+                        return line
+                await trio.sleep(0.01)
+
+
+async def test_chat_reaches_every_lobby_and_control_characters_are_neutralised() -> None:
+    async with table_of_four() as meshes, trio.open_nursery() as nursery:
+        screens = [Screen() for _ in meshes]
+        inputs = []
+        for mesh, screen in zip(meshes, screens, strict=True):
+            send, recv = trio.open_memory_channel[str](8)
+            inputs.append(send)
+            nursery.start_soon(Lobby(mesh, screen).run, recv)
+        await inputs[1].send("boa noite, mesa!")
+        await inputs[2].send("evil \x1b[2J\x1b[Hline")
+        for i, screen in enumerate(screens):
+            if i != 1:
+                await screen.wait_for("<bia> boa noite, mesa!")
+            if i != 2:
+                line = await screen.wait_for("<caio> evil")
+                assert "\x1b" not in line
+        await inputs[3].send("/who")
+        await screens[3].wait_for("seat 4: duda (you)")
+        assert any("seat 1: ana" in line for line in screens[3].lines)
+        nursery.cancel_scope.cancel()
+
+
+async def test_host_prompt_seats_or_refuses_joiners() -> None:
+    screen = Screen()
+    box: list[Lobby] = []
+
+    async def approve(request: object) -> bool:
+        return await box[0].approve(request)  # type: ignore[arg-type]
+
+    async with host_table(Identity.generate("ana"), config=FAST, approve=approve) as host:
+        lobby = Lobby(host, screen)
+        box.append(lobby)
+        async with trio.open_nursery() as nursery:
+            send, recv = trio.open_memory_channel[str](8)
+            nursery.start_soon(lobby.run, recv)
+
+            async def answer(text: str) -> None:
+                await screen.wait_for("asks to join")
+                screen.lines.clear()
+                await send.send(text)
+
+            nursery.start_soon(answer, "y")
+            async with join_table(Identity.generate("bia"), host.invite, config=FAST) as b:
+                assert b.roster is not None and len(b.roster.members) == 2
+                await screen.wait_for("seated (2/4)")
+            nursery.cancel_scope.cancel()
+
+
+def test_printable_strips_terminal_controls() -> None:
+    assert printable("a\x1b[31mb\nc\u202ed") == "a\ufffd[31mb\ufffdc\ufffdd"
+    assert len(printable("x" * 10_000)) == 500
+
+
+async def _read_until(proc: trio.Process, buf: list[bytes], needle: bytes, timeout: float) -> bytes:
+    assert proc.stdout is not None
+    with trio.fail_after(timeout):
+        while needle not in b"".join(buf):
+            data = await proc.stdout.receive_some(65536)
+            if not data:
+                raise AssertionError(f"process ended before {needle!r}: {b''.join(buf)!r}")
+            buf.append(data)
+    return b"".join(buf)
+
+
+async def test_cli_host_and_three_joiners_chat(tmp_path: Path) -> None:
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    base = [sys.executable, "-m", "buraco_p2p"]
+
+    def cmd(args: list[str], nick: str) -> list[str]:
+        return [*base, *args, "--nick", nick, "--listen", "127.0.0.1",
+                "--config-dir", str(tmp_path / nick)]
+
+    procs: list[trio.Process] = []
+    bufs: list[list[bytes]] = []
+    try:
+        host = await trio.lowlevel.open_process(
+            cmd(["host", "--auto-approve"], "ana"), stdin=-1, stdout=-1, env=env
+        )
+        procs.append(host)
+        bufs.append([])
+        text = await _read_until(host, bufs[0], b"\nBRC-", 20)
+        await _read_until(host, bufs[0], b"\n", 5)
+        code = next(
+            line for line in b"".join(bufs[0]).decode().splitlines() if line.startswith("BRC-")
+        )
+        assert text
+        for nick in ("bia", "caio", "duda"):
+            proc = await trio.lowlevel.open_process(
+                cmd(["join", code], nick), stdin=-1, stdout=-1, env=env
+            )
+            procs.append(proc)
+            bufs.append([])
+        for proc, buf in zip(procs, bufs, strict=True):
+            await _read_until(proc, buf, b"table is complete", 30)
+        assert procs[2].stdin is not None
+        await procs[2].stdin.send_all(b"oi pessoal\n")
+        for i, (proc, buf) in enumerate(zip(procs, bufs, strict=True)):
+            if i != 2:
+                await _read_until(proc, buf, b"<caio> oi pessoal", 10)
+        for proc in procs:
+            assert proc.stdin is not None
+            await proc.stdin.send_all(b"/quit\n")
+        with trio.fail_after(15):
+            for proc in procs:
+                assert await proc.wait() == 0
+    finally:
+        for proc in procs:
+            if proc.returncode is None:
+                proc.kill()
+                await proc.wait()

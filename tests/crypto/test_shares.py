@@ -232,3 +232,28 @@ def test_batch_decoding() -> None:
         ShareBatch.from_bytes(wire, 4)
     with pytest.raises(ValueError):
         ShareBatch.from_bytes(wire, 0)
+
+
+@pytest.mark.parametrize(
+    "change", [{"table_id": b"t2"}, {"hand": 2}, {"log_index": 41}, {"prover": b"p2"}]
+)
+def test_batch_moved_to_another_context_is_rejected(change: dict[str, object]) -> None:
+    t = Table(b"batch-ctx")
+    cts = [t.encrypt(c) for c in range(4)]
+    batch = make_share_batch(t.keys[3], cts, CTX, t.rng)
+    verify_share_batch(t.keys[3].public, cts, batch, CTX)
+    other = dataclasses.replace(CTX, **change)  # type: ignore[arg-type]
+    with pytest.raises(ProofError) as e:
+        verify_share_batch(t.keys[3].public, cts, batch, other)
+    assert e.value.party == other.prover
+
+
+def test_batch_every_byte_of_the_wire_form_matters() -> None:
+    t = Table(b"batch-bytes")
+    cts = [t.encrypt(c) for c in range(3)]
+    wire = make_share_batch(t.keys[1], cts, CTX, t.rng).to_bytes()
+    for i in range(len(wire)):
+        b = bytearray(wire)
+        b[i] ^= 0x01
+        with pytest.raises(ProofError):
+            verify_share_batch(t.keys[1].public, cts, ShareBatch.from_bytes(bytes(b), 3), CTX)

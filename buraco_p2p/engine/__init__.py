@@ -1,0 +1,118 @@
+"""The Buraco game engine: one hand and a whole match, as pure deterministic state machines.
+
+Hidden information is built in. The shuffled deck is a sequence of slots; the deal layout
+(`deal_layout(rules)`) says where each slot lies. A view (`PlayerView` for a seat,
+`RefereeView` knowing the whole permutation) learns a card's identity only through
+`view.reveal(slot, card_id, public=...)`. Every view applies the same moves with `push(move)`,
+which validates fully (an illegal move raises `IllegalMove` with an `IllegalMoveCode` and leaves
+the state untouched) and returns the `RevealRequest`s the session owes: a drawn card or a taken
+pot privately to its new owner, the end-of-hand count publicly. Moves that expose cards
+(`LayDown`, `AddToMeld`, `Discard`, `TurnUpFirst`) need those slots revealed publicly first
+(`view.exposed_by(move)` lists them). `state_hash()` covers only public state, so it is equal on
+every view after the same log.
+
+Public API:
+
+- state: `HandSetup`, `HandState` (alias `Hand`), `PlayerView`, `RefereeView`, `Phase`,
+  `EndReason`, `RevealRequest`, `TableMeld`, `team_of`
+- moves: `DrawStock`, `TakeDiscard`, `TurnUpFirst`, `LayDown`, `AddToMeld`, `Discard`, `Move`,
+  `move_from_wire`
+- errors: `IllegalMove`, `IllegalMoveCode`, `RevealError`
+- `legal_moves(view)`, `deal_layout(rules)`, `DealLayout`, `play_order(dealer, clockwise)`
+- scoring: `score_hand(view)`, `HandResult`, `ScoreLine`, `LINE_NAMES`, `cutter_seat`
+- match: `Match`
+- local play: `LocalTable` (referee + four player views fed like a session would),
+  `referee_deal`, `random_permutation`
+
+Example: deal a referee hand from a seed, play it with random legal moves, score it, and run a
+match::
+
+    import random
+    from buraco_p2p.rules import get_preset
+    from buraco_p2p.engine import LocalTable, Match, legal_moves
+
+    rng = random.Random(7)
+    match = Match(get_preset("us"), first_dealer=0)
+    while not match.over:
+        table = LocalTable.shuffled(match.next_setup(cut=rng.randint(1, 103)), rng)
+        while not table.ended:
+            seat = table.referee.turn
+            view = table.views[seat]           # what that player knows
+            move = rng.choice(legal_moves(view))
+            table.push(move)                   # reveals, then the move on every view
+        match.record(table.result())
+    print(match.scores, match.winner)
+
+With a networked session instead of `LocalTable`, for each move: publicly reveal
+`view.exposed_by(move)` on every view, `push(move)`, then deliver the returned requests
+(`view.reveal(slot, card_id)` on the owner's view for a private one, on every view with
+`public=True` for a public one). At the deal, deliver `view.deal_reveals()`; after the hand
+ends, `view.end_reveals()`, then `score_hand(view)`.
+"""
+
+from buraco_p2p.engine.errors import IllegalMove, IllegalMoveCode, RevealError
+from buraco_p2p.engine.hand import (
+    EndReason,
+    HandSetup,
+    HandState,
+    Phase,
+    PlayerView,
+    RefereeView,
+    RevealRequest,
+    TableMeld,
+    team_of,
+)
+from buraco_p2p.engine.layout import DealLayout, deal_layout, play_order
+from buraco_p2p.engine.legal import legal_moves
+from buraco_p2p.engine.local import LocalTable, random_permutation, referee_deal
+from buraco_p2p.engine.match import Match
+from buraco_p2p.engine.moves import (
+    AddToMeld,
+    Discard,
+    DrawStock,
+    LayDown,
+    Move,
+    TakeDiscard,
+    TurnUpFirst,
+    move_from_wire,
+)
+from buraco_p2p.engine.scoring import LINE_NAMES, HandResult, ScoreLine, cutter_seat, score_hand
+
+Hand = HandState
+
+__all__ = [
+    "LINE_NAMES",
+    "AddToMeld",
+    "DealLayout",
+    "Discard",
+    "DrawStock",
+    "EndReason",
+    "Hand",
+    "HandResult",
+    "HandSetup",
+    "HandState",
+    "IllegalMove",
+    "IllegalMoveCode",
+    "LayDown",
+    "LocalTable",
+    "Match",
+    "Move",
+    "Phase",
+    "PlayerView",
+    "RefereeView",
+    "RevealError",
+    "RevealRequest",
+    "ScoreLine",
+    "TableMeld",
+    "TakeDiscard",
+    "TurnUpFirst",
+    "cutter_seat",
+    "deal_layout",
+    "legal_moves",
+    "move_from_wire",
+    "play_order",
+    "random_permutation",
+    "referee_deal",
+    "score_hand",
+    "team_of",
+]

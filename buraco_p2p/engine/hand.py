@@ -1,0 +1,713 @@
+"""One hand of Buraco, from the deal to the score, as a single state machine.
+
+Every peer keeps one `HandState` per hand: a `PlayerView` (knows its own cards) or a
+`RefereeView` (knows the whole permutation). All views apply the same moves; legality depends
+only on public information plus the identities of the cards a move exposes, which the session
+reveals publicly before the move. So every view accepts or rejects a move alike, and
+`state_hash()` (the public part only) is equal on every view after the same log.
+
+Slot locations are public from the start (the deal layout is fixed); card identities enter a
+view only through `reveal()` (private: deal, stock draw, pot; public: meld, discard, the face-up
+card, the end-of-hand count). `push()` returns the reveals the session owes the table after a
+move (`RevealRequest`): who must privately learn which slot, or which slots must go public.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from enum import Enum
+from typing import Final
+
+import msgpack
+
+from buraco_p2p.cards import Card, face_of
+from buraco_p2p.engine.errors import IllegalMove, IllegalMoveCode, RevealError
+from buraco_p2p.engine.layout import DealLayout, deal_layout, play_order
+from buraco_p2p.engine.moves import (
+    AddToMeld,
+    Discard,
+    DrawStock,
+    LayDown,
+    Move,
+    TakeDiscard,
+    TurnUpFirst,
+)
+from buraco_p2p.engine.oracle import MeldOracle, oracle_for
+from buraco_p2p.engine.params import WILD_CODES, FirstDraw, Params
+from buraco_p2p.rules import Meld, RuleSet
+
+# Locations of a slot: 0..3 the hand of that seat, then these.
+STOCK: Final = 4
+PILE: Final = 5
+TABLE: Final = 6  # 6, 7: the melds of team 0, 1
+POT: Final = 8  # 8, 9: the pots
+
+POT_UNTAKEN: Final = -1
+POT_IS_STOCK: Final = 2
+
+# What emptying a hand does.
+TAKE_POT: Final = 0
+GO_OUT: Final = 1
+EMPTY: Final = 2  # only where the rules let a hand run empty without going out
+
+
+class Phase(Enum):
+    DRAW = "draw"  # the player to move must draw from the stock or take the pile
+    FIRST_CHOICE = "first_choice"  # first card drawn (us, playingcards): keep it or turn it up
+    PLAY = "play"  # meld, add, discard
+    ENDED = "ended"
+
+
+class EndReason(Enum):
+    WENT_OUT = "went_out"
+    STOCK_EXHAUSTED = "stock_exhausted"
+
+
+@dataclass(frozen=True, slots=True)
+class HandSetup:
+    """Everything a hand depends on besides the shuffle: agreed by all peers before the deal.
+
+    `team_scores` are the match totals before this hand (they set the initial-meld minimum);
+    `cut` is the size of the cut from joint randomness (None where the preset has no cut).
+    """
+
+    rules: RuleSet
+    dealer: int
+    team_scores: tuple[int, int] = (0, 0)
+    cut: int | None = None
+    hand_number: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class RevealRequest:
+    """A reveal the session owes: `slot` to `seat` privately, or to everyone if `seat` is None."""
+
+    slot: int
+    seat: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class TableMeld:
+    """A meld on a team's table: the rules' `Meld` value and the slots it is made of."""
+
+    meld: Meld
+    slots: tuple[int, ...]
+
+
+def team_of(seat: int) -> int:
+    return seat & 1
+
+
+class HandState:
+    """The state of one hand as seen by one viewer (`viewer` is a seat, or None: referee)."""
+
+    def __init__(
+        self, setup: HandSetup, viewer: int | None, permutation: Sequence[int] | None
+    ) -> None:
+        self.setup = setup
+        self.rules = setup.rules
+        self.oracle: MeldOracle = oracle_for(setup.rules)
+        p: Params = self.oracle.params
+        self.params = p
+        if not 0 <= setup.dealer < 4:
+            raise ValueError(f"dealer must be a seat 0..3, not {setup.dealer}")
+        if viewer is not None and not 0 <= viewer < 4:
+            raise ValueError(f"viewer must be a seat 0..3 or None, not {viewer}")
+        self.viewer = viewer
+        n = p.deck_size
+        self.n = n
+        self.layout: DealLayout = deal_layout(setup.rules)
+        self._pot_index: dict[int, int] = {
+            s: i for i, pot in enumerate(self.layout.pots) for s in pot
+        }
+        self.order = play_order(setup.dealer, p.clockwise)
+        nxt = [0] * 4
+        for i, s in enumerate(self.order):
+            nxt[s] = self.order[(i + 1) % 4]
+        self.next_seat: tuple[int, ...] = tuple(nxt)
+
+        self.where: list[int] = [STOCK] * n
+        self.hands: list[list[int]] = [[], [], [], []]
+        for k, seat in enumerate(self.order):
+            self.hands[seat] = list(self.layout.hands[k])
+            for s in self.layout.hands[k]:
+                self.where[s] = seat
+        for i, pot in enumerate(self.layout.pots):
+            for s in pot:
+                self.where[s] = POT + i
+        self.pile: list[int] = []
+        if self.layout.face_up is not None:
+            self.pile.append(self.layout.face_up)
+            self.where[self.layout.face_up] = PILE
+        # Top of the stock is the end of the list.
+        self.stock: list[int] = list(reversed(self.layout.stock))
+        self.pot_owner: list[int] = [POT_UNTAKEN] * len(self.layout.pots)
+        self.team_pot: list[int] = [-1, -1]
+        self.pot_taker: list[int] = [-1, -1]
+        self.pot_played: list[bool] = [False, False]
+        self.melds: list[list[TableMeld]] = [[], []]
+        self.set_ranks: list[set[int]] = [set(), set()]
+        self.opened: list[bool] = [False, False]
+        self.failed: list[int] = [0, 0]
+        self.turn: int = self.order[0]
+        self.turns_played: int = 0
+        self.phase: Phase = Phase.DRAW
+        self.first_slot: int = -1
+        self.taken_single: int = -1
+        self.must_meld: int = -1
+        self.last_turn: bool = False
+        self.end_reason: EndReason | None = None
+        self.went_out: int = -1
+        self.moves: list[Move] = []
+
+        self.known: list[int] = [-1] * n
+        self.slot_of: dict[int, int] = {}
+        self.public: set[int] = set()
+        if permutation is not None:
+            perm = list(permutation)
+            if sorted(perm) != list(range(n)):
+                raise ValueError(f"a permutation must hold each card id 0..{n - 1} once")
+            self.known = perm
+            self.slot_of = {c: s for s, c in enumerate(perm)}
+        # Slots that must be public before the first move (the face-up card).
+        self.awaiting_public: set[int] = set()
+        if self.layout.face_up is not None:
+            if permutation is not None:
+                self.public.add(self.layout.face_up)
+            else:
+                self.awaiting_public.add(self.layout.face_up)
+
+    # ------------------------------------------------------------------ queries
+
+    @property
+    def ended(self) -> bool:
+        return self.phase is Phase.ENDED
+
+    def initial_minimum(self, team: int) -> int:
+        """Points the team must lay down at once to open (0: no minimum)."""
+        return self.rules.initial_meld_minimum(self.setup.team_scores[team], self.failed[team])
+
+    def card(self, slot: int) -> int | None:
+        """The card id in `slot` if this view knows it."""
+        c = self.known[slot]
+        return None if c < 0 else c
+
+    def face(self, slot: int) -> Card | None:
+        c = self.known[slot]
+        return None if c < 0 else face_of(c)
+
+    def hand(self, seat: int) -> tuple[int, ...]:
+        return tuple(self.hands[seat])
+
+    def deal_reveals(self) -> tuple[RevealRequest, ...]:
+        """The reveals the deal needs: each hand privately to its owner, the face-up card to all."""
+        out = [RevealRequest(s, seat) for seat in range(4) for s in self.hands[seat]]
+        if self.layout.face_up is not None:
+            out.append(RevealRequest(self.layout.face_up, None))
+        return tuple(out)
+
+    def end_reveals(self) -> tuple[RevealRequest, ...]:
+        """Slots to reveal publicly for the end-of-hand count (empty while the hand runs).
+
+        Every card left in a hand is shown, an unplayed pot included: the preset decides
+        whether it counts, and showing it lets every peer check the count.
+        """
+        if not self.ended:
+            return ()
+        return tuple(RevealRequest(s, None) for seat in range(4) for s in self.hands[seat])
+
+    def pot_unplayed(self, team: int) -> bool:
+        """The team took a pot and none of its cards has left the taker's hand."""
+        return self.team_pot[team] >= 0 and not self.pot_played[team]
+
+    def has_going_out_buraco(self, team: int) -> bool:
+        return self.oracle.going_out_ok(tm.meld for tm in self.melds[team])
+
+    def copy(self) -> HandState:
+        """An independent copy (for simulations): same view, same knowledge."""
+        new = object.__new__(type(self))
+        new.__dict__.update(self.__dict__)
+        new.where = list(self.where)
+        new.hands = [list(h) for h in self.hands]
+        new.pile = list(self.pile)
+        new.stock = list(self.stock)
+        new.pot_owner = list(self.pot_owner)
+        new.team_pot = list(self.team_pot)
+        new.pot_taker = list(self.pot_taker)
+        new.pot_played = list(self.pot_played)
+        new.melds = [list(t) for t in self.melds]
+        new.set_ranks = [set(r) for r in self.set_ranks]
+        new.opened = list(self.opened)
+        new.failed = list(self.failed)
+        new.moves = list(self.moves)
+        new.known = list(self.known)
+        new.slot_of = dict(self.slot_of)
+        new.public = set(self.public)
+        new.awaiting_public = set(self.awaiting_public)
+        return new
+
+    def exposed_by(self, move: Move) -> tuple[int, ...]:
+        """Slots a move shows to everyone: the session reveals them publicly before pushing it."""
+        if isinstance(move, LayDown):
+            return tuple(s for m in move.melds for s in m)
+        if isinstance(move, AddToMeld):
+            return move.slots
+        if isinstance(move, Discard):
+            return (move.slot,)
+        if isinstance(move, TurnUpFirst) and self.phase is Phase.FIRST_CHOICE:
+            return (self.first_slot,)
+        return ()
+
+    # ------------------------------------------------------------------ reveals
+
+    def reveal(self, slot: int, card_id: int, public: bool = False) -> None:
+        """Tell this view that `slot` holds `card_id` (privately to its viewer, or publicly)."""
+        if type(slot) is not int or not 0 <= slot < self.n:
+            raise RevealError(f"no slot {slot!r} in a {self.n}-card deck")
+        if type(card_id) is not int or not 0 <= card_id < self.n:
+            raise RevealError(f"no card id {card_id!r} in a {self.n}-card deck")
+        if not public and self.viewer is not None and self.where[slot] != self.viewer:
+            raise RevealError(f"slot {slot} is not in player {self.viewer}'s hand")
+        have = self.known[slot]
+        if have >= 0 and have != card_id:
+            raise RevealError(f"slot {slot} already holds card {have}, not {card_id}")
+        other = self.slot_of.get(card_id)
+        if other is not None and other != slot:
+            raise RevealError(f"card {card_id} is already in slot {other}")
+        self.known[slot] = card_id
+        self.slot_of[card_id] = slot
+        if public:
+            self.public.add(slot)
+            self.awaiting_public.discard(slot)
+
+    # ------------------------------------------------------------------ moves
+
+    def push(self, move: Move) -> tuple[RevealRequest, ...]:
+        """Validate and apply a move. Illegal: raise `IllegalMove`, leave the state unchanged."""
+        if self.phase is Phase.ENDED:
+            raise IllegalMove(IllegalMoveCode.HAND_OVER, "the hand is over", move.seat)
+        if move.seat != self.turn:
+            raise IllegalMove(
+                IllegalMoveCode.WRONG_PLAYER,
+                f"it is player {self.turn}'s turn, not player {move.seat}'s",
+                move.seat,
+            )
+        if self.awaiting_public:
+            raise IllegalMove(
+                IllegalMoveCode.UNKNOWN_CARD,
+                f"the face-up card (slot {min(self.awaiting_public)}) has not been revealed",
+                move.seat,
+            )
+        if isinstance(move, DrawStock):
+            out = self._draw_stock(move)
+        elif isinstance(move, Discard):
+            out = self._discard(move)
+        elif isinstance(move, LayDown):
+            out = self._lay_down(move)
+        elif isinstance(move, AddToMeld):
+            out = self._add(move)
+        elif isinstance(move, TakeDiscard):
+            out = self._take_discard(move)
+        elif isinstance(move, TurnUpFirst):
+            out = self._turn_up_first(move)
+        else:  # pragma: no cover - the Move union is closed
+            raise IllegalMove(IllegalMoveCode.BAD_WIRE, f"not a move: {move!r}")
+        self.moves.append(move)
+        return out
+
+    def _fail(self, code: IllegalMoveCode, message: str) -> IllegalMove:
+        return IllegalMove(code, message, self.turn)
+
+    def _need_phase(self, *phases: Phase) -> None:
+        if self.phase not in phases:
+            raise self._fail(
+                IllegalMoveCode.WRONG_PHASE, f"not allowed now (phase {self.phase.value})"
+            )
+
+    def _pop_stock(self, seat: int) -> int:
+        slot = self.stock.pop()
+        self.where[slot] = seat
+        self.hands[seat].append(slot)
+        if not self.stock:
+            self._stock_ran_out()
+        return slot
+
+    def _stock_ran_out(self) -> None:
+        if self.params.stock_out_uses_pot:
+            for i in (0, 1):
+                if self.pot_owner[i] == POT_UNTAKEN:
+                    self.pot_owner[i] = POT_IS_STOCK
+                    pot = self.layout.pots[i]
+                    for s in pot:
+                        self.where[s] = STOCK
+                    self.stock = list(reversed(pot))
+                    return
+        self.last_turn = True
+
+    def _draw_stock(self, move: DrawStock) -> tuple[RevealRequest, ...]:
+        self._need_phase(Phase.DRAW)
+        if not self.stock:
+            raise self._fail(IllegalMoveCode.EMPTY_STOCK, "the stock is empty")
+        seat = move.seat
+        slot = self._pop_stock(seat)
+        if self.params.first_draw is FirstDraw.PEEK and self.turns_played == 0:
+            self.phase = Phase.FIRST_CHOICE
+            self.first_slot = slot
+        else:
+            self.phase = Phase.PLAY
+        return (RevealRequest(slot, seat),)
+
+    def _take_discard(self, move: TakeDiscard) -> tuple[RevealRequest, ...]:
+        self._need_phase(Phase.DRAW)
+        if not self.pile:
+            raise self._fail(IllegalMoveCode.EMPTY_PILE, "the discard pile is empty")
+        seat = move.seat
+        pile = self.pile
+        if len(pile) == 1 and self.params.no_discard_single_taken:
+            self.taken_single = pile[0]
+        if self.params.must_meld_top:
+            self.must_meld = pile[-1]
+        for s in pile:
+            self.where[s] = seat
+        self.hands[seat].extend(pile)
+        self.pile = []
+        self.phase = Phase.PLAY
+        return ()
+
+    def _turn_up_first(self, move: TurnUpFirst) -> tuple[RevealRequest, ...]:
+        if self.phase is not Phase.FIRST_CHOICE:
+            raise self._fail(
+                IllegalMoveCode.NO_FIRST_CARD, "only the first card of the hand can be turned up"
+            )
+        slot = self.first_slot
+        if self.known[slot] < 0:
+            raise self._fail(IllegalMoveCode.UNKNOWN_CARD, f"slot {slot} has not been revealed")
+        seat = move.seat
+        self.hands[seat].remove(slot)
+        self.where[slot] = PILE
+        self.pile.append(slot)
+        self.public.add(slot)
+        new = self._pop_stock(seat)
+        self.phase = Phase.PLAY
+        self.first_slot = -1
+        return (RevealRequest(new, seat),)
+
+    def _check_held_known(self, slots: Iterable[int]) -> list[int]:
+        """Face codes of the slots, all held by the player to move and known to this view."""
+        seat = self.turn
+        where = self.where
+        known = self.known
+        codes: list[int] = []
+        for s in slots:
+            if not 0 <= s < self.n or where[s] != seat:
+                raise self._fail(IllegalMoveCode.NOT_HELD, f"slot {s} is not in your hand")
+            c = known[s]
+            if c < 0:
+                raise self._fail(IllegalMoveCode.UNKNOWN_CARD, f"slot {s} has not been revealed")
+            codes.append(c % 52 if c < 104 else 52)
+        return codes
+
+    def emptying_outcome(self, seat: int, melds_after: list[Meld] | None) -> int:
+        """What emptying `seat`'s hand would do now: TAKE_POT, GO_OUT, EMPTY, or -1 (illegal).
+
+        `melds_after` is the team's melds after the move (None: as they are now).
+        """
+        team = team_of(seat)
+        p = self.params
+        if self.team_pot[team] < 0 and POT_UNTAKEN in self.pot_owner:
+            return TAKE_POT
+        melds = melds_after if melds_after is not None else [tm.meld for tm in self.melds[team]]
+        has_pot = self.team_pot[team] >= 0 or not p.going_out_needs_pot
+        if has_pot and self.oracle.going_out_ok(melds):
+            return GO_OUT
+        if not p.empty_hand_needs_going_out:
+            return EMPTY
+        return -1
+
+    def last_card_problem(self, seat: int, slot: int, melds_after: list[Meld]) -> str | None:
+        """Why the player could not discard `slot` as their last card (None: they could).
+
+        A meld or addition may not leave a player holding one card they could not discard,
+        since a turn ends only with a discard (or by emptying the hand where that is allowed).
+        """
+        if slot == self.taken_single:
+            return "your last card would be the one you just took from the pile"
+        if slot == self.must_meld:
+            return "your last card would be the pile's top card, which you must meld"
+        outcome = self.emptying_outcome(seat, melds_after)
+        if outcome < 0:
+            return "you must keep a card you may discard: your team may not empty a hand yet"
+        c = self.known[slot]
+        if (
+            outcome == GO_OUT
+            and not self.params.wild_going_out
+            and (c % 52 if c < 104 else 52) in WILD_CODES
+        ):
+            return "your last card would be a wild, and you may not go out by discarding it"
+        return None
+
+    def _check_last_card(self, seat: int, removed: set[int], melds_after: list[Meld]) -> None:
+        hand = self.hands[seat]
+        if len(hand) - len(removed) != 1:
+            return
+        last = next(s for s in hand if s not in removed)
+        why = self.last_card_problem(seat, last, melds_after)
+        if why is not None:
+            raise self._fail(IllegalMoveCode.CANNOT_EMPTY_HAND, why)
+
+    def _check_emptying(self, seat: int, melds_after: list[Meld] | None) -> int:
+        """The player is about to empty their hand: allowed? Returns TAKE_POT, GO_OUT or EMPTY.
+
+        `melds_after` is the team's melds after the move (None: unchanged).
+        """
+        outcome = self.emptying_outcome(seat, melds_after)
+        if outcome >= 0:
+            return outcome
+        p = self.params
+        team = team_of(seat)
+        if self.team_pot[team] < 0 and p.going_out_needs_pot:
+            why = "no pot is left for your team, so you may not empty your hand"
+        else:
+            kind = "clean buraco" if p.need_clean_buraco else "buraco"
+            why = f"your team needs a {kind} before you may empty your hand"
+        raise self._fail(IllegalMoveCode.CANNOT_EMPTY_HAND, why)
+
+    def _remove_from_hand(self, seat: int, slots: Iterable[int], dest: int) -> None:
+        hand = self.hands[seat]
+        team = team_of(seat)
+        pot_i = self.team_pot[team]
+        for s in slots:
+            hand.remove(s)
+            self.where[s] = dest
+            self.public.add(s)
+            if pot_i >= 0 and not self.pot_played[team] and self._pot_index.get(s) == pot_i:
+                self.pot_played[team] = True
+            if s == self.must_meld:
+                self.must_meld = -1
+        if self.phase is Phase.FIRST_CHOICE:
+            self.phase = Phase.PLAY
+            self.first_slot = -1
+
+    def _lay_down(self, move: LayDown) -> tuple[RevealRequest, ...]:
+        self._need_phase(Phase.PLAY, Phase.FIRST_CHOICE)
+        seat = move.seat
+        team = team_of(seat)
+        if not move.melds:
+            raise self._fail(IllegalMoveCode.ILLEGAL_MELD, "a lay-down needs at least one meld")
+        seen: set[int] = set()
+        new: list[Meld] = []
+        ranks: set[int] = set()
+        total = 0
+        oracle = self.oracle
+        if self.must_meld >= 0 and not any(self.must_meld in m for m in move.melds):
+            raise self._fail(
+                IllegalMoveCode.MUST_MELD_TOP,
+                f"meld the top card of the pile you took first (slot {self.must_meld})",
+            )
+        if move.wild_ends and len(move.wild_ends) != len(move.melds):
+            raise self._fail(IllegalMoveCode.BAD_WIRE, "one wild end per meld, or none")
+        for i, slots in enumerate(move.melds):
+            if seen.intersection(slots) or len(set(slots)) != len(slots):
+                raise self._fail(IllegalMoveCode.DUPLICATE_SLOT, "a slot appears twice")
+            seen.update(slots)
+            codes = self._check_held_known(slots)
+            codes.sort()
+            end = move.end_of(i)
+            if not 0 <= end <= 2:
+                raise self._fail(IllegalMoveCode.BAD_WIRE, f"bad wild end {end}")
+            meld = oracle.evaluate(tuple(codes), end, self._fail)
+            rank = oracle.set_rank(meld)
+            if rank is not None and self.params.one_set_per_rank:
+                if rank in self.set_ranks[team] or rank in ranks:
+                    raise self._fail(
+                        IllegalMoveCode.DUPLICATE_SET,
+                        "your team already has a set of that rank: add to it instead",
+                    )
+                ranks.add(rank)
+            total += meld.card_points
+            new.append(meld)
+        if not self.opened[team]:
+            need = self.initial_minimum(team)
+            if total < need:
+                # A failed attempt: shown to everyone, taken back, and the minimum rises.
+                self.failed[team] += 1
+                for s in seen:
+                    self.public.add(s)
+                if self.phase is Phase.FIRST_CHOICE:
+                    self.phase = Phase.PLAY
+                    self.first_slot = -1
+                return ()
+        hand = self.hands[seat]
+        emptying = len(hand) == len(seen)
+        outcome = -1
+        after = [tm.meld for tm in self.melds[team]] + new
+        if emptying:
+            outcome = self._check_emptying(seat, after)
+        else:
+            self._check_last_card(seat, seen, after)
+        self._remove_from_hand(seat, seen, TABLE + team)
+        for slots, meld in zip(move.melds, new, strict=True):
+            self.melds[team].append(TableMeld(meld, tuple(slots)))
+        self.set_ranks[team].update(ranks)
+        self.opened[team] = True
+        if emptying:
+            return self._hand_emptied(seat, outcome, discarded=False)
+        return ()
+
+    def _add(self, move: AddToMeld) -> tuple[RevealRequest, ...]:
+        self._need_phase(Phase.PLAY, Phase.FIRST_CHOICE)
+        seat = move.seat
+        team = team_of(seat)
+        table = self.melds[team]
+        if not 0 <= move.meld < len(table):
+            raise self._fail(
+                IllegalMoveCode.NO_SUCH_MELD, f"your team has no meld number {move.meld}"
+            )
+        if not move.slots or len(set(move.slots)) != len(move.slots):
+            raise self._fail(IllegalMoveCode.DUPLICATE_SLOT, "added slots must be distinct")
+        if self.must_meld >= 0 and self.must_meld not in move.slots:
+            raise self._fail(
+                IllegalMoveCode.MUST_MELD_TOP,
+                f"meld the top card of the pile you took first (slot {self.must_meld})",
+            )
+        if not 0 <= move.wild_end <= 2:
+            raise self._fail(IllegalMoveCode.BAD_WIRE, f"bad wild end {move.wild_end}")
+        codes = self._check_held_known(move.slots)
+        codes.sort()
+        old = table[move.meld]
+        meld = self.oracle.extend(old.meld, tuple(codes), move.wild_end, self._fail)
+        hand = self.hands[seat]
+        emptying = len(hand) == len(move.slots)
+        outcome = -1
+        after = [tm.meld for tm in table]
+        after[move.meld] = meld
+        if emptying:
+            outcome = self._check_emptying(seat, after)
+        else:
+            self._check_last_card(seat, set(move.slots), after)
+        self._remove_from_hand(seat, move.slots, TABLE + team)
+        table[move.meld] = TableMeld(meld, old.slots + tuple(move.slots))
+        if emptying:
+            return self._hand_emptied(seat, outcome, discarded=False)
+        return ()
+
+    def _discard(self, move: Discard) -> tuple[RevealRequest, ...]:
+        self._need_phase(Phase.PLAY, Phase.FIRST_CHOICE)
+        seat = move.seat
+        slot = move.slot
+        codes = self._check_held_known((slot,))
+        if slot == self.taken_single:
+            raise self._fail(
+                IllegalMoveCode.DISCARD_TAKEN_CARD,
+                "you may not discard the only card you just took from the pile",
+            )
+        if self.must_meld >= 0:
+            raise self._fail(
+                IllegalMoveCode.MUST_MELD_TOP,
+                "you must meld the top card of the pile you took before discarding",
+            )
+        emptying = len(self.hands[seat]) == 1
+        outcome = -1
+        if emptying:
+            outcome = self._check_emptying(seat, None)
+            if outcome == GO_OUT and not self.params.wild_going_out and codes[0] in WILD_CODES:
+                raise self._fail(
+                    IllegalMoveCode.WILD_GOING_OUT, "you may not go out by discarding a wild card"
+                )
+        self._remove_from_hand(seat, (slot,), PILE)
+        self.pile.append(slot)
+        if emptying:
+            return self._hand_emptied(seat, outcome, discarded=True)
+        return self._end_turn()
+
+    def _end_turn(self) -> tuple[RevealRequest, ...]:
+        if self.last_turn:
+            return self._end(EndReason.STOCK_EXHAUSTED)
+        self.turn = self.next_seat[self.turn]
+        self.turns_played += 1
+        self.phase = Phase.DRAW
+        self.taken_single = -1
+        self.must_meld = -1
+        self.first_slot = -1
+        return ()
+
+    def _hand_emptied(self, seat: int, outcome: int, discarded: bool) -> tuple[RevealRequest, ...]:
+        if outcome == GO_OUT:
+            self.went_out = seat
+            return self._end(EndReason.WENT_OUT)
+        if outcome == EMPTY:
+            return self._end_turn()
+        team = team_of(seat)
+        pot_i = self.pot_owner.index(POT_UNTAKEN)
+        self.pot_owner[pot_i] = team
+        self.team_pot[team] = pot_i
+        self.pot_taker[team] = seat
+        pot = self.layout.pots[pot_i]
+        for s in pot:
+            self.where[s] = seat
+        self.hands[seat].extend(pot)
+        out = tuple(RevealRequest(s, seat) for s in pot)
+        if discarded or not self.params.pot_in_flight:
+            return out + self._end_turn()
+        return out
+
+    def _end(self, reason: EndReason) -> tuple[RevealRequest, ...]:
+        self.phase = Phase.ENDED
+        self.end_reason = reason
+        self.turns_played += 1
+        if self.viewer is None:
+            # The referee knows every card: the end-of-hand count is public knowledge.
+            self.public.update(s for seat in range(4) for s in self.hands[seat])
+        return self.end_reveals()
+
+    # ------------------------------------------------------------------ hashing
+
+    def public_state(self) -> list[object]:
+        """The public part of the state as plain data (what `state_hash` hashes)."""
+        s = self.setup
+        pub = sorted(self.public)
+        melds = [
+            [[list(tm.slots), self.oracle.summary(tm.meld)] for tm in team]
+            for team in self.melds
+        ]
+        return [
+            1,
+            self.oracle.rules_digest,
+            [s.dealer, list(s.team_scores), -1 if s.cut is None else s.cut, s.hand_number],
+            self.turn,
+            self.phase.value,
+            self.turns_played,
+            [list(h) for h in self.hands],
+            list(self.stock),
+            list(self.pile),
+            list(self.pot_owner),
+            list(self.team_pot),
+            list(self.pot_played),
+            melds,
+            list(self.opened),
+            list(self.failed),
+            [[p, self.known[p]] for p in pub],
+            [self.first_slot, self.taken_single, self.must_meld, self.last_turn],
+            [self.end_reason.value if self.end_reason else "", self.went_out],
+        ]
+
+    def state_hash(self) -> bytes:
+        """SHA-256 of the public state: equal on every view after the same moves and reveals."""
+        data = msgpack.packb(self.public_state(), use_bin_type=True)
+        return hashlib.sha256(data).digest()
+
+
+class PlayerView(HandState):
+    """One player's view: it knows the cards revealed to it (its own hand) and public cards."""
+
+    def __init__(self, setup: HandSetup, seat: int) -> None:
+        super().__init__(setup, seat, None)
+
+
+class RefereeView(HandState):
+    """A view that knows the whole permutation: `permutation[slot]` is that slot's card id."""
+
+    def __init__(self, setup: HandSetup, permutation: Sequence[int]) -> None:
+        super().__init__(setup, None, permutation)

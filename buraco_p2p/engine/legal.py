@@ -1,0 +1,314 @@
+"""Legal-move generation for the player to move, from a view that knows that player's hand.
+
+Every move returned is legal (pushing it succeeds). Draws, pile takes, first-card turn-ups and
+discards are complete. Melds cannot be enumerated completely (the number of subsets of a hand
+is exponential), so the generator returns a useful set:
+
+- new runs, per suit: every window of consecutive naturals of length >= 3 (so every maximal
+  run and every sub-run), every window of >= 2 naturals with one wild at the preset's default
+  end, and every window with exactly one inner gap filled by a wild; wild candidates are one
+  deuce and one joker from the hand;
+- new sets (where the preset has them and the team has no set of that rank yet): the first
+  3..k naturals of each rank, and 2..k naturals plus one wild;
+- a team that has not opened yet gets each candidate meld that reaches its minimum alone, and
+  pairs of disjoint candidates that reach it together (capped), never a failed attempt;
+- additions, per team meld: every distinct single card from the hand that fits, and chains of
+  cards grown one card at a time while each step still fits (capped per meld);
+- with the fechado "justify" rule, the pile is offered only if its top card can be melded with
+  the hand and the pile (added to a team meld or in a candidate meld).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from buraco_p2p.engine.errors import IllegalMove
+from buraco_p2p.engine.hand import (
+    GO_OUT,
+    HandState,
+    Phase,
+    team_of,
+)
+from buraco_p2p.engine.moves import (
+    AddToMeld,
+    Discard,
+    DrawStock,
+    LayDown,
+    Move,
+    TakeDiscard,
+    TurnUpFirst,
+)
+from buraco_p2p.engine.params import WILD_CODES
+from buraco_p2p.rules import Meld
+
+MAX_PAIRS = 64
+MAX_CHAINS_PER_MELD = 48
+
+
+def _code(card_id: int) -> int:
+    return card_id % 52 if card_id < 104 else 52
+
+
+def legal_moves(view: HandState) -> list[Move]:
+    """Legal moves of the player to move (see the module doc for what melds are generated).
+
+    The view must know that player's hand: their own `PlayerView` or a `RefereeView`.
+    """
+    if view.phase is Phase.ENDED:
+        return []
+    seat = view.turn
+    if view.viewer is not None and view.viewer != seat:
+        raise ValueError(f"player {view.viewer}'s view does not know player {seat}'s hand")
+    if view.awaiting_public:
+        return []
+    if view.phase is Phase.DRAW:
+        out: list[Move] = []
+        if view.stock:
+            out.append(DrawStock(seat))
+        if view.pile and (not view.params.must_meld_top or _justifiable(view, seat)):
+            out.append(TakeDiscard(seat))
+        return out
+    out = []
+    if view.phase is Phase.FIRST_CHOICE and view.known[view.first_slot] >= 0:
+        out.append(TurnUpFirst(seat))
+    hand = view.hands[seat]
+    if any(view.known[s] < 0 for s in hand):
+        return out
+    top = view.must_meld
+    if top >= 0:
+        out.extend(m for m in _lay_downs(view, seat) if any(top in x for x in m.melds))
+        out.extend(m for m in _additions(view, seat) if top in m.slots)
+        return out
+    out.extend(_lay_downs(view, seat))
+    out.extend(_additions(view, seat))
+    out.extend(_discards(view, seat))
+    return out
+
+
+def _discards(view: HandState, seat: int) -> Iterator[Discard]:
+    if view.must_meld >= 0:
+        return
+    hand = view.hands[seat]
+    if len(hand) == 1:
+        s = hand[0]
+        outcome = view.emptying_outcome(seat, None)
+        if outcome < 0 or s == view.taken_single:
+            return
+        if (
+            outcome == GO_OUT
+            and not view.params.wild_going_out
+            and _code(view.known[s]) in WILD_CODES
+        ):
+            return
+        yield Discard(seat, s)
+        return
+    for s in hand:
+        if s != view.taken_single:
+            yield Discard(seat, s)
+
+
+def _wild_options(codes: dict[int, int], used: set[int]) -> list[int]:
+    """One deuce and one joker slot from `codes` (slot -> face code), not in `used`."""
+    deuce = joker = -1
+    for s, c in codes.items():
+        if s in used:
+            continue
+        if c == 52:
+            if joker < 0:
+                joker = s
+        elif c % 13 == 1 and deuce < 0:
+            deuce = s
+    return [w for w in (deuce, joker) if w >= 0]
+
+
+def _candidate_slots(
+    codes: dict[int, int], set_ranks: frozenset[int], skip_set_ranks: set[int]
+) -> Iterator[tuple[int, ...]]:
+    """Candidate new melds (slot tuples) from cards `codes` (slot -> face code)."""
+    by_code: dict[int, list[int]] = {}
+    for s, c in codes.items():
+        by_code.setdefault(c, []).append(s)
+    for suit in range(4):
+        base = suit * 13
+        # pos -> slot for positions 1..14 (1 low ace, 2 this suit's deuce, 14 high ace)
+        pos: dict[int, int] = {}
+        for r in range(1, 14):
+            slots = by_code.get(base + r - 1)
+            if slots:
+                pos[r] = slots[0]
+        aces = by_code.get(base, [])
+        if aces:
+            pos[14] = aces[1] if len(aces) > 1 else aces[0]
+        if len(pos) < 2:
+            continue
+        for lo in range(1, 14):
+            if lo not in pos:
+                continue
+            gap = False
+            naturals: list[int] = []
+            for hi in range(lo, 15):
+                present = hi in pos and not (hi == 14 and lo == 1 and pos[14] == pos[1])
+                if not present:
+                    if gap:
+                        break
+                    gap = True
+                    continue
+                naturals.append(pos[hi])
+                if not gap:
+                    if len(naturals) >= 3:
+                        yield tuple(naturals)
+                    if len(naturals) >= 2:
+                        for w in _wild_options(codes, set(naturals)):
+                            yield (*naturals, w)
+                elif len(naturals) >= 2:
+                    for w in _wild_options(codes, set(naturals)):
+                        yield (*naturals, w)
+    for rank in set_ranks:
+        if rank in skip_set_ranks:
+            continue
+        nat = [s for suit in range(4) for s in by_code.get(suit * 13 + rank - 1, [])]
+        for k in range(3, len(nat) + 1):
+            yield tuple(nat[:k])
+        if len(nat) >= 2:
+            for w in _wild_options(codes, set(nat)):
+                for k in range(2, len(nat) + 1):
+                    yield (*nat[:k], w)
+
+
+def _evaluated(
+    view: HandState, codes: dict[int, int], skip_set_ranks: set[int]
+) -> list[tuple[tuple[int, ...], Meld]]:
+    oracle = view.oracle
+    fail = view._fail
+    out = []
+    seen: set[tuple[int, ...]] = set()
+    for slots in _candidate_slots(codes, view.rules.set_ranks, skip_set_ranks):
+        key = tuple(sorted(codes[s] for s in slots))
+        if key in seen:
+            continue
+        seen.add(key)
+        try:
+            meld = oracle.evaluate(key, 0, fail)
+        except IllegalMove:
+            continue
+        out.append((slots, meld))
+    return out
+
+
+def _lay_downs(view: HandState, seat: int) -> Iterator[LayDown]:
+    team = team_of(seat)
+    hand = view.hands[seat]
+    codes = {s: _code(view.known[s]) for s in hand}
+    skip = view.set_ranks[team] if view.params.one_set_per_rank else set()
+    cands = _evaluated(view, codes, skip)
+    table = [tm.meld for tm in view.melds[team]]
+
+    def ok(melds: list[tuple[tuple[int, ...], Meld]]) -> bool:
+        used = {s for slots, _ in melds for s in slots}
+        return _leaves_ok(view, seat, used, table + [m for _, m in melds])
+
+    if view.opened[team]:
+        for slots, meld in cands:
+            if ok([(slots, meld)]):
+                yield LayDown(seat, (slots,))
+        return
+    need = view.initial_minimum(team)
+    small = []
+    for slots, meld in cands:
+        if meld.card_points >= need:
+            if ok([(slots, meld)]):
+                yield LayDown(seat, (slots,))
+        else:
+            small.append((slots, meld))
+    pairs = 0
+    for i, (s1, m1) in enumerate(small):
+        for s2, m2 in small[i + 1 :]:
+            if m1.card_points + m2.card_points < need or set(s1) & set(s2):
+                continue
+            if m1.rank is not None and m1.rank == m2.rank:
+                continue
+            if not ok([(s1, m1), (s2, m2)]):
+                continue
+            yield LayDown(seat, (s1, s2))
+            pairs += 1
+            if pairs >= MAX_PAIRS:
+                return
+
+
+def _additions(view: HandState, seat: int) -> Iterator[AddToMeld]:
+    team = team_of(seat)
+    table = view.melds[team]
+    if not table:
+        return
+    hand = view.hands[seat]
+    n = len(hand)
+    one_per_code: dict[int, int] = {}
+    for s in hand:
+        one_per_code.setdefault(_code(view.known[s]), s)
+    oracle = view.oracle
+    fail = view._fail
+    for i, tm in enumerate(table):
+        grown: list[tuple[tuple[int, ...], Meld]] = []
+        seen: set[tuple[int, ...]] = set()
+        for c, s in one_per_code.items():
+            try:
+                m = oracle.extend(tm.meld, (c,), 0, fail)
+            except IllegalMove:
+                continue
+            grown.append(((s,), m))
+            seen.add((c,))
+        frontier = list(grown)
+        while frontier and len(grown) < MAX_CHAINS_PER_MELD:
+            nxt: list[tuple[tuple[int, ...], Meld]] = []
+            for slots, _ in frontier:
+                used = set(slots)
+                base_codes = [_code(view.known[x]) for x in slots]
+                for s in hand:
+                    if s in used:
+                        continue
+                    key = tuple(sorted([*base_codes, _code(view.known[s])]))
+                    if key in seen:
+                        continue
+                    seen.add(key)
+                    try:
+                        m = oracle.extend(tm.meld, key, 0, fail)
+                    except IllegalMove:
+                        continue
+                    nxt.append(((*slots, s), m))
+            grown.extend(nxt)
+            frontier = nxt
+        for slots, m in grown[:MAX_CHAINS_PER_MELD]:
+            if len(slots) >= n - 1:
+                after = [x.meld for x in table]
+                after[i] = m
+                if not _leaves_ok(view, seat, set(slots), after):
+                    continue
+            yield AddToMeld(seat, i, slots)
+
+
+def _leaves_ok(view: HandState, seat: int, used: set[int], after: list[Meld]) -> bool:
+    """Whether taking `used` out of the hand leaves a legal hand (empty or discardable)."""
+    hand = view.hands[seat]
+    left = len(hand) - len(used)
+    if left >= 2:
+        return True
+    if left == 0:
+        return view.emptying_outcome(seat, after) >= 0
+    last = next(s for s in hand if s not in used)
+    return view.last_card_problem(seat, last, after) is None
+
+
+def _justifiable(view: HandState, seat: int) -> bool:
+    """Fechado: after taking the pile, is there a legal meld or addition using its top card?
+
+    Decided by trying it on a copy, so the answer agrees with what the generator then offers
+    (the player is never left holding a top card they cannot meld).
+    """
+    top = view.pile[-1]
+    if any(view.known[s] < 0 for s in view.pile):
+        return False
+    sim = view.copy()
+    sim.push(TakeDiscard(seat))
+    return any(any(top in m for m in mv.melds) for mv in _lay_downs(sim, seat)) or any(
+        top in mv.slots for mv in _additions(sim, seat)
+    )

@@ -1,10 +1,13 @@
 """Mental-poker cryptography over ristretto255: pure functions and values, no I/O.
 
 The group and its encodings are in `group`, Fiat-Shamir in `transcript`, the errors every check
-raises in `errors`. Other modules build on those: keys, card points, decryption shares, joint
-randomness, the ElGamal deck and its shuffle proof.
+raises in `errors`. On top of them: per-hand keys (`keys`), card points (`encoding`), decryption
+shares and opening (`shares`), joint randomness (`randomness`), ElGamal ciphertexts and decks
+(`elgamal`), the proof of shuffle (`shuffle`) and the sans-IO deck session (`deck`). The names
+below are the ones other layers use most; the modules hold the rest.
 """
 
+from buraco_p2p.crypto.encoding import card_id_of, card_point, card_points
 from buraco_p2p.crypto.errors import (
     CommitmentMismatch,
     CommitRevealError,
@@ -27,6 +30,37 @@ from buraco_p2p.crypto.group import (
     SystemRandomSource,
     multi_mul,
 )
+from buraco_p2p.crypto.keys import (
+    KeyAnnouncement,
+    KeyPair,
+    SchnorrProof,
+    aggregate_key,
+    prove_key,
+    verify_key,
+)
+from buraco_p2p.crypto.randomness import (
+    CoinContext,
+    CommitReveal,
+    combine,
+    commitment,
+    new_nonce,
+    permutation,
+    uniform_choice,
+    uniform_int,
+    verify_reveal,
+)
+from buraco_p2p.crypto.shares import (
+    ChaumPedersenProof,
+    DecryptionShare,
+    ShareBatch,
+    make_share,
+    make_share_batch,
+    open_card,
+    open_private,
+    own_share,
+    verify_share,
+    verify_share_batch,
+)
 from buraco_p2p.crypto.transcript import ProofContext, Transcript
 
 __all__ = [
@@ -34,12 +68,18 @@ __all__ = [
     "IDENTITY",
     "ONE",
     "ZERO",
+    "ChaumPedersenProof",
+    "CoinContext",
+    "CommitReveal",
     "CommitRevealError",
     "CommitmentMismatch",
     "CryptoError",
+    "DecryptionShare",
     "DeterministicRandomSource",
     "InvalidPoint",
     "InvalidScalar",
+    "KeyAnnouncement",
+    "KeyPair",
     "L",
     "NotACard",
     "Point",
@@ -47,7 +87,29 @@ __all__ = [
     "ProofError",
     "RandomSource",
     "Scalar",
+    "SchnorrProof",
+    "ShareBatch",
     "SystemRandomSource",
     "Transcript",
+    "aggregate_key",
+    "card_id_of",
+    "card_point",
+    "card_points",
+    "combine",
+    "commitment",
+    "make_share",
+    "make_share_batch",
     "multi_mul",
+    "new_nonce",
+    "open_card",
+    "open_private",
+    "own_share",
+    "permutation",
+    "prove_key",
+    "uniform_choice",
+    "uniform_int",
+    "verify_key",
+    "verify_reveal",
+    "verify_share",
+    "verify_share_batch",
 ]

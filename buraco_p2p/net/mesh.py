@@ -943,3 +943,71 @@ async def join_table(
         mesh._set_roster(roster)
         nursery.start_soon(mesh._host_connector, link, invite.addresses, host_key)
         yield mesh
+
+
+# -- benchmark (called by benchmarks/net.py) ---------------------------------------------------
+
+
+async def _bench(rounds: int, relay_messages: int) -> dict[str, float]:
+    import statistics
+    import time
+
+    ids = [Identity.generate(n) for n in ("ana", "bia", "caio", "duda")]
+    blocked = {ids[1].public, ids[2].public}
+    config = MeshConfig(refuse_direct=lambda a, b: {a, b} == blocked)
+    async with (
+        host_table(ids[0], config=config) as host,
+        join_table(ids[1], host.invite, config=config) as b,
+        join_table(ids[2], host.invite, config=config) as c,
+        join_table(ids[3], host.invite, config=config) as d,
+    ):
+        for m in (host, b, c, d):
+            await m.wait_all_up()
+        payload = bytes(1024)
+        arrivals = trio.Semaphore(0, max_value=10**9)
+
+        async def drain(mesh: Mesh) -> None:
+            while True:
+                await mesh.receive()
+                arrivals.release()
+
+        samples: list[float] = []
+        async with trio.open_nursery() as nursery:
+            for m in (b, c, d):
+                nursery.start_soon(drain, m)
+            for i in range(rounds + 50):
+                start = time.perf_counter()
+                await host.broadcast([i, payload])
+                for _ in range(3):
+                    await arrivals.acquire()
+                if i >= 50:
+                    samples.append((time.perf_counter() - start) * 1000)
+            nursery.cancel_scope.cancel()
+        samples.sort()
+        p99 = samples[min(len(samples) - 1, round(0.99 * (len(samples) - 1)))]
+        # Relay throughput: b -> c through the host, 1 KiB messages.
+        assert b.is_relayed(c.me)
+        start = time.perf_counter()
+        async with trio.open_nursery() as inner:
+
+            async def pump() -> None:
+                for i in range(relay_messages):
+                    await b.send(c.me, [i, payload])
+
+            inner.start_soon(pump)
+            for _ in range(relay_messages):
+                await c.receive()
+        relay_rate = relay_messages / (time.perf_counter() - start)
+        return {
+            "broadcast_p50_ms": round(statistics.median(samples), 3),
+            "broadcast_p99_ms": round(p99, 3),
+            "relay_msgs_per_s": round(relay_rate, 1),
+        }
+
+
+def benchmark(rounds: int = 1000, relay_messages: int = 3000) -> dict[str, float]:
+    """Broadcast latency (1 KiB to three peers) and relay throughput, over loopback."""
+    result: dict[str, float] = trio.run(_bench, rounds, relay_messages)
+    if not result:
+        raise MeshError("benchmark produced no result")
+    return result

@@ -7,6 +7,8 @@ shares and opening (`shares`), joint randomness (`randomness`), ElGamal cipherte
 below are the ones other layers use most; the modules hold the rest.
 """
 
+from buraco_p2p.crypto.deck import DeckError, DeckSession
+from buraco_p2p.crypto.elgamal import Ciphertext, InvalidCiphertext, open_deck
 from buraco_p2p.crypto.encoding import card_id_of, card_point, card_points
 from buraco_p2p.crypto.errors import (
     CommitmentMismatch,
@@ -61,6 +63,7 @@ from buraco_p2p.crypto.shares import (
     verify_share,
     verify_share_batch,
 )
+from buraco_p2p.crypto.shuffle import ShuffleProof, prove_shuffle, shuffle_deck, verify_shuffle
 from buraco_p2p.crypto.transcript import ProofContext, Transcript
 
 __all__ = [
@@ -69,13 +72,17 @@ __all__ = [
     "ONE",
     "ZERO",
     "ChaumPedersenProof",
+    "Ciphertext",
     "CoinContext",
     "CommitReveal",
     "CommitRevealError",
     "CommitmentMismatch",
     "CryptoError",
+    "DeckError",
+    "DeckSession",
     "DecryptionShare",
     "DeterministicRandomSource",
+    "InvalidCiphertext",
     "InvalidPoint",
     "InvalidScalar",
     "KeyAnnouncement",
@@ -89,6 +96,7 @@ __all__ = [
     "Scalar",
     "SchnorrProof",
     "ShareBatch",
+    "ShuffleProof",
     "SystemRandomSource",
     "Transcript",
     "aggregate_key",
@@ -102,14 +110,18 @@ __all__ = [
     "multi_mul",
     "new_nonce",
     "open_card",
+    "open_deck",
     "open_private",
     "own_share",
     "permutation",
     "prove_key",
+    "prove_shuffle",
+    "shuffle_deck",
     "uniform_choice",
     "uniform_int",
     "verify_key",
     "verify_reveal",
     "verify_share",
     "verify_share_batch",
+    "verify_shuffle",
 ]

@@ -747,7 +747,10 @@ class Mesh:
             if not self.is_host:
                 self._reject(link.label, TableError("tried to join at a peer that is not the host"))
                 return
-            await self._admit(link, addresses)
+            try:
+                await self._admit(link, addresses)
+            except NetError as exc:  # only this joiner's link is affected
+                self._reject(link.label, exc)
             return
         key = link.peer
         member = self.roster.member(key) if self.roster else None

@@ -162,3 +162,12 @@ async def test_four_virtual_hosts_find_the_table_over_mdns_and_chat(
             if proc.returncode is None:
                 proc.kill()
                 await proc.wait()
+
+
+async def test_upnp_without_its_library_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    from buraco_p2p.net import upnp
+
+    monkeypatch.setitem(sys.modules, "miniupnpc", None)  # import now raises ImportError
+    with pytest.raises(upnp.UpnpUnavailable, match=r"buraco-p2p\[upnp\]"):
+        async with upnp.upnp_mapping(47000):
+            pass

@@ -289,3 +289,61 @@ async def test_peer_killed_and_restarted_rejoins_and_gets_what_it_missed_once() 
             reached_end = True
         nursery.cancel_scope.cancel()
     assert reached_end
+
+
+async def test_silent_link_is_reported_down_after_the_heartbeat_timeout() -> None:
+    """A path that stops carrying anything (but never closes) is noticed by heartbeats."""
+    import socket
+    from dataclasses import replace
+    from functools import partial
+
+    from buraco_p2p.net.invite import Endpoint
+
+    config = replace(FAST, heartbeat_interval=0.1, heartbeat_timeout=0.6)
+    frozen = trio.Event()
+    probe = socket.socket()
+    probe.bind(("127.0.0.1", 0))
+    b_port = probe.getsockname()[1]
+    probe.close()
+
+    async def pump(src: trio.SocketStream, dst: trio.SocketStream) -> None:
+        while not frozen.is_set():
+            data = await src.receive_some(65536)
+            if not data or frozen.is_set():
+                break
+            await dst.send_all(data)
+        await trio.sleep_forever()  # hold both sockets open, carry nothing
+
+    async def proxy(client: trio.SocketStream) -> None:
+        upstream = await trio.open_tcp_stream("127.0.0.1", b_port)
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(pump, client, upstream)
+            nursery.start_soon(pump, upstream, client)
+
+    ids = [Identity.generate(n) for n in ("ana", "bia", "caio")]
+    async with trio.open_nursery() as outer:
+        listeners = await outer.start(partial(trio.serve_tcp, proxy, 0, host="127.0.0.1"))
+        proxy_port = listeners[0].socket.getsockname()[1]
+        via_proxy = (Endpoint.parse("127.0.0.1", proxy_port),)
+        async with (
+            host_table(ids[0], config=config) as host,
+            join_table(ids[1], host.invite, config=config, port=b_port, advertise=via_proxy) as b,
+            join_table(ids[2], host.invite, config=config) as c,
+        ):
+            with trio.fail_after(10):
+                for m in (host, b, c):
+                    await m.wait_all_up(3)
+            assert not c.is_relayed(b.me)
+            await c.send(b.me, "through the proxy")
+            assert await collect(b, 1) == [(c.me, "through the proxy")]
+            frozen.set()
+            started = trio.current_time()
+            with trio.fail_after(5):
+                while True:
+                    event = await c.next_event()
+                    if isinstance(event, PeerDown) and event.peer == b.me:
+                        break
+            assert "silent" in event.reason
+            assert trio.current_time() - started >= 0.4
+            assert host.is_up(b.me) and host.is_up(c.me)
+            outer.cancel_scope.cancel()

@@ -96,16 +96,35 @@ async def test_identity_not_in_the_roster_is_refused_by_every_peer() -> None:
         await still_plays(meshes)
 
 
-async def test_seated_peer_sending_garbage_only_loses_its_own_link() -> None:
+GARBAGE = {
+    "unknown message": (2, lambda m: ["zz", "not a mesh message"], "unexpected"),
+    "sequence gap": (2, lambda m: ["d", 10**6, 0, "skipped ahead"], "skipped"),
+    "ack of unsent data": (2, lambda m: ["a", 10**9], "acknowledged"),
+    "malformed record": (2, lambda m: ["d", "x", None], "delivery record"),
+    "relay to itself": (0, lambda m: ["rd", m[1].me.raw, 7, b"x"], "itself"),
+    "relay to a stranger": (0, lambda m: ["ro", Identity.generate("x").public.raw, 1], "outside"),
+    "relay from a non-host": (2, lambda m: ["ro", m[3].me.raw, 1], "not the host"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(GARBAGE))
+async def test_seated_peer_sending_garbage_only_loses_its_own_link(case: str) -> None:
+    target_index, make, needle = GARBAGE[case]
     async with table_of_four() as meshes:
-        host, b, c, d = meshes
-        await b._send_raw(c.me, ["zz", "not a mesh message"])
+        b = meshes[1]
+        target = meshes[target_index]
+        await b._send_raw(target.me, make(meshes))
         with trio.fail_after(5):
-            while not any("bia" in r and "unexpected" in r for r in c.rejections):
+            while not any("bia" in r and needle in r for r in target.rejections):
                 await trio.sleep(0.01)
-        assert host.is_up(d.me) and d.is_up(c.me)
+        others = [m for m in meshes if m is not b]
+        for m in others:
+            for k in m.peers():
+                if k != b.me:
+                    assert m.is_up(k)
         with trio.fail_after(10):
-            await c.wait_all_up()
+            for m in meshes:
+                await m.wait_all_up()
         await still_plays(meshes)
 
 

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from buraco_p2p.engine.errors import IllegalMove
 from buraco_p2p.engine.hand import (
     GO_OUT,
     HandState,
@@ -179,7 +178,6 @@ def _evaluated(
     view: HandState, codes: dict[int, int], skip_set_ranks: set[int]
 ) -> list[tuple[tuple[int, ...], Meld]]:
     oracle = view.oracle
-    fail = view._fail
     out = []
     seen: set[tuple[int, ...]] = set()
     for slots in _candidate_slots(codes, view.rules.set_ranks, skip_set_ranks):
@@ -187,11 +185,9 @@ def _evaluated(
         if key in seen:
             continue
         seen.add(key)
-        try:
-            meld = oracle.evaluate(key, 0, fail)
-        except IllegalMove:
-            continue
-        out.append((slots, meld))
+        meld = oracle.try_evaluate(key)
+        if meld is not None:
+            out.append((slots, meld))
     return out
 
 
@@ -246,14 +242,12 @@ def _additions(view: HandState, seat: int) -> Iterator[AddToMeld]:
     for s in hand:
         one_per_code.setdefault(_code(view.known[s]), s)
     oracle = view.oracle
-    fail = view._fail
     for i, tm in enumerate(table):
         grown: list[tuple[tuple[int, ...], Meld]] = []
         seen: set[tuple[int, ...]] = set()
         for c, s in one_per_code.items():
-            try:
-                m = oracle.extend(tm.meld, (c,), 0, fail)
-            except IllegalMove:
+            m = oracle.try_extend(tm.meld, (c,))
+            if m is None:
                 continue
             grown.append(((s,), m))
             seen.add((c,))
@@ -270,11 +264,9 @@ def _additions(view: HandState, seat: int) -> Iterator[AddToMeld]:
                     if key in seen:
                         continue
                     seen.add(key)
-                    try:
-                        m = oracle.extend(tm.meld, key, 0, fail)
-                    except IllegalMove:
-                        continue
-                    nxt.append(((*slots, s), m))
+                    m = oracle.try_extend(tm.meld, key)
+                    if m is not None:
+                        nxt.append(((*slots, s), m))
             grown.extend(nxt)
             frontier = nxt
         for slots, m in grown[:MAX_CHAINS_PER_MELD]:

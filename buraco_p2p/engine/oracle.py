@@ -30,7 +30,9 @@ class MeldOracle:
         self.params = Params.of(rules)
         self.rules_digest = rules.digest()
         self._eval: dict[tuple[tuple[int, ...], int], Meld | IllegalMeld] = {}
-        self._ext: dict[tuple[Meld, tuple[int, ...], int], Meld | IllegalMeld] = {}
+        # Keyed by the meld's id (hashing a Meld walks all its faces); each entry keeps the
+        # meld itself, so the id cannot be reused while the entry lives.
+        self._ext: dict[tuple[int, tuple[int, ...], int], tuple[Meld, Meld | IllegalMeld]] = {}
 
     def evaluate(self, codes: tuple[int, ...], wild_end: int, fail: Fail) -> Meld:
         key = (codes, wild_end)
@@ -50,8 +52,9 @@ class MeldOracle:
         return r
 
     def extend(self, meld: Meld, codes: tuple[int, ...], wild_end: int, fail: Fail) -> Meld:
-        key = (meld, codes, wild_end)
-        r = self._ext.get(key)
+        key = (id(meld), codes, wild_end)
+        hit = self._ext.get(key)
+        r = hit[1] if hit is not None and hit[0] is meld else None
         if r is None:
             try:
                 r = extend_meld(
@@ -64,12 +67,32 @@ class MeldOracle:
                 r = exc
             if len(self._ext) > _CACHE_LIMIT:
                 self._ext.clear()
-            self._ext[key] = r
+            self._ext[key] = (meld, r)
         if isinstance(r, IllegalMeld):
             raise fail(
                 IllegalMoveCode.ILLEGAL_MELD, f"adding {_text(codes)} to {meld}: {r.reason}"
             )
         return r
+
+    def try_evaluate(self, codes: tuple[int, ...], wild_end: int = 0) -> Meld | None:
+        """`evaluate` for probing: None instead of an error (the generator's hot path)."""
+        r = self._eval.get((codes, wild_end))
+        if r is None:
+            try:
+                r = self.evaluate(codes, wild_end, _probe_fail)
+            except IllegalMove:
+                return None
+        return None if isinstance(r, IllegalMeld) else r
+
+    def try_extend(self, meld: Meld, codes: tuple[int, ...], wild_end: int = 0) -> Meld | None:
+        hit = self._ext.get((id(meld), codes, wild_end))
+        r = hit[1] if hit is not None and hit[0] is meld else None
+        if r is None:
+            try:
+                r = self.extend(meld, codes, wild_end, _probe_fail)
+            except IllegalMove:
+                return None
+        return None if isinstance(r, IllegalMeld) else r
 
     @staticmethod
     def set_rank(meld: Meld) -> int | None:
@@ -89,6 +112,13 @@ class MeldOracle:
             meld.start,
             -1 if meld.wild_index is None else meld.wild_index,
         ]
+
+
+_PROBE_ERROR: Final = IllegalMove(IllegalMoveCode.ILLEGAL_MELD, "probe")
+
+
+def _probe_fail(code: IllegalMoveCode, message: str) -> IllegalMove:
+    return _PROBE_ERROR
 
 
 def _text(codes: Iterable[int]) -> str:

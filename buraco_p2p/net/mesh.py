@@ -431,6 +431,10 @@ class Mesh:
             if p.run is run:
                 p.run = None
             p.channel.link_lost()
+            if not self.is_host and self._is_host_key(key):
+                # Every relayed channel ran over this link: end them all now.
+                for relay in list(self._relays.values()):
+                    relay.feed_eof()
             with trio.CancelScope(shield=True):
                 await link.aclose()
             if run.up:
@@ -543,7 +547,7 @@ class Mesh:
             ):
                 self.rejections.append(f"too many relays from {source.fingerprint()}")
                 return
-            stream = RelayStream(self._host_sender(), source, rec.chan)
+            stream = RelayStream(self._host_sender(), source, rec.chan, self._forget_relay)
             self._relays[slot] = stream
             self._nursery.start_soon(self._accept_relayed, stream)
         elif rec.kind == "rd":
@@ -573,6 +577,10 @@ class Mesh:
             if rec.kind != "rc":
                 with contextlib.suppress(MeshError, LinkError):
                     await self._send_raw(sender, RelayRecord("rc", target, rec.chan).to_wire())
+
+    def _forget_relay(self, stream: RelayStream) -> None:
+        if self._relays.get((stream.peer, stream.chan)) is stream:
+            del self._relays[(stream.peer, stream.chan)]
 
     def _host_sender(self) -> Callable[[list[Any]], Awaitable[None]]:
         assert self.roster is not None
@@ -611,7 +619,7 @@ class Mesh:
             return None
         self._next_chan = (self._next_chan + 1) % 2**32
         chan = self._next_chan
-        stream = RelayStream(self._host_sender(), key, chan)
+        stream = RelayStream(self._host_sender(), key, chan, self._forget_relay)
         self._relays[(key, chan)] = stream
         try:
             await self._send_raw(host, RelayRecord("ro", key, chan).to_wire())

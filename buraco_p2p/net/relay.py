@@ -88,10 +88,17 @@ class RelayStream(trio.abc.Stream):
     link's reader calls `feed`/`feed_eof` with what the host forwards to us.
     """
 
-    def __init__(self, send_record: SendRecord, peer: PeerKey, chan: int) -> None:
+    def __init__(
+        self,
+        send_record: SendRecord,
+        peer: PeerKey,
+        chan: int,
+        on_close: Callable[[RelayStream], None] | None = None,
+    ) -> None:
         self.peer = peer
         self.chan = chan
         self._send_record = send_record
+        self._on_close = on_close
         self._in_send, self._in_recv = trio.open_memory_channel[bytes](MAX_QUEUED_CHUNKS)
         self._pending = b""
         self._closed = False
@@ -165,6 +172,8 @@ class RelayStream(trio.abc.Stream):
         was_eof = self._eof
         self.feed_eof()
         self._in_recv.close()
+        if self._on_close is not None:
+            self._on_close(self)
         if not was_eof:
             with trio.move_on_after(1) as scope:
                 scope.shield = True

@@ -80,3 +80,7 @@ async def test_host_forging_relayed_traffic_breaks_the_link_not_the_messages() -
                     break
         assert await collect(c, 5) == [(b.me, ["after", i]) for i in range(5)]
         await assert_quiet(c)
+        # The broken relayed channel is forgotten on both ends; only the new one is left.
+        assert [k[0] for k in b._relays] == [c.me]
+        assert [k[0] for k in c._relays] == [b.me]
+        assert next(iter(c._relays))[1] != chan

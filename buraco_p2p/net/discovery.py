@@ -119,10 +119,32 @@ def _service_info(invite: Invite, nickname: str, seats_taken: int, port: int) ->
     )
 
 
+class Announcement:
+    """A live LAN announcement; `update` refreshes the seat count other players see."""
+
+    def __init__(self, conf: Any, info: Any, invite: Invite, nickname: str, port: int) -> None:
+        self._conf = conf
+        self._info = info
+        self._invite = invite
+        self._nickname = nickname
+        self._port = port
+
+    async def update(self, seats_taken: int) -> None:
+        info = _service_info(self._invite, self._nickname, seats_taken, self._port)
+        info.name = self._info.name  # keep the name zeroconf settled on at registration
+        await trio.to_thread.run_sync(self._conf.update_service, info)
+        self._info = info
+
+    def _stop(self) -> None:
+        with contextlib.suppress(Exception):
+            self._conf.unregister_service(self._info)
+        self._conf.close()
+
+
 @contextlib.asynccontextmanager
 async def announce_table(
     invite: Invite, nickname: str, port: int, seats_taken: int = 1
-) -> AsyncIterator[None]:
+) -> AsyncIterator[Announcement]:
     """Announce the table on the LAN while the block runs."""
     zc = _zeroconf()
     info = _service_info(invite, nickname, seats_taken, port)
@@ -140,17 +162,12 @@ async def announce_table(
         conf = await trio.to_thread.run_sync(start)
     except OSError as exc:
         raise DiscoveryError(f"cannot use mDNS on this network: {exc}") from exc
-
-    def stop() -> None:
-        with contextlib.suppress(Exception):
-            conf.unregister_service(info)
-        conf.close()
-
+    announcement = Announcement(conf, info, invite, nickname, port)
     try:
-        yield
+        yield announcement
     finally:
         with trio.CancelScope(shield=True), trio.move_on_after(5):
-            await trio.to_thread.run_sync(stop)
+            await trio.to_thread.run_sync(announcement._stop)
 
 
 async def browse_tables(timeout: float = 3.0) -> list[LanTable]:

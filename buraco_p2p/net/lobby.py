@@ -15,7 +15,7 @@ import argparse
 import contextlib
 import os
 import sys
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -54,6 +54,9 @@ class Lobby:
         self.out = out
         self._answer: trio.MemorySendChannel[bool] | None = None
         self._announced_full = False
+        # Called with the number of seated players when it changes (the LAN announcement).
+        self.on_seats: Callable[[int], Awaitable[None]] | None = None
+        self._seats_shown = 0
 
     def name(self, key: PeerKey) -> str:
         roster = self.mesh.roster
@@ -152,7 +155,14 @@ class Lobby:
 
     async def _pump_events(self) -> None:
         while True:
-            self.show_event(await self.mesh.next_event())
+            event = await self.mesh.next_event()
+            self.show_event(event)
+            if isinstance(event, RosterChanged) and self.on_seats is not None:
+                seats = len(event.roster.members)
+                if seats != self._seats_shown:
+                    self._seats_shown = seats
+                    with contextlib.suppress(NetError, OSError):
+                        await self.on_seats(seats)
 
 
 # -- terminal plumbing ---------------------------------------------------------------------
@@ -224,9 +234,10 @@ async def _host_main(args: argparse.Namespace) -> int:
                 if args.lan:
                     from buraco_p2p.net.discovery import announce_table
 
-                    await stack.enter_async_context(
+                    announcement = await stack.enter_async_context(
                         announce_table(invite, identity.nickname, port)
                     )
+                    lobby.on_seats = announcement.update
                     _print("* announced on the local network")
                 async with trio.open_nursery() as nursery:
                     nursery.start_soon(_stdin_lines, send)

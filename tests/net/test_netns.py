@@ -137,7 +137,9 @@ async def test_four_virtual_hosts_find_the_table_over_mdns_and_chat(
     try:
         procs.append(await trio.lowlevel.open_process(command(0), stdin=-1, stdout=-1, env=env))
         await _read_until(procs[0], bufs[0], b"announced on the local network", 20)
-        for i in (1, 2, 3):
+        procs.append(await trio.lowlevel.open_process(command(1), stdin=-1, stdout=-1, env=env))
+        await _read_until(procs[1], bufs[1], b"seated (2/4)", 20)
+        for i in (2, 3):
             procs.append(await trio.lowlevel.open_process(command(i), stdin=-1, stdout=-1, env=env))
         for i, proc in enumerate(procs):
             await _read_until(proc, bufs[i], b"table is complete", 40)
@@ -145,6 +147,8 @@ async def test_four_virtual_hosts_find_the_table_over_mdns_and_chat(
             output = b"".join(bufs[i]).decode()
             assert "looking for tables on the local network" in output
             assert "1. ana (" in output  # found over mDNS, not from a pasted code
+        assert "1/4 seated" in b"".join(bufs[1]).decode()
+        assert "2/4 seated" in b"".join(bufs[2]).decode()  # the announcement was updated
         host_address = four_hosts[0][1]
         assert host_address.encode() not in b"".join(bufs[1])  # nobody was told the address
         assert procs[3].stdin is not None

@@ -311,9 +311,6 @@ def _face_point_table(r: RuleSet) -> tuple[int, ...]:
 
 _RANK_TEXT: Final = "A23456789TJQK"
 
-_KINDS: Final[dict[str, Any]] = {
-    f.name: None for f in dataclasses.fields(RuleSet) if not f.name.startswith("_")
-}
 _ENUMS: Final[dict[str, type[StrEnum]]] = {
     "wild_end": WildEnd,
     "ace": AceMode,
@@ -326,23 +323,28 @@ _ENUMS: Final[dict[str, type[StrEnum]]] = {
     "play_direction": Direction,
     "dealer_passes": Direction,
 }
-for _name in _KINDS:
-    _f = next(f for f in dataclasses.fields(RuleSet) if f.name == _name)
-    _t = str(_f.type)
-    if _name in _ENUMS:
-        _KINDS[_name] = _ENUMS[_name]
-    elif _t == "bool":
-        _KINDS[_name] = bool
-    elif _t == "int" or _name == "vulnerable_from":
-        _KINDS[_name] = int
-    elif _t == "str":
-        _KINDS[_name] = str
-    elif _name == "set_ranks":
-        _KINDS[_name] = frozenset
-    elif _name == "clean_run_length_bonus":
-        _KINDS[_name] = tuple
-    else:  # pragma: no cover - a new field without a kind is a programming error
-        raise AssertionError(f"no kind for rule field {_name}")
+_SIMPLE: Final[dict[str, type]] = {"bool": bool, "int": int, "str": str}
+_SPECIAL: Final[dict[str, type]] = {
+    "vulnerable_from": int,  # or HALF_TARGET
+    "set_ranks": frozenset,
+    "clean_run_length_bonus": tuple,
+}
+
+
+def _field_kinds() -> dict[str, Any]:
+    """How each public field is parsed and checked, in declaration order (the wire order)."""
+    kinds: dict[str, Any] = {}
+    for f in dataclasses.fields(RuleSet):
+        if f.name.startswith("_"):
+            continue
+        kind = _ENUMS.get(f.name) or _SPECIAL.get(f.name) or _SIMPLE.get(str(f.type))
+        if kind is None:  # pragma: no cover - a new field without a kind is a programming error
+            raise AssertionError(f"no kind for rule field {f.name}")
+        kinds[f.name] = kind
+    return kinds
+
+
+_KINDS: Final = _field_kinds()
 
 OVERRIDABLE: Final = tuple(k for k in _KINDS if k != "name")
 

@@ -113,7 +113,11 @@ class RosterChanged:
 
 @dataclass(frozen=True)
 class StreamReset:
-    """`peer` restarted without its saved state: some of its earlier messages may be lost."""
+    """`peer` restarted without its saved state.
+
+    Some of its earlier messages may never arrive, and our unacknowledged messages were sent
+    to it again: the application has to resynchronise with it at its own level.
+    """
 
     peer: PeerKey
 

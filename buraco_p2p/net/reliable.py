@@ -21,7 +21,6 @@ nothing (a duplicate), and never touches a socket or a clock.
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -335,7 +334,3 @@ class Liveness:
         """The earliest time at which either a heartbeat or the timeout is due."""
         return min(self.last_sent + self.interval, self.last_received + self.timeout)
 
-
-def retransmissions(records: Iterable[Data]) -> list[list[Any]]:
-    """Wire form of a batch of records (helper for the I/O side)."""
-    return [r.to_wire() for r in records]

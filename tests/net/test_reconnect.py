@@ -347,3 +347,40 @@ async def test_silent_link_is_reported_down_after_the_heartbeat_timeout() -> Non
             assert trio.current_time() - started >= 0.4
             assert host.is_up(b.me) and host.is_up(c.me)
             outer.cancel_scope.cancel()
+
+
+async def test_restart_without_saved_state_is_reported_and_starts_a_new_stream() -> None:
+    from buraco_p2p.net.mesh import StreamReset
+
+    ids = [Identity.generate(n) for n in ("ana", "bia")]
+    async with host_table(ids[0], config=FAST) as host, trio.open_nursery() as nursery:
+        scope = trio.CancelScope()
+
+        async def run_b(task_status: trio.TaskStatus[Mesh]) -> None:
+            with scope:
+                async with join_table(ids[1], host.invite, config=FAST) as b:
+                    task_status.started(b)
+                    await trio.sleep_forever()
+
+        b: Mesh = await nursery.start(run_b)
+        with trio.fail_after(10):
+            await b.wait_all_up(2)
+        for j in range(3):
+            await b.send(host.me, ["old", j])
+        assert [m for _, m in await collect(host, 3)] == [["old", j] for j in range(3)]
+        scope.cancel()
+        await wait_down(host, b.me)
+        async with join_table(ids[1], host.invite, config=FAST) as b2:
+            with trio.fail_after(10):
+                await b2.wait_all_up(2)
+                while True:
+                    event = await host.next_event()
+                    if isinstance(event, StreamReset):
+                        assert event.peer == b2.me
+                        break
+            # Fresh sequence numbers from b2 are new messages, not duplicates of the old ones.
+            for j in range(3):
+                await b2.send(host.me, ["new", j])
+            assert [m for _, m in await collect(host, 3)] == [["new", j] for j in range(3)]
+            await assert_quiet(host)
+        nursery.cancel_scope.cancel()

@@ -143,6 +143,8 @@ def _rank_of(position: int) -> int:
 
 def _check_faces(faces: Iterable[Card], rules: RuleSet) -> tuple[Card, ...]:
     out = tuple(faces)
+    if len(out) > HIGH_ACE:  # before looking at each element of a long untrusted list
+        raise IllegalMeld("too_long", f"a meld has at most 14 cards, not {len(out)}")
     for face in out:
         if not isinstance(face, Card):
             raise IllegalMeld("not_a_card", f"not a card: {face!r}")

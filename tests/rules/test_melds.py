@@ -290,3 +290,9 @@ def test_illegal_meld_is_a_value_error_with_reason_and_code() -> None:
 
 def test_every_error_code_is_documented_once() -> None:
     assert len(set(MELD_ERROR_CODES)) == len(MELD_ERROR_CODES)
+
+
+def test_a_huge_untrusted_list_is_refused_by_length_first() -> None:
+    with pytest.raises(IllegalMeld) as info:
+        evaluate_meld([None] * 100_000, CLASSIC)  # type: ignore[list-item]
+    assert info.value.code == "too_long"

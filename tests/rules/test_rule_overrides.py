@@ -2,6 +2,8 @@
 
 import msgpack
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from buraco_p2p.rules import (
     HALF_TARGET,
@@ -183,3 +185,29 @@ def test_canonical_encoding_is_sorted_pairs_whatever_the_key_order() -> None:
 def test_bad_wire_form_is_a_rule_error(bad: object) -> None:
     with pytest.raises(RuleError):
         RuleSet.from_wire(bad)
+
+
+override_values = st.fixed_dictionaries(
+    {},
+    optional={
+        "target_score": st.integers(1, 10_000),
+        "going_out": st.sampled_from(list(GoingOut)),
+        "ace": st.sampled_from(list(AceMode)),
+        "set_ranks": st.frozensets(st.sampled_from([1, *range(3, 14)])),
+        "clean_run_length_bonus": st.sampled_from([(), ((13, 500),), ((13, 500), (14, 1000))]),
+        "vulnerable_from": st.one_of(st.just(HALF_TARGET), st.integers(0, 5000)),
+        "must_meld_top_discard": st.booleans(),
+        "cut_22_bonus": st.integers(0, 500),
+    },
+)
+
+
+@given(base=st.sampled_from(list(PRESETS.values())), changes=override_values)
+def test_any_overridden_rule_set_survives_the_wire(
+    base: RuleSet, changes: dict[str, object]
+) -> None:
+    rules = base.with_overrides(changes)
+    back = RuleSet.from_wire(msgpack.unpackb(msgpack.packb(rules.to_wire()), raw=False))
+    assert back == rules and back.digest() == rules.digest()
+    assert set(rules.changes_from(base)) == {k for k, v in changes.items() if getattr(base, k) != v}
+    assert (back.digest() == base.digest()) == (not rules.changes_from(base))

@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import hashlib
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -104,6 +105,7 @@ HALF_TARGET: Final = "half_target"
 SET_RANKS_ALLOWED: Final = frozenset({ACE, *range(3, KING + 1)})
 FACE_SET_RANKS: Final = frozenset({ACE, 11, 12, KING})
 WIRE_VERSION: Final = 1
+_NAME: Final = re.compile(r"[A-Za-z0-9_.+-]{1,64}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -235,8 +237,9 @@ class RuleSet:
         """Rebuild from a peer's `to_wire()` output; anything malformed is a RuleError."""
         if not isinstance(data, Mapping):
             raise RuleError(f"rules must be a map, not {type(data).__name__}")
-        if data.get("v") != WIRE_VERSION:
-            raise RuleError(f"unsupported rules wire version: {data.get('v')!r}")
+        version = data.get("v")
+        if type(version) is not int or version != WIRE_VERSION:
+            raise RuleError(f"unsupported rules wire version: {version!r}")
         keys = set(data) - {"v"}
         missing = [k for k in _KINDS if k not in keys]
         extra = sorted(str(k) for k in keys - set(_KINDS))
@@ -273,7 +276,11 @@ def _validate(r: RuleSet) -> None:
             value = getattr(r, key)
             raise RuleOverrideError(f"{key}={_show(value)}: {why}", key=key, value=value)
 
-    need(isinstance(r.name, str) and 0 < len(r.name) <= 64, "name", "must be 1..64 characters")
+    need(
+        isinstance(r.name, str) and _NAME.fullmatch(r.name) is not None,
+        "name",
+        "must be 1..64 letters, digits or _.+-",
+    )
     need(r.deck_size in (104, 108), "deck_size", "must be 104 or 108")
     need(r.players == 4, "players", "only 4 players (two partnerships) are supported")
     need(1 <= r.hand_size <= 15, "hand_size", "must be 1..15")

@@ -180,6 +180,8 @@ def test_canonical_encoding_is_sorted_pairs_whatever_the_key_order() -> None:
         {**US.to_wire(), "deck_size": 1 << 70},
         {**US.to_wire(), "name": ""},
         {**US.to_wire(), "name": 5},
+        {**US.to_wire(), "name": "us\x1b[2J"},
+        {**US.to_wire(), "v": True},
     ],
 )
 def test_bad_wire_form_is_a_rule_error(bad: object) -> None:

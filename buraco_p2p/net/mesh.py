@@ -414,11 +414,11 @@ class Mesh:
     async def _run_link(self, key: PeerKey, link: SecureLink, *, relayed: bool) -> None:
         """Own `link` until it dies; exactly one link per peer is live at a time."""
         p = self._peer(key)
-        old = p.run
-        if old is not None:
+        run = _Run(link, relayed)
+        while p.run is not None:  # the newest link wins; wait until the old one is gone
+            old = p.run
             old.scope.cancel()
             await old.done.wait()
-        run = _Run(link, relayed)
         p.run = run
         reason = "link closed"
         try:

@@ -226,7 +226,7 @@ def _evaluate_set(cards: tuple[Card, ...], naturals: list[Card], rules: RuleSet)
     if len(wilds) > rules.max_wilds:
         raise IllegalMeld(
             "too_many_wilds",
-            f"a meld may hold at most {rules.max_wilds} wildcard, this one has "
+            f"a meld may hold {_at_most(rules)}, this one has "
             f"{len(wilds)} ({' '.join(map(str, wilds))})",
         )
     laid = tuple(sorted(naturals, key=lambda c: c.code)) + tuple(wilds)
@@ -277,11 +277,7 @@ def _evaluate_run(
             )
         ace_options = [(LOW_ACE, HIGH_ACE)]
     elif aces == 1:
-        ace_options = {
-            AceMode.LOW_OR_HIGH: [(LOW_ACE,), (HIGH_ACE,)],
-            AceMode.LOW_ONLY: [(LOW_ACE,)],
-            AceMode.HIGH_ONLY: [(HIGH_ACE,)],
-        }[rules.ace]
+        ace_options = _ONE_ACE[rules.ace]
     else:
         ace_options = [()]
     natural_deuce = FACES[int(suit) * 13 + 1]
@@ -317,12 +313,22 @@ def _evaluate_run(
 
 
 _ERROR_RANK: Final = {"too_many_wilds": 1, "not_consecutive": 2}
+# Where a run's single ace may stand, low ace tried first.
+_ONE_ACE: Final[dict[AceMode, Sequence[tuple[int, ...]]]] = {
+    AceMode.LOW_OR_HIGH: ((LOW_ACE,), (HIGH_ACE,)),
+    AceMode.LOW_ONLY: ((LOW_ACE,),),
+    AceMode.HIGH_ONLY: ((HIGH_ACE,),),
+}
+
+
+def _at_most(rules: RuleSet) -> str:
+    return "no wildcard" if rules.max_wilds == 0 else f"at most {rules.max_wilds} wildcard"
 
 
 def _too_many_wilds(cards: tuple[Card, ...], rules: RuleSet, count: int) -> IllegalMeld:
     return IllegalMeld(
         "too_many_wilds",
-        f"a meld may hold at most {rules.max_wilds} wildcard, {' '.join(map(str, cards))} "
+        f"a meld may hold {_at_most(rules)}, {' '.join(map(str, cards))} "
         f"needs {count} (a deuce is natural only at the 2 of its own suit's run)",
     )
 

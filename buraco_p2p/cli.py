@@ -17,7 +17,7 @@ from buraco_p2p import __version__
 # Modules that expose `register(subparsers: argparse._SubParsersAction) -> None`.
 # Each registered parser sets `func=` to a callable taking the parsed namespace and
 # returning an exit code.
-COMMAND_MODULES: tuple[str, ...] = ("buraco_p2p.net.lobby",)
+COMMAND_MODULES: tuple[str, ...] = ("buraco_p2p.net.lobby", "buraco_p2p.bots.selfplay")
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -422,3 +422,10 @@ def test_face_point_table_matches_card_points(rules: RuleSet) -> None:
     assert len(rules.face_points) == 53
     for face in FACES:
         assert rules.face_points[face.code] == card_points(face, rules)
+
+
+def test_presets_cannot_be_replaced_or_changed() -> None:
+    with pytest.raises(TypeError):
+        PRESETS["us"] = CLASSIC  # type: ignore[index]
+    with pytest.raises(AttributeError):
+        US.target_score = 1  # type: ignore[misc]

@@ -9,7 +9,7 @@ in, so a seed replays a match move for move.
 from __future__ import annotations
 
 import random
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Final
 
@@ -86,9 +86,11 @@ def play_match(
     bots: Sequence[Bot],
     rng: random.Random,
     max_hands: int = MAX_HANDS_PER_MATCH,
+    on_hand: Callable[[HandRecord, tuple[int, int]], None] | None = None,
 ) -> MatchRecord:
     """Play a match to its end. `rng` decides the first dealer, every cut and shuffle, and
-    seeds one random source per seat for the bots."""
+    seeds one random source per seat for the bots. `on_hand(record, match_scores)` is called
+    after each hand (to print a match as it goes)."""
     if len(bots) != 4:
         raise ValueError("a match needs four bots")
     first_dealer = rng.randrange(4)
@@ -96,12 +98,16 @@ def play_match(
     match = Match(rules, first_dealer)
     hands: list[HandRecord] = []
     while not match.over and len(hands) < max_hands:
-        setup = match.next_setup(cut=rng.randint(1, rules.deck_size - 1))
+        # The cut matters only where the preset pays for a cut of 22; elsewhere there is none.
+        cut = rng.randint(1, rules.deck_size - 1) if rules.cut_22_bonus else None
+        setup = match.next_setup(cut=cut)
         perm = list(range(rules.deck_size))
         rng.shuffle(perm)
         record = play_hand(setup, perm, bots, bot_rngs)
         match.record(record.result)
         hands.append(record)
+        if on_hand is not None:
+            on_hand(record, (match.scores[0], match.scores[1]))
     return MatchRecord(
         rules,
         tuple(b.name for b in bots),

@@ -311,7 +311,9 @@ def _run(main: Callable[[argparse.Namespace], Any], args: argparse.Namespace) ->
 def _common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--nick", help="your nickname (stored with your identity)")
     parser.add_argument(
-        "--listen", default="0.0.0.0", help="address to listen on (default: all IPv4)"
+        "--listen",
+        default="",
+        help="address to listen on (default: every interface, IPv4 and IPv6)",
     )
     parser.add_argument("--port", type=int, default=0, help="TCP port (default: any free one)")
     parser.add_argument(

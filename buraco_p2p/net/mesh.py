@@ -818,7 +818,14 @@ class Mesh:
     async def _serve(
         self, listen_host: str, port: int, *, task_status: trio.TaskStatus[int]
     ) -> None:
-        listeners = await trio.open_tcp_listeners(port, host=listen_host)
+        if listen_host == "":
+            # Every interface, IPv4 and IPv6, on one port number so one invite entry per address.
+            listeners = await trio.open_tcp_listeners(port, host="0.0.0.0")
+            same_port = listeners[0].socket.getsockname()[1]
+            with contextlib.suppress(OSError):
+                listeners += await trio.open_tcp_listeners(same_port, host="::")
+        else:
+            listeners = await trio.open_tcp_listeners(port, host=listen_host)
         self.server = LinkServer(
             self.identity,
             self._handle_link,
@@ -847,6 +854,8 @@ def local_endpoints(port: int, listen_host: str) -> tuple[Endpoint, ...]:
         for ip in adapter.ips:
             text = ip.ip if isinstance(ip.ip, str) else ip.ip[0]
             if listen_host == "0.0.0.0" and not isinstance(ip.ip, str):
+                continue
+            if listen_host == "::" and isinstance(ip.ip, str):
                 continue
             try:
                 ep = Endpoint.parse(text, port)

@@ -64,3 +64,27 @@ async def test_events_report_roster_and_links() -> None:
         assert ups == set(d.peers())
         rosters = [e.roster for e in events if isinstance(e, RosterChanged)]
         assert rosters and len(rosters[-1].members) == 4
+
+
+async def test_ipv6_loopback_table() -> None:
+    import socket
+
+    import pytest
+    from mesh_helpers import FAST
+
+    from buraco_p2p.net.identity import Identity
+    from buraco_p2p.net.mesh import host_table, join_table
+
+    try:
+        socket.socket(socket.AF_INET6).bind(("::1", 0))
+    except OSError:
+        pytest.skip("no IPv6 loopback on this machine")
+    async with host_table(Identity.generate("ana"), listen_host="::1", config=FAST) as host:
+        assert [str(a) for a in host.invite.addresses] == [f"[::1]:{host.advertised[0].port}"]
+        async with join_table(
+            Identity.generate("bia"), host.invite, listen_host="::1", config=FAST
+        ) as b:
+            with trio.fail_after(5):
+                await b.wait_all_up(2)
+            await b.send(host.me, "olá via IPv6")
+            assert await host.receive() == (b.me, "olá via IPv6")

@@ -76,7 +76,8 @@ async def test_ipv6_loopback_table() -> None:
     from buraco_p2p.net.mesh import host_table, join_table
 
     try:
-        socket.socket(socket.AF_INET6).bind(("::1", 0))
+        with socket.socket(socket.AF_INET6) as probe:
+            probe.bind(("::1", 0))
     except OSError:
         pytest.skip("no IPv6 loopback on this machine")
     async with host_table(Identity.generate("ana"), listen_host="::1", config=FAST) as host:

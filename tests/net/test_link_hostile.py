@@ -125,7 +125,12 @@ async def echo_ok(link: SecureLink, tag: object) -> None:
 
 
 @asynccontextmanager
-async def running_server(**kwargs: object) -> AsyncIterator[tuple[Server, SecureLink]]:
+async def running_server(
+    *,
+    handshake_timeout: float = WAIT,
+    max_handshakes: int = 64,
+    max_handshakes_per_host: int = 8,
+) -> AsyncIterator[tuple[Server, SecureLink]]:
     """A LinkServer echoing every message, plus an honest bystander link already open."""
     host = Identity.generate("host")
     state: list[Server] = []
@@ -146,7 +151,9 @@ async def running_server(**kwargs: object) -> AsyncIterator[tuple[Server, Secure
         room_secret=ROOM,
         table_id=TABLE,
         on_error=on_error,
-        **kwargs,  # type: ignore[arg-type]
+        handshake_timeout=handshake_timeout,
+        max_handshakes=max_handshakes,
+        max_handshakes_per_host=max_handshakes_per_host,
     )
     listeners = await trio.open_tcp_listeners(0, host="127.0.0.1", backlog=512)
     state.append(Server(listeners[0].socket.getsockname()[1], host, server))
@@ -204,15 +211,21 @@ async def test_wrong_room_secret_is_refused_on_both_sides() -> None:
     async with running_server() as (srv, _):
         with pytest.raises(HandshakeError, match="room secret"):
             await connect(
-                "127.0.0.1", srv.port, Identity.generate("outsider"),
-                room_secret=os.urandom(16), table_id=TABLE,
-            )  # fmt: skip
+                "127.0.0.1",
+                srv.port,
+                Identity.generate("outsider"),
+                room_secret=os.urandom(16),
+                table_id=TABLE,
+            )
         assert isinstance(await srv.handshake_error(), HandshakeError)
         with pytest.raises(HandshakeError):
             await connect(
-                "127.0.0.1", srv.port, Identity.generate("outsider"),
-                room_secret=ROOM, table_id=b"another table",
-            )  # fmt: skip
+                "127.0.0.1",
+                srv.port,
+                Identity.generate("outsider"),
+                room_secret=ROOM,
+                table_id=b"another table",
+            )
         await srv.handshake_error(2)
         assert srv.server.completed == 1  # only the bystander
 
@@ -222,9 +235,13 @@ async def test_identity_that_does_not_match_the_expected_peer() -> None:
         somebody_else = Identity.generate("host-lookalike").public
         with pytest.raises(PeerMismatch, match=somebody_else.fingerprint()):
             await connect(
-                "127.0.0.1", srv.port, Identity.generate("joiner"),
-                room_secret=ROOM, table_id=TABLE, expected_peer=somebody_else,
-            )  # fmt: skip
+                "127.0.0.1",
+                srv.port,
+                Identity.generate("joiner"),
+                room_secret=ROOM,
+                table_id=TABLE,
+                expected_peer=somebody_else,
+            )
         await srv.handshake_error()
 
 
@@ -241,9 +258,13 @@ async def test_responder_refuses_an_unexpected_initiator() -> None:
             stream = await listeners[0].accept()
             try:
                 await handshake(
-                    stream, bob, room_secret=ROOM, table_id=TABLE, initiator=False,
+                    stream,
+                    bob,
+                    room_secret=ROOM,
+                    table_id=TABLE,
+                    initiator=False,
                     expected_peer=expected.public,
-                )  # fmt: skip
+                )
             except PeerMismatch as exc:
                 errors.append(exc)
 
@@ -358,9 +379,13 @@ async def test_server_that_stops_halfway_times_out_on_the_client() -> None:
         nursery.start_soon(mute_server)
         with pytest.raises(HandshakeTimeout, match=f"127.0.0.1:{port}"):
             await connect(
-                "127.0.0.1", port, Identity.generate("a"), room_secret=ROOM, table_id=TABLE,
+                "127.0.0.1",
+                port,
+                Identity.generate("a"),
+                room_secret=ROOM,
+                table_id=TABLE,
                 timeout=0.3,
-            )  # fmt: skip
+            )
         nursery.cancel_scope.cancel()
     await listeners[0].aclose()
 

@@ -7,9 +7,10 @@ and the public move log. Each call picks one move among `legal_moves(view)`:
   on a team meld) and the pile is not mostly dead weight; otherwise draw from the stock. Taking
   only a pile whose top card goes down keeps the hand finite: every pile taken puts a card on
   the table for good;
-- play: every lay-down and addition is scored (card points moved to the table, cards out of
-  the hand, buraco bonuses earned, progress of clean melds toward seven, the cost of spending a
-  wild, going out or reaching the pot); the best one is played while its score is positive;
+- play: a move that goes out is always played; otherwise every lay-down and addition is scored
+  (card points moved to the table, cards out of the hand, buraco bonuses earned, progress of
+  clean melds toward seven, the cost of spending a wild, reaching the pot) and the best one is
+  played while its score is positive;
 - discard: the card least useful to the hand plus least useful to the opponents (never a wild
   while another card will do, never a card that fits an opposing meld if avoidable, preferably
   one the next opponent discarded before).
@@ -35,6 +36,7 @@ from buraco_p2p.engine import (
     legal_moves,
     team_of,
 )
+from buraco_p2p.engine.hand import GO_OUT, TAKE_POT
 from buraco_p2p.rules import Meld, MeldKind
 
 JOKER_CODE: Final = 52
@@ -44,7 +46,7 @@ CARD_OUT: Final = 8  # each card that leaves the hand
 WILD_SPENT: Final = 45  # giving up a wild's flexibility outside a buraco
 WILD_SPENT_LATE: Final = 5  # the same near the end of the hand, when cards in hand cost points
 LATE_STOCK: Final = 12  # stock size under which the hand counts as "late"
-GO_OUT_VALUE: Final = 400
+GO_OUT_VALUE: Final = 10_000  # going out beats any other move
 TAKE_POT_VALUE: Final = 150
 # Progress toward a buraco by meld size, for clean and dirty melds below seven cards.
 CLEAN_PROGRESS: Final = (0, 0, 0, 10, 25, 50, 85)
@@ -252,8 +254,8 @@ class HeuristicBot:
                 if laid is None:  # pragma: no cover - the generator offers legal moves only
                     continue
                 score, new_melds = laid
-                used = sum(len(x) for x in mv.melds)
-                after = [tm.meld for tm in table] + new_melds
+                if sum(len(x) for x in mv.melds) == len(hand):
+                    score += _emptying_value(view, seat, [tm.meld for tm in table] + new_melds)
             elif isinstance(mv, AddToMeld):
                 codes = tuple(sorted(_code(known[s]) for s in mv.slots))
                 old = table[mv.meld].meld
@@ -261,14 +263,12 @@ class HeuristicBot:
                 if added is None:  # pragma: no cover - the generator offers legal moves only
                     continue
                 score = _meld_gain(old, added, codes, wild_cost)
-                used = len(mv.slots)
-                after = [tm.meld for tm in table]
-                after[mv.meld] = added
+                if len(mv.slots) == len(hand):
+                    after = [tm.meld for tm in table]
+                    after[mv.meld] = added
+                    score += _emptying_value(view, seat, after)
             else:
                 continue
-            if used == len(hand):
-                outcome = view.emptying_outcome(seat, after)
-                score += GO_OUT_VALUE if outcome == 1 else TAKE_POT_VALUE if outcome == 0 else 0
             score += rng.random() * 1e-3
             if score > best_score:
                 best, best_score = mv, score
@@ -341,6 +341,11 @@ class HeuristicBot:
             if cost < best_cost:
                 best, best_cost = mv, cost
         return best
+
+
+def _emptying_value(view: HandState, seat: int, after: list[Meld]) -> int:
+    outcome = view.emptying_outcome(seat, after)
+    return GO_OUT_VALUE if outcome == GO_OUT else TAKE_POT_VALUE if outcome == TAKE_POT else 0
 
 
 def _lay_down_gain(view: HandState, mv: LayDown, wild_cost: int) -> tuple[float, list[Meld]] | None:

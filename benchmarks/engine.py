@@ -1,0 +1,115 @@
+"""Speed of the rules engine and strength of the bots, printed as one JSON object.
+
+    python benchmarks/engine.py [--matches N] [--hands N] [--seed N]
+
+- selfplay_hands_per_s: complete hands per second with four heuristic bots, each deciding from
+  its own view (legal-move generation, the bot's choice, and the move applied on the referee
+  and the four player views with their reveals), the five presets in turn.
+- replay_moves_per_s: the logs of those hands replayed with full validation on one core: every
+  move decoded from its wire form and pushed on a fresh referee view of its hand, starting
+  with an empty meld cache.
+- heuristic_vs_random_win_rate: matches won by a team of two heuristic bots against two random
+  bots (seats alternated from match to match, the five presets in turn), over `--matches`
+  matches (default 200); an unfinished match counts as a loss.
+
+Targets (issue "rules engine"): replay >= 20,000 moves/s, self-play >= 20 hands/s,
+win rate > 0.9.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import time
+from typing import Any
+
+from buraco_p2p.bots import HandRecord, HeuristicBot, RandomBot, play_match
+from buraco_p2p.bots.base import Bot
+from buraco_p2p.engine import RefereeView, move_from_wire, oracle
+from buraco_p2p.rules import PRESETS, get_preset
+
+PRESET_NAMES = tuple(PRESETS)
+
+
+def bench_selfplay(hands: int, seed: int) -> tuple[float, list[HandRecord]]:
+    """Seconds to play at least `hands` complete hands (whole matches, presets in turn)."""
+    bot = HeuristicBot()
+    bots: list[Bot] = [bot, bot, bot, bot]
+    records: list[HandRecord] = []
+    i = 0
+    t0 = time.perf_counter()
+    while len(records) < hands:
+        rules = get_preset(PRESET_NAMES[i % len(PRESET_NAMES)])
+        records.extend(play_match(rules, bots, random.Random(seed + i)).hands)
+        i += 1
+    return time.perf_counter() - t0, records
+
+
+def bench_replay(records: list[HandRecord]) -> tuple[float, int]:
+    """Seconds to decode and push every move of every recorded hand on a fresh referee."""
+    wires = [(r.setup, r.permutation, [m.to_wire() for m in r.moves]) for r in records]
+    moves = sum(len(w) for _, _, w in wires)
+    # Start cold, like a peer verifying a log in a fresh process: no meld checks memoised.
+    oracle._ORACLES.clear()
+    t0 = time.perf_counter()
+    for setup, perm, log in wires:
+        view = RefereeView(setup, perm)
+        for wire in log:
+            view.push(move_from_wire(wire))
+        if not view.ended:
+            raise AssertionError("a recorded hand did not end on replay")
+    return time.perf_counter() - t0, moves
+
+
+def bench_strength(matches: int, seed: int) -> dict[str, Any]:
+    heuristic, rand = HeuristicBot(), RandomBot()
+    wins = 0
+    unfinished = 0
+    per_preset: dict[str, list[int]] = {name: [0, 0] for name in PRESET_NAMES}
+    t0 = time.perf_counter()
+    for i in range(matches):
+        name = PRESET_NAMES[i % len(PRESET_NAMES)]
+        team = (i // len(PRESET_NAMES)) % 2
+        pair: list[Bot] = [heuristic, rand] if team == 0 else [rand, heuristic]
+        record = play_match(get_preset(name), pair * 2, random.Random(seed + 1_000_000 + i))
+        per_preset[name][1] += 1
+        if record.winner == team:
+            wins += 1
+            per_preset[name][0] += 1
+        elif record.winner is None:
+            unfinished += 1
+    return {
+        "heuristic_vs_random_win_rate": wins / matches,
+        "matches": matches,
+        "heuristic_wins": wins,
+        "unfinished_matches": unfinished,
+        "win_rate_by_preset": {k: w / n for k, (w, n) in per_preset.items() if n},
+        "strength_elapsed_s": round(time.perf_counter() - t0, 2),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--matches", type=int, default=200, help="heuristic vs random matches")
+    parser.add_argument("--hands", type=int, default=100, help="self-play hands at least")
+    parser.add_argument("--seed", type=int, default=1)
+    args = parser.parse_args()
+    t_start = time.perf_counter()
+    selfplay_s, records = bench_selfplay(args.hands, args.seed)
+    replay_s, moves = bench_replay(records)
+    strength = bench_strength(args.matches, args.seed)
+    out: dict[str, Any] = {
+        "replay_moves_per_s": round(moves / replay_s),
+        "replay_moves": moves,
+        "selfplay_hands_per_s": round(len(records) / selfplay_s, 1),
+        "selfplay_hands": len(records),
+        "selfplay_elapsed_s": round(selfplay_s, 2),
+        **strength,
+        "elapsed_s": round(time.perf_counter() - t_start, 2),
+    }
+    print(json.dumps(out))
+
+
+if __name__ == "__main__":
+    main()

@@ -384,3 +384,43 @@ async def test_restart_without_saved_state_is_reported_and_starts_a_new_stream()
             assert [m for _, m in await collect(host, 3)] == [["new", j] for j in range(3)]
             await assert_quiet(host)
         nursery.cancel_scope.cancel()
+
+
+@pytest.mark.slow
+async def test_soak_random_link_cuts_while_everyone_broadcasts() -> None:
+    rng = random.Random(2026)
+    per_sender = 3000
+    cuts = 0
+    async with table_of_four() as meshes:
+        keys = [m.me for m in meshes]
+        done = trio.Event()
+
+        async def talk(i: int) -> None:
+            for j in range(per_sender):
+                await meshes[i].broadcast([i, j])
+                if j % 5 == 0:
+                    await trio.sleep(0.005)
+
+        async def cut() -> None:
+            nonlocal cuts
+            while not done.is_set():
+                await trio.sleep(rng.uniform(0.02, 0.1))
+                m = rng.choice(meshes)
+                p = m._peers.get(rng.choice([k for k in keys if k != m.me]))
+                if p is not None and p.run is not None:
+                    cuts += 1
+                    await p.run.link.aclose()
+
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(cut)
+            async with trio.open_nursery() as talkers:
+                for i in range(4):
+                    talkers.start_soon(talk, i)
+            results = []
+            for m in meshes:
+                results.append(await collect(m, 3 * per_sender, timeout=60))
+            done.set()
+        assert cuts >= 20
+        for r, got in enumerate(results):
+            for s in set(range(4)) - {r}:
+                assert [msg[1] for key, msg in got if key == keys[s]] == list(range(per_sender))

@@ -11,7 +11,6 @@ handshakes, overall and per remote host, so a flood of connections cannot starve
 from __future__ import annotations
 
 import contextlib
-import math
 from collections import Counter
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from types import TracebackType
@@ -180,6 +179,12 @@ class SecureLink:
                 error = self._fail(LinkClosed(f"connection lost while sending: {exc!r}"))
                 await trio.aclose_forcefully(self._stream)
                 raise error from exc
+            except BaseException:
+                # Cancelled (or worse) part-way through a frame: the byte stream is now out of
+                # step with the peer's reader, so the link cannot be used any more.
+                self._fail(LinkClosed("a send was interrupted part-way through a frame"))
+                await trio.aclose_forcefully(self._stream)
+                raise
 
     async def send(self, message: Any) -> None:
         """Send one msgpack-encodable value (`codec.EncodeError` if it is not one)."""
@@ -246,7 +251,7 @@ class SecureLink:
                 await self._send_frame(KIND_CLOSE, b"")
         self._closed = True
         if self._error is None:
-            self._error = LinkClosed(f"{self.label}: link closed locally", graceful=True)
+            self._error = LinkClosed(f"{self.label}: link closed locally")
         await trio.aclose_forcefully(self._stream)
 
     async def __aenter__(self) -> SecureLink:
@@ -338,7 +343,7 @@ async def handshake(
     label = [f"peer ({address})" if address else "peer (unknown address)"]
     frames = _FrameStream(stream, HANDSHAKE_MAX_FRAME, address)
     try:
-        with trio.fail_after(timeout if math.isfinite(timeout) else math.inf):
+        with trio.fail_after(timeout):
             if initiator:
                 i_state = InitiatorHandshake(
                     identity,

@@ -22,6 +22,7 @@ from buraco_p2p.net import (
     LinkServer,
     PeerMismatch,
     SecureLink,
+    TruncatedFrame,
     connect,
     handshake,
 )
@@ -326,3 +327,16 @@ async def test_ipv6_loopback() -> None:
     await link.aclose()
     await out[0].aclose()
     await listeners[0].aclose()
+
+
+async def test_send_cancelled_part_way_retires_the_link() -> None:
+    async with link_pair() as (a, b):
+        with trio.move_on_after(0.1) as scope:
+            await a.send(os.urandom(900_000))  # nobody reads: blocks inside the frame
+        assert scope.cancelled_caught
+        assert a.closed
+        with pytest.raises(LinkClosed, match="interrupted"):
+            await a.send("next")
+        with pytest.raises((LinkClosed, TruncatedFrame)):
+            while True:
+                await b.receive()

@@ -284,3 +284,29 @@ def test_reference_sanity() -> None:
     assert reference(parse_cards("AS 2S 2S 4S 5S 6S 7S"), us) == (True, False)
     assert reference(parse_cards("KS AS 2S 3S"), us) == (False, False)
     assert reference(parse_cards("KS KH 2S"), us) == (True, False)
+
+
+@pytest.mark.parametrize("rules", WITH_JOKERS, ids=lambda r: r.name)
+def test_every_small_meld_extended_by_every_pool_card(rules: RuleSet) -> None:
+    """Exhaustive: one card added to each legal small meld agrees with the union laid fresh."""
+    extended = 0
+    for cards in SMALL:
+        try:
+            table = evaluate_meld(cards, rules)
+        except IllegalMeld:
+            continue
+        for card in POOL:
+            union = [*table.faces, card]
+            want_legal, want_clean = reference(union, rules)
+            try:
+                grown = extend_meld(table, [card], rules)
+            except IllegalMeld:
+                if want_legal:
+                    # Only a layout that would move a card on the table may differ.
+                    fresh = evaluate_meld(union, rules)
+                    assert fresh.kind is MeldKind.RUN and any(c.rank == 1 for c in union)
+                continue
+            assert want_legal and grown.clean == want_clean, (table, card)
+            check_layout(grown, union, rules)
+            extended += 1
+    assert extended > 100

@@ -1,7 +1,7 @@
 """The network layer: identities, secure links, and (built on them) tables and the mesh.
 
-This package is the only place besides the UI that does I/O, all of it with trio. The
-public names of the link layer are re-exported here.
+This package is the only place besides the UI that does I/O, all of it with trio. Its public
+names are re-exported here, so layers above import from `buraco_p2p.net` only.
 """
 
 from buraco_p2p.net.errors import (
@@ -20,7 +20,21 @@ from buraco_p2p.net.errors import (
     VersionMismatch,
 )
 from buraco_p2p.net.identity import Identity, PeerKey, load_or_create_identity
+from buraco_p2p.net.invite import Invite, InviteError
 from buraco_p2p.net.link import ConnectError, LinkServer, SecureLink, connect, handshake
+from buraco_p2p.net.mesh import (
+    JoinRequest,
+    Mesh,
+    MeshConfig,
+    MeshError,
+    MeshState,
+    PeerDown,
+    PeerUp,
+    RosterChanged,
+    StreamReset,
+    host_table,
+    join_table,
+)
 
 __all__ = [
     "BadSignature",
@@ -32,16 +46,29 @@ __all__ = [
     "HandshakeTimeout",
     "Identity",
     "IdentityError",
+    "Invite",
+    "InviteError",
+    "JoinRequest",
     "LinkClosed",
     "LinkError",
     "LinkServer",
+    "Mesh",
+    "MeshConfig",
+    "MeshError",
+    "MeshState",
     "NetError",
+    "PeerDown",
     "PeerKey",
     "PeerMismatch",
+    "PeerUp",
+    "RosterChanged",
     "SecureLink",
+    "StreamReset",
     "TruncatedFrame",
     "VersionMismatch",
     "connect",
     "handshake",
+    "host_table",
+    "join_table",
     "load_or_create_identity",
 ]

@@ -10,14 +10,24 @@ import pytest
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.x25519 import X25519PrivateKey
 from cryptography.hazmat.primitives.ciphers.aead import ChaCha20Poly1305
+from hypothesis import given
+from hypothesis import strategies as st
 
-from buraco_p2p.net.errors import HandshakeError, PeerMismatch, VersionMismatch
+from buraco_p2p.net.errors import (
+    DecryptError,
+    FrameTooLarge,
+    HandshakeError,
+    PeerMismatch,
+    VersionMismatch,
+)
 from buraco_p2p.net.framing import (
     KIND_HS_FINISH,
     KIND_HS_INIT,
     KIND_HS_RESPONSE,
     Frame,
     FrameReader,
+    ReceiveCipher,
+    SendCipher,
     encode_frame,
 )
 from buraco_p2p.net.handshake import (
@@ -264,3 +274,73 @@ def test_key_schedule_matches_the_specification() -> None:
     assert result_i.session_hash == h4 == result_r.session_hash
     assert result_i.send_key == traffic[:32] == result_r.receive_key
     assert result_i.receive_key == traffic[32:] == result_r.send_key
+
+
+# Property tests of the pure parts: arbitrary bytes only ever give typed errors.
+
+
+@given(st.binary(max_size=600), st.integers(0, 255), st.integers(0, 255))
+def test_arbitrary_frames_into_the_responder_are_handshake_errors(
+    body: bytes, version: int, kind: int
+) -> None:
+    resp = ResponderHandshake(Identity.generate("r"), room_secret=ROOM, table_id=TABLE)
+    frame = Frame(version=version, kind=kind, body=body, header=b"\x00" * 6)
+    try:
+        resp.receive_init(frame)
+    except HandshakeError:
+        return
+    assert (version, kind, len(body)) == (1, KIND_HS_INIT, 32)
+
+
+@given(st.binary(min_size=0, max_size=400))
+def test_arbitrary_response_bodies_are_handshake_errors(body: bytes) -> None:
+    init = InitiatorHandshake(Identity.generate("i"), room_secret=ROOM, table_id=TABLE)
+    init.start()
+    with pytest.raises(HandshakeError):
+        init.receive_response(parse(encode_frame(KIND_HS_RESPONSE, body)))
+
+
+@given(st.lists(st.binary(max_size=300), max_size=6), st.data())
+def test_frame_reader_reassembles_any_chunking(bodies: list[bytes], data: st.DataObject) -> None:
+    wire = b"".join(encode_frame(0x11, body) for body in bodies)
+    cuts = sorted(data.draw(st.lists(st.integers(0, len(wire)), max_size=10)))
+    reader = FrameReader(1000)
+    out: list[bytes] = []
+    start = 0
+    for cut in [*cuts, len(wire)]:
+        reader.feed(wire[start:cut])
+        start = cut
+        out.extend(frame.body for frame in reader.frames())
+    assert out == bodies
+    assert reader.buffered == 0
+
+
+@given(st.binary(max_size=2000))
+def test_frame_reader_on_garbage_gives_frames_or_typed_errors(garbage: bytes) -> None:
+    reader = FrameReader(512)
+    reader.feed(garbage)
+    total = 0
+    try:
+        for frame in reader.frames():
+            total += 4 + 2 + len(frame.body)
+    except (FrameTooLarge, DecryptError):
+        return
+    assert total + reader.buffered == len(garbage)
+
+
+def test_receive_cipher_refuses_replay_reorder_and_forgery() -> None:
+    key = os.urandom(32)
+    sender, receiver = SendCipher(key), ReceiveCipher(key)
+    frames = [parse(sender.seal(0x11, f"m{i}".encode())) for i in range(3)]
+    assert receiver.open(frames[0]) == b"m0"
+    with pytest.raises(DecryptError, match="#0"):
+        ReceiveCipher(key).open(frames[1])  # reordered: a fresh receiver expects #0
+    with pytest.raises(DecryptError):
+        receiver.open(frames[0])  # replay
+    other = ReceiveCipher(key)
+    other.open(frames[0])
+    other.open(frames[1])
+    forged = Frame(frames[2].version, 0x12, frames[2].body, frames[2].header[:5] + b"\x12")
+    with pytest.raises(DecryptError):
+        other.open(forged)  # kind changed: the header is authenticated
+    assert other.open(frames[2]) == b"m2"

@@ -192,6 +192,16 @@ def _write_atomic(path: Path, data: bytes) -> None:
         os.close(dir_fd)
 
 
+def _restrict_permissions(path: Path) -> None:
+    """Take back read access others were given to the key file (e.g. by a careless copy)."""
+    try:
+        mode = path.stat().st_mode
+        if mode & 0o077:
+            os.chmod(path, 0o600)
+    except OSError as exc:
+        raise IdentityError(f"cannot restrict access to identity file {path}: {exc}") from exc
+
+
 def _encode_file(identity: Identity) -> bytes:
     document = {
         "version": _FILE_VERSION,
@@ -267,6 +277,7 @@ def load_or_create_identity(
     except OSError as exc:
         raise IdentityError(f"cannot read identity file {path}: {exc}") from exc
     identity = _decode_file(path, data)
+    _restrict_permissions(path)
     if nickname is not None and nickname != identity.nickname:
         identity = Identity.from_seed(identity.private_seed(), nickname)
         try:

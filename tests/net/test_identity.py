@@ -190,3 +190,11 @@ def test_identity_file_write_is_atomic_under_failure(
     assert (tmp_path / IDENTITY_FILE).read_bytes() == before
     assert load_or_create_identity(tmp_path).public == original.public
     assert [p.name for p in tmp_path.iterdir()] == [IDENTITY_FILE]
+
+
+def test_loading_takes_back_access_given_to_others(tmp_path: Path) -> None:
+    first = load_or_create_identity(tmp_path, "Ana")
+    path = tmp_path / IDENTITY_FILE
+    path.chmod(0o644)
+    assert load_or_create_identity(tmp_path).public == first.public
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600

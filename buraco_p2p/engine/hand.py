@@ -203,7 +203,11 @@ class HandState:
 
     def deal_reveals(self) -> tuple[RevealRequest, ...]:
         """The reveals the deal needs: each hand privately to its owner, the face-up card to all."""
-        out = [RevealRequest(s, seat) for seat in range(4) for s in self.hands[seat]]
+        out = [
+            RevealRequest(s, seat)
+            for k, seat in enumerate(self.order)
+            for s in self.layout.hands[k]
+        ]
         if self.layout.face_up is not None:
             out.append(RevealRequest(self.layout.face_up, None))
         return tuple(out)
@@ -399,10 +403,12 @@ class HandState:
         seat = self.turn
         where = self.where
         known = self.known
+        n = self.n
+        for s in slots:
+            if not 0 <= s < n or where[s] != seat:
+                raise self._fail(IllegalMoveCode.NOT_HELD, f"slot {s} is not in your hand")
         codes: list[int] = []
         for s in slots:
-            if not 0 <= s < self.n or where[s] != seat:
-                raise self._fail(IllegalMoveCode.NOT_HELD, f"slot {s} is not in your hand")
             c = known[s]
             if c < 0:
                 raise self._fail(IllegalMoveCode.UNKNOWN_CARD, f"slot {s} has not been revealed")

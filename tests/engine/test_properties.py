@@ -1,0 +1,228 @@
+"""Properties over random legal play of whole hands, in every preset."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+from engine_helpers import random_hand
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from buraco_p2p.engine import (
+    AddToMeld,
+    Discard,
+    HandSetup,
+    HandState,
+    IllegalMove,
+    LayDown,
+    LocalTable,
+    PlayerView,
+    RefereeView,
+    legal_moves,
+    random_permutation,
+    score_hand,
+)
+from buraco_p2p.engine.hand import PILE, POT, STOCK, TABLE
+from buraco_p2p.rules import PRESETS, get_preset
+
+PRESET_NAMES = sorted(PRESETS)
+
+
+def _table(preset: str, seed: int) -> tuple[LocalTable, random.Random]:
+    rng = random.Random(seed)
+    rules = get_preset(preset)
+    setup = HandSetup(rules, rng.randrange(4), (rng.randrange(0, 2000, 5), 0), rng.randint(1, 60))
+    return LocalTable.shuffled(setup, rng), rng
+
+
+def _check_accounting(v: HandState) -> None:
+    """Every slot is in exactly one place, and `where` agrees with the places."""
+    places: dict[int, int] = {}
+
+    def put(slots: list[int] | tuple[int, ...], loc: int) -> None:
+        for s in slots:
+            assert s not in places, f"slot {s} is in two places"
+            places[s] = loc
+
+    for seat in range(4):
+        put(v.hands[seat], seat)
+    put(v.stock, STOCK)
+    put(v.pile, PILE)
+    for i, pot in enumerate(v.layout.pots):
+        if v.pot_owner[i] == -1:
+            put(pot, POT + i)
+    for team in (0, 1):
+        for tm in v.melds[team]:
+            put(tm.slots, TABLE + team)
+    assert sorted(places) == list(range(v.n))
+    assert all(v.where[s] == loc for s, loc in places.items())
+    # The faces on the table are the faces of the slots the melds are made of.
+    for team in (0, 1):
+        for tm in v.melds[team]:
+            assert sorted(f.code for f in tm.meld.faces) == sorted(
+                v.known[s] % 52 if v.known[s] < 104 else 52 for s in tm.slots
+            )
+
+
+@pytest.mark.parametrize("preset", PRESET_NAMES)
+@settings(max_examples=4)
+@given(seed=st.integers(0, 2**32))
+def test_every_card_is_accounted_for_in_every_reachable_state(preset: str, seed: int) -> None:
+    t, rng = _table(preset, seed)
+    ref = t.referee
+    _check_accounting(ref)
+    while not ref.ended:
+        moves = legal_moves(t.views[ref.turn])
+        t.push(rng.choice(moves))
+        _check_accounting(ref)
+
+
+@pytest.mark.parametrize("preset", PRESET_NAMES)
+@settings(max_examples=3)
+@given(seed=st.integers(0, 2**32))
+def test_all_views_agree_on_the_public_state_after_every_move(preset: str, seed: int) -> None:
+    t, rng = _table(preset, seed)
+    ref = t.referee
+    while not ref.ended:
+        moves = legal_moves(t.views[ref.turn])
+        melds = [m for m in moves if isinstance(m, LayDown | AddToMeld)]
+        t.push(rng.choice(melds if melds and rng.random() < 0.7 else moves))
+        hashes = {v.state_hash() for v in (ref, *t.views)}
+        assert len(hashes) == 1
+    # Each player view knows exactly its own cards, the public ones, and nothing else.
+    for v in t.views:
+        for s in range(v.n):
+            if v.known[s] >= 0:
+                assert v.known[s] == ref.known[s]
+
+
+@pytest.mark.parametrize("preset", PRESET_NAMES)
+@settings(max_examples=3)
+@given(seed=st.integers(0, 2**32))
+def test_replaying_the_log_on_fresh_views_gives_the_same_state_and_score(
+    preset: str, seed: int
+) -> None:
+    t, rng = _table(preset, seed)
+    log = random_hand(t, rng)
+    ref = t.referee
+    # The log replayed on a fresh referee: same public state, same score.
+    again = RefereeView(ref.setup, ref.known)
+    for m in log:
+        again.push(m)
+    assert again.state_hash() == ref.state_hash()
+    assert score_hand(again) == t.result()
+    # The log replayed on a fresh player view fed only what a session would feed it.
+    for seat in range(4):
+        fresh = PlayerView(ref.setup, seat)
+        for r in ref.deal_reveals():
+            if r.seat is None or r.seat == seat:
+                fresh.reveal(r.slot, ref.known[r.slot], public=r.seat is None)
+        for m in log:
+            for s in fresh.exposed_by(m):
+                fresh.reveal(s, ref.known[s], public=True)
+            for r in fresh.push(m):
+                if r.seat is None or r.seat == seat:
+                    fresh.reveal(r.slot, ref.known[r.slot], public=r.seat is None)
+        assert fresh.state_hash() == ref.state_hash() == t.views[seat].state_hash()
+        assert score_hand(fresh) == t.result()
+
+
+@pytest.mark.parametrize("preset", PRESET_NAMES)
+@settings(max_examples=3)
+@given(seed=st.integers(0, 2**32))
+def test_scores_recomputed_from_the_final_table_equal_the_engines(
+    preset: str, seed: int
+) -> None:
+    t, rng = _table(preset, seed)
+    random_hand(t, rng)
+    ref = t.referee
+    rules = ref.rules
+    pts = rules.face_points
+    r = t.result()
+
+    def face_points(slots: list[int] | tuple[int, ...]) -> int:
+        return sum(pts[ref.known[s] % 52 if ref.known[s] < 104 else 52] for s in slots)
+
+    for team in (0, 1):
+        melded = [s for tm in ref.melds[team] for s in tm.slots]
+        assert r.line(team, "melds") == face_points(melded)
+        bonus = 0
+        for tm in ref.melds[team]:
+            m = tm.meld
+            bonus += rules.buraco_bonus(m.kind, m.size, m.clean)
+        assert r.line(team, "buracos") == bonus
+        went_out = ref.went_out >= 0 and ref.went_out % 2 == team
+        assert r.line(team, "going_out") == (100 if went_out else 0)
+        assert r.line(team, "pot_not_taken") == (0 if ref.team_pot[team] >= 0 else -100)
+        in_hands = [s for seat in (team, team + 2) for s in ref.hands[seat]]
+        # A pot none of whose cards left the taker's hand is unplayed.
+        pot = set(ref.layout.pots[ref.team_pot[team]]) if ref.team_pot[team] >= 0 else set()
+        unplayed = bool(pot) and pot <= set(in_hands)
+        mode = rules.pot_unplayed.value
+        if unplayed and mode == "penalty":
+            in_hands = [s for s in in_hands if s not in pot]
+        penalty = -100 if unplayed and mode in ("penalty", "penalty_and_count") else 0
+        assert r.line(team, "pot_unplayed") == penalty
+        assert r.line(team, "hand_penalty") == -face_points(in_hands)
+        assert r.totals[team] == sum(x.points for x in r.lines[team])
+
+
+@pytest.mark.parametrize("preset", PRESET_NAMES)
+@settings(max_examples=2)
+@given(seed=st.integers(0, 2**32))
+def test_every_generated_move_is_legal(preset: str, seed: int) -> None:
+    t, rng = _table(preset, seed)
+    ref = t.referee
+    while not ref.ended:
+        moves = legal_moves(t.views[ref.turn])
+        assert moves
+        assert legal_moves(ref) == moves  # the referee offers the same moves
+        for m in moves:
+            sim = ref.copy()
+            sim.push(m)  # raises if the generator offered an illegal move
+        t.push(rng.choice(moves))
+
+
+@pytest.mark.parametrize("preset", PRESET_NAMES)
+def test_random_play_hits_no_error_but_illegal_move(preset: str) -> None:
+    rng = random.Random(preset)
+    for _ in range(6):
+        t, _ = _table(preset, rng.randrange(2**32))
+        random_hand(t, rng, meld_bias=rng.random())
+        assert t.ended
+    # Random discards pushed at every point are applied or refused without a trace.
+    t, _ = _table(preset, 1)
+    ref = t.referee
+    while not ref.ended:
+        seat = ref.turn
+        for _ in range(3):
+            junk = Discard(rng.randrange(4), rng.randrange(ref.n))
+            sim = ref.copy()
+            before = sim.state_hash()
+            try:
+                sim.push(junk)
+            except IllegalMove:
+                assert sim.state_hash() == before and sim.moves == ref.moves
+            else:
+                assert junk in legal_moves(ref)
+        t.push(rng.choice(legal_moves(t.views[seat])))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("preset", PRESET_NAMES)
+def test_random_play_soak(preset: str) -> None:
+    rng = random.Random(f"soak-{preset}")
+    for _ in range(300):
+        t, _ = _table(preset, rng.randrange(2**32))
+        random_hand(t, rng, meld_bias=rng.random())
+        assert t.ended
+        assert len({v.state_hash() for v in (t.referee, *t.views)}) == 1
+
+
+def test_random_permutation_uses_the_given_rng() -> None:
+    rules = get_preset("classic")
+    a = random_permutation(rules, random.Random(5))
+    assert a == random_permutation(rules, random.Random(5))
+    assert a != random_permutation(rules, random.Random(6))
+    assert sorted(a) == list(range(108))

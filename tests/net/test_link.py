@@ -340,3 +340,40 @@ async def test_send_cancelled_part_way_retires_the_link() -> None:
         with pytest.raises((LinkClosed, TruncatedFrame)):
             while True:
                 await b.receive()
+
+
+@pytest.mark.slow
+async def test_soak_many_links_many_messages() -> None:
+    """Twenty clients, each sending 2000 messages of random sizes through one server."""
+    host = Identity.generate("host")
+    totals: dict[str, int] = {}
+
+    async def count(link: SecureLink) -> None:
+        n = 0
+        async for message in link:
+            assert message["n"] == n
+            n += 1
+        totals[link.peer_nickname] = n
+
+    server = LinkServer(host, count, room_secret=ROOM, table_id=TABLE)
+    listeners = await trio.open_tcp_listeners(0, host="127.0.0.1")
+    port = listeners[0].socket.getsockname()[1]
+    async with trio.open_nursery() as nursery:
+        await nursery.start(server.serve, listeners)
+
+        async def client(name: str) -> None:
+            me = Identity.generate(name)
+            async with await connect(
+                "127.0.0.1", port, me, room_secret=ROOM, table_id=TABLE
+            ) as link:
+                for n in range(2000):
+                    await link.send({"n": n, "pad": os.urandom(n % 3000)})
+
+        async with trio.open_nursery() as clients:
+            for i in range(20):
+                clients.start_soon(client, f"c{i}")
+        with trio.fail_after(30):
+            while len(totals) < 20:
+                await trio.sleep(0.01)
+        nursery.cancel_scope.cancel()
+    assert totals == {f"c{i}": 2000 for i in range(20)}

@@ -1,0 +1,148 @@
+"""Bots push only moves the generator offers, from their own view, and play by their rules."""
+
+from __future__ import annotations
+
+import pytest
+from bot_helpers import PRESET_NAMES, play_table
+
+from buraco_p2p.bots import Bot, HeuristicBot, RandomBot
+from buraco_p2p.cards import face_of
+from buraco_p2p.engine import (
+    AddToMeld,
+    Discard,
+    EndReason,
+    HandState,
+    LayDown,
+    LocalTable,
+    Move,
+    Phase,
+    legal_moves,
+    team_of,
+)
+from buraco_p2p.rules import get_preset, is_wildcard_face
+
+BOTS: dict[str, type[HeuristicBot] | type[RandomBot]] = {
+    "heuristic": HeuristicBot,
+    "random": RandomBot,
+}
+
+
+def _empties_hand(view: HandState, move: Move) -> bool:
+    n = len(view.hands[view.turn])
+    if isinstance(move, LayDown):
+        return sum(len(m) for m in move.melds) == n
+    if isinstance(move, AddToMeld):
+        return len(move.slots) == n
+    return isinstance(move, Discard) and n == 1
+
+
+def _goes_out(view: HandState, move: Move) -> bool:
+    if not _empties_hand(view, move):
+        return False
+    sim = view.copy()
+    sim.push(move)
+    return sim.end_reason is EndReason.WENT_OUT
+
+
+@pytest.mark.parametrize("preset", PRESET_NAMES)
+@pytest.mark.parametrize("kind", sorted(BOTS))
+def test_bots_push_only_generated_moves_from_their_own_view(preset: str, kind: str) -> None:
+    bots: list[Bot] = [BOTS[kind]() for _ in range(4)]
+    checked = 0
+
+    def watch(table: LocalTable, seat: int, view: HandState, move: Move) -> None:
+        nonlocal checked
+        assert view is table.views[seat] and view.viewer == seat
+        assert move.seat == seat
+        assert move in legal_moves(view)
+        checked += 1
+
+    for seed in range(2):
+        table = play_table(get_preset(preset), bots, seed, watch)
+        assert table.ended
+    assert checked > 50
+
+
+@pytest.mark.parametrize("preset", PRESET_NAMES)
+def test_heuristic_goes_out_whenever_a_legal_move_does(preset: str) -> None:
+    bots: list[Bot] = [HeuristicBot() for _ in range(4)]
+    chances = 0
+
+    def watch(table: LocalTable, seat: int, view: HandState, move: Move) -> None:
+        nonlocal chances
+        if view.phase is Phase.DRAW:
+            return
+        if any(_goes_out(view, m) for m in legal_moves(view)):
+            chances += 1
+            assert _goes_out(view, move), f"{move} does not go out"
+
+    ends = []
+    for seed in range(6):
+        ends.append(play_table(get_preset(preset), bots, seed, watch).referee.end_reason)
+    assert chances == ends.count(EndReason.WENT_OUT)
+
+
+@pytest.mark.parametrize("preset", ["us", "classic", "playingcards"])
+def test_heuristic_never_makes_a_failed_initial_meld(preset: str) -> None:
+    bots: list[Bot] = [HeuristicBot() for _ in range(4)]
+    opened = 0
+    for seed in range(4):
+        ref = play_table(get_preset(preset), bots, seed).referee
+        assert ref.failed == [0, 0]
+        opened += sum(ref.opened)
+    assert opened > 0
+
+
+def _fits_opponents(view: HandState, slot: int) -> bool:
+    code = face_of(view.known[slot]).code
+    opp = view.melds[1 - team_of(view.turn)]
+    return any(view.oracle.try_extend(tm.meld, (code,)) is not None for tm in opp)
+
+
+@pytest.mark.parametrize("preset", PRESET_NAMES)
+def test_heuristic_discards_a_wild_only_when_every_choice_is_wild(preset: str) -> None:
+    bots: list[Bot] = [HeuristicBot() for _ in range(4)]
+    discards = 0
+
+    def watch(table: LocalTable, seat: int, view: HandState, move: Move) -> None:
+        nonlocal discards
+        if not isinstance(move, Discard):
+            return
+        discards += 1
+        if is_wildcard_face(face_of(view.known[move.slot])):
+            options = [m for m in legal_moves(view) if isinstance(m, Discard)]
+            assert all(is_wildcard_face(face_of(view.known[m.slot])) for m in options)
+
+    for seed in range(3):
+        play_table(get_preset(preset), bots, seed, watch)
+    assert discards > 20
+
+
+def _feeding_rate(kind: str, preset: str, seeds: range) -> tuple[float, int]:
+    """Share of a bot's discards (team 0) that an opposing meld could take, when it had a
+    choice that fed nobody."""
+    bots: list[Bot] = [BOTS[kind](), HeuristicBot(), BOTS[kind](), HeuristicBot()]
+    fed = chances = 0
+
+    def watch(table: LocalTable, seat: int, view: HandState, move: Move) -> None:
+        nonlocal fed, chances
+        if seat % 2 or not isinstance(move, Discard):
+            return
+        options = [m.slot for m in legal_moves(view) if isinstance(m, Discard)]
+        if all(_fits_opponents(view, s) for s in options) or not view.melds[1]:
+            return
+        chances += 1
+        fed += _fits_opponents(view, move.slot)
+
+    for seed in seeds:
+        play_table(get_preset(preset), bots, seed, watch)
+    return fed / max(chances, 1), chances
+
+
+@pytest.mark.parametrize("preset", ["us", "italian"])
+def test_heuristic_feeds_opposing_melds_far_less_than_random(preset: str) -> None:
+    heuristic, n_h = _feeding_rate("heuristic", preset, range(4))
+    rand, n_r = _feeding_rate("random", preset, range(4))
+    assert n_h > 20 and n_r > 20
+    assert heuristic < 0.05
+    assert rand > 3 * heuristic

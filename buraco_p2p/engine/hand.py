@@ -340,7 +340,7 @@ class HandState:
 
     def _stock_ran_out(self) -> None:
         if self.params.stock_out_uses_pot:
-            for i in (0, 1):
+            for i in range(len(self.pot_owner)):
                 if self.pot_owner[i] == POT_UNTAKEN:
                     self.pot_owner[i] = POT_IS_STOCK
                     pot = self.layout.pots[i]

@@ -38,7 +38,7 @@ from buraco_p2p.engine.moves import (
     TurnUpFirst,
 )
 from buraco_p2p.engine.params import WILD_CODES
-from buraco_p2p.rules import Meld
+from buraco_p2p.rules import Meld, MeldKind
 
 MAX_PAIRS = 64
 MAX_CHAINS_PER_MELD = 48
@@ -231,6 +231,46 @@ def _lay_downs(view: HandState, seat: int) -> Iterator[LayDown]:
                 return
 
 
+def _may_take(meld: Meld, code: int) -> bool:
+    """A necessary condition for one card to fit a meld: cheap integer tests that spare most
+    of the rules layer's work (which stays the judge)."""
+    rank = 0 if code == 52 else code % 13 + 1
+    if meld.kind is MeldKind.SET:
+        return rank == meld.rank or (rank <= 2 and meld.wild_index is None)
+    suit = code // 13
+    if rank <= 2:
+        if meld.wild_index is None or suit == meld.suit:
+            return True
+        # The run's own deuce standing as its wild may settle at its place for a new wild.
+        wild = meld.faces[meld.wild_index]
+        return wild.rank == 2 and wild.suit == meld.suit
+    if suit != meld.suit:
+        return False
+    start = meld.start
+    end = start + len(meld.faces) - 1
+    if meld.wild_index is None:
+        lo, hi, wpos = start - 1, end + 1, -9
+    else:
+        # A wild standing at an end may move to fill the gap the new card leaves.
+        lo, hi, wpos = start - 2, end + 2, start + meld.wild_index
+    for pos in (1, 14) if rank == 1 else (rank,):
+        if lo <= pos < start or end < pos <= hi or pos == wpos:
+            return True
+    return False
+
+
+def _may_join(meld: Meld, code: int) -> bool:
+    """A necessary condition for a card to be part of a several-card addition."""
+    if code == 52:
+        return True
+    rank = code % 13 + 1
+    if rank == 2:
+        return True
+    if meld.kind is MeldKind.SET:
+        return rank == meld.rank
+    return code // 13 == meld.suit
+
+
 def _additions(view: HandState, seat: int) -> Iterator[AddToMeld]:
     team = team_of(seat)
     table = view.melds[team]
@@ -238,44 +278,47 @@ def _additions(view: HandState, seat: int) -> Iterator[AddToMeld]:
         return
     hand = view.hands[seat]
     n = len(hand)
+    known = view.known
+    hand_codes = [(s, _code(known[s])) for s in hand]
     one_per_code: dict[int, int] = {}
-    for s in hand:
-        one_per_code.setdefault(_code(view.known[s]), s)
+    for s, c in hand_codes:
+        one_per_code.setdefault(c, s)
     oracle = view.oracle
     for i, tm in enumerate(table):
-        grown: list[tuple[tuple[int, ...], Meld]] = []
+        base = tm.meld
+        grown: list[tuple[tuple[int, ...], tuple[int, ...], Meld]] = []
         seen: set[tuple[int, ...]] = set()
         for c, s in one_per_code.items():
-            m = oracle.try_extend(tm.meld, (c,))
+            if not _may_take(base, c):
+                continue
+            m = oracle.try_extend(base, (c,))
             if m is None:
                 continue
-            grown.append(((s,), m))
+            grown.append(((s,), (c,), m))
             seen.add((c,))
         frontier = list(grown)
         while frontier and len(grown) < MAX_CHAINS_PER_MELD:
-            nxt: list[tuple[tuple[int, ...], Meld]] = []
-            for slots, _ in frontier:
-                used = set(slots)
-                base_codes = [_code(view.known[x]) for x in slots]
-                for s in hand:
-                    if s in used:
+            nxt: list[tuple[tuple[int, ...], tuple[int, ...], Meld]] = []
+            for slots, codes, _ in frontier:
+                for s, c in hand_codes:
+                    if s in slots or not _may_join(base, c):
                         continue
-                    key = tuple(sorted([*base_codes, _code(view.known[s])]))
+                    key = tuple(sorted((*codes, c)))
                     if key in seen:
                         continue
                     seen.add(key)
-                    m = oracle.try_extend(tm.meld, key)
+                    m = oracle.try_extend(base, key)
                     if m is not None:
-                        nxt.append(((*slots, s), m))
+                        nxt.append(((*slots, s), key, m))
             grown.extend(nxt)
             frontier = nxt
-        for slots, m in grown[:MAX_CHAINS_PER_MELD]:
+        for slots, _, m in grown[:MAX_CHAINS_PER_MELD]:
             if len(slots) >= n - 1:
                 after = [x.meld for x in table]
                 after[i] = m
                 if not _leaves_ok(view, seat, set(slots), after):
                     continue
-            yield AddToMeld(seat, i, slots)
+            yield AddToMeld(seat, i, tuple(sorted(slots)))
 
 
 def _leaves_ok(view: HandState, seat: int, used: set[int], after: list[Meld]) -> bool:

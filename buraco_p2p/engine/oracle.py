@@ -22,6 +22,9 @@ WILD_END_CHOICES: Final[tuple[End | None, ...]] = (None, End.LOW, End.HIGH)
 _CACHE_LIMIT: Final = 200_000
 
 
+MeldKey = tuple[int, int, tuple[int, ...]]
+
+
 class MeldOracle:
     """Meld evaluation for one rule set, memoised."""
 
@@ -30,11 +33,27 @@ class MeldOracle:
         self.params = Params.of(rules)
         self.rules_digest = rules.digest()
         self._eval: dict[tuple[tuple[int, ...], int], Meld | IllegalMeld] = {}
-        # Keyed by the meld's id (hashing a Meld walks all its faces); each entry keeps the
-        # meld itself, so the id cannot be reused while the entry lives.
-        self._ext: dict[tuple[int, tuple[int, ...], int], tuple[Meld, Meld | IllegalMeld]] = {}
+        # Extensions are keyed by how the meld lies (start, wild index, face codes), so equal
+        # melds of different hands share entries; `_keys` memoises that key per Meld object
+        # (by id; each entry holds the meld, so the id is not reused while it lives).
+        self._ext: dict[tuple[MeldKey, tuple[int, ...], int], Meld | IllegalMeld] = {}
+        self._keys: dict[int, tuple[Meld, MeldKey]] = {}
 
-    def evaluate(self, codes: tuple[int, ...], wild_end: int, fail: Fail) -> Meld:
+    def meld_key(self, meld: Meld) -> MeldKey:
+        hit = self._keys.get(id(meld))
+        if hit is not None and hit[0] is meld:
+            return hit[1]
+        key = (
+            meld.start,
+            -1 if meld.wild_index is None else meld.wild_index,
+            tuple(f.code for f in meld.faces),
+        )
+        if len(self._keys) > _CACHE_LIMIT:
+            self._keys.clear()
+        self._keys[id(meld)] = (meld, key)
+        return key
+
+    def _evaluate_raw(self, codes: tuple[int, ...], wild_end: int) -> Meld | IllegalMeld:
         key = (codes, wild_end)
         r = self._eval.get(key)
         if r is None:
@@ -47,14 +66,11 @@ class MeldOracle:
             if len(self._eval) > _CACHE_LIMIT:
                 self._eval.clear()
             self._eval[key] = r
-        if isinstance(r, IllegalMeld):
-            raise fail(IllegalMoveCode.ILLEGAL_MELD, f"{_text(codes)}: {r.reason}")
         return r
 
-    def extend(self, meld: Meld, codes: tuple[int, ...], wild_end: int, fail: Fail) -> Meld:
-        key = (id(meld), codes, wild_end)
-        hit = self._ext.get(key)
-        r = hit[1] if hit is not None and hit[0] is meld else None
+    def _extend_raw(self, meld: Meld, codes: tuple[int, ...], wild_end: int) -> Meld | IllegalMeld:
+        key = (self.meld_key(meld), codes, wild_end)
+        r = self._ext.get(key)
         if r is None:
             try:
                 r = extend_meld(
@@ -67,7 +83,18 @@ class MeldOracle:
                 r = exc
             if len(self._ext) > _CACHE_LIMIT:
                 self._ext.clear()
-            self._ext[key] = (meld, r)
+            self._ext[key] = r
+        return r
+
+    def evaluate(self, codes: tuple[int, ...], wild_end: int, fail: Fail) -> Meld:
+        """The meld these faces form, or `fail(ILLEGAL_MELD, reason)` raised."""
+        r = self._evaluate_raw(codes, wild_end)
+        if isinstance(r, IllegalMeld):
+            raise fail(IllegalMoveCode.ILLEGAL_MELD, f"{_text(codes)}: {r.reason}")
+        return r
+
+    def extend(self, meld: Meld, codes: tuple[int, ...], wild_end: int, fail: Fail) -> Meld:
+        r = self._extend_raw(meld, codes, wild_end)
         if isinstance(r, IllegalMeld):
             raise fail(
                 IllegalMoveCode.ILLEGAL_MELD, f"adding {_text(codes)} to {meld}: {r.reason}"
@@ -76,22 +103,11 @@ class MeldOracle:
 
     def try_evaluate(self, codes: tuple[int, ...], wild_end: int = 0) -> Meld | None:
         """`evaluate` for probing: None instead of an error (the generator's hot path)."""
-        r = self._eval.get((codes, wild_end))
-        if r is None:
-            try:
-                r = self.evaluate(codes, wild_end, _probe_fail)
-            except IllegalMove:
-                return None
+        r = self._evaluate_raw(codes, wild_end)
         return None if isinstance(r, IllegalMeld) else r
 
     def try_extend(self, meld: Meld, codes: tuple[int, ...], wild_end: int = 0) -> Meld | None:
-        hit = self._ext.get((id(meld), codes, wild_end))
-        r = hit[1] if hit is not None and hit[0] is meld else None
-        if r is None:
-            try:
-                r = self.extend(meld, codes, wild_end, _probe_fail)
-            except IllegalMove:
-                return None
+        r = self._extend_raw(meld, codes, wild_end)
         return None if isinstance(r, IllegalMeld) else r
 
     @staticmethod
@@ -112,13 +128,6 @@ class MeldOracle:
             meld.start,
             -1 if meld.wild_index is None else meld.wild_index,
         ]
-
-
-_PROBE_ERROR: Final = IllegalMove(IllegalMoveCode.ILLEGAL_MELD, "probe")
-
-
-def _probe_fail(code: IllegalMoveCode, message: str) -> IllegalMove:
-    return _PROBE_ERROR
 
 
 def _text(codes: Iterable[int]) -> str:

@@ -226,3 +226,26 @@ def test_random_permutation_uses_the_given_rng() -> None:
     assert a == random_permutation(rules, random.Random(5))
     assert a != random_permutation(rules, random.Random(6))
     assert sorted(a) == list(range(108))
+
+
+@pytest.mark.parametrize("preset", PRESET_NAMES)
+def test_cheap_prefilters_do_not_change_the_generated_moves(
+    preset: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import buraco_p2p.engine.legal as legal
+
+    rng = random.Random(f"prefilter-{preset}")
+    t, _ = _table(preset, rng.randrange(2**32))
+    ref = t.referee
+    states = 0
+    while not ref.ended:
+        fast = legal_moves(ref)
+        with monkeypatch.context() as m:
+            m.setattr(legal, "_may_take", lambda meld, code: True)
+            m.setattr(legal, "_may_join", lambda meld, code: True)
+            slow = legal_moves(ref)
+        assert set(fast) == set(slow)
+        states += 1
+        melds = [x for x in fast if isinstance(x, LayDown | AddToMeld)]
+        t.push(rng.choice(melds if melds and rng.random() < 0.7 else fast))
+    assert states > 20

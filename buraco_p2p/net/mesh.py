@@ -380,7 +380,7 @@ class Mesh:
         return hook is not None and (hook(self.me, other) or hook(other, self.me))
 
     def _set_roster(self, roster: Roster) -> None:
-        if self.roster is not None and roster.version < self.roster.version:
+        if self.roster is not None and roster.version <= self.roster.version:
             return
         self.roster = roster
         my_seat = self._seat(self.me)
@@ -459,6 +459,10 @@ class Mesh:
             for r in resend:
                 await link.send(r.to_wire())
             p.link = link
+            if self.is_host and self.roster is not None:
+                # Seats may have changed since this peer's welcome, while no link was up to
+                # tell it: every (re)established link starts from the current roster.
+                await link.send(roster_message(self.roster))
         run.up = True
         self._emit(PeerUp(p.key, link.peer_nickname, run.relayed))
         if restarted is not None:

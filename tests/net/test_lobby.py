@@ -85,13 +85,14 @@ def test_printable_strips_terminal_controls() -> None:
 
 async def _read_until(proc: trio.Process, buf: list[bytes], needle: bytes, timeout: float) -> bytes:
     assert proc.stdout is not None
-    with trio.fail_after(timeout):
+    with trio.move_on_after(timeout):
         while needle not in b"".join(buf):
             data = await proc.stdout.receive_some(65536)
             if not data:
                 raise AssertionError(f"process ended before {needle!r}: {b''.join(buf)!r}")
             buf.append(data)
-    return b"".join(buf)
+        return b"".join(buf)
+    raise AssertionError(f"no {needle!r} within {timeout} s in: {b''.join(buf).decode()}")
 
 
 async def test_cli_host_and_three_joiners_chat(tmp_path: Path) -> None:
@@ -140,3 +141,20 @@ async def test_cli_host_and_three_joiners_chat(tmp_path: Path) -> None:
             if proc.returncode is None:
                 proc.kill()
                 await proc.wait()
+
+
+def test_cli_join_with_a_mistyped_code_says_why(tmp_path: Path) -> None:
+    import subprocess
+
+    from buraco_p2p.net.invite import Endpoint, Invite
+
+    good = Invite(bytes(16), bytes(16), Identity.generate("x").public.raw,
+                  (Endpoint.parse("127.0.0.1", 9),)).to_text()
+    typo = good[:-3] + ("A" if good[-3] != "A" else "B") + good[-2:]
+    result = subprocess.run(
+        [sys.executable, "-m", "buraco_p2p", "join", typo, "--listen", "127.0.0.1",
+         "--config-dir", str(tmp_path)],
+        capture_output=True, text=True, timeout=30, stdin=subprocess.DEVNULL,
+    )
+    assert result.returncode == 1
+    assert "checksum" in result.stderr

@@ -10,6 +10,29 @@ Slot locations are public from the start (the deal layout is fixed); card identi
 view only through `reveal()` (private: deal, stock draw, pot; public: meld, discard, the face-up
 card, the end-of-hand count). `push()` returns the reveals the session owes the table after a
 move (`RevealRequest`): who must privately learn which slot, or which slots must go public.
+
+How the rules are played where the sources leave room (all presets):
+
+- Initial meld: everything a team lays down to open travels in one `LayDown` move and its card
+  points (not bonuses) must reach the minimum. A `LayDown` under the minimum by a team that has
+  not opened is a *failed attempt*: it is a legal, logged move; its cards are shown to everyone
+  (public) and stay in the hand, and the team's minimum rises by the preset's step for the rest
+  of the hand. `legal_moves` never offers one.
+- A player who empties their hand before their team has a pot takes the next pot at once: its
+  slots join the hand (private reveals to that player). After a melding move they keep playing
+  with it ("in flight"); after a discard the turn passes and they play it on their next turn
+  (a session may hold the private reveal back until then: the player cannot act before).
+- Emptying a hand when the team has its pot is going out, and needs the preset's buraco; a team
+  that may not go out may not empty a hand. So a meld or addition may not leave a player with a
+  single card they could not discard (the only card just taken, a pile top still to be melded,
+  a last card that would empty a hand that may not be emptied, a wild where going out by
+  discarding a wild is forbidden).
+- Fechado "justify": after taking the pile, the next melding move must use the pile's top card
+  and no discard is allowed before; the generator offers the pile only when such a move exists.
+- When the last stock card is drawn, the next untaken pot becomes the stock at once (presets
+  with that rule); with no pot left, or under italian, that turn is the last: the hand ends
+  when it does (a player may still go out during it).
+- The cut bonus goes to the team of the dealer's right-hand opponent, who cuts.
 """
 
 from __future__ import annotations

@@ -16,6 +16,7 @@ from buraco_p2p.engine import (
     LocalTable,
     Move,
     Phase,
+    TakeDiscard,
     legal_moves,
     team_of,
 )
@@ -146,3 +147,29 @@ def test_heuristic_feeds_opposing_melds_far_less_than_random(preset: str) -> Non
     assert n_h > 20 and n_r > 20
     assert heuristic < 0.05
     assert rand > 3 * heuristic
+
+
+@pytest.mark.parametrize("preset", PRESET_NAMES)
+def test_heuristic_takes_the_pile_when_it_can_use_it(preset: str) -> None:
+    """It takes the pile in every preset, and nearly always melds a card of it that turn."""
+    bots: list[Bot] = [HeuristicBot() for _ in range(4)]
+    takes = used = 0
+    taken: set[int] = set()
+
+    def watch(table: LocalTable, seat: int, view: HandState, move: Move) -> None:
+        nonlocal takes, used, taken
+        if isinstance(move, TakeDiscard):
+            takes += 1
+            taken = set(view.pile)
+        elif isinstance(move, LayDown | AddToMeld) and taken:
+            slots = {s for m in move.melds for s in m} if isinstance(move, LayDown) else move.slots
+            if taken.intersection(slots):
+                used += 1
+                taken = set()
+        elif isinstance(move, Discard):
+            taken = set()
+
+    for seed in range(5):
+        play_table(get_preset(preset), bots, seed, watch)
+    assert takes >= 20
+    assert used >= 0.75 * takes

@@ -146,8 +146,12 @@ def _selfplay(args: argparse.Namespace) -> int:
         return _usage("selfplay", exc)
     out = sys.stdout
     if args.json:
-        records = [play_match(rules, bots, match_rng(args.seed, k)) for k in _range(args)]
-        json.dump(selfplay_document(rules, args.seed, bots, records), out, indent=1)
+        # Keep only each match's summary document, not its move logs.
+        docs = [
+            match_document(k, play_match(rules, bots, match_rng(args.seed, k)))
+            for k in _range(args)
+        ]
+        json.dump(selfplay_document(rules, args.seed, bots, docs), out, indent=1)
         out.write("\n")
         return 0
     out.write(f"selfplay: rules {_rules_text(rules)}, seed {args.seed}, {_bots_text(bots)}\n")
@@ -291,24 +295,21 @@ def match_document(index: int, record: MatchRecord) -> dict[str, Any]:
 
 
 def selfplay_document(
-    rules: RuleSet, seed: int, bots: Sequence[Bot], records: Sequence[MatchRecord]
+    rules: RuleSet, seed: int, bots: Sequence[Bot], matches: Sequence[dict[str, Any]]
 ) -> dict[str, Any]:
-    """The `--json` output: every hand's lines and every match's result, and a summary."""
-    wins = [0, 0]
-    for rec in records:
-        if rec.winner is not None:
-            wins[rec.winner] += 1
-    base = get_preset(rules.name)
+    """The `--json` output: every hand's lines and every match's result (`match_document`),
+    and a summary."""
+    winners = [m["winner"] for m in matches]
     return {
         "rules": rules.name,
-        "overrides": {k: v[1] for k, v in _plain_changes(rules, base).items()},
+        "overrides": {k: v[1] for k, v in _plain_changes(rules, get_preset(rules.name)).items()},
         "seed": seed,
         "bots": [b.name for b in bots],
-        "matches": [match_document(i + 1, r) for i, r in enumerate(records)],
+        "matches": list(matches),
         "summary": {
-            "matches": len(records),
-            "wins": wins,
-            "unfinished": sum(1 for r in records if r.winner is None),
+            "matches": len(matches),
+            "wins": [winners.count(0), winners.count(1)],
+            "unfinished": winners.count(None),
         },
     }
 

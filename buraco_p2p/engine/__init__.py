@@ -14,7 +14,9 @@ every view after the same log.
 Public API:
 
 - state: `HandSetup`, `HandState` (alias `Hand`), `PlayerView`, `RefereeView`, `Phase`,
-  `EndReason`, `RevealRequest`, `TableMeld`, `team_of`
+  `EndReason`, `TableMeld`, `team_of`; `view.copy()`, `view.sample_referee(rng)` (a referee
+  consistent with what the view knows, for simulations)
+- reveals: `Reveal` (+ `reveal_from_wire`), `view.reveal()`/`view.apply()`, `RevealRequest`
 - moves: `DrawStock`, `TakeDiscard`, `TurnUpFirst`, `LayDown`, `AddToMeld`, `Discard`, `Move`,
   `move_from_wire`
 - errors: `IllegalMove`, `IllegalMoveCode`, `RevealError`
@@ -58,8 +60,10 @@ from buraco_p2p.engine.hand import (
     Phase,
     PlayerView,
     RefereeView,
+    Reveal,
     RevealRequest,
     TableMeld,
+    reveal_from_wire,
     team_of,
 )
 from buraco_p2p.engine.layout import DealLayout, deal_layout, play_order
@@ -100,6 +104,7 @@ __all__ = [
     "Phase",
     "PlayerView",
     "RefereeView",
+    "Reveal",
     "RevealError",
     "RevealRequest",
     "ScoreLine",
@@ -113,6 +118,7 @@ __all__ = [
     "play_order",
     "random_permutation",
     "referee_deal",
+    "reveal_from_wire",
     "score_hand",
     "team_of",
 ]

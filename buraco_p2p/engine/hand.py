@@ -38,6 +38,7 @@ How the rules are played where the sources leave room (all presets):
 from __future__ import annotations
 
 import hashlib
+import random
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from enum import Enum
@@ -109,6 +110,33 @@ class RevealRequest:
 
     slot: int
     seat: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class Reveal:
+    """A card identity handed to a view: `slot` holds `card_id`, privately or publicly.
+
+    The session builds these from checked decryption shares; wire form `[slot, card_id, 0|1]`.
+    """
+
+    slot: int
+    card_id: int
+    public: bool = False
+
+    def to_wire(self) -> list[int]:
+        return [self.slot, self.card_id, 1 if self.public else 0]
+
+
+def reveal_from_wire(obj: object) -> Reveal:
+    """Decode a reveal's wire form; garbage raises `RevealError`."""
+    if not isinstance(obj, list | tuple) or len(obj) != 3:
+        raise RevealError("a reveal is a list [slot, card_id, public]")
+    slot, card, pub = obj
+    if type(slot) is not int or type(card) is not int or pub not in (0, 1) or type(pub) is not int:
+        raise RevealError(f"bad reveal {obj!r}: expected three integers, the last 0 or 1")
+    if not 0 <= slot < 108 or not 0 <= card < 108:
+        raise RevealError(f"bad reveal {obj!r}: slot and card id must be 0..107")
+    return Reveal(slot, card, bool(pub))
 
 
 @dataclass(frozen=True, slots=True)
@@ -308,6 +336,25 @@ class HandState:
         if public:
             self.public.add(slot)
             self.awaiting_public.discard(slot)
+
+    def apply(self, reveal: Reveal) -> None:
+        """`reveal()` for a `Reveal` value."""
+        self.reveal(reveal.slot, reveal.card_id, reveal.public)
+
+    def sample_referee(self, rng: random.Random) -> RefereeView:
+        """A referee view consistent with all this view knows, the cards it has not seen dealt
+        at random (from `rng`) to the slots it cannot see: for a bot's simulations."""
+        new = self.copy()
+        unseen = [c for c in range(self.n) if c not in self.slot_of]
+        rng.shuffle(unseen)
+        fill = iter(unseen)
+        known = [c if c >= 0 else next(fill) for c in self.known]
+        new.known = known
+        new.slot_of = {c: s for s, c in enumerate(known)}
+        new.viewer = None
+        new.__class__ = RefereeView
+        assert isinstance(new, RefereeView)
+        return new
 
     # ------------------------------------------------------------------ moves
 

@@ -5,9 +5,9 @@ discards are complete. Melds cannot be enumerated completely (the number of subs
 is exponential), so the generator returns a useful set:
 
 - new runs, per suit: every window of consecutive naturals of length >= 3 (so every maximal
-  run and every sub-run), every window of >= 2 naturals with one wild at the preset's default
-  end, and every window with exactly one inner gap filled by a wild; wild candidates are one
-  deuce and one joker from the hand;
+  run and every sub-run), every window of >= 2 naturals with one wild at the high end (and at
+  the low end too where the preset lets the player choose), and every window with exactly one
+  inner gap filled by a wild; wild candidates are one deuce and one joker from the hand;
 - new sets (where the preset has them and the team has no set of that rank yet): the first
   3..k naturals of each rank, and 2..k naturals plus one wild;
 - a team that has not opened yet gets each candidate meld that reaches its minimum alone, and
@@ -38,7 +38,7 @@ from buraco_p2p.engine.moves import (
     TurnUpFirst,
 )
 from buraco_p2p.engine.params import WILD_CODES
-from buraco_p2p.rules import Meld, MeldKind
+from buraco_p2p.rules import Meld, MeldKind, WildEnd
 
 MAX_PAIRS = 64
 MAX_CHAINS_PER_MELD = 48
@@ -174,10 +174,15 @@ def _candidate_slots(
                     yield (*nat[:k], w)
 
 
+LOW_END = 1
+
+
 def _evaluated(
-    view: HandState, codes: dict[int, int], skip_set_ranks: set[int]
+    view: HandState, codes: dict[int, int], skip_set_ranks: set[int], low_end: set[int]
 ) -> list[tuple[tuple[int, ...], Meld]]:
+    """Candidate melds that the rules accept; ids of low-end variants go into `low_end`."""
     oracle = view.oracle
+    low_ok = view.rules.wild_end is WildEnd.EITHER
     out = []
     seen: set[tuple[int, ...]] = set()
     for slots in _candidate_slots(codes, view.rules.set_ranks, skip_set_ranks):
@@ -188,6 +193,12 @@ def _evaluated(
         meld = oracle.try_evaluate(key)
         if meld is not None:
             out.append((slots, meld))
+            if low_ok and meld.wild_index == len(meld.faces) - 1 and meld.kind is MeldKind.RUN:
+                # The same run with its wild at the low end, where the player may choose.
+                low = oracle.try_evaluate(key, LOW_END)
+                if low is not None and low.start != meld.start:
+                    out.append((slots, low))
+                    low_end.add(id(low))
     return out
 
 
@@ -196,8 +207,13 @@ def _lay_downs(view: HandState, seat: int) -> Iterator[LayDown]:
     hand = view.hands[seat]
     codes = {s: _code(view.known[s]) for s in hand}
     skip = view.set_ranks[team] if view.params.one_set_per_rank else set()
-    cands = _evaluated(view, codes, skip)
+    low_end: set[int] = set()
+    cands = _evaluated(view, codes, skip, low_end)
     table = [tm.meld for tm in view.melds[team]]
+
+    def lay(*melds: tuple[tuple[int, ...], Meld]) -> LayDown:
+        ends = tuple(LOW_END if id(m) in low_end else 0 for _, m in melds)
+        return LayDown(seat, tuple(s for s, _ in melds), ends if any(ends) else ())
 
     def ok(melds: list[tuple[tuple[int, ...], Meld]]) -> bool:
         used = {s for slots, _ in melds for s in slots}
@@ -206,14 +222,14 @@ def _lay_downs(view: HandState, seat: int) -> Iterator[LayDown]:
     if view.opened[team]:
         for slots, meld in cands:
             if ok([(slots, meld)]):
-                yield LayDown(seat, (slots,))
+                yield lay((slots, meld))
         return
     need = view.initial_minimum(team)
     small = []
     for slots, meld in cands:
         if meld.card_points >= need:
             if ok([(slots, meld)]):
-                yield LayDown(seat, (slots,))
+                yield lay((slots, meld))
         else:
             small.append((slots, meld))
     pairs = 0
@@ -225,7 +241,7 @@ def _lay_downs(view: HandState, seat: int) -> Iterator[LayDown]:
                 continue
             if not ok([(s1, m1), (s2, m2)]):
                 continue
-            yield LayDown(seat, (s1, s2))
+            yield lay((s1, m1), (s2, m2))
             pairs += 1
             if pairs >= MAX_PAIRS:
                 return

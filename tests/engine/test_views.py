@@ -1,0 +1,101 @@
+"""Views, reveals and the wild-end choice carried by moves."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+from engine_helpers import draw, lay, slots_of, table_for
+
+from buraco_p2p.engine import (
+    HandSetup,
+    IllegalMove,
+    IllegalMoveCode,
+    LayDown,
+    PlayerView,
+    RefereeView,
+    Reveal,
+    RevealError,
+    legal_moves,
+    reveal_from_wire,
+)
+from buraco_p2p.rules import get_preset
+
+
+def test_reveal_wire_round_trip_and_garbage() -> None:
+    for r in (Reveal(3, 17), Reveal(107, 0, True)):
+        assert reveal_from_wire(r.to_wire()) == r
+    for bad in (None, [1, 2], [1, 2, 3], [1, 2, True], [-1, 2, 0], [1, 108, 0], [1.0, 2, 0]):
+        with pytest.raises(RevealError):
+            reveal_from_wire(bad)
+
+
+def test_apply_reveal_is_reveal() -> None:
+    t = table_for("us")
+    view = PlayerView(t.referee.setup, 2)
+    slot = t.referee.hands[2][0]
+    view.apply(Reveal(slot, t.referee.known[slot]))
+    assert view.card(slot) == t.referee.known[slot]
+    assert slot not in view.public
+
+
+def test_a_player_view_knows_nothing_it_was_not_told() -> None:
+    view = PlayerView(HandSetup(get_preset("us"), 0), 1)
+    assert all(view.card(s) is None for s in range(104))
+    assert view.state_hash() == RefereeView(HandSetup(get_preset("us"), 0), range(104)).state_hash()
+
+
+def test_sample_referee_agrees_with_everything_the_view_knows() -> None:
+    t = table_for("classic", face_up="9D", hands={1: "KS KH KD AS AH AD 9C"})
+    draw(t)
+    lay(t, 1, "KS KH KD", "AS AH AD")
+    view = t.views[2]
+    sim = view.sample_referee(random.Random(1))
+    assert isinstance(sim, RefereeView) and sim.viewer is None
+    assert sorted(sim.known) == list(range(108))
+    for s in range(108):
+        if view.card(s) is not None:
+            assert sim.known[s] == view.known[s]
+    assert sim.state_hash() == view.state_hash()
+    other = view.sample_referee(random.Random(2))
+    assert other.known != sim.known
+    # The simulation plays on without touching the view.
+    before = view.state_hash()
+    sim.push(legal_moves(sim)[0])
+    assert view.state_hash() == before
+
+
+def test_wild_at_the_low_end_when_the_player_asks() -> None:
+    t = table_for("classic", face_up="9D", hands={1: "7S 8S 9S JK 5C 5D AS AH AD"})
+    draw(t)
+    run = slots_of(t.referee, 1, "7S 8S 9S JK")
+    aces = slots_of(t.referee, 1, "AS AH AD")
+    t.push(LayDown(1, (run, aces), (1, 0)))
+    m = t.referee.melds[1][0].meld
+    assert m.start == 6 and m.wild_index == 0  # JK stands for the 6
+    assert len({v.state_hash() for v in t.views}) == 1
+
+
+def test_italian_wild_may_not_take_the_low_end() -> None:
+    t = table_for("italian", face_up="9D", hands={3: "7S 8S JK 5C"})
+    draw(t)
+    run = slots_of(t.referee, 3, "7S 8S JK")
+    with pytest.raises(IllegalMove) as e:
+        t.push(LayDown(3, (run,), (1,)))
+    assert e.value.code is IllegalMoveCode.ILLEGAL_MELD
+    t.push(LayDown(3, (run,)))
+    assert t.referee.melds[1][0].meld.start == 7  # 7-8-W is 7-8-9
+
+
+def test_generator_offers_both_ends_only_where_the_player_may_choose() -> None:
+    hand = "7S 8S 9S JK KH KD KC AS AH AD 4C"
+    for preset, expect_low in (("classic", True), ("italian", False)):
+        seat = 1 if preset == "classic" else 3
+        t = table_for(preset, face_up="9D", hands={seat: hand})
+        draw(t)
+        lows = [
+            m for m in legal_moves(t.views[seat]) if isinstance(m, LayDown) and any(m.wild_ends)
+        ]
+        assert bool(lows) == expect_low
+        for m in lows:
+            t.referee.copy().push(m)

@@ -514,7 +514,7 @@ class HandState:
             return "your last card would be the pile's top card, which you must meld"
         outcome = self.emptying_outcome(seat, melds_after)
         if outcome < 0:
-            return "you must keep a card you may discard: your team may not empty a hand yet"
+            return "you must keep a card you may discard: " + self._why_not_empty(seat)
         c = self.known[slot]
         if (
             outcome == GO_OUT
@@ -541,14 +541,14 @@ class HandState:
         outcome = self.emptying_outcome(seat, melds_after)
         if outcome >= 0:
             return outcome
+        raise self._fail(IllegalMoveCode.CANNOT_EMPTY_HAND, self._why_not_empty(seat))
+
+    def _why_not_empty(self, seat: int) -> str:
         p = self.params
-        team = team_of(seat)
-        if self.team_pot[team] < 0 and p.going_out_needs_pot:
-            why = "no pot is left for your team, so you may not empty your hand"
-        else:
-            kind = "clean buraco" if p.need_clean_buraco else "buraco"
-            why = f"your team needs a {kind} before you may empty your hand"
-        raise self._fail(IllegalMoveCode.CANNOT_EMPTY_HAND, why)
+        if self.team_pot[team_of(seat)] < 0 and p.going_out_needs_pot:
+            return "no pot is left for your team, so you may not empty your hand"
+        kind = "clean buraco" if p.need_clean_buraco else "buraco"
+        return f"your team needs a {kind} before you may empty your hand"
 
     def _remove_from_hand(self, seat: int, slots: Iterable[int], dest: int) -> None:
         hand = self.hands[seat]

@@ -679,3 +679,46 @@ def ref_exposed(t: LocalTable, move: Move) -> tuple[int, ...]:
     if isinstance(move, Discard):
         return (move.slot,)
     return ()
+
+
+@pytest.mark.parametrize("preset", ["us", "classic"])
+def test_us_and_classic_need_a_clean_buraco_to_empty_a_hand_after_the_pot(preset: str) -> None:
+    rules = get_preset(preset).with_overrides({"hand_size": 4})
+    t = table_for(
+        rules,
+        face_up="9D" if preset == "classic" else None,
+        hands={1: "AS AH AD AC"},
+        stock="AH",
+        pots=("3S 4S 5S 6S 7S 8S 2H JH JH JC 4D", ""),
+    )
+    draw(t)
+    lay(t, 1, "AS AH AD AC AH")  # 75 points: opens, empties the hand, takes the pot
+    ref = t.referee
+    assert ref.team_pot[1] == 0 and ref.turn == 1
+    lay(t, 1, "3S 4S 5S 6S 7S 8S 2H")  # a dirty buraco only
+    with pytest.raises(IllegalMove) as e:
+        lay(t, 1, "JH JH JC")  # would leave 4D, which could not be discarded
+    assert e.value.code is IllegalMoveCode.CANNOT_EMPTY_HAND
+    with pytest.raises(IllegalMove) as e:
+        add(t, 1, 0, "JH")  # not a run card anyway
+    discard(t, 1, "4D")
+    assert not ref.ended and len(ref.hands[1]) == 3
+
+
+def test_no_pot_left_for_a_team_means_it_may_not_empty_a_hand() -> None:
+    rules = get_preset("fechado").with_overrides({"hand_size": 3})
+    t = table_for(rules, hands={1: "7H 8H 9H", 2: "5S 5H 5D"})
+    ref = t.referee
+    draw(t)
+    lay(t, 1, "7H 8H 9H")
+    t.push(Discard(1, ref.hands[1][0]))  # empties the hand: team 1 takes the first pot
+    assert ref.pot_owner == [1, -1]
+    _draw_and_discard_until(t, lambda: ref.pot_owner[1] == 2 and ref.turn == 2)
+    assert not ref.ended and ref.team_pot[0] == -1  # the second pot became the stock
+    draw(t)
+    with pytest.raises(IllegalMove) as e:
+        lay(t, 2, "5S 5H 5D")  # would leave one card that could not be discarded
+    assert e.value.code is IllegalMoveCode.CANNOT_EMPTY_HAND
+    assert "no pot" in e.value.message
+    assert all(len(ref.hands[2]) - sum(len(x) for x in m.melds) >= 2
+               for m in legal_moves(t.views[2]) if isinstance(m, LayDown))

@@ -926,17 +926,24 @@ async def host_table(
     config: MeshConfig | None = None,
     table_id: bytes | None = None,
     room_secret: bytes | None = None,
+    roster: Roster | None = None,
+    state: MeshState | None = None,
 ) -> AsyncIterator[Mesh]:
-    """Create a table, listen for joiners, and yield the host's mesh (seat 0)."""
+    """Create a table, listen for joiners, and yield the host's mesh (seat 0).
+
+    A host that restarts passes its table id, room secret, last `roster` and saved `state`
+    (and listens on the same port, so the invite stays valid): the seated peers then
+    reconnect on their own and delivery resumes where it stopped.
+    """
     table_id = table_id if table_id is not None else secrets.token_bytes(16)
     room_secret = room_secret if room_secret is not None else secrets.token_bytes(16)
     async with _mesh_scope(
-        identity, table_id, room_secret, config=config, state=None, is_host=True
+        identity, table_id, room_secret, config=config, state=state, is_host=True
     ) as (mesh, nursery):
         bound = await nursery.start(mesh._serve, listen_host, port)
         mesh.advertised = advertise or local_endpoints(bound, listen_host)
         me = Member(0, identity.public, identity.nickname, mesh.advertised)
-        mesh._table = HostTable(table_id, me)
+        mesh._table = HostTable(table_id, me, restore=roster)
         mesh._approve = approve
         mesh._set_roster(mesh._table.roster)
         yield mesh

@@ -222,10 +222,16 @@ class Admission:
 class HostTable:
     """The host's seating state. Approval itself (a human prompt) happens outside."""
 
-    def __init__(self, table_id: bytes, host: Member) -> None:
+    def __init__(self, table_id: bytes, host: Member, restore: Roster | None = None) -> None:
+        """A new table, or with `restore` the saved roster of a host that restarted."""
         if host.seat != 0:
             raise ValueError("the host sits in seat 0")
-        self.roster = Roster(table_id, 0, (host,))
+        if restore is None:
+            self.roster = Roster(table_id, 0, (host,))
+            return
+        if restore.table_id != table_id or restore.host.key != host.key:
+            raise TableError("the saved roster belongs to another table or host")
+        self.roster = Roster(table_id, restore.version + 1, (host, *restore.members[1:]))
 
     def classify(self, key: PeerKey) -> str:
         """'member' (returning, no approval needed), 'full', or 'new' (ask the host)."""

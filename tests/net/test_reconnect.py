@@ -175,6 +175,8 @@ def test_liveness() -> None:
 
 # -- live: real links on loopback ---------------------------------------------------------
 
+from functools import partial  # noqa: E402
+
 import trio  # noqa: E402
 from mesh_helpers import FAST, assert_quiet, collect, table_of_four  # noqa: E402
 
@@ -424,3 +426,61 @@ async def test_soak_random_link_cuts_while_everyone_broadcasts() -> None:
         for r, got in enumerate(results):
             for s in set(range(4)) - {r}:
                 assert [msg[1] for key, msg in got if key == keys[s]] == list(range(per_sender))
+
+
+async def test_host_killed_and_restarted_on_its_port_gets_the_table_back() -> None:
+    import socket
+
+    probe = socket.socket()
+    probe.bind(("127.0.0.1", 0))
+    port = probe.getsockname()[1]
+    probe.close()
+    ids = [Identity.generate(n) for n in ("ana", "bia", "caio", "duda")]
+    table_id, room_secret = b"T" * 16, b"S" * 16
+    host_scope = trio.CancelScope()
+    reached_end = False
+
+    async def run_host(task_status: trio.TaskStatus[Mesh], **restore: object) -> None:
+        with host_scope:
+            async with host_table(
+                ids[0], port=port, config=FAST, table_id=table_id, room_secret=room_secret,
+                **restore,  # type: ignore[arg-type]
+            ) as host:
+                task_status.started(host)
+                await trio.sleep_forever()
+
+    async with trio.open_nursery() as nursery:
+        host: Mesh = await nursery.start(run_host)
+        invite = host.invite
+        async with (
+            join_table(ids[1], invite, config=FAST) as b,
+            join_table(ids[2], invite, config=FAST) as c,
+            join_table(ids[3], invite, config=FAST) as d,
+        ):
+            with trio.fail_after(10):
+                for m in (host, b, c, d):
+                    await m.wait_all_up()
+            saved_roster, saved_state = host.roster, host.snapshot()
+            host_scope.cancel()
+            for m in (b, c, d):
+                await wait_down(m, ids[0].public)
+            # The joiners keep playing among themselves, and write to the absent host.
+            await b.send(c.me, "still here")
+            assert await collect(c, 1) == [(b.me, "still here")]
+            for j, m in enumerate((b, c, d)):
+                await m.send(ids[0].public, ["while away", j])
+            host_scope = trio.CancelScope()
+            host2: Mesh = await nursery.start(
+                partial(run_host, roster=saved_roster, state=saved_state)
+            )
+            with trio.fail_after(10):
+                for m in (host2, b, c, d):
+                    await m.wait_all_up()
+            got = await collect(host2, 3)
+            assert sorted(msg[1] for _, msg in got) == [0, 1, 2]
+            await assert_quiet(host2)
+            assert host2.roster is not None
+            assert host2.roster.seat_keys() == tuple(i.public for i in ids)
+            reached_end = True
+        nursery.cancel_scope.cancel()
+    assert reached_end

@@ -8,6 +8,8 @@ import pytest
 from engine_helpers import draw, lay, slots_of, table_for
 
 from buraco_p2p.engine import (
+    Discard,
+    DrawStock,
     HandSetup,
     IllegalMove,
     IllegalMoveCode,
@@ -16,6 +18,9 @@ from buraco_p2p.engine import (
     RefereeView,
     Reveal,
     RevealError,
+    RevealRequest,
+    TakeDiscard,
+    TurnUpFirst,
     legal_moves,
     reveal_from_wire,
 )
@@ -99,3 +104,21 @@ def test_generator_offers_both_ends_only_where_the_player_may_choose() -> None:
         assert bool(lows) == expect_low
         for m in lows:
             t.referee.copy().push(m)
+
+
+def test_each_move_asks_for_the_reveals_a_session_owes() -> None:
+    rules = get_preset("us")
+    ref = RefereeView(HandSetup(rules, 0), list(range(104)))
+    deal = ref.deal_reveals()
+    assert len(deal) == 44 and all(r.seat is not None for r in deal)
+    assert {r.slot for r in deal if r.seat == 1} == set(ref.hands[1])
+    top = ref.stock[-1]
+    assert ref.push(DrawStock(1)) == (RevealRequest(top, 1),)
+    nxt = ref.stock[-1]
+    assert ref.exposed_by(TurnUpFirst(1)) == (top,)
+    assert ref.push(TurnUpFirst(1)) == (RevealRequest(nxt, 1),)
+    assert ref.push(Discard(1, nxt)) == ()
+    assert ref.push(TakeDiscard(2)) == ()  # the pile is public already
+    classic = RefereeView(HandSetup(get_preset("classic"), 0), list(range(108)))
+    face_up = classic.layout.face_up
+    assert face_up is not None and RevealRequest(face_up, None) in classic.deal_reveals()

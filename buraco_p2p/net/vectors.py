@@ -1,0 +1,824 @@
+"""Deterministic test vectors for the network layer, written to protocol/vectors/*.json.
+
+A second implementation of docs/protocol.md section 2 checks itself against these files: the
+codec's canonical bytes and its refusals (2.1), a whole handshake with every intermediate value
+(2.2, 2.3), sealed frames in both directions and frames that must be refused (2.4), and an
+invite code in its binary and text forms (2.5). Every input comes from fixed seeds, so
+regenerating gives the same bytes; the wire bytes and keys come from the package's own code,
+and the intermediate values the package keeps to itself are recomputed here and checked
+against them before anything is written.
+
+    python -m buraco_p2p.net.vectors           # check the files, exit 1 on any difference
+    python -m buraco_p2p.net.vectors --write   # rewrite them
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import ipaddress
+import struct
+import sys
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Final
+
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric.x25519 import X25519PrivateKey, X25519PublicKey
+from cryptography.hazmat.primitives.ciphers.aead import ChaCha20Poly1305
+from cryptography.hazmat.primitives.kdf.hkdf import HKDF
+
+from buraco_p2p import codec
+from buraco_p2p.crypto.group import DeterministicRandomSource
+from buraco_p2p.crypto.vectors import VECTOR_DIR, render
+from buraco_p2p.net.framing import (
+    DEFAULT_MAX_FRAME,
+    HEADER_LEN,
+    KIND_CLOSE,
+    KIND_DATA,
+    KIND_READY,
+    Frame,
+    FrameReader,
+    SendCipher,
+    frame_header,
+)
+from buraco_p2p.net.handshake import (
+    HS_KEYS_INFO,
+    PROLOGUE_LABEL,
+    TRAFFIC_KEYS_INFO,
+    HandshakeResult,
+    InitiatorHandshake,
+    ResponderHandshake,
+    version_alert,
+)
+from buraco_p2p.net.identity import Identity
+from buraco_p2p.net.invite import Endpoint, Invite, InviteChecksumError
+
+__all__ = [
+    "FILES",
+    "VECTOR_DIR",
+    "check",
+    "codec_vector",
+    "expand_pieces",
+    "frames_vector",
+    "generate",
+    "handshake_vector",
+    "invite_vector",
+    "main",
+    "render",
+    "typed",
+    "untyped",
+    "write",
+]
+
+FILES: Final = ("codec.json", "handshake.json", "frames.json", "invite.json")
+
+Vector = dict[str, object]
+
+HANDSHAKE_SEED: Final = b"buraco-p2p/vectors/handshake"
+INITIATOR_NICK: Final = "Jo\u00e3o"  # 4 code points, 5 UTF-8 bytes: lengths are in bytes
+RESPONDER_NICK: Final = "Bia"
+
+_KIND_NAMES: Final = {KIND_READY: "READY", KIND_DATA: "DATA", KIND_CLOSE: "CLOSE"}
+
+
+# --- the typed value notation (JSON cannot tell str from bin, nor hold every 64-bit int) -----
+
+
+def typed(value: Any) -> object:
+    """`value` in the vector files' notation: one-key objects naming the codec type.
+
+    Ints are decimal strings so that readers whose JSON numbers are doubles lose nothing; a map
+    is a list of [key, value] pairs in the order given to the encoder (not necessarily the
+    canonical order, which is the encoder's job).
+    """
+    if value is None:
+        return {"nil": None}
+    if isinstance(value, bool):
+        return {"bool": value}
+    if isinstance(value, int):
+        return {"int": str(value)}
+    if isinstance(value, str):
+        return {"str": value}
+    if isinstance(value, bytes):
+        return {"bin": value.hex()}
+    if isinstance(value, list | tuple):
+        return {"array": [typed(item) for item in value]}
+    if isinstance(value, Mapping):
+        return {"map": [[typed(k), typed(v)] for k, v in value.items()]}
+    raise TypeError(f"no vector notation for {type(value).__name__}")
+
+
+def untyped(node: Any) -> Any:
+    """The Python value of a `typed` node (maps become dicts, keeping the listed order)."""
+    if not isinstance(node, dict) or len(node) != 1:
+        raise ValueError(f"not a typed value: {node!r}")
+    ((kind, content),) = node.items()
+    if kind == "nil":
+        return None
+    if kind == "bool":
+        return bool(content)
+    if kind == "int":
+        return int(content)
+    if kind == "str":
+        return str(content)
+    if kind == "bin":
+        return bytes.fromhex(content)
+    if kind == "array":
+        return [untyped(item) for item in content]
+    if kind == "map":
+        return {untyped(k): untyped(v) for k, v in content}
+    raise ValueError(f"unknown type {kind!r} in a typed value")
+
+
+# --- 2.1 codec ------------------------------------------------------------------------------
+
+
+def _nested_arrays(depth: int) -> Any:
+    """`depth - 1` arrays around the int 0: a value of exactly `depth` levels."""
+    value: Any = 0
+    for _ in range(depth - 1):
+        value = [value]
+    return value
+
+
+def _canonical_values() -> list[tuple[str, Any]]:
+    ints = [
+        0, 1, 127, 128, 255, 256, 65535, 65536, 2**32 - 1, 2**32, 2**64 - 1,
+        -1, -32, -33, -128, -129, -32768, -32769, -(2**31), -(2**31) - 1, -(2**63),
+    ]  # fmt: skip
+    values: list[tuple[str, Any]] = [
+        ("nil", None),
+        ("true", True),
+        ("false", False),
+    ]
+    values += [(f"int {n}", n) for n in ints]
+    values += [
+        ("empty str", ""),
+        ("ascii str", "buraco"),
+        ("utf-8 str (byte length, not code points)", "ol\u00e1, Jo\u00e3o!"),
+        ("str of 31 bytes (largest fixstr)", "x" * 31),
+        ("str of 32 bytes (str8)", "x" * 32),
+        ("str of 256 bytes (str16)", "y" * 256),
+        ("empty bin", b""),
+        ("bin", bytes([0, 1, 0xFF])),
+        ("bin of 256 bytes (bin16)", bytes(range(256))),
+        ("empty array", []),
+        ("mixed array", [1, "a", None, b"\x00", False]),
+        ("array of 15 (largest fixarray)", list(range(15))),
+        ("array of 16 (array16)", list(range(16))),
+        ("nested arrays", [[], [[]], [1, [2, [3]]]]),
+        ("depth 32 (the limit)", _nested_arrays(32)),
+        ("empty map", {}),
+        ("map given out of order", {"b": 1, "a": 2}),
+        (
+            "map keys sorted by their encoding, not by value or text",
+            {"b": 0, -1: 0, "aa": 0, 200: 0, "": 0, 1: 0, "a": 0},
+        ),
+        ("map of 16 entries (map16)", {f"k{i:02d}": i for i in range(15, -1, -1)}),
+        (
+            "a join request (section 2.6)",
+            ["join", {"addrs": [["192.0.2.10", 40404], ["2001:db8::1", 40404]]}],
+        ),
+        (
+            "nested map with bin values",
+            {"table": bytes(range(16)), "version": 3, "members": [{"seat": 0, "nick": "Bia"}]},
+        ),
+    ]
+    return values
+
+
+@dataclass(frozen=True)
+class _Refusal:
+    name: str
+    data: bytes
+    reason: str
+    lenient_value: Any = None
+    canonical_only: bool = False
+
+
+def _noncanonical(name: str, hexdata: str, reason: str, value: Any) -> _Refusal:
+    return _Refusal(name, bytes.fromhex(hexdata), reason, value, canonical_only=True)
+
+
+def _refused(name: str, hexdata: str, reason: str) -> _Refusal:
+    return _Refusal(name, bytes.fromhex(hexdata), reason)
+
+
+def _refusals() -> list[_Refusal]:
+    return [
+        _noncanonical("1 as uint8", "cc01", "non_canonical_int", 1),
+        _noncanonical("200 as uint16", "cd00c8", "non_canonical_int", 200),
+        _noncanonical("127 as uint16", "cd007f", "non_canonical_int", 127),
+        _noncanonical(
+            "5 as int8 (signed form of a non-negative int)", "d005", "non_canonical_int", 5
+        ),
+        _noncanonical("1 as int64", "d30000000000000001", "non_canonical_int", 1),
+        _noncanonical("-1 as int8", "d0ff", "non_canonical_int", -1),
+        _noncanonical("-100 as int16", "d1ff9c", "non_canonical_int", -100),
+        _noncanonical("empty str as str8", "d900", "non_canonical_str", ""),
+        _noncanonical("'a' as str8", "d90161", "non_canonical_str", "a"),
+        _noncanonical("'a' as str16", "da000161", "non_canonical_str", "a"),
+        _noncanonical("one-byte bin as bin16", "c5000100", "non_canonical_bin", b"\x00"),
+        _noncanonical("one-byte bin as bin32", "c60000000100", "non_canonical_bin", b"\x00"),
+        _noncanonical("[1] as array16", "dc000101", "non_canonical_array", [1]),
+        _noncanonical("{'a': 1} as map16", "de0001a16101", "non_canonical_map", {"a": 1}),
+        _noncanonical(
+            "map keys 'b' before 'a'", "82a16201a16102", "unsorted_map_keys", {"b": 1, "a": 2}
+        ),
+        _noncanonical(
+            "map keys in numeric order (-1 before 1)",
+            "82ff000100",
+            "unsorted_map_keys",
+            {-1: 0, 1: 0},
+        ),
+        _noncanonical(
+            "map keys in text order ('aa' before 'b')",
+            "82a2616100a16200",
+            "unsorted_map_keys",
+            {"aa": 0, "b": 0},
+        ),
+        _refused("float32", "ca3f800000", "float"),
+        _refused("float64", "cb3ff0000000000000", "float"),
+        _refused("float inside an array", "9201cb0000000000000000", "float"),
+        _refused("float as a map value", "81a178ca00000000", "float"),
+        _refused("fixext1", "d40100", "ext"),
+        _refused("fixext16", "d801" + "00" * 16, "ext"),
+        _refused("timestamp (ext -1)", "d6ff00000000", "ext"),
+        _refused("ext8 of length 0", "c70005", "ext"),
+        _refused("ext8 inside an array", "91c7010700", "ext"),
+        _refused("duplicate str key", "82a16101a16102", "duplicate_key"),
+        _refused("duplicate int key", "820700070a", "duplicate_key"),
+        _refused("bool map key", "81c301", "bad_map_key"),
+        _refused("nil map key", "81c001", "bad_map_key"),
+        _refused("bin map key", "81c4010001", "bad_map_key"),
+        _refused("array map key", "819001", "bad_map_key"),
+        _refused("map map key", "818001", "bad_map_key"),
+        _refused("str that is not UTF-8", "a1ff", "invalid_utf8"),
+        _refused("str holding a UTF-16 surrogate", "a3eda080", "invalid_utf8"),
+        _refused("trailing bytes", "0102", "trailing_bytes"),
+        _refused("two values", "90c0", "trailing_bytes"),
+        _refused("empty input", "", "empty"),
+        _refused("str cut short", "a56162", "truncated"),
+        _refused("array missing elements", "930102", "truncated"),
+        _refused("uint32 cut short", "ce0001", "truncated"),
+        _refused("reserved type byte 0xc1", "c1", "reserved_byte"),
+        _refused("str32 declaring 2^32-1 bytes", "dbffffffff61", "length_over_limit"),
+        _refused("bin32 declaring 2^32-1 bytes", "c6ffffffff00", "length_over_limit"),
+        _refused("array32 declaring 2^32-1 elements", "ddffffffffc0", "length_over_limit"),
+        _refused("map32 declaring 2^32-1 entries", "dfffffffff", "length_over_limit"),
+        _refused("map16 declaring 4097 entries", "de1001", "length_over_limit"),
+        _refused("33 nested arrays around 0", "91" * 32 + "00", "too_deep"),
+        _refused("33 nested maps around 0", "81a161" * 32 + "00", "too_deep"),
+    ]
+
+
+def _limit_cases() -> list[tuple[str, list[tuple[bytes, int]], bool, str | None]]:
+    """Boundary cases too large to list as hex: (name, pieces, accepted, reason)."""
+    one_mib = 1 << 20
+    bin_max = one_mib - 5  # bin32 header is 5 bytes
+    return [
+        (
+            "str of 65536 bytes",
+            [(b"\xdb" + struct.pack(">I", 65536), 1), (b"a", 65536)],
+            True,
+            None,
+        ),
+        (
+            "str of 65537 bytes",
+            [(b"\xdb" + struct.pack(">I", 65537), 1), (b"a", 65537)],
+            False,
+            "length_over_limit",
+        ),
+        ("array of 16384 nils", [(b"\xdc\x40\x00", 1), (b"\xc0", 16384)], True, None),
+        (
+            "array of 16385 nils",
+            [(b"\xdc\x40\x01", 1), (b"\xc0", 16385)],
+            False,
+            "length_over_limit",
+        ),
+        (
+            "bin making the value exactly 1 MiB",
+            [(b"\xc6" + struct.pack(">I", bin_max), 1), (b"\x00", bin_max)],
+            True,
+            None,
+        ),
+        (
+            "bin making the value 1 MiB + 1 byte",
+            [(b"\xc6" + struct.pack(">I", bin_max + 1), 1), (b"\x00", bin_max + 1)],
+            False,
+            "too_large",
+        ),
+    ]
+
+
+def expand_pieces(pieces: Sequence[Sequence[Any]]) -> bytes:
+    """The bytes a `msgpack_pieces` list stands for: each hex piece repeated `count` times."""
+    return b"".join(bytes.fromhex(piece) * int(count) for piece, count in pieces)
+
+
+def codec_vector() -> Vector:
+    values = []
+    for name, value in _canonical_values():
+        data = codec.pack(value)
+        if codec.unpack(data, canonical=True) != _as_decoded(value):
+            raise AssertionError(f"codec vector {name!r} does not round-trip")
+        values.append({"name": name, "value": typed(value), "msgpack": data.hex()})
+    refused = []
+    for case in _refusals():
+        if case.canonical_only and codec.unpack(case.data) != case.lenient_value:
+            raise AssertionError(f"codec vector {case.name!r} has the wrong lenient value")
+        entry: dict[str, object] = {
+            "name": case.name,
+            "msgpack": case.data.hex(),
+            "reason": case.reason,
+            "refused_by": "canonical" if case.canonical_only else "any",
+        }
+        if case.canonical_only:
+            entry["lenient_value"] = typed(case.lenient_value)
+        refused.append(entry)
+    limits = [
+        {
+            "name": name,
+            "msgpack_pieces": [[piece.hex(), count] for piece, count in pieces],
+            "accepted": accepted,
+            **({"reason": reason} if reason is not None else {}),
+        }
+        for name, pieces, accepted, reason in _limit_cases()
+    ]
+    return {
+        "description": "the canonical msgpack codec (docs/protocol.md section 2.1). `values`: a "
+        "value and its only acceptable encoding (encode it and get exactly `msgpack`; decode "
+        "`msgpack` with the canonical check and get the value). `refused`: inputs a decoder "
+        "must refuse; `refused_by` is `any` (refused even by a reader that accepts "
+        "non-canonical forms) or `canonical` (a lenient reader may accept it as "
+        "`lenient_value`, a canonical one must refuse it). `limits`: boundary cases under the "
+        "default limits, as `msgpack_pieces` ([hex, count] pairs: each piece repeated `count` "
+        "times, concatenated).",
+        "notation": 'typed values are one-key objects: {"nil": null}, {"bool": b}, '
+        '{"int": decimal string}, {"str": text}, {"bin": hex}, {"array": [typed]}, '
+        '{"map": [[typed key, typed value], ...]} (entries in the order given to the '
+        "encoder; the canonical encoding sorts them)",
+        "reasons": {
+            "non_canonical_int": "an integer not in its shortest form",
+            "non_canonical_str": "a str header longer than needed",
+            "non_canonical_bin": "a bin header longer than needed",
+            "non_canonical_array": "an array header longer than needed",
+            "non_canonical_map": "a map header longer than needed",
+            "unsorted_map_keys": "map entries not sorted by the encoding of their keys",
+            "float": "a float32 or float64 anywhere",
+            "ext": "an extension type (any length, including the timestamp type)",
+            "duplicate_key": "a map holding one key twice",
+            "bad_map_key": "a map key that is not a str or an int",
+            "invalid_utf8": "a str that is not valid UTF-8",
+            "trailing_bytes": "bytes after the one value",
+            "empty": "no bytes at all",
+            "truncated": "input ending inside the value",
+            "reserved_byte": "the never-used type byte 0xc1",
+            "length_over_limit": "a declared str/bin/array/map length over the limit (refuse "
+            "from the header, before allocating)",
+            "too_deep": "nesting deeper than 32 levels (a scalar alone is one level)",
+            "too_large": "the whole encoding over 1 MiB",
+        },
+        "limits_in_force": {
+            "max_bytes": codec.DEFAULT_LIMITS.max_bytes,
+            "max_str_len": codec.DEFAULT_LIMITS.max_str_len,
+            "max_bin_len": codec.DEFAULT_LIMITS.max_bin_len,
+            "max_array_len": codec.DEFAULT_LIMITS.max_array_len,
+            "max_map_len": codec.DEFAULT_LIMITS.max_map_len,
+            "max_depth": codec.DEFAULT_LIMITS.max_depth,
+        },
+        "values": values,
+        "refused": refused,
+        "limits": limits,
+    }
+
+
+def _as_decoded(value: Any) -> Any:
+    """What decoding gives back for `value` (tuples come back as lists)."""
+    if isinstance(value, list | tuple):
+        return [_as_decoded(item) for item in value]
+    if isinstance(value, Mapping):
+        return {k: _as_decoded(v) for k, v in value.items()}
+    return value
+
+
+# --- 2.2 / 2.3 handshake ----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Inputs:
+    initiator_seed: bytes
+    responder_seed: bytes
+    initiator_ephemeral: bytes
+    responder_ephemeral: bytes
+    room_secret: bytes
+    table_id: bytes
+
+
+def _inputs() -> _Inputs:
+    rng = DeterministicRandomSource(HANDSHAKE_SEED)
+    return _Inputs(
+        initiator_seed=rng.bytes(32),
+        responder_seed=rng.bytes(32),
+        initiator_ephemeral=rng.bytes(32),
+        responder_ephemeral=rng.bytes(32),
+        room_secret=rng.bytes(16),
+        table_id=rng.bytes(16),
+    )
+
+
+@dataclass(frozen=True)
+class _Session:
+    inputs: _Inputs
+    initiator: Identity
+    responder: Identity
+    messages: tuple[bytes, bytes, bytes]
+    initiator_result: HandshakeResult
+    responder_result: HandshakeResult
+
+
+def _parse(data: bytes) -> Frame:
+    reader = FrameReader()
+    reader.feed(data)
+    frame = reader.next_frame()
+    if frame is None or reader.buffered:
+        raise AssertionError("a vector message is not exactly one frame")
+    return frame
+
+
+def _session() -> _Session:
+    """Run the package's handshake state machines on the fixed inputs."""
+    inputs = _inputs()
+    alice = Identity.from_seed(inputs.initiator_seed, INITIATOR_NICK)
+    bob = Identity.from_seed(inputs.responder_seed, RESPONDER_NICK)
+    init = InitiatorHandshake(
+        alice,
+        room_secret=inputs.room_secret,
+        table_id=inputs.table_id,
+        expected_peer=bob.public,
+        ephemeral=X25519PrivateKey.from_private_bytes(inputs.initiator_ephemeral),
+    )
+    resp = ResponderHandshake(
+        bob,
+        room_secret=inputs.room_secret,
+        table_id=inputs.table_id,
+        expected_peer=alice.public,
+        ephemeral=X25519PrivateKey.from_private_bytes(inputs.responder_ephemeral),
+    )
+    m1 = init.start()
+    m2 = resp.receive_init(_parse(m1))
+    m3, result_i = init.receive_response(_parse(m2))
+    result_r = resp.receive_finish(_parse(m3))
+    return _Session(inputs, alice, bob, (m1, m2, m3), result_i, result_r)
+
+
+def _sha256(data: bytes) -> bytes:
+    return hashlib.sha256(data).digest()
+
+
+def _hkdf64(salt: bytes, ikm: bytes, info: bytes) -> bytes:
+    return HKDF(algorithm=hashes.SHA256(), length=64, salt=salt, info=info).derive(ikm)
+
+
+def _x25519_public(private: bytes) -> bytes:
+    return (
+        X25519PrivateKey.from_private_bytes(private)
+        .public_key()
+        .public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)
+    )
+
+
+def _identity_json(identity: Identity, ephemeral: bytes) -> dict[str, object]:
+    return {
+        "ed25519_seed": identity.private_seed().hex(),
+        "public_key": identity.public.raw.hex(),
+        "fingerprint": identity.public.fingerprint(),
+        "nickname": identity.nickname,
+        "nickname_utf8": identity.nickname.encode("utf-8").hex(),
+        "x25519_private": ephemeral.hex(),
+        "x25519_public": _x25519_public(ephemeral).hex(),
+    }
+
+
+def handshake_vector() -> Vector:
+    s = _session()
+    i = s.inputs
+    m1, m2, m3 = s.messages
+    # The intermediate values the state machines keep to themselves, walked per section 2.3 and
+    # tied to the package's output below: a walk that disagrees with it is never written.
+    ss = X25519PrivateKey.from_private_bytes(i.initiator_ephemeral).exchange(
+        X25519PublicKey.from_public_bytes(_x25519_public(i.responder_ephemeral))
+    )
+    h0 = _sha256(PROLOGUE_LABEL + bytes((len(i.table_id),)) + i.table_id)
+    h1 = _sha256(h0 + m1)
+    hdr2, e_r, c2 = m2[:HEADER_LEN], m2[HEADER_LEN : HEADER_LEN + 32], m2[HEADER_LEN + 32 :]
+    h2 = _sha256(h1 + hdr2 + e_r)
+    hs_keys = _hkdf64(i.room_secret, ss, HS_KEYS_INFO + h2)
+    k2, k3 = hs_keys[:32], hs_keys[32:]
+    block_r = ChaCha20Poly1305(k2).decrypt(bytes(12), c2, h2)
+    p_r, sig_r = block_r[:-64], block_r[-64:]
+    h3 = _sha256(h2 + c2)
+    c3 = m3[HEADER_LEN:]
+    block_i = ChaCha20Poly1305(k3).decrypt(bytes(12), c3, h3)
+    p_i, sig_i = block_i[:-64], block_i[-64:]
+    h4 = _sha256(h3 + m3)
+    traffic = _hkdf64(i.room_secret, ss, TRAFFIC_KEYS_INFO + h4)
+    k_ir, k_ri = traffic[:32], traffic[32:]
+    result_i, result_r = s.initiator_result, s.responder_result
+    if not (
+        h4 == result_i.session_hash == result_r.session_hash
+        and k_ir == result_i.send_key == result_r.receive_key
+        and k_ri == result_i.receive_key == result_r.send_key
+    ):
+        raise AssertionError("the handshake walk disagrees with the state machines")
+    return {
+        "description": "one complete handshake (docs/protocol.md sections 2.2 and 2.3) with "
+        "every intermediate value, named as in the specification. The initiator pins the "
+        "responder's key as expected_peer and vice versa. Ed25519 signatures are deterministic "
+        "(RFC 8032), so every byte is reproducible. The responder's READY frame is the first "
+        "responder_to_initiator frame of frames.json.",
+        "inputs_drawn": f"from the drbg of section 1.1 with seed {HANDSHAKE_SEED.decode()!r}, in "
+        "this order: initiator ed25519_seed (32), responder ed25519_seed (32), initiator "
+        "x25519_private (32), responder x25519_private (32), room_secret (16), table_id (16); "
+        "X25519 clamps the private keys itself (RFC 7748)",
+        "drbg_seed": HANDSHAKE_SEED.hex(),
+        "room_secret": i.room_secret.hex(),
+        "table_id": i.table_id.hex(),
+        "initiator": _identity_json(s.initiator, i.initiator_ephemeral),
+        "responder": _identity_json(s.responder, i.responder_ephemeral),
+        "H0": h0.hex(),
+        "m1": m1.hex(),
+        "H1": h1.hex(),
+        "ss": ss.hex(),
+        "hdr2": hdr2.hex(),
+        "E_r": e_r.hex(),
+        "H2": h2.hex(),
+        "k2": k2.hex(),
+        "k3": k3.hex(),
+        "P_r": p_r.hex(),
+        "sig_r": sig_r.hex(),
+        "C2": c2.hex(),
+        "m2": m2.hex(),
+        "H3": h3.hex(),
+        "P_i": p_i.hex(),
+        "sig_i": sig_i.hex(),
+        "C3": c3.hex(),
+        "m3": m3.hex(),
+        "H4": h4.hex(),
+        "k_ir": k_ir.hex(),
+        "k_ri": k_ri.hex(),
+        "session_hash": h4.hex(),
+        "version_alert": version_alert().hex(),
+    }
+
+
+# --- 2.4 frames -----------------------------------------------------------------------------
+
+
+def _nonce(counter: int) -> bytes:
+    return bytes(4) + struct.pack(">Q", counter)
+
+
+def _frame_plan() -> dict[str, list[tuple[int, bytes, Any]]]:
+    """Per direction, the (kind, payload, value) of each frame in counter order."""
+    return {
+        "responder_to_initiator": [
+            (KIND_READY, b"", None),
+            (KIND_DATA, *_data(["mesh"])),
+            (KIND_DATA, *_data(["d", 0, 0, {"text": "bom jogo, Jo\u00e3o!"}])),
+        ],
+        "initiator_to_responder": [
+            (KIND_DATA, *_data(["join", {"addrs": [["192.0.2.10", 40404]]}])),
+            (KIND_DATA, *_data(["d", 0, 0, bytes(range(200))])),  # several ChaCha20 blocks
+            (KIND_CLOSE, b"", None),
+        ],
+    }
+
+
+def _data(value: Any) -> tuple[bytes, Any]:
+    return codec.pack(value), value
+
+
+def frames_vector() -> Vector:
+    s = _session()
+    keys = {
+        "initiator_to_responder": s.initiator_result.send_key,
+        "responder_to_initiator": s.responder_result.send_key,
+    }
+    directions: dict[str, list[dict[str, object]]] = {}
+    wire: dict[str, list[bytes]] = {}
+    for direction, plan in _frame_plan().items():
+        cipher = SendCipher(keys[direction])
+        entries = []
+        wire[direction] = []
+        for counter, (kind, payload, value) in enumerate(plan):
+            frame = cipher.seal(kind, payload)
+            wire[direction].append(frame)
+            entries.append(
+                {
+                    "counter": counter,
+                    "kind": kind,
+                    "kind_name": _KIND_NAMES[kind],
+                    "payload": payload.hex(),
+                    "value": None if value is None else typed(value),
+                    "header": frame[:HEADER_LEN].hex(),
+                    "nonce": _nonce(counter).hex(),
+                    "frame": frame.hex(),
+                }
+            )
+        directions[direction] = entries
+    ir, ri = wire["initiator_to_responder"], wire["responder_to_initiator"]
+    first = ir[0]
+    flipped = (
+        first[: HEADER_LEN + 3] + bytes((first[HEADER_LEN + 3] ^ 0x80,)) + first[HEADER_LEN + 4 :]
+    )
+    as_close = first[:5] + bytes((KIND_CLOSE,)) + first[HEADER_LEN:]
+    as_v2 = first[:4] + b"\x02" + first[5:]
+    tag_cut = frame_header(KIND_DATA, 15) + first[HEADER_LEN : HEADER_LEN + 15]
+    oversized = struct.pack(">I", DEFAULT_MAX_FRAME + 1) + b"\x01\x11"
+    refused = [
+        _refusal("a bit flipped in the ciphertext", "responder", 0, flipped, "DecryptError"),
+        _refusal("kind byte changed DATA -> CLOSE", "responder", 0, as_close, "DecryptError"),
+        _refusal("version byte changed 1 -> 2", "responder", 0, as_v2, "DecryptError"),
+        _refusal("replayed: frame #0 again at #1", "responder", 1, ir[0], "DecryptError"),
+        _refusal("reordered: frame #1 first", "responder", 0, ir[1], "DecryptError"),
+        _refusal("dropped: frame #2 right after #0", "responder", 1, ir[2], "DecryptError"),
+        _refusal(
+            "reflected: the responder's own READY sent back to it",
+            "responder",
+            0,
+            ri[0],
+            "DecryptError",
+        ),
+        _refusal(
+            "an initiator frame opened with the other direction's key",
+            "initiator",
+            0,
+            ir[0],
+            "DecryptError",
+        ),
+        _refusal("body shorter than the tag", "responder", 0, tag_cut, "DecryptError"),
+        _refusal(
+            "length prefix over the default limit (refuse from these 6 bytes alone)",
+            "responder",
+            0,
+            oversized,
+            "FrameTooLarge",
+        ),
+        _refusal("length prefix below 2", "responder", 0, b"\x00\x00\x00\x01\x01", "DecryptError"),
+    ]
+    return {
+        "description": "sealed traffic frames (docs/protocol.md section 2.4) under the traffic "
+        "keys of handshake.json. Each direction's frames are listed in counter order from 0; "
+        "`value` is the codec value (codec.json notation) a DATA payload encodes. `refused`: "
+        "frames the named receiver must refuse when its next counter is `expected_counter` "
+        "(the responder opens with initiator_to_responder, the initiator with "
+        "responder_to_initiator).",
+        "keys": {name: key.hex() for name, key in keys.items()},
+        "max_frame": DEFAULT_MAX_FRAME,
+        "frames": directions,
+        "refused": refused,
+    }
+
+
+def _refusal(name: str, receiver: str, counter: int, frame: bytes, error: str) -> dict[str, object]:
+    return {
+        "name": name,
+        "receiver": receiver,
+        "expected_counter": counter,
+        "frame": frame.hex(),
+        "error": error,
+    }
+
+
+# --- 2.5 invite -----------------------------------------------------------------------------
+
+
+def _invite() -> Invite:
+    s = _session()
+    return Invite(
+        table_id=s.inputs.table_id,
+        room_secret=s.inputs.room_secret,
+        host_key=s.responder.public.raw,
+        addresses=(
+            Endpoint(ipaddress.ip_address("192.0.2.10"), 40404),
+            Endpoint(ipaddress.ip_address("2001:db8::1"), 40404),
+        ),
+    )
+
+
+def _bad_checksum_text(text: str) -> str:
+    """`text` with one character of the table id changed: still base32, wrong checksum."""
+    position = len("BRC-") + 3  # base32 character 3: bits 15..19, inside the table id
+    swapped = "B" if text[position] != "B" else "C"
+    bad = text[:position] + swapped + text[position + 1 :]
+    try:
+        Invite.from_text(bad)
+    except InviteChecksumError:
+        return bad
+    raise AssertionError("the altered invite text was not refused for its checksum")
+
+
+def invite_vector() -> Vector:
+    invite = _invite()
+    binary = invite.to_bytes()
+    text = invite.to_text()
+    if Invite.from_text(text) != invite or Invite.from_bytes(binary) != invite:
+        raise AssertionError("the invite vector does not round-trip")
+    grouped = text.split("-")
+    variants = [
+        text.lower(),
+        "".join(grouped),
+        "  " + " ".join(grouped[:4]) + "\n" + "-".join(grouped[4:]) + "\n",
+    ]
+    version_2 = b"\x02" + binary[1:]
+    truncated_text = text[: len(text) - 7]
+    refused = [
+        {"name": "one character changed", "text": _bad_checksum_text(text),
+         "error": "InviteChecksumError"},
+        {"name": "checksum byte changed", "binary": (binary[:-1] + bytes((binary[-1] ^ 1,))).hex(),
+         "error": "InviteChecksumError"},
+        {"name": "version 2", "binary": version_2.hex(), "error": "InviteVersionError"},
+        {"name": "last address and checksum missing", "binary": binary[:-10].hex(),
+         "error": "InviteTruncatedError"},
+        {"name": "text cut short", "text": truncated_text, "error": "InviteTruncatedError"},
+        {"name": "a trailing byte after the checksum", "binary": (binary + b"\x00").hex(),
+         "error": "InviteFormatError"},
+        {"name": "a character outside base32", "text": text[:-1] + "1",
+         "error": "InviteFormatError"},
+    ]  # fmt: skip
+    return {
+        "description": "an invite code (docs/protocol.md section 2.5): its fields, binary form "
+        "and text form; `accepted_text_forms` must decode to the same invite, `refused` inputs "
+        "must give the named error. Table id, room secret and host key are those of "
+        "handshake.json (the host is the responder).",
+        "invite": {
+            "version": invite.version,
+            "table_id": invite.table_id.hex(),
+            "room_secret": invite.room_secret.hex(),
+            "host_key": invite.host_key.hex(),
+            "addresses": [
+                {"family": ep.ip.version, "ip": str(ep.ip), "port": ep.port}
+                for ep in invite.addresses
+            ],
+        },
+        "binary": binary.hex(),
+        "checksum": binary[-4:].hex(),
+        "text": text,
+        "accepted_text_forms": variants,
+        "refused": refused,
+    }
+
+
+# --- files ----------------------------------------------------------------------------------
+
+
+def generate() -> dict[str, Vector]:
+    """Every network vector file's content, by file name."""
+    return {
+        "codec.json": codec_vector(),
+        "handshake.json": handshake_vector(),
+        "frames.json": frames_vector(),
+        "invite.json": invite_vector(),
+    }
+
+
+def write(directory: Path = VECTOR_DIR) -> list[Path]:
+    directory.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for name, vector in generate().items():
+        path = directory / name
+        path.write_text(render(vector), encoding="utf-8")
+        paths.append(path)
+    return paths
+
+
+def check(directory: Path = VECTOR_DIR) -> list[str]:
+    """Names of files that are missing or differ from a fresh generation."""
+    return [
+        name
+        for name, vector in generate().items()
+        if not (directory / name).is_file()
+        or (directory / name).read_text(encoding="utf-8") != render(vector)
+    ]
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m buraco_p2p.net.vectors")
+    parser.add_argument("--write", action="store_true", help="rewrite the vector files")
+    parser.add_argument("--dir", type=Path, default=VECTOR_DIR)
+    args = parser.parse_args(argv)
+    if args.write:
+        for path in write(args.dir):
+            print(path)
+        return 0
+    bad = check(args.dir)
+    for name in bad:
+        print(f"differs: {name}", file=sys.stderr)
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import random
+from collections import Counter
+
 import pytest
 from bot_helpers import PRESET_NAMES, play_table
 
@@ -173,3 +176,53 @@ def test_heuristic_takes_the_pile_when_it_can_use_it(preset: str) -> None:
         play_table(get_preset(preset), bots, seed, watch)
     assert takes >= 20
     assert used >= 0.75 * takes
+
+
+def _snapshot(view: HandState) -> tuple[object, ...]:
+    return (
+        view.state_hash(),
+        tuple(view.known),
+        tuple(tuple(h) for h in view.hands),
+        tuple(view.pile),
+        tuple(view.stock),
+        len(view.moves),
+    )
+
+
+@pytest.mark.parametrize("preset", PRESET_NAMES)
+def test_choosing_a_move_changes_nothing_and_repeats(preset: str) -> None:
+    """A bot only looks: its view is untouched, and the same random state gives the same move."""
+    bots: list[Bot] = [HeuristicBot(), RandomBot(), HeuristicBot(), RandomBot()]
+    checked = 0
+
+    def watch(table: LocalTable, seat: int, view: HandState, move: Move) -> None:
+        nonlocal checked
+        before = _snapshot(view)
+        rng = random.Random(checked)
+        first = bots[seat].choose_move(view, rng)
+        assert _snapshot(view) == before
+        assert bots[seat].choose_move(view, random.Random(checked)) == first
+        checked += 1
+
+    play_table(get_preset(preset), bots, 3, watch)
+    assert checked > 50
+
+
+def test_random_bot_is_uniform_over_the_legal_moves() -> None:
+    bots: list[Bot] = [HeuristicBot() for _ in range(4)]
+    views: list[HandState] = []
+
+    def watch(table: LocalTable, seat: int, view: HandState, move: Move) -> None:
+        if len(views) < 3 and view.phase is Phase.PLAY and len(legal_moves(view)) >= 8:
+            views.append(view.copy())
+
+    play_table(get_preset("classic"), bots, 8, watch)
+    assert len(views) == 3
+    rng = random.Random(1)
+    for view in views:
+        moves = legal_moves(view)
+        draws = 400 * len(moves)
+        counts = Counter(RandomBot().choose_move(view, rng) for _ in range(draws))
+        assert set(counts) == set(moves)
+        # Each count is Binomial(draws, 1/k): mean 400, sd < 20; 6 sd either side.
+        assert all(280 <= c <= 520 for c in counts.values())

@@ -15,7 +15,8 @@ Public API:
 
 - state: `HandSetup`, `HandState` (alias `Hand`), `PlayerView`, `RefereeView`, `Phase`,
   `EndReason`, `TableMeld`, `team_of`; `view.copy()`, `view.sample_referee(rng)` (a referee
-  consistent with what the view knows, for simulations)
+  consistent with what the view knows, for simulations); `view.emptying_outcome(seat, melds)`
+  says what emptying a hand would do now: `TAKE_POT`, `GO_OUT`, `EMPTY` or -1 (not allowed)
 - reveals: `Reveal` (+ `reveal_from_wire`), `view.reveal()`/`view.apply()`, `RevealRequest`
 - moves: `DrawStock`, `TakeDiscard`, `TurnUpFirst`, `LayDown`, `AddToMeld`, `Discard`, `Move`,
   `move_from_wire`
@@ -54,6 +55,9 @@ ends, `view.end_reveals()`, then `score_hand(view)`.
 
 from buraco_p2p.engine.errors import IllegalMove, IllegalMoveCode, RevealError
 from buraco_p2p.engine.hand import (
+    EMPTY,
+    GO_OUT,
+    TAKE_POT,
     EndReason,
     HandSetup,
     HandState,
@@ -85,7 +89,10 @@ from buraco_p2p.engine.scoring import LINE_NAMES, HandResult, ScoreLine, cutter_
 Hand = HandState
 
 __all__ = [
+    "EMPTY",
+    "GO_OUT",
     "LINE_NAMES",
+    "TAKE_POT",
     "AddToMeld",
     "DealLayout",
     "Discard",

@@ -19,6 +19,7 @@ win rate > 0.9.
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import random
 import time
@@ -32,18 +33,26 @@ from buraco_p2p.rules import PRESETS, get_preset
 PRESET_NAMES = tuple(PRESETS)
 
 
-def bench_selfplay(hands: int, seed: int) -> tuple[float, list[HandRecord]]:
-    """Seconds to play at least `hands` complete hands (whole matches, presets in turn)."""
+def bench_selfplay(hands: int, seed: int) -> tuple[float, list[HandRecord], dict[str, float]]:
+    """Seconds to play at least `hands` complete hands (whole matches, presets in turn), the
+    hands, and hands per second by preset."""
     bot = HeuristicBot()
     bots: list[Bot] = [bot, bot, bot, bot]
     records: list[HandRecord] = []
+    per_preset = {name: [0, 0.0] for name in PRESET_NAMES}
     i = 0
     t0 = time.perf_counter()
     while len(records) < hands:
-        rules = get_preset(PRESET_NAMES[i % len(PRESET_NAMES)])
-        records.extend(play_match(rules, bots, random.Random(seed + i)).hands)
+        name = PRESET_NAMES[i % len(PRESET_NAMES)]
+        t = time.perf_counter()
+        played = play_match(get_preset(name), bots, random.Random(seed + i)).hands
+        per_preset[name][0] += len(played)
+        per_preset[name][1] += time.perf_counter() - t
+        records.extend(played)
         i += 1
-    return time.perf_counter() - t0, records
+    elapsed = time.perf_counter() - t0
+    rates = {k: round(n / dt, 1) for k, (n, dt) in per_preset.items() if n}
+    return elapsed, records, rates
 
 
 def bench_replay(records: list[HandRecord]) -> tuple[float, int]:
@@ -52,6 +61,7 @@ def bench_replay(records: list[HandRecord]) -> tuple[float, int]:
     moves = sum(len(w) for _, _, w in wires)
     # Start cold, like a peer verifying a log in a fresh process: no meld checks memoised.
     oracle._ORACLES.clear()
+    gc.collect()  # and without the previous stage's garbage to collect on the clock
     t0 = time.perf_counter()
     for setup, perm, log in wires:
         view = RefereeView(setup, perm)
@@ -96,7 +106,7 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=1)
     args = parser.parse_args()
     t_start = time.perf_counter()
-    selfplay_s, records = bench_selfplay(args.hands, args.seed)
+    selfplay_s, records, by_preset = bench_selfplay(args.hands, args.seed)
     replay_s, moves = bench_replay(records)
     strength = bench_strength(args.matches, args.seed)
     out: dict[str, Any] = {
@@ -104,6 +114,7 @@ def main() -> None:
         "replay_moves": moves,
         "selfplay_hands_per_s": round(len(records) / selfplay_s, 1),
         "selfplay_hands": len(records),
+        "selfplay_hands_per_s_by_preset": by_preset,
         "selfplay_elapsed_s": round(selfplay_s, 2),
         **strength,
         "elapsed_s": round(time.perf_counter() - t_start, 2),

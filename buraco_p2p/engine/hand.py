@@ -495,7 +495,7 @@ class HandState:
         if self.team_pot[team] < 0 and POT_UNTAKEN in self.pot_owner:
             return TAKE_POT
         melds = melds_after if melds_after is not None else [tm.meld for tm in self.melds[team]]
-        has_pot = self.team_pot[team] >= 0 or not p.going_out_needs_pot
+        has_pot = self.team_pot[team] >= 0 or not p.going_out_needs_pot or not self.pot_owner
         if has_pot and self.oracle.going_out_ok(melds):
             return GO_OUT
         if not p.empty_hand_needs_going_out:
@@ -545,7 +545,7 @@ class HandState:
 
     def _why_not_empty(self, seat: int) -> str:
         p = self.params
-        if self.team_pot[team_of(seat)] < 0 and p.going_out_needs_pot:
+        if self.team_pot[team_of(seat)] < 0 and p.going_out_needs_pot and self.pot_owner:
             return "no pot is left for your team, so you may not empty your hand"
         kind = "clean buraco" if p.need_clean_buraco else "buraco"
         return f"your team needs a {kind} before you may empty your hand"

@@ -249,3 +249,31 @@ def test_cheap_prefilters_do_not_change_the_generated_moves(
         melds = [x for x in fast if isinstance(x, LayDown | AddToMeld)]
         t.push(rng.choice(melds if melds and rng.random() < 0.7 else fast))
     assert states > 20
+
+
+@pytest.mark.parametrize(
+    ("preset", "overrides"),
+    [
+        ("us", {"pots": 1}),
+        ("classic", {"pots": 0}),
+        ("italian", {"pots": 1, "hand_size": 9}),
+        ("fechado", {"pot_size": 7, "going_out": "any_buraco"}),
+        ("playingcards", {"going_out_needs_pot": False, "pot_in_flight": False}),
+        ("us", {"empty_hand_needs_going_out": False}),
+    ],
+)
+def test_random_play_under_overridden_rules(preset: str, overrides: dict[str, object]) -> None:
+    rules = get_preset(preset).with_overrides(overrides)
+    rng = random.Random(f"{preset}-{sorted(overrides.items())}")
+    ends = set()
+    for _ in range(4):
+        setup = HandSetup(rules, rng.randrange(4), (0, 0), rng.randint(1, 60))
+        t = LocalTable.shuffled(setup, rng)
+        random_hand(t, rng)
+        _check_accounting(t.referee)
+        assert len({v.state_hash() for v in (t.referee, *t.views)}) == 1
+        r = t.result()
+        ends.add(r.end_reason)
+        if not t.referee.layout.pots:
+            assert r.line(0, "pot_not_taken") == r.line(1, "pot_not_taken") == 0
+    assert ends

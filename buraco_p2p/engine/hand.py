@@ -162,8 +162,16 @@ class HandState:
         self.oracle: MeldOracle = oracle_for(setup.rules)
         p: Params = self.oracle.params
         self.params = p
-        if not 0 <= setup.dealer < 4:
-            raise ValueError(f"dealer must be a seat 0..3, not {setup.dealer}")
+        if type(setup.dealer) is not int or not 0 <= setup.dealer < 4:
+            raise ValueError(f"dealer must be a seat 0..3, not {setup.dealer!r}")
+        if len(setup.team_scores) != 2 or any(type(x) is not int for x in setup.team_scores):
+            raise ValueError(f"team scores must be two integers, not {setup.team_scores!r}")
+        if setup.cut is not None and (
+            type(setup.cut) is not int or not 0 < setup.cut < setup.rules.deck_size
+        ):
+            raise ValueError(f"impossible cut: {setup.cut!r}")
+        if type(setup.hand_number) is not int or setup.hand_number < 0:
+            raise ValueError(f"bad hand number: {setup.hand_number!r}")
         if viewer is not None and not 0 <= viewer < 4:
             raise ValueError(f"viewer must be a seat 0..3 or None, not {viewer}")
         self.viewer = viewer

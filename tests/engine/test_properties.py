@@ -84,12 +84,15 @@ def test_every_card_is_accounted_for_in_every_reachable_state(preset: str, seed:
 def test_all_views_agree_on_the_public_state_after_every_move(preset: str, seed: int) -> None:
     t, rng = _table(preset, seed)
     ref = t.referee
+    seen = {ref.state_hash()}
     while not ref.ended:
         moves = legal_moves(t.views[ref.turn])
         melds = [m for m in moves if isinstance(m, LayDown | AddToMeld)]
         t.push(rng.choice(melds if melds and rng.random() < 0.7 else moves))
         hashes = {v.state_hash() for v in (ref, *t.views)}
         assert len(hashes) == 1
+        assert not hashes & seen  # every move changes the public state, never back
+        seen |= hashes
     # Each player view knows exactly its own cards, the public ones, and nothing else.
     for v in t.views:
         for s in range(v.n):

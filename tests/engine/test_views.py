@@ -122,3 +122,25 @@ def test_each_move_asks_for_the_reveals_a_session_owes() -> None:
     classic = RefereeView(HandSetup(get_preset("classic"), 0), list(range(108)))
     face_up = classic.layout.face_up
     assert face_up is not None and RevealRequest(face_up, None) in classic.deal_reveals()
+
+
+@pytest.mark.parametrize(
+    "setup",
+    [
+        HandSetup(get_preset("us"), 4),
+        HandSetup(get_preset("us"), 0, (0,)),  # type: ignore[arg-type]
+        HandSetup(get_preset("us"), 0, (0, 0), 104),
+        HandSetup(get_preset("us"), 0, (0, 0), 0),
+        HandSetup(get_preset("us"), 0, (0, 0), None, -1),
+    ],
+)
+def test_impossible_setups_are_refused(setup: HandSetup) -> None:
+    with pytest.raises(ValueError):
+        PlayerView(setup, 0)
+
+
+def test_a_referee_needs_a_real_permutation() -> None:
+    setup = HandSetup(get_preset("us"), 0)
+    for perm in ([0] * 104, list(range(103)), list(range(108))):
+        with pytest.raises(ValueError):
+            RefereeView(setup, perm)

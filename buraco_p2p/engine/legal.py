@@ -14,8 +14,11 @@ is exponential), so the generator returns a useful set:
   pairs of disjoint candidates that reach it together (capped), never a failed attempt;
 - additions, per team meld: every distinct single card from the hand that fits, and chains of
   cards grown one card at a time while each step still fits (capped per meld);
-- with the fechado "justify" rule, the pile is offered only if its top card can be melded with
-  the hand and the pile (added to a team meld or in a candidate meld).
+- with the fechado "justify" rule, the pile is offered only if one of the moves generated
+  after taking it melds its top card, and until it is melded only such moves are offered;
+- no move that would leave the player with one card they could not discard.
+
+Addition slot tuples are sorted, so equal moves compare equal whatever path found them.
 """
 
 from __future__ import annotations

@@ -165,7 +165,7 @@ def _candidate_slots(
                 elif len(naturals) >= 2:
                     for w in _wild_options(codes, set(naturals)):
                         yield (*naturals, w)
-    for rank in set_ranks:
+    for rank in sorted(set_ranks):
         if rank in skip_set_ranks:
             continue
         nat = [s for suit in range(4) for s in by_code.get(suit * 13 + rank - 1, [])]

@@ -148,6 +148,11 @@ def _check_depth(value: Any, limits: Limits) -> None:
             raise DecodeError("floats are not part of the value model")
 
 
+def _refuse_ext(code: int, data: bytes) -> Any:
+    # max_ext_len=0 stops every extension but the zero-length ones; those end up here.
+    raise DecodeError(f"malformed msgpack: extension type {code} ({len(data)} bytes) refused")
+
+
 def unpack(data: bytes, *, limits: Limits = DEFAULT_LIMITS, canonical: bool = False) -> Any:
     """Decode exactly one value from `data`, enforcing `limits`.
 
@@ -173,6 +178,7 @@ def unpack(data: bytes, *, limits: Limits = DEFAULT_LIMITS, canonical: bool = Fa
             max_array_len=limits.max_array_len,
             max_map_len=limits.max_map_len,
             max_ext_len=0,
+            ext_hook=_refuse_ext,
         )
     except DecodeError:
         raise

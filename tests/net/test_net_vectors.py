@@ -90,11 +90,6 @@ REASON_MESSAGES = {
     "too_large": "over the 1048576-byte limit",
 }
 
-# codec.unpack without the canonical check returns ExtType(5, b"") for an ext8 of length 0:
-# msgpack's max_ext_len=0 does not cover zero-length extensions.
-ZERO_LENGTH_EXT = "ext8 of length 0"
-
-
 def test_every_reason_is_described_and_checked() -> None:
     used = {c["reason"] for c in CODEC["refused"]} | {
         c["reason"] for c in CODEC["limits"] if not c["accepted"]
@@ -117,21 +112,7 @@ def test_codec_refusals_with_the_canonical_check(case: dict[str, Any]) -> None:
         codec.unpack(h(case["msgpack"]), canonical=True)
 
 
-@pytest.mark.parametrize(
-    "case",
-    [
-        pytest.param(
-            c,
-            marks=pytest.mark.xfail(
-                strict=True, reason="the lenient decoder lets a zero-length ext through"
-            ),
-        )
-        if c["name"] == ZERO_LENGTH_EXT
-        else c
-        for c in CODEC["refused"]
-    ],
-    ids=lambda c: c["name"],
-)
+@pytest.mark.parametrize("case", CODEC["refused"], ids=lambda c: c["name"])
 def test_codec_refusals_without_the_canonical_check(case: dict[str, Any]) -> None:
     data = h(case["msgpack"])
     if case["refused_by"] == "canonical":

@@ -77,7 +77,7 @@ REASON_MESSAGES = {
     "non_canonical_map": "not canonical",
     "unsorted_map_keys": "not canonical",
     "float": "floats",
-    "ext": "max_ext_len",
+    "ext": "max_ext_len|extension type",
     "duplicate_key": "duplicate map key",
     "bad_map_key": "map key of type",
     "invalid_utf8": "UTF-8",

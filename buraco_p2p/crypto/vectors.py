@@ -6,18 +6,18 @@ reproduce (or, for proofs that depend on the prover's random stream, accept).
 
     python -m buraco_p2p.crypto.vectors           # check the files, exit 1 on any difference
     python -m buraco_p2p.crypto.vectors --write   # rewrite them
+
+Rendering, writing and checking are shared with the other layers' vectors in
+`buraco_p2p.vectorfiles`.
 """
 
 from __future__ import annotations
 
-import argparse
-import importlib
-import json
 import sys
-from collections.abc import Callable, Sequence
-from pathlib import Path
+from collections.abc import Sequence
 from typing import Final
 
+from buraco_p2p import vectorfiles
 from buraco_p2p.cards import id_text
 from buraco_p2p.crypto.elgamal import encrypt
 from buraco_p2p.crypto.encoding import CARD_DOMAIN, MAX_CARDS, card_point
@@ -42,13 +42,22 @@ from buraco_p2p.crypto.shares import (
     verify_share,
     verify_share_batch,
 )
+from buraco_p2p.crypto.shuffle import shuffle_vector
 from buraco_p2p.crypto.transcript import ProofContext, Transcript, encode_item
 
-__all__ = ["VECTOR_DIR", "check", "generate", "main", "render", "write"]
+__all__ = ["FILES", "generate", "main"]
 
-VECTOR_DIR: Final = Path(__file__).resolve().parents[2] / "protocol" / "vectors"
+FILES: Final = (
+    "group.json",
+    "transcript.json",
+    "keys.json",
+    "cards.json",
+    "shares.json",
+    "randomness.json",
+    "shuffle.json",
+)
 
-Vector = dict[str, object]
+Vector = vectorfiles.Vector
 
 TABLE_ID: Final = bytes.fromhex("0f1e2d3c4b5a69788796a5b4c3d2e1f0")
 HAND: Final = 1
@@ -263,71 +272,21 @@ def randomness_vector() -> Vector:
     }
 
 
-def _shuffle_vector() -> Vector | None:
-    try:
-        module = importlib.import_module("buraco_p2p.crypto.shuffle")
-    except ModuleNotFoundError as e:
-        if e.name == "buraco_p2p.crypto.shuffle":
-            return None
-        raise
-    fn: Callable[[], Vector] | None = getattr(module, "shuffle_vector", None)
-    return None if fn is None else fn()
-
-
 def generate() -> dict[str, Vector]:
     """Every vector file's content, by file name."""
-    out: dict[str, Vector] = {
+    return {
         "group.json": group_vector(),
         "transcript.json": transcript_vector(),
         "keys.json": keys_vector(),
         "cards.json": cards_vector(),
         "shares.json": shares_vector(),
         "randomness.json": randomness_vector(),
+        "shuffle.json": shuffle_vector(),
     }
-    shuffle = _shuffle_vector()
-    if shuffle is not None:
-        out["shuffle.json"] = shuffle
-    return out
-
-
-def render(vector: Vector) -> str:
-    """The exact file text: sorted keys, two-space indent, trailing newline."""
-    return json.dumps(vector, indent=2, sort_keys=True) + "\n"
-
-
-def write(directory: Path = VECTOR_DIR) -> list[Path]:
-    directory.mkdir(parents=True, exist_ok=True)
-    paths = []
-    for name, vector in generate().items():
-        path = directory / name
-        path.write_text(render(vector), encoding="utf-8")
-        paths.append(path)
-    return paths
-
-
-def check(directory: Path = VECTOR_DIR) -> list[str]:
-    """Names of files that are missing or differ from a fresh generation."""
-    bad = []
-    for name, vector in generate().items():
-        path = directory / name
-        if not path.is_file() or path.read_text(encoding="utf-8") != render(vector):
-            bad.append(name)
-    return bad
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m buraco_p2p.crypto.vectors")
-    parser.add_argument("--write", action="store_true", help="rewrite the vector files")
-    parser.add_argument("--dir", type=Path, default=VECTOR_DIR)
-    args = parser.parse_args(argv)
-    if args.write:
-        for path in write(args.dir):
-            print(path)
-        return 0
-    bad = check(args.dir)
-    for name in bad:
-        print(f"differs: {name}", file=sys.stderr)
-    return 1 if bad else 0
+    return vectorfiles.main(argv, generate=generate, prog="python -m buraco_p2p.crypto.vectors")
 
 
 if __name__ == "__main__":

@@ -14,7 +14,6 @@ against them before anything is written.
 
 from __future__ import annotations
 
-import argparse
 import functools
 import hashlib
 import ipaddress
@@ -22,7 +21,6 @@ import struct
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Final
 
 from cryptography.hazmat.primitives import hashes, serialization
@@ -30,9 +28,8 @@ from cryptography.hazmat.primitives.asymmetric.x25519 import X25519PrivateKey, X
 from cryptography.hazmat.primitives.ciphers.aead import ChaCha20Poly1305
 from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 
-from buraco_p2p import codec
+from buraco_p2p import codec, vectorfiles
 from buraco_p2p.crypto.group import DeterministicRandomSource
-from buraco_p2p.crypto.vectors import VECTOR_DIR, render
 from buraco_p2p.net.framing import (
     DEFAULT_MAX_FRAME,
     HEADER_LEN,
@@ -58,8 +55,6 @@ from buraco_p2p.net.invite import Endpoint, Invite, InviteChecksumError
 
 __all__ = [
     "FILES",
-    "VECTOR_DIR",
-    "check",
     "codec_vector",
     "expand_pieces",
     "frames_vector",
@@ -67,15 +62,13 @@ __all__ = [
     "handshake_vector",
     "invite_vector",
     "main",
-    "render",
     "typed",
     "untyped",
-    "write",
 ]
 
 FILES: Final = ("codec.json", "handshake.json", "frames.json", "invite.json")
 
-Vector = dict[str, object]
+Vector = vectorfiles.Vector
 
 HANDSHAKE_SEED: Final = b"buraco-p2p/vectors/handshake"
 INITIATOR_NICK: Final = "Jo\u00e3o"  # 4 code points, 5 UTF-8 bytes: lengths are in bytes
@@ -778,39 +771,8 @@ def generate() -> dict[str, Vector]:
     }
 
 
-def write(directory: Path = VECTOR_DIR) -> list[Path]:
-    directory.mkdir(parents=True, exist_ok=True)
-    paths = []
-    for name, vector in generate().items():
-        path = directory / name
-        path.write_text(render(vector), encoding="utf-8")
-        paths.append(path)
-    return paths
-
-
-def check(directory: Path = VECTOR_DIR) -> list[str]:
-    """Names of files that are missing or differ from a fresh generation."""
-    return [
-        name
-        for name, vector in generate().items()
-        if not (directory / name).is_file()
-        or (directory / name).read_text(encoding="utf-8") != render(vector)
-    ]
-
-
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m buraco_p2p.net.vectors")
-    parser.add_argument("--write", action="store_true", help="rewrite the vector files")
-    parser.add_argument("--dir", type=Path, default=VECTOR_DIR)
-    args = parser.parse_args(argv)
-    if args.write:
-        for path in write(args.dir):
-            print(path)
-        return 0
-    bad = check(args.dir)
-    for name in bad:
-        print(f"differs: {name}", file=sys.stderr)
-    return 1 if bad else 0
+    return vectorfiles.main(argv, generate=generate, prog="python -m buraco_p2p.net.vectors")
 
 
 if __name__ == "__main__":

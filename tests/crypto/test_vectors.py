@@ -4,12 +4,10 @@ from __future__ import annotations
 
 import hashlib
 import json
-from pathlib import Path
 from typing import Any
 
 import rbcl
 
-from buraco_p2p.crypto import vectors
 from buraco_p2p.crypto.elgamal import Ciphertext
 from buraco_p2p.crypto.encoding import card_id_of
 from buraco_p2p.crypto.group import L, Point, Scalar
@@ -23,10 +21,11 @@ from buraco_p2p.crypto.shares import (
     verify_share_batch,
 )
 from buraco_p2p.crypto.transcript import ProofContext
+from buraco_p2p.vectorfiles import VECTOR_DIR
 
 
 def load(name: str) -> Any:
-    return json.loads((vectors.VECTOR_DIR / name).read_text(encoding="utf-8"))
+    return json.loads((VECTOR_DIR / name).read_text(encoding="utf-8"))
 
 
 def ctx_of(d: dict[str, Any]) -> ProofContext:
@@ -36,27 +35,6 @@ def ctx_of(d: dict[str, Any]) -> ProofContext:
         log_index=d["log_index"],
         prover=bytes.fromhex(d["prover"]),
     )
-
-
-def test_files_match_a_fresh_generation_byte_for_byte() -> None:
-    fresh = vectors.generate()
-    on_disk = {p.name for p in vectors.VECTOR_DIR.glob("*.json")}
-    assert on_disk == set(fresh)
-    for name, vector in fresh.items():
-        assert (vectors.VECTOR_DIR / name).read_text(encoding="utf-8") == vectors.render(vector), (
-            name
-        )
-
-
-def test_check_and_write_detect_and_repair_a_difference(tmp_path: Path) -> None:
-    assert vectors.main(["--dir", str(tmp_path)]) == 1  # nothing there yet
-    vectors.write(tmp_path)
-    assert vectors.check(tmp_path) == []
-    path = tmp_path / "keys.json"
-    path.write_text(path.read_text().replace('"hand": 1', '"hand": 2', 1))
-    assert vectors.check(tmp_path) == ["keys.json"]
-    assert vectors.main(["--dir", str(tmp_path), "--write"]) == 0
-    assert vectors.main(["--dir", str(tmp_path)]) == 0
 
 
 def test_key_vectors_verify_when_decoded() -> None:

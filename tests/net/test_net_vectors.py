@@ -9,7 +9,6 @@ import ipaddress
 import json
 import re
 import struct
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -26,34 +25,15 @@ from buraco_p2p.net.framing import DEFAULT_MAX_FRAME, FrameReader, ReceiveCipher
 from buraco_p2p.net.handshake import InitiatorHandshake, ResponderHandshake
 from buraco_p2p.net.identity import Identity, PeerKey
 from buraco_p2p.net.invite import Invite
+from buraco_p2p.vectorfiles import VECTOR_DIR
 
 
 def load(name: str) -> Any:
-    return json.loads((vectors.VECTOR_DIR / name).read_text(encoding="utf-8"))
+    return json.loads((VECTOR_DIR / name).read_text(encoding="utf-8"))
 
 
 def h(text: str) -> bytes:
     return bytes.fromhex(text)
-
-
-def test_files_match_a_fresh_generation_byte_for_byte() -> None:
-    fresh = vectors.generate()
-    assert tuple(fresh) == vectors.FILES
-    for name, vector in fresh.items():
-        assert (vectors.VECTOR_DIR / name).read_text(encoding="utf-8") == vectors.render(vector), (
-            name
-        )
-
-
-def test_check_and_write_detect_and_repair_a_difference(tmp_path: Path) -> None:
-    assert vectors.main(["--dir", str(tmp_path)]) == 1  # nothing there yet
-    vectors.write(tmp_path)
-    assert vectors.check(tmp_path) == []
-    path = tmp_path / "frames.json"
-    path.write_text(path.read_text().replace('"counter": 1', '"counter": 7', 1))
-    assert vectors.check(tmp_path) == ["frames.json"]
-    assert vectors.main(["--dir", str(tmp_path), "--write"]) == 0
-    assert vectors.main(["--dir", str(tmp_path)]) == 0
 
 
 def test_typed_notation_round_trips() -> None:

@@ -722,3 +722,17 @@ def test_no_pot_left_for_a_team_means_it_may_not_empty_a_hand() -> None:
     assert "no pot" in e.value.message
     assert all(len(ref.hands[2]) - sum(len(x) for x in m.melds) >= 2
                for m in legal_moves(t.views[2]) if isinstance(m, LayDown))
+
+
+@pytest.mark.parametrize(("preset", "bonus"), [("playingcards", 500), ("fechado", 500)])
+def test_clean_13_card_run_earns_its_special_bonus(preset: str, bonus: int) -> None:
+    rules = get_preset(preset).with_overrides({"hand_size": 13})
+    seat = 1 if preset == "fechado" else 3
+    t = table_for(rules, hands={seat: "AS 2S 3S 4S 5S 6S 7S 8S 9S TS JS QS KS"}, stock="9H")
+    draw(t)
+    lay(t, seat, "AS 2S 3S 4S 5S 6S 7S 8S 9S TS JS QS KS")
+    ref = t.referee
+    assert ref.melds[seat & 1][0].meld.clean and ref.melds[seat & 1][0].meld.size == 13
+    discard(t, seat, "9H")  # empties the hand: takes the pot
+    _draw_and_discard_until(t, lambda: ref.ended)
+    assert t.result().line(seat & 1, "buracos") == bonus

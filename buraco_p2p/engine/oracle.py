@@ -62,7 +62,7 @@ class MeldOracle:
                     [FACES[c] for c in codes], self.rules, wild_end=WILD_END_CHOICES[wild_end]
                 )
             except IllegalMeld as exc:
-                r = exc
+                r = exc.with_traceback(None)  # no frames kept alive by the cache
             if len(self._eval) > _CACHE_LIMIT:
                 self._eval.clear()
             self._eval[key] = r
@@ -80,7 +80,7 @@ class MeldOracle:
                     wild_end=WILD_END_CHOICES[wild_end],
                 )
             except IllegalMeld as exc:
-                r = exc
+                r = exc.with_traceback(None)  # no frames kept alive by the cache
             if len(self._ext) > _CACHE_LIMIT:
                 self._ext.clear()
             self._ext[key] = r

@@ -25,8 +25,9 @@ How the rules are played where the sources leave room (all presets):
 - Emptying a hand when the team has its pot is going out, and needs the preset's buraco; a team
   that may not go out may not empty a hand. So a meld or addition may not leave a player with a
   single card they could not discard (the only card just taken, a pile top still to be melded,
-  a last card that would empty a hand that may not be emptied, a wild where going out by
-  discarding a wild is forbidden).
+  a last card that would empty a hand that may not be emptied). Validation sees only public
+  cards, so a lone wild kept where going out by discarding a wild is forbidden is refused by
+  the generator, not by `push`: the other views could not tell.
 - Fechado "justify": after taking the pile, the next melding move must use the pile's top card
   and no discard is allowed before; the generator offers the pile only when such a move exists.
 - When the last stock card is drawn, the next untaken pot becomes the stock at once (presets
@@ -493,11 +494,16 @@ class HandState:
             return EMPTY
         return -1
 
-    def last_card_problem(self, seat: int, slot: int, melds_after: list[Meld]) -> str | None:
+    def last_card_problem(
+        self, seat: int, slot: int, melds_after: list[Meld], private: bool = True
+    ) -> str | None:
         """Why the player could not discard `slot` as their last card (None: they could).
 
         A meld or addition may not leave a player holding one card they could not discard,
         since a turn ends only with a discard (or by emptying the hand where that is allowed).
+        Whether that card is a wild is hidden from the other players unless it is public, so
+        move validation (`private=False`) looks at it only then: every view must judge a move
+        alike. The generator (`private=True`, on the player's own view) looks at it always.
         """
         if slot == self.taken_single:
             return "your last card would be the one you just took from the pile"
@@ -510,6 +516,8 @@ class HandState:
         if (
             outcome == GO_OUT
             and not self.params.wild_going_out
+            and c >= 0
+            and (private or slot in self.public)
             and (c % 52 if c < 104 else 52) in WILD_CODES
         ):
             return "your last card would be a wild, and you may not go out by discarding it"
@@ -520,7 +528,7 @@ class HandState:
         if len(hand) - len(removed) != 1:
             return
         last = next(s for s in hand if s not in removed)
-        why = self.last_card_problem(seat, last, melds_after)
+        why = self.last_card_problem(seat, last, melds_after, private=False)
         if why is not None:
             raise self._fail(IllegalMoveCode.CANNOT_EMPTY_HAND, why)
 

@@ -520,12 +520,19 @@ def test_going_out_by_discarding_a_wild(preset: str, allowed: bool) -> None:
     lay(t, seat, "3S 4S 5S 6S")
     add(t, seat, 0, "7S 8S 9S")  # a clean buraco
     lay(t, seat, "9H 9H 9D")
+    fours = LayDown(seat, (slots_of(t.referee, seat, "4C 4C 4D 4H"),))
     if not allowed:
+        # Keeping only the deuce is never offered: it could not be discarded to go out ...
+        assert fours not in legal_moves(t.views[seat])
+        assert "wild" in (t.referee.last_card_problem(
+            seat, slots_of(t.referee, seat, "2D")[0], [tm.meld for tm in t.referee.melds[1]]
+        ) or "")
+        # ... but the other views cannot see the deuce, so validation lets it pass,
+        t.push(fours)
         with pytest.raises(IllegalMove) as e:
-            lay(t, seat, "4C 4C 4D 4H")  # would leave only the deuce to discard
-        assert e.value.code is IllegalMoveCode.CANNOT_EMPTY_HAND and "wild" in e.value.message
-        add(t, seat, 1, "2D")  # the wild may be melded instead
-        lay(t, seat, "4C 4C 4D 4H")  # going out by melding
+            discard(t, seat, "2D")  # and the discard is what is refused.
+        assert e.value.code is IllegalMoveCode.WILD_GOING_OUT
+        add(t, seat, 1, "2D")  # the wild may be melded instead: going out by melding
     else:
         lay(t, seat, "4C 4C 4D 4H")
         discard(t, seat, "2D")

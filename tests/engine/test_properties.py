@@ -17,6 +17,7 @@ from buraco_p2p.engine import (
     IllegalMove,
     LayDown,
     LocalTable,
+    Move,
     PlayerView,
     RefereeView,
     legal_moves,
@@ -280,3 +281,43 @@ def test_random_play_under_overridden_rules(preset: str, overrides: dict[str, ob
         if not t.referee.layout.pots:
             assert r.line(0, "pot_not_taken") == r.line(1, "pot_not_taken") == 0
     assert ends
+
+
+def _verdict(view: HandState, ref: HandState, move: Move) -> str:
+    """Push `move` on a copy of `view` after the public reveals a session would make."""
+    sim = view.copy()
+    for s in ref.exposed_by(move):
+        if 0 <= s < ref.n and ref.where[s] == move.seat:
+            sim.reveal(s, ref.known[s], public=True)
+    try:
+        sim.push(move)
+    except IllegalMove as e:
+        return e.code.value
+    return "ok"
+
+
+@pytest.mark.parametrize("preset", PRESET_NAMES)
+@settings(max_examples=2)
+@given(seed=st.integers(0, 2**32))
+def test_every_view_judges_every_move_alike(preset: str, seed: int) -> None:
+    """Legality depends only on public information: what the referee accepts, every player
+    view accepts too (and the reverse), for legal moves and for junk alike."""
+    t, rng = _table(preset, seed)
+    ref = t.referee
+    steps = 0
+    while not ref.ended and steps < 120:
+        seat = ref.turn
+        hand = list(ref.hands[seat])
+        legal = legal_moves(t.views[seat])
+        probes: list[Move] = rng.sample(legal, min(4, len(legal)))
+        for _ in range(4):
+            k = rng.randint(1, min(5, len(hand)))
+            pick = tuple(rng.sample(hand, k))
+            probes.append(LayDown(seat, (pick,)))
+            probes.append(AddToMeld(seat, rng.randrange(3), pick))
+            probes.append(Discard(seat, rng.choice(hand)))
+        for move in probes:
+            verdicts = {_verdict(v, ref, move) for v in (ref, *t.views)}
+            assert len(verdicts) == 1, (move, verdicts)
+        t.push(rng.choice(legal))
+        steps += 1

@@ -8,8 +8,10 @@ which validates fully (an illegal move raises `IllegalMove` with an `IllegalMove
 the state untouched) and returns the `RevealRequest`s the session owes: a drawn card or a taken
 pot privately to its new owner, the end-of-hand count publicly. Moves that expose cards
 (`LayDown`, `AddToMeld`, `Discard`, `TurnUpFirst`) need those slots revealed publicly first
-(`view.exposed_by(move)` lists them). `state_hash()` covers only public state, so it is equal on
-every view after the same log.
+(`view.exposed_by(move)` lists them). Legality depends only on public information, so every
+view accepts or refuses a move alike, and `state_hash()` (public state only) is equal on every
+view after the same log. How the hand plays where the rule sources leave room is documented in
+`buraco_p2p.engine.hand`; what `legal_moves` generates, in `buraco_p2p.engine.legal`.
 
 Public API:
 
@@ -27,8 +29,19 @@ Public API:
 - local play: `LocalTable` (referee + four player views fed like a session would),
   `referee_deal`, `random_permutation`
 
-Example: deal a referee hand from a seed, play it with random legal moves, score it, and run a
-match::
+A single referee hand from a seed, played by the referee itself::
+
+    import random
+    from buraco_p2p.rules import get_preset
+    from buraco_p2p.engine import HandSetup, legal_moves, referee_deal, score_hand
+
+    rng = random.Random(42)
+    hand = referee_deal(HandSetup(get_preset("italian"), dealer=0), rng)
+    while not hand.ended:
+        hand.push(rng.choice(legal_moves(hand)))
+    print(score_hand(hand).totals)
+
+A match, each player deciding from their own view::
 
     import random
     from buraco_p2p.rules import get_preset

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import random
 
+import msgpack
 import pytest
 from engine_helpers import draw, lay, slots_of, snapshot, table_for
 from hypothesis import given
@@ -188,6 +189,9 @@ def test_wire_round_trip(move: Move) -> None:
     assert all(type(x) is int for x in wire)
     assert move_from_wire(wire) == move
     assert move_from_wire(tuple(wire)) == move
+    packed = msgpack.packb(wire)
+    assert move_from_wire(msgpack.unpackb(packed)) == move
+    assert len(packed) <= 2 + len(wire)  # small ints are one byte each
 
 
 @pytest.mark.parametrize(

@@ -383,6 +383,17 @@ class HandState:
         self.moves.append(move)
         return out
 
+    def check(self, move: Move) -> IllegalMove | None:
+        """The error `push(move)` would raise now (None: legal), leaving this view untouched."""
+        try:
+            self.copy().push(move)
+        except IllegalMove as e:
+            return e
+        return None
+
+    def is_legal(self, move: Move) -> bool:
+        return self.check(move) is None
+
     def _fail(self, code: IllegalMoveCode, message: str) -> IllegalMove:
         return IllegalMove(code, message, self.turn)
 

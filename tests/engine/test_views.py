@@ -144,3 +144,13 @@ def test_a_referee_needs_a_real_permutation() -> None:
     for perm in ([0] * 104, list(range(103)), list(range(108))):
         with pytest.raises(ValueError):
             RefereeView(setup, perm)
+
+
+def test_check_and_is_legal_leave_the_view_untouched() -> None:
+    t = table_for("us")
+    ref = t.referee
+    before = ref.state_hash()
+    assert ref.is_legal(DrawStock(1)) and not ref.is_legal(DrawStock(2))
+    err = ref.check(Discard(1, ref.hands[1][0]))
+    assert err is not None and err.code is IllegalMoveCode.WRONG_PHASE
+    assert ref.state_hash() == before and ref.moves == []

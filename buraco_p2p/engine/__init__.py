@@ -17,9 +17,9 @@ Public API:
 
 - state: `HandSetup`, `HandState` (alias `Hand`), `PlayerView`, `RefereeView`, `Phase`,
   `EndReason`, `TableMeld`, `team_of`; `view.check(move)`, `view.is_legal(move)`,
-  `view.copy()`, `view.sample_referee(rng)` (a referee
-  consistent with what the view knows, for simulations); `view.emptying_outcome(seat, melds)`
-  says what emptying a hand would do now: `TAKE_POT`, `GO_OUT`, `EMPTY` or -1 (not allowed)
+  `view.copy()`, `view.sample_referee(rng)` (a referee consistent with what the view knows,
+  for simulations); `view.emptying_outcome(seat, melds)` says what emptying a hand would do
+  now: `TAKE_POT`, `GO_OUT`, `EMPTY` or -1 (not allowed)
 - reveals: `Reveal` (+ `reveal_from_wire`), `view.reveal()`/`view.apply()`, `RevealRequest`
 - moves: `DrawStock`, `TakeDiscard`, `TurnUpFirst`, `LayDown`, `AddToMeld`, `Discard`, `Move`,
   `move_from_wire`

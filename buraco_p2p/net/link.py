@@ -65,14 +65,22 @@ class ConnectError(LinkError):
     """No TCP connection could be opened to the peer's address."""
 
 
-def stream_address(stream: trio.abc.Stream) -> str | None:
-    """The remote end as "host:port", for error messages, when the stream is a socket."""
+def _peer_name(stream: trio.abc.Stream) -> object | None:
+    """The socket's peer name, when the stream is a connected socket."""
     socket = getattr(stream, "socket", None)
     if socket is None:
         return None
     try:
-        name = socket.getpeername()
+        name: object = socket.getpeername()
     except OSError:
+        return None
+    return name
+
+
+def stream_address(stream: trio.abc.Stream) -> str | None:
+    """The remote end as "host:port", for error messages, when the stream is a socket."""
+    name = _peer_name(stream)
+    if name is None:
         return None
     if isinstance(name, tuple) and len(name) >= 2:
         host, port = name[0], name[1]
@@ -531,12 +539,8 @@ class LinkServer:
 
 
 def _host_of(stream: trio.abc.Stream) -> str | None:
-    socket = getattr(stream, "socket", None)
-    if socket is None:
-        return None
-    try:
-        name = socket.getpeername()
-    except OSError:
+    name = _peer_name(stream)
+    if name is None:
         return None
     if isinstance(name, tuple) and name:
         return str(name[0])

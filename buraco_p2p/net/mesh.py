@@ -649,6 +649,18 @@ class Mesh:
 
     # -- dialing -----------------------------------------------------------------------------
 
+    async def _connect(self, ep: Endpoint, peer: PeerKey) -> SecureLink:
+        """A direct link to `peer` at `ep`, keyed by this table's room secret."""
+        return await connect(
+            ep.host,
+            ep.port,
+            self.identity,
+            room_secret=self.room_secret,
+            table_id=self.table_id,
+            expected_peer=peer,
+            timeout=self.config.direct_timeout,
+        )
+
     async def _dial_direct(self, key: PeerKey) -> SecureLink | None:
         if self._direct_refused(key) or self.roster is None:
             return None
@@ -657,15 +669,7 @@ class Mesh:
             return None
         for ep in member.addresses:
             try:
-                link = await connect(
-                    ep.host,
-                    ep.port,
-                    self.identity,
-                    room_secret=self.room_secret,
-                    table_id=self.table_id,
-                    expected_peer=key,
-                    timeout=self.config.direct_timeout,
-                )
+                link = await self._connect(ep, key)
             except LinkError as exc:
                 self._reject(str(ep), exc)
                 continue
@@ -698,15 +702,7 @@ class Mesh:
         errors: list[str] = []
         for ep in addresses:
             try:
-                link = await connect(
-                    ep.host,
-                    ep.port,
-                    self.identity,
-                    room_secret=self.room_secret,
-                    table_id=self.table_id,
-                    expected_peer=host,
-                    timeout=self.config.direct_timeout,
-                )
+                link = await self._connect(ep, host)
             except LinkError as exc:
                 errors.append(str(exc))
                 continue

@@ -23,9 +23,9 @@ from __future__ import annotations
 
 import functools
 import struct
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Final
+from typing import Final, TypeVar
 
 from buraco_p2p.crypto.elgamal import (
     Ciphertext,
@@ -60,6 +60,8 @@ __all__ = [
     "shuffle_vector",
     "verify_shuffle",
 ]
+
+_T = TypeVar("_T")
 
 PROTOCOL_LABEL: Final = b"buraco-p2p/shuffle/v1"
 GENERATOR_DOMAIN: Final = b"buraco-p2p/shuffle/v1/generators"
@@ -220,31 +222,24 @@ class ShuffleProof:
             )
         pos = 0
 
-        def points(name: str, count: int) -> list[Point]:
+        def take(name: str, count: int, decode: Callable[[bytes], _T]) -> list[_T]:
             nonlocal pos
             out = []
             for i in range(count):
                 chunk = b[pos : pos + 32]
                 pos += 32
                 try:
-                    out.append(Point.from_bytes(chunk))
+                    out.append(decode(chunk))
                 except CryptoError as e:
                     field = name if count == 1 else f"{name}[{i}]"
                     raise ProofError(_PROOF, str(e), field=field, party=party) from e
             return out
 
+        def points(name: str, count: int) -> list[Point]:
+            return take(name, count, Point.from_bytes)
+
         def scalars(name: str, count: int) -> list[Scalar]:
-            nonlocal pos
-            out = []
-            for i in range(count):
-                chunk = b[pos : pos + 32]
-                pos += 32
-                try:
-                    out.append(Scalar.from_bytes(chunk))
-                except CryptoError as e:
-                    field = name if count == 1 else f"{name}[{i}]"
-                    raise ProofError(_PROOF, str(e), field=field, party=party) from e
-            return out
+            return take(name, count, Scalar.from_bytes)
 
         cs = points("commitments", n)
         chain = points("chain", n)

@@ -247,8 +247,8 @@ def _evaluate_run(
     if not naturals:
         raise IllegalMeld(
             "too_many_wilds",
-            "a run needs natural cards besides its deuces and jokers: "
-            "at most one deuce is natural and only one wildcard is allowed",
+            "deuces and jokers alone make no meld: there are no sets of wildcards, and a run "
+            "needs natural cards besides at most one natural deuce and one wildcard",
         )
     suit = naturals[0].suit
     assert suit is not None

@@ -296,3 +296,11 @@ def test_a_huge_untrusted_list_is_refused_by_length_first() -> None:
     with pytest.raises(IllegalMeld) as info:
         evaluate_meld([None] * 100_000, CLASSIC)  # type: ignore[list-item]
     assert info.value.code == "too_long"
+
+
+@pytest.mark.parametrize("preset", ["italian", "fechado", "classic"])
+@pytest.mark.parametrize("text", ["2C 2D 2H", "2S 2S JK", "2H JK 2D 2C"])
+def test_wildcards_alone_are_no_meld_in_any_preset(preset: str, text: str) -> None:
+    with pytest.raises(IllegalMeld, match="no sets of wildcards") as info:
+        evaluate_meld(parse_cards(text), get_preset(preset))
+    assert info.value.code == "too_many_wilds"

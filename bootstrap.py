@@ -30,11 +30,25 @@ def ensure_env() -> None:
         return
     if not BIN.exists():
         print("bootstrap: creating .venv", file=sys.stderr)
-        venv.EnvBuilder(with_pip=True).create(VENV)
+        try:
+            venv.EnvBuilder(with_pip=True).create(VENV)
+        except subprocess.CalledProcessError:
+            # Some distributions ship venv without ensurepip; the system's pip can still
+            # install into a venv made without pip of its own (pip >= 22.3, --python).
+            venv.EnvBuilder(with_pip=False, clear=True).create(VENV)
     print("bootstrap: installing buraco-p2p and its dependencies into .venv", file=sys.stderr)
-    pip = [_python(), "-m", "pip", "install", "--quiet", "--disable-pip-version-check"]
-    subprocess.run([*pip, "-e", f"{ROOT}[dev]"], check=True)
+    if _has_pip(_python()):
+        pip = [_python(), "-m", "pip"]
+    else:
+        pip = [sys.executable, "-m", "pip", "--python", _python()]
+    install = [*pip, "install", "--quiet", "--disable-pip-version-check"]
+    subprocess.run([*install, "-e", f"{ROOT}[dev]"], check=True)
     STAMP.write_text(want)
+
+
+def _has_pip(python: str) -> bool:
+    probe = [python, "-c", "import pip"]
+    return subprocess.run(probe, capture_output=True).returncode == 0
 
 
 def run(argv: list[str]) -> int:

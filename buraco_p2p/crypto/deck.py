@@ -1,10 +1,10 @@
 """The deck of one hand as a sans-IO protocol: keys, four verified shuffles, deal and reveals.
 
 One `DeckSession` per peer per hand. It never touches sockets or clocks: the table session feeds
-it every deck message of the log, in log order and with its log index (its own messages too),
-and asks it for the messages this peer owes. Everything received is verified before it changes
-any state, and a message that fails raises a `DeckError` subclass naming the seat that sent it;
-the session's state is then exactly what it was before the bad message.
+it every deck message of the log, in log order, with its log index and the seat that signed the
+entry (its own messages too), and asks it for the messages this peer owes. Everything received
+is verified before it changes any state, and a message that fails raises a `DeckError` subclass
+naming the seat that sent it; the session's state is then exactly what it was before.
 
 The flow (docs/protocol.md section 1.8):
 
@@ -491,16 +491,26 @@ class DeckSession:
 
     # -- receiving --------------------------------------------------------------------------
 
-    def receive(self, msg: DeckMessage, log_index: int) -> list[DeckEvent]:
+    def receive(self, msg: DeckMessage, log_index: int, *, sender: int) -> list[DeckEvent]:
         """Apply one logged deck message (ours included). Raises DeckError naming the sender,
-        leaving the session unchanged, if it is out of turn or does not verify."""
+        leaving the session unchanged, if it is out of turn or does not verify.
+
+        `sender` is the seat whose signature the log entry carries, never read from the message:
+        a key proof or a shuffle proof needs no secret of the seat it claims (anyone can prove a
+        fresh key or a shuffle under another seat's id), so only the signer makes it that seat's.
+        A message whose `seat` is not its signer's is OutOfTurn, naming the signer.
+        """
+        if isinstance(sender, bool) or not isinstance(sender, int) or not 0 <= sender < PLAYERS:
+            raise ValueError(f"sender must be a seat 0..3, not {sender!r}")
+        if not isinstance(msg, KeyMessage | ShuffleMessage | SharesMessage):
+            raise MalformedMessage(sender, f"not a deck message: {type(msg).__name__}")
+        if msg.seat != sender:
+            raise OutOfTurn(sender, f"a message signed by seat {sender} claims seat {msg.seat}")
         if isinstance(msg, KeyMessage):
             return self._receive_key(msg, log_index)
         if isinstance(msg, ShuffleMessage):
             return self._receive_shuffle(msg, log_index)
-        if isinstance(msg, SharesMessage):
-            return self._receive_shares(msg, log_index)
-        raise MalformedMessage(None, f"not a deck message: {type(msg).__name__}")
+        return self._receive_shares(msg, log_index)
 
     def _receive_key(self, msg: KeyMessage, log_index: int) -> list[DeckEvent]:
         seat = msg.seat

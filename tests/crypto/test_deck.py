@@ -33,8 +33,14 @@ from buraco_p2p.crypto.deck import (
 from buraco_p2p.crypto.elgamal import deck_bytes, decode_deck, encrypt
 from buraco_p2p.crypto.encoding import card_point
 from buraco_p2p.crypto.group import BASE, DeterministicRandomSource, Point, Scalar
-from buraco_p2p.crypto.keys import KeyPair
-from buraco_p2p.crypto.shuffle import ShuffleProof, decode_and_verify, prove_shuffle, shuffle_deck
+from buraco_p2p.crypto.keys import KeyAnnouncement, KeyPair
+from buraco_p2p.crypto.shuffle import (
+    ShuffleProof,
+    decode_and_verify,
+    prove_shuffle,
+    shuffle_and_prove,
+    shuffle_deck,
+)
 from buraco_p2p.crypto.transcript import ProofContext
 from buraco_p2p.engine.layout import make_layout, play_order
 
@@ -86,7 +92,7 @@ class Table:
         index = len(self.log)
         self.log.append(msg)
         for k, s in enumerate(self.everyone):
-            self.events[k] += s.receive(decoded, index)
+            self.events[k] += s.receive(decoded, index, sender=msg.seat)
 
     def keys(self) -> None:
         for s in self.seats:
@@ -203,7 +209,7 @@ def _refused(table: Table, msg: DeckMessage, exc: type[DeckError], party: int) -
             continue
         before = _snapshot(s)
         with pytest.raises(exc) as e:
-            s.receive(msg, len(table.log))
+            s.receive(msg, len(table.log), sender=party)
         assert e.value.party == party
         assert f"seat {party}" in str(e.value)
         assert _snapshot(s) == before
@@ -247,6 +253,30 @@ def mid_shuffle() -> Table:
     return _two_shuffles_table()
 
 
+def test_a_seat_cannot_speak_for_another(mid_shuffle: Table) -> None:
+    """A proof context names the claimed seat, but a fresh key or a shuffle needs no secret of
+    that seat: anybody can prove one under another seat's id. Only the signer of the log entry
+    says who sent it, and a message claiming another seat is refused, naming the signer."""
+    t = _fresh_keys_table()
+    rng = DeterministicRandomSource(b"impostor")
+    fake = KeyAnnouncement.create(
+        KeyPair.generate(rng), ProofContext(TABLE, HAND, 0, PLAYERS[2]), rng
+    )
+    fake.verify()  # a perfectly valid proof for seat 2's context
+    _refused(t, KeyMessage(2, fake.to_bytes()), OutOfTurn, 3)
+    t.post(t.seats[2].key_message(0))  # seat 2's own key still goes through
+
+    t = copy.deepcopy(mid_shuffle)
+    y = t.seats[3].table_key
+    assert y is not None
+    ctx = ProofContext(TABLE, HAND, len(t.log), PLAYERS[2])
+    out, proof = shuffle_and_prove(ctx, y, t.seats[3].deck, rng)
+    msg = ShuffleMessage(2, deck_bytes(out), proof.to_bytes())
+    decode_and_verify(ctx, y, t.seats[3].deck, msg.deck, msg.proof)  # valid as seat 2's
+    _refused(t, msg, OutOfTurn, 3)
+    assert all(s.next_shuffler == 2 for s in t.everyone)
+
+
 def test_shuffle_out_of_order_is_refused(mid_shuffle: Table) -> None:
     t = copy.deepcopy(mid_shuffle)
     msg = t.seats[2].shuffle_message(len(t.log))
@@ -273,7 +303,7 @@ def test_cheating_shuffle_is_refused_and_named(mid_shuffle: Table) -> None:
     _refused(t, honest, ShuffleRejected, 2)
     # Even by its author: only its own message at the index it was made for is taken on trust.
     with pytest.raises(ShuffleRejected):
-        t.seats[2].receive(honest, len(t.log))
+        t.seats[2].receive(honest, len(t.log), sender=2)
     # And the honest one at the right index is accepted by everyone.
     t.post(t.seats[2].shuffle_message(len(t.log)))
     assert all(s.next_shuffler == 3 for s in t.everyone)

@@ -101,7 +101,7 @@ def run_setup(seed: bytes) -> list[DeckSession]:
 
     def post(msg: DeckMessage) -> None:
         for s in seats:
-            s.receive(msg, len(log))
+            s.receive(msg, len(log), sender=msg.seat)
         log.append(msg)
 
     for s in seats:

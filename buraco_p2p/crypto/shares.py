@@ -106,6 +106,13 @@ class DecryptionShare:
         )
 
 
+def _check_public(public: Point, party: object) -> None:
+    # The session only ever passes verified, non-identity keys; refusing the identity here keeps
+    # a caller that does not from accepting shares that prove nothing (x = 0 opens every card).
+    if not isinstance(public, Point) or public.is_identity():
+        raise ProofError(_PROOF_NAME, "the public key is the identity", field="public", party=party)
+
+
 def _check_ciphertext(ct: Ciphertext, party: object) -> None:
     if ct.c1.is_identity():
         # An open card needs no shares, and x*identity would reveal nothing about x anyway.
@@ -152,6 +159,7 @@ def verify_share(
     public: Point, ciphertext: Ciphertext, share: DecryptionShare, ctx: ProofContext
 ) -> None:
     """Raise ProofError naming ctx.prover unless `share` is x*c1 for the x behind `public`."""
+    _check_public(public, ctx.prover)
     _check_ciphertext(ciphertext, ctx.prover)
     if share.share.is_identity():
         raise ProofError(_PROOF_NAME, "the share is the identity", field="share", party=ctx.prover)
@@ -241,6 +249,7 @@ def verify_share_batch(
             field="length",
             party=ctx.prover,
         )
+    _check_public(public, ctx.prover)
     for ct in ciphertexts:
         _check_ciphertext(ct, ctx.prover)
     for i, d in enumerate(batch.shares):

@@ -403,6 +403,10 @@ def verify_shuffle(
     n = len(deck_in)
     if n == 0:
         raise ValueError("cannot verify a shuffle of an empty deck")
+    if not isinstance(table_key, Point) or table_key.is_identity():
+        # Re-encryption under the identity leaves every c2 = M_c in the clear: such a "shuffle"
+        # proves fine and hides nothing.
+        raise _fail(ctx, "table_key", "the table key is the identity")
     if len(deck_out) != n:
         raise _fail(ctx, "output", f"output deck has {len(deck_out)} cards, input {n}")
     lens = {

@@ -11,12 +11,22 @@ from hypothesis import strategies as st
 from buraco_p2p.crypto.elgamal import Ciphertext, encrypt
 from buraco_p2p.crypto.encoding import card_point
 from buraco_p2p.crypto.errors import NotACard, ProofError
-from buraco_p2p.crypto.group import IDENTITY, ONE, DeterministicRandomSource, L, Point, Scalar
+from buraco_p2p.crypto.group import (
+    IDENTITY,
+    ONE,
+    DeterministicRandomSource,
+    L,
+    Point,
+    Scalar,
+    multi_mul,
+)
 from buraco_p2p.crypto.keys import KeyPair
 from buraco_p2p.crypto.shares import (
     ChaumPedersenProof,
     DecryptionShare,
     ShareBatch,
+    _batch_challenge,
+    _batch_transcript,
     make_share,
     make_share_batch,
     open_card,
@@ -257,3 +267,53 @@ def test_batch_every_byte_of_the_wire_form_matters() -> None:
         b[i] ^= 0x01
         with pytest.raises(ProofError):
             verify_share_batch(t.keys[1].public, cts, ShareBatch.from_bytes(bytes(b), 3), CTX)
+
+
+def test_identity_public_key_is_refused() -> None:
+    t = Table(b"identity-public")
+    ct = t.encrypt(5)
+    share = make_share(t.keys[0], ct, CTX, t.rng)
+    batch = make_share_batch(t.keys[0], [ct], CTX, t.rng)
+    with pytest.raises(ProofError) as e:
+        verify_share(IDENTITY, ct, share, CTX)
+    assert e.value.field == "public" and e.value.party == CTX.prover
+    with pytest.raises(ProofError) as e:
+        verify_share_batch(IDENTITY, [ct], batch, CTX)
+    assert e.value.field == "public"
+
+
+def test_batch_weights_are_fixed_only_after_the_shares() -> None:
+    """A cheater who knows its secret and could predict the weights z_i would pick two wrong
+    shares whose errors cancel: D_a = x*c1_a + E, D_b = x*c1_b - (z_a/z_b)*E. It can only
+    predict the weights of the shares it is not sending, and those change with the shares."""
+    t = Table(b"batch-adaptive")
+    kp = t.keys[1]
+    cts = [t.encrypt(c) for c in (7, 40, 104)]
+    honest = [own_share(kp, ct) for ct in cts]
+    _, z = _batch_transcript(CTX, kp.public, cts, honest)
+    err = card_point(0)
+    ratio = -(z[0] * z[1].inverse())
+    forged = (honest[0] + err, honest[1] + ratio * err, honest[2])
+    # Under the weights the cheater predicted, the errors cancel: C and E still agree.
+    big_c = multi_mul(z, [ct.c1 for ct in cts])
+    assert multi_mul(z, forged) == kp.secret * big_c
+    # Prove exactly as an honest prover would, with the predicted weights.
+    tr, _ = _batch_transcript(CTX, kp.public, cts, honest)
+    k = Scalar.random_nonzero(t.rng)
+    c = _batch_challenge(tr, Point.base_mul(k), k * big_c)
+    cheat = ShareBatch(forged, ChaumPedersenProof(c, k + c * kp.secret))
+    with pytest.raises(ProofError):
+        verify_share_batch(kp.public, cts, cheat, CTX)
+    # The same forgery proven against the weights that the forged shares really get fails too.
+    with pytest.raises(ProofError):
+        verify_share_batch(kp.public, cts, _prove_anyway(kp, cts, forged, t), CTX)
+
+
+def _prove_anyway(
+    kp: KeyPair, cts: list[Ciphertext], shares: tuple[Point, ...], t: Table
+) -> ShareBatch:
+    tr, z = _batch_transcript(CTX, kp.public, cts, shares)
+    big_c = multi_mul(z, [ct.c1 for ct in cts])
+    k = Scalar.random_nonzero(t.rng)
+    c = _batch_challenge(tr, Point.base_mul(k), k * big_c)
+    return ShareBatch(shares, ChaumPedersenProof(c, k + c * kp.secret))

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from buraco_p2p.crypto.elgamal import Ciphertext, deck_bytes, encrypt, open_deck
 from buraco_p2p.crypto.encoding import card_id_of, card_points
 from buraco_p2p.crypto.errors import ProofError
-from buraco_p2p.crypto.group import BASE, DeterministicRandomSource, Point, Scalar
+from buraco_p2p.crypto.group import BASE, IDENTITY, DeterministicRandomSource, Point, Scalar
 from buraco_p2p.crypto.shuffle import (
     ShuffleProof,
     ShuffleWitness,
@@ -327,3 +327,15 @@ def test_vector_is_deterministic_and_verifies() -> None:
     proof_hex = v1["proof"]
     assert isinstance(proof_hex, str)
     assert len(bytes.fromhex(proof_hex)) == proof_size(n)
+
+
+def test_identity_table_key_is_refused() -> None:
+    """Under Y = identity a re-encryption leaves c2 = M unchanged: a shuffle that proves fine
+    and hides nothing. The verifier refuses that key whatever the proof says."""
+    rng = DeterministicRandomSource(b"identity-key")
+    deck = open_deck(card_points(104)[:N])
+    out, proof = shuffle_and_prove(CTX, IDENTITY, deck, rng)
+    assert sorted(c.c2.to_bytes() for c in out) == sorted(c.c2.to_bytes() for c in deck)
+    with pytest.raises(ProofError) as e:
+        verify_shuffle(CTX, IDENTITY, deck, out, proof)
+    assert e.value.field == "table_key" and e.value.party == CTX.prover

@@ -14,6 +14,12 @@ again. Heartbeats keep idle links checked; a link that hears nothing for
 `heartbeat_timeout` is closed and the peer reported down, and the dialing side keeps
 retrying (direct first, then relay) with a capped backoff.
 
+Every link writes through its own bounded queue, drained by its own sender task, so
+`send` and `broadcast` never wait for a socket: a peer that stops reading cannot hold up
+the others. A link whose queue overflows, or whose socket accepts nothing for
+`heartbeat_timeout`, is dropped and its peer reported down; what it missed is redelivered
+after the reconnect.
+
 API: `broadcast(msg)`, `send(peer, msg)`, `receive() -> (peer, msg)`, and
 `next_event()` for `PeerUp`/`PeerDown`/`RosterChanged`/`StreamReset`.
 """
@@ -46,6 +52,7 @@ from buraco_p2p.net.reliable import (
     Liveness,
     ReliableChannel,
     Resume,
+    SendBufferFull,
     SequenceError,
     parse_record,
 )
@@ -84,6 +91,8 @@ __all__ = [
 
 MAX_RELAYS_PER_PEER = 4
 MAX_EVENTS = 1024
+# Records a link may have queued beyond a full retransmit buffer (acks, roster, relay).
+SEND_QUEUE_HEADROOM = 1024
 
 
 class MeshError(NetError):
@@ -151,6 +160,8 @@ class MeshConfig:
     redial_min: float = 0.05
     redial_max: float = 2.0
     max_buffer: int = DEFAULT_MAX_BUFFER
+    # Relayed bytes one link may have queued; past it the host drops the relayed channel.
+    relay_queue_bytes: int = 4 << 20
     # Test hook: True refuses direct links between the two keys (either order).
     refuse_direct: Callable[[PeerKey, PeerKey], bool] | None = None
     # Test hook on the host: sees every relayed chunk (source, destination, bytes).
@@ -191,20 +202,79 @@ class MeshState:
         return cls(value[0], channels)
 
 
+class _Outbox:
+    """A link's outgoing records, in order, written by the link's own sender task.
+
+    `put` never waits: a full queue means the peer is not reading, and the caller drops the
+    link. Relayed chunks are also counted in bytes; our own relayed streams wait (`put_paced`)
+    while half of that budget is in use, which leaves the rest for everything else.
+    """
+
+    def __init__(self, limit: int, relay_bytes: int) -> None:
+        self.limit = limit
+        self.relay_budget = relay_bytes
+        self.relay_bytes = 0
+        self.closed = False
+        self._items: deque[tuple[list[Any], int]] = deque()
+        self._ready = trio.Event()
+        self._room = trio.Event()
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def relay_room(self, size: int) -> bool:
+        return self.relay_bytes + size <= self.relay_budget
+
+    def put(self, record: list[Any], relay_size: int = 0) -> bool:
+        """Queue `record`; False if the link is closed or the queue is full."""
+        if self.closed or len(self._items) >= self.limit or not self.relay_room(relay_size):
+            return False
+        self._items.append((record, relay_size))
+        self.relay_bytes += relay_size
+        self._ready.set()
+        return True
+
+    async def put_paced(self, record: list[Any], relay_size: int) -> bool:
+        """Queue a chunk of our own relayed stream once there is room for it."""
+        while not self.closed and (
+            self.relay_bytes + relay_size > self.relay_budget // 2
+            or len(self._items) >= self.limit // 2
+        ):
+            self._room = trio.Event()
+            await self._room.wait()
+        return self.put(record, relay_size)
+
+    async def get(self) -> list[Any]:
+        while not self._items:
+            self._ready = trio.Event()
+            await self._ready.wait()
+        record, size = self._items.popleft()
+        self.relay_bytes -= size
+        self._room.set()
+        return record
+
+    def close(self) -> None:
+        self.closed = True
+        self._items.clear()
+        self.relay_bytes = 0
+        self._room.set()
+
+
 @dataclass
 class _Run:
     link: SecureLink
     relayed: bool
+    outbox: _Outbox
     scope: trio.CancelScope = field(default_factory=trio.CancelScope)
     done: trio.Event = field(default_factory=trio.Event)
     up: bool = False
+    error: NetError | None = None  # why the link was dropped from outside its reader
 
 
 class _Peer:
     def __init__(self, key: PeerKey, channel: ReliableChannel) -> None:
         self.key = key
         self.channel = channel
-        self.lock = trio.Lock()
         self.link: SecureLink | None = None  # set only once resumed: safe to send data on
         self.run: _Run | None = None
         self.ack_wake = trio.Event()
@@ -276,30 +346,36 @@ class Mesh:
         return p is not None and p.link is not None and p.run is not None and p.run.relayed
 
     async def send(self, peer: PeerKey, message: Any) -> None:
-        """Queue `message` for `peer` and send it now if the link is up.
+        """Queue `message` for `peer`; never waits for the peer's socket.
 
-        Returns once it is handed to the link (or buffered while the peer is down); delivery
-        is then guaranteed across reconnects as long as the retransmit buffer has room.
+        It goes on the link's outgoing queue if the link is up, and in any case into the
+        retransmit buffer: delivery is guaranteed across reconnects as long as that buffer
+        has room (`SendBufferFull` otherwise).
         """
         p = self._peers.get(peer)
         if p is None or peer == self.me:
             raise MeshError(f"{peer.fingerprint()} is not seated at this table")
         codec.pack(message)  # an unencodable message is the caller's error, before any seq
-        async with p.lock:
-            record = p.channel.send(message)
-            link = p.link
-            if link is not None:
-                try:
-                    await link.send(record.to_wire())
-                except LinkError:
-                    # Buffered; it goes out again after the reconnect.
-                    if p.run is not None:
-                        p.run.scope.cancel()
+        record = p.channel.send(message)
+        run = p.run
+        if p.link is not None and run is not None and run.link is p.link:
+            self._enqueue(run, record.to_wire())
+        await trio.lowlevel.checkpoint()
 
     async def broadcast(self, message: Any) -> None:
-        """Send `message` to every other seated peer."""
+        """Send `message` to every other seated peer.
+
+        A peer whose retransmit buffer is full does not stop the others from getting it:
+        its `SendBufferFull` is raised only after everyone else has the message queued.
+        """
+        full: SendBufferFull | None = None
         for peer in self.peers():
-            await self.send(peer, message)
+            try:
+                await self.send(peer, message)
+            except SendBufferFull as exc:
+                full = full or exc
+        if full is not None:
+            raise full
 
     async def receive(self) -> tuple[PeerKey, Any]:
         """The next message from any peer, in order per sender, each exactly once."""
@@ -399,22 +475,53 @@ class Mesh:
                 self._nursery.start_soon(self._peer_connector, m.key)
         self._emit(RosterChanged(roster))
 
-    async def _send_raw(self, key: PeerKey, message: list[Any]) -> None:
-        """A control/relay record on the current link to `key` (not sequenced)."""
+    def _live_run(self, key: PeerKey) -> _Run:
         p = self._peers.get(key)
-        if p is None or p.link is None:
+        run = p.run if p is not None else None
+        if p is None or p.link is None or run is None or run.link is not p.link:
             raise MeshError(f"no link to {key.fingerprint()}")
-        async with p.lock:
-            if p.link is None:
-                raise MeshError(f"no link to {key.fingerprint()}")
-            await p.link.send(message)
+        return run
+
+    def _enqueue(self, run: _Run, record: list[Any], relay_size: int = 0) -> bool:
+        """Queue a record on `run`'s link; a full queue drops the link (it is not reading)."""
+        if run.outbox.put(record, relay_size):
+            return True
+        if not run.outbox.closed and len(run.outbox) >= run.outbox.limit:
+            self._drop(
+                run,
+                MeshError(
+                    f"{run.link.label} is not reading: {len(run.outbox)} records are queued"
+                ),
+            )
+        return False
+
+    def _drop(self, run: _Run, error: NetError) -> None:
+        """End `run` from outside its reader, remembering why for the `PeerDown`."""
+        if run.error is None:
+            run.error = error
+        run.outbox.close()
+        run.scope.cancel()
+
+    async def _send_raw(self, key: PeerKey, message: list[Any]) -> None:
+        """A control/relay record on the current link to `key` (not sequenced, not waiting)."""
+        run = self._live_run(key)
+        if not self._enqueue(run, message):
+            raise MeshError(f"link to {key.fingerprint()} is closed or not reading")
+        await trio.lowlevel.checkpoint()
+
+    async def _send_relayed_chunk(self, key: PeerKey, message: list[Any], size: int) -> None:
+        """A chunk of one of our relayed streams: waits for room, never overflows the queue."""
+        run = self._live_run(key)
+        if not await run.outbox.put_paced(message, size):
+            raise MeshError(f"link to {key.fingerprint()} closed")
 
     # -- link life cycle -------------------------------------------------------------------
 
     async def _run_link(self, key: PeerKey, link: SecureLink, *, relayed: bool) -> None:
         """Own `link` until it dies; exactly one link per peer is live at a time."""
         p = self._peer(key)
-        run = _Run(link, relayed)
+        limit = self.config.max_buffer + SEND_QUEUE_HEADROOM
+        run = _Run(link, relayed, _Outbox(limit, self.config.relay_queue_bytes))
         while p.run is not None:  # the newest link wins; wait until the old one is gone
             old = p.run
             old.scope.cancel()
@@ -430,6 +537,10 @@ class Mesh:
             reason = str(exc) or type(exc).__name__
             self._reject(link.label, exc)
         finally:
+            run.outbox.close()
+            if run.error is not None:
+                reason = str(run.error)
+                self._reject(link.label, run.error)
             if p.link is link:
                 p.link = None
             if p.run is run:
@@ -448,25 +559,6 @@ class Mesh:
     async def _serve_link(self, p: _Peer, run: _Run) -> None:
         link = run.link
         name = link.label
-        await link.send(p.channel.make_resume().to_wire())
-        with trio.fail_after(self.config.handshake_timeout):
-            first = await link.receive()
-        record = parse_record(first, name)
-        if not isinstance(record, Resume):
-            raise SequenceError(f"{name} did not start the link with a resume record")
-        async with p.lock:
-            resend, restarted = p.channel.on_resume(record)
-            for r in resend:
-                await link.send(r.to_wire())
-            p.link = link
-            if self.is_host and self.roster is not None:
-                # Seats may have changed since this peer's welcome, while no link was up to
-                # tell it: every (re)established link starts from the current roster.
-                await link.send(roster_message(self.roster))
-        run.up = True
-        self._emit(PeerUp(p.key, link.peer_nickname, run.relayed))
-        if restarted is not None:
-            self._emit(StreamReset(p.key))
         liveness = Liveness(
             trio.current_time(),
             interval=self.config.heartbeat_interval,
@@ -474,8 +566,30 @@ class Mesh:
         )
         error: NetError | trio.TooSlowError | None = None
         async with trio.open_nursery() as nursery:
-            nursery.start_soon(self._heartbeat, p, run, liveness)
+            nursery.start_soon(self._sender, run, liveness)
             try:
+                self._enqueue(run, p.channel.make_resume().to_wire())
+                with trio.fail_after(self.config.handshake_timeout):
+                    first = await link.receive()
+                record = parse_record(first, name)
+                if not isinstance(record, Resume):
+                    raise SequenceError(f"{name} did not start the link with a resume record")
+                # No checkpoint from here until `p.link` is set: nothing can be sent between
+                # the retransmissions and the link going live, so the order holds.
+                resend, restarted = p.channel.on_resume(record)
+                for r in resend:
+                    self._enqueue(run, r.to_wire())
+                p.link = link
+                if self.is_host and self.roster is not None:
+                    # Seats may have changed since this peer's welcome, while no link was up
+                    # to tell it: every (re)established link starts from the current roster.
+                    self._enqueue(run, roster_message(self.roster))
+                run.up = True
+                self._emit(PeerUp(p.key, link.peer_nickname, run.relayed))
+                if restarted is not None:
+                    self._emit(StreamReset(p.key))
+                liveness.on_receive(trio.current_time())
+                nursery.start_soon(self._heartbeat, p, run)
                 await self._read_loop(p, link, liveness)
             except (NetError, trio.TooSlowError) as exc:
                 error = exc
@@ -483,21 +597,37 @@ class Mesh:
         if error is not None:
             raise error
 
-    async def _heartbeat(self, p: _Peer, run: _Run, liveness: Liveness) -> None:
-        """Acks double as heartbeats; a send failure ends the link (the reader then stops)."""
+    async def _sender(self, run: _Run, liveness: Liveness) -> None:
+        """The only writer of `run.link`; a socket that takes nothing for the timeout is
+        a stalled peer, and its link is dropped."""
+        link = run.link
+        stall = self.config.heartbeat_timeout
         while True:
-            with trio.move_on_at(liveness.last_sent + liveness.interval):
-                await p.ack_wake.wait()
-            p.ack_wake = trio.Event()
+            record = await run.outbox.get()
             try:
-                async with p.lock:
-                    if p.link is not run.link:
-                        return
-                    await run.link.send(p.channel.make_ack().to_wire())
-            except LinkError:
-                run.scope.cancel()
+                with trio.fail_after(stall):
+                    await link.send(record)
+            except trio.TooSlowError:
+                why = f"{link.label} stopped reading: a send was stuck for {stall:g} s"
+                self._drop(run, MeshError(why))
+                return
+            except LinkError as exc:
+                self._drop(run, exc)
                 return
             liveness.on_send(trio.current_time())
+
+    async def _heartbeat(self, p: _Peer, run: _Run) -> None:
+        """Acks double as heartbeats: one at least every interval, sooner when acks are due."""
+        next_at = trio.current_time() + self.config.heartbeat_interval
+        while True:
+            with trio.move_on_at(next_at):
+                await p.ack_wake.wait()
+            p.ack_wake = trio.Event()
+            if p.link is not run.link:
+                return
+            if not self._enqueue(run, p.channel.make_ack().to_wire()):
+                return
+            next_at = trio.current_time() + self.config.heartbeat_interval
 
     async def _read_loop(self, p: _Peer, link: SecureLink, liveness: Liveness) -> None:
         name = link.label
@@ -578,13 +708,25 @@ class Mesh:
             self.relayed_chunks += 1
             if self.config.relay_tap is not None:
                 self.config.relay_tap(sender, target, rec.data)
+        forwarded = RelayRecord(rec.kind, sender, rec.chan, rec.data).to_wire()
         try:
-            forwarded = RelayRecord(rec.kind, sender, rec.chan, rec.data)
-            await self._send_raw(target, forwarded.to_wire())
-        except (MeshError, LinkError):
-            if rec.kind != "rc":
-                with contextlib.suppress(MeshError, LinkError):
-                    await self._send_raw(sender, RelayRecord("rc", target, rec.chan).to_wire())
+            run = self._live_run(target)
+        except MeshError:
+            run = None
+        if run is not None and rec.kind == "rd" and not run.outbox.relay_room(len(rec.data)):
+            # The destination is not draining this channel: end the channel, not the link.
+            self.rejections.append(
+                f"relay {sender.fingerprint()} -> {target.fingerprint()} closed: "
+                "the destination is not keeping up"
+            )
+            self._enqueue(run, RelayRecord("rc", sender, rec.chan).to_wire())
+            run = None
+        elif run is not None and not self._enqueue(run, forwarded):
+            run = None
+        if run is None and rec.kind != "rc":
+            with contextlib.suppress(MeshError):
+                await self._send_raw(sender, RelayRecord("rc", target, rec.chan).to_wire())
+        await trio.lowlevel.checkpoint()
 
     def _forget_relay(self, stream: RelayStream) -> None:
         if self._relays.get((stream.peer, stream.chan)) is stream:
@@ -595,7 +737,10 @@ class Mesh:
         host = self.roster.host.key
 
         async def send(record: list[Any]) -> None:
-            await self._send_raw(host, record)
+            if record[0] == "rd":
+                await self._send_relayed_chunk(host, record, len(record[3]))
+            else:
+                await self._send_raw(host, record)
 
         return send
 

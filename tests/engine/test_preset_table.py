@@ -580,3 +580,82 @@ def test_clean_run_grown_to_14_cards_on_the_table_earns_1000() -> None:
     discard(t, 3, "9C")
     _play_out(t)
     assert _lines(t, 1)["buracos"] == 1000
+
+
+# ---------------------------------------------------------------- melds
+
+
+def _check_meld(preset: str, text: str) -> IllegalMoveCode | None:
+    """What the engine says to the first player laying `text` down as one meld."""
+    seat = _first(0, preset)
+    t = table_for(preset, hands={seat: text})
+    draw(t)
+    ref = t.referee
+    err = ref.check(LayDown(seat, (slots_of(ref, seat, text),)))
+    return None if err is None else err.code
+
+
+MELD_CASES = [
+    # (meld, presets where it is legal)
+    ("5S 5H 5D", {"italian", "fechado"}),
+    ("3C 3D 3C", {"italian", "fechado"}),
+    ("KS KH KD", {"us", "classic", "italian", "fechado"}),
+    ("AS AH AD 2C", {"us", "classic", "italian", "fechado"}),
+    ("JS JH 2D JC", {"us", "classic", "italian", "fechado"}),
+    ("9S 9H 9D", {"italian", "fechado"}),
+    ("2S 2H 2D", set()),
+    ("3S 4S 5S", set(PRESETS)),
+    ("3S 2H 5S 6S", set(PRESETS)),
+    ("3S 2H 2D 6S", set()),  # two wilds
+    ("AS 2S 3S 2H", set(PRESETS)),  # a natural deuce and a wild one
+    ("QS KS AS", set(PRESETS)),
+    ("KS AS 2S 3S", set()),  # no turning the corner
+    ("3H 4H 5D", set()),
+]
+JOKER_CASES = [
+    ("3S JK 5S", {"classic", "playingcards", "italian", "fechado"}),
+    ("3S JK 2H 6S", set()),  # a joker and a wild deuce: never
+    ("AS 2S 3S JK", {"classic", "playingcards", "italian", "fechado"}),
+]
+
+
+@pytest.mark.parametrize(
+    ("preset", "meld", "legal"),
+    [(p, m, ok) for m, ok in MELD_CASES for p in PRESETS]
+    + [(p, m, ok) for m, ok in JOKER_CASES for p in PRESETS if p != "us"],  # us: no jokers
+)
+def test_melds_row_per_preset_laid_down(preset: str, meld: str, legal: set[str]) -> None:
+    got = _check_meld(preset, meld)
+    if preset in legal:
+        assert got is None
+    else:
+        assert got is IllegalMoveCode.ILLEGAL_MELD
+
+
+@pytest.mark.parametrize("preset", ["us", "classic", "fechado"])
+def test_sets_per_rank_per_team_one(preset: str) -> None:
+    seat = _first(0, preset)
+    t = table_for(preset, hands={seat: "KS KH KD KC KS KH AS AH AD 9C"})
+    ref = t.referee
+    draw(t)
+    with pytest.raises(IllegalMove) as e:
+        lay(t, seat, "KS KH KD", "KC KS KH")
+    assert e.value.code is IllegalMoveCode.DUPLICATE_SET
+    lay(t, seat, "KS KH KD", "AS AH AD")
+    with pytest.raises(IllegalMove) as e:
+        lay(t, seat, "KC KS KH")
+    assert e.value.code is IllegalMoveCode.DUPLICATE_SET
+    add(t, seat, 0, "KC KS KH")
+    assert ref.melds[seat & 1][0].meld.size == 6
+
+
+@pytest.mark.parametrize(
+    ("preset", "target"),
+    [("us", 3000), ("classic", 2000), ("playingcards", 3000), ("italian", 2000), ("fechado", 3000)],
+)
+def test_target_score_ends_the_match(preset: str, target: int) -> None:
+    m = Match(get_preset(preset))
+    m.record(_synthetic(m.next_setup(), target - 1, 0))
+    assert not m.over
+    m.record(_synthetic(m.next_setup(), 1, 0))
+    assert (m.over, m.winner) == (True, 0)

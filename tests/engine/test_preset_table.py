@@ -659,3 +659,37 @@ def test_target_score_ends_the_match(preset: str, target: int) -> None:
     assert not m.over
     m.record(_synthetic(m.next_setup(), 1, 0))
     assert (m.over, m.winner) == (True, 0)
+
+
+# ---------------------------------------------------------------- wild at an end of a run
+
+
+@pytest.mark.parametrize("preset", PRESETS)
+def test_wild_at_an_end_of_a_run_either_end_or_italian_high(preset: str) -> None:
+    seat = _first(0, preset)
+    t = table_for(preset, hands={seat: "7S 8S 2H 7D 8D 2C 9C"})
+    ref = t.referee
+    draw(t)
+    low_run, high_run = slots_of(ref, seat, "7S 8S 2H"), slots_of(ref, seat, "7D 8D 2C")
+    both = LayDown(seat, (low_run, high_run), (1, 2))  # 50 points or more in every preset
+    err = ref.check(both)
+    if preset == "italian":
+        assert err is not None and err.code is IllegalMoveCode.ILLEGAL_MELD
+        t.push(LayDown(seat, (low_run, high_run)))
+        assert [tm.meld.start for tm in ref.melds[1]] == [7, 7]  # 7-8-W is 7-8-9
+        return
+    t.push(both)
+    runs = [tm.meld for tm in ref.melds[seat & 1]]
+    assert [(m.start, m.wild_index) for m in runs] == [(6, 0), (7, 2)]
+
+
+@pytest.mark.parametrize("preset", PRESETS)
+def test_wild_at_an_end_goes_low_under_a_top_ace(preset: str) -> None:
+    seat = _first(0, preset)
+    t = table_for(preset, scores=(0, 0), hands={seat: "QS KS AS 2H JD QD KD AD 9C"})
+    ref = t.referee
+    draw(t)
+    # Q-K-A-W (35..45 points) with J-Q-K-A of diamonds: 50 or more for every preset.
+    lay(t, seat, "QS KS AS 2H", "JD QD KD AD")
+    m = ref.melds[seat & 1][0].meld
+    assert (m.start, m.wild_index, m.size) == (11, 0, 4)  # the wild stands for the jack

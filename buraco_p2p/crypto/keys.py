@@ -77,18 +77,24 @@ class SchnorrProof:
         return cls(c, s)
 
 
-def _challenge(ctx: ProofContext, public: Point, commitment: Point) -> Scalar:
+def _statement(ctx: ProofContext, public: Point) -> Transcript:
     t = Transcript.for_context(SCHNORR_LABEL, ctx)
     t.append(b"G", BASE)
     t.append(b"Y", public)
+    return t
+
+
+def _challenge(t: Transcript, commitment: Point) -> Scalar:
     t.append(b"R", commitment)
     return t.challenge(b"c")
 
 
 def prove_key(keypair: KeyPair, ctx: ProofContext, rng: RandomSource) -> SchnorrProof:
-    """Prove knowledge of keypair.secret for this context: k random, R = k*G, s = k + c*x."""
-    k = Scalar.random_nonzero(rng)
-    c = _challenge(ctx, keypair.public, Point.base_mul(k))
+    """Prove knowledge of keypair.secret for this context: k hedged (`Transcript.nonce`),
+    R = k*G, s = k + c*x."""
+    t = _statement(ctx, keypair.public)
+    k = t.nonce(keypair.secret, rng)
+    c = _challenge(t, Point.base_mul(k))
     return SchnorrProof(c, k + c * keypair.secret)
 
 
@@ -99,7 +105,7 @@ def verify_key(public: Point, proof: SchnorrProof, ctx: ProofContext) -> None:
             "schnorr", "the public key is the identity", field="public", party=ctx.prover
         )
     r = Point.base_mul(proof.response) - proof.challenge * public
-    if _challenge(ctx, public, r) != proof.challenge:
+    if _challenge(_statement(ctx, public), r) != proof.challenge:
         raise ProofError(
             "schnorr",
             "challenge does not match the commitment",

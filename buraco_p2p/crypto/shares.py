@@ -124,15 +124,17 @@ def _check_ciphertext(ct: Ciphertext, party: object) -> None:
         )
 
 
-def _single_challenge(
-    ctx: ProofContext, public: Point, ct: Ciphertext, d: Point, a: Point, b: Point
-) -> Scalar:
+def _single_statement(ctx: ProofContext, public: Point, ct: Ciphertext, d: Point) -> Transcript:
     t = Transcript.for_context(CP_LABEL, ctx)
     t.append(b"G", BASE)
     t.append(b"Y", public)
     t.append(b"c1", ct.c1)
     t.append(b"c2", ct.c2)
     t.append(b"D", d)
+    return t
+
+
+def _single_challenge(t: Transcript, a: Point, b: Point) -> Scalar:
     t.append(b"A", a)
     t.append(b"B", b)
     return t.challenge(b"c")
@@ -150,8 +152,9 @@ def make_share(
     _check_ciphertext(ciphertext, ctx.prover)
     x = keypair.secret
     d = x * ciphertext.c1
-    k = Scalar.random_nonzero(rng)
-    c = _single_challenge(ctx, keypair.public, ciphertext, d, Point.base_mul(k), k * ciphertext.c1)
+    t = _single_statement(ctx, keypair.public, ciphertext, d)
+    k = t.nonce(x, rng)
+    c = _single_challenge(t, Point.base_mul(k), k * ciphertext.c1)
     return DecryptionShare(d, ChaumPedersenProof(c, k + c * x))
 
 
@@ -166,7 +169,7 @@ def verify_share(
     c, s = share.proof.challenge, share.proof.response
     a = Point.base_mul(s) - c * public
     b = s * ciphertext.c1 - c * share.share
-    if _single_challenge(ctx, public, ciphertext, share.share, a, b) != c:
+    if _single_challenge(_single_statement(ctx, public, ciphertext, share.share), a, b) != c:
         raise ProofError(
             _PROOF_NAME, "challenge does not match", field="challenge", party=ctx.prover
         )
@@ -233,7 +236,7 @@ def make_share_batch(
     shares = tuple(x * ct.c1 for ct in ciphertexts)
     t, z = _batch_transcript(ctx, keypair.public, ciphertexts, shares)
     big_c = multi_mul(z, [ct.c1 for ct in ciphertexts])
-    k = Scalar.random_nonzero(rng)
+    k = t.nonce(x, rng)
     c = _batch_challenge(t, Point.base_mul(k), k * big_c)
     return ShareBatch(shares, ChaumPedersenProof(c, k + c * x))
 

@@ -17,11 +17,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
 
-from buraco_p2p.crypto.group import Point, Scalar
+from buraco_p2p.crypto.group import Point, RandomSource, Scalar
 
-__all__ = ["PROTOCOL_PREFIX", "ProofContext", "Transcript"]
+__all__ = ["NONCE_TAG", "PROTOCOL_PREFIX", "ProofContext", "Transcript"]
 
 PROTOCOL_PREFIX: Final = b"buraco-p2p/"
+NONCE_TAG: Final = b"buraco-p2p/nonce/v1"
+_NONCE_RANDOM_BYTES: Final = 32
 
 _OP_INIT: Final = b"\x00"
 _OP_APPEND: Final = b"\x01"
@@ -56,6 +58,10 @@ def _frame(op: bytes, label: bytes, data: bytes) -> bytes:
     if len(label) > _U32_MAX or len(data) > _U32_MAX:
         raise ValueError("transcript item too long")
     return op + struct.pack(">I", len(label)) + label + struct.pack(">I", len(data)) + data
+
+
+def _lp(data: bytes) -> bytes:
+    return struct.pack(">I", len(data)) + data
 
 
 def encode_item(data: TranscriptItem) -> bytes:
@@ -131,6 +137,26 @@ class Transcript:
         """The raw 64-byte digest behind a challenge, for seeding derived values."""
         self._h.update(_frame(_OP_CHALLENGE, label, b""))
         return self._h.copy().digest()
+
+    def nonce(self, secret: Scalar, rng: RandomSource) -> Scalar:
+        """A proof nonce k bound to the secret, to everything absorbed so far and to 32 fresh
+        random bytes; the transcript itself is left unchanged.
+
+        A k drawn from the random source alone is only as good as the source: one that repeats
+        (a reseeded deterministic source, a restored snapshot) gives two statements the same k,
+        and two responses k + c*x with different c give x away. Hashing the statement in means
+        a repeated source still yields a different k for a different statement, and hashing the
+        secret in keeps k unpredictable to whoever knows the statement and the random bytes.
+        """
+        digest = self.copy().challenge_bytes(b"nonce")
+        key = secret.to_bytes()
+        while True:
+            h = hashlib.sha512(
+                _lp(NONCE_TAG) + key + rng.bytes(_NONCE_RANDOM_BYTES) + digest
+            ).digest()
+            k = Scalar.from_hash(h)
+            if not k.is_zero():
+                return k
 
     def fork(self, label: bytes) -> Transcript:
         """An independent child for a sub-proof; this transcript is left unchanged."""

@@ -154,7 +154,7 @@ def keys_vector() -> Vector:
     return {
         "description": "per-hand keys with Schnorr proofs and the table key (section 1.3); "
         "each player's secret is its drbg's first 64 bytes reduced (retrying on zero), its "
-        "proof nonce the next 64",
+        "proof nonce nonce(x) of section 1.2 with the next 32 bytes as rnd",
         "protocol_label": SCHNORR_LABEL.hex(),
         "players": [
             {
@@ -209,8 +209,9 @@ def shares_vector() -> Vector:
     verify_share_batch(kps[1].public, batch_cts, batch, batch_ctx)
     return {
         "description": "decryption shares with Chaum-Pedersen proofs and opening (section 1.4); "
-        "keys are those of keys.json; one drbg gives, in order: r, the four proof nonces, the "
-        "batch ciphertexts' r values, the batch proof nonce (64 bytes each, nonzero)",
+        "keys are those of keys.json; one drbg gives, in order: r (64 bytes, nonzero), the "
+        "four proofs' nonce rnd (32 bytes each, section 1.2 nonce), the batch ciphertexts' r "
+        "values (64 bytes each, nonzero), the batch proof's nonce rnd (32 bytes)",
         "drbg_seed": b"buraco-p2p/vectors/shares".hex(),
         "protocol_label": CP_LABEL.hex(),
         "table_key": _hex(table_key),

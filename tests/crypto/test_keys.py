@@ -168,3 +168,17 @@ def test_key_generation_uses_the_injected_source() -> None:
     assert a == b and a.public != c.public
     assert KeyPair.from_secret(a.secret) == a
     assert isinstance(a.secret, Scalar)
+
+
+def test_a_repeating_random_source_does_not_repeat_the_nonce() -> None:
+    """Two proofs of one key for two contexts, made from sources that replay the same bytes (a
+    reseeded test source, a restored snapshot): with k drawn from the source alone both would
+    use the same k and (s1 - s2) / (c1 - c2) would be the secret."""
+    kp = KeyPair.generate(DeterministicRandomSource(b"reused-key"))
+    ctx2 = dataclasses.replace(CTX, log_index=CTX.log_index + 1)
+    p1 = prove_key(kp, CTX, DeterministicRandomSource(b"reused"))
+    p2 = prove_key(kp, ctx2, DeterministicRandomSource(b"reused"))
+    verify_key(kp.public, p1, CTX)
+    verify_key(kp.public, p2, ctx2)
+    guess = (p1.response - p2.response) * (p1.challenge - p2.challenge).inverse()
+    assert guess != kp.secret

@@ -317,3 +317,18 @@ def _prove_anyway(
     k = Scalar.random_nonzero(t.rng)
     c = _batch_challenge(tr, Point.base_mul(k), k * big_c)
     return ShareBatch(shares, ChaumPedersenProof(c, k + c * kp.secret))
+
+
+def test_a_repeating_random_source_does_not_repeat_the_nonce() -> None:
+    """Shares of two ciphertexts (or two batches) proven from sources that replay the same
+    bytes must not share a nonce: that would give the secret away as (s1 - s2) / (c1 - c2)."""
+    t = Table(b"reused-shares")
+    kp = t.keys[2]
+    a, b = t.encrypt(1), t.encrypt(2)
+    p1 = make_share(kp, a, CTX, DeterministicRandomSource(b"reused")).proof
+    p2 = make_share(kp, b, CTX, DeterministicRandomSource(b"reused")).proof
+    q1 = make_share_batch(kp, [a], CTX, DeterministicRandomSource(b"reused")).proof
+    q2 = make_share_batch(kp, [a, b], CTX, DeterministicRandomSource(b"reused")).proof
+    for one, two in ((p1, p2), (q1, q2)):
+        guess = (one.response - two.response) * (one.challenge - two.challenge).inverse()
+        assert guess != kp.secret

@@ -1,10 +1,10 @@
 """docs/protocol.md section 1, read independently: the committed vectors rechecked from the spec
 text alone, with hashlib and rbcl and nothing from buraco_p2p.
 
-If the spec and the code ever disagree on a byte (a frame, a label, an order, an equation), one of
-these fails. They recompute the Schnorr and Chaum-Pedersen challenges, the batch proof's weights
-and challenge, and the shuffle's generators, its challenges u_1..u_N and c, and every CheckProof
-equation of 1.7.
+If the spec and the code ever disagree on a byte (a frame, a label, an order, an equation), one
+of these fails. They recompute the Schnorr proofs (hedged nonce included), the Chaum-Pedersen
+challenges, the batch proof's weights and challenge, and the shuffle's generators, its challenges
+u_1..u_N and c, and every CheckProof equation of 1.7.
 """
 
 from __future__ import annotations
@@ -164,6 +164,42 @@ def test_schnorr_challenges_follow_the_spec_text() -> None:
         assert t.challenge(b"c") != c
     total = add(*(bytes.fromhex(p["public"]) for p in v["players"]))
     assert total.hex() == v["table_key"]
+
+
+def drbg(seed: bytes, n: int) -> bytes:
+    """The first n bytes of the deterministic stream of 1.1."""
+    out = b""
+    i = 0
+    while len(out) < n:
+        out += hashlib.shake_256(lp(b"buraco-p2p/drbg/v1") + lp(seed) + u64be(i)).digest(64)
+        i += 1
+    return out[:n]
+
+
+def test_schnorr_nonces_follow_the_spec_text() -> None:
+    """keys.json's provers: x from the first 64 drbg bytes, k = nonce(x) (1.2) with the next 32
+    as rnd, and s = k + c*x."""
+    v = load("keys.json")
+    for p in v["players"]:
+        stream = drbg(bytes.fromhex(p["drbg_seed"]), 96)
+        x = scalar_from_hash(stream[:64])
+        assert x != 0 and x.to_bytes(32, "little").hex() == p["secret"]
+        y = base(x)
+        assert y.hex() == p["public"]
+        t = SpecTranscript(b"buraco-p2p/schnorr/v1", p["context"])
+        t.append(b"G", G)
+        t.append(b"Y", y)
+        d = hashlib.sha512(t.data + frame(2, b"nonce", b"")).digest()
+        k = scalar_from_hash(
+            hashlib.sha512(
+                lp(b"buraco-p2p/nonce/v1") + x.to_bytes(32, "little") + stream[64:96] + d
+            ).digest()
+        )
+        assert k != 0
+        t.append(b"R", base(k))
+        c = t.challenge(b"c")
+        proof = bytes.fromhex(p["proof"])
+        assert proof == c.to_bytes(32, "little") + ((k + c * x) % L).to_bytes(32, "little")
 
 
 # ---- section 1.4: Chaum-Pedersen, batch, opening -------------------------------------------

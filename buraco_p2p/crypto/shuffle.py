@@ -22,6 +22,7 @@ about 8N and N; multiplications whose point is the identity (the open deck's c1)
 from __future__ import annotations
 
 import functools
+import hashlib
 import struct
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -47,11 +48,13 @@ from buraco_p2p.crypto.transcript import ProofContext, Transcript
 
 __all__ = [
     "GENERATOR_DOMAIN",
+    "HEDGE_TAG",
     "PROTOCOL_LABEL",
     "Generators",
     "ShuffleProof",
     "ShuffleWitness",
     "generators",
+    "hedged_source",
     "proof_size",
     "prove_shuffle",
     "random_permutation",
@@ -379,12 +382,37 @@ def prove_shuffle(
     )
 
 
+HEDGE_TAG: Final = b"buraco-p2p/shuffle/v1/hedge"
+
+
+def hedged_source(
+    ctx: ProofContext, table_key: Point, deck_in: Sequence[Ciphertext], rng: RandomSource
+) -> DeterministicRandomSource:
+    """The stream a shuffler draws everything from: seeded by 32 bytes of `rng` and the
+    statement known before shuffling (context, table key, input deck).
+
+    A source that repeats itself (reseeded, restored) would otherwise give two different
+    statements the same permutation and the same proof randomness w', and the two proofs'
+    responses s'_i = w'_i + c*u_{psi(i)} would give the permutation away. With the statement
+    hashed in, a repeat of the source only ever repeats the very same shuffle.
+    """
+    t = Transcript.for_context(PROTOCOL_LABEL, ctx)
+    t.append(b"table_key", table_key)
+    t.append(b"input", deck_bytes(deck_in))
+    seed = hashlib.sha512(
+        struct.pack(">I", len(HEDGE_TAG)) + HEDGE_TAG + rng.bytes(32) + t.challenge_bytes(b"hedge")
+    ).digest()
+    return DeterministicRandomSource(seed)
+
+
 def shuffle_and_prove(
     ctx: ProofContext, table_key: Point, deck_in: Sequence[Ciphertext], rng: RandomSource
 ) -> tuple[tuple[Ciphertext, ...], ShuffleProof]:
-    """Shuffle a deck and prove it; the witness is dropped, so the permutation stays secret."""
-    out, witness = shuffle_deck(deck_in, table_key, rng)
-    return out, prove_shuffle(ctx, table_key, deck_in, out, witness, rng)
+    """Shuffle a deck and prove it, drawing from `hedged_source`; the witness is dropped, so
+    the permutation stays secret."""
+    stream = hedged_source(ctx, table_key, deck_in, rng)
+    out, witness = shuffle_deck(deck_in, table_key, stream)
+    return out, prove_shuffle(ctx, table_key, deck_in, out, witness, stream)
 
 
 def _fail(ctx: ProofContext, field: str, reason: str) -> ProofError:

@@ -339,3 +339,26 @@ def test_identity_table_key_is_refused() -> None:
     with pytest.raises(ProofError) as e:
         verify_shuffle(CTX, IDENTITY, deck, out, proof)
     assert e.value.field == "table_key" and e.value.party == CTX.prover
+
+
+def test_a_repeating_random_source_does_not_repeat_the_shuffle() -> None:
+    """shuffle_and_prove from sources that replay the same bytes, for two different statements
+    (here two log positions): the permutations and proof randomness must differ, or the two
+    proofs' responses s'_i = w'_i + c*u'_i, with the same w', would give the permutation away."""
+    rng = DeterministicRandomSource(b"repeat-key")
+    x = Scalar.random_nonzero(rng)
+    y = Point.base_mul(x)
+    deck = open_deck(card_points(104)[:N])
+    other = dataclasses.replace(CTX, log_index=CTX.log_index + 1)
+    out1, proof1 = shuffle_and_prove(CTX, y, deck, DeterministicRandomSource(b"repeat"))
+    out2, proof2 = shuffle_and_prove(other, y, deck, DeterministicRandomSource(b"repeat"))
+    verify_shuffle(CTX, y, deck, out1, proof1)
+    verify_shuffle(other, y, deck, out2, proof2)
+
+    def cards(out: tuple[Ciphertext, ...]) -> list[int]:
+        return [card_id_of(c.c2 - x * c.c1) for c in out]
+
+    assert cards(out1) != cards(out2)
+    # Same statement, same source: the same shuffle (a replay after a restart leaks nothing new).
+    again, proof3 = shuffle_and_prove(CTX, y, deck, DeterministicRandomSource(b"repeat"))
+    assert again == out1 and proof3 == proof1

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import pytest
 from engine_helpers import add, discard, draw, lay, slots_of, table_for
 
@@ -542,12 +544,16 @@ def test_going_out_by_discarding_a_wild(preset: str, allowed: bool) -> None:
 # ---------------------------------------------------------------- stock running out
 
 
-def _draw_and_discard_until(t: object, stop: object) -> None:
+def _ended(t: LocalTable) -> Callable[[], bool]:
+    return lambda: t.referee.ended
+
+
+def _draw_and_discard_until(t: LocalTable, stop: Callable[[], bool]) -> None:
     ref = t.referee
-    while not stop():  # type: ignore[operator]
+    while not stop():
         seat = ref.turn
         t.push(DrawStock(seat))
-        if ref.phase is not Phase.ENDED:
+        if not ref.ended:
             t.push(Discard(seat, ref.hands[seat][-1]))
 
 
@@ -595,7 +601,7 @@ def test_cut_of_22_gives_100_to_the_cutters_team(preset: str, bonus: int) -> Non
     fu = "9D" if preset in ("classic", "italian") else None
     for cut, expect in ((22, bonus), (21, 0)):
         t = table_for(preset, dealer=0, cut=cut, face_up=fu)
-        _draw_and_discard_until(t, lambda t=t: t.referee.ended)
+        _draw_and_discard_until(t, _ended(t))
         r = t.result()
         # The cutter is the dealer's right-hand opponent: seat 3, team 1.
         assert r.line(1, "cut_22") == expect and r.line(0, "cut_22") == 0
@@ -608,9 +614,7 @@ def test_cards_left_in_hand_count_against_the_team() -> None:
     r = t.result()
     pts = ref.rules.face_points
     for team in (0, 1):
-        left = sum(
-            pts[ref.face(s).code] for seat in (team, team + 2) for s in ref.hands[seat]  # type: ignore[union-attr]
-        )
+        left = sum(pts[_face(ref, s)] for seat in (team, team + 2) for s in ref.hands[seat])
         assert r.line(team, "hand_penalty") == -left
 
 

@@ -25,6 +25,10 @@ def _result(setup: HandSetup, a: int, b: int) -> HandResult:
     return HandResult(setup, EndReason.WENT_OUT, 0, (lines(a), lines(b)))
 
 
+def _outcome(m: Match) -> tuple[bool, int | None]:
+    return m.over, m.winner
+
+
 def test_dealer_passes_clockwise_and_scores_add_up() -> None:
     m = Match(get_preset("us"), first_dealer=3)
     dealers = []
@@ -48,9 +52,9 @@ def test_scores_before_the_hand_set_the_initial_minimum() -> None:
 def test_match_ends_when_a_team_reaches_the_target(preset: str, target: int) -> None:
     m = Match(get_preset(preset))
     m.record(_result(m.next_setup(), target - 1, 0))
-    assert not m.over and m.winner is None
+    assert _outcome(m) == (False, None)
     m.record(_result(m.next_setup(), 1, 5))
-    assert m.over and m.winner == 0
+    assert _outcome(m) == (True, 0)
     with pytest.raises(ValueError):
         m.next_setup()
 

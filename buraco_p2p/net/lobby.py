@@ -92,6 +92,10 @@ class Lobby:
         )
         try:
             return await recv.receive()
+        except trio.Cancelled:
+            # The joiner hung up (or we are leaving): the question no longer stands.
+            self.out(f"* {printable(request.nickname, 40)} is no longer waiting for an answer.")
+            raise
         finally:
             self._answer = None
 

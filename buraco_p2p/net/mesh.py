@@ -58,6 +58,7 @@ from buraco_p2p.net.reliable import (
 )
 from buraco_p2p.net.table import (
     HELLO_JOIN,
+    Admission,
     HostTable,
     JoinRefused,
     Member,
@@ -929,6 +930,10 @@ class Mesh:
         verdict = table.classify(key)
         if verdict == "member":
             admission = table.readmit(key, nickname, addresses)
+            if admission.member is None:
+                await link.send(refused_message(admission.reason))
+                return
+            await link.send(welcome_message(admission.member.seat, table.roster))
         elif verdict == "full":
             await link.send(refused_message("the table is full"))
             self._reject(link.label, TableError("tried to join a full table"))
@@ -936,21 +941,79 @@ class Mesh:
         else:
             async with self._approval_lock:
                 if table.classify(key) == "full":
-                    ok = False
+                    ok, left = False, None
                 else:
-                    ok = await self._approve(JoinRequest(key, nickname, addresses))
+                    ok, left = await self._approve_while_connected(
+                        link, JoinRequest(key, nickname, addresses)
+                    )
+                if left is not None:
+                    # Whatever the host answered, nobody is there to take the seat.
+                    self._reject(
+                        link.label,
+                        TableError(f"left before the host answered ({left}); seat not given"),
+                    )
+                    with trio.CancelScope(shield=True):
+                        await link.aclose()
+                    return
+                admission = Admission(None, False)
+                if ok:
+                    admission = table.seat_new(key, nickname, addresses)
+                if admission.member is not None and not admission.returning:
+                    self._set_roster(table.roster)
+                    # The seat stands only if the welcome reaches a live link.
+                    try:
+                        with trio.fail_after(self.config.hello_timeout):
+                            await link.send(welcome_message(admission.member.seat, table.roster))
+                    except (LinkError, trio.TooSlowError) as exc:
+                        if table.vacate(key):
+                            self._set_roster(table.roster)
+                            await self._announce_roster(except_key=key)
+                        raise TableError(
+                            f"{link.label} could not be welcomed ({exc}); seat not given"
+                        ) from None
             if not ok:
                 await link.send(refused_message("the host declined"))
                 self._reject(link.label, TableError("was declined by the host"))
                 return
-            admission = table.seat_new(key, nickname, addresses)
-        if admission.member is None:
-            await link.send(refused_message(admission.reason))
-            return
-        await link.send(welcome_message(admission.member.seat, table.roster))
+            if admission.member is None:
+                await link.send(refused_message(admission.reason))
+                return
+            if admission.returning:
+                await link.send(welcome_message(admission.member.seat, table.roster))
         self._set_roster(table.roster)
         await self._announce_roster(except_key=key)
         await self._run_link(key, link, relayed=False)
+
+    async def _approve_while_connected(
+        self, link: SecureLink, request: JoinRequest
+    ) -> tuple[bool, str | None]:
+        """The host's answer, and why the joiner is gone if it left (or spoke) meanwhile.
+
+        A joiner says nothing until it is answered, so anything on its link during the
+        question (end of stream, an error, a message) means it will not take the seat; the
+        question is then withdrawn (the approver is cancelled).
+        """
+        answer = False
+        left: str | None = None
+
+        async def watch(scope: trio.CancelScope) -> None:
+            nonlocal left
+            try:
+                await link.receive()
+                left = "it spoke before it was answered"
+            except LinkError as exc:
+                left = str(exc) or type(exc).__name__
+            scope.cancel()
+
+        async def ask(scope: trio.CancelScope) -> None:
+            nonlocal answer
+            answer = await self._approve(request)
+            scope.cancel()
+
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(watch, nursery.cancel_scope)
+            nursery.start_soon(ask, nursery.cancel_scope)
+        return answer, left
 
     async def _announce_roster(self, except_key: PeerKey) -> None:
         assert self.roster is not None

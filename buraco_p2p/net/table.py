@@ -254,6 +254,17 @@ class HostTable:
         )
         return Admission(member, False)
 
+    def vacate(self, key: PeerKey) -> bool:
+        """Take back the seat just given to `key` (its welcome could not be delivered).
+
+        Only the last seat can be taken back, so every other seat number stays as it is.
+        """
+        members = self.roster.members
+        if len(members) < 2 or members[-1].key != key:
+            return False
+        self.roster = Roster(self.roster.table_id, self.roster.version + 1, members[:-1])
+        return True
+
     def readmit(self, key: PeerKey, nickname: str, addresses: tuple[Endpoint, ...]) -> Admission:
         existing = self.roster.member(key)
         if existing is None:

@@ -1,0 +1,101 @@
+"""Approval is given to a joiner that is still there: one that hung up gets no seat."""
+
+from __future__ import annotations
+
+import trio
+from mesh_helpers import FAST
+
+from buraco_p2p.net.identity import Identity
+from buraco_p2p.net.link import connect
+from buraco_p2p.net.mesh import JoinRequest, host_table, join_table
+from buraco_p2p.net.table import HostTable, Member, join_message
+
+LEFT = "left before the host answered"
+
+
+async def test_joiner_that_hangs_up_while_the_host_decides_is_not_seated() -> None:
+    asked = trio.Event()
+    decide = trio.Event()
+    withdrawn: list[str] = []
+
+    async def approve(request: JoinRequest) -> bool:
+        if request.nickname == "bia":
+            asked.set()
+            try:
+                await decide.wait()  # the host takes its time, then says yes
+            except trio.Cancelled:
+                withdrawn.append(request.nickname)
+                raise
+        return True
+
+    async with host_table(Identity.generate("ana"), config=FAST, approve=approve) as host:
+        invite = host.invite
+        ep = invite.addresses[0]
+        link = await connect(
+            ep.host,
+            ep.port,
+            Identity.generate("bia"),
+            room_secret=invite.room_secret,
+            table_id=invite.table_id,
+            expected_peer=host.me,
+        )
+        await link.send(join_message(()))
+        with trio.fail_after(5):
+            await asked.wait()
+        await link.aclose()  # bia gives up waiting
+        with trio.move_on_after(5):
+            while not any(LEFT in r for r in host.rejections):
+                await trio.sleep(0.01)
+        decide.set()  # the yes comes too late
+        async with join_table(Identity.generate("caio"), invite, config=FAST) as c:
+            assert c.roster is not None and c.roster.member(c.me) is not None
+            assert c.roster.member(c.me).seat == 1  # type: ignore[union-attr]
+            assert host.roster is not None
+            assert [m.nickname for m in host.roster.members] == ["ana", "caio"]
+        assert withdrawn == ["bia"]
+        assert any("bia" in r and LEFT in r for r in host.rejections), list(host.rejections)
+
+
+async def test_joiner_that_speaks_before_it_is_answered_is_not_seated() -> None:
+    asked = trio.Event()
+
+    async def approve(request: JoinRequest) -> bool:
+        asked.set()
+        await trio.sleep(60)  # still deciding when the joiner speaks
+        return True
+
+    async with host_table(Identity.generate("ana"), config=FAST, approve=approve) as host:
+        invite = host.invite
+        ep = invite.addresses[0]
+        link = await connect(
+            ep.host,
+            ep.port,
+            Identity.generate("eve"),
+            room_secret=invite.room_secret,
+            table_id=invite.table_id,
+            expected_peer=host.me,
+        )
+        await link.send(join_message(()))
+        with trio.fail_after(5):
+            await asked.wait()
+        await link.send(["chat", "let me in"])
+        with trio.fail_after(5):
+            while not any(LEFT in r for r in host.rejections):
+                await trio.sleep(0.01)
+        assert host.roster is not None and len(host.roster.members) == 1
+        await link.aclose()
+
+
+def test_only_the_seat_just_given_can_be_taken_back() -> None:
+    ids = [Identity.generate(n) for n in ("ana", "bia", "caio")]
+    table = HostTable(bytes(16), Member(0, ids[0].public, "ana", ()))
+    table.seat_new(ids[1].public, "bia", ())
+    table.seat_new(ids[2].public, "caio", ())
+    version = table.roster.version
+    assert not table.vacate(ids[1].public)  # not the last seat: seat numbers stay put
+    assert not table.vacate(ids[0].public)
+    assert table.roster.version == version
+    assert table.vacate(ids[2].public)
+    assert [m.nickname for m in table.roster.members] == ["ana", "bia"]
+    assert table.roster.version == version + 1
+    assert table.classify(ids[2].public) == "new"

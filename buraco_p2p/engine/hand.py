@@ -26,8 +26,12 @@ How the rules are played where the sources leave room (all presets):
   that may not go out may not empty a hand. So a meld or addition may not leave a player with a
   single card they could not discard (the only card just taken, a pile top still to be melded,
   a last card that would empty a hand that may not be emptied). Validation sees only public
-  cards, so a lone wild kept where going out by discarding a wild is forbidden is refused by
-  the generator, not by `push`: the other views could not tell.
+  cards, so where going out by discarding a wild is forbidden, a meld that leaves one card
+  shows that card too (`exposed_by`; revealed publicly before the move like the melded
+  cards): the turn can only go on by discarding or melding it, which would show it anyway,
+  and every view can then refuse keeping a lone wild. (A lay-down that may be a failed
+  initial attempt shows only its own cards; the generator never offers one that keeps a
+  lone wild.)
 - Fechado "justify": after taking the pile, the next melding move must use the pile's top card
   and no discard is allowed before; the generator offers the pile only when such a move exists.
 - When the last stock card is drawn, the next untaken pot becomes the stock at once (presets
@@ -296,16 +300,49 @@ class HandState:
         return new
 
     def exposed_by(self, move: Move) -> tuple[int, ...]:
-        """Slots a move shows to everyone: the session reveals them publicly before pushing it."""
+        """Slots a move shows to everyone: the session reveals them publicly before pushing it.
+
+        Besides the cards it melds, a meld that leaves its player one card shows that card too
+        where going out by discarding a wild is forbidden (see `_kept_last_card`).
+        """
         if isinstance(move, LayDown):
-            return tuple(s for m in move.melds for s in m)
+            melded = tuple(s for m in move.melds for s in m)
+            return melded + self._kept_last_card(move.seat, melded)
         if isinstance(move, AddToMeld):
-            return move.slots
+            return move.slots + self._kept_last_card(move.seat, move.slots)
         if isinstance(move, Discard):
             return (move.slot,)
         if isinstance(move, TurnUpFirst) and self.phase is Phase.FIRST_CHOICE:
             return (self.first_slot,)
         return ()
+
+    def _kept_last_card(self, seat: int, melded: tuple[int, ...]) -> tuple[int, ...]:
+        """The one card a meld would leave in `seat`'s hand, where a wild may not go out.
+
+        Validation sees only public cards, so it could not otherwise refuse a meld that keeps a
+        lone wild the player may not discard, and a player left with such a card and no meld
+        to put it in could never end their turn. Showing it gives nothing away: with one card
+        left, the turn can only go on by discarding or melding it, and both show it. A lay-down
+        that may be a failed attempt (the team has a minimum still to reach) keeps every card,
+        so its other cards stay hidden.
+        """
+        if (
+            self.params.wild_going_out
+            or self.phase not in (Phase.PLAY, Phase.FIRST_CHOICE)
+            or seat != self.turn
+        ):
+            return ()
+        hand = self.hands[seat]
+        gone = set(melded)
+        if not gone <= set(hand):
+            return ()
+        left = [s for s in hand if s not in gone]
+        if len(left) != 1:
+            return ()
+        team = team_of(seat)
+        if not self.opened[team] and self.initial_minimum(team) > 0:
+            return ()
+        return (left[0],)
 
     # ------------------------------------------------------------------ reveals
 
@@ -534,14 +571,22 @@ class HandState:
             return "your last card would be a wild, and you may not go out by discarding it"
         return None
 
-    def _check_last_card(self, seat: int, removed: set[int], melds_after: list[Meld]) -> None:
+    def _check_last_card(self, seat: int, removed: set[int], melds_after: list[Meld]) -> int:
+        """Refuse a meld that leaves one card its player could not discard.
+
+        Returns the slot of that last card where the move shows it (`exposed_by`), else -1.
+        """
         hand = self.hands[seat]
         if len(hand) - len(removed) != 1:
-            return
+            return -1
         last = next(s for s in hand if s not in removed)
-        why = self.last_card_problem(seat, last, melds_after, private=False)
+        shown = bool(self._kept_last_card(seat, tuple(removed)))
+        if shown and self.known[last] < 0:
+            raise self._fail(IllegalMoveCode.UNKNOWN_CARD, f"slot {last} has not been revealed")
+        why = self.last_card_problem(seat, last, melds_after, private=shown)
         if why is not None:
             raise self._fail(IllegalMoveCode.CANNOT_EMPTY_HAND, why)
+        return last if shown else -1
 
     def _check_emptying(self, seat: int, melds_after: list[Meld] | None) -> int:
         """The player is about to empty their hand: allowed? Returns TAKE_POT, GO_OUT or EMPTY.
@@ -628,12 +673,15 @@ class HandState:
         hand = self.hands[seat]
         emptying = len(hand) == len(seen)
         outcome = -1
+        shown = -1
         after = [tm.meld for tm in self.melds[team]] + new
         if emptying:
             outcome = self._check_emptying(seat, after)
         else:
-            self._check_last_card(seat, seen, after)
+            shown = self._check_last_card(seat, seen, after)
         self._remove_from_hand(seat, seen, TABLE + team)
+        if shown >= 0:
+            self.public.add(shown)
         for slots, meld in zip(move.melds, new, strict=True):
             self.melds[team].append(TableMeld(meld, tuple(slots)))
         self.set_ranks[team].update(ranks)
@@ -669,11 +717,14 @@ class HandState:
         outcome = -1
         after = [tm.meld for tm in table]
         after[move.meld] = meld
+        shown = -1
         if emptying:
             outcome = self._check_emptying(seat, after)
         else:
-            self._check_last_card(seat, set(move.slots), after)
+            shown = self._check_last_card(seat, set(move.slots), after)
         self._remove_from_hand(seat, move.slots, TABLE + team)
+        if shown >= 0:
+            self.public.add(shown)
         table[move.meld] = TableMeld(meld, old.slots + tuple(move.slots))
         if emptying:
             return self._hand_emptied(seat, outcome, discarded=False)

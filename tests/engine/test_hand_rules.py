@@ -529,12 +529,12 @@ def test_going_out_by_discarding_a_wild(preset: str, allowed: bool) -> None:
         assert "wild" in (t.referee.last_card_problem(
             seat, slots_of(t.referee, seat, "2D")[0], [tm.meld for tm in t.referee.melds[1]]
         ) or "")
-        # ... but the other views cannot see the deuce, so validation lets it pass,
-        t.push(fours)
+        # ... and the move shows the card it would leave, so every view refuses it.
+        assert slots_of(t.referee, seat, "2D")[0] in t.referee.exposed_by(fours)
         with pytest.raises(IllegalMove) as e:
-            discard(t, seat, "2D")  # and the discard is what is refused.
-        assert e.value.code is IllegalMoveCode.WILD_GOING_OUT
-        add(t, seat, 1, "2D")  # the wild may be melded instead: going out by melding
+            t.push(fours)
+        assert e.value.code is IllegalMoveCode.CANNOT_EMPTY_HAND
+        lay(t, seat, "4C 4C 4D 4H 2D")  # the wild may be melded instead: going out by melding
     else:
         lay(t, seat, "4C 4C 4D 4H")
         discard(t, seat, "2D")

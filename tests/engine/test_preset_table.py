@@ -26,6 +26,7 @@ from buraco_p2p.engine import (
     LocalTable,
     Match,
     Phase,
+    RefereeView,
     ScoreLine,
     TakeDiscard,
     TurnUpFirst,
@@ -693,3 +694,90 @@ def test_wild_at_an_end_goes_low_under_a_top_ace(preset: str) -> None:
     lay(t, seat, "QS KS AS 2H", "JD QD KD AD")
     m = ref.melds[seat & 1][0].meld
     assert (m.start, m.wild_index, m.size) == (11, 0, 4)  # the wild stands for the jack
+
+
+# ---------------------------------------------------------------- going out by discarding a wild
+
+
+def _italian_down_to_a_wild() -> tuple[LocalTable, LayDown]:
+    """Italian: seat 3 has its pot and a buraco; every team meld already holds a wild, and the
+    lay-down returned would leave only the 2D, which could neither be discarded (going out
+    with a wild) nor melded."""
+    rules = get_preset("italian").with_overrides({"hand_size": 3})
+    t = table_for(
+        rules,
+        face_up="9D",
+        hands={3: "3S 4S 5S"},
+        stock="6S",
+        pots=("7S 8S 9S JK 9H 9H 2C 4C 4D JK 2D", ""),
+    )
+    draw(t)
+    lay(t, 3, "3S 4S 5S 6S")  # the pot, in flight
+    add(t, 3, 0, "7S 8S 9S JK")  # 3S..9S and a joker: a dirty buraco, enough in italian
+    ref = t.referee
+    melds = (slots_of(ref, 3, "9H 9H 2C"), slots_of(ref, 3, "4C 4D JK"))
+    return t, LayDown(3, melds)
+
+
+def test_italian_meld_keeping_only_a_wild_is_refused_on_every_view() -> None:
+    t, move = _italian_down_to_a_wild()
+    ref = t.referee
+    deuce = slots_of(ref, 3, "2D")[0]
+    # With one card left the turn can only end by showing it, so the move shows it now ...
+    assert deuce in ref.exposed_by(move)
+    with pytest.raises(IllegalMove) as e:
+        t.push(move)
+    # ... and every view can tell it is a wild that could not go out.
+    assert e.value.code is IllegalMoveCode.CANNOT_EMPTY_HAND and "wild" in e.value.message
+    assert len({v.state_hash() for v in (ref, *t.views)}) == 1
+    assert len(ref.hands[3]) == 7 and not ref.ended
+    assert legal_moves(t.views[3])  # the player is not stuck
+    lay(t, 3, "9H 9H 2C")
+    discard(t, 3, "4C")
+    assert ref.turn == 2
+
+
+def test_last_card_is_shown_only_where_a_wild_may_not_go_out() -> None:
+    t, move = _italian_down_to_a_wild()
+    ref = t.referee
+    assert len(ref.exposed_by(move)) == 7
+    assert len(ref.exposed_by(LayDown(3, move.melds[:1]))) == 3  # five cards would be left
+    rules = get_preset("fechado").with_overrides({"hand_size": 4})
+    t = table_for(rules, hands={1: "3S 4S 5S 2D"}, stock="6S")
+    draw(t)
+    run = slots_of(t.referee, 1, "3S 4S 5S 6S")
+    assert t.referee.exposed_by(LayDown(1, (run,))) == run
+
+
+def test_kept_last_card_is_revealed_before_the_move_like_the_melded_ones() -> None:
+    rules = get_preset("italian").with_overrides({"hand_size": 3})
+    t = table_for(
+        rules,
+        face_up="9D",
+        hands={3: "3S 4S 5S"},
+        stock="6S",
+        pots=("7S 8S 9S JK 9H 9H 2C 4C 4D 4H 5D", ""),
+    )
+    draw(t)
+    lay(t, 3, "3S 4S 5S 6S")
+    add(t, 3, 0, "7S 8S 9S JK")
+    ref = t.referee
+    move = LayDown(3, (slots_of(ref, 3, "9H 9H 2C"), slots_of(ref, 3, "4C 4D 4H")))
+    five = slots_of(ref, 3, "5D")[0]
+    assert ref.exposed_by(move)[-1] == five
+    # A view told only about the melded cards cannot judge the move.
+    blind = t.views[0].copy()
+    for s in ref.exposed_by(move)[:-1]:
+        blind.reveal(s, ref.known[s], public=True)
+    with pytest.raises(IllegalMove) as e:
+        blind.push(move)
+    assert e.value.code is IllegalMoveCode.UNKNOWN_CARD
+    # A referee replaying the log on its own ends in the same public state as the views.
+    replay = RefereeView(ref.setup, ref.known)
+    t.push(move)
+    for m in ref.moves:
+        replay.push(m)
+    assert five in ref.public and t.views[0].card(five) == ref.known[five]
+    assert len({v.state_hash() for v in (replay, ref, *t.views)}) == 1
+    discard(t, 3, "5D")
+    assert ref.ended and ref.went_out == 3

@@ -160,6 +160,9 @@ class MeshConfig:
     hello_timeout: float = 10.0
     redial_min: float = 0.05
     redial_max: float = 2.0
+    # A relayed pair keeps trying the direct link, with this backoff, and moves to it.
+    direct_retry_min: float = 1.0
+    direct_retry_max: float = 30.0
     max_buffer: int = DEFAULT_MAX_BUFFER
     # Relayed bytes one link may have queued; past it the host drops the relayed channel.
     relay_queue_bytes: int = 4 << 20
@@ -270,6 +273,7 @@ class _Run:
     done: trio.Event = field(default_factory=trio.Event)
     up: bool = False
     error: NetError | None = None  # why the link was dropped from outside its reader
+    replaced: str | None = None  # set when a newer link for the same peer took over
 
 
 class _Peer:
@@ -525,6 +529,9 @@ class Mesh:
         run = _Run(link, relayed, _Outbox(limit, self.config.relay_queue_bytes))
         while p.run is not None:  # the newest link wins; wait until the old one is gone
             old = p.run
+            if old.replaced is None:
+                to_direct = old.relayed and not relayed
+                old.replaced = "moved to a direct link" if to_direct else "replaced by a new link"
             old.scope.cancel()
             await old.done.wait()
         p.run = run
@@ -542,6 +549,8 @@ class Mesh:
             if run.error is not None:
                 reason = str(run.error)
                 self._reject(link.label, run.error)
+            elif run.replaced is not None:
+                reason = run.replaced
             if p.link is link:
                 p.link = None
             if p.run is run:
@@ -832,15 +841,42 @@ class Mesh:
         delay = self.config.redial_min
         while not self._closed:
             link = await self._dial_direct(key)
-            relayed = False
-            if link is None:
-                link = await self._dial_relayed(key)
-                relayed = True
             if link is not None:
                 delay = self.config.redial_min
-                await self._run_link(key, link, relayed=relayed)
+                await self._run_link(key, link, relayed=False)
+            else:
+                link = await self._dial_relayed(key)
+                if link is not None:
+                    delay = self.config.redial_min
+                    await self._run_relayed(key, link)
             await trio.sleep(delay)
             delay = min(delay * 2, self.config.redial_max)
+
+    async def _run_relayed(self, key: PeerKey, link: SecureLink) -> None:
+        """Run a relayed link while retrying the direct one in the background.
+
+        A direct link that opens takes over (the relayed one is closed; the resume exchange
+        on the new link resends whatever the switch cut off) and is run until it dies.
+        """
+        upgraded = False
+
+        async def retry_direct() -> None:
+            nonlocal upgraded
+            delay = self.config.direct_retry_min
+            while True:
+                await trio.sleep(delay)
+                delay = min(delay * 2, self.config.direct_retry_max)
+                direct = await self._dial_direct(key)
+                if direct is not None:
+                    upgraded = True
+                    await self._run_link(key, direct, relayed=False)
+                    return
+
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(retry_direct)
+            await self._run_link(key, link, relayed=True)
+            if not upgraded:
+                nursery.cancel_scope.cancel()
 
     async def _connect_host(self, addresses: tuple[Endpoint, ...], host: PeerKey) -> tuple[
         SecureLink, Roster

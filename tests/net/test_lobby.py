@@ -90,7 +90,7 @@ async def _read_until(proc: trio.Process, buf: list[bytes], needle: bytes, timeo
             data = await proc.stdout.receive_some(65536)
             if not data:
                 raise AssertionError(f"process ended before {needle!r}: {b''.join(buf)!r}")
-            buf.append(data)
+            buf.append(bytes(data))
         return b"".join(buf)
     raise AssertionError(f"no {needle!r} within {timeout} s in: {b''.join(buf).decode()}")
 

@@ -18,7 +18,9 @@ async def test_four_peers_form_a_full_direct_mesh() -> None:
             for k in m.peers():
                 assert m.is_up(k)
                 assert not m.is_relayed(k)
-        assert [mm.nickname for mm in meshes[0].roster.members] == ["ana", "bia", "caio", "duda"]
+        host_roster = meshes[0].roster
+        assert host_roster is not None
+        assert [mm.nickname for mm in host_roster.members] == ["ana", "bia", "caio", "duda"]
 
 
 async def test_broadcast_and_direct_messages_arrive_once_in_order_intact() -> None:

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import replace
+from typing import Any
 
 import pytest
 import trio
@@ -96,7 +98,7 @@ async def test_identity_not_in_the_roster_is_refused_by_every_peer() -> None:
         await still_plays(meshes)
 
 
-GARBAGE = {
+GARBAGE: dict[str, tuple[int, Callable[[list[Mesh]], list[Any]], str]] = {
     "unknown message": (2, lambda m: ["zz", "not a mesh message"], "unexpected"),
     "sequence gap": (2, lambda m: ["d", 10**6, 0, "skipped ahead"], "skipped"),
     "ack of unsent data": (2, lambda m: ["a", 10**9], "acknowledged"),

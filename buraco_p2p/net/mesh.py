@@ -731,7 +731,7 @@ class Mesh:
             )
             self._enqueue(run, RelayRecord("rc", sender, rec.chan).to_wire())
             run = None
-        elif run is not None and not self._enqueue(run, forwarded):
+        elif run is not None and not self._enqueue(run, forwarded, len(rec.data)):
             run = None
         if run is None and rec.kind != "rc":
             with contextlib.suppress(MeshError):

@@ -7,6 +7,8 @@ it reads nothing, so its TCP window closes and stays closed, and it sends no hea
 from __future__ import annotations
 
 import threading
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from typing import Any
 
 import trio
@@ -14,7 +16,9 @@ from mesh_helpers import FAST, NICKS, collect
 
 from buraco_p2p.net.identity import Identity, PeerKey
 from buraco_p2p.net.invite import Invite
+from buraco_p2p.net.link import SecureLink, connect
 from buraco_p2p.net.mesh import Mesh, MeshConfig, PeerDown, host_table, join_table
+from buraco_p2p.net.table import join_message
 
 # Large enough that 200 of them overflow the kernel's socket buffers many times over.
 PAYLOAD = bytes(64 * 1024)
@@ -118,3 +122,138 @@ async def test_a_stalled_peer_does_not_delay_broadcasts_to_the_others() -> None:
                 await trio.sleep(0.05)
         assert stalled.error is None, stalled.error
         assert stalled.received == [(host.me, [i, PAYLOAD]) for i in range(COUNT)]
+
+
+class NonReader:
+    """A seated peer that keeps its link alive with heartbeats but never reads a byte.
+
+    Only the host's sender can tell it is stalled: it is never silent.
+    """
+
+    def __init__(self, link: SecureLink) -> None:
+        self.link = link
+
+    async def heartbeat(self) -> None:
+        while True:
+            await self.link.send(["a", 0])
+            await trio.sleep(0.1)
+
+
+@asynccontextmanager
+async def non_reader(host: Mesh, identity: Identity) -> AsyncIterator[NonReader]:
+    invite = host.invite
+    ep = invite.addresses[0]
+    link = await connect(
+        ep.host,
+        ep.port,
+        identity,
+        room_secret=invite.room_secret,
+        table_id=invite.table_id,
+        expected_peer=host.me,
+    )
+    async with link, trio.open_nursery() as nursery:
+        await link.send(join_message(()))
+        welcome = await link.receive()
+        assert welcome[0] == "welcome"
+        await link.send(["r", b"\x01" * 16, 0, None, 0])
+        peer = NonReader(link)
+        nursery.start_soon(peer.heartbeat)
+        yield peer
+        nursery.cancel_scope.cancel()
+
+
+async def wait_down(mesh: Mesh, peer: PeerKey) -> PeerDown:
+    while True:
+        event = await mesh.next_event()
+        if isinstance(event, PeerDown) and event.peer == peer:
+            return event
+
+
+async def test_a_peer_that_heartbeats_but_never_reads_is_dropped_by_its_stuck_sender() -> None:
+    ids = [Identity.generate(n) for n in NICKS[:3]]
+    async with (
+        host_table(ids[0], config=CONFIG) as host,
+        join_table(ids[1], host.invite, config=CONFIG) as b,
+        non_reader(host, ids[2]),
+    ):
+        with trio.fail_after(10):
+            while not host.is_up(ids[2].public):
+                await trio.sleep(0.01)
+        log: list[str] = []
+
+        async def watch() -> None:
+            event = await wait_down(host, ids[2].public)
+            log.append(event.reason)
+
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(watch)
+            with trio.fail_after(20):
+                for i in range(COUNT):
+                    await host.broadcast([i, PAYLOAD])
+            assert await collect(b, COUNT, timeout=20) == [
+                (host.me, [i, PAYLOAD]) for i in range(COUNT)
+            ]
+            assert log == []  # b had everything while the stuck link was still being waited on
+        assert len(log) == 1 and "stopped reading" in log[0], log
+        assert not host.is_up(ids[2].public) and host.is_up(b.me)
+
+
+async def test_a_link_whose_queue_overflows_is_dropped_at_once() -> None:
+    # A small retransmit buffer gives a small queue; long timeouts rule out the other causes.
+    config = MeshConfig(
+        **{
+            **FAST.__dict__,
+            "heartbeat_timeout": 30.0,
+            "max_buffer": 16,
+            "relay_queue_bytes": 1 << 30,
+        }
+    )
+    ids = [Identity.generate(n) for n in NICKS[:3]]
+    async with (
+        host_table(ids[0], config=config) as host,
+        join_table(ids[1], host.invite, config=config) as b,
+        non_reader(host, ids[2]),
+    ):
+        d_key = ids[2].public
+        with trio.fail_after(10):
+            while not (host.is_up(d_key) and b.is_up(host.me)):
+                await trio.sleep(0.01)
+        chunk = bytes(16 * 1024)
+        with trio.fail_after(20):
+            # b relays far more to the non-reader than its queue and socket buffers hold.
+            for _ in range(4000):
+                if not host.is_up(d_key):
+                    break
+                await b._send_relayed_chunk(host.me, ["rd", d_key.raw, 7, chunk], len(chunk))
+            event = await wait_down(host, d_key)
+        assert "is not reading" in event.reason and "records are queued" in event.reason
+        assert host.is_up(b.me) and b.is_up(host.me)  # the sender's own link is untouched
+        await b.send(host.me, "still here")
+        assert await collect(host, 1) == [(b.me, "still here")]
+
+
+async def test_relaying_to_a_peer_that_does_not_drain_closes_the_channel_not_its_link() -> None:
+    config = MeshConfig(
+        **{**FAST.__dict__, "heartbeat_timeout": 30.0, "relay_queue_bytes": 256 * 1024}
+    )
+    ids = [Identity.generate(n) for n in NICKS[:3]]
+    async with (
+        host_table(ids[0], config=config) as host,
+        join_table(ids[1], host.invite, config=config) as b,
+        non_reader(host, ids[2]),
+    ):
+        d_key = ids[2].public
+        with trio.fail_after(10):
+            while not (host.is_up(d_key) and b.is_up(host.me)):
+                await trio.sleep(0.01)
+        chunk = bytes(16 * 1024)
+        with trio.fail_after(20):
+            # Enough to fill the socket buffers towards the non-reader, then the budget.
+            for _ in range(2000):
+                if any("not keeping up" in r for r in host.rejections):
+                    break
+                await b._send_relayed_chunk(host.me, ["rd", d_key.raw, 7, chunk], len(chunk))
+        assert any(
+            b.me.fingerprint() in r and "not keeping up" in r for r in host.rejections
+        ), list(host.rejections)
+        assert host.is_up(d_key) and host.is_up(b.me)  # no link was dropped for it

@@ -899,6 +899,12 @@ class Mesh:
                 errors.append(str(exc))
                 await link.aclose()
                 continue
+            except BaseException:
+                # Given up (cancelled) while waiting for the answer: hang up now, so the host
+                # withdraws its question instead of seating someone who is gone.
+                with trio.CancelScope(shield=True):
+                    await link.aclose()
+                raise
             return link, roster
         raise MeshError("cannot reach the host: " + ("; ".join(errors) or "no addresses"))
 

@@ -86,6 +86,37 @@ async def test_joiner_that_speaks_before_it_is_answered_is_not_seated() -> None:
         await link.aclose()
 
 
+async def test_joiner_that_gives_up_waiting_is_not_seated() -> None:
+    """`join_table` cancelled during the question hangs up, and the host withdraws it."""
+    asked = trio.Event()
+    withdrawn = trio.Event()
+
+    async def approve(request: JoinRequest) -> bool:
+        asked.set()
+        try:
+            await trio.sleep(60)
+        except trio.Cancelled:
+            withdrawn.set()
+            raise
+        return True
+
+    async with host_table(Identity.generate("ana"), config=FAST, approve=approve) as host:
+
+        async def join() -> None:
+            async with join_table(Identity.generate("bia"), host.invite, config=FAST):
+                raise AssertionError("seated without an answer")  # pragma: no cover
+
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(join)
+            with trio.fail_after(5):
+                await asked.wait()
+            nursery.cancel_scope.cancel()
+        with trio.fail_after(5):
+            await withdrawn.wait()
+        assert host.roster is not None and len(host.roster.members) == 1
+        assert any("bia" in r and LEFT in r for r in host.rejections), list(host.rejections)
+
+
 def test_only_the_seat_just_given_can_be_taken_back() -> None:
     ids = [Identity.generate(n) for n in ("ana", "bia", "caio")]
     table = HostTable(bytes(16), Member(0, ids[0].public, "ana", ()))

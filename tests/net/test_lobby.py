@@ -52,6 +52,36 @@ async def test_chat_reaches_every_lobby_and_control_characters_are_neutralised()
         nursery.cancel_scope.cancel()
 
 
+async def test_host_prompt_is_withdrawn_when_the_joiner_gives_up() -> None:
+    screen = Screen()
+    box: list[Lobby] = []
+
+    async def approve(request: object) -> bool:
+        return await box[0].approve(request)  # type: ignore[arg-type]
+
+    async with host_table(Identity.generate("ana"), config=FAST, approve=approve) as host:
+        lobby = Lobby(host, screen)
+        box.append(lobby)
+        async with trio.open_nursery() as nursery:
+            send, recv = trio.open_memory_channel[str](8)
+            nursery.start_soon(lobby.run, recv)
+
+            async def join() -> None:
+                async with join_table(Identity.generate("bia"), host.invite, config=FAST):
+                    raise AssertionError("seated without an answer")  # pragma: no cover
+
+            async with trio.open_nursery() as joiner:
+                joiner.start_soon(join)
+                await screen.wait_for("bia")
+                await screen.wait_for("asks to join")
+                joiner.cancel_scope.cancel()
+            await screen.wait_for("bia is no longer waiting for an answer")
+            await send.send("y")  # too late: it is chat now, nobody gets seated
+            await screen.wait_for("<ana> y")
+            assert host.roster is not None and len(host.roster.members) == 1
+            nursery.cancel_scope.cancel()
+
+
 async def test_host_prompt_seats_or_refuses_joiners() -> None:
     screen = Screen()
     box: list[Lobby] = []

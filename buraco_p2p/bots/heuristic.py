@@ -7,10 +7,10 @@ and the public move log. Each call picks one move among `legal_moves(view)`:
   on a team meld) and the pile is not mostly dead weight; otherwise draw from the stock. Taking
   only a pile whose top card goes down keeps the hand finite: every pile taken puts a card on
   the table for good;
-- play: a move that goes out is always played; otherwise every lay-down and addition is scored
-  (card points moved to the table, cards out of the hand, buraco bonuses earned, progress of
-  clean melds toward seven, the cost of spending a wild, reaching the pot) and the best one is
-  played while its score is positive;
+- play: a move that goes out by melding (where the preset allows it) is always played;
+  otherwise every lay-down and addition is scored (card points moved to the table, cards out
+  of the hand, buraco bonuses earned, progress of clean melds toward seven, the cost of
+  spending a wild, reaching the pot) and the best one is played while its score is positive;
 - discard: the card least useful to the hand plus least useful to the opponents (never a wild
   while another card will do, never a card that fits an opposing meld if avoidable, preferably
   one the next opponent discarded before).

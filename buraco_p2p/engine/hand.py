@@ -32,6 +32,10 @@ How the rules are played where the sources leave room (all presets):
   and every view can then refuse keeping a lone wild. (A lay-down that may be a failed
   initial attempt shows only its own cards; the generator never offers one that keeps a
   lone wild.)
+- Where the preset closes a hand only by a discard (italian, `go_out_by_discard_only`), a meld
+  or addition that would empty the hand to go out is refused (`GO_OUT_BY_DISCARD_ONLY`): the
+  player keeps a card to discard. Emptying a hand by a meld to take the pot is not going out
+  and stays allowed (in flight, as in every preset).
 - Fechado "justify": after taking the pile, the next melding move must use the pile's top card
   and no discard is allowed before; the generator offers the pile only when such a move exists.
 - When the last stock card is drawn, the next untaken pot becomes the stock at once (presets
@@ -542,6 +546,14 @@ class HandState:
             return EMPTY
         return -1
 
+    def meld_emptying_outcome(self, seat: int, melds_after: list[Meld] | None) -> int:
+        """`emptying_outcome` for a hand emptied by a meld or addition: going out that way is
+        -1 (not allowed) where the preset closes a hand only by a discard."""
+        outcome = self.emptying_outcome(seat, melds_after)
+        if outcome == GO_OUT and self.params.go_out_by_discard_only:
+            return -1
+        return outcome
+
     def last_card_problem(
         self, seat: int, slot: int, melds_after: list[Meld], private: bool = True
     ) -> str | None:
@@ -588,12 +600,20 @@ class HandState:
             raise self._fail(IllegalMoveCode.CANNOT_EMPTY_HAND, why)
         return last if shown else -1
 
-    def _check_emptying(self, seat: int, melds_after: list[Meld] | None) -> int:
+    def _check_emptying(
+        self, seat: int, melds_after: list[Meld] | None, melding: bool = False
+    ) -> int:
         """The player is about to empty their hand: allowed? Returns TAKE_POT, GO_OUT or EMPTY.
 
-        `melds_after` is the team's melds after the move (None: unchanged).
+        `melds_after` is the team's melds after the move (None: unchanged); `melding`: the
+        hand empties by a meld or addition, not a discard.
         """
         outcome = self.emptying_outcome(seat, melds_after)
+        if outcome == GO_OUT and melding and self.params.go_out_by_discard_only:
+            raise self._fail(
+                IllegalMoveCode.GO_OUT_BY_DISCARD_ONLY,
+                "you may go out only by discarding your last card: keep one to discard",
+            )
         if outcome >= 0:
             return outcome
         raise self._fail(IllegalMoveCode.CANNOT_EMPTY_HAND, self._why_not_empty(seat))
@@ -676,7 +696,7 @@ class HandState:
         shown = -1
         after = [tm.meld for tm in self.melds[team]] + new
         if emptying:
-            outcome = self._check_emptying(seat, after)
+            outcome = self._check_emptying(seat, after, melding=True)
         else:
             shown = self._check_last_card(seat, seen, after)
         self._remove_from_hand(seat, seen, TABLE + team)
@@ -719,7 +739,7 @@ class HandState:
         after[move.meld] = meld
         shown = -1
         if emptying:
-            outcome = self._check_emptying(seat, after)
+            outcome = self._check_emptying(seat, after, melding=True)
         else:
             shown = self._check_last_card(seat, set(move.slots), after)
         self._remove_from_hand(seat, move.slots, TABLE + team)

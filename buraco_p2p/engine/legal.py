@@ -16,7 +16,8 @@ is exponential), so the generator returns a useful set:
   cards grown one card at a time while each step still fits (capped per meld);
 - with the fechado "justify" rule, the pile is offered only if one of the moves generated
   after taking it melds its top card, and until it is melded only such moves are offered;
-- no move that would leave the player with one card they could not discard.
+- no move that would leave the player with one card they could not discard, and no meld or
+  addition that empties the hand to go out where the preset closes only by a discard.
 
 Addition slot tuples are sorted, so equal moves compare equal whatever path found them.
 """
@@ -347,7 +348,7 @@ def _leaves_ok(view: HandState, seat: int, used: set[int], after: list[Meld]) ->
     if left >= 2:
         return True
     if left == 0:
-        return view.emptying_outcome(seat, after) >= 0
+        return view.meld_emptying_outcome(seat, after) >= 0
     last = next(s for s in hand if s not in used)
     return view.last_card_problem(seat, last, after) is None
 

@@ -50,6 +50,7 @@ class Params:
     must_meld_top: bool
     wild_going_out: bool
     stock_out_uses_pot: bool
+    go_out_by_discard_only: bool
 
     @classmethod
     def of(cls, rules: RuleSet) -> Params:
@@ -66,4 +67,5 @@ class Params:
             must_meld_top=rules.must_meld_top_discard,
             wild_going_out=rules.discard_wild_to_go_out,
             stock_out_uses_pot=rules.stock_out is StockOut.POT_BECOMES_STOCK,
+            go_out_by_discard_only=rules.go_out_by_discard_only,
         )

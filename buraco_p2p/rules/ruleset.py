@@ -157,6 +157,7 @@ class RuleSet:
     pot_in_flight: bool = True
     empty_hand_needs_going_out: bool = True
     dealer_passes: Direction = Direction.CLOCKWISE
+    go_out_by_discard_only: bool = False
     _face_points: tuple[int, ...] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -298,6 +299,7 @@ def _validate(r: RuleSet) -> None:
         "lengths must be increasing, between buraco_length and 14",
     )
     need(r.target_score > 0, "target_score", "must be positive")
+    need(isinstance(r.go_out_by_discard_only, bool), "go_out_by_discard_only", "must be a bool")
     need(
         r.vulnerable_from == HALF_TARGET
         or (isinstance(r.vulnerable_from, int) and r.vulnerable_from >= 0),
@@ -598,6 +600,7 @@ PRESETS: Final[Mapping[str, RuleSet]] = MappingProxyType(
             going_out=GoingOut.ANY_BURACO,
             discard_wild_to_go_out=False,
             pot_unplayed=PotUnplayed.COUNT,
+            go_out_by_discard_only=True,
             target_score=2000,
             discard_start=DiscardStart.FACE_UP,
             may_discard_lone_taken_card=False,

@@ -508,6 +508,47 @@ def test_italian_goes_out_with_a_dirty_buraco() -> None:
     assert t.referee.ended and t.referee.went_out == 3
 
 
+@pytest.mark.parametrize("discard_only", [True, False])
+def test_italian_goes_out_only_by_discarding_the_last_card(discard_only: bool) -> None:
+    rules = get_preset("italian").with_overrides(
+        {"hand_size": 3, "go_out_by_discard_only": discard_only}
+    )
+    t = table_for(
+        rules, face_up="9D", hands={3: "3S 4S 5S"}, stock="6S",
+        pots=("7S 8S JK 9H 9H 9D 4C 4C 4D 4H 4S", ""),
+    )
+    draw(t)
+    lay(t, 3, "3S 4S 5S 6S")  # emptying the hand by a meld still takes the pot in flight
+    ref = t.referee
+    assert ref.team_pot[1] == 0 and ref.turn == 3 and not ref.ended
+    add(t, 3, 0, "7S 8S JK")  # a dirty buraco: the team may go out
+    lay(t, 3, "9H 9H 9D")
+    fours = slots_of(ref, 3, "4C 4C 4D 4H 4S")
+    everything = LayDown(3, (fours,))
+    melded = [
+        set(m.slots) if isinstance(m, AddToMeld) else {s for x in m.melds for s in x}
+        for m in legal_moves(t.views[3])
+        if isinstance(m, LayDown | AddToMeld)
+    ]
+    if not discard_only:
+        assert set(fours) in melded
+        t.push(everything)
+        assert ref.ended and ref.went_out == 3
+        return
+    assert melded and all(len(m) < 5 for m in melded)
+    with pytest.raises(IllegalMove) as e:
+        t.push(everything)
+    assert e.value.code is IllegalMoveCode.GO_OUT_BY_DISCARD_ONLY
+    assert len(ref.hands[3]) == 5 and not ref.ended
+    lay(t, 3, "4C 4C 4D 4H")
+    with pytest.raises(IllegalMove) as e:
+        add(t, 3, 2, "4S")  # adding the last card to go out is refused too
+    assert e.value.code is IllegalMoveCode.GO_OUT_BY_DISCARD_ONLY
+    assert legal_moves(t.views[3]) == [Discard(3, slots_of(ref, 3, "4S")[0])]
+    discard(t, 3, "4S")
+    assert ref.ended and ref.went_out == 3 and ref.end_reason is EndReason.WENT_OUT
+
+
 @pytest.mark.parametrize(("preset", "allowed"), [("italian", False), ("fechado", True)])
 def test_going_out_by_discarding_a_wild(preset: str, allowed: bool) -> None:
     rules = get_preset(preset).with_overrides({"hand_size": 3})
@@ -534,7 +575,13 @@ def test_going_out_by_discarding_a_wild(preset: str, allowed: bool) -> None:
         with pytest.raises(IllegalMove) as e:
             t.push(fours)
         assert e.value.code is IllegalMoveCode.CANNOT_EMPTY_HAND
-        lay(t, seat, "4C 4C 4D 4H 2D")  # the wild may be melded instead: going out by melding
+        # The wild may be melded instead, keeping a natural to discard (italian closes a hand
+        # only by a discard, so melding all five is refused).
+        with pytest.raises(IllegalMove) as e:
+            lay(t, seat, "4C 4C 4D 4H 2D")
+        assert e.value.code is IllegalMoveCode.GO_OUT_BY_DISCARD_ONLY
+        lay(t, seat, "4C 4D 4H 2D")
+        discard(t, seat, "4C")
     else:
         lay(t, seat, "4C 4C 4D 4H")
         discard(t, seat, "2D")

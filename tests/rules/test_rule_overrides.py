@@ -213,3 +213,22 @@ def test_any_overridden_rule_set_survives_the_wire(
     assert back == rules and back.digest() == rules.digest()
     assert set(rules.changes_from(base)) == {k for k, v in changes.items() if getattr(base, k) != v}
     assert (back.digest() == base.digest()) == (not rules.changes_from(base))
+
+
+def test_go_out_by_discard_only_override_wire_and_digest() -> None:
+    rules = US.with_overrides({"go_out_by_discard_only": "yes"})
+    assert rules.go_out_by_discard_only is True and US.go_out_by_discard_only is False
+    assert rules.digest() != US.digest()
+    assert rules.changes_from(US) == {"go_out_by_discard_only": (False, True)}
+    wire = rules.to_wire()
+    assert wire["go_out_by_discard_only"] is True
+    assert RuleSet.from_wire(wire) == rules
+    assert parse_override("go-out-by-discard-only=false") == ("go_out_by_discard_only", False)
+    with pytest.raises(RuleOverrideError):
+        US.with_overrides({"go_out_by_discard_only": 1})
+    with pytest.raises(RuleError):
+        RuleSet.from_wire({**wire, "go_out_by_discard_only": "maybe"})
+    old = dict(US.to_wire())
+    del old["go_out_by_discard_only"]
+    with pytest.raises(RuleError):
+        RuleSet.from_wire(old)

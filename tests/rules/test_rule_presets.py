@@ -429,3 +429,8 @@ def test_presets_cannot_be_replaced_or_changed() -> None:
         PRESETS["us"] = CLASSIC  # type: ignore[index]
     with pytest.raises(AttributeError):
         US.target_score = 1  # type: ignore[misc]
+
+
+def test_italian_closes_a_hand_only_by_discarding() -> None:
+    assert IT.go_out_by_discard_only is True
+    assert not any(r.go_out_by_discard_only for r in (US, CLASSIC, PC, FE))

@@ -6,7 +6,8 @@ and the public move log. Each call picks one move among `legal_moves(view)`:
 - draw: take the pile when its top card can be melded at once (with two cards of the hand or
   on a team meld) and the pile is not mostly dead weight; otherwise draw from the stock. Taking
   only a pile whose top card goes down keeps the hand finite: every pile taken puts a card on
-  the table for good;
+  the table for good. Under fechado, where the take shows the hand cards that meld the top
+  card, it shows the justification that gives least away (no wild, fewest cards);
 - play: a move that goes out by melding (where the preset allows it) is always played;
   otherwise every lay-down and addition is scored (card points moved to the table, cards out
   of the hand, buraco bonuses earned, progress of clean melds toward seven, the cost of
@@ -178,10 +179,11 @@ class HeuristicBot:
 
     def _draw(self, view: HandState, moves: list[Move]) -> Move:
         seat = view.turn
-        take = next((m for m in moves if isinstance(m, TakeDiscard)), None)
+        takes = [m for m in moves if isinstance(m, TakeDiscard)]
         draw = next((m for m in moves if isinstance(m, DrawStock)), None)
-        if take is None:
+        if not takes:
             return moves[0]
+        take = min(takes, key=lambda m: _shown_cost(view, m))
         if draw is None or self._pile_pays(view, seat):
             return take
         return draw
@@ -341,6 +343,14 @@ class HeuristicBot:
             if cost < best_cost:
                 best, best_cost = mv, cost
         return best
+
+
+def _shown_cost(view: HandState, take: TakeDiscard) -> tuple[int, int]:
+    """Fechado: how much a justification gives away. Any justification guarantees a meld for
+    the top card and the play step picks the best meld afterwards, so show as little as
+    possible: no wild if avoidable, then the fewest cards."""
+    wilds = sum(1 for s in take.justify if _is_wild(_code(view.known[s])))
+    return wilds, len(take.justify)
 
 
 def _emptying_value(view: HandState, seat: int, after: list[Meld]) -> int:

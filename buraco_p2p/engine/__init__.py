@@ -8,18 +8,23 @@ which validates fully (an illegal move raises `IllegalMove` with an `IllegalMove
 the state untouched) and returns the `RevealRequest`s the session owes: a drawn card or a taken
 pot privately to its new owner, the end-of-hand count publicly. Moves that expose cards
 (`LayDown`, `AddToMeld`, `Discard`, `TurnUpFirst`) need those slots revealed publicly first
-(`view.exposed_by(move)` lists them). Legality depends only on public information, so every
-view accepts or refuses a move alike, and `state_hash()` (public state only) is equal on every
-view after the same log. How the hand plays where the rule sources leave room is documented in
-`buraco_p2p.engine.hand`; what `legal_moves` generates, in `buraco_p2p.engine.legal`.
+(`view.exposed_by(move)` lists them); so does `TakeDiscard` under fechado, where it shows the
+hand cards that justify taking the pile (its `justify` slots, see `buraco_p2p.engine.hand`).
+Legality depends only on public information, so every view accepts or refuses a move alike,
+and `state_hash()` (public state only) is equal on every view after the same log. How the
+hand plays where the rule sources leave room is documented in `buraco_p2p.engine.hand`; what
+`legal_moves` generates, in `buraco_p2p.engine.legal`.
 
 Public API:
 
 - state: `HandSetup`, `HandState` (alias `Hand`), `PlayerView`, `RefereeView`, `Phase`,
   `EndReason`, `TableMeld`, `team_of`; `view.check(move)`, `view.is_legal(move)`,
   `view.copy()`, `view.sample_referee(rng)` (a referee consistent with what the view knows,
-  for simulations); `view.emptying_outcome(seat, melds)` says what emptying a hand would do
-  now: `TAKE_POT`, `GO_OUT`, `EMPTY` or -1 (not allowed)
+  for simulations), `view.preview_take(seat)` (the state after taking the pile, unchecked),
+  `view.justification_problem(take)` (why a fechado take is not justified, or None);
+  `view.emptying_outcome(seat, melds)` says what emptying a hand would do now: `TAKE_POT`,
+  `GO_OUT`, `EMPTY` or -1 (not allowed); `view.meld_emptying_outcome(seat, melds)` the same
+  for emptying it by a meld (-1 for going out where only a discard may close the hand)
 - reveals: `Reveal` (+ `reveal_from_wire`), `view.reveal()`/`view.apply()`, `RevealRequest`
 - moves: `DrawStock`, `TakeDiscard`, `TurnUpFirst`, `LayDown`, `AddToMeld`, `Discard`, `Move`,
   `move_from_wire`

@@ -29,6 +29,7 @@ class IllegalMoveCode(Enum):
     WILD_GOING_OUT = "wild_going_out"
     DISCARD_TAKEN_CARD = "discard_taken_card"
     MUST_MELD_TOP = "must_meld_top"
+    PILE_NOT_JUSTIFIED = "pile_not_justified"
     GO_OUT_BY_DISCARD_ONLY = "go_out_by_discard_only"
     NO_FIRST_CARD = "no_first_card"
 

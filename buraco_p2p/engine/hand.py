@@ -36,8 +36,18 @@ How the rules are played where the sources leave room (all presets):
   or addition that would empty the hand to go out is refused (`GO_OUT_BY_DISCARD_ONLY`): the
   player keeps a card to discard. Emptying a hand by a meld to take the pot is not going out
   and stays allowed (in flight, as in every preset).
-- Fechado "justify": after taking the pile, the next melding move must use the pile's top card
-  and no discard is allowed before; the generator offers the pile only when such a move exists.
+- Fechado "justify": the player shows, as they take the pile, the hand cards that meld its
+  top card (`TakeDiscard.justify`, revealed publicly before the move like melded cards; none
+  when the top card alone fits a team meld). `push` checks on public cards that the top card
+  with them forms a new meld the team may lay down (one set per rank; alone reaching an
+  initial minimum still due) or extends a team meld, and that this meld would leave the
+  player a legal hand: two cards or more, one they may discard, or an empty hand where
+  emptying it is allowed (taking the pot; going out where that may be done by melding).
+  Where a wild may not go out and that meld would leave one card of the hand, the take shows
+  that card too. After the take, the next melding move must use the top card and no discard
+  is allowed before; the shown meld is such a move, so a take never stalls the hand
+  (`PILE_NOT_JUSTIFIED`, `CANNOT_EMPTY_HAND` or `GO_OUT_BY_DISCARD_ONLY` refuse one that
+  could). Every other preset takes the pile without showing cards.
 - When the last stock card is drawn, the next untaken pot becomes the stock at once (presets
   with that rule); with no pot left, or under italian, that turn is the last: the hand ends
   when it does (a player may still go out during it).
@@ -208,6 +218,7 @@ class HandState:
         self.first_slot: int = -1
         self.taken_single: int = -1
         self.must_meld: int = -1
+        self.justified: tuple[int, ...] = ()
         self.last_turn: bool = False
         self.end_reason: EndReason | None = None
         self.went_out: int = -1
@@ -318,7 +329,36 @@ class HandState:
             return (move.slot,)
         if isinstance(move, TurnUpFirst) and self.phase is Phase.FIRST_CHOICE:
             return (self.first_slot,)
+        if isinstance(move, TakeDiscard):
+            return move.justify + self._justify_kept_card(move.seat, move.justify)
         return ()
+
+    def _justify_kept_card(self, seat: int, justify: tuple[int, ...]) -> tuple[int, ...]:
+        """Fechado: the one hand card a justified take would leave once the top card is melded.
+
+        Where a wild may not go out, it is shown with the justification for the reason
+        `_kept_last_card` gives for melds: a player taking a one-card pile and showing all
+        their hand but one card will be left with that card alone after the meld they showed.
+        """
+        if (
+            self.params.wild_going_out
+            or not self.params.must_meld_top
+            or self.phase is not Phase.DRAW
+            or seat != self.turn
+            or len(self.pile) != 1
+        ):
+            return ()
+        hand = self.hands[seat]
+        gone = set(justify)
+        if not gone <= set(hand):
+            return ()
+        left = [s for s in hand if s not in gone]
+        if len(left) != 1:
+            return ()
+        team = team_of(seat)
+        if not self.opened[team] and self.initial_minimum(team) > 0:
+            return ()
+        return (left[0],)
 
     def _kept_last_card(self, seat: int, melded: tuple[int, ...]) -> tuple[int, ...]:
         """The one card a meld would leave in `seat`'s hand, where a wild may not go out.
@@ -481,7 +521,114 @@ class HandState:
         self._need_phase(Phase.DRAW)
         if not self.pile:
             raise self._fail(IllegalMoveCode.EMPTY_PILE, "the discard pile is empty")
+        shown = self._justify_kept_card(move.seat, move.justify)
+        if shown and self.known[shown[0]] < 0:
+            raise self._fail(IllegalMoveCode.UNKNOWN_CARD, f"slot {shown[0]} has not been revealed")
+        problem = self.justification_problem(move, private=bool(shown))
+        if problem is not None:
+            raise problem
+        self._apply_take(move.seat)
+        self.public.update(move.justify)
+        self.public.update(shown)
+        self.justified = move.justify
+        return ()
+
+    def justification_problem(self, move: TakeDiscard, private: bool = False) -> IllegalMove | None:
+        """Why `move` does not justify taking the pile now (None: it does; fechado only).
+
+        The shown hand cards with the pile's top card must form a new meld the team may lay
+        down (one set per rank, the initial minimum reached by that meld alone), or the top
+        card with them must extend one of the team's melds; and that meld must leave the player
+        a legal hand: at least two cards, one they could discard, or an empty hand where
+        emptying it is allowed. Then the move that must follow, melding the top card, always
+        exists. Judged on public cards only (`private=False`), as every view must; the
+        generator passes `private=True` to judge a kept last card by what its player knows.
+        """
         seat = move.seat
+        just = move.justify
+        if not self.params.must_meld_top:
+            if just:
+                return self._fail(
+                    IllegalMoveCode.PILE_NOT_JUSTIFIED,
+                    "at this table the pile is taken without showing cards",
+                )
+            return None
+        if self.phase is not Phase.DRAW or not self.pile:
+            return self._fail(IllegalMoveCode.WRONG_PHASE, "the pile can be taken only to draw")
+        if len(set(just)) != len(just):
+            return self._fail(IllegalMoveCode.DUPLICATE_SLOT, "a justifying slot appears twice")
+        try:
+            codes = self._check_held_known(just)
+        except IllegalMove as e:
+            return e
+        top = self.pile[-1]
+        top_id = self.known[top]
+        if top_id < 0:
+            return self._fail(IllegalMoveCode.UNKNOWN_CARD, f"slot {top} has not been revealed")
+        key = tuple(sorted((*codes, top_id % 52 if top_id < 104 else 52)))
+        team = team_of(seat)
+        table = [tm.meld for tm in self.melds[team]]
+        oracle = self.oracle
+        options: list[list[Meld]] = []
+        why = "the top card with the cards you show makes no meld you may lay down"
+        if len(key) >= 3:
+            for end in (0, 1, 2):
+                meld = oracle.try_evaluate(key, end)
+                if meld is None or any(meld == m[-1] for m in options):
+                    continue
+                rank = oracle.set_rank(meld)
+                if self.params.one_set_per_rank and rank in self.set_ranks[team]:
+                    why = "your team already has a set of that rank"
+                    continue
+                if not self.opened[team] and meld.card_points < self.initial_minimum(team):
+                    why = "that meld alone does not reach your team's initial minimum"
+                    continue
+                options.append([*table, meld])
+        for i, old in enumerate(table):
+            for end in (0, 1, 2):
+                grown = oracle.try_extend(old, key, end)
+                if grown is not None:
+                    after = list(table)
+                    after[i] = grown
+                    options.append(after)
+        if not options:
+            if not just:
+                why = "show the cards of your hand that meld the pile's top card"
+            return self._fail(IllegalMoveCode.PILE_NOT_JUSTIFIED, why)
+        hand = self.hands[seat]
+        left = len(hand) + len(self.pile) - len(just) - 1
+        if left >= 2:
+            return None
+        if left == 1:
+            gone = set(just)
+            rest = [s for s in hand if s not in gone] + self.pile[:-1]
+            last = rest[0]
+        first: IllegalMove | None = None
+        for after in options:
+            if left == 0:
+                outcome = self.emptying_outcome(seat, after)
+                if outcome == GO_OUT and self.params.go_out_by_discard_only:
+                    problem = self._fail(
+                        IllegalMoveCode.GO_OUT_BY_DISCARD_ONLY,
+                        "that meld would empty your hand to go out, and you may go out only "
+                        "by discarding",
+                    )
+                elif outcome < 0:
+                    problem = self._fail(
+                        IllegalMoveCode.CANNOT_EMPTY_HAND,
+                        "that meld would empty your hand: " + self._why_not_empty(seat),
+                    )
+                else:
+                    return None
+            else:
+                reason = self.last_card_problem(seat, last, after, private=private)
+                if reason is None:
+                    return None
+                problem = self._fail(IllegalMoveCode.CANNOT_EMPTY_HAND, "that meld: " + reason)
+            first = first or problem
+        return first
+
+    def _apply_take(self, seat: int) -> None:
         pile = self.pile
         if len(pile) == 1 and self.params.no_discard_single_taken:
             self.taken_single = pile[0]
@@ -492,7 +639,13 @@ class HandState:
         self.hands[seat].extend(pile)
         self.pile = []
         self.phase = Phase.PLAY
-        return ()
+
+    def preview_take(self, seat: int) -> HandState:
+        """A copy of this view right after `seat` takes the pile, justification unchecked: for
+        the move generator and bots, to look for the melds the pile's top card can make."""
+        new = self.copy()
+        new._apply_take(seat)
+        return new
 
     def _turn_up_first(self, move: TurnUpFirst) -> tuple[RevealRequest, ...]:
         if self.phase is not Phase.FIRST_CHOICE:
@@ -637,6 +790,7 @@ class HandState:
                 self.pot_played[team] = True
             if s == self.must_meld:
                 self.must_meld = -1
+                self.justified = ()
         if self.phase is Phase.FIRST_CHOICE:
             self.phase = Phase.PLAY
             self.first_slot = -1
@@ -787,6 +941,7 @@ class HandState:
         self.phase = Phase.DRAW
         self.taken_single = -1
         self.must_meld = -1
+        self.justified = ()
         self.first_slot = -1
         return ()
 

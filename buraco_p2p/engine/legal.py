@@ -14,8 +14,11 @@ is exponential), so the generator returns a useful set:
   pairs of disjoint candidates that reach it together (capped), never a failed attempt;
 - additions, per team meld: every distinct single card from the hand that fits, and chains of
   cards grown one card at a time while each step still fits (capped per meld);
-- with the fechado "justify" rule, the pile is offered only if one of the moves generated
-  after taking it melds its top card, and until it is melded only such moves are offered;
+- with the fechado "justify" rule, the pile is offered once per distinct justification: the
+  hand cards of each generated meld or addition that would use its top card after the take
+  (none when the top card alone fits a team meld), each checked by `justification_problem`;
+  until the top card is melded only moves using it are offered, the one the take showed
+  always among them;
 - no move that would leave the player with one card they could not discard, and no meld or
   addition that empties the hand to go out where the preset closes only by a discard.
 
@@ -68,8 +71,11 @@ def legal_moves(view: HandState) -> list[Move]:
         out: list[Move] = []
         if view.stock:
             out.append(DrawStock(seat))
-        if view.pile and (not view.params.must_meld_top or _justifiable(view, seat)):
-            out.append(TakeDiscard(seat))
+        if view.pile:
+            if view.params.must_meld_top:
+                out.extend(_justified_takes(view, seat))
+            else:
+                out.append(TakeDiscard(seat))
         return out
     out = []
     if view.phase is Phase.FIRST_CHOICE and view.known[view.first_slot] >= 0:
@@ -81,6 +87,9 @@ def legal_moves(view: HandState) -> list[Move]:
     if top >= 0:
         out.extend(m for m in _lay_downs(view, seat) if any(top in x for x in m.melds))
         out.extend(m for m in _additions(view, seat) if top in m.slots)
+        shown = _shown_meld(view, seat, top)
+        if shown is not None and shown not in out:
+            out.append(shown)
         return out
     out.extend(_lay_downs(view, seat))
     out.extend(_additions(view, seat))
@@ -353,17 +362,61 @@ def _leaves_ok(view: HandState, seat: int, used: set[int], after: list[Meld]) ->
     return view.last_card_problem(seat, last, after) is None
 
 
-def _justifiable(view: HandState, seat: int) -> bool:
-    """Fechado: after taking the pile, is there a legal meld or addition using its top card?
+def _justified_takes(view: HandState, seat: int) -> list[TakeDiscard]:
+    """Fechado: one `TakeDiscard` per distinct justification found, each one legal.
 
-    Decided by trying it on a copy, so the answer agrees with what the generator then offers
-    (the player is never left holding a top card they cannot meld).
+    The candidates are the hand cards of the generated melds and additions that use the top
+    card on a copy where the pile has been taken, so the player is never left holding a top
+    card they cannot meld.
     """
+    if any(view.known[s] < 0 for s in view.pile) or any(
+        view.known[s] < 0 for s in view.hands[seat]
+    ):
+        return []
     top = view.pile[-1]
-    if any(view.known[s] < 0 for s in view.pile):
-        return False
-    sim = view.copy()
-    sim.push(TakeDiscard(seat))
-    return any(any(top in m for m in mv.melds) for mv in _lay_downs(sim, seat)) or any(
-        top in mv.slots for mv in _additions(sim, seat)
-    )
+    own = set(view.hands[seat])
+    sim = view.preview_take(seat)
+    # The generator keeps one card per face; put the top card first so that it is that one.
+    sim.hands[seat].remove(top)
+    sim.hands[seat].insert(0, top)
+    found: dict[tuple[int, ...], None] = {}
+    for lay in _lay_downs(sim, seat):
+        for meld in lay.melds:
+            if top in meld:
+                just = tuple(sorted(s for s in meld if s != top))
+                if own.issuperset(just):
+                    found.setdefault(just, None)
+    for add in _additions(sim, seat):
+        if top in add.slots:
+            just = tuple(sorted(s for s in add.slots if s != top))
+            if own.issuperset(just):
+                found.setdefault(just, None)
+    out = []
+    for just in found:
+        move = TakeDiscard(seat, just)
+        if view.justification_problem(move, private=True) is None:
+            out.append(move)
+    return out
+
+
+def _shown_meld(view: HandState, seat: int, top: int) -> Move | None:
+    """The meld a justified take showed (the top card with the shown cards), when legal now.
+
+    The generator may not find every meld a player can show, so it offers this one too: the
+    justification guarantees it (or another use of the top card) exists.
+    """
+    just = view.justified
+    if any(s not in view.hands[seat] for s in just):
+        return None
+    slots = (*just, top)
+    ends = (0, 1, 2)
+    for end in ends:
+        lay = LayDown(seat, (slots,), (end,) if end else ())
+        if view.is_legal(lay):
+            return lay
+    for i in range(len(view.melds[team_of(seat)])):
+        for end in ends:
+            add = AddToMeld(seat, i, tuple(sorted(slots)), end)
+            if view.is_legal(add):
+                return add
+    return None

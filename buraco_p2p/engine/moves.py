@@ -8,7 +8,8 @@ session reveals publicly before the move is applied.
 Wire form: a flat list of small ints, `[kind, seat, ...]`, msgpack friendly:
 
 - `DrawStock`:   `[0, seat]`
-- `TakeDiscard`: `[1, seat]`
+- `TakeDiscard`: `[1, seat, slot, ...]` (the justifying slots; none outside fechado, so the
+  old two-item form still decodes)
 - `TurnUpFirst`: `[2, seat]`
 - `LayDown`:     `[3, seat, n_melds, len_1, end_1, slot, ..., len_2, end_2, slot, ...]`
 - `AddToMeld`:   `[4, seat, meld_index, end, slot, ...]`
@@ -42,12 +43,19 @@ class DrawStock:
 
 @dataclass(frozen=True, slots=True)
 class TakeDiscard:
-    """Take the whole discard pile into the hand."""
+    """Take the whole discard pile into the hand.
+
+    Under fechado ("justify", `RuleSet.must_meld_top_discard`) the player shows, as they take,
+    the cards of their hand that meld the pile's top card: `justify` names those hand slots
+    (revealed publicly before the move, like melded cards). Empty under every other preset,
+    and under fechado only when the top card alone fits one of the team's melds.
+    """
 
     seat: int
+    justify: tuple[int, ...] = ()
 
     def to_wire(self) -> list[int]:
-        return [1, self.seat]
+        return [1, self.seat, *self.justify]
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,9 +121,8 @@ class Discard:
 
 Move = DrawStock | TakeDiscard | TurnUpFirst | LayDown | AddToMeld | Discard
 
-_SIMPLE: Final[dict[int, type[DrawStock | TakeDiscard | TurnUpFirst]]] = {
+_SIMPLE: Final[dict[int, type[DrawStock | TurnUpFirst]]] = {
     0: DrawStock,
-    1: TakeDiscard,
     2: TurnUpFirst,
 }
 
@@ -155,6 +162,8 @@ def move_from_wire(obj: object) -> Move:
         if rest:
             raise _bad("this move takes no arguments", seat)
         return _SIMPLE[kind](seat)
+    if kind == 1:
+        return TakeDiscard(seat, _slots(rest, seat, "justifying slots"))
     if kind == 5:
         if len(rest) != 1:
             raise _bad("a discard names exactly one slot", seat)

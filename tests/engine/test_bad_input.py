@@ -174,6 +174,7 @@ def test_private_reveal_of_a_slot_outside_the_viewers_hand() -> None:
 MOVES = [
     DrawStock(0),
     TakeDiscard(3),
+    TakeDiscard(2, (40, 7, 107)),
     TurnUpFirst(1),
     LayDown(2, ((1, 2, 3), (7, 8, 9, 10))),
     LayDown(2, ((1, 2, 3),), (2,)),

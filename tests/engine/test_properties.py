@@ -20,6 +20,7 @@ from buraco_p2p.engine import (
     Move,
     PlayerView,
     RefereeView,
+    TakeDiscard,
     legal_moves,
     random_permutation,
     score_hand,
@@ -316,6 +317,7 @@ def test_every_view_judges_every_move_alike(preset: str, seed: int) -> None:
             probes.append(LayDown(seat, (pick,)))
             probes.append(AddToMeld(seat, rng.randrange(3), pick))
             probes.append(Discard(seat, rng.choice(hand)))
+            probes.append(TakeDiscard(seat, pick[: rng.randint(0, len(pick))]))
         for move in probes:
             verdicts = {_verdict(v, ref, move) for v in (ref, *t.views)}
             assert len(verdicts) == 1, (move, verdicts)

@@ -44,7 +44,8 @@ How the rules are played where the sources leave room (all presets):
   player a legal hand: two cards or more, one they may discard, or an empty hand where
   emptying it is allowed (taking the pot; going out where that may be done by melding).
   Where a wild may not go out and that meld would leave one card of the hand, the take shows
-  that card too. After the take, the next melding move must use the top card and no discard
+  that card too; until the top card is melded, a lay-down under a team's initial minimum is
+  refused (`NOT_OPENED`) rather than a failed attempt, which would raise the minimum. After the take, the next melding move must use the top card and no discard
   is allowed before; the shown meld is such a move, so a take never stalls the hand
   (`PILE_NOT_JUSTIFIED`, `CANNOT_EMPTY_HAND` or `GO_OUT_BY_DISCARD_ONLY` refuse one that
   could). Every other preset takes the pile without showing cards.
@@ -835,6 +836,13 @@ class HandState:
             new.append(meld)
         if not self.opened[team]:
             need = self.initial_minimum(team)
+            if total < need and self.must_meld >= 0:
+                # A failed attempt would raise the minimum over the meld the take showed and
+                # could leave the top card with no meld at all.
+                raise self._fail(
+                    IllegalMoveCode.NOT_OPENED,
+                    f"the meld with the pile's top card must reach your team's minimum ({need})",
+                )
             if total < need:
                 # A failed attempt: shown to everyone, taken back, and the minimum rises.
                 self.failed[team] += 1

@@ -126,7 +126,7 @@ def test_the_top_card_alone_on_a_team_meld_needs_no_card_shown() -> None:
 
 
 def test_a_justifying_meld_must_reach_the_initial_minimum_alone() -> None:
-    over: dict[str, object] = {"initial_meld_min": 35}
+    over: dict[str, object] = {"initial_meld_min": 35, "initial_meld_failed_step": 15}
     t = _pile_topped_with("TS", "JS QS KS 7H 8H 9H", over)
     ref = t.referee
     err = ref.check(TakeDiscard(1, slots_of(ref, 1, "JS QS")))  # 30 points
@@ -135,6 +135,10 @@ def test_a_justifying_meld_must_reach_the_initial_minimum_alone() -> None:
     takes = [m for m in legal_moves(t.views[1]) if isinstance(m, TakeDiscard)]
     assert takes == [TakeDiscard(1, tuple(sorted(slots_of(ref, 1, "JS QS KS"))))]
     t.push(takes[0])
+    # No failed attempt with the top card: it would raise the minimum over the shown meld.
+    with pytest.raises(IllegalMove) as e:
+        lay(t, 1, "TS JS QS")
+    assert e.value.code is IllegalMoveCode.NOT_OPENED and ref.failed[1] == 0
     lay(t, 1, "TS JS QS KS")
     assert ref.opened[1]
 

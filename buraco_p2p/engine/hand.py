@@ -44,11 +44,12 @@ How the rules are played where the sources leave room (all presets):
   player a legal hand: two cards or more, one they may discard, or an empty hand where
   emptying it is allowed (taking the pot; going out where that may be done by melding).
   Where a wild may not go out and that meld would leave one card of the hand, the take shows
-  that card too; until the top card is melded, a lay-down under a team's initial minimum is
-  refused (`NOT_OPENED`) rather than a failed attempt, which would raise the minimum. After the take, the next melding move must use the top card and no discard
+  that card too. After the take, the next melding move must use the top card and no discard
   is allowed before; the shown meld is such a move, so a take never stalls the hand
   (`PILE_NOT_JUSTIFIED`, `CANNOT_EMPTY_HAND` or `GO_OUT_BY_DISCARD_ONLY` refuse one that
-  could). Every other preset takes the pile without showing cards.
+  could). Until the top card is melded, a lay-down under a team's initial minimum is refused
+  (`NOT_OPENED`) rather than counted as a failed attempt, which would raise the minimum over
+  the shown meld. Every other preset takes the pile without showing cards.
 - When the last stock card is drawn, the next untaken pot becomes the stock at once (presets
   with that rule); with no pot left, or under italian, that turn is the last: the hand ends
   when it does (a player may still go out during it).

@@ -60,7 +60,7 @@ from __future__ import annotations
 
 import hashlib
 import random
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from enum import Enum
 from typing import Final
@@ -82,7 +82,7 @@ from buraco_p2p.engine.moves import (
 from buraco_p2p.engine.oracle import MeldOracle, oracle_for
 from buraco_p2p.engine.params import WILD_CODES, FirstDraw, Params
 from buraco_p2p.engine.reveals import Reveal, RevealRequest, reveal_from_wire
-from buraco_p2p.rules import Meld, RuleSet
+from buraco_p2p.rules import Meld, MeldKind, RuleSet
 
 __all__ = [
     "EMPTY",
@@ -568,67 +568,88 @@ class HandState:
         if top_id < 0:
             return self._fail(IllegalMoveCode.UNKNOWN_CARD, f"slot {top} has not been revealed")
         key = tuple(sorted((*codes, top_id % 52 if top_id < 104 else 52)))
-        team = team_of(seat)
-        table = [tm.meld for tm in self.melds[team]]
+        hand = self.hands[seat]
+        left = len(hand) + len(self.pile) - len(just) - 1
+        last = -1
+        if left == 1:
+            gone = set(just)
+            last = next((s for s in hand if s not in gone), self.pile[0])
+        why = ["the top card with the cards you show makes no meld you may lay down"]
+        first: IllegalMove | None = None
+        for after in self._justified_tables(team_of(seat), key, why):
+            if left >= 2:
+                return None
+            problem = self._left_by_justified_meld(seat, left, last, after, private)
+            if problem is None:
+                return None
+            first = first or problem
+        if first is not None:
+            return first
+        if not just:
+            why[0] = "show the cards of your hand that meld the pile's top card"
+        return self._fail(IllegalMoveCode.PILE_NOT_JUSTIFIED, why[0])
+
+    def _justified_tables(
+        self, team: int, key: tuple[int, ...], why: list[str]
+    ) -> Iterator[list[Meld]]:
+        """The team's melds after each way the face codes `key` (the top card and the shown
+        cards) can go down: as a new meld the team may lay down, or onto one of its melds.
+        Why a new meld may not go down is left in `why[0]`."""
         oracle = self.oracle
-        options: list[list[Meld]] = []
-        why = "the top card with the cards you show makes no meld you may lay down"
+        table = [tm.meld for tm in self.melds[team]]
+        # Where a wild stands matters only when there is one.
+        ends = (0, 1, 2) if any(c in WILD_CODES for c in key) else (0,)
         if len(key) >= 3:
-            for end in (0, 1, 2):
+            seen: list[Meld] = []
+            for end in ends:
                 meld = oracle.try_evaluate(key, end)
-                if meld is None or any(meld == m[-1] for m in options):
+                if meld is None or meld in seen:
                     continue
-                rank = oracle.set_rank(meld)
-                if self.params.one_set_per_rank and rank in self.set_ranks[team]:
-                    why = "your team already has a set of that rank"
+                seen.append(meld)
+                if self.params.one_set_per_rank and oracle.set_rank(meld) in self.set_ranks[team]:
+                    why[0] = "your team already has a set of that rank"
                     continue
                 if not self.opened[team] and meld.card_points < self.initial_minimum(team):
-                    why = "that meld alone does not reach your team's initial minimum"
+                    why[0] = "that meld alone does not reach your team's initial minimum"
                     continue
-                options.append([*table, meld])
+                yield [*table, meld]
+        naturals = [c for c in key if c not in WILD_CODES]
         for i, old in enumerate(table):
-            for end in (0, 1, 2):
+            # Cheap necessary condition first: naturals of the set's rank or the run's suit.
+            if old.kind is MeldKind.SET:
+                if any(c % 13 + 1 != old.rank for c in naturals):
+                    continue
+            elif any(c // 13 != old.suit for c in naturals):
+                continue
+            for end in ends if old.wild_index is None else (0, 1, 2):
                 grown = oracle.try_extend(old, key, end)
                 if grown is not None:
                     after = list(table)
                     after[i] = grown
-                    options.append(after)
-        if not options:
-            if not just:
-                why = "show the cards of your hand that meld the pile's top card"
-            return self._fail(IllegalMoveCode.PILE_NOT_JUSTIFIED, why)
-        hand = self.hands[seat]
-        left = len(hand) + len(self.pile) - len(just) - 1
-        if left >= 2:
-            return None
+                    yield after
+
+    def _left_by_justified_meld(
+        self, seat: int, left: int, last: int, after: list[Meld], private: bool
+    ) -> IllegalMove | None:
+        """Whether the meld a take justifies, leaving `left` cards (0 or 1: `last`) and the
+        team's melds `after`, leaves a legal hand (None) or why not."""
         if left == 1:
-            gone = set(just)
-            rest = [s for s in hand if s not in gone] + self.pile[:-1]
-            last = rest[0]
-        first: IllegalMove | None = None
-        for after in options:
-            if left == 0:
-                outcome = self.emptying_outcome(seat, after)
-                if outcome == GO_OUT and self.params.go_out_by_discard_only:
-                    problem = self._fail(
-                        IllegalMoveCode.GO_OUT_BY_DISCARD_ONLY,
-                        "that meld would empty your hand to go out, and you may go out only "
-                        "by discarding",
-                    )
-                elif outcome < 0:
-                    problem = self._fail(
-                        IllegalMoveCode.CANNOT_EMPTY_HAND,
-                        "that meld would empty your hand: " + self._why_not_empty(seat),
-                    )
-                else:
-                    return None
-            else:
-                reason = self.last_card_problem(seat, last, after, private=private)
-                if reason is None:
-                    return None
-                problem = self._fail(IllegalMoveCode.CANNOT_EMPTY_HAND, "that meld: " + reason)
-            first = first or problem
-        return first
+            reason = self.last_card_problem(seat, last, after, private=private)
+            if reason is None:
+                return None
+            return self._fail(IllegalMoveCode.CANNOT_EMPTY_HAND, "that meld: " + reason)
+        outcome = self.emptying_outcome(seat, after)
+        if outcome == GO_OUT and self.params.go_out_by_discard_only:
+            return self._fail(
+                IllegalMoveCode.GO_OUT_BY_DISCARD_ONLY,
+                "that meld would empty your hand to go out, and you may go out only by discarding",
+            )
+        if outcome < 0:
+            return self._fail(
+                IllegalMoveCode.CANNOT_EMPTY_HAND,
+                "that meld would empty your hand: " + self._why_not_empty(seat),
+            )
+        return None
 
     def _apply_take(self, seat: int) -> None:
         pile = self.pile

@@ -87,9 +87,16 @@ def legal_moves(view: HandState) -> list[Move]:
     if top >= 0:
         out.extend(m for m in _lay_downs(view, seat) if any(top in x for x in m.melds))
         out.extend(m for m in _additions(view, seat) if top in m.slots)
-        shown = _shown_meld(view, seat, top)
-        if shown is not None and shown not in out:
-            out.append(shown)
+        want = {*view.justified, top}
+        if not any(
+            (set(m.slots) if isinstance(m, AddToMeld) else {s for x in m.melds for s in x})
+            == want
+            for m in out
+            if isinstance(m, LayDown | AddToMeld)
+        ):
+            shown = _shown_meld(view, seat, top)
+            if shown is not None:
+                out.append(shown)
         return out
     out.extend(_lay_downs(view, seat))
     out.extend(_additions(view, seat))
@@ -374,6 +381,8 @@ def _justified_takes(view: HandState, seat: int) -> list[TakeDiscard]:
     ):
         return []
     top = view.pile[-1]
+    if not _top_may_go_down(view, seat, _code(view.known[top])):
+        return []
     own = set(view.hands[seat])
     sim = view.preview_take(seat)
     # The generator keeps one card per face; put the top card first so that it is that one.
@@ -397,6 +406,29 @@ def _justified_takes(view: HandState, seat: int) -> list[TakeDiscard]:
         if view.justification_problem(move, private=True) is None:
             out.append(move)
     return out
+
+
+def _top_may_go_down(view: HandState, seat: int, top: int) -> bool:
+    """A cheap necessary condition for the top card (face code `top`) to be melded with cards
+    of the hand or onto a team meld: it spares the full search on most draws."""
+    if top in WILD_CODES:
+        return True
+    rank = top % 13 + 1
+    suit = top // 13
+    spots = (1, 14) if rank == 1 else (rank,)
+    set_ok = rank in view.rules.set_ranks
+    for s in view.hands[seat]:
+        c = _code(view.known[s])
+        if c in WILD_CODES:
+            return True
+        r = c % 13 + 1
+        if set_ok and r == rank:
+            return True
+        if c // 13 == suit and any(
+            0 < abs(p - q) <= 2 for p in spots for q in ((1, 14) if r == 1 else (r,))
+        ):
+            return True
+    return any(_may_take(tm.meld, top) for tm in view.melds[team_of(seat)])
 
 
 def _shown_meld(view: HandState, seat: int, top: int) -> Move | None:

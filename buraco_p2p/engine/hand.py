@@ -350,17 +350,7 @@ class HandState:
             or len(self.pile) != 1
         ):
             return ()
-        hand = self.hands[seat]
-        gone = set(justify)
-        if not gone <= set(hand):
-            return ()
-        left = [s for s in hand if s not in gone]
-        if len(left) != 1:
-            return ()
-        team = team_of(seat)
-        if not self.opened[team] and self.initial_minimum(team) > 0:
-            return ()
-        return (left[0],)
+        return self._lone_card_left(seat, justify)
 
     def _kept_last_card(self, seat: int, melded: tuple[int, ...]) -> tuple[int, ...]:
         """The one card a meld would leave in `seat`'s hand, where a wild may not go out.
@@ -378,11 +368,16 @@ class HandState:
             or seat != self.turn
         ):
             return ()
+        return self._lone_card_left(seat, melded)
+
+    def _lone_card_left(self, seat: int, gone: tuple[int, ...]) -> tuple[int, ...]:
+        """The one slot `seat` keeps once `gone` leaves the hand, if exactly one stays and the
+        cards leaving cannot be a failed opening attempt (which keeps them all in hand)."""
         hand = self.hands[seat]
-        gone = set(melded)
-        if not gone <= set(hand):
+        leaving = set(gone)
+        if not leaving <= set(hand):
             return ()
-        left = [s for s in hand if s not in gone]
+        left = [s for s in hand if s not in leaving]
         if len(left) != 1:
             return ()
         team = team_of(seat)

@@ -9,6 +9,8 @@ from typing import Any
 import trio
 
 from buraco_p2p.net.identity import Identity, PeerKey
+from buraco_p2p.net.invite import Endpoint, Invite
+from buraco_p2p.net.link import SecureLink, connect
 from buraco_p2p.net.mesh import Mesh, MeshConfig, host_table, join_table
 
 NICKS = ("ana", "bia", "caio", "duda")
@@ -55,3 +57,15 @@ async def assert_quiet(mesh: Mesh, wait: float = 0.3) -> None:
     with trio.move_on_after(wait):
         extra = await mesh.receive()
         raise AssertionError(f"unexpected extra message {extra!r}")
+
+
+async def raw_link(invite: Invite, identity: Identity, ep: Endpoint, peer: PeerKey) -> SecureLink:
+    """A bare secure link with the table's credentials, below the mesh: for peers that misbehave."""
+    return await connect(
+        ep.host,
+        ep.port,
+        identity,
+        room_secret=invite.room_secret,
+        table_id=invite.table_id,
+        expected_peer=peer,
+    )

@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import trio
-from mesh_helpers import FAST
+from mesh_helpers import FAST, raw_link
 
 from buraco_p2p.net.identity import Identity
-from buraco_p2p.net.link import connect
 from buraco_p2p.net.mesh import JoinRequest, host_table, join_table
 from buraco_p2p.net.table import HostTable, Member, join_message
 
@@ -31,14 +30,7 @@ async def test_joiner_that_hangs_up_while_the_host_decides_is_not_seated() -> No
     async with host_table(Identity.generate("ana"), config=FAST, approve=approve) as host:
         invite = host.invite
         ep = invite.addresses[0]
-        link = await connect(
-            ep.host,
-            ep.port,
-            Identity.generate("bia"),
-            room_secret=invite.room_secret,
-            table_id=invite.table_id,
-            expected_peer=host.me,
-        )
+        link = await raw_link(invite, Identity.generate("bia"), ep, host.me)
         await link.send(join_message(()))
         with trio.fail_after(5):
             await asked.wait()
@@ -67,14 +59,7 @@ async def test_joiner_that_speaks_before_it_is_answered_is_not_seated() -> None:
     async with host_table(Identity.generate("ana"), config=FAST, approve=approve) as host:
         invite = host.invite
         ep = invite.addresses[0]
-        link = await connect(
-            ep.host,
-            ep.port,
-            Identity.generate("eve"),
-            room_secret=invite.room_secret,
-            table_id=invite.table_id,
-            expected_peer=host.me,
-        )
+        link = await raw_link(invite, Identity.generate("eve"), ep, host.me)
         await link.send(join_message(()))
         with trio.fail_after(5):
             await asked.wait()

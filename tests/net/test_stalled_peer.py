@@ -12,11 +12,11 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 import trio
-from mesh_helpers import FAST, NICKS, collect
+from mesh_helpers import FAST, NICKS, collect, raw_link
 
 from buraco_p2p.net.identity import Identity, PeerKey
 from buraco_p2p.net.invite import Invite
-from buraco_p2p.net.link import SecureLink, connect
+from buraco_p2p.net.link import SecureLink
 from buraco_p2p.net.mesh import Mesh, MeshConfig, PeerDown, host_table, join_table
 from buraco_p2p.net.table import join_message
 
@@ -143,14 +143,7 @@ class NonReader:
 async def non_reader(host: Mesh, identity: Identity) -> AsyncIterator[NonReader]:
     invite = host.invite
     ep = invite.addresses[0]
-    link = await connect(
-        ep.host,
-        ep.port,
-        identity,
-        room_secret=invite.room_secret,
-        table_id=invite.table_id,
-        expected_peer=host.me,
-    )
+    link = await raw_link(invite, identity, ep, host.me)
     async with link, trio.open_nursery() as nursery:
         await link.send(join_message(()))
         welcome = await link.receive()

@@ -9,11 +9,10 @@ from typing import Any
 
 import pytest
 import trio
-from mesh_helpers import FAST, assert_quiet, collect, table_of_four
+from mesh_helpers import FAST, assert_quiet, collect, raw_link, table_of_four
 
 from buraco_p2p.net.errors import HandshakeError
 from buraco_p2p.net.identity import Identity
-from buraco_p2p.net.link import connect
 from buraco_p2p.net.mesh import JoinRequest, Mesh, MeshError, host_table, join_table
 from buraco_p2p.net.table import JoinRefused, Roster, TableError, join_message, mesh_message
 
@@ -71,14 +70,7 @@ async def test_identity_not_in_the_roster_is_refused_by_every_peer() -> None:
         # Mallory knows the room secret (has the invite) but holds no seat.
         for target, hello in [(b, mesh_message()), (c, join_message(()))]:
             ep = target.advertised[0]
-            link = await connect(
-                ep.host,
-                ep.port,
-                mallory,
-                room_secret=invite.room_secret,
-                table_id=invite.table_id,
-                expected_peer=target.me,
-            )
+            link = await raw_link(invite, mallory, ep, target.me)
             await link.send(hello)
             with trio.fail_after(3), pytest.raises(Exception):  # noqa: B017 - any close
                 await link.receive()
@@ -87,14 +79,7 @@ async def test_identity_not_in_the_roster_is_refused_by_every_peer() -> None:
         # A peer expecting bia but reaching someone else refuses it (pinned identity).
         with pytest.raises(HandshakeError, match=r"expected|mismatch|identity"):
             ep = c.advertised[0]
-            await connect(
-                ep.host,
-                ep.port,
-                mallory,
-                room_secret=invite.room_secret,
-                table_id=invite.table_id,
-                expected_peer=b.me,
-            )
+            await raw_link(invite, mallory, ep, b.me)
         await still_plays(meshes)
 
 

@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 import trio
+from cli_helpers import kill_leftovers, quit_all, read_until
 from mesh_helpers import FAST, table_of_four
 
 from buraco_p2p.net.identity import Identity
@@ -113,17 +114,6 @@ def test_printable_strips_terminal_controls() -> None:
     assert len(printable("x" * 10_000)) == 500
 
 
-async def _read_until(proc: trio.Process, buf: list[bytes], needle: bytes, timeout: float) -> bytes:
-    assert proc.stdout is not None
-    with trio.move_on_after(timeout):
-        while needle not in b"".join(buf):
-            data = await proc.stdout.receive_some(65536)
-            if not data:
-                raise AssertionError(f"process ended before {needle!r}: {b''.join(buf)!r}")
-            buf.append(bytes(data))
-        return b"".join(buf)
-    raise AssertionError(f"no {needle!r} within {timeout} s in: {b''.join(buf).decode()}")
-
 
 async def test_cli_host_and_three_joiners_chat(tmp_path: Path) -> None:
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
@@ -141,8 +131,8 @@ async def test_cli_host_and_three_joiners_chat(tmp_path: Path) -> None:
         )
         procs.append(host)
         bufs.append([])
-        text = await _read_until(host, bufs[0], b"\nBRC-", 20)
-        await _read_until(host, bufs[0], b"\n", 5)
+        text = await read_until(host, bufs[0], b"\nBRC-", 20)
+        await read_until(host, bufs[0], b"\n", 5)
         code = next(
             line for line in b"".join(bufs[0]).decode().splitlines() if line.startswith("BRC-")
         )
@@ -154,23 +144,15 @@ async def test_cli_host_and_three_joiners_chat(tmp_path: Path) -> None:
             procs.append(proc)
             bufs.append([])
         for proc, buf in zip(procs, bufs, strict=True):
-            await _read_until(proc, buf, b"table is complete", 30)
+            await read_until(proc, buf, b"table is complete", 30)
         assert procs[2].stdin is not None
         await procs[2].stdin.send_all(b"oi pessoal\n")
         for i, (proc, buf) in enumerate(zip(procs, bufs, strict=True)):
             if i != 2:
-                await _read_until(proc, buf, b"<caio> oi pessoal", 10)
-        for proc in procs:
-            assert proc.stdin is not None
-            await proc.stdin.send_all(b"/quit\n")
-        with trio.fail_after(15):
-            for proc in procs:
-                assert await proc.wait() == 0
+                await read_until(proc, buf, b"<caio> oi pessoal", 10)
+        await quit_all(procs)
     finally:
-        for proc in procs:
-            if proc.returncode is None:
-                proc.kill()
-                await proc.wait()
+        await kill_leftovers(procs)
 
 
 def test_cli_join_with_a_mistyped_code_says_why(tmp_path: Path) -> None:

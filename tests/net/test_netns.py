@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 import trio
+from cli_helpers import kill_leftovers, quit_all, read_until
 
 from buraco_p2p.net.discovery import DiscoveryError, parse_txt, txt_record
 from buraco_p2p.net.identity import Identity
@@ -109,15 +110,6 @@ def four_hosts() -> Iterator[list[tuple[str, str]]]:
             subprocess.run(["ip", "netns", "del", ns], capture_output=True)
 
 
-async def _read_until(proc: trio.Process, buf: list[bytes], needle: bytes, timeout: float) -> None:
-    assert proc.stdout is not None
-    with trio.fail_after(timeout):
-        while needle not in b"".join(buf):
-            data = await proc.stdout.receive_some(65536)
-            if not data:
-                raise AssertionError(f"process ended before {needle!r}: {b''.join(buf)!r}")
-            buf.append(bytes(data))
-
 
 @pytest.mark.netns
 async def test_four_virtual_hosts_find_the_table_over_mdns_and_chat(
@@ -136,13 +128,13 @@ async def test_four_virtual_hosts_find_the_table_over_mdns_and_chat(
     bufs: list[list[bytes]] = [[] for _ in nicks]
     try:
         procs.append(await trio.lowlevel.open_process(command(0), stdin=-1, stdout=-1, env=env))
-        await _read_until(procs[0], bufs[0], b"announced on the local network", 20)
+        await read_until(procs[0], bufs[0], b"announced on the local network", 20)
         procs.append(await trio.lowlevel.open_process(command(1), stdin=-1, stdout=-1, env=env))
-        await _read_until(procs[1], bufs[1], b"seated (2/4)", 20)
+        await read_until(procs[1], bufs[1], b"seated (2/4)", 20)
         for i in (2, 3):
             procs.append(await trio.lowlevel.open_process(command(i), stdin=-1, stdout=-1, env=env))
         for i, proc in enumerate(procs):
-            await _read_until(proc, bufs[i], b"table is complete", 40)
+            await read_until(proc, bufs[i], b"table is complete", 40)
         for i in (1, 2, 3):
             output = b"".join(bufs[i]).decode()
             assert "looking for tables on the local network" in output
@@ -157,18 +149,10 @@ async def test_four_virtual_hosts_find_the_table_over_mdns_and_chat(
         assert procs[3].stdin is not None
         await procs[3].stdin.send_all(b"ola do outro lado\n")
         for i in (0, 1, 2):
-            await _read_until(procs[i], bufs[i], b"<duda> ola do outro lado", 10)
-        for proc in procs:
-            assert proc.stdin is not None
-            await proc.stdin.send_all(b"/quit\n")
-        with trio.fail_after(15):
-            for proc in procs:
-                assert await proc.wait() == 0
+            await read_until(procs[i], bufs[i], b"<duda> ola do outro lado", 10)
+        await quit_all(procs)
     finally:
-        for proc in procs:
-            if proc.returncode is None:
-                proc.kill()
-                await proc.wait()
+        await kill_leftovers(procs)
 
 
 async def test_upnp_without_its_library_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -24,7 +24,11 @@ Generate = Callable[[], Mapping[str, Vector]]
 
 VECTOR_DIR: Final = Path(__file__).resolve().parent.parent / "protocol" / "vectors"
 
-GENERATOR_MODULES: Final = ("buraco_p2p.crypto.vectors", "buraco_p2p.net.vectors")
+GENERATOR_MODULES: Final = (
+    "buraco_p2p.crypto.vectors",
+    "buraco_p2p.net.vectors",
+    "buraco_p2p.engine.vectors",
+)
 """Every module that owns vector files; each file belongs to exactly one of them."""
 
 

@@ -1,0 +1,126 @@
+"""Deterministic test vectors for the game layer, written to protocol/vectors/game.json.
+
+A second implementation of docs/protocol.md section 3 checks itself against this file: the
+card ids and their text, every preset's rules wire form, canonical bytes and digest, the deal
+layouts, the play order for every dealer and direction, and move and reveal wire forms,
+accepted and refused.
+
+    python -m buraco_p2p.engine.vectors           # check the file, exit 1 on any difference
+    python -m buraco_p2p.engine.vectors --write   # rewrite it
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+from typing import Final
+
+from buraco_p2p import vectorfiles
+from buraco_p2p.cards import id_text
+from buraco_p2p.engine.errors import IllegalMove
+from buraco_p2p.engine.layout import make_layout, play_order
+from buraco_p2p.engine.moves import (
+    AddToMeld,
+    Discard,
+    DrawStock,
+    LayDown,
+    Move,
+    TakeDiscard,
+    TurnUpFirst,
+    move_from_wire,
+)
+from buraco_p2p.engine.reveals import Reveal
+from buraco_p2p.rules import PRESETS
+
+__all__ = ["FILES", "generate", "main"]
+
+FILES: Final = ("game.json",)
+
+Vector = vectorfiles.Vector
+
+_MOVES: Final[tuple[tuple[str, Move], ...]] = (
+    ("draw from the stock", DrawStock(2)),
+    ("take the discard pile", TakeDiscard(1)),
+    ("take the pile under fechado, showing two hand slots", TakeDiscard(3, (12, 40))),
+    ("turn up the first card", TurnUpFirst(0)),
+    ("lay down one meld", LayDown(0, ((4, 8, 12),))),
+    ("lay down two melds, the second's wild at the low end",
+     LayDown(1, ((1, 5, 9), (13, 17, 21, 25)), (0, 1))),
+    ("add two cards to meld 0", AddToMeld(2, 0, (30, 34))),
+    ("add a wild to meld 1 at the high end", AddToMeld(3, 1, (7,), 2)),
+    ("discard", Discard(1, 70)),
+)  # fmt: skip
+
+_REFUSED: Final[tuple[tuple[str, object], ...]] = (
+    ("not a list", {"kind": 0}),
+    ("too short", [0]),
+    ("unknown kind", [6, 0]),
+    ("seat out of range", [0, 4]),
+    ("bool instead of int", [0, True]),
+    ("draw with an argument", [0, 1, 5]),
+    ("discard without a slot", [5, 1]),
+    ("slot out of range", [5, 1, 108]),
+    ("addition without slots", [4, 0, 0, 0]),
+    ("wild end out of range", [4, 0, 0, 3, 5]),
+    ("lay-down shorter than its meld count", [3, 0, 2, 3, 0, 1, 2, 3]),
+    ("lay-down meld of two cards", [3, 0, 1, 2, 0, 1, 2]),
+    ("lay-down with trailing items", [3, 0, 1, 3, 0, 1, 2, 3, 9]),
+    ("a slot twice", [3, 0, 1, 3, 0, 1, 1, 2]),
+    ("justifying slot twice", [1, 3, 12, 12]),
+)
+
+
+def _refusal(name: str, wire: object) -> dict[str, object]:
+    try:
+        move_from_wire(wire)
+    except IllegalMove as e:
+        return {"name": name, "wire": wire, "code": e.code.value}
+    raise AssertionError(f"refused vector {name!r} was accepted")
+
+
+def game_vector() -> Vector:
+    layouts = {}
+    for deck_size, face_up in ((104, False), (108, False), (108, True)):
+        lay = make_layout(deck_size, face_up)
+        layouts[f"{deck_size}{'_face_up' if face_up else ''}"] = {
+            "deck_size": deck_size,
+            "hands_in_play_order": [list(h) for h in lay.hands],
+            "pots": [list(p) for p in lay.pots],
+            "face_up": lay.face_up,
+            "stock_in_draw_order": list(lay.stock),
+        }
+    return {
+        "description": "game-layer wire forms: card ids, rules, deal layout, moves (section 3)",
+        "card_ids": [id_text(i) for i in range(108)],
+        "presets": {
+            name: {
+                "wire": rules.to_wire(),
+                "canonical_bytes": rules.canonical_bytes().hex(),
+                "digest": rules.digest().hex(),
+            }
+            for name, rules in PRESETS.items()
+        },
+        "layouts": layouts,
+        "play_order": {
+            direction: [list(play_order(dealer, direction == "clockwise")) for dealer in range(4)]
+            for direction in ("clockwise", "counter_clockwise")
+        },
+        "moves": [{"name": name, "wire": move.to_wire()} for name, move in _MOVES],
+        "refused_moves": [_refusal(name, wire) for name, wire in _REFUSED],
+        "reveals": [
+            {"name": "private reveal of slot 3 as 7D#2", "wire": Reveal(3, 71, False).to_wire()},
+            {"name": "public reveal of slot 70 as JK#2", "wire": Reveal(70, 105, True).to_wire()},
+        ],
+    }
+
+
+def generate() -> dict[str, Vector]:
+    return {"game.json": game_vector()}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    return vectorfiles.main(argv, generate=generate, prog="python -m buraco_p2p.engine.vectors")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -13,10 +13,11 @@ Wire form: a flat list of small ints, `[kind, seat, ...]`, msgpack friendly:
 - `TurnUpFirst`: `[2, seat]`
 - `LayDown`:     `[3, seat, n_melds, len_1, end_1, slot, ..., len_2, end_2, slot, ...]`
 - `AddToMeld`:   `[4, seat, meld_index, end, slot, ...]`
+- `Discard`:     `[5, seat, slot]`
 
 `end` is where a run's wild goes when it stands at an end and the preset lets the player choose:
-0 the rules' default (the high end when there is room), 1 the low end, 2 the high end.
-- `Discard`:     `[5, seat, slot]`
+0 the rules' default (the high end when there is room), 1 the low end, 2 the high end. The
+forms are specified in docs/protocol.md section 3.4.
 """
 
 from __future__ import annotations

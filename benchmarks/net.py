@@ -1,14 +1,14 @@
 """Timings of the network layer over loopback, printed as one JSON object.
 
-    python benchmarks/net.py [--handshakes N] [--messages N] [--no-mesh]
+    python benchmarks/net.py [--handshakes N] [--messages N] [--rounds N] [--no-mesh]
 
 - handshake_ms: median wall time of TCP connect + the full key exchange (until the initiator
   has the responder's READY), over 127.0.0.1; handshake_p90_ms alongside.
 - link_msgs_per_s: one-way throughput of 1 KiB messages (a dict holding 1024 random bytes)
   on one link, sender and receiver in this process, including msgpack and AEAD both ways.
-- broadcast_p50_ms, broadcast_p99_ms, relay_msgs_per_s: from the mesh's own benchmark
-  (`buraco_p2p.net.mesh.benchmark`): a 1 KiB message to all three peers, and throughput of a
-  pair talking through the host's relay.
+- broadcast_p50_ms, broadcast_p99_ms: a 1 KiB message from the host to all three peers of a
+  table on 127.0.0.1, until all three have it; relay_msgs_per_s: throughput of a pair whose
+  direct link is refused, talking through the host's relay.
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ import trio
 
 from buraco_p2p.net.identity import Identity
 from buraco_p2p.net.link import SecureLink, connect, handshake
+from buraco_p2p.net.mesh import Mesh, MeshConfig, host_table, join_table
 
 ROOM = os.urandom(16)
 TABLE = b"bench-table-0001"
@@ -90,11 +91,69 @@ async def _throughput(count: int) -> float:
     return count / elapsed
 
 
+async def _mesh(rounds: int, relay_messages: int) -> dict[str, float]:
+    """Broadcast latency (1 KiB from the host to three peers) and relay throughput (a pair
+    whose direct link is refused talks through the host), over loopback."""
+    ids = [Identity.generate(n) for n in ("ana", "bia", "caio", "duda")]
+    blocked = {ids[1].public, ids[2].public}
+    config = MeshConfig(refuse_direct=lambda a, b: {a, b} == blocked)
+    async with (
+        host_table(ids[0], config=config) as host,
+        join_table(ids[1], host.invite, config=config) as b,
+        join_table(ids[2], host.invite, config=config) as c,
+        join_table(ids[3], host.invite, config=config) as d,
+    ):
+        for m in (host, b, c, d):
+            await m.wait_all_up()
+        payload = bytes(1024)
+        arrivals = trio.Semaphore(0, max_value=10**9)
+
+        async def drain(mesh: Mesh) -> None:
+            while True:
+                await mesh.receive()
+                arrivals.release()
+
+        samples: list[float] = []
+        async with trio.open_nursery() as nursery:
+            for m in (b, c, d):
+                nursery.start_soon(drain, m)
+            for i in range(rounds + 50):
+                start = time.perf_counter()
+                await host.broadcast([i, payload])
+                for _ in range(3):
+                    await arrivals.acquire()
+                if i >= 50:
+                    samples.append((time.perf_counter() - start) * 1000)
+            nursery.cancel_scope.cancel()
+        samples.sort()
+        p99 = samples[min(len(samples) - 1, round(0.99 * (len(samples) - 1)))]
+        # Relay throughput: b -> c through the host, 1 KiB messages.
+        assert b.is_relayed(c.me)
+        start = time.perf_counter()
+        async with trio.open_nursery() as inner:
+
+            async def pump() -> None:
+                for i in range(relay_messages):
+                    await b.send(c.me, [i, payload])
+
+            inner.start_soon(pump)
+            for _ in range(relay_messages):
+                await c.receive()
+        relay_rate = relay_messages / (time.perf_counter() - start)
+        return {
+            "broadcast_p50_ms": round(statistics.median(samples), 3),
+            "broadcast_p99_ms": round(p99, 3),
+            "relay_msgs_per_s": round(relay_rate, 1),
+        }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--handshakes", type=int, default=200)
     parser.add_argument("--messages", type=int, default=20000)
-    parser.add_argument("--no-mesh", action="store_true", help="skip the mesh benchmark")
+    parser.add_argument("--rounds", type=int, default=1000, help="broadcasts to time")
+    parser.add_argument("--relay-messages", type=int, default=3000)
+    parser.add_argument("--no-mesh", action="store_true", help="skip the table benchmarks")
     args = parser.parse_args()
 
     times = trio.run(_handshakes, args.handshakes)
@@ -104,13 +163,7 @@ def main() -> None:
         "link_msgs_per_s": round(trio.run(_throughput, args.messages)),
     }
     if not args.no_mesh:
-        try:
-            from buraco_p2p.net import mesh
-        except ImportError as exc:
-            result["mesh_error"] = f"mesh benchmark unavailable: {exc}"
-        else:
-            for key, value in mesh.benchmark().items():
-                result[key] = round(value, 3) if isinstance(value, float) else value
+        result.update(trio.run(_mesh, args.rounds, args.relay_messages))
     print(json.dumps(result, sort_keys=True))
 
 

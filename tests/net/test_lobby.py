@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 
 import trio
@@ -12,7 +14,7 @@ from mesh_helpers import FAST, table_of_four
 
 from buraco_p2p.net.identity import Identity
 from buraco_p2p.net.lobby import Lobby, printable
-from buraco_p2p.net.mesh import host_table, join_table
+from buraco_p2p.net.mesh import JoinRequest, Mesh, host_table, join_table
 
 
 class Screen:
@@ -53,12 +55,15 @@ async def test_chat_reaches_every_lobby_and_control_characters_are_neutralised()
         nursery.cancel_scope.cancel()
 
 
-async def test_host_prompt_is_withdrawn_when_the_joiner_gives_up() -> None:
-    screen = Screen()
+@asynccontextmanager
+async def prompting_host(
+    screen: Screen,
+) -> AsyncIterator[tuple[Mesh, trio.MemorySendChannel[str]]]:
+    """A host whose lobby asks the person at `screen` about each joiner; `send` is their typing."""
     box: list[Lobby] = []
 
-    async def approve(request: object) -> bool:
-        return await box[0].approve(request)  # type: ignore[arg-type]
+    async def approve(request: JoinRequest) -> bool:
+        return await box[0].approve(request)
 
     async with host_table(Identity.generate("ana"), config=FAST, approve=approve) as host:
         lobby = Lobby(host, screen)
@@ -66,47 +71,43 @@ async def test_host_prompt_is_withdrawn_when_the_joiner_gives_up() -> None:
         async with trio.open_nursery() as nursery:
             send, recv = trio.open_memory_channel[str](8)
             nursery.start_soon(lobby.run, recv)
-
-            async def join() -> None:
-                async with join_table(Identity.generate("bia"), host.invite, config=FAST):
-                    raise AssertionError("seated without an answer")  # pragma: no cover
-
-            async with trio.open_nursery() as joiner:
-                joiner.start_soon(join)
-                await screen.wait_for("bia")
-                await screen.wait_for("asks to join")
-                joiner.cancel_scope.cancel()
-            await screen.wait_for("bia is no longer waiting for an answer")
-            await send.send("y")  # too late: it is chat now, nobody gets seated
-            await screen.wait_for("<ana> y")
-            assert host.roster is not None and len(host.roster.members) == 1
+            yield host, send
             nursery.cancel_scope.cancel()
+
+
+async def test_host_prompt_is_withdrawn_when_the_joiner_gives_up() -> None:
+    screen = Screen()
+    async with prompting_host(screen) as (host, send):
+
+        async def join() -> None:
+            async with join_table(Identity.generate("bia"), host.invite, config=FAST):
+                raise AssertionError("seated without an answer")  # pragma: no cover
+
+        async with trio.open_nursery() as joiner:
+            joiner.start_soon(join)
+            await screen.wait_for("bia")
+            await screen.wait_for("asks to join")
+            joiner.cancel_scope.cancel()
+        await screen.wait_for("bia is no longer waiting for an answer")
+        await send.send("y")  # too late: it is chat now, nobody gets seated
+        await screen.wait_for("<ana> y")
+        assert host.roster is not None and len(host.roster.members) == 1
 
 
 async def test_host_prompt_seats_or_refuses_joiners() -> None:
     screen = Screen()
-    box: list[Lobby] = []
+    async with prompting_host(screen) as (host, send), trio.open_nursery() as nursery:
 
-    async def approve(request: object) -> bool:
-        return await box[0].approve(request)  # type: ignore[arg-type]
+        async def answer(text: str) -> None:
+            await screen.wait_for("asks to join")
+            screen.lines.clear()
+            await send.send(text)
 
-    async with host_table(Identity.generate("ana"), config=FAST, approve=approve) as host:
-        lobby = Lobby(host, screen)
-        box.append(lobby)
-        async with trio.open_nursery() as nursery:
-            send, recv = trio.open_memory_channel[str](8)
-            nursery.start_soon(lobby.run, recv)
-
-            async def answer(text: str) -> None:
-                await screen.wait_for("asks to join")
-                screen.lines.clear()
-                await send.send(text)
-
-            nursery.start_soon(answer, "y")
-            async with join_table(Identity.generate("bia"), host.invite, config=FAST) as b:
-                assert b.roster is not None and len(b.roster.members) == 2
-                await screen.wait_for("seated (2/4)")
-            nursery.cancel_scope.cancel()
+        nursery.start_soon(answer, "y")
+        async with join_table(Identity.generate("bia"), host.invite, config=FAST) as b:
+            assert b.roster is not None and len(b.roster.members) == 2
+            await screen.wait_for("seated (2/4)")
+        nursery.cancel_scope.cancel()
 
 
 def test_printable_strips_terminal_controls() -> None:

@@ -155,6 +155,22 @@ async def non_reader(host: Mesh, identity: Identity) -> AsyncIterator[NonReader]
         nursery.cancel_scope.cancel()
 
 
+@asynccontextmanager
+async def table_with_non_reader(config: MeshConfig) -> AsyncIterator[tuple[Mesh, Mesh, PeerKey]]:
+    """Host, one ordinary peer b, and a seated peer that never reads; all links up."""
+    ids = [Identity.generate(n) for n in NICKS[:3]]
+    async with (
+        host_table(ids[0], config=config) as host,
+        join_table(ids[1], host.invite, config=config) as b,
+        non_reader(host, ids[2]),
+    ):
+        stuck = ids[2].public
+        with trio.fail_after(10):
+            while not (host.is_up(stuck) and b.is_up(host.me)):
+                await trio.sleep(0.01)
+        yield host, b, stuck
+
+
 async def wait_down(mesh: Mesh, peer: PeerKey) -> PeerDown:
     while True:
         event = await mesh.next_event()
@@ -163,19 +179,11 @@ async def wait_down(mesh: Mesh, peer: PeerKey) -> PeerDown:
 
 
 async def test_a_peer_that_heartbeats_but_never_reads_is_dropped_by_its_stuck_sender() -> None:
-    ids = [Identity.generate(n) for n in NICKS[:3]]
-    async with (
-        host_table(ids[0], config=CONFIG) as host,
-        join_table(ids[1], host.invite, config=CONFIG) as b,
-        non_reader(host, ids[2]),
-    ):
-        with trio.fail_after(10):
-            while not host.is_up(ids[2].public):
-                await trio.sleep(0.01)
+    async with table_with_non_reader(CONFIG) as (host, b, d_key):
         log: list[str] = []
 
         async def watch() -> None:
-            event = await wait_down(host, ids[2].public)
+            event = await wait_down(host, d_key)
             log.append(event.reason)
 
         async with trio.open_nursery() as nursery:
@@ -188,7 +196,7 @@ async def test_a_peer_that_heartbeats_but_never_reads_is_dropped_by_its_stuck_se
             ]
             assert log == []  # b had everything while the stuck link was still being waited on
         assert len(log) == 1 and "stopped reading" in log[0], log
-        assert not host.is_up(ids[2].public) and host.is_up(b.me)
+        assert not host.is_up(d_key) and host.is_up(b.me)
 
 
 async def test_a_link_whose_queue_overflows_is_dropped_at_once() -> None:
@@ -201,16 +209,7 @@ async def test_a_link_whose_queue_overflows_is_dropped_at_once() -> None:
             "relay_queue_bytes": 1 << 30,
         }
     )
-    ids = [Identity.generate(n) for n in NICKS[:3]]
-    async with (
-        host_table(ids[0], config=config) as host,
-        join_table(ids[1], host.invite, config=config) as b,
-        non_reader(host, ids[2]),
-    ):
-        d_key = ids[2].public
-        with trio.fail_after(10):
-            while not (host.is_up(d_key) and b.is_up(host.me)):
-                await trio.sleep(0.01)
+    async with table_with_non_reader(config) as (host, b, d_key):
         chunk = bytes(16 * 1024)
         with trio.fail_after(20):
             # b relays far more to the non-reader than its queue and socket buffers hold.
@@ -229,16 +228,7 @@ async def test_relaying_to_a_peer_that_does_not_drain_closes_the_channel_not_its
     config = MeshConfig(
         **{**FAST.__dict__, "heartbeat_timeout": 30.0, "relay_queue_bytes": 256 * 1024}
     )
-    ids = [Identity.generate(n) for n in NICKS[:3]]
-    async with (
-        host_table(ids[0], config=config) as host,
-        join_table(ids[1], host.invite, config=config) as b,
-        non_reader(host, ids[2]),
-    ):
-        d_key = ids[2].public
-        with trio.fail_after(10):
-            while not (host.is_up(d_key) and b.is_up(host.me)):
-                await trio.sleep(0.01)
+    async with table_with_non_reader(config) as (host, b, d_key):
         chunk = bytes(16 * 1024)
         with trio.fail_after(20):
             # Enough to fill the socket buffers towards the non-reader, then the budget.

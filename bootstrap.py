@@ -18,6 +18,7 @@ ROOT = Path(__file__).resolve().parent
 VENV = ROOT / ".venv"
 BIN = VENV / ("Scripts" if os.name == "nt" else "bin")
 STAMP = VENV / "buraco-p2p.installed"
+SOURCES = ("buraco_p2p", "protocol", "tests", "benchmarks")
 
 
 def _python() -> str:
@@ -60,7 +61,7 @@ def run(argv: list[str]) -> int:
         return subprocess.call([py, "-m", "buraco_p2p", "play", *rest], cwd=ROOT)
     if cmd == "test":
         for step in (
-            [py, "-m", "ruff", "check", "buraco_p2p", "tests", "benchmarks", "bootstrap.py"],
+            [py, "-m", "ruff", "check", "bootstrap.py", *SOURCES],
             [py, "-m", "mypy"],
         ):
             code = subprocess.call(step, cwd=ROOT)

@@ -1,23 +1,24 @@
-"""The `buraco-p2p` command line.
+"""The `buraco-p2p` command line: the top of the import graph.
 
-Each subcommand lives with the layer it drives (bots, net, ...) and registers itself
-through a `register(subparsers)` function; this module only assembles them, so the
-import arrows keep pointing down.
+Each subcommand lives with the layer it drives (bots, net, ...) and registers itself through a
+`register(subparsers)` function; this module imports those modules by name and assembles them,
+so the entry point's dependencies are visible here and the import arrows keep pointing down.
 """
 
 from __future__ import annotations
 
 import argparse
-import importlib
 import sys
 from collections.abc import Sequence
+from types import ModuleType
 
 from buraco_p2p import __version__
+from buraco_p2p.bots import selfplay
+from buraco_p2p.net import lobby
 
-# Modules that expose `register(subparsers: argparse._SubParsersAction) -> None`.
-# Each registered parser sets `func=` to a callable taking the parsed namespace and
-# returning an exit code.
-COMMAND_MODULES: tuple[str, ...] = ("buraco_p2p.net.lobby", "buraco_p2p.bots.selfplay")
+# Each exposes `register(subparsers)`; every parser it registers sets `func=` to a callable
+# taking the parsed namespace and returning an exit code.
+COMMAND_MODULES: tuple[ModuleType, ...] = (lobby, selfplay)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -27,8 +28,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"buraco-p2p {__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for name in COMMAND_MODULES:
-        importlib.import_module(name).register(subparsers)
+    for module in COMMAND_MODULES:
+        module.register(subparsers)
     return parser
 
 

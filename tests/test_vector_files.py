@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from buraco_p2p import vectorfiles
-from buraco_p2p.vectorfiles import GENERATOR_MODULES, VECTOR_DIR
+from protocol.gen import files as vectorfiles
+from protocol.gen.files import GENERATOR_MODULES, VECTOR_DIR
 
 
 @pytest.mark.parametrize("module_name", GENERATOR_MODULES)
@@ -39,7 +39,7 @@ def test_check_and_write_detect_and_repair_a_difference(tmp_path: Path) -> None:
 
 def test_a_name_claimed_twice_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(
-        vectorfiles, "GENERATOR_MODULES", ("buraco_p2p.net.vectors", "buraco_p2p.net.vectors")
+        vectorfiles, "GENERATOR_MODULES", ("protocol.gen.net", "protocol.gen.net")
     )
     with pytest.raises(ValueError, match="more than one module"):
         vectorfiles.generate_all()

@@ -19,7 +19,7 @@ from buraco_p2p.crypto.shares import (
     verify_share_batch,
 )
 from buraco_p2p.crypto.transcript import ProofContext
-from buraco_p2p.vectorfiles import VECTOR_DIR
+from protocol.gen.files import VECTOR_DIR
 
 
 def load(name: str) -> Any:

@@ -12,7 +12,7 @@ import pytest
 from buraco_p2p.cards import parse_card
 from buraco_p2p.engine import IllegalMove, deal_layout, move_from_wire, reveal_from_wire
 from buraco_p2p.rules import PRESETS, RuleSet
-from buraco_p2p.vectorfiles import VECTOR_DIR
+from protocol.gen.files import VECTOR_DIR
 
 GAME: dict[str, Any] = json.loads((VECTOR_DIR / "game.json").read_text(encoding="utf-8"))
 

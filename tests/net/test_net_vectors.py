@@ -20,12 +20,13 @@ from test_handshake import _hkdf as spec_hkdf
 from test_handshake import _sha as sha256
 
 from buraco_p2p import codec
-from buraco_p2p.net import errors, invite, vectors
+from buraco_p2p.net import errors, invite
 from buraco_p2p.net.framing import DEFAULT_MAX_FRAME, FrameReader, ReceiveCipher
 from buraco_p2p.net.handshake import InitiatorHandshake, ResponderHandshake
 from buraco_p2p.net.identity import Identity, PeerKey
 from buraco_p2p.net.invite import Invite
-from buraco_p2p.vectorfiles import VECTOR_DIR
+from protocol.gen import net as vectors
+from protocol.gen.files import VECTOR_DIR
 
 
 def load(name: str) -> Any:

@@ -1,12 +1,12 @@
 """protocol/vectors/: how the language-neutral test vectors are rendered, written and checked.
 
-Each layer with a wire format (crypto, net) has a generator module exposing `FILES` and
+Each layer with a wire format (crypto, net, game) has a generator module exposing `FILES` and
 `generate()`, which builds every one of its files from fixed seeds. This module is the one
 place that turns those into file text and compares them with what is committed, so that a second
 implementation reads exactly the bytes the tests checked.
 
-    python -m buraco_p2p.vectorfiles            # check every file, exit 1 on any difference
-    python -m buraco_p2p.vectorfiles --write    # regenerate them all
+    python -m protocol.gen            # check every file, exit 1 on any difference
+    python -m protocol.gen --write    # regenerate them all
 """
 
 from __future__ import annotations
@@ -22,12 +22,12 @@ from typing import Final
 Vector = dict[str, object]
 Generate = Callable[[], Mapping[str, Vector]]
 
-VECTOR_DIR: Final = Path(__file__).resolve().parent.parent / "protocol" / "vectors"
+VECTOR_DIR: Final = Path(__file__).resolve().parent.parent / "vectors"
 
 GENERATOR_MODULES: Final = (
-    "buraco_p2p.crypto.vectors",
-    "buraco_p2p.net.vectors",
-    "buraco_p2p.engine.vectors",
+    "protocol.gen.crypto",
+    "protocol.gen.net",
+    "protocol.gen.game",
 )
 """Every module that owns vector files; each file belongs to exactly one of them."""
 
@@ -72,7 +72,7 @@ def main(
     argv: Sequence[str] | None = None,
     *,
     generate: Generate = generate_all,
-    prog: str = "python -m buraco_p2p.vectorfiles",
+    prog: str = "python -m protocol.gen",
 ) -> int:
     parser = argparse.ArgumentParser(prog=prog, description="check or rewrite protocol/vectors/")
     parser.add_argument("--write", action="store_true", help="rewrite the vector files")

@@ -5,8 +5,8 @@ card ids and their text, every preset's rules wire form, canonical bytes and dig
 layouts, the play order for every dealer and direction, and move and reveal wire forms,
 accepted and refused.
 
-    python -m buraco_p2p.engine.vectors           # check the file, exit 1 on any difference
-    python -m buraco_p2p.engine.vectors --write   # rewrite it
+    python -m protocol.gen.game           # check the file, exit 1 on any difference
+    python -m protocol.gen.game --write   # rewrite it
 """
 
 from __future__ import annotations
@@ -15,7 +15,6 @@ import sys
 from collections.abc import Sequence
 from typing import Final
 
-from buraco_p2p import vectorfiles
 from buraco_p2p.cards import id_text
 from buraco_p2p.engine.errors import IllegalMove
 from buraco_p2p.engine.layout import make_layout, play_order
@@ -31,6 +30,7 @@ from buraco_p2p.engine.moves import (
 )
 from buraco_p2p.engine.reveals import Reveal
 from buraco_p2p.rules import PRESETS
+from protocol.gen import files as vectorfiles
 
 __all__ = ["FILES", "generate", "main"]
 
@@ -119,7 +119,7 @@ def generate() -> dict[str, Vector]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    return vectorfiles.main(argv, generate=generate, prog="python -m buraco_p2p.engine.vectors")
+    return vectorfiles.main(argv, generate=generate, prog="python -m protocol.gen.game")
 
 
 if __name__ == "__main__":

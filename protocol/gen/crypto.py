@@ -4,11 +4,11 @@ Every value comes from fixed seeds through `DeterministicRandomSource`, so regen
 same bytes. Each file lists its inputs and the exact outputs an independent implementation must
 reproduce (or, for proofs that depend on the prover's random stream, accept).
 
-    python -m buraco_p2p.crypto.vectors           # check the files, exit 1 on any difference
-    python -m buraco_p2p.crypto.vectors --write   # rewrite them
+    python -m protocol.gen.crypto           # check the files, exit 1 on any difference
+    python -m protocol.gen.crypto --write   # rewrite them
 
 Rendering, writing and checking are shared with the other layers' vectors in
-`buraco_p2p.vectorfiles`.
+`protocol.gen.files`.
 """
 
 from __future__ import annotations
@@ -17,7 +17,6 @@ import sys
 from collections.abc import Sequence
 from typing import Final
 
-from buraco_p2p import vectorfiles
 from buraco_p2p.cards import id_text
 from buraco_p2p.crypto.elgamal import encrypt
 from buraco_p2p.crypto.encoding import CARD_DOMAIN, MAX_CARDS, card_point
@@ -44,6 +43,7 @@ from buraco_p2p.crypto.shares import (
 )
 from buraco_p2p.crypto.shuffle import shuffle_vector
 from buraco_p2p.crypto.transcript import ProofContext, Transcript, encode_item
+from protocol.gen import files as vectorfiles
 
 __all__ = ["FILES", "generate", "main"]
 
@@ -287,7 +287,7 @@ def generate() -> dict[str, Vector]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    return vectorfiles.main(argv, generate=generate, prog="python -m buraco_p2p.crypto.vectors")
+    return vectorfiles.main(argv, generate=generate, prog="python -m protocol.gen.crypto")
 
 
 if __name__ == "__main__":

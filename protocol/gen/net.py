@@ -8,8 +8,8 @@ regenerating gives the same bytes; the wire bytes and keys come from the package
 and the intermediate values the package keeps to itself are recomputed here and checked
 against them before anything is written.
 
-    python -m buraco_p2p.net.vectors           # check the files, exit 1 on any difference
-    python -m buraco_p2p.net.vectors --write   # rewrite them
+    python -m protocol.gen.net           # check the files, exit 1 on any difference
+    python -m protocol.gen.net --write   # rewrite them
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from cryptography.hazmat.primitives.asymmetric.x25519 import X25519PrivateKey, X
 from cryptography.hazmat.primitives.ciphers.aead import ChaCha20Poly1305
 from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 
-from buraco_p2p import codec, vectorfiles
+from buraco_p2p import codec
 from buraco_p2p.crypto.group import DeterministicRandomSource
 from buraco_p2p.net.framing import (
     DEFAULT_MAX_FRAME,
@@ -52,6 +52,7 @@ from buraco_p2p.net.handshake import (
 )
 from buraco_p2p.net.identity import Identity
 from buraco_p2p.net.invite import Endpoint, Invite, InviteChecksumError
+from protocol.gen import files as vectorfiles
 
 __all__ = [
     "FILES",
@@ -772,7 +773,7 @@ def generate() -> dict[str, Vector]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    return vectorfiles.main(argv, generate=generate, prog="python -m buraco_p2p.net.vectors")
+    return vectorfiles.main(argv, generate=generate, prog="python -m protocol.gen.net")
 
 
 if __name__ == "__main__":

@@ -1,0 +1,5 @@
+import sys
+
+from protocol.gen.files import main
+
+sys.exit(main())

@@ -7,7 +7,7 @@ shares and opening (`shares`), joint randomness (`randomness`), ElGamal cipherte
 below are the ones other layers use most; the modules hold the rest.
 """
 
-from buraco_p2p.crypto.deck import DeckError, DeckSession
+from buraco_p2p.crypto.deck import DeckError, DeckSession, RevealRefused
 from buraco_p2p.crypto.elgamal import Ciphertext, InvalidCiphertext, open_deck
 from buraco_p2p.crypto.encoding import card_id_of, card_point, card_points
 from buraco_p2p.crypto.errors import (
@@ -93,6 +93,7 @@ __all__ = [
     "ProofContext",
     "ProofError",
     "RandomSource",
+    "RevealRefused",
     "Scalar",
     "SchnorrProof",
     "ShareBatch",

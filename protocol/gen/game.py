@@ -32,7 +32,7 @@ from buraco_p2p.engine.reveals import Reveal
 from buraco_p2p.rules import PRESETS
 from protocol.gen import files as vectorfiles
 
-__all__ = ["FILES", "generate", "main"]
+__all__ = ["FILES", "card_text", "generate", "main"]
 
 FILES: Final = ("game.json",)
 
@@ -70,6 +70,21 @@ _REFUSED: Final[tuple[tuple[str, object], ...]] = (
 )
 
 
+def card_text(card_id: int, deck_size: int) -> str:
+    """Section 3.1's text of a card id in a deck of `deck_size`, computed from the spec's rule
+    (k = 2 packs below 156 cards, else 3; ids below 52k are suited, the rest jokers)."""
+    packs = 2 if deck_size < 156 else 3
+    if not 0 <= card_id < deck_size or deck_size not in (104, 108, 156, 162):
+        raise ValueError(f"no card {card_id} in a deck of {deck_size}")
+    if card_id >= 52 * packs:
+        copy = card_id - 52 * packs + 1
+        return "JK" if copy == 1 else f"JK#{copy}"
+    suit, rank = divmod(card_id % 52, 13)
+    face = "A23456789TJQK"[rank] + "SHDC"[suit]
+    copy = card_id // 52 + 1
+    return face if copy == 1 else f"{face}#{copy}"
+
+
 def _refusal(name: str, wire: object) -> dict[str, object]:
     try:
         move_from_wire(wire)
@@ -79,6 +94,8 @@ def _refusal(name: str, wire: object) -> dict[str, object]:
 
 
 def game_vector() -> Vector:
+    if any(card_text(i, 108) != id_text(i) for i in range(108)):
+        raise AssertionError("section 3.1's card text and buraco_p2p.cards disagree")
     layouts = {}
     for deck_size, face_up in ((104, False), (108, False), (108, True)):
         lay = make_layout(deck_size, face_up)
@@ -92,6 +109,7 @@ def game_vector() -> Vector:
     return {
         "description": "game-layer wire forms: card ids, rules, deal layout, moves (section 3)",
         "card_ids": [id_text(i) for i in range(108)],
+        "card_ids_162": [card_text(i, 162) for i in range(162)],
         "presets": {
             name: {
                 "wire": rules.to_wire(),
@@ -108,8 +126,12 @@ def game_vector() -> Vector:
         "moves": [{"name": name, "wire": move.to_wire()} for name, move in _MOVES],
         "refused_moves": [_refusal(name, wire) for name, wire in _REFUSED],
         "reveals": [
-            {"name": "private reveal of slot 3 as 7D#2", "wire": Reveal(3, 71, False).to_wire()},
-            {"name": "public reveal of slot 70 as JK#2", "wire": Reveal(70, 105, True).to_wire()},
+            {
+                "name": f"{'public' if r.public else 'private'} reveal of slot {r.slot} as "
+                + card_text(r.card_id, 108),
+                "wire": r.to_wire(),
+            }
+            for r in (Reveal(3, 71, False), Reveal(70, 105, True))
         ],
     }
 

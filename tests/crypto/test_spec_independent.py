@@ -1,10 +1,12 @@
-"""docs/protocol.md section 1, read independently: the committed vectors rechecked from the spec
-text alone, with hashlib and rbcl and nothing from buraco_p2p.
+"""docs/protocol.md sections 1 and 3, read independently: the committed vectors rechecked from
+the spec text alone, with hashlib and rbcl and nothing from buraco_p2p.
 
 If the spec and the code ever disagree on a byte (a frame, a label, an order, an equation), one
 of these fails. They recompute the Schnorr proofs (hedged nonce included), the Chaum-Pedersen
-challenges, the batch proof's weights and challenge, and the shuffle's generators, its challenges
-u_1..u_N and c, and every CheckProof equation of 1.7.
+challenges, the batch proof's weights and challenge, the shuffle's generators, its challenges
+u_1..u_N and c, and every CheckProof equation of 1.7 (at 8 and 162 cards), replay whole deck
+sessions at two and three seats (1.8), and check the card ids, the rules wire-form table and the
+deal layout of section 3 against game.json.
 """
 
 from __future__ import annotations
@@ -484,3 +486,98 @@ def test_deck_session_vectors_follow_the_spec_text(name: str) -> None:
             m = sub(c2, add(mul(x, c1), *shares[slot].values()))
             seen.append([slot, points.index(m)])
         assert seen == v["cards_seen"][seat]
+
+
+# ---- section 3: card ids, the rules wire form, the deal layout -----------------------------
+
+SPEC = VECTORS.parent.parent / "docs" / "protocol.md"
+
+
+def spec_card_text(card_id: int, deck_size: int) -> str:
+    """3.1: k packs then j jokers; id i < 52k is face i mod 52 of copy i div 52 + 1."""
+    packs = {104: 2, 108: 2, 156: 3, 162: 3}[deck_size]
+    if card_id >= 52 * packs:
+        copy = card_id - 52 * packs + 1
+        return "JK" if copy == 1 else f"JK#{copy}"
+    suit, rank = divmod(card_id % 52, 13)
+    face = "A23456789TJQK"[rank] + "SHDC"[suit]
+    copy = card_id // 52 + 1
+    return face if copy == 1 else f"{face}#{copy}"
+
+
+def test_card_ids_follow_the_spec_text() -> None:
+    game = load("game.json")
+    assert game["card_ids"] == [spec_card_text(i, 108) for i in range(108)]
+    assert game["card_ids_162"] == [spec_card_text(i, 162) for i in range(162)]
+    assert game["card_ids_162"][104] == "AS#3" and game["card_ids"][104] == "JK"
+    for c in load("cards.json")["cards"]:
+        assert c["name_162"] == spec_card_text(c["id"], 162)
+        assert c.get("name_108", None) == (spec_card_text(c["id"], 108) if c["id"] < 108 else None)
+    for r in game["reveals"]:
+        slot, card, public = r["wire"]
+        kind = "public" if public else "private"
+        assert r["name"] == f"{kind} reveal of slot {slot} as {spec_card_text(card, 108)}"
+
+
+def rules_table() -> dict[str, tuple[str, str]]:
+    """Section 3.2's table: key -> (msgpack type, value column)."""
+    text = SPEC.read_text(encoding="utf-8")
+    section = text[text.index("### 3.2 ") : text.index("### 3.3 ")]
+    rows: dict[str, tuple[str, str]] = {}
+    for line in section.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) == 3 and cells[0].startswith("`"):
+            rows[cells[0].strip("`")] = (cells[1], cells[2])
+    return rows
+
+
+def test_rules_wire_forms_follow_the_spec_table() -> None:
+    """Every preset's wire form in game.json has exactly the keys of 3.2's table, each value of
+    the listed type, enumerations among the listed strings, ranks 1..13 ascending."""
+    table = rules_table()
+    assert list(table) == sorted(table, key=lambda k: k.encode())
+    for name, preset in load("game.json")["presets"].items():
+        wire = preset["wire"]
+        assert set(wire) == set(table), name
+        for key, value in wire.items():
+            kind, values = table[key]
+            if kind == "bool":
+                assert type(value) is bool, key
+            elif kind == "int":
+                assert type(value) is int, key
+            elif kind == "int or str":
+                assert type(value) is int or value == "half_target", key
+            elif kind == "array of int":
+                assert all(type(r) is int and 1 <= r <= 13 for r in value), key
+                assert value == sorted(set(value)), key
+            elif kind == "array of [int, int]":
+                assert all(len(p) == 2 and all(type(x) is int for x in p) for p in value), key
+            else:
+                assert kind == "str" and type(value) is str, key
+                listed = [v.strip('`"') for v in values.split(", ")]
+                if all(v.startswith('`"') for v in values.split(", ")):
+                    assert value in listed, key
+        assert wire["v"] == 1 and wire["players"] in (2, 3, 4, 6)
+
+
+def test_four_seat_layouts_follow_the_spec_text() -> None:
+    """3.3 at four seats: hands round the play order from slot 0, pots next, the face-up card
+    next where there is one, the stock after."""
+    for v in load("game.json")["layouts"].values():
+        n, h, d = 4, 11, v["deck_size"]
+        hands = [list(range(k, n * h, n)) for k in range(n)]
+        pots = [list(range(n * h + i * 11, n * h + (i + 1) * 11)) for i in range(2)]
+        nxt = n * h + 22
+        face_up = nxt if v["face_up"] is not None else None
+        stock = list(range(nxt + (face_up is not None), d))
+        assert (v["hands_in_play_order"], v["pots"], v["face_up"], v["stock_in_draw_order"]) == (
+            hands,
+            pots,
+            face_up,
+            stock,
+        )
+    orders = load("game.json")["play_order"]
+    for direction, step in (("clockwise", 1), ("counter_clockwise", -1)):
+        assert orders[direction] == [
+            [(dealer + step * (k + 1)) % 4 for k in range(4)] for dealer in range(4)
+        ]

@@ -583,3 +583,29 @@ def test_four_seat_layouts_follow_the_spec_text() -> None:
         assert orders[direction] == [
             [(dealer + step * (k + 1)) % 4 for k in range(4)] for dealer in range(4)
         ]
+
+
+def test_layouts_at_other_seat_counts_follow_the_spec_text() -> None:
+    """3.3 at two, three and six seats (where game.json lists them): 11 cards to each of N
+    positions round the play order, then the pots in dealing order (two of 11 at two, 11 then
+    18 at three, three of 11 at six), the face-up card, the stock; the play order for N."""
+    game = load("game.json")
+    pot_sizes = {2: [11, 11], 3: [11, 18], 6: [11, 11, 11]}
+    for v in game.get("layouts_by_players", {}).values():
+        n, d = v["players"], v["deck_size"]
+        assert d in (104, 108, 156, 162) and (d >= 156) == (n == 6)  # three packs at six
+        nxt = 11 * n
+        pots = []
+        for size in pot_sizes[n]:
+            pots.append(list(range(nxt, nxt + size)))
+            nxt += size
+        face_up = nxt if v["face_up"] is not None else None
+        assert v["hands_in_play_order"] == [list(range(k, 11 * n, n)) for k in range(n)]
+        assert v["pots"] == pots and v["face_up"] == face_up
+        assert v["stock_in_draw_order"] == list(range(nxt + (face_up is not None), d))
+    for n, orders in game.get("play_order_by_players", {}).items():
+        for direction, step in (("clockwise", 1), ("counter_clockwise", -1)):
+            assert orders[direction] == [
+                [(dealer + step * (k + 1)) % int(n) for k in range(int(n))]
+                for dealer in range(int(n))
+            ]

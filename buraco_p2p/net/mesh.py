@@ -722,6 +722,7 @@ class Mesh:
             room_secret=self.room_secret,
             table_id=self.table_id,
             handshake_timeout=self.config.handshake_timeout,
+            is_member=self.door.is_member,
             on_error=self._reject,
         )
         bound = listeners[0].socket.getsockname()[1]

@@ -5,6 +5,12 @@ join request with y/n (or passes `--auto-approve`). Lines starting with `/` are 
 `/who` lists the seats, `/quit` leaves. The lobby logic (`Lobby`) takes its input lines
 and output function from the caller, so it runs the same in a terminal and in tests.
 
+A join prompt is answered only by a line that is exactly `y` or `n`, typed while that very
+prompt is on screen and after it has been there for `answer_delay` seconds: a request that is
+withdrawn and comes back is a new prompt with a new number, and a `y` typed for the old one
+cannot seat it. Any other line is chat as usual; a `y` or `n` with no prompt on screen is
+answered with a notice and sent nowhere (it is not chat: it was meant as an answer).
+
 Everything shown on screen that came from the network (nicknames, chat text) is stripped
 of control characters first: a peer must not be able to rewrite another player's terminal.
 """
@@ -38,7 +44,21 @@ from buraco_p2p.net.mesh import (
 from buraco_p2p.net.table import SEATS, JoinRefused
 
 MAX_CHAT = 500
+# How long a join prompt is on screen before a y/n can answer it: time to read it, so an
+# answer typed for the prompt it replaced is not taken for this one.
+ANSWER_DELAY = 1.0
+ANSWERS = {"y": True, "n": False}
 Output = Callable[[str], None]
+
+
+class _Prompt:
+    """A join request on the host's screen, and where its answer goes."""
+
+    def __init__(self, request: JoinRequest, shown_at: float) -> None:
+        self.request = request
+        self.shown_at = shown_at
+        self.answer: trio.MemorySendChannel[bool]
+        self.answer, self.result = trio.open_memory_channel[bool](1)
 
 
 def printable(text: str, limit: int = MAX_CHAT) -> str:
@@ -52,7 +72,8 @@ class Lobby:
     def __init__(self, mesh: Mesh, out: Output) -> None:
         self.mesh = mesh
         self.out = out
-        self._answer: trio.MemorySendChannel[bool] | None = None
+        self.answer_delay = ANSWER_DELAY
+        self._prompt: _Prompt | None = None
         self._announced_full = False
         # Called with the number of seated players when it changes (the LAN announcement).
         self.on_seats: Callable[[int], Awaitable[None]] | None = None
@@ -83,27 +104,42 @@ class Lobby:
         return "\n".join(lines)
 
     async def approve(self, request: JoinRequest) -> bool:
-        """Ask the person at the host's terminal; the next input line answers."""
-        send, recv = trio.open_memory_channel[bool](1)
-        self._answer = send
-        self.out(
-            f"* {printable(request.nickname, 40)} ({request.key.fingerprint()}) asks to join. "
-            "Seat them? [y/n]"
-        )
+        """Ask the person at the host's terminal; a `y` or `n` line answers this prompt."""
+        prompt = _Prompt(request, trio.current_time())
+        self._prompt = prompt
+        who = f"{printable(request.nickname, 40)} ({request.key.fingerprint()})"
+        self.out(f"* join request #{request.number}: {who} asks to join. Seat them? [y/n]")
         try:
-            return await recv.receive()
+            return await prompt.result.receive()
         except trio.Cancelled:
-            # The joiner hung up (or we are leaving): the question no longer stands.
-            self.out(f"* {printable(request.nickname, 40)} is no longer waiting for an answer.")
+            # The joiner hung up, the request expired, or we are leaving: the question is over.
+            self.out(
+                f"* join request #{request.number} from {who} is withdrawn; no answer is needed"
+            )
             raise
         finally:
-            self._answer = None
+            if self._prompt is prompt:
+                self._prompt = None
+
+    def _answer(self, yes: bool) -> None:
+        prompt = self._prompt
+        if prompt is None:
+            self.out("* no join request is waiting for an answer (nothing was sent)")
+            return
+        if trio.current_time() - prompt.shown_at < self.answer_delay:
+            self.out(
+                f"* join request #{prompt.request.number} has only just been shown: "
+                "read it, then answer y or n"
+            )
+            return
+        self._prompt = None
+        prompt.answer.send_nowait(yes)
 
     async def handle_line(self, line: str) -> bool:
         """One line typed by the user; False when they want to leave."""
         text = line.strip()
-        if self._answer is not None:
-            self._answer.send_nowait(text.lower() in ("y", "yes"))
+        if text.lower() in ANSWERS:
+            self._answer(ANSWERS[text.lower()])
             return True
         if not text:
             return True
@@ -142,14 +178,24 @@ class Lobby:
         elif isinstance(event, StreamReset):
             self.out(f"* {self.name(event.peer)} restarted and lost some messages")
 
-    async def run(self, lines: trio.MemoryReceiveChannel[str]) -> None:
-        """Until /quit or the end of input."""
+    async def run(
+        self, lines: trio.MemoryReceiveChannel[str], *, quit_on_eof: bool = False
+    ) -> None:
+        """Until /quit, or (with `quit_on_eof`) the end of input.
+
+        Without it the lobby outlives its input: a host started under `nohup` or with its
+        input redirected keeps its table open for the others until it is stopped.
+        """
         async with trio.open_nursery() as nursery:
             nursery.start_soon(self._pump_messages)
             nursery.start_soon(self._pump_events)
             async for line in lines:
                 if not await self.handle_line(line):
                     break
+            else:
+                if not quit_on_eof:
+                    self.out("* input closed: staying at the table (stop with Ctrl-C or a signal)")
+                    await trio.sleep_forever()
             nursery.cancel_scope.cancel()
 
     async def _pump_messages(self) -> None:

@@ -17,19 +17,14 @@ of control characters first: a peer must not be able to rewrite another player's
 
 from __future__ import annotations
 
-import argparse
 import contextlib
-import os
-import sys
-from collections.abc import AsyncIterator, Awaitable, Callable
-from pathlib import Path
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import trio
 
 from buraco_p2p.net.errors import NetError
-from buraco_p2p.net.identity import Identity, PeerKey, load_or_create_identity
-from buraco_p2p.net.invite import Endpoint, Invite, InviteError
+from buraco_p2p.net.identity import PeerKey
 from buraco_p2p.net.mesh import (
     JoinRequest,
     Mesh,
@@ -37,11 +32,8 @@ from buraco_p2p.net.mesh import (
     PeerUp,
     RosterChanged,
     StreamReset,
-    auto_approve,
-    host_table,
-    join_table,
 )
-from buraco_p2p.net.table import SEATS, JoinRefused
+from buraco_p2p.net.table import SEATS
 
 MAX_CHAT = 500
 # How long a join prompt is on screen before a y/n can answer it: time to read it, so an
@@ -169,7 +161,7 @@ class Lobby:
             self.out(f"* seated ({len(event.roster.members)}/{SEATS}):\n{self.seats_text()}")
             if event.roster.full and not self._announced_full:
                 self._announced_full = True
-                self.out("* all four seats are taken: the table is complete")
+                self.out("* every seat is taken: the table is complete")
         elif isinstance(event, PeerUp):
             how = " via the host" if event.relayed else ""
             self.out(f"* {self.name(event.peer)} connected{how}")
@@ -213,179 +205,3 @@ class Lobby:
                     self._seats_shown = seats
                     with contextlib.suppress(NetError, OSError):
                         await self.on_seats(seats)
-
-
-# -- terminal plumbing ---------------------------------------------------------------------
-
-
-async def _stdin_lines(send: trio.MemorySendChannel[str]) -> None:
-    """Lines from standard input, without blocking trio (works for ttys and pipes)."""
-    stream = trio.lowlevel.FdStream(os.dup(sys.stdin.fileno()))
-    buffer = b""
-    async with send, stream:
-        while True:
-            data = await stream.receive_some(4096)
-            if not data:
-                if buffer:
-                    await send.send(buffer.decode("utf-8", "replace"))
-                return
-            buffer += data
-            while b"\n" in buffer:
-                line, buffer = buffer.split(b"\n", 1)
-                await send.send(line.decode("utf-8", "replace"))
-            if len(buffer) > 64 * 1024:
-                buffer = b""
-
-
-def _print(text: str) -> None:
-    print(text, flush=True)
-
-
-def _identity(args: argparse.Namespace) -> Identity:
-    config = Path(args.config_dir) if args.config_dir else None
-    return load_or_create_identity(config, args.nick)
-
-
-@contextlib.asynccontextmanager
-async def _maybe_upnp(enabled: bool, port: int) -> AsyncIterator[Endpoint | None]:
-    if not enabled:
-        yield None
-        return
-    from buraco_p2p.net.upnp import upnp_mapping
-
-    async with upnp_mapping(port) as mapping:
-        yield mapping.external
-
-
-async def _host_main(args: argparse.Namespace) -> int:
-    identity = _identity(args)
-    send, recv = trio.open_memory_channel[str](16)
-    lobby_box: list[Lobby] = []
-
-    async def approve(request: JoinRequest) -> bool:
-        if args.auto_approve:
-            return await auto_approve(request)
-        return await lobby_box[0].approve(request)
-
-    async with host_table(
-        identity, listen_host=args.listen, port=args.port, approve=approve
-    ) as mesh:
-        lobby = Lobby(mesh, _print)
-        lobby_box.append(lobby)
-        port = mesh.advertised[0].port if mesh.advertised else args.port
-        async with _maybe_upnp(args.upnp, port) as public:
-            if public is not None:
-                mesh.advertise_also(public)
-            invite = mesh.invite
-            _print(f"table created; you are {identity.nickname} ({identity.public.fingerprint()})")
-            _print("invite code (give it to the other three players):")
-            _print(invite.to_text())
-            async with contextlib.AsyncExitStack() as stack:
-                if args.lan:
-                    from buraco_p2p.net.discovery import announce_table
-
-                    announcement = await stack.enter_async_context(
-                        announce_table(invite, identity.nickname, port)
-                    )
-                    lobby.on_seats = announcement.update
-                    _print("* announced on the local network")
-                async with trio.open_nursery() as nursery:
-                    nursery.start_soon(_stdin_lines, send)
-                    await lobby.run(recv)
-                    nursery.cancel_scope.cancel()
-    return 0
-
-
-async def _pick_lan_table() -> Invite:
-    from buraco_p2p.net.discovery import browse_tables
-
-    _print("* looking for tables on the local network ...")
-    tables = await browse_tables()
-    if not tables:
-        raise NetError("no table announced on the local network")
-    for n, table in enumerate(tables, 1):
-        _print(
-            f"  {n}. {printable(table.host_nickname, 40)} ({table.host_fingerprint}) "
-            f"{table.seats_taken}/4 seated"
-        )
-    if len(tables) == 1:
-        return tables[0].invite
-    _print("which table? (number)")
-    send, recv = trio.open_memory_channel[str](1)
-    async with trio.open_nursery() as nursery:
-        nursery.start_soon(_stdin_lines, send)
-        choice = await recv.receive()
-        nursery.cancel_scope.cancel()
-    try:
-        return tables[int(choice) - 1].invite
-    except (ValueError, IndexError) as exc:
-        raise NetError(f"no table number {choice!r}") from exc
-
-
-async def _join_main(args: argparse.Namespace) -> int:
-    identity = _identity(args)
-    if args.lan:
-        invite = await _pick_lan_table()
-    elif args.code:
-        invite = Invite.from_text(args.code)
-    else:
-        raise NetError("give an invite code, or --lan to look for tables on the local network")
-    _print(
-        f"joining as {identity.nickname} ({identity.public.fingerprint()}); host fingerprint "
-        f"{PeerKey(invite.host_key).fingerprint()}; waiting for the host to seat you ..."
-    )
-    send, recv = trio.open_memory_channel[str](16)
-    async with join_table(identity, invite, listen_host=args.listen, port=args.port) as mesh:
-        lobby = Lobby(mesh, _print)
-        async with trio.open_nursery() as nursery:
-            nursery.start_soon(_stdin_lines, send)
-            await lobby.run(recv)
-            nursery.cancel_scope.cancel()
-    return 0
-
-
-def _run(main: Callable[[argparse.Namespace], Any], args: argparse.Namespace) -> int:
-    try:
-        code: int = trio.run(main, args)
-        return code
-    except JoinRefused as exc:
-        print(f"buraco-p2p: {exc}", file=sys.stderr)
-        return 3
-    except (NetError, InviteError) as exc:
-        print(f"buraco-p2p: {exc}", file=sys.stderr)
-        return 1
-    except KeyboardInterrupt:
-        return 130
-
-
-def _common(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--nick", help="your nickname (stored with your identity)")
-    parser.add_argument(
-        "--listen",
-        default="",
-        help="address to listen on (default: every interface, IPv4 and IPv6)",
-    )
-    parser.add_argument("--port", type=int, default=0, help="TCP port (default: any free one)")
-    parser.add_argument(
-        "--config-dir", help="where your identity is kept (default: the user config dir)"
-    )
-    parser.add_argument(
-        "--lan", action="store_true", help="use mDNS on the local network (multicast)"
-    )
-
-
-def register(subparsers: Any) -> None:
-    """Add the `host` and `join` commands to the `buraco-p2p` command line."""
-    host = subparsers.add_parser("host", help="create a table and wait for three players")
-    _common(host)
-    host.add_argument(
-        "--auto-approve", action="store_true", help="seat every joiner without asking"
-    )
-    host.add_argument(
-        "--upnp", action="store_true", help="map the port on the router with UPnP (multicast)"
-    )
-    host.set_defaults(func=lambda args: _run(_host_main, args))
-    join = subparsers.add_parser("join", help="join a table with an invite code")
-    _common(join)
-    join.add_argument("code", nargs="?", help="the invite code from the host")
-    join.set_defaults(func=lambda args: _run(_join_main, args))

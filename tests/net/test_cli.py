@@ -146,3 +146,59 @@ async def test_join_keeps_trying_until_the_host_answers(tmp_path: Path) -> None:
                 assert await joiner.wait() == 0
     finally:
         await kill_leftovers([joiner])
+
+
+async def test_running_out_of_descriptors_is_one_warning_and_the_host_recovers(
+    tmp_path: Path,
+) -> None:
+    import resource
+
+    def few_descriptors() -> None:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (48, 48))
+
+    args = ["host", "--auto-approve", "--listen", "127.0.0.1", "--nick", "ana"]
+    host = await trio.lowlevel.open_process(
+        [*BASE, *args, "--config-dir", str(tmp_path / "ana")],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=ENV,
+        preexec_fn=few_descriptors,
+    )
+    buf: list[bytes] = []
+    flood: list[trio.SocketStream] = []
+    try:
+        await read_until(host, buf, b"\nBRC-", 20)
+        await read_until(host, buf, b"\n", 5)
+        code = next(line for line in b"".join(buf).decode().splitlines() if line.startswith("BRC-"))
+        port = Invite.from_text(code).addresses[0].port
+        # Eight half-open handshakes from each of twelve addresses: more than 48 descriptors.
+        for n in range(12):
+            for _ in range(8):
+                flood.append(
+                    await trio.open_tcp_stream("127.0.0.1", port, local_address=f"127.0.1.{n + 1}")
+                )
+        assert host.stderr is not None
+        err: list[bytes] = []
+        with trio.fail_after(20):
+            while b"out of file descriptors" not in b"".join(err):
+                err.append(bytes(await host.stderr.receive_some(65536)))
+        for stream in flood:
+            await stream.aclose()
+        async with join_table(Identity.generate("bia"), Invite.from_text(code), config=FAST) as b:
+            assert b.roster is not None and len(b.roster.members) == 2
+        with trio.move_on_after(1):
+            while True:
+                chunk = await host.stderr.receive_some(65536)
+                if not chunk:
+                    break
+                err.append(bytes(chunk))
+        text = b"".join(err).decode()
+        assert "Traceback" not in text, text
+        warnings = [line for line in text.splitlines() if "out of file descriptors" in line]
+        assert len(warnings) == 1, text
+        assert len(text.splitlines()) <= 2, text  # the warning, and "accepting again"
+    finally:
+        for stream in flood:
+            await stream.aclose()
+        await kill_leftovers([host])

@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import contextlib
 from collections import deque
 
+import msgpack
 import pytest
 import trio
 from mesh_helpers import FAST, raw_link
 
 from buraco_p2p.net.errors import LinkClosed, LinkError
-from buraco_p2p.net.identity import Identity
+from buraco_p2p.net.framing import KIND_DATA
+from buraco_p2p.net.identity import Identity, PeerKey
+from buraco_p2p.net.invite import Invite
 from buraco_p2p.net.mesh import JoinRequest, host_table, join_table
 from buraco_p2p.net.table import JoinRefused, join_message
 
@@ -111,3 +115,68 @@ async def test_a_request_queued_behind_another_expires_too() -> None:
         for link in (first, second):
             with trio.fail_after(5), pytest.raises(LinkClosed):
                 await link.receive()
+
+
+def costly_greeting() -> bytes:
+    """About 1 MiB of msgpack within the codec's default limits that is slow to decode
+    (16,000 arrays of 60 small integers): close to a second of CPU per copy."""
+    return msgpack.packb(["join", [[1] * 60] * 16_000])
+
+
+async def _flood(invite: Invite, host: PeerKey, payload: bytes, rounds: int) -> int:
+    """An invite holder sending `payload` as its greeting, again and again; returns tries
+    (the host may hang up before the whole greeting is sent)."""
+    sent = 0
+    for n in range(rounds):
+        try:
+            link = await raw_link(invite, Identity.generate(f"m{n}"), invite.addresses[0], host)
+        except LinkError:
+            continue
+        sent += 1
+        with contextlib.suppress(LinkError):
+            await link._send_frame(KIND_DATA, payload)
+            with trio.move_on_after(2):
+                await link.receive()
+        await link.aclose()
+    return sent
+
+
+async def test_costly_greetings_from_invite_holders_do_not_stall_the_seated() -> None:
+    payload = costly_greeting()
+    assert len(payload) > 1_000_000
+    async with host_table(Identity.generate("ana"), config=FAST) as host:
+        invite = host.invite
+        async with (
+            join_table(Identity.generate("bia"), invite, config=FAST) as bia,
+            trio.open_nursery() as nursery,
+        ):
+
+            async def echo() -> None:
+                while True:
+                    peer, message = await host.receive()
+                    await host.send(peer, message)
+
+            nursery.start_soon(echo)
+            sends: list[int] = []
+
+            async def attacker() -> None:
+                sends.append(await _flood(invite, host.me, payload, 3))
+
+            async with trio.open_nursery() as attack:
+                for _ in range(4):
+                    attack.start_soon(attacker)
+                round_trips = []
+                for n in range(20):
+                    start = trio.current_time()
+                    await bia.send(host.me, ["ping", n])
+                    with trio.fail_after(10):
+                        assert await bia.receive() == (host.me, ["ping", n])
+                    round_trips.append(trio.current_time() - start)
+                    await trio.sleep(0.05)
+            assert sum(sends) >= 4
+            # A generous bound: each greeting decoded would block the host for ~1 s.
+            assert max(round_trips) < 0.75, round_trips
+            assert bia.is_up(host.me) and host.is_up(bia.me)
+            refused = [r for r in host.rejections if "limit is" in r]
+            assert refused, list(host.rejections)
+            nursery.cancel_scope.cancel()

@@ -66,19 +66,19 @@ _READ_SIZE = 65536
 _CLOSE_GRACE = 1.0
 
 # What a peer that is not (yet) seated may send: its greeting and nothing bigger. A join
-# greeting with 16 IPv6 addresses is under 1 KiB; the bounds leave room without letting a
-# stranger make us decode, allocate or walk more than a few KiB per message.
-PRESEAT_MAX_BYTES = 4096
+# greeting with 16 IPv6 addresses is under 1 KiB; the bounds leave room for it and nothing
+# more, so a stranger can make us decode at most ~2,000 tiny objects (about a millisecond).
+PRESEAT_MAX_BYTES = 2048
 PRESEAT_MAX_FRAME = PRESEAT_MAX_BYTES + TAG_LEN + 2
 
 
 _PRESEAT_CODEC_LIMITS = codec.Limits(
     max_bytes=PRESEAT_MAX_BYTES,
-    max_str_len=1024,
-    max_bin_len=1024,
-    max_array_len=64,
-    max_map_len=16,
-    max_depth=8,
+    max_str_len=256,
+    max_bin_len=256,
+    max_array_len=16,
+    max_map_len=4,
+    max_depth=6,
 )
 
 

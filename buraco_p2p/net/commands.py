@@ -189,7 +189,7 @@ async def _pick_lan_table() -> Invite:
     for n, table in enumerate(tables, 1):
         _print(
             f"  {n}. {printable(table.host_nickname, 40)} ({table.host_fingerprint}) "
-            f"{table.seats_taken} seated"
+            f"{table.seats_taken}/4 seated"
         )
     if len(tables) == 1:
         return tables[0].invite

@@ -24,13 +24,14 @@ from typing import TYPE_CHECKING
 import trio
 
 from buraco_p2p.net.errors import LinkError, MeshError, NetError
-from buraco_p2p.net.identity import PeerKey
+from buraco_p2p.net.identity import PeerKey, confusable_nicknames
 from buraco_p2p.net.invite import Endpoint
 from buraco_p2p.net.link import SecureLink
 from buraco_p2p.net.table import (
     HELLO_JOIN,
     Admission,
     HostTable,
+    Member,
     TableError,
     parse_hello,
     refused_message,
@@ -90,6 +91,16 @@ class Door:
         self._approval_lock = trio.Lock()
         self._numbers = itertools.count(1)
 
+    def _lookalike(self, key: PeerKey, nickname: str) -> Member | None:
+        """A seated member (not `key`) whose nickname could be taken for `nickname`."""
+        roster = self.mesh.roster
+        if roster is None:
+            return None
+        for member in roster.members:
+            if member.key != key and confusable_nicknames(member.nickname, nickname):
+                return member
+        return None
+
     def is_member(self, key: PeerKey) -> bool:
         """Whether `key` holds a seat: its links skip the stranger's limits and caps."""
         roster = self.mesh.roster
@@ -135,6 +146,15 @@ class Door:
             mesh._reject(link.label, TableError("tried to join a full table"))
             return
         else:
+            lookalike = self._lookalike(key, nickname)
+            if lookalike is not None:
+                why = (
+                    f"the nickname {nickname!r} looks like {lookalike.nickname!r}, already "
+                    "seated: choose another (--nick)"
+                )
+                await link.send(refused_message(why))
+                mesh._reject(link.label, TableError(f"refused: {why}"))
+                return
             if self.waiting >= self.max_requests:
                 self.refused_busy += 1
                 await link.send(refused_message("too many join requests are waiting; try later"))

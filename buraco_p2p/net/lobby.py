@@ -24,7 +24,7 @@ from typing import Any
 import trio
 
 from buraco_p2p.net.errors import NetError
-from buraco_p2p.net.identity import PeerKey
+from buraco_p2p.net.identity import PeerKey, confusable_nicknames
 from buraco_p2p.net.mesh import (
     JoinRequest,
     Mesh,
@@ -72,9 +72,20 @@ class Lobby:
         self._seats_shown = 0
 
     def name(self, key: PeerKey) -> str:
+        """A seated peer's nickname, with its short fingerprint if another seated nickname
+        (ours included) could be taken for it."""
         roster = self.mesh.roster
         member = roster.member(key) if roster else None
-        return printable(member.nickname, 40) if member else key.short()
+        if member is None:
+            return key.short()
+        text = printable(member.nickname, 40)
+        assert roster is not None
+        if any(
+            other.key != key and confusable_nicknames(other.nickname, member.nickname)
+            for other in roster.members
+        ):
+            text += f" ({key.short()})"
+        return text
 
     def seats_text(self) -> str:
         roster = self.mesh.roster

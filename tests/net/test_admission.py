@@ -163,7 +163,7 @@ async def test_costly_greetings_from_invite_holders_do_not_stall_the_seated() ->
                 sends.append(await _flood(invite, host.me, payload, 3))
 
             async with trio.open_nursery() as attack:
-                for _ in range(4):
+                for _ in range(6):
                     attack.start_soon(attacker)
                 round_trips = []
                 for n in range(20):
@@ -173,9 +173,9 @@ async def test_costly_greetings_from_invite_holders_do_not_stall_the_seated() ->
                         assert await bia.receive() == (host.me, ["ping", n])
                     round_trips.append(trio.current_time() - start)
                     await trio.sleep(0.05)
-            assert sum(sends) >= 4
+            assert sum(sends) >= 6
             # A generous bound: each greeting decoded would block the host for ~1 s.
-            assert max(round_trips) < 0.75, round_trips
+            assert max(round_trips) < 1.0, round_trips
             assert bia.is_up(host.me) and host.is_up(bia.me)
             refused = [r for r in host.rejections if "limit is" in r]
             assert refused, list(host.rejections)

@@ -62,7 +62,17 @@ _BLANK_LOOKING = frozenset("\u115f\u1160\u17b4\u17b5\u180e\u2800\u3164\uffa0\u03
 # What the lobby draws around names and keys ("<nick> ...", "nick (k7dq)"): a name holding
 # them could pass for a name with a fingerprint.
 _DELIMITERS = frozenset("<>()[]")
-_FINGERPRINT_SHAPE = re.compile(r"[a-z2-7]{4}(?:[-\s][a-z2-7]{4})+")
+# Fingerprint groups joined by dashes, as the lobby prints them: three or more, or two of
+# which one holds a digit (so "luiz-vita" stays a name while "k7dq-m3xa" does not).
+_GROUPS = re.compile(r"(?<![a-z0-9])[a-z2-7]{4}(?:-[a-z2-7]{4})+(?![a-z0-9-])")
+
+
+def _fingerprint_shaped(name: str) -> bool:
+    for match in _GROUPS.finditer(name.lower()):
+        groups = match.group().split("-")
+        if len(groups) >= 3 or any(ch in "234567" for ch in match.group()):
+            return True
+    return False
 
 
 @functools.cache
@@ -101,7 +111,7 @@ def validate_nickname(nickname: str) -> str:
             raise ValueError(f"nickname contains the blank-looking character U+{ord(char):04X}")
         if char in _DELIMITERS:
             raise ValueError(f"nickname contains {char!r}, which the lobby draws around names")
-    if _FINGERPRINT_SHAPE.search(name.lower()):
+    if _fingerprint_shaped(name):
         raise ValueError("nickname looks like a key fingerprint")
     return name
 

@@ -30,6 +30,7 @@ from buraco_p2p.net.table import JoinRefused, Member, Roster
         "k7dq-m3xa",  # a fingerprint
         "qwjv-xhdm-4biz-qecj-nbq3",
         "bia k7dq-m3xa",
+        "abcd-efgh-ijkl",
         "ana (k7dq)",  # the lobby's "nick (fp)" form
         "<ana>",
     ],
@@ -47,6 +48,9 @@ def test_blank_looking_and_fingerprint_shaped_nicknames_are_refused(name: str) -
         ("Jose\u0301", "Jos\u00e9"),
         ("lucy", "lucy"),  # four base32 letters are a name, not a fingerprint
         ("Caio 2", "Caio 2"),
+        ("luiz-vita", "luiz-vita"),
+        ("host-lookalike", "host-lookalike"),
+        ("maria luiza", "maria luiza"),
     ],
 )
 def test_nicknames_are_enforced_by_the_precis_nickname_profile(given: str, enforced: str) -> None:

@@ -41,7 +41,7 @@ from buraco_p2p.net.admission import Approver, Door, JoinRequest, auto_approve
 from buraco_p2p.net.errors import LinkClosed, LinkError, MeshError, NetError
 from buraco_p2p.net.identity import Identity, PeerKey
 from buraco_p2p.net.invite import Endpoint, Invite
-from buraco_p2p.net.link import LinkServer, SecureLink, connect
+from buraco_p2p.net.link import SecureLink, connect
 from buraco_p2p.net.outbox import LinkRun, Outbox
 from buraco_p2p.net.relay import RELAY_TAGS, parse_relay
 from buraco_p2p.net.relaying import Relays
@@ -59,6 +59,7 @@ from buraco_p2p.net.reliable import (
     SequenceError,
     parse_record,
 )
+from buraco_p2p.net.server import LinkServer
 from buraco_p2p.net.table import (
     HostTable,
     JoinRefused,

@@ -66,6 +66,7 @@ class Lobby:
         self.out = out
         self.answer_delay = ANSWER_DELAY
         self._prompt: _Prompt | None = None
+        self._input_closed = False  # nobody can answer a prompt any more
         self._announced_full = False
         # Called with the number of seated players when it changes (the LAN announcement).
         self.on_seats: Callable[[int], Awaitable[None]] | None = None
@@ -108,9 +109,13 @@ class Lobby:
 
     async def approve(self, request: JoinRequest) -> bool:
         """Ask the person at the host's terminal; a `y` or `n` line answers this prompt."""
+        who = f"{printable(request.nickname, 40)} ({request.key.fingerprint()})"
+        if self._input_closed:
+            self.out(f"* join request #{request.number}: {who} declined (no input to ask)")
+            await trio.lowlevel.checkpoint()
+            return False
         prompt = _Prompt(request, trio.current_time())
         self._prompt = prompt
-        who = f"{printable(request.nickname, 40)} ({request.key.fingerprint()})"
         self.out(f"* join request #{request.number}: {who} asks to join. Seat them? [y/n]")
         try:
             return await prompt.result.receive()
@@ -197,7 +202,14 @@ class Lobby:
                     break
             else:
                 if not quit_on_eof:
-                    self.out("* input closed: staying at the table (stop with Ctrl-C or a signal)")
+                    self._input_closed = True
+                    if self._prompt is not None:
+                        self._prompt.answer.send_nowait(False)
+                        self._prompt = None
+                    self.out(
+                        "* input closed: staying at the table (stop with Ctrl-C or a signal); "
+                        "join requests are declined"
+                    )
                     await trio.sleep_forever()
             nursery.cancel_scope.cancel()
 

@@ -16,6 +16,7 @@ from mesh_helpers import FAST
 from buraco_p2p.net.identity import Identity
 from buraco_p2p.net.invite import Endpoint, Invite
 from buraco_p2p.net.mesh import host_table, join_table
+from buraco_p2p.net.table import JoinRefused
 
 BASE = [sys.executable, "-m", "buraco_p2p"]
 ENV = {**os.environ, "PYTHONUNBUFFERED": "1"}
@@ -99,6 +100,28 @@ async def test_the_host_stays_at_its_table_when_its_input_ends(tmp_path: Path) -
         async with join_table(Identity.generate("bia"), Invite.from_text(code), config=FAST) as b:
             assert b.roster is not None and len(b.roster.members) == 2
         await read_until(host, buf, b"seated (2/4)", 10)
+        assert host.returncode is None
+    finally:
+        await kill_leftovers([host])
+
+
+async def test_a_host_without_input_declines_join_requests_at_once(tmp_path: Path) -> None:
+    args = ["host", "--listen", "127.0.0.1", "--nick", "ana"]
+    host = await trio.lowlevel.open_process(
+        [*BASE, *args, "--config-dir", str(tmp_path / "ana")],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=ENV,
+    )
+    buf: list[bytes] = []
+    try:
+        await read_until(host, buf, b"input closed", 20)
+        code = next(line for line in b"".join(buf).decode().splitlines() if line.startswith("BRC-"))
+        with trio.fail_after(10), pytest.raises(JoinRefused, match="declined"):
+            async with join_table(Identity.generate("bia"), Invite.from_text(code), config=FAST):
+                raise AssertionError("seated with nobody to approve")  # pragma: no cover
+        await read_until(host, buf, b"no input to ask", 10)
         assert host.returncode is None
     finally:
         await kill_leftovers([host])

@@ -15,7 +15,9 @@
   (goal <= 50); hostile_greetings_per_s is the rate of that flood.
   quiet_heartbeat_p99_ms is the same round trip just before the flood, for comparison.
 - pending_join_fds: the host's open file descriptors while 300 join requests (from another
-  process, over 40 loopback addresses) wait for an answer that never comes (goal <= 80).
+  process, over 40 loopback addresses) wait for an answer that never comes (goal <= 80);
+  idle_host_fds is the same count before they come, pending_join_requests_sent how many of
+  the 300 got as far as sending their greeting (the rest were turned away at the door).
 """
 
 from __future__ import annotations
@@ -327,12 +329,17 @@ async def _pending_join_fds() -> dict[str, int]:
         raise AssertionError("unreachable")
 
     async with host_table(Identity.generate("ana"), approve=never) as host:
+        idle = _open_fds()
         joiners = await _child(["--pending-joiners", host.invite.to_text(), str(JOINERS)])
         report = await _read_json(joiners)
         fds = _open_fds()
         joiners.kill()
         await joiners.wait()
-        return {"pending_join_fds": fds, "pending_join_requests_sent": int(report["asked"])}
+        return {
+            "pending_join_fds": fds,
+            "idle_host_fds": idle,
+            "pending_join_requests_sent": int(report["asked"]),
+        }
 
 
 def main() -> None:

@@ -17,6 +17,9 @@ import hashlib
 from dataclasses import dataclass
 from typing import Final
 
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
 from buraco_p2p.crypto.deck import DeckMessage, DeckSession
 from buraco_p2p.crypto.elgamal import deck_bytes, open_deck
 from buraco_p2p.crypto.encoding import card_points
@@ -24,7 +27,6 @@ from buraco_p2p.crypto.group import DeterministicRandomSource, Point, Scalar
 from buraco_p2p.crypto.keys import KeyPair
 from buraco_p2p.crypto.shuffle import generators, prove_shuffle, shuffle_deck, verify_shuffle
 from buraco_p2p.crypto.transcript import ProofContext
-from buraco_p2p.net.identity import Identity
 
 __all__ = ["deck_session_vector", "player_id", "shuffle_162_vector"]
 
@@ -38,7 +40,8 @@ def player_id(k: int) -> bytes:
     """A player id as a real client has it: a 32-byte Ed25519 identity public key, here the
     one whose RFC 8032 seed is SHA-256("buraco-p2p/vectors/player/" || ascii_decimal(k))."""
     seed = hashlib.sha256(b"buraco-p2p/vectors/player/%d" % k).digest()
-    return Identity.from_seed(seed, f"player{k}").public.raw
+    public = Ed25519PrivateKey.from_private_bytes(seed).public_key()
+    return public.public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)
 
 
 @dataclass(frozen=True)

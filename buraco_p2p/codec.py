@@ -179,6 +179,10 @@ def _kinds() -> tuple[tuple[int, ...], tuple[int, ...]]:
 
 _KIND, _WIDTH = _kinds()
 _KEY_KINDS: Final = frozenset({_FIXINT, _UINT, _INT, _FIXSTR, _STR})
+_KIND_NAMES: Final = (
+    *("int", "map", "array", "str", "nil or bool", "int", "int"),
+    *("bin", "str", "array", "map", "float", "ext"),
+)
 # The smallest length each sized form may carry in a canonical encoding (the fix forms hold
 # str up to 31 bytes and arrays and maps up to 15 items; bin has no fix form); and for the
 # signed ints, the value each form must stay under (pack uses negative fixint down to -32).
@@ -216,7 +220,7 @@ def _scan(data: bytes, limits: Limits, canonical: bool) -> None:
     stack: list[tuple[int, bool, bytes]] = []
     while True:
         if pos >= n:
-            raise DecodeError("malformed msgpack: truncated")
+            raise DecodeError("malformed msgpack: incomplete input")
         objects += 1
         if objects > max_objects:
             raise DecodeError(f"more than {max_objects} objects")
@@ -233,14 +237,14 @@ def _scan(data: bytes, limits: Limits, canonical: bool) -> None:
             count = 2 * (b & 0x0F)
         elif kind == _FIXSTR:
             if b & 0x1F > limits.max_str_len:
-                raise DecodeError(f"str of {b & 0x1F} bytes, over the limit")
+                raise DecodeError(f"str of {b & 0x1F} bytes exceeds max_str_len")
             pos += b & 0x1F
         elif kind == _CONST:
             pass
         elif kind in (_UINT, _INT):
             w = widths[b]
             if pos + w > n:
-                raise DecodeError("malformed msgpack: truncated")
+                raise DecodeError("malformed msgpack: incomplete input")
             if canonical:
                 if kind == _UINT:
                     small = data[pos] < 0x80 if w == 1 else not any(data[pos : pos + w // 2])
@@ -255,18 +259,18 @@ def _scan(data: bytes, limits: Limits, canonical: bool) -> None:
         elif kind <= _MAP:
             w = widths[b]
             if pos + w > n:
-                raise DecodeError("malformed msgpack: truncated")
+                raise DecodeError("malformed msgpack: incomplete input")
             size = int.from_bytes(data[pos : pos + w], "big")
             pos += w
             if canonical and size < _SIZED_MIN[b]:
                 raise DecodeError("encoding is not canonical: a wider header than needed")
             if kind == _STR:
                 if size > limits.max_str_len:
-                    raise DecodeError(f"str of {size} bytes, over the limit")
+                    raise DecodeError(f"str of {size} bytes exceeds max_str_len")
                 pos += size
             elif kind == _BIN:
                 if size > limits.max_bin_len:
-                    raise DecodeError(f"bin of {size} bytes, over the limit")
+                    raise DecodeError(f"bin of {size} bytes exceeds max_bin_len")
                 pos += size
             elif kind == _ARRAY:
                 count = size
@@ -274,11 +278,13 @@ def _scan(data: bytes, limits: Limits, canonical: bool) -> None:
                 count = 2 * size
         elif kind == _FLOAT:
             raise DecodeError("floats are not part of the value model")
-        else:  # 0xC1 (never used) and the extension types
-            raise DecodeError(f"malformed msgpack: type byte 0x{b:02x} refused")
+        elif b == 0xC1:
+            raise DecodeError("malformed msgpack: reserved type byte 0xc1")
+        else:
+            raise DecodeError(f"malformed msgpack: extension type (byte 0x{b:02x}) refused")
         if in_map and not left & 1:  # a map's key
             if kind not in _KEY_KINDS:
-                raise DecodeError("map key is not a str or int")
+                raise DecodeError(f"map key of type {_KIND_NAMES[kind]} (only str and int allowed)")
             if canonical:
                 key = data[start:pos]
                 if key <= prev_key:
@@ -287,9 +293,9 @@ def _scan(data: bytes, limits: Limits, canonical: bool) -> None:
         if count:
             if kind in (_FIXMAP, _MAP):
                 if count > 2 * limits.max_map_len:
-                    raise DecodeError(f"map of {count // 2} pairs, over the limit")
+                    raise DecodeError(f"map of {count // 2} entries exceeds max_map_len")
             elif count > limits.max_array_len:
-                raise DecodeError(f"array of {count} items, over the limit")
+                raise DecodeError(f"array of {count} elements exceeds max_array_len")
             if len(stack) + 2 > max_depth:
                 raise DecodeError(f"value nested deeper than {max_depth} levels")
             stack.append((left, in_map, prev_key))
@@ -300,7 +306,7 @@ def _scan(data: bytes, limits: Limits, canonical: bool) -> None:
         while not left:
             if not stack:
                 if pos > n:
-                    raise DecodeError("malformed msgpack: truncated")
+                    raise DecodeError("malformed msgpack: incomplete input")
                 if pos < n:
                     raise DecodeError("trailing bytes after the value")
                 return

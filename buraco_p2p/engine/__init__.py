@@ -22,6 +22,10 @@ Public API:
   `view.copy()`, `view.sample_referee(rng)` (a referee consistent with what the view knows,
   for simulations), `view.preview_take(seat)` (the state after taking the pile, unchecked),
   `view.justification_problem(take)` (why a fechado take is not justified, or None);
+  `view.exposed_by(move)` / `view.precheck(move)` (the slots a move shows, after every check
+  that does not need its faces; `IllegalMove` otherwise); `view.opening` (the melds shown
+  this turn by a team not yet open, under its minimum so far; `opening_slots()`,
+  `opening_points()`);
   `view.emptying_outcome(seat, melds)` says what emptying a hand would do now: `TAKE_POT`,
   `GO_OUT`, `EMPTY` or -1 (not allowed); `view.meld_emptying_outcome(seat, melds)` the same
   for emptying it by a meld (-1 for going out where only a discard may close the hand)
@@ -65,8 +69,11 @@ A match, each player deciding from their own view::
         match.record(table.result())
     print(match.scores, match.winner)
 
-With a networked session instead of `LocalTable`, for each move: publicly reveal
-`view.exposed_by(move)` on every view, `push(move)`, then deliver the returned requests
+With a networked session instead of `LocalTable`, for each move: ask `view.exposed_by(move)`,
+which checks the move as far as it can before its cards are seen (turn, phase, every slot
+held by the mover) and raises `IllegalMove` otherwise, so that nothing is revealed for a
+refused move; publicly reveal the slots it returns on every view, `push(move)`, then deliver
+the returned requests
 (`view.reveal(slot, card_id)` on the owner's view for a private one, on every view with
 `public=True` for a public one). At the deal, deliver `view.deal_reveals()`; after the hand
 ends, `view.end_reveals()`, then `score_hand(view)`.

@@ -13,11 +13,16 @@ move (`RevealRequest`): who must privately learn which slot, or which slots must
 
 How the rules are played where the sources leave room (all presets):
 
-- Initial meld: everything a team lays down to open travels in one `LayDown` move and its card
-  points (not bonuses) must reach the minimum. A `LayDown` under the minimum by a team that has
-  not opened is a *failed attempt*: it is a legal, logged move; its cards are shown to everyone
-  (public) and stay in the hand, and the team's minimum rises by the preset's step for the rest
-  of the hand. `legal_moves` never offers one.
+- Initial meld (`RuleSet.initial_meld_counts`): under `turn` (us, classic: 000:149-150,
+  001:133) the card points (not bonuses) of every meld the player lays down in the team's
+  opening turn count together. A `LayDown` that leaves that sum under the minimum is shown to
+  everyone (public) but its cards stay in the hand, as the turn's *opening* so far
+  (`opening`); a later `LayDown` in the turn that brings the sum to the minimum puts them on
+  the table with its own melds. A turn that ends under the minimum is a *failed attempt*: the
+  cards stay in the hand and the team's minimum rises by the preset's step for the rest of
+  the hand. Under `one_meld` (playingcards: "the first meld they put down", 002:54) one meld
+  must reach the minimum alone, and a `LayDown` without such a meld is a failed attempt at
+  once. `legal_moves` never offers a lay-down that stays under the minimum.
 - A player who empties their hand before their team has a pot takes the next pot at once: its
   slots join the hand (private reveals to that player). After a melding move they keep playing
   with it ("in flight"); after a discard the turn passes and they play it on their next turn
@@ -53,6 +58,9 @@ How the rules are played where the sources leave room (all presets):
 - When the last stock card is drawn, the next untaken pot becomes the stock at once (presets
   with that rule); with no pot left, or under italian, that turn is the last: the hand ends
   when it does (a player may still go out during it).
+- Where a lone card taken from the pile may not be discarded that turn (italian), a player
+  whose hand is empty (a preset changed to let a hand run empty without going out) may not
+  take a one-card pile: they would hold only that card and could not end the turn.
 - The cut bonus goes to the team of the dealer's right-hand opponent, who cuts.
 """
 
@@ -78,8 +86,9 @@ from buraco_p2p.engine.moves import (
     Move,
     TakeDiscard,
     TurnUpFirst,
+    check_shape,
 )
-from buraco_p2p.engine.oracle import MeldOracle, oracle_for
+from buraco_p2p.engine.oracle import MeldOracle
 from buraco_p2p.engine.params import WILD_CODES, FirstDraw, Params
 from buraco_p2p.engine.reveals import Reveal, RevealRequest, reveal_from_wire
 from buraco_p2p.rules import Meld, MeldKind, RuleSet
@@ -163,7 +172,8 @@ class HandState:
     ) -> None:
         self.setup = setup
         self.rules = setup.rules
-        self.oracle: MeldOracle = oracle_for(setup.rules)
+        # A cache of this view's own (see `MeldOracle`): copies share it, other views never do.
+        self.oracle: MeldOracle = MeldOracle(setup.rules)
         p: Params = self.oracle.params
         self.params = p
         if type(setup.dealer) is not int or not 0 <= setup.dealer < 4:
@@ -214,6 +224,8 @@ class HandState:
         self.set_ranks: list[set[int]] = [set(), set()]
         self.opened: list[bool] = [False, False]
         self.failed: list[int] = [0, 0]
+        # The melds shown this turn by a team that has not opened, under its minimum so far.
+        self.opening: list[TableMeld] = []
         self.turn: int = self.order[0]
         self.turns_played: int = 0
         self.phase: Phase = Phase.DRAW
@@ -286,6 +298,23 @@ class HandState:
             return ()
         return tuple(RevealRequest(s, None) for seat in range(4) for s in self.hands[seat])
 
+    def lone_take_stalls(self, seat: int) -> bool:
+        """Whether taking the pile now would leave `seat` holding only its one card, which
+        they may not discard (`may_discard_lone_taken_card` off): possible only with a hand
+        emptied where that does not end the hand. They could not end their turn, so such a
+        take is refused; the stock is never empty at a draw."""
+        return (
+            len(self.pile) == 1 and self.params.no_discard_single_taken and not self.hands[seat]
+        )
+
+    def opening_slots(self) -> set[int]:
+        """The hand slots of this turn's opening melds so far (see `opening`)."""
+        return {s for tm in self.opening for s in tm.slots}
+
+    def opening_points(self) -> int:
+        """The card points of this turn's opening melds so far."""
+        return sum(tm.meld.card_points for tm in self.opening)
+
     def pot_unplayed(self, team: int) -> bool:
         """The team took a pot and none of its cards has left the taker's hand."""
         return self.team_pot[team] >= 0 and not self.pot_played[team]
@@ -309,6 +338,7 @@ class HandState:
         new.set_ranks = [set(r) for r in self.set_ranks]
         new.opened = list(self.opened)
         new.failed = list(self.failed)
+        new.opening = list(self.opening)
         new.moves = list(self.moves)
         new.known = list(self.known)
         new.slot_of = dict(self.slot_of)
@@ -321,19 +351,128 @@ class HandState:
 
         Besides the cards it melds, a meld that leaves its player one card shows that card too
         where going out by discarding a wild is forbidden (see `_kept_last_card`).
+
+        The move is checked first as far as it can be before its cards are seen (`precheck`):
+        a move that names a slot its sender does not hold, or comes out of turn or phase,
+        raises `IllegalMove` here, so that no card is shown for it. What remains to check
+        needs the shown faces (is it a meld, does it reach the minimum) and is `push`'s.
         """
-        if isinstance(move, LayDown):
-            melded = tuple(s for m in move.melds for s in m)
-            return melded + self._kept_last_card(move.seat, melded)
-        if isinstance(move, AddToMeld):
-            return move.slots + self._kept_last_card(move.seat, move.slots)
-        if isinstance(move, Discard):
-            return (move.slot,)
-        if isinstance(move, TurnUpFirst) and self.phase is Phase.FIRST_CHOICE:
-            return (self.first_slot,)
+        return self.precheck(move)
+
+    def precheck(self, move: Move) -> tuple[int, ...]:
+        """Check everything about `move` that does not depend on the faces it shows, and return
+        the slots it shows (`exposed_by`). Raises the `IllegalMove` that `push` would raise.
+
+        Judged on public information only (turn, phase, where each slot lies), so every view
+        refuses the same moves with the same code; `push` runs it first too.
+        """
+        check_shape(move)
+        if self.phase is Phase.ENDED:
+            raise IllegalMove(IllegalMoveCode.HAND_OVER, "the hand is over", move.seat)
+        if move.seat != self.turn:
+            raise IllegalMove(
+                IllegalMoveCode.WRONG_PLAYER,
+                f"it is player {self.turn}'s turn, not player {move.seat}'s",
+                move.seat,
+            )
+        if self.awaiting_public:
+            raise IllegalMove(
+                IllegalMoveCode.UNKNOWN_CARD,
+                f"the face-up card (slot {min(self.awaiting_public)}) has not been revealed",
+                move.seat,
+            )
+        seat = move.seat
+        if isinstance(move, DrawStock):
+            self._need_phase(Phase.DRAW)
+            if not self.stock:
+                raise self._fail(IllegalMoveCode.EMPTY_STOCK, "the stock is empty")
+            return ()
         if isinstance(move, TakeDiscard):
-            return move.justify + self._justify_kept_card(move.seat, move.justify)
-        return ()
+            self._need_phase(Phase.DRAW)
+            if not self.pile:
+                raise self._fail(IllegalMoveCode.EMPTY_PILE, "the discard pile is empty")
+            if self.lone_take_stalls(seat):
+                raise self._fail(
+                    IllegalMoveCode.DISCARD_TAKEN_CARD,
+                    "with an empty hand you could neither discard nor keep the pile's only "
+                    "card: draw from the stock",
+                )
+            just = move.justify
+            if just and not self.params.must_meld_top:
+                raise self._fail(
+                    IllegalMoveCode.PILE_NOT_JUSTIFIED,
+                    "at this table the pile is taken without showing cards",
+                )
+            self._check_distinct_held(just, "a justifying slot appears twice")
+            return just + self._justify_kept_card(seat, just)
+        if isinstance(move, TurnUpFirst):
+            if self.phase is not Phase.FIRST_CHOICE:
+                raise self._fail(
+                    IllegalMoveCode.NO_FIRST_CARD,
+                    "only the first card of the hand can be turned up",
+                )
+            return (self.first_slot,)
+        self._need_phase(Phase.PLAY, Phase.FIRST_CHOICE)
+        if isinstance(move, Discard):
+            self._check_distinct_held((move.slot,), "")
+            if move.slot == self.taken_single:
+                raise self._fail(
+                    IllegalMoveCode.DISCARD_TAKEN_CARD,
+                    "you may not discard the only card you just took from the pile",
+                )
+            if self.must_meld >= 0:
+                raise self._fail(
+                    IllegalMoveCode.MUST_MELD_TOP,
+                    "you must meld the top card of the pile you took before discarding",
+                )
+            return (move.slot,)
+        if isinstance(move, AddToMeld):
+            if not 0 <= move.meld < len(self.melds[team_of(seat)]):
+                raise self._fail(
+                    IllegalMoveCode.NO_SUCH_MELD, f"your team has no meld number {move.meld}"
+                )
+            if not move.slots:
+                raise self._fail(IllegalMoveCode.DUPLICATE_SLOT, "added slots must be distinct")
+            self._check_distinct_held(move.slots, "added slots must be distinct")
+            self._check_melds_top(move.slots)
+            self._check_wild_end(move.wild_end)
+            return move.slots + self._kept_last_card(seat, move.slots)
+        if not move.melds:
+            raise self._fail(IllegalMoveCode.ILLEGAL_MELD, "a lay-down needs at least one meld")
+        melded = tuple(s for m in move.melds for s in m)
+        self._check_melds_top(melded)
+        if move.wild_ends and len(move.wild_ends) != len(move.melds):
+            raise self._fail(IllegalMoveCode.BAD_WIRE, "one wild end per meld, or none")
+        self._check_distinct_held(melded, "a slot appears twice")
+        if self.opening and not set(melded).isdisjoint(self.opening_slots()):
+            raise self._fail(
+                IllegalMoveCode.DUPLICATE_SLOT, "a slot is already in this turn's opening melds"
+            )
+        for end in move.wild_ends:
+            self._check_wild_end(end)
+        return melded + self._kept_last_card(seat, melded)
+
+    def _check_distinct_held(self, slots: tuple[int, ...], twice: str) -> None:
+        """Refuse slots named twice (`twice` says so) or not in the hand of the player to move."""
+        if len(set(slots)) != len(slots):
+            raise self._fail(IllegalMoveCode.DUPLICATE_SLOT, twice)
+        where = self.where
+        seat = self.turn
+        n = self.n
+        for s in slots:
+            if not 0 <= s < n or where[s] != seat:
+                raise self._fail(IllegalMoveCode.NOT_HELD, f"slot {s} is not in your hand")
+
+    def _check_melds_top(self, slots: tuple[int, ...]) -> None:
+        if self.must_meld >= 0 and self.must_meld not in slots:
+            raise self._fail(
+                IllegalMoveCode.MUST_MELD_TOP,
+                f"meld the top card of the pile you took first (slot {self.must_meld})",
+            )
+
+    def _check_wild_end(self, end: int) -> None:
+        if not 0 <= end <= 2:
+            raise self._fail(IllegalMoveCode.BAD_WIRE, f"bad wild end {end}")
 
     def _justify_kept_card(self, seat: int, justify: tuple[int, ...]) -> tuple[int, ...]:
         """Fechado: the one hand card a justified take would leave once the top card is melded.
@@ -430,20 +569,7 @@ class HandState:
 
     def push(self, move: Move) -> tuple[RevealRequest, ...]:
         """Validate and apply a move. Illegal: raise `IllegalMove`, leave the state unchanged."""
-        if self.phase is Phase.ENDED:
-            raise IllegalMove(IllegalMoveCode.HAND_OVER, "the hand is over", move.seat)
-        if move.seat != self.turn:
-            raise IllegalMove(
-                IllegalMoveCode.WRONG_PLAYER,
-                f"it is player {self.turn}'s turn, not player {move.seat}'s",
-                move.seat,
-            )
-        if self.awaiting_public:
-            raise IllegalMove(
-                IllegalMoveCode.UNKNOWN_CARD,
-                f"the face-up card (slot {min(self.awaiting_public)}) has not been revealed",
-                move.seat,
-            )
+        self.precheck(move)
         if isinstance(move, DrawStock):
             out = self._draw_stock(move)
         elif isinstance(move, Discard):
@@ -800,11 +926,14 @@ class HandState:
         hand = self.hands[seat]
         team = team_of(seat)
         pot_i = self.team_pot[team]
+        # Whether a pot card leaving the hand this way plays the pot (a discard does only
+        # where `pot_played_by_discard`; fechado wants it in a meld, 004:34, 004:73).
+        plays = dest != PILE or self.params.pot_played_by_discard
         for s in slots:
             hand.remove(s)
             self.where[s] = dest
             self.public.add(s)
-            if pot_i >= 0 and not self.pot_played[team] and self._pot_index.get(s) == pot_i:
+            if plays and pot_i >= 0 and self._pot_index.get(s) == pot_i:
                 self.pot_played[team] = True
             if s == self.must_meld:
                 self.must_meld = -1
@@ -821,9 +950,10 @@ class HandState:
             raise self._fail(IllegalMoveCode.ILLEGAL_MELD, "a lay-down needs at least one meld")
         seen: set[int] = set()
         new: list[Meld] = []
-        ranks: set[int] = set()
-        total = 0
         oracle = self.oracle
+        # Sets shown earlier in this turn's opening count for the one set per rank.
+        ranks = {r for tm in self.opening if (r := oracle.set_rank(tm.meld)) is not None}
+        total = 0
         if self.must_meld >= 0 and not any(self.must_meld in m for m in move.melds):
             raise self._fail(
                 IllegalMoveCode.MUST_MELD_TOP,
@@ -851,24 +981,40 @@ class HandState:
                 ranks.add(rank)
             total += meld.card_points
             new.append(meld)
+        laid = [(tuple(slots), meld) for slots, meld in zip(move.melds, new, strict=True)]
         if not self.opened[team]:
             need = self.initial_minimum(team)
-            if total < need and self.must_meld >= 0:
+            by_turn = self.params.opening_by_turn
+            if by_turn:
+                reach = total + sum(tm.meld.card_points for tm in self.opening)
+            else:
+                reach = max(m.card_points for m in new)
+            if reach < need and self.must_meld >= 0:
                 # A failed attempt would raise the minimum over the meld the take showed and
                 # could leave the top card with no meld at all.
                 raise self._fail(
                     IllegalMoveCode.NOT_OPENED,
                     f"the meld with the pile's top card must reach your team's minimum ({need})",
                 )
-            if total < need:
-                # A failed attempt: shown to everyone, taken back, and the minimum rises.
-                self.failed[team] += 1
-                for s in seen:
-                    self.public.add(s)
+            if reach < need:
+                # Shown to everyone, and kept in the hand: part of this turn's opening (a
+                # failed attempt if the turn ends under the minimum), or at once a failed
+                # attempt where one meld must reach the minimum alone.
+                if by_turn:
+                    self.opening.extend(TableMeld(meld, slots) for slots, meld in laid)
+                else:
+                    self.failed[team] += 1
+                self.public.update(seen)
                 if self.phase is Phase.FIRST_CHOICE:
                     self.phase = Phase.PLAY
                     self.first_slot = -1
                 return ()
+            if self.opening:
+                # The opening reaches the minimum: the melds shown before go down too.
+                laid = [(tm.slots, tm.meld) for tm in self.opening] + laid
+                seen.update(self.opening_slots())
+                new = [tm.meld for tm in self.opening] + new
+                self.opening = []
         hand = self.hands[seat]
         emptying = len(hand) == len(seen)
         outcome = -1
@@ -881,8 +1027,8 @@ class HandState:
         self._remove_from_hand(seat, seen, TABLE + team)
         if shown >= 0:
             self.public.add(shown)
-        for slots, meld in zip(move.melds, new, strict=True):
-            self.melds[team].append(TableMeld(meld, tuple(slots)))
+        for slots, meld in laid:
+            self.melds[team].append(TableMeld(meld, slots))
         self.set_ranks[team].update(ranks)
         self.opened[team] = True
         if emptying:
@@ -959,6 +1105,10 @@ class HandState:
         return self._end_turn()
 
     def _end_turn(self) -> tuple[RevealRequest, ...]:
+        if self.opening:
+            # The turn ends under the minimum: a failed attempt; the cards stay in the hand.
+            self.failed[team_of(self.turn)] += 1
+            self.opening = []
         if self.last_turn:
             return self._end(EndReason.STOCK_EXHAUSTED)
         self.turn = self.next_seat[self.turn]
@@ -1028,6 +1178,7 @@ class HandState:
             [[p, self.known[p]] for p in pub],
             [self.first_slot, self.taken_single, self.must_meld, self.last_turn],
             [self.end_reason.value if self.end_reason else "", self.went_out],
+            [[list(tm.slots), self.oracle.summary(tm.meld)] for tm in self.opening],
         ]
 
     def state_hash(self) -> bytes:

@@ -223,8 +223,8 @@ def _end_text(record: HandRecord) -> str:
     return "the stock ran out"
 
 
-def _printer(out: TextIO) -> Callable[[HandRecord, tuple[int, int]], None]:
-    def show(record: HandRecord, scores: tuple[int, int]) -> None:
+def _printer(out: TextIO) -> Callable[[HandRecord, tuple[int, ...]], None]:
+    def show(record: HandRecord, scores: tuple[int, ...]) -> None:
         s = record.setup
         cut = "" if s.cut is None else f", cut {s.cut}"
         out.write(

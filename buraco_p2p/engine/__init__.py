@@ -18,7 +18,10 @@ hand plays where the rule sources leave room is documented in `buraco_p2p.engine
 Public API:
 
 - state: `HandSetup`, `HandState` (alias `Hand`), `PlayerView`, `RefereeView`, `Phase`,
-  `EndReason`, `TableMeld`, `team_of`; `view.check(move)`, `view.is_legal(move)`,
+  `EndReason`, `TableMeld`, `team_of` (four players); sides for every player count (2, 3, 4,
+  6): `view.sides`, `view.side_of(seat)`, `view.partners(seat)`, `view.side_change` (a
+  `SideChange` at three players once the first pot is taken), `match_sides(rules)`,
+  `sides_at_deal(rules)`, `pot_take_order(rules)`; `view.check(move)`, `view.is_legal(move)`,
   `view.copy()`, `view.sample_referee(rng)` (a referee consistent with what the view knows,
   for simulations), `view.preview_take(seat)` (the state after taking the pile, unchecked),
   `view.justification_problem(take)` (why a fechado take is not justified, or None);
@@ -29,10 +32,12 @@ Public API:
 - moves: `DrawStock`, `TakeDiscard`, `TurnUpFirst`, `LayDown`, `AddToMeld`, `Discard`, `Move`,
   `move_from_wire`
 - errors: `IllegalMove`, `IllegalMoveCode`, `RevealError`
-- `legal_moves(view)`, `deal_layout(rules)`, `DealLayout`, `play_order(dealer, clockwise)`
-- scoring: `score_hand(view)`, `HandResult`, `ScoreLine`, `LINE_NAMES`, `cutter_seat`
-- match: `Match`
-- local play: `LocalTable` (referee + four player views fed like a session would),
+- `legal_moves(view)`, `deal_layout(rules)`, `DealLayout`,
+  `play_order(dealer, clockwise, players=4)`
+- scoring: `score_hand(view)`, `HandResult` (per side; `match_points` per match side),
+  `ScoreLine`, `LINE_NAMES`, `cutter_seat(dealer, players=4)`
+- match: `Match` (target score, or `hands=N` / `minutes=M` with `match.time_up()`)
+- local play: `LocalTable` (referee + one player view per seat, fed like a session would),
   `referee_deal`, `random_permutation`
 
 A single referee hand from a seed, played by the referee itself::
@@ -85,11 +90,19 @@ from buraco_p2p.engine.hand import (
     RefereeView,
     Reveal,
     RevealRequest,
+    SideChange,
     TableMeld,
+    match_sides,
     reveal_from_wire,
     team_of,
 )
-from buraco_p2p.engine.layout import DealLayout, deal_layout, play_order
+from buraco_p2p.engine.layout import (
+    DealLayout,
+    deal_layout,
+    play_order,
+    pot_take_order,
+    sides_at_deal,
+)
 from buraco_p2p.engine.legal import legal_moves
 from buraco_p2p.engine.local import LocalTable, random_permutation, referee_deal
 from buraco_p2p.engine.match import Match
@@ -134,17 +147,21 @@ __all__ = [
     "RevealError",
     "RevealRequest",
     "ScoreLine",
+    "SideChange",
     "TableMeld",
     "TakeDiscard",
     "TurnUpFirst",
     "cutter_seat",
     "deal_layout",
     "legal_moves",
+    "match_sides",
     "move_from_wire",
     "play_order",
+    "pot_take_order",
     "random_permutation",
     "referee_deal",
     "reveal_from_wire",
     "score_hand",
+    "sides_at_deal",
     "team_of",
 ]

@@ -33,7 +33,6 @@ from buraco_p2p.engine.hand import (
     GO_OUT,
     HandState,
     Phase,
-    team_of,
 )
 from buraco_p2p.engine.moves import (
     AddToMeld,
@@ -49,10 +48,6 @@ from buraco_p2p.rules import Meld, MeldKind, WildEnd
 
 MAX_PAIRS = 64
 MAX_CHAINS_PER_MELD = 48
-
-
-def _code(card_id: int) -> int:
-    return card_id % 52 if card_id < 104 else 52
 
 
 def legal_moves(view: HandState) -> list[Move]:
@@ -116,7 +111,7 @@ def _discards(view: HandState, seat: int) -> Iterator[Discard]:
         if (
             outcome == GO_OUT
             and not view.params.wild_going_out
-            and _code(view.known[s]) in WILD_CODES
+            and view.codes[view.known[s]] in WILD_CODES
         ):
             return
         yield Discard(seat, s)
@@ -223,9 +218,10 @@ def _evaluated(
 
 
 def _lay_downs(view: HandState, seat: int) -> Iterator[LayDown]:
-    team = team_of(seat)
+    team = view.seat_side[seat]
     hand = view.hands[seat]
-    codes = {s: _code(view.known[s]) for s in hand}
+    face = view.codes
+    codes = {s: face[view.known[s]] for s in hand}
     skip = view.set_ranks[team] if view.params.one_set_per_rank else set()
     low_end: set[int] = set()
     cands = _evaluated(view, codes, skip, low_end)
@@ -244,7 +240,7 @@ def _lay_downs(view: HandState, seat: int) -> Iterator[LayDown]:
             if ok([(slots, meld)]):
                 yield lay((slots, meld))
         return
-    need = view.initial_minimum(team)
+    need = view.initial_minimum(team, seat)
     small = []
     for slots, meld in cands:
         if meld.card_points >= need:
@@ -308,14 +304,15 @@ def _may_join(meld: Meld, code: int) -> bool:
 
 
 def _additions(view: HandState, seat: int) -> Iterator[AddToMeld]:
-    team = team_of(seat)
+    team = view.seat_side[seat]
     table = view.melds[team]
     if not table:
         return
     hand = view.hands[seat]
     n = len(hand)
     known = view.known
-    hand_codes = [(s, _code(known[s])) for s in hand]
+    face = view.codes
+    hand_codes = [(s, face[known[s]]) for s in hand]
     one_per_code: dict[int, int] = {}
     for s, c in hand_codes:
         one_per_code.setdefault(c, s)
@@ -381,7 +378,7 @@ def _justified_takes(view: HandState, seat: int) -> list[TakeDiscard]:
     ):
         return []
     top = view.pile[-1]
-    if not _top_may_go_down(view, seat, _code(view.known[top])):
+    if not _top_may_go_down(view, seat, view.codes[view.known[top]]):
         return []
     own = set(view.hands[seat])
     sim = view.preview_take(seat)
@@ -418,7 +415,7 @@ def _top_may_go_down(view: HandState, seat: int, top: int) -> bool:
     spots = (1, 14) if rank == 1 else (rank,)
     set_ok = rank in view.rules.set_ranks
     for s in view.hands[seat]:
-        c = _code(view.known[s])
+        c = view.codes[view.known[s]]
         if c in WILD_CODES:
             return True
         r = c % 13 + 1
@@ -428,7 +425,7 @@ def _top_may_go_down(view: HandState, seat: int, top: int) -> bool:
             0 < abs(p - q) <= 2 for p in spots for q in ((1, 14) if r == 1 else (r,))
         ):
             return True
-    return any(_may_take(tm.meld, top) for tm in view.melds[team_of(seat)])
+    return any(_may_take(tm.meld, top) for tm in view.melds[view.seat_side[seat]])
 
 
 def _shown_meld(view: HandState, seat: int, top: int) -> Move | None:
@@ -446,7 +443,7 @@ def _shown_meld(view: HandState, seat: int, top: int) -> Move | None:
         lay = LayDown(seat, (slots,), (end,) if end else ())
         if view.is_legal(lay):
             return lay
-    for i in range(len(view.melds[team_of(seat)])):
+    for i in range(len(view.melds[view.seat_side[seat]])):
         for end in ends:
             add = AddToMeld(seat, i, tuple(sorted(slots)), end)
             if view.is_legal(add):

@@ -158,6 +158,10 @@ class RuleSet:
     empty_hand_needs_going_out: bool = True
     dealer_passes: Direction = Direction.CLOCKWISE
     go_out_by_discard_only: bool = False
+    teams: int = 2
+    solo_pot_size: int = 18
+    hands: int = 0
+    minutes: int = 0
     _face_points: tuple[int, ...] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -168,7 +172,29 @@ class RuleSet:
 
     @property
     def jokers(self) -> int:
-        return self.deck_size - 104
+        return self.deck_size % 52
+
+    @property
+    def packs(self) -> int:
+        """Packs of 52 in the deck: two, or three at a table of six."""
+        return self.deck_size // 52
+
+    @property
+    def pot_sizes(self) -> tuple[int, ...]:
+        """The pots in dealing order (the order they become the stock when it runs out).
+
+        Two pots of `pot_size` at two and four players, three at six; at three, one of
+        `pot_size` then the `solo_pot_size` one the first player to empty a hand takes.
+        """
+        if self.players == 3 and self.pots:
+            return (self.pot_size, self.solo_pot_size)
+        return (self.pot_size,) * self.pots
+
+    @property
+    def cut_bonus_size(self) -> int:
+        """The cut (in cards) that earns `cut_22_bonus`: the cards the pots need at the
+        count's standard deal (22 at two and four players, 29 at three, 33 at six)."""
+        return CUT_BONUS_SIZE[self.players]
 
     @property
     def sets_allowed(self) -> bool:
@@ -177,7 +203,7 @@ class RuleSet:
     @property
     def stock_size(self) -> int:
         """Stock after the deal, before any face-up card is turned."""
-        return self.deck_size - self.players * self.hand_size - self.pots * self.pot_size
+        return self.deck_size - self.players * self.hand_size - sum(self.pot_sizes)
 
     @property
     def face_points(self) -> tuple[int, ...]:
@@ -225,6 +251,7 @@ class RuleSet:
                 raise _unknown_key(key)
             parsed = _parse_value(key, value) if isinstance(value, str) else _coerce(key, value)
             changes[key] = parsed
+        _follow_player_count(self, changes)
         return dataclasses.replace(self, **changes)
 
     def to_wire(self) -> dict[str, Any]:
@@ -269,6 +296,39 @@ class RuleSet:
         }
 
 
+# ----- player counts -----
+
+PLAYER_COUNTS: Final = (2, 3, 4, 6)
+# Sides at the deal by player count (six may choose 2 instead): each player at two and three,
+# two partnerships at four, three at six.
+DEFAULT_TEAMS: Final = {2: 2, 3: 3, 4: 2, 6: 3}
+POTS_BY_COUNT: Final = {2: 2, 3: 2, 4: 2, 6: 3}
+CUT_BONUS_SIZE: Final = {2: 22, 3: 29, 4: 22, 6: 33}
+
+
+def _follow_player_count(base: RuleSet, changes: dict[str, Any]) -> None:
+    """Fill in what a new player count implies unless the overrides say it themselves: the
+    deck (three packs at six, with the preset's jokers per pack), the pots and the teams.
+
+    `teams` is a choice only at six; naming it at another count is refused, so that
+    `teams=2` with four players is an error rather than a silent no-op.
+    """
+    players = changes.get("players", base.players)
+    if "teams" in changes and players != 6:
+        raise RuleOverrideError(
+            f"teams={_show(changes['teams'])}: only a table of six players chooses its teams "
+            "(teams=2 or teams=3)",
+            key="teams",
+            value=changes["teams"],
+        )
+    if players == base.players or players not in PLAYER_COUNTS:
+        return
+    packs = 3 if players == 6 else 2
+    changes.setdefault("deck_size", packs * 52 + base.jokers // base.packs * packs)
+    changes.setdefault("pots", POTS_BY_COUNT[players] if base.pots else 0)
+    changes.setdefault("teams", DEFAULT_TEAMS[players])
+
+
 # ----- validation -----
 
 
@@ -283,11 +343,28 @@ def _validate(r: RuleSet) -> None:
         "name",
         "must be 1..64 letters, digits or _.+-",
     )
-    need(r.deck_size in (104, 108), "deck_size", "must be 104 or 108")
-    need(r.players == 4, "players", "only 4 players (two partnerships) are supported")
+    need(r.players in PLAYER_COUNTS, "players", "must be 2, 3, 4 or 6")
+    if r.players == 6:
+        need(r.deck_size in (156, 162), "deck_size", "six players use three packs: 156 or 162")
+        need(r.teams in (2, 3), "teams", "six players play in 3 teams of two or 2 teams of three")
+        need(r.pots in (0, 3), "pots", "six players play with 3 pots, or 0")
+    else:
+        need(r.deck_size in (104, 108), "deck_size", "must be 104 or 108")
+        need(
+            r.teams == DEFAULT_TEAMS[r.players],
+            "teams",
+            f"{r.players} players start as {DEFAULT_TEAMS[r.players]} sides",
+        )
+        need(
+            0 <= r.pots <= 2 if r.players == 4 else r.pots in (0, 2),
+            "pots",
+            "must be 0..2" if r.players == 4 else f"{r.players} players play with 2 pots, or 0",
+        )
     need(1 <= r.hand_size <= 15, "hand_size", "must be 1..15")
     need(1 <= r.pot_size <= 15, "pot_size", "must be 1..15")
-    need(0 <= r.pots <= 2, "pots", "must be 0..2")
+    need(1 <= r.solo_pot_size <= 30, "solo_pot_size", "must be 1..30")
+    need(0 <= r.hands <= 1000, "hands", "must be 0 (no limit) .. 1000")
+    need(0 <= r.minutes <= 1440, "minutes", "must be 0 (no limit) .. 1440")
     need(r.stock_size >= 2, "hand_size", "the deal leaves no stock")
     need(r.set_ranks <= SET_RANKS_ALLOWED, "set_ranks", "ranks must be A or 3..K")
     need(r.max_wilds in (0, 1), "max_wilds", "must be 0 or 1")

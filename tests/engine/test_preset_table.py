@@ -14,6 +14,7 @@ import pytest
 from engine_helpers import add, build_perm, discard, draw, lay, slots_of, table_for
 
 from buraco_p2p.cards import face_of
+from buraco_p2p.engine.hand import POT_IS_STOCK
 from buraco_p2p.engine import (
     Discard,
     DrawStock,
@@ -469,7 +470,7 @@ def test_stock_out_pot_becomes_stock_after_one_team_took_its_pot(preset: str) ->
     discard(t, first, "KC")
     assert ref.pot_owner == [first & 1, -1]
     _play_out(t, stop=lambda: ref.pot_owner[1] != -1)
-    assert ref.pot_owner[1] == 2 and sorted(ref.stock) == sorted(ref.layout.pots[1])
+    assert ref.pot_owner[1] == POT_IS_STOCK and sorted(ref.stock) == sorted(ref.layout.pots[1])
     _play_out(t)
     assert ref.end_reason is EndReason.STOCK_EXHAUSTED and ref.went_out == -1
     mine, theirs = _lines(t, first & 1), _lines(t, 1 - (first & 1))

@@ -70,8 +70,11 @@ A match, each player deciding from their own view::
         match.record(table.result())
     print(match.scores, match.winner)
 
-With a networked session instead of `LocalTable`, for each move: publicly reveal
-`view.exposed_by(move)` on every view, `push(move)`, then deliver the returned requests
+With a networked session instead of `LocalTable`, for each move: ask `view.exposed_by(move)`,
+which checks the move as far as it can before its cards are seen (turn, phase, every slot
+held by the mover) and raises `IllegalMove` otherwise, so that nothing is revealed for a
+refused move; publicly reveal the slots it returns on every view, `push(move)`, then deliver
+the returned requests
 (`view.reveal(slot, card_id)` on the owner's view for a private one, on every view with
 `public=True` for a public one). At the deal, deliver `view.deal_reveals()`; after the hand
 ends, `view.end_reveals()`, then `score_hand(view)`.

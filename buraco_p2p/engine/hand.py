@@ -95,6 +95,7 @@ from buraco_p2p.engine.moves import (
     Move,
     TakeDiscard,
     TurnUpFirst,
+    check_shape,
 )
 from buraco_p2p.engine.oracle import MeldOracle, oracle_for
 from buraco_p2p.engine.params import WILD_CODES, FirstDraw, Params
@@ -385,19 +386,118 @@ class HandState:
 
         Besides the cards it melds, a meld that leaves its player one card shows that card too
         where going out by discarding a wild is forbidden (see `_kept_last_card`).
+
+        The move is checked first as far as it can be before its cards are seen (`precheck`):
+        a move that names a slot its sender does not hold, or comes out of turn or phase,
+        raises `IllegalMove` here, so that no card is shown for it. What remains to check
+        needs the shown faces (is it a meld, does it reach the minimum) and is `push`'s.
         """
-        if isinstance(move, LayDown):
-            melded = tuple(s for m in move.melds for s in m)
-            return melded + self._kept_last_card(move.seat, melded)
-        if isinstance(move, AddToMeld):
-            return move.slots + self._kept_last_card(move.seat, move.slots)
-        if isinstance(move, Discard):
-            return (move.slot,)
-        if isinstance(move, TurnUpFirst) and self.phase is Phase.FIRST_CHOICE:
-            return (self.first_slot,)
+        return self.precheck(move)
+
+    def precheck(self, move: Move) -> tuple[int, ...]:
+        """Check everything about `move` that does not depend on the faces it shows, and return
+        the slots it shows (`exposed_by`). Raises the `IllegalMove` that `push` would raise.
+
+        Judged on public information only (turn, phase, where each slot lies), so every view
+        refuses the same moves with the same code; `push` runs it first too.
+        """
+        check_shape(move)
+        if self.phase is Phase.ENDED:
+            raise IllegalMove(IllegalMoveCode.HAND_OVER, "the hand is over", move.seat)
+        if move.seat != self.turn:
+            raise IllegalMove(
+                IllegalMoveCode.WRONG_PLAYER,
+                f"it is player {self.turn}'s turn, not player {move.seat}'s",
+                move.seat,
+            )
+        if self.awaiting_public:
+            raise IllegalMove(
+                IllegalMoveCode.UNKNOWN_CARD,
+                f"the face-up card (slot {min(self.awaiting_public)}) has not been revealed",
+                move.seat,
+            )
+        seat = move.seat
+        if isinstance(move, DrawStock):
+            self._need_phase(Phase.DRAW)
+            if not self.stock:
+                raise self._fail(IllegalMoveCode.EMPTY_STOCK, "the stock is empty")
+            return ()
         if isinstance(move, TakeDiscard):
-            return move.justify + self._justify_kept_card(move.seat, move.justify)
-        return ()
+            self._need_phase(Phase.DRAW)
+            if not self.pile:
+                raise self._fail(IllegalMoveCode.EMPTY_PILE, "the discard pile is empty")
+            just = move.justify
+            if just and not self.params.must_meld_top:
+                raise self._fail(
+                    IllegalMoveCode.PILE_NOT_JUSTIFIED,
+                    "at this table the pile is taken without showing cards",
+                )
+            self._check_distinct_held(just, "a justifying slot appears twice")
+            return just + self._justify_kept_card(seat, just)
+        if isinstance(move, TurnUpFirst):
+            if self.phase is not Phase.FIRST_CHOICE:
+                raise self._fail(
+                    IllegalMoveCode.NO_FIRST_CARD,
+                    "only the first card of the hand can be turned up",
+                )
+            return (self.first_slot,)
+        self._need_phase(Phase.PLAY, Phase.FIRST_CHOICE)
+        if isinstance(move, Discard):
+            self._check_distinct_held((move.slot,), "")
+            if move.slot == self.taken_single:
+                raise self._fail(
+                    IllegalMoveCode.DISCARD_TAKEN_CARD,
+                    "you may not discard the only card you just took from the pile",
+                )
+            if self.must_meld >= 0:
+                raise self._fail(
+                    IllegalMoveCode.MUST_MELD_TOP,
+                    "you must meld the top card of the pile you took before discarding",
+                )
+            return (move.slot,)
+        if isinstance(move, AddToMeld):
+            if not 0 <= move.meld < len(self.melds[self.seat_side[seat]]):
+                raise self._fail(
+                    IllegalMoveCode.NO_SUCH_MELD, f"your team has no meld number {move.meld}"
+                )
+            if not move.slots:
+                raise self._fail(IllegalMoveCode.DUPLICATE_SLOT, "added slots must be distinct")
+            self._check_distinct_held(move.slots, "added slots must be distinct")
+            self._check_melds_top(move.slots)
+            self._check_wild_end(move.wild_end)
+            return move.slots + self._kept_last_card(seat, move.slots)
+        if not move.melds:
+            raise self._fail(IllegalMoveCode.ILLEGAL_MELD, "a lay-down needs at least one meld")
+        melded = tuple(s for m in move.melds for s in m)
+        self._check_melds_top(melded)
+        if move.wild_ends and len(move.wild_ends) != len(move.melds):
+            raise self._fail(IllegalMoveCode.BAD_WIRE, "one wild end per meld, or none")
+        self._check_distinct_held(melded, "a slot appears twice")
+        for end in move.wild_ends:
+            self._check_wild_end(end)
+        return melded + self._kept_last_card(seat, melded)
+
+    def _check_distinct_held(self, slots: tuple[int, ...], twice: str) -> None:
+        """Refuse slots named twice (`twice` says so) or not in the hand of the player to move."""
+        if len(set(slots)) != len(slots):
+            raise self._fail(IllegalMoveCode.DUPLICATE_SLOT, twice)
+        where = self.where
+        seat = self.turn
+        n = self.n
+        for s in slots:
+            if not 0 <= s < n or where[s] != seat:
+                raise self._fail(IllegalMoveCode.NOT_HELD, f"slot {s} is not in your hand")
+
+    def _check_melds_top(self, slots: tuple[int, ...]) -> None:
+        if self.must_meld >= 0 and self.must_meld not in slots:
+            raise self._fail(
+                IllegalMoveCode.MUST_MELD_TOP,
+                f"meld the top card of the pile you took first (slot {self.must_meld})",
+            )
+
+    def _check_wild_end(self, end: int) -> None:
+        if not 0 <= end <= 2:
+            raise self._fail(IllegalMoveCode.BAD_WIRE, f"bad wild end {end}")
 
     def _justify_kept_card(self, seat: int, justify: tuple[int, ...]) -> tuple[int, ...]:
         """Fechado: the one hand card a justified take would leave once the top card is melded.
@@ -494,20 +594,7 @@ class HandState:
 
     def push(self, move: Move) -> tuple[RevealRequest, ...]:
         """Validate and apply a move. Illegal: raise `IllegalMove`, leave the state unchanged."""
-        if self.phase is Phase.ENDED:
-            raise IllegalMove(IllegalMoveCode.HAND_OVER, "the hand is over", move.seat)
-        if move.seat != self.turn:
-            raise IllegalMove(
-                IllegalMoveCode.WRONG_PLAYER,
-                f"it is player {self.turn}'s turn, not player {move.seat}'s",
-                move.seat,
-            )
-        if self.awaiting_public:
-            raise IllegalMove(
-                IllegalMoveCode.UNKNOWN_CARD,
-                f"the face-up card (slot {min(self.awaiting_public)}) has not been revealed",
-                move.seat,
-            )
+        self.precheck(move)
         if isinstance(move, DrawStock):
             out = self._draw_stock(move)
         elif isinstance(move, Discard):

@@ -151,6 +151,46 @@ def _slots(items: Sequence[object], seat: int, what: str, top: int) -> tuple[int
     return out
 
 
+_MOVE_TYPES: Final = (DrawStock, TakeDiscard, TurnUpFirst, LayDown, AddToMeld, Discard)
+
+
+def _small_ints(x: object, seat: int, what: str, at_least: int = 0) -> None:
+    if type(x) is not tuple or len(x) < at_least or any(type(s) is not int for s in x):
+        raise _bad(f"{what} must be a tuple of integers, not {x!r:.60}", seat)
+
+
+def check_shape(move: object) -> Move:
+    """`move` itself if it is a move whose fields have the types they are declared with.
+
+    Moves built in Python (a bot, a session, a test) skip `move_from_wire`, and the engine
+    compares and indexes their fields: a string for a slot or `True` for a seat must be refused
+    as a bad move (`IllegalMove(BAD_WIRE)`), not fail deeper with a `TypeError` or, worse,
+    compare equal to an integer (`True == 1`). Ranges are the engine's business (they depend
+    on the deck and the table).
+    """
+    if not isinstance(move, _MOVE_TYPES):
+        raise _bad(f"not a move: {type(move).__name__}")
+    seat = move.seat
+    if type(seat) is not int:
+        raise _bad(f"the seat must be an integer, not {seat!r:.60}")
+    if isinstance(move, TakeDiscard):
+        _small_ints(move.justify, seat, "justifying slots")
+    elif isinstance(move, Discard):
+        if type(move.slot) is not int:
+            raise _bad(f"the slot must be an integer, not {move.slot!r:.60}", seat)
+    elif isinstance(move, AddToMeld):
+        if type(move.meld) is not int or type(move.wild_end) is not int:
+            raise _bad("the meld index and the wild end must be integers", seat)
+        _small_ints(move.slots, seat, "added slots")
+    elif isinstance(move, LayDown):
+        if type(move.melds) is not tuple:
+            raise _bad("the melds must be a tuple of slot tuples", seat)
+        for m in move.melds:
+            _small_ints(m, seat, "laid-down slots")
+        _small_ints(move.wild_ends, seat, "wild ends")
+    return move
+
+
 def move_from_wire(obj: object, *, players: int = 4, deck_size: int = 108) -> Move:
     """Decode and validate a move's wire form. Garbage raises `IllegalMove(BAD_WIRE)`.
 

@@ -43,6 +43,11 @@ class IllegalMeld(ValueError):
         self.code = code
         self.reason = reason
 
+    def __reduce__(self) -> tuple[type[IllegalMeld], tuple[str, str]]:
+        # The default rebuilds an exception from `args` (the reason alone); copy, deepcopy and
+        # pickle of a cached verdict, or of a state holding one, need both arguments back.
+        return type(self), (self.code, self.reason)
+
 
 MELD_ERROR_CODES: Final = (
     "not_a_card",  # an element is not a Card

@@ -11,9 +11,10 @@ import dataclasses
 import difflib
 import hashlib
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
+from functools import partial
 from types import MappingProxyType
 from typing import Any, Final, Literal
 
@@ -33,6 +34,10 @@ class RuleOverrideError(RuleError):
         super().__init__(message)
         self.key = key
         self.value = value
+
+    def __reduce__(self) -> tuple[Callable[..., RuleOverrideError], tuple[str]]:
+        # The default rebuilds an exception from `args` alone, without the keyword arguments.
+        return partial(type(self), key=self.key, value=self.value), (str(self),)
 
 
 class MeldKind(StrEnum):

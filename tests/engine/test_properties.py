@@ -288,9 +288,13 @@ def test_random_play_under_overridden_rules(preset: str, overrides: dict[str, ob
 def _verdict(view: HandState, ref: HandState, move: Move) -> str:
     """Push `move` on a copy of `view` after the public reveals a session would make."""
     sim = view.copy()
-    for s in ref.exposed_by(move):
-        if 0 <= s < ref.n and ref.where[s] == move.seat:
-            sim.reveal(s, ref.known[s], public=True)
+    try:
+        exposed = sim.exposed_by(move)
+    except IllegalMove as e:
+        return e.code.value
+    for s in exposed:
+        assert ref.where[s] == move.seat == ref.turn  # only the mover's own cards are shown
+        sim.reveal(s, ref.known[s], public=True)
     try:
         sim.push(move)
     except IllegalMove as e:

@@ -201,6 +201,10 @@ class HeuristicBot:
             (opened and any(sh.fits(top) for sh in shapes)) or counts.completes_meld(top, set_ok)
         ):
             return False
+        if not opened and view.initial_minimum(team, seat) > 0 and not _opens_with_top(view, seat):
+            # A top card that cannot go down in an opening lay-down would be discarded again:
+            # two players could pass one card back and forth for ever.
+            return False
         if _is_wild(top):
             return True
         both = _Hand(hand + pile)
@@ -351,6 +355,16 @@ def _shown_cost(view: HandState, take: TakeDiscard) -> tuple[int, int]:
     possible: no wild if avoidable, then the fewest cards."""
     wilds = sum(1 for s in take.justify if _is_wild(view.codes[view.known[s]]))
     return wilds, len(take.justify)
+
+
+def _opens_with_top(view: HandState, seat: int) -> bool:
+    """Whether, after taking the pile, a lay-down reaching the side's initial minimum could
+    use the pile's top card."""
+    top = view.pile[-1]
+    after = view.preview_take(seat)
+    return any(
+        isinstance(m, LayDown) and any(top in x for x in m.melds) for m in legal_moves(after)
+    )
 
 
 def _next_opponent(view: HandState, seat: int) -> int:

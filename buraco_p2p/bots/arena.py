@@ -1,9 +1,9 @@
 """Self-play in one process: a referee deal, one bot per seat each holding only its own view.
 
-`LocalTable` keeps the referee and the `PlayerView`s (2, 3, 4 or 6, as the rules say) in step and feeds each view the
-reveals a networked session would; a bot is only ever shown its own seat's view. Everything
-random (first dealer, cut, shuffle, the bots' choices) is drawn from the `random.Random` passed
-in, so a seed replays a match move for move.
+`LocalTable` keeps the referee and the `PlayerView`s (2, 3, 4 or 6, as the rules say) in step
+and feeds each view the reveals a networked session would; a bot is only ever shown its own
+seat's view. Everything random (first dealer, cut, shuffle, the bots' choices) is drawn from the
+`random.Random` passed in, so a seed replays a match move for move.
 """
 
 from __future__ import annotations

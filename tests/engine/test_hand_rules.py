@@ -7,7 +7,6 @@ from collections.abc import Callable
 import pytest
 from engine_helpers import add, discard, draw, lay, slots_of, table_for
 
-from buraco_p2p.engine.hand import POT_IS_STOCK
 from buraco_p2p.engine import (
     AddToMeld,
     Discard,
@@ -30,6 +29,7 @@ from buraco_p2p.engine import (
     play_order,
     score_hand,
 )
+from buraco_p2p.engine.hand import POT_IS_STOCK
 from buraco_p2p.rules import get_preset
 
 # ---------------------------------------------------------------- deal and turn order

@@ -14,7 +14,6 @@ import pytest
 from engine_helpers import add, build_perm, discard, draw, lay, slots_of, table_for
 
 from buraco_p2p.cards import face_of
-from buraco_p2p.engine.hand import POT_IS_STOCK
 from buraco_p2p.engine import (
     Discard,
     DrawStock,
@@ -34,6 +33,7 @@ from buraco_p2p.engine import (
     deal_layout,
     legal_moves,
 )
+from buraco_p2p.engine.hand import POT_IS_STOCK
 from buraco_p2p.rules import LINE_NAMES, get_preset
 
 PRESETS = ("us", "classic", "playingcards", "italian", "fechado")

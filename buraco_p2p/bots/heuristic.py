@@ -201,12 +201,8 @@ class HeuristicBot:
             (opened and any(sh.fits(top) for sh in shapes)) or counts.completes_meld(top, set_ok)
         ):
             return False
-        if not opened and view.initial_minimum(team, seat) > 0 and not _opens_with_top(view, seat):
-            # A top card that cannot go down in an opening lay-down would be discarded again:
-            # two players could pass one card back and forth for ever.
-            return False
         if _is_wild(top):
-            return True
+            return _top_goes_down(view, seat)
         both = _Hand(hand + pile)
         useful = 0
         dead_points = 0
@@ -227,7 +223,12 @@ class HeuristicBot:
         late = len(view.stock) < LATE_STOCK
         if late and dead_points > 10 * useful + 10:
             return False
-        return useful * 2 >= len(pile) - useful or len(pile) <= 3
+        if not (useful * 2 >= len(pile) - useful or len(pile) <= 3):
+            return False
+        # Last, the exact test: a top card that cannot go down at once (under an opening
+        # minimum, or where melding it would leave a last card that may not be discarded)
+        # would be discarded again, and two players could pass it back and forth for ever.
+        return _top_goes_down(view, seat)
 
     # ------------------------------------------------------------------ play
 
@@ -357,14 +358,15 @@ def _shown_cost(view: HandState, take: TakeDiscard) -> tuple[int, int]:
     return wilds, len(take.justify)
 
 
-def _opens_with_top(view: HandState, seat: int) -> bool:
-    """Whether, after taking the pile, a lay-down reaching the side's initial minimum could
-    use the pile's top card."""
+def _top_goes_down(view: HandState, seat: int) -> bool:
+    """Whether, after taking the pile, a legal lay-down or addition uses its top card."""
     top = view.pile[-1]
-    after = view.preview_take(seat)
-    return any(
-        isinstance(m, LayDown) and any(top in x for x in m.melds) for m in legal_moves(after)
-    )
+    for m in legal_moves(view.preview_take(seat)):
+        if isinstance(m, AddToMeld) and top in m.slots:
+            return True
+        if isinstance(m, LayDown) and any(top in x for x in m.melds):
+            return True
+    return False
 
 
 def _next_opponent(view: HandState, seat: int) -> int:

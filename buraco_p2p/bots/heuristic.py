@@ -37,6 +37,7 @@ from buraco_p2p.engine import (
     legal_moves,
 )
 from buraco_p2p.engine.hand import GO_OUT, TAKE_POT
+from buraco_p2p.engine.legal import additions, lay_downs
 from buraco_p2p.rules import Meld, MeldKind
 
 JOKER_CODE: Final = 52
@@ -359,14 +360,21 @@ def _shown_cost(view: HandState, take: TakeDiscard) -> tuple[int, int]:
 
 
 def _top_goes_down(view: HandState, seat: int) -> bool:
-    """Whether, after taking the pile, a legal lay-down or addition uses its top card."""
+    """Whether, after taking the pile, a legal lay-down or addition uses its top card.
+
+    Additions of the top card alone are checked first, cheaply, where they leave two cards or
+    more; then the generator's lay-downs on a copy after the take.
+    """
     top = view.pile[-1]
-    for m in legal_moves(view.preview_take(seat)):
-        if isinstance(m, AddToMeld) and top in m.slots:
+    after = view.preview_take(seat)
+    team = view.seat_side[seat]
+    if view.opened[team] and len(after.hands[seat]) >= 3:
+        code = (view.codes[view.known[top]],)
+        if any(view.oracle.try_extend(tm.meld, code) for tm in view.melds[team]):
             return True
-        if isinstance(m, LayDown) and any(top in x for x in m.melds):
-            return True
-    return False
+    if any(top in x for m in lay_downs(after, seat) for x in m.melds):
+        return True
+    return any(top in m.slots for m in additions(after, seat))
 
 
 def _next_opponent(view: HandState, seat: int) -> int:

@@ -449,3 +449,14 @@ def _shown_meld(view: HandState, seat: int, top: int) -> Move | None:
             if view.is_legal(add):
                 return add
     return None
+
+
+def lay_downs(view: HandState, seat: int) -> Iterator[LayDown]:
+    """The lay-downs `legal_moves` would offer `seat` in a play phase, lazily: for a caller
+    (a bot) that only asks whether one with some card exists."""
+    return _lay_downs(view, seat)
+
+
+def additions(view: HandState, seat: int) -> Iterator[AddToMeld]:
+    """The additions `legal_moves` would offer `seat` in a play phase, lazily."""
+    return _additions(view, seat)

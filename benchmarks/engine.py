@@ -29,7 +29,7 @@ from typing import Any
 
 from buraco_p2p.bots import HandRecord, HeuristicBot, RandomBot, play_match
 from buraco_p2p.bots.base import Bot
-from buraco_p2p.engine import RefereeView, move_from_wire, oracle
+from buraco_p2p.engine import RefereeView, move_from_wire
 from buraco_p2p.rules import PRESETS, get_preset, parse_overrides
 
 PRESET_NAMES = tuple(PRESETS)
@@ -84,8 +84,7 @@ def bench_replay(records: list[HandRecord]) -> tuple[float, int]:
     """Seconds to decode and push every move of every recorded hand on a fresh referee."""
     wires = [(r.setup, r.permutation, [m.to_wire() for m in r.moves]) for r in records]
     moves = sum(len(w) for _, _, w in wires)
-    # Start cold, like a peer verifying a log in a fresh process: no meld checks memoised.
-    oracle._ORACLES.clear()
+    # Each fresh view starts cold, like a peer verifying a log: no meld checks memoised.
     gc.collect()  # and without the previous stage's garbage to collect on the clock
     t0 = time.perf_counter()
     for setup, perm, log in wires:

@@ -90,7 +90,7 @@ def joker_base(deck_size: int) -> int:
 
 def face_of(card_id: int, deck_size: int = 108) -> Card:
     """The face of a physical card id in a deck of `deck_size` cards."""
-    if not 0 <= card_id < max(deck_size, 108):
+    if type(card_id) is not int or not 0 <= card_id < max(deck_size, 108):
         raise ValueError(f"card id out of range: {card_id}")
     if card_id >= joker_base(max(deck_size, 108)):
         return JOKER
@@ -142,9 +142,18 @@ def parse_card(text: str) -> Card:
 
 
 def parse_cards(text: str | Iterable[str]) -> list[Card]:
-    """Parse faces separated by spaces or commas (`"AS 2S 3S"`), or an iterable of card texts."""
-    parts = text.replace(",", " ").split() if isinstance(text, str) else list(text)
-    return [parse_card(p) for p in parts]
+    """Parse faces separated by spaces or commas (`"AS 2S 3S"`), or an iterable of card texts.
+
+    Anything else (None, a number) is a `CardParseError` too, like a bad card text: callers
+    handle one error type for every bad input.
+    """
+    if isinstance(text, str):
+        parts: list[object] = list(text.replace(",", " ").split())
+    elif isinstance(text, Iterable):
+        parts = list(text)
+    else:
+        raise CardParseError(f"cards must be text or a list of texts, not {type(text).__name__}")
+    return [parse_card(p) for p in parts]  # type: ignore[arg-type]
 
 
 def format_cards(cards: Iterable[Card]) -> str:

@@ -95,3 +95,21 @@ def test_id_text_marks_second_copies() -> None:
     assert id_text(104) == "JK"
     assert id_text(107) == "JK#4"
     assert len({id_text(i) for i in range(108)}) == 108
+
+
+@pytest.mark.parametrize("bad", [None, 12, 1.5, object()])
+def test_parse_cards_of_a_non_text_is_a_card_parse_error(bad: object) -> None:
+    with pytest.raises(CardParseError):
+        parse_cards(bad)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("bad", [[None], ["AS", 3], [b"AS"]])
+def test_parse_cards_of_a_list_with_a_non_text_is_a_card_parse_error(bad: list[object]) -> None:
+    with pytest.raises(CardParseError, match="must be text"):
+        parse_cards(bad)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("bad", [None, "3", 3.0, True])
+def test_face_of_a_non_integer_is_a_value_error(bad: object) -> None:
+    with pytest.raises(ValueError, match="out of range"):
+        face_of(bad)  # type: ignore[arg-type]

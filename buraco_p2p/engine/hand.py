@@ -97,7 +97,7 @@ from buraco_p2p.engine.moves import (
     TurnUpFirst,
     check_shape,
 )
-from buraco_p2p.engine.oracle import MeldOracle, oracle_for
+from buraco_p2p.engine.oracle import MeldOracle
 from buraco_p2p.engine.params import WILD_CODES, FirstDraw, Params
 from buraco_p2p.engine.reveals import Reveal, RevealRequest, reveal_from_wire
 from buraco_p2p.rules import Meld, MeldKind, RuleSet
@@ -206,7 +206,8 @@ class HandState:
     ) -> None:
         self.setup = setup
         self.rules = setup.rules
-        self.oracle: MeldOracle = oracle_for(setup.rules)
+        # A cache of this view's own (see `MeldOracle`): copies share it, other views never do.
+        self.oracle: MeldOracle = MeldOracle(setup.rules)
         p: Params = self.oracle.params
         self.params = p
         players = setup.rules.players
@@ -324,7 +325,7 @@ class HandState:
 
     def face(self, slot: int) -> Card | None:
         c = self.known[slot]
-        return None if c < 0 else face_of(c)
+        return None if c < 0 else face_of(c, self.n)
 
     def hand(self, seat: int) -> tuple[int, ...]:
         return tuple(self.hands[seat])

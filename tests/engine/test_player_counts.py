@@ -10,10 +10,11 @@ from engine_helpers import add, discard, draw, lay, table_for
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from buraco_p2p.bots import rescore
+from buraco_p2p.bots import HeuristicBot, rescore
 from buraco_p2p.bots.arena import HandRecord
 from buraco_p2p.cards import face_of, id_text
 from buraco_p2p.engine import (
+    AddToMeld,
     Discard,
     DrawStock,
     HandSetup,
@@ -461,3 +462,21 @@ def test_the_cut_bonus_follows_the_player_count() -> None:
         cutter = r.side_of(2)  # the dealer's right-hand player at three: seat 2
         assert r.line(cutter, "cut_22") == (100 if paid else 0)
         assert sum(r.line(i, "cut_22") for i in range(len(r.sides))) == (100 if paid else 0)
+
+
+def test_after_the_side_change_a_bot_plays_on_its_partners_meld() -> None:
+    t = three_player_table()
+    ref = t.referee
+    for seat, cards in ((2, "QH QS QD"), (1, "3S 4S 5S"), (0, "3H 4H 5H")):
+        draw(t)
+        lay(t, seat, cards)
+        discard(t, seat, {2: "KD", 1: "JC", 0: "KS"}[seat])
+    draw(t)
+    add(t, 2, 0, "QC")
+    discard(t, 2, "7D")
+    assert ref.side_change is not None and ref.turn == 1
+    draw(t)  # 6H: it fits only the run seat 0 laid down before the change
+    view = t.views[1]
+    assert view.partners(1) == (0,)
+    move = HeuristicBot().choose_move(view, random.Random(0))
+    assert move == AddToMeld(1, 0, (ref.hands[1][-1],))

@@ -28,9 +28,11 @@ Public API:
   `view.emptying_outcome(seat, melds)` says what emptying a hand would do now: `TAKE_POT`,
   `GO_OUT`, `EMPTY` or -1 (not allowed); `view.meld_emptying_outcome(seat, melds)` the same
   for emptying it by a meld (-1 for going out where only a discard may close the hand)
-- reveals: `Reveal` (+ `reveal_from_wire`), `view.reveal()`/`view.apply()`, `RevealRequest`
+- reveals: `Reveal` (+ `reveal_from_wire(obj, deck_size=108)`), `view.reveal()`/`view.apply()`,
+  `RevealRequest`
 - moves: `DrawStock`, `TakeDiscard`, `TurnUpFirst`, `LayDown`, `AddToMeld`, `Discard`, `Move`,
-  `move_from_wire`
+  `move_from_wire(obj, players=4, deck_size=108)` (pass the table's `rules.players` and
+  `rules.deck_size` at other counts)
 - errors: `IllegalMove`, `IllegalMoveCode`, `RevealError`
 - `legal_moves(view)`, `deal_layout(rules)`, `DealLayout`,
   `play_order(dealer, clockwise, players=4)`
@@ -69,6 +71,20 @@ A match, each player deciding from their own view::
             table.push(move)                   # reveals, then the move on every view
         match.record(table.result())
     print(match.scores, match.winner)
+
+At another player count the rules say so (`players=2`, `3` or `6`, and `teams=2` at six); a
+hand's result is per side, what it adds to the match per player at two and three::
+
+    import random
+    from buraco_p2p.rules import get_preset
+    from buraco_p2p.engine import HandSetup, LocalTable, legal_moves
+
+    rng = random.Random(3)
+    rules = get_preset("italian").with_overrides({"players": 3})
+    table = LocalTable.shuffled(HandSetup(rules, dealer=0), rng)
+    while not table.ended:
+        table.push(rng.choice(legal_moves(table.views[table.referee.turn])))
+    print(table.referee.side_change, table.result().sides, table.result().match_points)
 
 With a networked session instead of `LocalTable`, for each move: ask `view.exposed_by(move)`,
 which checks the move as far as it can before its cards are seen (turn, phase, every slot

@@ -3,6 +3,7 @@ properties of random hands at every player count."""
 
 from __future__ import annotations
 
+import dataclasses
 import random
 
 import pytest
@@ -341,6 +342,11 @@ def test_random_hands_keep_cards_turns_views_and_scores_in_order(
         moves = legal_moves(t.views[seat])
         assert moves and all(m.seat == seat for m in moves)
         move = rng.choice(moves)
+        # The same move sent by another seat is refused alike on every view.
+        for view in (ref, t.views[other]):
+            err = view.check(dataclasses.replace(move, seat=other))
+            assert err is not None and err.code is IllegalMoveCode.WRONG_PLAYER
+        assert ref.state_hash() == before
         was_play = ref.phase.value
         t.push(move)
         _conserved(ref)

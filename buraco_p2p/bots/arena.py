@@ -156,7 +156,13 @@ def rescore(record: HandRecord) -> tuple[int, ...]:
             cards_in_hands=in_hands,
             took_pot=pot_i >= 0,
             went_out=ref.went_out >= 0 and ref.went_out in seats,
-            unplayed_pot=[face_of(ref.known[s], n) for s in sorted(pot_slots)]
+            # The pot's cards still in hand: one it left only by a discard stays unplayed.
+            unplayed_pot=[
+                face_of(ref.known[s], n)
+                for seat in seats
+                for s in ref.hands[seat]
+                if s in pot_slots
+            ]
             if unplayed
             else None,
             cut_22=record.setup.cut == rules.cut_bonus_size and cutter in seats,

@@ -198,10 +198,12 @@ class HeuristicBot:
         r = top % 13 + 1
         set_ok = r in set_ranks and (r not in taken_sets or not view.rules.one_set_per_rank)
         opened = view.opened[team]
-        if view.players == 2 and len(pile) >= 3 and len(view.stock) >= LATE_STOCK:
-            # Heads up, a pile left lies for the one opponent. A pile of three or more cannot
-            # be passed back and forth: the taker leaves one card, which the other takes only
-            # if it goes down at once.
+        hungry = view.players == 2 or (not opened and view.initial_minimum(team, seat) > 0)
+        if hungry and len(pile) >= 3 and len(view.stock) >= LATE_STOCK:
+            # Heads up, a pile left lies for the one opponent; a side still short of its
+            # opening minimum needs cards. A pile of three or more cannot be passed round for
+            # ever: the taker leaves one card, which the next player takes only if it goes
+            # down at once, so two more turns draw from the stock before it is three again.
             return True
         if not (
             (opened and any(sh.fits(top) for sh in shapes)) or counts.completes_meld(top, set_ok)

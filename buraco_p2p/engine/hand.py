@@ -13,11 +13,16 @@ move (`RevealRequest`): who must privately learn which slot, or which slots must
 
 How the rules are played where the sources leave room (all presets):
 
-- Initial meld: everything a team lays down to open travels in one `LayDown` move and its card
-  points (not bonuses) must reach the minimum. A `LayDown` under the minimum by a team that has
-  not opened is a *failed attempt*: it is a legal, logged move; its cards are shown to everyone
-  (public) and stay in the hand, and the team's minimum rises by the preset's step for the rest
-  of the hand. `legal_moves` never offers one.
+- Initial meld (`RuleSet.initial_meld_counts`): under `turn` (us, classic: 000:149-150,
+  001:133) the card points (not bonuses) of every meld the player lays down in the team's
+  opening turn count together. A `LayDown` that leaves that sum under the minimum is shown to
+  everyone (public) but its cards stay in the hand, as the turn's *opening* so far
+  (`opening`); a later `LayDown` in the turn that brings the sum to the minimum puts them on
+  the table with its own melds. A turn that ends under the minimum is a *failed attempt*: the
+  cards stay in the hand and the team's minimum rises by the preset's step for the rest of
+  the hand. Under `one_meld` (playingcards: "the first meld they put down", 002:54) one meld
+  must reach the minimum alone, and a `LayDown` without such a meld is a failed attempt at
+  once. `legal_moves` never offers a lay-down that stays under the minimum.
 - A player who empties their hand before their team has a pot takes the next pot at once: its
   slots join the hand (private reveals to that player). After a melding move they keep playing
   with it ("in flight"); after a discard the turn passes and they play it on their next turn
@@ -268,6 +273,8 @@ class HandState:
         self.set_ranks: list[set[int]] = [set() for _ in range(k)]
         self.opened: list[bool] = [False] * k
         self.failed: list[int] = [0] * k
+        # The melds shown this turn by a team that has not opened, under its minimum so far.
+        self.opening: list[TableMeld] = []
         self.turn: int = self.order[0]
         self.turns_played: int = 0
         self.phase: Phase = Phase.DRAW
@@ -351,6 +358,14 @@ class HandState:
             return ()
         return tuple(RevealRequest(s, None) for hand in self.hands for s in hand)
 
+    def opening_slots(self) -> set[int]:
+        """The hand slots of this turn's opening melds so far (see `opening`)."""
+        return {s for tm in self.opening for s in tm.slots}
+
+    def opening_points(self) -> int:
+        """The card points of this turn's opening melds so far."""
+        return sum(tm.meld.card_points for tm in self.opening)
+
     def pot_unplayed(self, team: int) -> bool:
         """The team took a pot and none of its cards has left the taker's hand."""
         return self.team_pot[team] >= 0 and not self.pot_played[team]
@@ -375,6 +390,7 @@ class HandState:
         new.opened = list(self.opened)
         new.failed = list(self.failed)
         new.seat_side = list(self.seat_side)
+        new.opening = list(self.opening)
         new.moves = list(self.moves)
         new.known = list(self.known)
         new.slot_of = dict(self.slot_of)
@@ -474,6 +490,10 @@ class HandState:
         if move.wild_ends and len(move.wild_ends) != len(move.melds):
             raise self._fail(IllegalMoveCode.BAD_WIRE, "one wild end per meld, or none")
         self._check_distinct_held(melded, "a slot appears twice")
+        if self.opening and not set(melded).isdisjoint(self.opening_slots()):
+            raise self._fail(
+                IllegalMoveCode.DUPLICATE_SLOT, "a slot is already in this turn's opening melds"
+            )
         for end in move.wild_ends:
             self._check_wild_end(end)
         return melded + self._kept_last_card(seat, melded)
@@ -953,11 +973,14 @@ class HandState:
         hand = self.hands[seat]
         team = self.seat_side[seat]
         pot_i = self.team_pot[team]
+        # Whether a pot card leaving the hand this way plays the pot (a discard does only
+        # where `pot_played_by_discard`; fechado wants it in a meld, 004:34, 004:73).
+        plays = dest != PILE or self.params.pot_played_by_discard
         for s in slots:
             hand.remove(s)
             self.where[s] = dest
             self.public.add(s)
-            if pot_i >= 0 and not self.pot_played[team] and self._pot_index.get(s) == pot_i:
+            if plays and pot_i >= 0 and self._pot_index.get(s) == pot_i:
                 self.pot_played[team] = True
             if s == self.must_meld:
                 self.must_meld = -1
@@ -974,9 +997,10 @@ class HandState:
             raise self._fail(IllegalMoveCode.ILLEGAL_MELD, "a lay-down needs at least one meld")
         seen: set[int] = set()
         new: list[Meld] = []
-        ranks: set[int] = set()
-        total = 0
         oracle = self.oracle
+        # Sets shown earlier in this turn's opening count for the one set per rank.
+        ranks = {r for tm in self.opening if (r := oracle.set_rank(tm.meld)) is not None}
+        total = 0
         if self.must_meld >= 0 and not any(self.must_meld in m for m in move.melds):
             raise self._fail(
                 IllegalMoveCode.MUST_MELD_TOP,
@@ -1004,24 +1028,40 @@ class HandState:
                 ranks.add(rank)
             total += meld.card_points
             new.append(meld)
+        laid = [(tuple(slots), meld) for slots, meld in zip(move.melds, new, strict=True)]
         if not self.opened[team]:
             need = self.initial_minimum(team, seat)
-            if total < need and self.must_meld >= 0:
+            by_turn = self.params.opening_by_turn
+            if by_turn:
+                reach = total + sum(tm.meld.card_points for tm in self.opening)
+            else:
+                reach = max(m.card_points for m in new)
+            if reach < need and self.must_meld >= 0:
                 # A failed attempt would raise the minimum over the meld the take showed and
                 # could leave the top card with no meld at all.
                 raise self._fail(
                     IllegalMoveCode.NOT_OPENED,
                     f"the meld with the pile's top card must reach your team's minimum ({need})",
                 )
-            if total < need:
-                # A failed attempt: shown to everyone, taken back, and the minimum rises.
-                self.failed[team] += 1
-                for s in seen:
-                    self.public.add(s)
+            if reach < need:
+                # Shown to everyone, and kept in the hand: part of this turn's opening (a
+                # failed attempt if the turn ends under the minimum), or at once a failed
+                # attempt where one meld must reach the minimum alone.
+                if by_turn:
+                    self.opening.extend(TableMeld(meld, slots) for slots, meld in laid)
+                else:
+                    self.failed[team] += 1
+                self.public.update(seen)
                 if self.phase is Phase.FIRST_CHOICE:
                     self.phase = Phase.PLAY
                     self.first_slot = -1
                 return ()
+            if self.opening:
+                # The opening reaches the minimum: the melds shown before go down too.
+                laid = [(tm.slots, tm.meld) for tm in self.opening] + laid
+                seen.update(self.opening_slots())
+                new = [tm.meld for tm in self.opening] + new
+                self.opening = []
         hand = self.hands[seat]
         emptying = len(hand) == len(seen)
         outcome = -1
@@ -1034,8 +1074,8 @@ class HandState:
         self._remove_from_hand(seat, seen, TABLE + team)
         if shown >= 0:
             self.public.add(shown)
-        for slots, meld in zip(move.melds, new, strict=True):
-            self.melds[team].append(TableMeld(meld, tuple(slots)))
+        for slots, meld in laid:
+            self.melds[team].append(TableMeld(meld, slots))
         self.set_ranks[team].update(ranks)
         self.opened[team] = True
         if emptying:
@@ -1112,6 +1152,10 @@ class HandState:
         return self._end_turn()
 
     def _end_turn(self) -> tuple[RevealRequest, ...]:
+        if self.opening:
+            # The turn ends under the minimum: a failed attempt; the cards stay in the hand.
+            self.failed[self.seat_side[self.turn]] += 1
+            self.opening = []
         if self.last_turn:
             return self._end(EndReason.STOCK_EXHAUSTED)
         self.turn = self.next_seat[self.turn]
@@ -1220,6 +1264,7 @@ class HandState:
             [[p, self.known[p]] for p in pub],
             [self.first_slot, self.taken_single, self.must_meld, self.last_turn],
             [self.end_reason.value if self.end_reason else "", self.went_out],
+            [[list(tm.slots), self.oracle.summary(tm.meld)] for tm in self.opening],
             [list(side) for side in self.sides],
             [] if (c := self.side_change) is None else [c.solo, list(c.partners), c.turn],
         ]

@@ -10,8 +10,10 @@ is exponential), so the generator returns a useful set:
   inner gap filled by a wild; wild candidates are one deuce and one joker from the hand;
 - new sets (where the preset has them and the team has no set of that rank yet): the first
   3..k naturals of each rank, and 2..k naturals plus one wild;
-- a team that has not opened yet gets each candidate meld that reaches its minimum alone, and
-  pairs of disjoint candidates that reach it together (capped), never a failed attempt;
+- a team that has not opened yet gets each candidate meld that reaches its minimum alone, and,
+  where the melds of the opening turn count together, pairs of disjoint candidates that reach
+  it together (capped) and single melds that reach it with the turn's opening so far; never
+  a lay-down that stays under the minimum;
 - additions, per team meld: every distinct single card from the hand that fits, and chains of
   cards grown one card at a time while each step still fits (capped per meld);
 - with the fechado "justify" rule, the pile is offered once per distinct justification: the
@@ -219,20 +221,23 @@ def _evaluated(
 
 def _lay_downs(view: HandState, seat: int) -> Iterator[LayDown]:
     team = view.seat_side[seat]
-    hand = view.hands[seat]
+    # The melds shown earlier in this turn's opening stay in the hand and go down with it.
+    shown = view.opening_slots()
     face = view.codes
-    codes = {s: face[view.known[s]] for s in hand}
+    codes = {s: face[view.known[s]] for s in view.hands[seat] if s not in shown}
     skip = view.set_ranks[team] if view.params.one_set_per_rank else set()
+    if view.params.one_set_per_rank and view.opening:
+        skip = skip | {r for tm in view.opening if (r := view.oracle.set_rank(tm.meld)) is not None}
     low_end: set[int] = set()
     cands = _evaluated(view, codes, skip, low_end)
-    table = [tm.meld for tm in view.melds[team]]
+    table = [tm.meld for tm in view.melds[team]] + [tm.meld for tm in view.opening]
 
     def lay(*melds: tuple[tuple[int, ...], Meld]) -> LayDown:
         ends = tuple(LOW_END if id(m) in low_end else 0 for _, m in melds)
         return LayDown(seat, tuple(s for s, _ in melds), ends if any(ends) else ())
 
     def ok(melds: list[tuple[tuple[int, ...], Meld]]) -> bool:
-        used = {s for slots, _ in melds for s in slots}
+        used = {s for slots, _ in melds for s in slots} | shown
         return _leaves_ok(view, seat, used, table + [m for _, m in melds])
 
     if view.opened[team]:
@@ -240,7 +245,7 @@ def _lay_downs(view: HandState, seat: int) -> Iterator[LayDown]:
             if ok([(slots, meld)]):
                 yield lay((slots, meld))
         return
-    need = view.initial_minimum(team, seat)
+    need = view.initial_minimum(team, seat) - view.opening_points()
     small = []
     for slots, meld in cands:
         if meld.card_points >= need:
@@ -248,6 +253,8 @@ def _lay_downs(view: HandState, seat: int) -> Iterator[LayDown]:
                 yield lay((slots, meld))
         else:
             small.append((slots, meld))
+    if not view.params.opening_by_turn:
+        return  # one meld must reach the minimum alone
     pairs = 0
     for i, (s1, m1) in enumerate(small):
         for s2, m2 in small[i + 1 :]:

@@ -87,6 +87,13 @@ class PotUnplayed(StrEnum):
     PENALTY_AND_COUNT = "penalty_and_count"  # both
 
 
+class OpeningCount(StrEnum):
+    """What must reach the initial meld minimum."""
+
+    TURN = "turn"  # the card points of every meld laid down in the team's opening turn
+    ONE_MELD = "one_meld"  # one meld alone
+
+
 class DiscardStart(StrEnum):
     FIRST_PLAYER_PEEK = "first_player_peek"  # no pile; first player may keep or turn the top
     FACE_UP = "face_up"  # one card turned face up at the deal
@@ -163,6 +170,9 @@ class RuleSet:
     empty_hand_needs_going_out: bool = True
     dealer_passes: Direction = Direction.CLOCKWISE
     go_out_by_discard_only: bool = False
+    initial_meld_counts: OpeningCount = OpeningCount.TURN
+    set_suits_differ: bool = False
+    pot_played_by_discard: bool = True
     teams: int = 2
     solo_pot_size: int = 18
     hands: int = 0
@@ -409,6 +419,7 @@ _ENUMS: Final[dict[str, type[StrEnum]]] = {
     "buraco_shape": BuracoShape,
     "going_out": GoingOut,
     "pot_unplayed": PotUnplayed,
+    "initial_meld_counts": OpeningCount,
     "discard_start": DiscardStart,
     "discard_take": DiscardTake,
     "stock_out": StockOut,
@@ -655,6 +666,7 @@ PRESETS: Final[Mapping[str, RuleSet]] = MappingProxyType(
             initial_meld_min_vulnerable=75,
             vulnerable_from=HALF_TARGET,
             initial_meld_failed_step=0,
+            initial_meld_counts=OpeningCount.ONE_MELD,
             going_out=GoingOut.CLEAN_BURACO,
             discard_wild_to_go_out=True,
             pot_unplayed=PotUnplayed.PENALTY,
@@ -707,6 +719,8 @@ PRESETS: Final[Mapping[str, RuleSet]] = MappingProxyType(
             going_out=GoingOut.CLEAN_BURACO,
             discard_wild_to_go_out=True,
             pot_unplayed=PotUnplayed.PENALTY_AND_COUNT,
+            pot_played_by_discard=False,
+            set_suits_differ=True,
             target_score=3000,
             discard_start=DiscardStart.NONE,
             may_discard_lone_taken_card=True,

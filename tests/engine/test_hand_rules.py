@@ -158,7 +158,7 @@ def test_fechado_has_no_pile_at_the_start() -> None:
 # ---------------------------------------------------------------- initial meld minimum
 
 
-def test_us_initial_meld_minimum_is_50_and_a_failed_attempt_adds_15() -> None:
+def test_us_initial_meld_minimum_is_50_and_a_turn_under_it_adds_15() -> None:
     # 3S 4S 5S = 15 points: under 50.
     t = table_for("us", hands={1: "3S 4S 5S KH KD KC QH QD QC 9S 9H"})
     seat = draw(t)
@@ -166,17 +166,63 @@ def test_us_initial_meld_minimum_is_50_and_a_failed_attempt_adds_15() -> None:
     before = list(t.referee.hands[1])
     lay(t, 1, "3S 4S 5S")
     ref = t.referee
-    assert ref.hands[1] == before  # the cards went back to the hand
-    assert ref.failed[1] == 1 and not ref.opened[1]
-    assert ref.initial_minimum(1) == 65
-    assert ref.melds[1] == []
+    assert ref.hands[1] == before  # the cards stay in the hand
+    assert not ref.opened[1] and ref.melds[1] == []
+    assert ref.opening_slots() == set(slots_of(ref, 1, "3S 4S 5S"))
     # The attempt showed the cards to everyone.
     for view in t.views:
         assert all(view.card(s) is not None for s in slots_of(ref, 1, "3S 4S 5S"))
-    # KH KD KC (30) + QH QD QC (30) = 60 < 65: another failure, then 80 is needed.
-    lay(t, 1, "KH KD KC", "QH QD QC")
-    assert ref.failed[1] == 2 and ref.initial_minimum(1) == 80
+    assert len({v.state_hash() for v in (ref, *t.views)}) == 1
+    # The turn ends under the minimum: a failed attempt, and 65 is needed from now on.
+    assert ref.failed[1] == 0
+    discard(t, 1, "9H")
+    assert ref.failed[1] == 1 and ref.initial_minimum(1) == 65 and not ref.opening
     assert ref.initial_minimum(0) == 50
+
+
+def test_us_initial_meld_counts_the_melds_of_the_whole_turn() -> None:
+    # 000:149-150: "The sum of the values of the cards played in the player's turn".
+    t = table_for("us", hands={1: "3S 4S 5S KH KD KC QH QD QC 9S 9H"})
+    draw(t)
+    ref = t.referee
+    lay(t, 1, "3S 4S 5S")  # 15
+    lay(t, 1, "KH KD KC")  # 45 so far
+    assert not ref.opened[1] and len(ref.opening) == 2
+    with pytest.raises(IllegalMove) as e:  # an opening slot cannot be laid down twice
+        t.push(LayDown(1, (slots_of(ref, 1, "3S 4S 5S"),)))
+    assert e.value.code is IllegalMoveCode.DUPLICATE_SLOT
+    lay(t, 1, "QH QD QC")  # 75 >= 50: the three melds go down together
+    assert ref.opened[1] and not ref.opening and ref.failed[1] == 0
+    assert str(ref.melds[1][0].meld).startswith("3S")
+    assert len(ref.melds[1]) == 3 and len(ref.hands[1]) == 3
+    assert len({v.state_hash() for v in (ref, *t.views)}) == 1
+
+
+def test_an_opening_in_progress_keeps_one_set_per_rank() -> None:
+    t = table_for("us", hands={1: "KH KD KC KS KH 2C 9S 9H 4C"})
+    draw(t)
+    ref = t.referee
+    lay(t, 1, "KH KD KC")
+    second = slots_of(ref, 1, "KS KH 2C", exclude=tuple(ref.opening_slots()))
+    with pytest.raises(IllegalMove) as e:
+        t.push(LayDown(1, (second,)))
+    assert e.value.code is IllegalMoveCode.DUPLICATE_SET
+
+
+def test_playingcards_opening_needs_one_meld_of_75() -> None:
+    # 002:54: "the first meld they put down must have a card value of at least 75 points".
+    hand = "8S 9S TS JS QS KS 8H 9H TH JH QH"
+    t = table_for("playingcards", scores=(1500, 1500), hands={3: hand})
+    ref = t.referee
+    seat = draw(t)
+    assert seat == 3
+    assert ref.initial_minimum(seat & 1) == 75
+    # Two runs of 60 and 50 points: 110 together, but neither reaches 75 alone.
+    lay(t, seat, "8S 9S TS JS QS KS", "8H 9H TH JH QH")
+    assert not ref.opened[seat & 1] and ref.melds[seat & 1] == [] and not ref.opening
+    assert all(
+        not (isinstance(m, LayDown) and len(m.melds) > 1) for m in legal_moves(t.views[seat])
+    )
 
 
 def test_us_initial_meld_counts_every_meld_laid_down_at_once() -> None:
@@ -468,12 +514,12 @@ def _fechado_ready_to_go_out(last: str) -> LocalTable:
         rules,
         hands={1: "3S 4S 5S"},
         stock="6S",
-        pots=("7S 8S 9S TS " + last + " KD KD KH KH KC KC", ""),
+        pots=("7S 8S 9S TS " + last + " KD KH KC 5D 5H 5C", ""),
     )
     draw(t)
     lay(t, 1, "3S 4S 5S 6S")  # takes the pot in flight
     add(t, 1, 0, "7S 8S 9S")  # 3S..9S: clean buraco
-    lay(t, 1, "KD KD KH KH KC KC")
+    lay(t, 1, "KD KH KC", "5D 5H 5C")  # sets of different suits (004:48)
     add(t, 1, 0, "TS")
     return t
 
@@ -561,13 +607,13 @@ def test_going_out_by_discarding_a_wild(preset: str, allowed: bool) -> None:
         face_up="9D" if preset == "italian" else None,
         hands={1: "3S 4S 5S", 3: "3S 4S 5S"},
         stock="6S",
-        pots=("7S 8S 9S 9H 9H 9D 4C 4C 4D 4H 2D", ""),
+        pots=("7S 8S 9S JH JC JD TC TD TH TS 2D", ""),
     )
     seat = draw(t)
     lay(t, seat, "3S 4S 5S 6S")
     add(t, seat, 0, "7S 8S 9S")  # a clean buraco
-    lay(t, seat, "9H 9H 9D")
-    fours = LayDown(seat, (slots_of(t.referee, seat, "4C 4C 4D 4H"),))
+    lay(t, seat, "JH JC JD")
+    fours = LayDown(seat, (slots_of(t.referee, seat, "TC TD TH TS"),))
     if not allowed:
         # Keeping only the deuce is never offered: it could not be discarded to go out ...
         assert fours not in legal_moves(t.views[seat])
@@ -582,12 +628,12 @@ def test_going_out_by_discarding_a_wild(preset: str, allowed: bool) -> None:
         # The wild may be melded instead, keeping a natural to discard (italian closes a hand
         # only by a discard, so melding all five is refused).
         with pytest.raises(IllegalMove) as e:
-            lay(t, seat, "4C 4C 4D 4H 2D")
+            lay(t, seat, "TC TD TH TS 2D")
         assert e.value.code is IllegalMoveCode.GO_OUT_BY_DISCARD_ONLY
-        lay(t, seat, "4C 4D 4H 2D")
-        discard(t, seat, "4C")
+        lay(t, seat, "TC TD TH 2D")
+        discard(t, seat, "TS")
     else:
-        lay(t, seat, "4C 4C 4D 4H")
+        lay(t, seat, "TC TD TH TS")
         discard(t, seat, "2D")
     assert t.referee.ended and t.referee.went_out == seat
 

@@ -161,9 +161,13 @@ def test_scores_recomputed_from_the_final_table_equal_the_engines(
         assert r.line(team, "going_out") == (100 if went_out else 0)
         assert r.line(team, "pot_not_taken") == (0 if ref.team_pot[team] >= 0 else -100)
         in_hands = [s for seat in (team, team + 2) for s in ref.hands[seat]]
-        # A pot none of whose cards left the taker's hand is unplayed.
+        # A pot none of whose cards left the taker's hand is unplayed; where a discard does
+        # not play it, a pot none of whose cards is in the team's melds.
         pot = set(ref.layout.pots[ref.team_pot[team]]) if ref.team_pot[team] >= 0 else set()
-        unplayed = bool(pot) and pot <= set(in_hands)
+        if rules.pot_played_by_discard:
+            unplayed = bool(pot) and pot <= set(in_hands)
+        else:
+            unplayed = bool(pot) and pot.isdisjoint(melded)
         mode = rules.pot_unplayed.value
         if unplayed and mode == "penalty":
             in_hands = [s for s in in_hands if s not in pot]
@@ -328,3 +332,40 @@ def test_every_view_judges_every_move_alike(preset: str, seed: int) -> None:
             assert len(verdicts) == 1, (move, verdicts)
         t.push(rng.choice(legal))
         steps += 1
+
+
+def _play_with_any_accepted_lay_down(t: LocalTable, rng: random.Random) -> int:
+    """Random play that also pushes any lay-down the rules accept, those under the initial
+    minimum included (not offered by `legal_moves`); returns how many of those were pushed."""
+    ref = t.referee
+    odd = 0
+    while not ref.ended:
+        seat = ref.turn
+        hand = list(ref.hands[seat])
+        if ref.phase.value != "draw" and len(hand) > 3 and rng.random() < 0.5:
+            for _ in range(20):
+                pick = tuple(rng.sample(hand, 3))
+                move = LayDown(seat, (pick,))
+                if ref.check(move) is None:
+                    t.push(move)
+                    odd += 1
+                    break
+        moves = legal_moves(t.views[seat])
+        assert moves, f"player {seat} has no legal move"
+        t.push(rng.choice(moves))
+        assert len({v.state_hash() for v in (ref, *t.views)}) == 1
+    return odd
+
+
+@pytest.mark.parametrize("preset", ["us", "classic", "playingcards"])
+@settings(max_examples=3)
+@given(seed=st.integers(0, 2**32))
+def test_openings_built_over_several_lay_downs_keep_every_view_in_step(
+    preset: str, seed: int
+) -> None:
+    rng = random.Random(seed)
+    setup = HandSetup(get_preset(preset), rng.randrange(4), (rng.choice([0, 1500]), 0), 30)
+    t = LocalTable.shuffled(setup, rng)
+    _play_with_any_accepted_lay_down(t, rng)
+    _check_accounting(t.referee)
+    assert score_hand(t.views[0]).totals == t.result().totals

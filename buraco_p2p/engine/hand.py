@@ -58,6 +58,9 @@ How the rules are played where the sources leave room (all presets):
 - When the last stock card is drawn, the next untaken pot becomes the stock at once (presets
   with that rule); with no pot left, or under italian, that turn is the last: the hand ends
   when it does (a player may still go out during it).
+- Where a lone card taken from the pile may not be discarded that turn (italian), a player
+  whose hand is empty (a preset changed to let a hand run empty without going out) may not
+  take a one-card pile: they would hold only that card and could not end the turn.
 - The cut bonus goes to the team of the dealer's right-hand opponent, who cuts.
 
 Player counts (2, 3, 4, 6): a *side* is what a team is at four: it owns melds, a pot, an
@@ -358,6 +361,15 @@ class HandState:
             return ()
         return tuple(RevealRequest(s, None) for hand in self.hands for s in hand)
 
+    def lone_take_stalls(self, seat: int) -> bool:
+        """Whether taking the pile now would leave `seat` holding only its one card, which
+        they may not discard (`may_discard_lone_taken_card` off): possible only with a hand
+        emptied where that does not end the hand. They could not end their turn, so such a
+        take is refused; the stock is never empty at a draw."""
+        return (
+            len(self.pile) == 1 and self.params.no_discard_single_taken and not self.hands[seat]
+        )
+
     def opening_slots(self) -> set[int]:
         """The hand slots of this turn's opening melds so far (see `opening`)."""
         return {s for tm in self.opening for s in tm.slots}
@@ -443,6 +455,12 @@ class HandState:
             self._need_phase(Phase.DRAW)
             if not self.pile:
                 raise self._fail(IllegalMoveCode.EMPTY_PILE, "the discard pile is empty")
+            if self.lone_take_stalls(seat):
+                raise self._fail(
+                    IllegalMoveCode.DISCARD_TAKEN_CARD,
+                    "with an empty hand you could neither discard nor keep the pile's only "
+                    "card: draw from the stock",
+                )
             just = move.justify
             if just and not self.params.must_meld_top:
                 raise self._fail(

@@ -68,7 +68,7 @@ def legal_moves(view: HandState) -> list[Move]:
         out: list[Move] = []
         if view.stock:
             out.append(DrawStock(seat))
-        if view.pile:
+        if view.pile and not view.lone_take_stalls(seat):
             if view.params.must_meld_top:
                 out.extend(_justified_takes(view, seat))
             else:

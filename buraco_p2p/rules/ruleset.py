@@ -115,6 +115,40 @@ class Direction(StrEnum):
 
 
 HALF_TARGET: Final = "half_target"
+
+# The sane range of every numeric rule (docs/rules.md, "Ranges"). Outside them a hand could
+# stall (a one-card pot taken in flight can be neither melded nor discarded), a match never
+# end or no team ever open, or a score outgrow the 64-bit integers of the state hash and the
+# codec: with these bounds a hand scores well under a million points either way.
+POINTS_MAX: Final = 1_000
+BONUS_MAX: Final = 10_000
+RANGES: Final[Mapping[str, tuple[int, int]]] = MappingProxyType(
+    {
+        "hand_size": (1, 15),
+        "pot_size": (2, 15),
+        "max_wilds": (0, 1),
+        "buraco_length": (3, 14),
+        "points_joker": (0, POINTS_MAX),
+        "points_deuce": (0, POINTS_MAX),
+        "points_ace": (0, POINTS_MAX),
+        "points_8_to_k": (0, POINTS_MAX),
+        "points_3_to_7": (0, POINTS_MAX),
+        "bonus_clean": (0, BONUS_MAX),
+        "bonus_dirty": (0, BONUS_MAX),
+        "initial_meld_min": (0, 200),
+        "initial_meld_min_vulnerable": (0, 200),
+        "initial_meld_failed_step": (0, 50),
+        "vulnerable_from": (0, 100_000),
+        "target_score": (1, 100_000),
+        "going_out_bonus": (0, BONUS_MAX),
+        "no_pot_penalty": (0, BONUS_MAX),
+        "pot_unplayed_penalty": (0, BONUS_MAX),
+        "cut_22_bonus": (0, BONUS_MAX),
+        "solo_pot_size": (2, 30),
+        "hands": (0, 1000),
+        "minutes": (0, 1440),
+    }
+)
 SET_RANKS_ALLOWED: Final = frozenset({ACE, *range(3, KING + 1)})
 FACE_SET_RANKS: Final = frozenset({ACE, 11, 12, KING})
 WIRE_VERSION: Final = 1
@@ -290,7 +324,14 @@ class RuleSet:
         if missing or extra:
             raise RuleError(f"rules wire form: missing keys {missing}, unknown keys {extra}")
         values = {k: _coerce(k, data[k]) for k in _KINDS}
-        return cls(**values)
+        rules = cls(**values)
+        # One rule set has one wire form: ranks sorted and unique, pairs as two-item lists,
+        # enumerations as their names. Anything else would give two digests for one table.
+        wire = rules.to_wire()
+        odd = [k for k in _KINDS if not _same_plain(wire[k], data[k])]
+        if odd:
+            raise RuleError(f"rules wire form is not canonical for {odd}")
+        return rules
 
     def canonical_bytes(self) -> bytes:
         """Canonical encoding: msgpack of the sorted (key, value) pairs of the wire form."""
@@ -375,32 +416,30 @@ def _validate(r: RuleSet) -> None:
             "pots",
             "must be 0..2" if r.players == 4 else f"{r.players} players play with 2 pots, or 0",
         )
-    need(1 <= r.hand_size <= 15, "hand_size", "must be 1..15")
-    need(1 <= r.pot_size <= 15, "pot_size", "must be 1..15")
-    need(1 <= r.solo_pot_size <= 30, "solo_pot_size", "must be 1..30")
-    need(0 <= r.hands <= 1000, "hands", "must be 0 (no limit) .. 1000")
-    need(0 <= r.minutes <= 1440, "minutes", "must be 0 (no limit) .. 1440")
+    for key, (lo, hi) in RANGES.items():
+        value = getattr(r, key)
+        if key == "vulnerable_from" and value == HALF_TARGET:
+            continue
+        need(type(value) is int and lo <= value <= hi, key, f"must be {lo}..{hi}")
     need(r.stock_size >= 2, "hand_size", "the deal leaves no stock")
     need(r.set_ranks <= SET_RANKS_ALLOWED, "set_ranks", "ranks must be A or 3..K")
-    need(r.max_wilds in (0, 1), "max_wilds", "must be 0 or 1")
-    need(3 <= r.buraco_length <= 14, "buraco_length", "must be 3..14")
     lengths = [length for length, _ in r.clean_run_length_bonus]
     need(
         lengths == sorted(set(lengths)) and all(r.buraco_length <= n <= 14 for n in lengths),
         "clean_run_length_bonus",
         "lengths must be increasing, between buraco_length and 14",
     )
-    need(r.target_score > 0, "target_score", "must be positive")
+    need(
+        all(0 <= bonus <= BONUS_MAX for _, bonus in r.clean_run_length_bonus),
+        "clean_run_length_bonus",
+        f"bonuses must be 0..{BONUS_MAX}",
+    )
     need(isinstance(r.go_out_by_discard_only, bool), "go_out_by_discard_only", "must be a bool")
     need(
-        r.vulnerable_from == HALF_TARGET
-        or (isinstance(r.vulnerable_from, int) and r.vulnerable_from >= 0),
+        r.vulnerable_from == HALF_TARGET or isinstance(r.vulnerable_from, int),
         "vulnerable_from",
-        "must be a score >= 0 or half_target",
+        "must be a score or half_target",
     )
-    for key, kind in _KINDS.items():
-        if kind is int and key != "vulnerable_from":
-            need(getattr(r, key) >= 0, key, "must be >= 0")
 
 
 def _face_point_table(r: RuleSet) -> tuple[int, ...]:
@@ -448,8 +487,22 @@ def _field_kinds() -> dict[str, Any]:
 
 
 _KINDS: Final = _field_kinds()
+_UNRANGED: Final = {k for k, kind in _KINDS.items() if kind is int} - set(RANGES)
+# The values of these depend on the player count: `_validate` checks them per count.
+if _UNRANGED - {"deck_size", "players", "teams", "pots"}:  # pragma: no cover - no range given
+    raise AssertionError(f"numeric rules without a range: {sorted(_UNRANGED)}")
 
 OVERRIDABLE: Final = tuple(k for k in _KINDS if k != "name")
+
+
+def _same_plain(a: object, b: object) -> bool:
+    """Equal and of the same types all the way down (so `1` is not `True`, a list no tuple)."""
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, list):
+        assert isinstance(b, list)
+        return len(a) == len(b) and all(_same_plain(x, y) for x, y in zip(a, b, strict=True))
+    return a == b
 
 
 def _show(value: object) -> str:

@@ -59,7 +59,8 @@ def build_perm(
         assert layout.face_up is not None
         take(face_up, (layout.face_up,))
     for i, text in enumerate(pots):
-        take(text, layout.pots[i])
+        if text:
+            take(text, layout.pots[i])
     rest = iter(i for i in range(rules.deck_size) if i not in used)
     return [c if c >= 0 else next(rest) for c in perm]
 

@@ -844,3 +844,26 @@ def test_clean_13_card_run_earns_its_special_bonus(preset: str, bonus: int) -> N
     discard(t, seat, "9H")  # empties the hand: takes the pot
     _draw_and_discard_until(t, lambda: ref.ended)
     assert t.result().line(seat & 1, "buracos") == bonus
+
+
+def test_an_empty_hand_may_not_take_a_lone_card_it_could_not_discard() -> None:
+    # Italian, changed so that a hand may run empty without going out: the player with no
+    # cards would hold only the pile's one card, which they may not discard that turn.
+    rules = get_preset("italian").with_overrides(
+        {"hand_size": 3, "pots": 0, "empty_hand_needs_going_out": False}
+    )
+    t = table_for(rules, face_up="9D", hands={3: "3S 4S 5S"}, stock="6S")
+    ref = t.referee
+    assert draw(t) == 3
+    lay(t, 3, "3S 4S 5S 6S")  # the hand runs empty, the turn passes
+    assert ref.hands[3] == [] and ref.turn == 2
+    for seat in (2, 1):
+        draw(t)
+        t.push(Discard(seat, ref.hands[seat][0]))
+    t.push(TakeDiscard(0))
+    t.push(Discard(0, ref.hands[0][0]))
+    assert len(ref.pile) == 1 and ref.turn == 3
+    with pytest.raises(IllegalMove) as e:
+        t.push(TakeDiscard(3))
+    assert e.value.code is IllegalMoveCode.DISCARD_TAKEN_CARD
+    assert legal_moves(t.views[3]) == [DrawStock(3)]

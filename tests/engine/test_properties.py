@@ -26,7 +26,8 @@ from buraco_p2p.engine import (
     score_hand,
 )
 from buraco_p2p.engine.hand import PILE, POT, STOCK, TABLE
-from buraco_p2p.rules import PRESETS, get_preset
+from buraco_p2p.rules import PRESETS, RuleError, RuleSet, get_preset
+from buraco_p2p.rules.ruleset import RANGES
 
 PRESET_NAMES = sorted(PRESETS)
 
@@ -369,3 +370,63 @@ def test_openings_built_over_several_lay_downs_keep_every_view_in_step(
     _play_with_any_accepted_lay_down(t, rng)
     _check_accounting(t.referee)
     assert score_hand(t.views[0]).totals == t.result().totals
+
+
+INT64 = (-(2**63), 2**63 - 1)
+_BOOL_RULES = (
+    "may_discard_lone_taken_card",
+    "discard_wild_to_go_out",
+    "go_out_by_discard_only",
+    "pot_in_flight",
+    "empty_hand_needs_going_out",
+    "going_out_needs_pot",
+    "pot_played_by_discard",
+    "set_suits_differ",
+)
+
+
+def _bounded_rules(rng: random.Random) -> RuleSet:
+    """A preset with a few rules changed to random values within their ranges (the bounds
+    themselves often), retried until the deal leaves a stock."""
+    base = get_preset(rng.choice(PRESET_NAMES))
+    while True:
+        changes: dict[str, object] = {}
+        for key in rng.sample(sorted(RANGES), rng.randint(1, 6)):
+            lo, hi = RANGES[key]
+            changes[key] = rng.choice([lo, hi, rng.randint(lo, hi)])
+        for key in rng.sample(_BOOL_RULES, rng.randint(0, 2)):
+            changes[key] = rng.random() < 0.5
+        try:
+            return base.with_overrides(changes)
+        except RuleError:
+            continue
+
+
+def _hand_under_bounded_rules(seed: int) -> None:
+    """Every reachable state has a legal move for the seat to move (`random_hand` asserts it),
+    and every score, in the hand and in the match after it, fits the 64-bit integers of the
+    state hash."""
+    rng = random.Random(seed)
+    rules = _bounded_rules(rng)
+    scores = (rng.choice([0, -50_000, rules.target_score - 1]), rng.randint(-5000, 5000))
+    setup = HandSetup(rules, rng.randrange(4), scores, rng.randint(1, 60))
+    t = LocalTable.shuffled(setup, rng)
+    random_hand(t, rng, meld_bias=rng.random())
+    totals = t.result().totals
+    after = (scores[0] + totals[0], scores[1] + totals[1])
+    assert all(INT64[0] <= x <= INT64[1] for x in (*totals, *after)), (rules, totals)
+    nxt = HandSetup(rules, (setup.dealer + 1) % 4, after, None if setup.cut is None else 30, 1)
+    LocalTable.shuffled(nxt, rng).referee.state_hash()  # packs the scores
+
+
+@settings(max_examples=25)
+@given(seed=st.integers(0, 2**32))
+def test_bounded_rules_never_stall_a_hand_nor_overflow_a_score(seed: int) -> None:
+    _hand_under_bounded_rules(seed)
+
+
+@pytest.mark.slow
+def test_bounded_rules_soak() -> None:
+    rng = random.Random("bounded-rules")
+    for _ in range(1500):
+        _hand_under_bounded_rules(rng.randrange(2**32))

@@ -229,10 +229,13 @@ def _usage(command: str, exc: Exception) -> int:
 
 
 def _rules_text(rules: RuleSet) -> str:
-    changes = _plain_changes(rules, get_preset(rules.name))
-    if not changes:
+    shown = {k: v[1] for k, v in _plain_changes(rules, get_preset(rules.name)).items()}
+    if rules.players == 6:
+        # Two teams is the four-player value, so no change from the preset, but at six a choice.
+        shown["teams"] = rules.teams
+    if not shown:
         return rules.name
-    return f"{rules.name} ({', '.join(f'{k}={v[1]}' for k, v in changes.items())})"
+    return f"{rules.name} ({', '.join(f'{k}={v}' for k, v in shown.items())})"
 
 
 def _bots_text(bots: Sequence[Bot]) -> str:

@@ -25,6 +25,10 @@ Public API:
   `view.copy()`, `view.sample_referee(rng)` (a referee consistent with what the view knows,
   for simulations), `view.preview_take(seat)` (the state after taking the pile, unchecked),
   `view.justification_problem(take)` (why a fechado take is not justified, or None);
+  `view.exposed_by(move)` / `view.precheck(move)` (the slots a move shows, after every check
+  that does not need its faces; `IllegalMove` otherwise); `view.opening` (the melds shown
+  this turn by a team not yet open, under its minimum so far; `opening_slots()`,
+  `opening_points()`);
   `view.emptying_outcome(seat, melds)` says what emptying a hand would do now: `TAKE_POT`,
   `GO_OUT`, `EMPTY` or -1 (not allowed); `view.meld_emptying_outcome(seat, melds)` the same
   for emptying it by a meld (-1 for going out where only a discard may close the hand)

@@ -170,7 +170,7 @@ def percentile(values: Sequence[float], q: float) -> float:
     if not values:
         return float("nan")
     ordered = sorted(values)
-    k = max(0, min(len(ordered) - 1, int(round(q * len(ordered) + 0.5)) - 1))
+    k = max(0, min(len(ordered) - 1, round(q * len(ordered) + 0.5) - 1))
     return ordered[k]
 
 

@@ -1,0 +1,103 @@
+"""Whole hands and matches among four in-memory session peers, all crypto on."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+from session_helpers import bot_chooser, faults, identities, same_logs, table
+
+from buraco_p2p.crypto import DeterministicRandomSource
+from buraco_p2p.engine import RefereeView
+from buraco_p2p.rules import get_preset
+from buraco_p2p.session import (
+    HandEnded,
+    HandStarted,
+    MatchEnded,
+    Peer,
+    Phase,
+    Router,
+    SeatsDrawn,
+    make_genesis,
+    replay,
+)
+
+PRESETS = ["us", "classic", "italian", "fechado", "playingcards"]
+
+
+def _short_match(preset: str, seed: int) -> Router:
+    rules = dataclasses.replace(get_preset(preset), target_score=300)
+    g = make_genesis(b"short-match-tabl", identities(), rules)
+    peers = [Peer(g, i, DeterministicRandomSource(bytes([seed, n]) * 16)) for n, i in
+             enumerate(identities())]  # fmt: skip
+    return Router(peers, bot_chooser(seed))
+
+
+def test_a_whole_match_gives_byte_identical_logs_that_replay() -> None:
+    r = _short_match("us", 3)
+    r.start()
+    r.run()
+    peers = r.peers
+    assert all(p.table.phase is Phase.CLOSED for p in peers)
+    assert same_logs(r, [0, 1, 2, 3])
+    assert all(not faults(r, p) for p in range(4))
+    # what each peer persisted is its log, in order, genesis aside
+    assert all([e.wire for e in r.persisted[p]] == [e.wire for e in peers[p].log[1:]] for p in
+               range(4))  # fmt: skip
+    ends = [e for e in r.events[0] if isinstance(e, MatchEnded)]
+    assert len(ends) == 1 and ends[0].winner is not None
+    seats = [e for e in r.events[0] if isinstance(e, SeatsDrawn)][0]
+    assert sorted(seats.seating) == [0, 1, 2, 3]
+    rep = replay(e.wire for e in peers[0].log)
+    assert rep.closed and rep.scores == ends[0].scores and rep.winner == ends[0].winner
+    hands = [e for e in r.events[0] if isinstance(e, HandEnded)]
+    assert rep.hands == len(hands) >= 1
+    assert rep.shuffles_verified == 4 * len([e for e in r.events[0] if isinstance(e, HandStarted)])
+
+
+def test_opened_hands_replay_with_full_information() -> None:
+    r = _short_match("classic", 4)
+    r.start()
+    r.run()
+    rep = replay(e.wire for e in r.peers[0].log)
+    assert len(rep.opened) == rep.hands
+    table_ = rep.table
+    assert all(sorted(o) == list(range(len(o))) for o in rep.opened)
+    # every card a player saw is the card the opened deck has in that slot
+    last = r.peers[0].table.hand
+    assert last is not None and last.view is not None
+    for slot, card in last.deck.known_cards().items():
+        assert rep.opened[-1][slot] == card
+    # the last hand replays on a referee that knows every card, to the same score
+    hand = table_.hand
+    assert hand is not None and hand.view is not None and hand.result is not None
+    ref = RefereeView(hand.view.setup, rep.opened[-1])
+    for move in hand.view.moves:
+        for s in ref.exposed_by(move):
+            ref.reveal(s, rep.opened[-1][s], public=True)
+        ref.push(move)
+    from buraco_p2p.engine import score_hand
+
+    assert score_hand(ref).totals == hand.result.totals
+
+
+@pytest.mark.parametrize("preset", PRESETS)
+def test_short_matches_in_every_preset(preset: str) -> None:
+    r = _short_match(preset, 5)
+    r.start()
+    r.run()
+    assert all(p.table.closed for p in r.peers), preset
+    assert same_logs(r, [0, 1, 2, 3])
+    rep = replay(e.wire for e in r.peers[1].log)
+    assert rep.closed and rep.hands >= 1
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("preset", PRESETS)
+def test_whole_matches_in_every_preset(preset: str) -> None:
+    r = table(preset, seed=6)
+    r.start()
+    r.run()
+    assert all(p.table.closed for p in r.peers)
+    assert same_logs(r, [0, 1, 2, 3])
+    assert replay(e.wire for e in r.peers[2].log).closed

@@ -18,6 +18,7 @@ import contextlib
 import json
 import os
 import sys
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -110,10 +111,18 @@ def verify_bytes(data: bytes, *, partial: bool = False, name: str = "log") -> Ve
         wires = decode_log(data)
     except LogFileError as exc:
         return _not_a_log(f"{name}: {exc}")
+    fed = 0
+
+    def feed() -> Iterator[bytes]:
+        nonlocal fed
+        for w in wires:
+            fed += 1
+            yield w
+
     try:
-        result = replay(wires)
+        result = replay(feed())
     except LogError as exc:
-        return _bad_entry(exc, wires)
+        return _bad_entry(exc, wires, fed - 1)
     table = result.table
     if not result.closed:
         between_hands = (
@@ -127,7 +136,7 @@ def verify_bytes(data: bytes, *, partial: bool = False, name: str = "log") -> Ve
                 f"{', '.join(map(str, owed))})"
             )
             err = LogError(reason, index=result.entries, author=owed[0] if owed else None)
-            return _bad_entry(err, wires)
+            return _bad_entry(err, wires, result.entries)
     return Verdict(EXIT_FAIR, _summary(result, wires, name))
 
 
@@ -155,11 +164,14 @@ def _players(terms: Terms, seating: tuple[int, ...]) -> list[dict[str, Any]]:
     ]
 
 
-def _bad_entry(err: LogError, wires: list[bytes]) -> Verdict:
+def _bad_entry(err: LogError, wires: list[bytes], position: int) -> Verdict:
+    """The verdict on the first refused entry: `position` is its place in the file (the
+    entry's own index field may claim another), `author` the party whose signature it carries."""
     terms = _terms(wires)
     doc: dict[str, Any] = {
         "result": "bad_entry",
-        "index": err.index,
+        "index": position,
+        "claimed_index": err.index,
         "author": err.author,
         "error": type(err).__name__,
         "reason": err.reason,
@@ -170,9 +182,9 @@ def _bad_entry(err: LogError, wires: list[bytes]) -> Verdict:
         if err.author is not None and 0 <= err.author < terms.parties:
             doc["author_nickname"] = terms.nicknames[err.author]
             doc["author_fingerprint"] = terms.fingerprints()[err.author]
-    if err.index is not None and 0 <= err.index < len(wires):
+    if 0 <= position < len(wires):
         with contextlib.suppress(LogError):
-            doc["kind"] = decode_entry(wires[err.index]).kind
+            doc["kind"] = decode_entry(wires[position]).kind
     return Verdict(EXIT_BAD_ENTRY, doc)
 
 
@@ -213,6 +225,9 @@ def render_text(doc: dict[str, Any]) -> str:
             if "author_nickname" in doc:
                 who += f" ({doc['author_nickname']}, {doc['author_fingerprint']})"
         kind = f" ({doc['kind']})" if "kind" in doc else ""
+        claimed = doc["claimed_index"]
+        if claimed is not None and claimed != doc["index"]:
+            kind += f" claiming index {claimed}"
         return (
             f"BAD LOG: entry {doc['index']}{kind} by {who}: "
             f"{doc['error']}: {doc['reason']}\n"

@@ -46,7 +46,7 @@ def test_a_whole_match_gives_byte_identical_logs_that_replay() -> None:
                range(4))  # fmt: skip
     ends = [e for e in r.events[0] if isinstance(e, MatchEnded)]
     assert len(ends) == 1 and ends[0].winner is not None
-    seats = [e for e in r.events[0] if isinstance(e, SeatsDrawn)][0]
+    seats = next(e for e in r.events[0] if isinstance(e, SeatsDrawn))
     assert sorted(seats.seating) == [0, 1, 2, 3]
     rep = replay(e.wire for e in peers[0].log)
     assert rep.closed and rep.scores == ends[0].scores and rep.winner == ends[0].winner

@@ -74,14 +74,21 @@ def snapshot(router: Router) -> Router:
     memo: dict[int, object] = {}
     for p in router.peers:
         memo[id(p.identity)] = p.identity
-        for k in p.table.terms.keys:
-            memo[id(k)] = k
+        memo.update(_shared(p.table))
     return copy.deepcopy(router, memo)
 
 
-def table_copy(table_: Table) -> Table:
+def _shared(table_: Table) -> dict[int, object]:
+    """What copies may share: identity keys, and the engine's meld oracle (a cache)."""
     memo: dict[int, object] = {id(k): k for k in table_.terms.keys}
-    return copy.deepcopy(table_, memo)
+    view = table_.view
+    if view is not None:
+        memo[id(view.oracle)] = view.oracle
+    return memo
+
+
+def table_copy(table_: Table) -> Table:
+    return copy.deepcopy(table_, _shared(table_))
 
 
 def resign(entry: Entry, party: int, **changes: object) -> Entry:

@@ -277,7 +277,7 @@ class Peer:
             slot.pop((entry.author, entry.kind == bodies.VOID), None)
         before = table.step_start
         try:
-            events = table.apply(entry, own=entry.hash in self._own)
+            events = table.apply(entry, own=entry.hash in self._own, signed=True)
         except LogError as exc:
             if isinstance(exc, BrokenChain | WrongTable | OutOfTurn) and table.fault is None:
                 out.events.append(Refused(exc))

@@ -3,10 +3,20 @@ void agreement of the others that voids the hand or ends the match, in the log."
 
 from __future__ import annotations
 
+import pytest
 from session_helpers import faults, forge, same_logs, snapshot, table
 
 from buraco_p2p.engine import Discard
-from buraco_p2p.session import HandStarted, MatchEnded, Phase, Router, TimedOut, Voided, replay
+from buraco_p2p.session import (
+    HandStarted,
+    MatchEnded,
+    Phase,
+    Router,
+    TimedOut,
+    Voided,
+    decode_entry,
+    replay,
+)
 
 
 def _timed_out(r: Router, party: int) -> list[TimedOut]:
@@ -94,3 +104,25 @@ def test_a_void_cannot_name_a_party_the_table_is_not_waiting_for() -> None:
     assert not snap.peers[0].table.closed
     assert out.persist == []
     assert not any(isinstance(e, MatchEnded) for e in out.events)
+
+
+@pytest.mark.parametrize("kind", ["reveal", "keys", "deal", "shares"])
+def test_a_withheld_entry_is_named_after_the_timeout(kind: str) -> None:
+    """A party that keeps back its seat-draw nonce, its hand key, its deal shares or its
+    shares for a drawn card is named by every other peer once the limit has passed."""
+    culprit = 1
+
+    def tamper(sender: int, receiver: int, data: bytes) -> bytes | None:
+        if sender == culprit and decode_entry(data).kind == kind:
+            return None
+        return data
+
+    r = table("us", seed=15, timeout_ms=1000, tamper=tamper)
+    r.start()
+    r.run()
+    waiting = [p for p in range(4) if p != culprit and r.peers[p].table.waiting_for]
+    assert waiting
+    r.advance(2.0)
+    for p in waiting:
+        (ev,) = _timed_out(r, p)
+        assert ev.parties == (culprit,)

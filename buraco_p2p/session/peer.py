@@ -82,7 +82,9 @@ class Peer:
         self.identity = identity
         self.table = Table(genesis, me=self.party, rng=rng)
         self._rng = rng
-        self._inbox: dict[int, dict[int, Entry]] = {}
+        # index -> (author, is a void entry) -> entry: a void agreement may take the index of
+        # an entry a present party made for a step that the void closes before it completes.
+        self._inbox: dict[int, dict[tuple[int, bool], Entry]] = {}
         self._seen: set[bytes] = {genesis.hash}
         self._own: set[bytes] = set()
         self._produced: set[int] = set()
@@ -138,11 +140,12 @@ class Peer:
             out.events.append(self._conflict(held, entry))
             return out
         slot = self._inbox.setdefault(entry.index, {})
-        other = slot.get(entry.author)
+        key = (entry.author, entry.kind == bodies.VOID)
+        other = slot.get(key)
         if other is not None:
             out.events.append(self._conflict(other, entry))
             return out
-        slot[entry.author] = entry
+        slot[key] = entry
         if not defer:
             out.extend(self.run(now))
         return out
@@ -189,7 +192,7 @@ class Peer:
         """Report, once per step, the parties that have kept the table waiting too long."""
         out = Output()
         table = self.table
-        waiting = tuple(p for p in table.waiting_for if p != self.party)
+        waiting = self._missing()
         limit = table.terms.timeout_ms / 1000
         if waiting and not self._timed_out and now - self._since >= limit and not table.closed:
             self._timed_out = True
@@ -204,7 +207,7 @@ class Peer:
             if table.fault is not None and table.fault.author is not None:
                 silent = (table.fault.author,)
             else:
-                silent = tuple(p for p in table.waiting_for if p != self.party)
+                silent = self._missing()
         silent = tuple(sorted(set(silent)))
         active = [p for p in range(table.n) if p not in silent]
         if self.party not in active:
@@ -220,12 +223,22 @@ class Peer:
         self._seen.add(entry.hash)
         self._own.add(entry.hash)
         self._produced.add(index)
-        self._inbox.setdefault(index, {})[self.party] = entry
+        self._inbox.setdefault(index, {})[(self.party, True)] = entry
         out = Output(send=[entry.wire])
         out.extend(self.run(now))
         return out
 
     # ------------------------------------------------------------------ internals
+
+    def _missing(self) -> tuple[int, ...]:
+        """Parties the current step waits for whose entries we do not even hold."""
+        table = self.table
+        out = []
+        for p in table.waiting_for:
+            index = table.index_of(p)
+            if p != self.party and (p, False) not in self._inbox.get(index or -1, {}):
+                out.append(p)
+        return tuple(out)
 
     def _void_waiting(self) -> bool:
         nxt = self._inbox.get(len(self.table.log), {})
@@ -237,13 +250,12 @@ class Peer:
         if not slot:
             return None
         author = table.expected_author(len(table.log))
-        if author is not None and author in slot and slot[author].kind != bodies.VOID:
-            return slot[author]
-        voids = [e for e in slot.values() if e.kind == bodies.VOID]
+        voiding = table.voiding is not None
+        if author is not None and (author, voiding) in slot:
+            return slot[(author, voiding)]
+        voids = [e for (_, v), e in slot.items() if v]
         if voids:
             return voids[0]
-        if author is not None and author in slot:
-            return slot[author]
         return next(iter(slot.values()))  # an entry out of turn: apply() refuses it
 
     def _conflict(self, held: Entry, new: Entry) -> Event:
@@ -262,10 +274,10 @@ class Peer:
         table = self.table
         slot = self._inbox.get(entry.index)
         if slot is not None:
-            slot.pop(entry.author, None)
+            slot.pop((entry.author, entry.kind == bodies.VOID), None)
         before = table.step_start
         try:
-            events = table.apply(entry, own=entry.hash in self._own)
+            events = table.apply(entry, own=entry.hash in self._own, signed=True)
         except LogError as exc:
             if isinstance(exc, BrokenChain | WrongTable | OutOfTurn) and table.fault is None:
                 out.events.append(Refused(exc))
@@ -296,7 +308,7 @@ class Peer:
         if index == len(self.table.log):
             out.extend(self._apply(entry, now))
         else:
-            self._inbox.setdefault(index, {})[self.party] = entry
+            self._inbox.setdefault(index, {})[(self.party, kind == bodies.VOID)] = entry
         return out
 
     def _sign(self, index: int, kind: str, body: dict[str, Any]) -> Entry:
@@ -341,7 +353,7 @@ class Peer:
         self._seen.add(own.hash)
         self._own.add(own.hash)
         self._produced.add(index)
-        self._inbox.setdefault(index, {})[self.party] = own
+        self._inbox.setdefault(index, {})[(self.party, False)] = own
         return Output(send=[own.wire])
 
 

@@ -24,8 +24,10 @@ Chooser = Callable[[int, HandState], Move]
 
 
 class Router:
-    """Delivers entries among `peers` (index = party). `drop(sender, receiver, entry)` lets a
-    test lose or tamper with a delivery; it returns the bytes to deliver or None."""
+    """Delivers entries among `peers` (index = party). `tamper(sender, receiver, data)` lets a
+    test lose or change a delivery (it returns the bytes to deliver, or None); parties in
+    `silent` neither receive nor send; `YourTurn` of parties in `manual` is only recorded in
+    `turns`, for the caller to answer."""
 
     def __init__(
         self,
@@ -44,6 +46,8 @@ class Router:
         self.events: list[list[Event]] = [[] for _ in peers]
         self.persisted: list[list[Entry]] = [[] for _ in peers]
         self.silent: set[int] = set()
+        self.manual: set[int] = set()
+        self.turns: list[int] = []
         self.deliveries = 0
 
     def _handle(self, party: int, out: Output) -> None:
@@ -57,7 +61,9 @@ class Router:
                 if other != party:
                     self.queue.append((party, other, data))
         for ev in out.events:
-            if isinstance(ev, YourTurn):
+            if isinstance(ev, YourTurn) and party in self.manual:
+                self.turns.append(party)
+            elif isinstance(ev, YourTurn):
                 view = self.peers[party].table.view
                 assert view is not None
                 move = self.choose(party, view)

@@ -204,14 +204,15 @@ class Table:
 
     # ------------------------------------------------------------------ applying entries
 
-    def apply(self, entry: Entry, *, own: bool = False) -> list[Event]:
+    def apply(self, entry: Entry, *, own: bool = False, signed: bool = False) -> list[Event]:
         """Check one entry in its place and apply it; raise `LogError` naming its author.
 
         `own`: the entry was made and signed by this peer (its signature and proofs need no
-        checking). After a refusal the table is faulted and refuses everything but a void.
+        checking); `signed`: its signature has been checked already (on receipt). After a
+        refusal the table is faulted and refuses everything but a void.
         """
         try:
-            return self._apply(entry, own)
+            return self._apply(entry, own, signed)
         except _Refused as r:
             err = r.cls(r.reason, index=entry.index, author=entry.author, evidence=(entry.wire,))
         except LogError as e:
@@ -220,7 +221,7 @@ class Table:
             self.fault = self.fault or err
         raise err
 
-    def _apply(self, entry: Entry, own: bool) -> list[Event]:
+    def _apply(self, entry: Entry, own: bool, signed: bool) -> list[Event]:
         if entry.version != PROTOCOL_VERSION or entry.table != self.terms.table_id:
             raise _Refused(WrongTable, "entry of another table or protocol version")
         if entry.index != len(self.log):
@@ -234,19 +235,19 @@ class Table:
             saved = (self.authors, self.step_prev, self.step_start, self.step_hashes, self.silent)
             self._open_void(entry)
         try:
-            return self._apply_in_step(entry, own)
+            return self._apply_in_step(entry, own, signed)
         except BaseException:
             if saved is not None and self.voiding == "pending":
                 self.voiding = None
                 self.authors, self.step_prev, self.step_start, self.step_hashes, self.silent = saved
             raise
 
-    def _apply_in_step(self, entry: Entry, own: bool) -> list[Event]:
+    def _apply_in_step(self, entry: Entry, own: bool, signed: bool) -> list[Event]:
         if self.expected_author(entry.index) != entry.author:
             raise _Refused(OutOfTurn, f"not this party's turn to append ({self.phase.value})")
         if entry.prev != self.step_prev:
             raise _Refused(BrokenChain, "previous hash does not name the step before")
-        if not own:
+        if not (own or signed):
             entry.verify(self.terms.keys)
         rule = self.rule
         if entry.kind != rule.kind:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import random
 from collections.abc import Callable
 
@@ -10,7 +11,7 @@ from buraco_p2p.crypto import DeterministicRandomSource
 from buraco_p2p.engine import HandState, Move
 from buraco_p2p.net.identity import Identity
 from buraco_p2p.rules import get_preset
-from buraco_p2p.session import Entry, Fault, Peer, Router, make_genesis
+from buraco_p2p.session import Entry, Fault, Peer, Router, Table, make_entry, make_genesis
 from buraco_p2p.session.router import Chooser
 
 TABLE_ID = b"session-test-tbl"
@@ -66,3 +67,44 @@ def run_until(router: Router, done: Callable[[], bool], bound: int = 100_000) ->
         if done() or not router.queue:
             return
         router.run(1)
+
+
+def snapshot(router: Router) -> Router:
+    """An independent copy of a table in its current state (identity keys shared)."""
+    memo: dict[int, object] = {}
+    for p in router.peers:
+        memo[id(p.identity)] = p.identity
+        memo.update(_shared(p.table))
+    return copy.deepcopy(router, memo)
+
+
+def _shared(table_: Table) -> dict[int, object]:
+    """What copies may share: identity keys, and the engine's meld oracle (a cache)."""
+    memo: dict[int, object] = {id(k): k for k in table_.terms.keys}
+    view = table_.view
+    if view is not None:
+        memo[id(view.oracle)] = view.oracle
+    return memo
+
+
+def table_copy(table_: Table) -> Table:
+    return copy.deepcopy(table_, _shared(table_))
+
+
+def resign(entry: Entry, party: int, **changes: object) -> Entry:
+    """The entry with some fields changed ("body" replaces the body), signed by `party`."""
+    fields: dict[str, object] = dict(
+        table=entry.table, index=entry.index, prev=entry.prev, author=entry.author,
+        kind=entry.kind, body=dict(entry.body),
+    )  # fmt: skip
+    fields.update(changes)
+    return make_entry(identities()[party], **fields)  # type: ignore[arg-type]
+
+
+def forge(router: Router, party: int, kind: str, body: dict[str, object]) -> Entry:
+    """An entry by `party` for the next index of its own log, correctly chained and signed."""
+    t = router.peers[party].table
+    return make_entry(
+        identities()[party], table=t.terms.table_id, index=len(t.log), prev=t.step_prev,
+        author=party, kind=kind, body=body,
+    )  # fmt: skip

@@ -20,7 +20,7 @@ def test_the_diagram_shows_every_phase_and_transition() -> None:
     assert "void --> closed" in drawn
 
 
-def test_a_changed_document_is_reported(capsys: object) -> None:
+def test_a_changed_document_is_reported() -> None:
     text = table_diagram.DOC.read_text(encoding="utf-8")
     stale = table_diagram.splice(text, "```mermaid\nstateDiagram-v2\n```\n")
     assert stale != text

@@ -1,6 +1,6 @@
 """Speed of the table protocol: N sans-IO session peers in one process, printed as one JSON object.
 
-    python benchmarks/session.py [--hands N] [--seed S] [--rules P]
+    python benchmarks/session.py [--rules P] [--seed S] [--target POINTS]
 
 The peers run on a discrete-event simulator, so the figures are those of N machines on a
 network, not of one process taking turns:
@@ -12,23 +12,24 @@ network, not of one process taking turns:
   they would on two machines, and nobody waits for a peer that is busy elsewhere.
 - Every message arrives after a fixed one-way delay (no sleeping: delivery is an event at
   `sent + delay` on the receiver's timeline).
-- Legs: every message carries a Lamport depth (one more than the deepest input its sender had
-  handled). The number of one-way delays on a critical path is the difference of depths between
-  its two ends; with zero CPU cost it is exactly the path's length divided by the delay.
+- Legs: a second run of the first hand charges no CPU time at all and delays every message by
+  exactly 1, so the time between two events is the number of one-way delays on the critical
+  path between them (whatever arrived last decides when each step can go on).
 
 Keys (the goals in brackets):
 - hand_setup_s [<= 0.5], hand_setup_s_50ms [<= 0.85]: from the first per-hand key leaving a peer
   to the first move of the hand being possible (the first player's bot is asked to move), at
-  delay 0 and 50 ms; the mean over the hands played. hand_setup_s_2p / _6p for other counts
-  where the engine plays them.
+  delay 0 (the mean over the match's hands; hand_setup_s_max the slowest) and 50 ms (the first
+  hand). hand_setup_s_2p / _6p for other seat counts, null until the rules accept them.
 - setup_legs [<= 7]: one-way delays on that critical path; draw_legs [<= 2]: from a stock draw
-  leaving the drawer until the drawer knows the card.
-- move_p50_ms [<= 5], move_p99_ms [<= 20]: at delay 0, from a move leaving its author until the
-  next decision is possible (the next bot is asked to move, or the hand is over), over every
-  move of the match.
+  leaving the drawer until the drawer knows the card (the most over the hand's draws).
+- move_p50_ms [<= 5], move_p99_ms [<= 20]: at delay 0, from a move leaving its author (its bot's
+  thinking excluded) until the next decision is possible (a bot, the same or the next, is asked
+  to move), over every move of the match but the last of each hand.
 - cpu_s_per_hand: CPU seconds per peer per hand (all of it: setup, moves, end of hand, bots).
 - peak_rss_mb: this process's peak resident set (all N peers in it).
-- verify_match_s [<= 5]: `buraco-p2p verify` on the whole match log written by the run.
+- verify_match_s [<= 5]: `buraco-p2p verify` (`audit.verify_bytes`) on the whole match log of
+  the delay-0 run, in CPU seconds of this process (the machine may be shared).
 """
 
 from __future__ import annotations

@@ -55,6 +55,7 @@ from buraco_p2p.engine import (
     Match,
     Move,
     PlayerView,
+    RefereeView,
     RevealError,
     RevealRequest,
     deal_layout,
@@ -253,7 +254,8 @@ class Table:
         if entry.kind != rule.kind:
             raise _Refused(OutOfTurn, f"a {entry.kind!r} entry where {rule.kind!r} is expected")
         try:
-            parsed = check_body(entry.kind, entry.body, self.n, 2)
+            teams = len(self.match.scores) if self.match is not None else 2
+            parsed = check_body(entry.kind, entry.body, self.n, teams)
         except BodyError as exc:
             raise _Refused(MalformedEntry, str(exc)) from None
         events = self._handle(entry, parsed)
@@ -353,6 +355,8 @@ class Table:
             if x.is_zero() or Point.base_mul(x) != hand.keys[seat]:
                 raise _reject("the hand secret does not match the seat's hand key")
             hand.secrets[seat] = x
+            if self.me is None and len(hand.secrets) == self.n:
+                hand.opened = self._open_all(hand)
             return []
         if kind == bodies.FINAL:
             assert self.match is not None
@@ -532,8 +536,7 @@ class Table:
             self._set(Phase.OPEN, everyone)
             return [HandEnded(hand.result)]
         if phase is Phase.OPEN:
-            if self.me is None:
-                hand.opened = self._open_all(hand)
+            if hand.opened is not None:
                 self.opened.append(hand.opened)
             assert self.match is not None
             if self.match.over:
@@ -611,15 +614,37 @@ class Table:
         return []
 
     def _open_all(self, hand: _Hand) -> tuple[int, ...]:
-        """With every seat's hand secret published, open every slot of the final deck."""
+        """The verifier's full-information replay of a finished hand: with every seat's hand
+        secret published, open every slot of the final deck (the secrets sum to the table's
+        key, so one share per slot does), check that every card shown during the hand is the
+        card its slot opens to, and replay the hand's moves on a referee that knows every
+        card, to the same score."""
         deck = hand.deck
-        xs = [hand.secrets[s] for s in range(self.n)]
-        cards = []
+        total = hand.secrets[0]
+        for s in range(1, self.n):
+            total = total + hand.secrets[s]
+        cards: list[int] = []
         for ct in deck.deck:
             try:
-                cards.append(open_card(ct, [x * ct.c1 for x in xs], deck.deck_size))
+                cards.append(open_card(ct, [total * ct.c1], deck.deck_size))
             except CryptoError as exc:  # pragma: no cover - every proof checked
-                raise LogError(f"an opened slot is not a card: {exc}") from None
+                raise _reject(f"an opened slot is not a card: {exc}") from None
+        for slot, card in deck.public_cards().items():
+            if cards[slot] != card:  # pragma: no cover - every proof checked
+                raise _reject(f"slot {slot} opens to card {cards[slot]}, shown as {card}")
+        view, result = hand.view, hand.result
+        assert view is not None and result is not None
+        try:
+            ref = RefereeView(view.setup, cards)
+            for move in view.moves:
+                for s in ref.exposed_by(move):
+                    ref.reveal(s, cards[s], public=True)
+                ref.push(move)
+            totals = score_hand(ref).totals
+        except (IllegalMove, RevealError, ValueError) as exc:
+            raise _reject(f"the opened hand does not replay: {exc}") from None
+        if totals != result.totals:
+            raise _reject(f"the opened hand scores {list(totals)}, not {list(result.totals)}")
         return tuple(cards)
 
     # ------------------------------------------------------------------ producing entries

@@ -36,6 +36,8 @@ from buraco_p2p.session import (
     RejectedEntry,
     Router,
     WrongTable,
+    check_equivocation,
+    confirm_refusal,
     decode_entry,
 )
 
@@ -86,6 +88,10 @@ def _assert_caught(r: Router, cheater: int, sent: dict[int, list[bytes]], entry:
         assert isinstance(err, kind) and err.author == cheater
         assert entry.wire in err.evidence
     assert same_logs(r, _honest(r, cheater))
+    # a third party with the honest log sees the same refusal of the same author
+    log = [e.wire for e in r.peers[_honest(r, cheater)[0]].log]
+    again = confirm_refusal(log, entry.wire)
+    assert type(again) is kind and again.author == cheater
 
 
 def _move_body(r: Router, party: int, move: Move, slots: list[int]) -> dict[str, object]:
@@ -302,6 +308,7 @@ def test_equivocation_is_caught_with_two_signed_entries() -> None:
     for p in _honest(r, cheater):
         errs = [f.error for f in faults(r, p) if isinstance(f.error, Equivocation)]
         assert errs, f"party {p} did not see the equivocation"
+        assert check_equivocation(r.peers[p].log[0], *errs[0].evidence) == cheater
         a, b = (decode_entry(x) for x in errs[0].evidence)
         a.verify(keys)
         b.verify(keys)

@@ -409,7 +409,7 @@ class Table:
             raise _reject(f"the move shows slots {list(shown)} but carries shares for {list(got)}")
         events: list[Event] = []
         if shares is not None:
-            hand.deck.request_public(shown, owner=seat)
+            _request(hand.deck, shown, seat, public=True)
             events += self._deck(
                 hand, SharesMessage(seat, shares.slots, shares.batch), entry.index, seat
             )
@@ -424,14 +424,14 @@ class Table:
             for s in range(self.n):
                 slots = [x for x in view.hand(s) if x not in public]
                 if slots:
-                    deck.request_public(slots, owner=s)
+                    _request(deck, slots, s, public=True)
             hand.deferred.clear()
             return events
         for r in requests:
             if r.seat is None:
-                deck.request_public([r.slot])
+                _request(deck, [r.slot], None, public=True)
             elif r.seat == view.turn:
-                deck.request_private([r.slot], r.seat)
+                _request(deck, [r.slot], r.seat, public=False)
             else:
                 # A pot reached with a discard (or a melding move that ends the turn): its
                 # cards are not looked at until the seat before its taker has played.
@@ -439,7 +439,7 @@ class Table:
         due = [r for r in hand.deferred if r.seat is not None and view.turn == _prev(view, r.seat)]
         for r in due:
             assert r.seat is not None
-            deck.request_private([r.slot], r.seat)
+            _request(deck, [r.slot], r.seat, public=False)
             hand.deferred.remove(r)
         return events
 
@@ -732,6 +732,19 @@ class Table:
             deck._sent.add((msg, index))
             shares = Shares(shown, msg.batch).to_wire()
         return index, {"m": move.to_wire(), "shares": shares}
+
+
+def _request(deck: DeckSession, slots: Sequence[int], owner: int | None, *, public: bool) -> None:
+    """Ask the deck for a reveal; a request it refuses (a slot owned by another seat) is the
+    entry's fault, never an untyped error."""
+    try:
+        if public:
+            deck.request_public(slots, owner)
+        else:
+            assert owner is not None
+            deck.request_private(slots, owner)
+    except (ValueError, RuntimeError, CryptoError) as exc:
+        raise _reject(f"reveal of slots {list(slots)}: {exc}") from None
 
 
 def _prev(view: HandState, seat: int) -> int:

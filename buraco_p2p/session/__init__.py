@@ -26,6 +26,8 @@ API overview:
 - `replay(entries) -> Replay`: the verifier-only path (no secrets): the same `Table`, fed a
   whole log; `Replay` holds the table, hands, entries, shuffles verified, scores, the opened
   cards of every finished hand and the parties' fingerprints.
+- `check_equivocation(genesis, a, b)` and `confirm_refusal(log, entry)`: a third party
+  checks a refusal's evidence with the log alone.
 - `states.TRANSITIONS`: the transition table (phase -> kind, who appends, round or single,
   next phases).
 - Events (`buraco_p2p.session.events`): `SeatsDrawn`, `HandStarted`, `CardSeen`,
@@ -65,6 +67,7 @@ from buraco_p2p.session.events import (
     Voided,
     YourTurn,
 )
+from buraco_p2p.session.evidence import check_equivocation, confirm_refusal
 from buraco_p2p.session.peer import Output, Peer
 from buraco_p2p.session.replay import Replay, replay
 from buraco_p2p.session.router import Router
@@ -103,6 +106,8 @@ __all__ = [
     "Voided",
     "WrongTable",
     "YourTurn",
+    "check_equivocation",
+    "confirm_refusal",
     "decode_entry",
     "make_entry",
     "make_genesis",

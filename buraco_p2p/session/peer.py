@@ -50,7 +50,12 @@ from buraco_p2p.session.states import Phase
 from buraco_p2p.session.table import Table
 from buraco_p2p.session.terms import parse_genesis
 
-__all__ = ["Output", "Peer"]
+__all__ = ["MAX_AHEAD", "Output", "Peer"]
+
+# How far past the end of its log a peer files entries: no step is longer than a round of
+# every party, so honest entries are never further ahead than a few steps; a hostile author
+# cannot make a peer hold more than this many of its entries.
+MAX_AHEAD = 64
 
 
 @dataclass
@@ -132,6 +137,11 @@ class Peer:
             entry.verify(table.terms.keys)
         except LogError as exc:
             out.events.append(Refused(exc))
+            return out
+        if entry.index >= len(table.log) + MAX_AHEAD:
+            out.events.append(Refused(BrokenChain(
+                f"index {entry.index} is too far ahead of the log ({len(table.log)})",
+                index=entry.index, author=entry.author, evidence=(entry.wire,))))  # fmt: skip
             return out
         self._seen.add(entry.hash)
         out.relay.append(entry.wire)

@@ -55,6 +55,7 @@ from buraco_p2p.engine import (
     Match,
     Move,
     PlayerView,
+    RefereeView,
     RevealError,
     RevealRequest,
     deal_layout,
@@ -253,7 +254,8 @@ class Table:
         if entry.kind != rule.kind:
             raise _Refused(OutOfTurn, f"a {entry.kind!r} entry where {rule.kind!r} is expected")
         try:
-            parsed = check_body(entry.kind, entry.body, self.n, 2)
+            teams = len(self.match.scores) if self.match is not None else 2
+            parsed = check_body(entry.kind, entry.body, self.n, teams)
         except BodyError as exc:
             raise _Refused(MalformedEntry, str(exc)) from None
         events = self._handle(entry, parsed)
@@ -353,6 +355,8 @@ class Table:
             if x.is_zero() or Point.base_mul(x) != hand.keys[seat]:
                 raise _reject("the hand secret does not match the seat's hand key")
             hand.secrets[seat] = x
+            if self.me is None and len(hand.secrets) == self.n:
+                hand.opened = self._open_all(hand)
             return []
         if kind == bodies.FINAL:
             assert self.match is not None
@@ -405,7 +409,7 @@ class Table:
             raise _reject(f"the move shows slots {list(shown)} but carries shares for {list(got)}")
         events: list[Event] = []
         if shares is not None:
-            hand.deck.request_public(shown, owner=seat)
+            _request(hand.deck, shown, seat, public=True)
             events += self._deck(
                 hand, SharesMessage(seat, shares.slots, shares.batch), entry.index, seat
             )
@@ -420,14 +424,14 @@ class Table:
             for s in range(self.n):
                 slots = [x for x in view.hand(s) if x not in public]
                 if slots:
-                    deck.request_public(slots, owner=s)
+                    _request(deck, slots, s, public=True)
             hand.deferred.clear()
             return events
         for r in requests:
             if r.seat is None:
-                deck.request_public([r.slot])
+                _request(deck, [r.slot], None, public=True)
             elif r.seat == view.turn:
-                deck.request_private([r.slot], r.seat)
+                _request(deck, [r.slot], r.seat, public=False)
             else:
                 # A pot reached with a discard (or a melding move that ends the turn): its
                 # cards are not looked at until the seat before its taker has played.
@@ -435,7 +439,7 @@ class Table:
         due = [r for r in hand.deferred if r.seat is not None and view.turn == _prev(view, r.seat)]
         for r in due:
             assert r.seat is not None
-            deck.request_private([r.slot], r.seat)
+            _request(deck, [r.slot], r.seat, public=False)
             hand.deferred.remove(r)
         return events
 
@@ -532,8 +536,7 @@ class Table:
             self._set(Phase.OPEN, everyone)
             return [HandEnded(hand.result)]
         if phase is Phase.OPEN:
-            if self.me is None:
-                hand.opened = self._open_all(hand)
+            if hand.opened is not None:
                 self.opened.append(hand.opened)
             assert self.match is not None
             if self.match.over:
@@ -611,15 +614,37 @@ class Table:
         return []
 
     def _open_all(self, hand: _Hand) -> tuple[int, ...]:
-        """With every seat's hand secret published, open every slot of the final deck."""
+        """The verifier's full-information replay of a finished hand: with every seat's hand
+        secret published, open every slot of the final deck (the secrets sum to the table's
+        key, so one share per slot does), check that every card shown during the hand is the
+        card its slot opens to, and replay the hand's moves on a referee that knows every
+        card, to the same score."""
         deck = hand.deck
-        xs = [hand.secrets[s] for s in range(self.n)]
-        cards = []
+        total = hand.secrets[0]
+        for s in range(1, self.n):
+            total = total + hand.secrets[s]
+        cards: list[int] = []
         for ct in deck.deck:
             try:
-                cards.append(open_card(ct, [x * ct.c1 for x in xs], deck.deck_size))
+                cards.append(open_card(ct, [total * ct.c1], deck.deck_size))
             except CryptoError as exc:  # pragma: no cover - every proof checked
-                raise LogError(f"an opened slot is not a card: {exc}") from None
+                raise _reject(f"an opened slot is not a card: {exc}") from None
+        for slot, card in deck.public_cards().items():
+            if cards[slot] != card:  # pragma: no cover - every proof checked
+                raise _reject(f"slot {slot} opens to card {cards[slot]}, shown as {card}")
+        view, result = hand.view, hand.result
+        assert view is not None and result is not None
+        try:
+            ref = RefereeView(view.setup, cards)
+            for move in view.moves:
+                for s in ref.exposed_by(move):
+                    ref.reveal(s, cards[s], public=True)
+                ref.push(move)
+            totals = score_hand(ref).totals
+        except (IllegalMove, RevealError, ValueError) as exc:
+            raise _reject(f"the opened hand does not replay: {exc}") from None
+        if totals != result.totals:
+            raise _reject(f"the opened hand scores {list(totals)}, not {list(result.totals)}")
         return tuple(cards)
 
     # ------------------------------------------------------------------ producing entries
@@ -707,6 +732,19 @@ class Table:
             deck._sent.add((msg, index))
             shares = Shares(shown, msg.batch).to_wire()
         return index, {"m": move.to_wire(), "shares": shares}
+
+
+def _request(deck: DeckSession, slots: Sequence[int], owner: int | None, *, public: bool) -> None:
+    """Ask the deck for a reveal; a request it refuses (a slot owned by another seat) is the
+    entry's fault, never an untyped error."""
+    try:
+        if public:
+            deck.request_public(slots, owner)
+        else:
+            assert owner is not None
+            deck.request_private(slots, owner)
+    except (ValueError, RuntimeError, CryptoError) as exc:
+        raise _reject(f"reveal of slots {list(slots)}: {exc}") from None
 
 
 def _prev(view: HandState, seat: int) -> int:

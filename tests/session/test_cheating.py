@@ -3,6 +3,8 @@ honest peers release nothing for a bad entry and their logs stay identical."""
 
 from __future__ import annotations
 
+import random
+
 import pytest
 from session_helpers import (
     faults,
@@ -12,6 +14,7 @@ from session_helpers import (
     same_logs,
     snapshot,
     table,
+    table_copy,
 )
 
 from buraco_p2p import codec
@@ -29,6 +32,7 @@ from buraco_p2p.session import (
     BadSignature,
     Entry,
     Equivocation,
+    LogError,
     MalformedEntry,
     OutOfTurn,
     Phase,
@@ -36,6 +40,8 @@ from buraco_p2p.session import (
     RejectedEntry,
     Router,
     WrongTable,
+    check_equivocation,
+    confirm_refusal,
     decode_entry,
 )
 
@@ -86,6 +92,10 @@ def _assert_caught(r: Router, cheater: int, sent: dict[int, list[bytes]], entry:
         assert isinstance(err, kind) and err.author == cheater
         assert entry.wire in err.evidence
     assert same_logs(r, _honest(r, cheater))
+    # a third party with the honest log sees the same refusal of the same author
+    log = [e.wire for e in r.peers[_honest(r, cheater)[0]].log]
+    again = confirm_refusal(log, entry.wire)
+    assert type(again) is kind and again.author == cheater
 
 
 def _move_body(r: Router, party: int, move: Move, slots: list[int]) -> dict[str, object]:
@@ -302,6 +312,7 @@ def test_equivocation_is_caught_with_two_signed_entries() -> None:
     for p in _honest(r, cheater):
         errs = [f.error for f in faults(r, p) if isinstance(f.error, Equivocation)]
         assert errs, f"party {p} did not see the equivocation"
+        assert check_equivocation(r.peers[p].log[0], *errs[0].evidence) == cheater
         a, b = (decode_entry(x) for x in errs[0].evidence)
         a.verify(keys)
         b.verify(keys)
@@ -324,3 +335,44 @@ def test_a_wrong_score_is_caught() -> None:
         assert errs and isinstance(errs[0], RejectedEntry) and errs[0].author == cheater
         assert "score" in errs[0].reason
     assert same_logs(r, _honest(r, cheater))
+
+
+def test_hostile_moves_raise_only_typed_refusals(first_turn: Router) -> None:
+    """Random move bodies from the player on turn, after its draw: every one is applied or
+    refused with a `LogError` naming that player, never another exception."""
+    r, cheater = _drawn(first_turn)
+    honest = _honest(r, cheater)[0]
+    base = r.peers[honest].table
+    t = r.peers[cheater].table
+    assert t.my_seat is not None and t.view is not None
+    rng = random.Random(5)
+    held = list(t.view.hand(t.my_seat))
+    outcomes = {"accepted": 0, "refused": 0}
+    for _ in range(60):
+        kind = rng.randrange(7)
+        seat = rng.choice([t.my_seat, t.my_seat, (t.my_seat + 1) % 4])
+        pool = held + [rng.randrange(108) for _ in range(3)]
+        slots = rng.sample(pool, rng.randrange(0, 4))
+        wire: list[object] = [kind, seat]
+        if kind == 3:
+            wire += [1, len(slots), 0, *slots]
+        elif kind == 4:
+            wire += [rng.randrange(3), 0, *slots]
+        elif kind in (1, 5, 6):
+            wire += slots[:1]
+        shares = sorted(set(s for s in slots if 0 <= s < 108))
+        body = {
+            "m": wire,
+            "shares": _own_shares(r, cheater, shares, len(t.log))
+            if shares and rng.random() < 0.8
+            else None,
+        }
+        entry = forge(r, cheater, "move", body)
+        trial = table_copy(base)
+        try:
+            trial.apply(entry)
+            outcomes["accepted"] += 1
+        except LogError as exc:
+            assert exc.author == cheater and exc.evidence == (entry.wire,)
+            outcomes["refused"] += 1
+    assert outcomes["refused"] > 30

@@ -39,6 +39,7 @@ import dataclasses
 import heapq
 import itertools
 import json
+import math
 import random
 import resource
 import statistics
@@ -192,7 +193,7 @@ def percentile(values: Sequence[float], q: float) -> float:
     if not values:
         return float("nan")
     ordered = sorted(values)
-    k = max(0, min(len(ordered) - 1, round(q * len(ordered) + 0.5) - 1))
+    k = max(0, min(len(ordered) - 1, math.ceil(q * len(ordered)) - 1))
     return ordered[k]
 
 

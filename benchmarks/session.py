@@ -391,7 +391,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         if other is None:
             out[key] = None
             continue
-        run = simulate(other, 0.0, args.seed, setup_only=True)
+        try:
+            run = simulate(other, 0.0, args.seed, setup_only=True)
+        except Exception as exc:  # the session or the deck may not play this count yet
+            out[key] = None
+            out[f"{key}_error"] = f"{type(exc).__name__}: {exc}"[:200]
+            continue
         out[key] = round(run.setups[0], 3)
     out["peak_rss_mb"] = round(peak_rss_mb(), 1)
     print(json.dumps(out))

@@ -176,6 +176,9 @@ def _bad_entry(err: LogError, wires: list[bytes], position: int) -> Verdict:
         "error": type(err).__name__,
         "reason": err.reason,
         "entries_read": len(wires),
+        # The signed entries that prove it to anyone holding the log (a refused entry
+        # replays to the same refusal after the entries before it).
+        "evidence": [w.hex() for w in err.evidence],
     }
     if terms is not None:
         doc["players"] = _players(terms, ())

@@ -78,6 +78,7 @@ def test_a_wrong_score_signed_by_its_author_names_that_author() -> None:
     assert (v.doc["index"], v.doc["author"], v.doc["kind"]) == (e.index, e.author, "result")
     assert v.doc["error"] == "RejectedEntry" and "hand score" in v.doc["reason"]
     assert v.doc["author_fingerprint"] == identities()[e.author].public.fingerprint()
+    assert v.doc["evidence"] == [resign(e, body={**e.body, "totals": totals}).hex()]
 
 
 def test_a_wrong_state_hash_is_caught() -> None:

@@ -56,13 +56,15 @@ __all__ = ["MAX_AHEAD", "Output", "Peer"]
 # every party, so honest entries are never further ahead than a few steps; a hostile author
 # cannot make a peer hold more than this many of its entries.
 MAX_AHEAD = 64
+_MAX_RUN = 100_000  # each `work` applies one entry; a bound, never reached in practice
 
 
 @dataclass
 class Output:
     """What one call produced: entries to send to every other party (wire bytes), entries
-    appended to the log in order (persist them before acting), events for the host, and
-    entries first heard from others (relay them where the transport does not broadcast)."""
+    appended to the log in order, events for the host, and entries first heard from others
+    (relay them where the transport does not broadcast). A host writes `persist` to disk
+    before it sends `send` or acts on `events`, so a restarted client resumes from its log."""
 
     send: list[bytes] = field(default_factory=list)
     persist: list[Entry] = field(default_factory=list)
@@ -192,7 +194,7 @@ class Peer:
     def run(self, now: float) -> Output:
         """`work` until there is nothing left to apply (bounded by the entries on hand)."""
         out = Output()
-        for _ in range(len(self._inbox) + 2):
+        for _ in range(_MAX_RUN):
             if not self.busy:
                 break
             out.extend(self.work(now))

@@ -10,6 +10,7 @@ would, which is what lets honest peers catch an author that equivocates.
 
 from __future__ import annotations
 
+import random
 from collections import deque
 from collections.abc import Callable, Sequence
 
@@ -27,7 +28,8 @@ class Router:
     """Delivers entries among `peers` (index = party). `tamper(sender, receiver, data)` lets a
     test lose or change a delivery (it returns the bytes to deliver, or None); parties in
     `silent` neither receive nor send; `YourTurn` of parties in `manual` is only recorded in
-    `turns`, for the caller to answer."""
+    `turns`, for the caller to answer; with `shuffle`, each delivery is picked at random from
+    the queue (a network that reorders everything), else the queue is FIFO."""
 
     def __init__(
         self,
@@ -36,11 +38,13 @@ class Router:
         *,
         relay: bool = False,
         tamper: Callable[[int, int, bytes], bytes | None] | None = None,
+        shuffle: random.Random | None = None,
     ) -> None:
         self.peers = list(peers)
         self.choose = choose
         self.relay = relay
         self.tamper = tamper
+        self.shuffle = shuffle
         self.now = 0.0
         self.queue: deque[tuple[int, int, bytes]] = deque()
         self.events: list[list[Event]] = [[] for _ in peers]
@@ -78,6 +82,8 @@ class Router:
         """Deliver until the queue is empty (or the bound); returns deliveries made."""
         done = 0
         while self.queue and done < max_deliveries:
+            if self.shuffle is not None:
+                self.queue.rotate(-self.shuffle.randrange(len(self.queue)))
             sender, receiver, data = self.queue.popleft()
             done += 1
             self.deliveries += 1

@@ -4,12 +4,9 @@ Each bad log is refused at its first bad entry, naming that entry's index and au
 
 from __future__ import annotations
 
-import dataclasses
-
 import pytest
-from session_helpers import bot_chooser, identities, resign, table_copy
+from session_helpers import identities, resign, table_copy
 
-from buraco_p2p.crypto import DeterministicRandomSource
 from buraco_p2p.rules import get_preset
 from buraco_p2p.session import (
     BrokenChain,
@@ -17,7 +14,6 @@ from buraco_p2p.session import (
     LogError,
     MalformedEntry,
     OutOfTurn,
-    Peer,
     RejectedEntry,
     Router,
     Table,
@@ -29,18 +25,9 @@ from buraco_p2p.session.bodies import KINDS
 
 
 @pytest.fixture(scope="module")
-def match_log() -> list[Entry]:
+def match_log(played_match: Router) -> list[Entry]:
     """A complete short match of at least two hands."""
-    rules = dataclasses.replace(get_preset("classic"), target_score=1500)
-    g = make_genesis(b"replay-test-tabl", identities(), rules)
-    peers = [Peer(g, i, DeterministicRandomSource(bytes([9, n]) * 16)) for n, i in
-             enumerate(identities())]  # fmt: skip
-    r = Router(peers, bot_chooser(9))
-    r.start()
-    r.run()
-    log = peers[0].log
-    assert peers[0].table.closed and peers[0].table.hands_played >= 2
-    return log
+    return list(played_match.peers[0].log)
 
 
 @pytest.fixture(scope="module")

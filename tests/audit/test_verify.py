@@ -163,6 +163,7 @@ def test_a_log_cut_short_names_the_parties_it_waits_for() -> None:
         (lambda d: d + b"\x01", "not a msgpack bin"),
         (lambda d: d[:17] + b"\xc5\x00\x05" + b"x" * 5, "non-shortest"),
         (lambda d: d[:17], "no entry"),
+        (lambda d: d[:17] + b"\xc4\x01\x00" * 200_001, "more than 200000 records"),
     ],
 )
 def test_a_file_that_is_not_a_log_file_exits_2(

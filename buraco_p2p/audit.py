@@ -5,10 +5,13 @@ verifier-only replay (the code path every peer runs on every entry it receives, 
 of its own), so a log this command accepts is one every honest peer would have accepted, and
 there is no second implementation of the rules to drift from the first.
 
-Exit codes: 0 the log is a fair, complete match; 1 the log is a log but an entry in it is bad
-(the first one is named, with its author and the reason); 2 the file is not a log at all
-(missing, unreadable, empty, too big, not msgpack, another magic or version) or the command
-line is wrong.
+Exit codes: 0 the log is a fair, complete match (with `--partial`, also the first hands of
+one: a log that stops between two hands); 1 the log is a log but an entry in it is bad (the
+first one is named by its position, with its author, its fingerprint and the reason; a log
+that stops early names the parties that owe the next entry); 2 the file is not a log at all
+(missing, unreadable, empty, too big, not msgpack, another magic or version: see
+`buraco_p2p.logfile`) or the command line is wrong. `--json` prints the verdict document the
+text is made from.
 """
 
 from __future__ import annotations

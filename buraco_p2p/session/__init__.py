@@ -34,7 +34,23 @@ API overview:
   `YourTurn`, `MoveApplied`, `HandEnded`, `MatchEnded`, `TimedOut`, `Voided`, `Refused`
   (an entry dropped, the table goes on), `Fault` (an entry refused with evidence; the table
   accepts only a void agreement after it).
-- `Router(peers, choose)`: a deterministic in-memory table (tests, self-play).
+- `Router(peers, choose, relay=..., tamper=..., shuffle=...)`: a deterministic in-memory
+  table (tests, self-play): FIFO or seeded-random delivery, optional relaying, tampering,
+  silent and manual parties, a clock moved by `advance`.
+
+Modules: `entry` (format, hash, signature, step heads), `bodies` (kinds and schemas),
+`terms` (genesis), `states` (transition table), `table` (the checks), `deal` (one deal's
+state, the verifier's opening of a finished hand), `produce` (our own entries), `peer`,
+`replay`, `evidence`, `router`, `events`, `errors`.
+
+The order of a hand, each line one step (a round where several parties append, by party):
+keys round (hand key + cut commitment, all) -> shuffle by seat 0 .. shuffle by seat N-1 ->
+deal round (shares for the other hands and the face-up card + cut nonce, all) -> then per
+turn: move (the mover's own shares for what it shows) [-> shares round by the parties that
+owe a private reveal: a drawn card, a pot] ... -> count round (shares opening every hand
+card, all) -> result round (totals + state hash, all) -> open round (hand secret, all) ->
+next hand's keys round, or the final round (scores, all) and the log is closed. Before the
+first hand: the genesis, a seat-draw commit round and its reveal round.
 
 Parties and seats: a party is an identity's position in the genesis and signs as `author`;
 the seat draw (commit-reveal) maps seats to parties (`table.seating[seat] -> party`,

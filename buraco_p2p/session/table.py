@@ -17,7 +17,6 @@ only after the engine has accepted it (`produce`, called after `apply`).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 from buraco_p2p.crypto.deck import (
@@ -39,25 +38,19 @@ from buraco_p2p.crypto.keys import KeyPair
 from buraco_p2p.crypto.randomness import (
     CoinContext,
     CommitReveal,
-    commitment,
     new_nonce,
     permutation,
     uniform_choice,
     uniform_int,
 )
-from buraco_p2p.crypto.shares import make_share_batch, open_card
-from buraco_p2p.crypto.transcript import ProofContext
 from buraco_p2p.engine import (
-    HandResult,
     HandState,
     IllegalMove,
     IllegalMoveCode,
     Match,
     Move,
     PlayerView,
-    RefereeView,
     RevealError,
-    RevealRequest,
     deal_layout,
     play_order,
     score_hand,
@@ -65,6 +58,7 @@ from buraco_p2p.engine import (
 from buraco_p2p.engine.params import Params
 from buraco_p2p.session import bodies
 from buraco_p2p.session.bodies import BodyError, Shares, check_body
+from buraco_p2p.session.deal import Deal, OpenError, RevealRefused, open_hand, request_reveal
 from buraco_p2p.session.entry import PROTOCOL_VERSION, Entry, step_head
 from buraco_p2p.session.errors import (
     BrokenChain,
@@ -85,13 +79,11 @@ from buraco_p2p.session.events import (
     Voided,
     YourTurn,
 )
+from buraco_p2p.session.produce import CUT, SEATS, produce_entry, produce_move
 from buraco_p2p.session.states import TRANSITIONS, VOID_RULE, Phase, Rule
 from buraco_p2p.session.terms import Terms, parse_genesis
 
 __all__ = ["SEATS", "Table"]
-
-SEATS = b"seats"
-CUT = b"cut"
 
 
 class _Refused(Exception):
@@ -104,26 +96,6 @@ class _Refused(Exception):
 
 def _reject(reason: str) -> _Refused:
     return _Refused(RejectedEntry, reason)
-
-
-@dataclass
-class _Hand:
-    """Per-deal state: the deck, the cut draw, the engine view once dealt."""
-
-    number: int
-    dealer: int
-    face_up: int | None
-    deck: DeckSession
-    cut: CommitReveal
-    keypair: KeyPair | None
-    cut_nonce: bytes | None
-    view: HandState | None = None
-    keys: dict[int, Point] = field(default_factory=dict)
-    secrets: dict[int, Scalar] = field(default_factory=dict)
-    early: list[DeckEvent] = field(default_factory=list)
-    deferred: list[RevealRequest] = field(default_factory=list)
-    result: HandResult | None = None
-    opened: tuple[int, ...] | None = None
 
 
 class Table:
@@ -156,7 +128,7 @@ class Table:
         self.seating: tuple[int, ...] = ()
         self.party_seat: tuple[int, ...] = ()
         self.match: Match | None = None
-        self.hand: _Hand | None = None
+        self.hand: Deal | None = None
         self.hands_played = 0
         self.shuffles_verified = 0
         self.opened: list[tuple[int, ...]] = []  # verifier: every finished hand's cards
@@ -356,7 +328,7 @@ class Table:
                 raise _reject("the hand secret does not match the seat's hand key")
             hand.secrets[seat] = x
             if self.me is None and len(hand.secrets) == self.n:
-                hand.opened = self._open_all(hand)
+                hand.opened = self._opened(hand)
             return []
         if kind == bodies.FINAL:
             assert self.match is not None
@@ -365,14 +337,14 @@ class Table:
             return []
         raise _Refused(OutOfTurn, f"unexpected kind {kind!r}")  # pragma: no cover
 
-    def _deck(self, hand: _Hand, msg: Any, index: int, seat: int) -> list[Event]:
+    def _deck(self, hand: Deal, msg: Any, index: int, seat: int) -> list[Event]:
         try:
             events = hand.deck.receive(msg, index, sender=seat)
         except DeckError as exc:
             raise _reject(f"deck: {exc.reason}") from None
         return self._cards(hand, events)
 
-    def _cards(self, hand: _Hand, events: Sequence[DeckEvent]) -> list[Event]:
+    def _cards(self, hand: Deal, events: Sequence[DeckEvent]) -> list[Event]:
         out: list[Event] = []
         view = hand.view
         for ev in events:
@@ -390,7 +362,7 @@ class Table:
                 out.append(CardSeen(ev.slot, ev.card))
         return out
 
-    def _shares(self, hand: _Hand, seat: int, shares: Shares | None, index: int) -> list[Event]:
+    def _shares(self, hand: Deal, seat: int, shares: Shares | None, index: int) -> list[Event]:
         owed = hand.deck.owed_by(seat)
         got = shares.slots if shares is not None else ()
         if got != owed:
@@ -399,7 +371,7 @@ class Table:
             return []
         return self._deck(hand, SharesMessage(seat, shares.slots, shares.batch), index, seat)
 
-    def _on_move(self, hand: _Hand, seat: int, entry: Entry, parsed: Any) -> list[Event]:
+    def _on_move(self, hand: Deal, seat: int, entry: Entry, parsed: Any) -> list[Event]:
         move, shares = parsed
         view = hand.view
         assert view is not None
@@ -569,7 +541,7 @@ class Table:
             rng=rng,
         )
         cut = CommitReveal(CoinContext(self.terms.table_id, CUT, number), self.n)
-        self.hand = _Hand(
+        self.hand = Deal(
             number,
             dealer,
             layout.face_up,
@@ -581,7 +553,7 @@ class Table:
         self._set(Phase.HAND_KEYS, tuple(range(self.n)))
         return []
 
-    def _dealt(self, hand: _Hand) -> list[Event]:
+    def _dealt(self, hand: Deal) -> list[Event]:
         assert self.match is not None
         seed = hand.cut.seed()
         cut = uniform_int(seed, 1, self.rules.deck_size - 1, label=b"cut")
@@ -593,7 +565,7 @@ class Table:
         hand.early = []
         return events + self._to_turn(hand)
 
-    def _after_move(self, hand: _Hand) -> list[Event]:
+    def _after_move(self, hand: Deal) -> list[Event]:
         view = hand.view
         assert view is not None
         if view.ended:
@@ -605,7 +577,7 @@ class Table:
             return []
         return self._to_turn(hand)
 
-    def _to_turn(self, hand: _Hand) -> list[Event]:
+    def _to_turn(self, hand: Deal) -> list[Event]:
         view = hand.view
         assert view is not None
         self._set(Phase.TURN, (self.seating[view.turn],))
@@ -613,138 +585,34 @@ class Table:
             return [YourTurn(view.turn)]
         return []
 
-    def _open_all(self, hand: _Hand) -> tuple[int, ...]:
-        """The verifier's full-information replay of a finished hand: with every seat's hand
-        secret published, open every slot of the final deck (the secrets sum to the table's
-        key, so one share per slot does), check that every card shown during the hand is the
-        card its slot opens to, and replay the hand's moves on a referee that knows every
-        card, to the same score."""
-        deck = hand.deck
-        total = hand.secrets[0]
-        for s in range(1, self.n):
-            total = total + hand.secrets[s]
-        cards: list[int] = []
-        for ct in deck.deck:
-            try:
-                cards.append(open_card(ct, [total * ct.c1], deck.deck_size))
-            except CryptoError as exc:  # pragma: no cover - every proof checked
-                raise _reject(f"an opened slot is not a card: {exc}") from None
-        for slot, card in deck.public_cards().items():
-            if cards[slot] != card:  # pragma: no cover - every proof checked
-                raise _reject(f"slot {slot} opens to card {cards[slot]}, shown as {card}")
-        view, result = hand.view, hand.result
-        assert view is not None and result is not None
+    def _opened(self, hand: Deal) -> tuple[int, ...]:
         try:
-            ref = RefereeView(view.setup, cards)
-            for move in view.moves:
-                for s in ref.exposed_by(move):
-                    ref.reveal(s, cards[s], public=True)
-                ref.push(move)
-            totals = score_hand(ref).totals
-        except (IllegalMove, RevealError, ValueError) as exc:
-            raise _reject(f"the opened hand does not replay: {exc}") from None
-        if totals != result.totals:
-            raise _reject(f"the opened hand scores {list(totals)}, not {list(result.totals)}")
-        return tuple(cards)
+            return open_hand(hand, self.n)
+        except OpenError as exc:
+            raise _reject(str(exc)) from None
 
     # ------------------------------------------------------------------ producing entries
 
     def produce(self) -> tuple[int, str, dict[str, Any]] | None:
         """The entry this party owes in the current step, if any but a move: (index, kind,
         body). Call once per step; a move comes from `move_body`."""
-        me = self.me
-        if me is None or self.fault is not None or self.voiding is not None:
-            return None
-        index = self.index_of(me)
-        if index is None:
-            return None
-        phase = self.phase
-        ctx_seats = CoinContext(self.terms.table_id, SEATS, 0)
-        if phase is Phase.SEATS_COMMIT:
-            assert self._seat_nonce is not None
-            return index, bodies.COMMIT, {"c": commitment(ctx_seats, me, self._seat_nonce)}
-        if phase is Phase.SEATS_REVEAL:
-            return index, bodies.REVEAL, {"n": self._seat_nonce}
-        hand = self.hand
-        assert hand is not None
-        deck = hand.deck
-        if phase is Phase.HAND_KEYS:
-            assert hand.cut_nonce is not None
-            key = deck.key_message(index).key
-            ctx = CoinContext(self.terms.table_id, CUT, hand.number)
-            return index, bodies.KEYS, {"key": key, "c": commitment(ctx, me, hand.cut_nonce)}
-        if phase is Phase.SHUFFLE:
-            msg = deck.shuffle_message(index)
-            return index, bodies.SHUFFLE, {"deck": msg.deck, "proof": msg.proof}
-        if phase is Phase.DEAL:
-            msg2 = deck.shares_message(index)
-            return index, bodies.DEAL, {
-                "shares": Shares(msg2.slots, msg2.batch).to_wire(), "n": hand.cut_nonce,
-            }  # fmt: skip
-        if phase in (Phase.REVEAL, Phase.COUNT):
-            kind = bodies.SHARES if phase is Phase.REVEAL else bodies.END
-            if not deck.owed_slots():
-                return index, kind, {"shares": None}
-            msg3 = deck.shares_message(index)
-            return index, kind, {"shares": Shares(msg3.slots, msg3.batch).to_wire()}
-        if phase is Phase.RESULT:
-            assert hand.result is not None and hand.view is not None
-            return index, bodies.RESULT, {
-                "totals": list(hand.result.totals), "state": hand.view.state_hash(),
-            }  # fmt: skip
-        if phase is Phase.OPEN:
-            assert hand.keypair is not None
-            return index, bodies.OPEN, {"secret": hand.keypair.secret.to_bytes()}
-        if phase is Phase.FINAL:
-            assert self.match is not None
-            return index, bodies.FINAL, {"scores": list(self.match.scores)}
-        return None
+        return produce_entry(self)
 
     def move_body(self, move: Move) -> tuple[int, dict[str, Any]]:
-        """The body of our own move, checked first exactly as a peer's move is checked, then
-        in a copy of our view with the shown cards made public (raises `IllegalMove`), so an
-        illegal intent changes nothing and is never sent."""
-        me, seat, hand = self.me, self.my_seat, self.hand
-        if me is None or seat is None or hand is None or hand.view is None:
-            raise RuntimeError("no move of ours is expected")
-        index = self.index_of(me)
-        if index is None or self.phase is not Phase.TURN:
-            raise RuntimeError("it is not our turn to move")
+        """The body of our own move (see `buraco_p2p.session.produce.move_body`); raises
+        `IllegalMove` for a move that would be refused, which then changes nothing."""
         try:
-            shown = self.check_move(seat, move)
+            return produce_move(self, move)
         except _Refused as r:
+            seat = self.my_seat
             raise IllegalMove(_code_for(r), r.reason, seat) from None
-        trial = hand.view.copy()
-        for s in shown:
-            card = trial.card(s)
-            if card is None:
-                raise RuntimeError(f"our own slot {s} is unknown to us")
-            trial.reveal(s, card, public=True)
-        trial.push(move)
-        shares = None
-        if shown:
-            assert hand.keypair is not None and self._rng is not None
-            deck = hand.deck
-            ctx = ProofContext(self.terms.table_id, hand.number, index, deck.players[seat])
-            batch = make_share_batch(hand.keypair, [deck.deck[s] for s in shown], ctx, self._rng)
-            msg = SharesMessage(seat, shown, batch.to_bytes())
-            # Our own proof: the deck skips verifying what it knows we made at this index.
-            deck._sent.add((msg, index))
-            shares = Shares(shown, msg.batch).to_wire()
-        return index, {"m": move.to_wire(), "shares": shares}
 
 
 def _request(deck: DeckSession, slots: Sequence[int], owner: int | None, *, public: bool) -> None:
-    """Ask the deck for a reveal; a request it refuses (a slot owned by another seat) is the
-    entry's fault, never an untyped error."""
     try:
-        if public:
-            deck.request_public(slots, owner)
-        else:
-            assert owner is not None
-            deck.request_private(slots, owner)
-    except (ValueError, RuntimeError, CryptoError) as exc:
-        raise _reject(f"reveal of slots {list(slots)}: {exc}") from None
+        request_reveal(deck, slots, owner, public=public)
+    except RevealRefused as exc:
+        raise _reject(str(exc)) from None
 
 
 def _prev(view: HandState, seat: int) -> int:

@@ -376,3 +376,29 @@ def test_hostile_moves_raise_only_typed_refusals(first_turn: Router) -> None:
             assert exc.author == cheater and exc.evidence == (entry.wire,)
             outcomes["refused"] += 1
     assert outcomes["refused"] > 30
+
+
+def test_garbage_bytes_never_raise_from_receive(first_turn: Router) -> None:
+    """Random bytes, truncated and bit-flipped entries handed to a peer: refused with an
+    event, never an exception, and the log is untouched."""
+    r = snapshot(first_turn)
+    peer = r.peers[0]
+    before = [e.wire for e in peer.log]
+    rng = random.Random(9)
+    samples = before[1:]
+    for _ in range(300):
+        base = rng.choice(samples)
+        how = rng.randrange(4)
+        if how == 0:
+            data = rng.randbytes(rng.randrange(0, 200))
+        elif how == 1:
+            data = base[: rng.randrange(len(base))]
+        elif how == 2:
+            at = rng.randrange(len(base))
+            data = base[:at] + bytes([base[at] ^ (1 << rng.randrange(8))]) + base[at + 1 :]
+        else:
+            data = base + rng.randbytes(3)
+        out = peer.receive(data, r.now)
+        assert out.persist == [] and out.send == []
+    assert [e.wire for e in peer.log] == before
+    assert not faults(r, 0)

@@ -129,7 +129,9 @@ def verify_bytes(data: bytes, *, partial: bool = False, name: str = "log") -> Ve
     table = result.table
     if not result.closed:
         between_hands = (
-            table.phase is Phase.HAND_KEYS and not table.step_hashes and result.hands > 0
+            table.phase is Phase.HAND_KEYS
+            and len(table.waiting_for) == table.n  # no key of the next hand yet
+            and result.hands > 0
         )
         if not (partial and between_hands):
             owed = table.waiting_for

@@ -392,11 +392,12 @@ class Table:
         events.append(MoveApplied(seat, move))
         deck = hand.deck
         if view.ended:
+            # The count is the table's request, not a seat's: a pot whose private reveal was
+            # still held back opens here too, though its taker never saw it.
             public = deck.public_cards()
-            for s in range(self.n):
-                slots = [x for x in view.hand(s) if x not in public]
-                if slots:
-                    _request(deck, slots, s, public=True)
+            left = [x for s in range(self.n) for x in view.hand(s) if x not in public]
+            if left:
+                _request(deck, sorted(left), None, public=True)
             hand.deferred.clear()
             return events
         for r in requests:

@@ -5,10 +5,13 @@ verifier-only replay (the code path every peer runs on every entry it receives, 
 of its own), so a log this command accepts is one every honest peer would have accepted, and
 there is no second implementation of the rules to drift from the first.
 
-Exit codes: 0 the log is a fair, complete match; 1 the log is a log but an entry in it is bad
-(the first one is named, with its author and the reason); 2 the file is not a log at all
-(missing, unreadable, empty, too big, not msgpack, another magic or version) or the command
-line is wrong.
+Exit codes: 0 the log is a fair, complete match (with `--partial`, also the first hands of
+one: a log that stops between two hands); 1 the log is a log but an entry in it is bad (the
+first one is named by its position, with its author, its fingerprint and the reason; a log
+that stops early names the parties that owe the next entry); 2 the file is not a log at all
+(missing, unreadable, empty, too big, not msgpack, another magic or version: see
+`buraco_p2p.logfile`) or the command line is wrong. `--json` prints the verdict document the
+text is made from.
 """
 
 from __future__ import annotations
@@ -126,7 +129,9 @@ def verify_bytes(data: bytes, *, partial: bool = False, name: str = "log") -> Ve
     table = result.table
     if not result.closed:
         between_hands = (
-            table.phase is Phase.HAND_KEYS and not table.step_hashes and result.hands > 0
+            table.phase is Phase.HAND_KEYS
+            and len(table.waiting_for) == table.n  # no key of the next hand yet
+            and result.hands > 0
         )
         if not (partial and between_hands):
             owed = table.waiting_for
@@ -137,7 +142,7 @@ def verify_bytes(data: bytes, *, partial: bool = False, name: str = "log") -> Ve
             )
             err = LogError(reason, index=result.entries, author=owed[0] if owed else None)
             return _bad_entry(err, wires, result.entries)
-    return Verdict(EXIT_FAIR, _summary(result, wires, name))
+    return Verdict(EXIT_FAIR, _summary(result, name))
 
 
 def _not_a_log(reason: str) -> Verdict:
@@ -176,6 +181,9 @@ def _bad_entry(err: LogError, wires: list[bytes], position: int) -> Verdict:
         "error": type(err).__name__,
         "reason": err.reason,
         "entries_read": len(wires),
+        # The signed entries that prove it to anyone holding the log (a refused entry
+        # replays to the same refusal after the entries before it).
+        "evidence": [w.hex() for w in err.evidence],
     }
     if terms is not None:
         doc["players"] = _players(terms, ())
@@ -188,13 +196,10 @@ def _bad_entry(err: LogError, wires: list[bytes], position: int) -> Verdict:
     return Verdict(EXIT_BAD_ENTRY, doc)
 
 
-def _summary(result: Replay, wires: list[bytes], name: str) -> dict[str, Any]:
+def _summary(result: Replay, name: str) -> dict[str, Any]:
     table = result.table
     terms = table.terms
-    voids = 0
-    for w in wires:
-        if decode_entry(w).kind == "void":
-            voids += 1
+    voids = sum(1 for e in table.log if e.kind == "void")
     return {
         "result": "fair",
         "file": _display(name),

@@ -23,6 +23,7 @@ __all__ = [
     "FILE_VERSION",
     "MAGIC",
     "MAX_ENTRY_BYTES",
+    "MAX_RECORDS",
     "LogFileError",
     "decode_log",
     "encode_log",
@@ -33,6 +34,9 @@ __all__ = [
 MAGIC: Final = b"\x92\xaeburaco-p2p/log"
 FILE_VERSION: Final = 1
 MAX_ENTRY_BYTES: Final = 1 << 20
+# A hand takes about 300 entries, a long match a few dozen hands; the bound keeps a file of
+# tiny records from making a reader build millions of objects.
+MAX_RECORDS: Final = 200_000
 
 
 class LogFileError(ValueError):
@@ -71,7 +75,7 @@ _HEADS: Final = {0xC4: (1, 0), 0xC5: (2, 1 << 8), 0xC6: (4, 1 << 16)}
 def decode_log(data: bytes) -> list[bytes]:
     """The entries' wire bytes, in file order; `LogFileError` for anything else: another
     magic or version, a record that is not a shortest-form bin, an empty or oversized record,
-    a file that ends inside a record, or a file with no entry at all."""
+    a file that ends inside a record, more than `MAX_RECORDS` records, or no record at all."""
     if not data.startswith(MAGIC):
         raise LogFileError("not a buraco-p2p match log (wrong magic)", 0)
     pos = len(MAGIC)
@@ -85,6 +89,8 @@ def decode_log(data: bytes) -> list[bytes]:
     out: list[bytes] = []
     end = len(data)
     while pos < end:
+        if len(out) >= MAX_RECORDS:
+            raise LogFileError(f"more than {MAX_RECORDS} records", pos)
         head = _HEADS.get(data[pos])
         if head is None:
             raise LogFileError(f"record {len(out)} is not a msgpack bin", pos)

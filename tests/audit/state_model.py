@@ -39,7 +39,7 @@ def _split_laydown(wire: list[int]) -> list[list[int]]:
 
 
 def check_shape(state: list[Any], seats: int) -> None:
-    assert len(state) == STATE_FIELDS
+    assert len(state) >= STATE_FIELDS
     assert state[0] == 1
     assert isinstance(state[1], bytes) and len(state[1]) == 32
     dealer, scores, cut, hand = state[2]
@@ -90,13 +90,16 @@ def check_step(before: list[Any], wire: list[int], after: list[Any], seats: int 
         melds = _split_laydown(wire)
         shown = [s for m in melds for s in m]
         assert all(s in pub_a for s in shown)
-        if after[14][team] > before[14][team]:  # a failed attempt: shown, kept in hand
-            assert hand == hands_b[seat] and after[12] == before[12]
-            return
         old = before[12][team]
+        if after[12][team] == old:  # under the opening minimum: shown, kept in the hand
+            assert hand == hands_b[seat]
+            return
         assert after[12][team][: len(old)] == old
-        assert [m[0] for m in after[12][team][len(old) :]] == melds
-        _check_left(hands_b[seat], shown, hand, before, after)
+        laid = [m[0] for m in after[12][team][len(old) :]]
+        # Melds shown earlier in the turn to open (a state with an element 18) go down first.
+        earlier = [m[0] for m in before[18]] if len(before) > STATE_FIELDS else []
+        assert laid == earlier + melds
+        _check_left(hands_b[seat], [s for m in laid for s in m], hand, before, after)
         return
     if kind == 4:
         index, added = wire[2], wire[4:]

@@ -5,6 +5,8 @@ view holds the same public state, and the state hash is SHA-256 of its canonical
 from __future__ import annotations
 
 import random
+import re
+from pathlib import Path
 
 import pytest
 from state_model import check_shape, check_step, state_hash
@@ -50,3 +52,15 @@ def test_a_changed_list_order_is_caught() -> None:
     after[6][seat] = [after[6][seat][-1], *after[6][seat][:-1]]
     with pytest.raises(AssertionError):
         check_step(before, list(move.to_wire()), after)
+
+
+def test_the_spec_has_one_row_per_element_of_the_public_state() -> None:
+    """docs/protocol.md 4.9's table lists every element the engine hashes, in order."""
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "protocol.md").read_text("utf-8")
+    section = doc[doc.index("### 4.9 ") :]
+    section = section[: section.index("\n### ")]
+    rows = re.findall(r"^\| (\d+) \|", section, flags=re.M)
+    bot = HeuristicBot()
+    record = play_match(get_preset("classic"), [bot] * 4, random.Random(5), max_hands=1)
+    state = LocalTable(record.hands[0].setup, record.hands[0].permutation).views[0].public_state()
+    assert [int(r) for r in rows] == list(range(len(state)))

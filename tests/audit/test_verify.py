@@ -15,8 +15,10 @@ from audit_helpers import TABLE_ID, identities, match_log
 
 from buraco_p2p.audit import EXIT_BAD_ENTRY, EXIT_FAIR, EXIT_NOT_A_LOG, verify_bytes
 from buraco_p2p.cli import main
+from buraco_p2p.crypto import DeterministicRandomSource
 from buraco_p2p.logfile import decode_log, encode_log
-from buraco_p2p.session import Entry, decode_entry, make_entry
+from buraco_p2p.rules import get_preset
+from buraco_p2p.session import Entry, Peer, Router, decode_entry, make_entry, make_genesis
 
 
 def entries() -> list[Entry]:
@@ -78,6 +80,7 @@ def test_a_wrong_score_signed_by_its_author_names_that_author() -> None:
     assert (v.doc["index"], v.doc["author"], v.doc["kind"]) == (e.index, e.author, "result")
     assert v.doc["error"] == "RejectedEntry" and "hand score" in v.doc["reason"]
     assert v.doc["author_fingerprint"] == identities()[e.author].public.fingerprint()
+    assert v.doc["evidence"] == [resign(e, body={**e.body, "totals": totals}).hex()]
 
 
 def test_a_wrong_state_hash_is_caught() -> None:
@@ -162,6 +165,7 @@ def test_a_log_cut_short_names_the_parties_it_waits_for() -> None:
         (lambda d: d + b"\x01", "not a msgpack bin"),
         (lambda d: d[:17] + b"\xc5\x00\x05" + b"x" * 5, "non-shortest"),
         (lambda d: d[:17], "no entry"),
+        (lambda d: d[:17] + b"\xc4\x01\x00" * 200_001, "more than 200000 records"),
     ],
 )
 def test_a_file_that_is_not_a_log_file_exits_2(
@@ -170,3 +174,34 @@ def test_a_file_that_is_not_a_log_file_exits_2(
     v = verify_bytes(mangle(match_log()))
     assert v.code == EXIT_NOT_A_LOG, v.doc
     assert reason in v.doc["reason"]
+
+
+def test_of_two_bad_entries_the_first_is_named() -> None:
+    wires = decode_log(match_log())
+    result = first("result")
+    move = first("move")
+    wires[result.index] = resign(result, body={**result.body, "state": bytes(32)})
+    wires[move.index] = resign(move, body={**move.body, "m": [5, move.body["m"][1], 107]})
+    v = verify_bytes(encode_log(wires))
+    assert (v.code, v.doc["index"], v.doc["author"]) == (EXIT_BAD_ENTRY, move.index, move.author)
+
+
+def test_a_match_ended_by_a_void_agreement_verifies() -> None:
+    """A party that never commits: the three others sign a void agreement that ends the match;
+    the log is complete and fair, and the summary counts the agreement."""
+    genesis = make_genesis(TABLE_ID, identities(), get_preset("us"), timeout_ms=1000)
+    peers = [
+        Peer(genesis, ident, DeterministicRandomSource(bytes([9, n]) * 16))
+        for n, ident in enumerate(identities())
+    ]
+    router = Router(peers, lambda party, view: pytest.fail("no move is expected"))
+    router.silent = {2}
+    router.start()
+    router.run()
+    router.advance(2.0)
+    for p in (0, 1, 3):
+        router.act(p, peers[p].propose_void("end", router.now))
+    router.run()
+    v = verify_bytes(encode_log(e.wire for e in peers[0].log))
+    assert v.code == EXIT_FAIR, v.doc
+    assert v.doc["complete"] is True and v.doc["void_entries"] == 3 and v.doc["hands"] == 0

@@ -16,9 +16,9 @@ A body that does not match its kind's schema raises `BodyError`; the table turns
              slots the move shows)
     shares   shares (shares): a round of shares for private reveals that became due
     end      shares (shares or nil): shares for the end-of-hand public count
-    result   totals [int per team], state (32 bytes: the engine's state hash)
+    result   totals [int per side, 1..N], state (32 bytes: the engine's state hash)
     open     secret (32 bytes: the hand's secret key, a canonical nonzero scalar)
-    final    scores [int per team]
+    final    scores [int per side, 1..N]
     void     action ("void": deal the hand again; "end": the match ends), silent [parties]
 
 where shares = {slots: [slot, ...] strictly ascending, batch: 32 bytes per slot + 64}.
@@ -26,6 +26,7 @@ where shares = {slots: [slot, ...] strictly ascending, batch: 32 bytes per slot 
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Mapping
 from dataclasses import dataclass
 from itertools import pairwise
@@ -78,6 +79,18 @@ MAX_TIMEOUT_MS: Final = 86_400_000
 VOID_ACTIONS: Final = ("void", "end")
 
 
+# Whether the engine's move decoder bounds seats and slots by the table (players, deck size).
+_BOUNDED_MOVES: Final = "players" in inspect.signature(move_from_wire).parameters
+
+
+def _decode_move(obj: object, players: int, deck_size: int) -> Move:
+    if _BOUNDED_MOVES:
+        decode: Any = move_from_wire
+        move: Move = decode(obj, players=players, deck_size=deck_size)
+        return move
+    return move_from_wire(obj)
+
+
 class BodyError(ValueError):
     """A body that does not match its kind's schema."""
 
@@ -115,10 +128,10 @@ def _int(v: object, lo: int, hi: int, what: str) -> int:
     return v
 
 
-def _ints(body: Mapping[str, Any], key: str, count: int) -> tuple[int, ...]:
+def _ints(body: Mapping[str, Any], key: str, most: int) -> tuple[int, ...]:
     v = body[key]
-    if not isinstance(v, list) or len(v) != count:
-        raise BodyError(f"{key!r} must be a list of {count} integers")
+    if not isinstance(v, list) or not 0 < len(v) <= most:
+        raise BodyError(f"{key!r} must be a list of 1..{most} integers")
     return tuple(_int(x, -(2**31), 2**31 - 1, f"{key!r} item") for x in v)
 
 
@@ -141,7 +154,7 @@ def parse_shares(v: object, *, optional: bool) -> Shares | None:
     return Shares(slots, batch)
 
 
-def check_body(kind: str, body: Mapping[str, Any], parties: int, teams: int = 2) -> object:
+def check_body(kind: str, body: Mapping[str, Any], parties: int, deck_size: int = 108) -> object:
     """Check a non-genesis body against its kind's schema; return its parsed value:
     bytes for commit/reveal/open, (key, c) for keys, (deck, proof) for shuffle, (Shares, n)
     for deal, (Move, Shares | None) for move, Shares | None for shares/end, (totals, state)
@@ -167,7 +180,7 @@ def check_body(kind: str, body: Mapping[str, Any], parties: int, teams: int = 2)
     if kind == MOVE:
         _exact(body, {"m", "shares"})
         try:
-            move: Move = move_from_wire(body["m"])
+            move = _decode_move(body["m"], parties, deck_size)
         except IllegalMove as exc:
             raise BodyError(f"bad move: {exc}") from None
         return move, parse_shares(body["shares"], optional=True)
@@ -179,13 +192,13 @@ def check_body(kind: str, body: Mapping[str, Any], parties: int, teams: int = 2)
         return parse_shares(body["shares"], optional=True)
     if kind == RESULT:
         _exact(body, {"totals", "state"})
-        return _ints(body, "totals", teams), _bytes(body, "state", 32)
+        return _ints(body, "totals", parties), _bytes(body, "state", 32)
     if kind == OPEN:
         _exact(body, {"secret"})
         return _bytes(body, "secret", 32)
     if kind == FINAL:
         _exact(body, {"scores"})
-        return _ints(body, "scores", teams)
+        return _ints(body, "scores", parties)
     if kind == VOID:
         _exact(body, {"action", "silent"})
         action = body["action"]

@@ -52,10 +52,8 @@ from buraco_p2p.engine import (
     PlayerView,
     RevealError,
     deal_layout,
-    play_order,
     score_hand,
 )
-from buraco_p2p.engine.params import Params
 from buraco_p2p.session import bodies
 from buraco_p2p.session.bodies import BodyError, Shares, check_body
 from buraco_p2p.session.deal import Deal, OpenError, RevealRefused, open_hand, request_reveal
@@ -226,8 +224,7 @@ class Table:
         if entry.kind != rule.kind:
             raise _Refused(OutOfTurn, f"a {entry.kind!r} entry where {rule.kind!r} is expected")
         try:
-            teams = len(self.match.scores) if self.match is not None else 2
-            parsed = check_body(entry.kind, entry.body, self.n, teams)
+            parsed = check_body(entry.kind, entry.body, self.n, self.rules.deck_size)
         except BodyError as exc:
             raise _Refused(MalformedEntry, str(exc)) from None
         events = self._handle(entry, parsed)
@@ -392,11 +389,12 @@ class Table:
         events.append(MoveApplied(seat, move))
         deck = hand.deck
         if view.ended:
+            # The count is the table's request, not a seat's: a pot whose private reveal was
+            # still held back opens here too, though its taker never saw it.
             public = deck.public_cards()
-            for s in range(self.n):
-                slots = [x for x in view.hand(s) if x not in public]
-                if slots:
-                    _request(deck, slots, s, public=True)
+            left = [x for s in range(self.n) for x in view.hand(s) if x not in public]
+            if left:
+                _request(deck, sorted(left), None, public=True)
             hand.deferred.clear()
             return events
         for r in requests:
@@ -526,7 +524,8 @@ class Table:
         number = 0 if self.hand is None else self.hand.number + 1
         rules = self.rules
         dealer = self.match.dealer
-        order = play_order(dealer, Params.of(rules).clockwise)
+        # The engine's own play order for this deal, at any seat count.
+        order = HandState(self.match.next_setup(), None, None).order
         layout = deal_layout(rules)
         rng = self._rng
         keypair = KeyPair.generate(rng) if rng is not None else None

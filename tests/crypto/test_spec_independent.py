@@ -532,14 +532,17 @@ def rules_table() -> dict[str, tuple[str, str]]:
 
 
 def test_rules_wire_forms_follow_the_spec_table() -> None:
-    """Every key of every preset's wire form in game.json is in 3.2's table, each value of the
-    listed type, enumerations among the listed strings, ranks 1..13 ascending; and every key
-    but the match-length and seat-count ones is in every preset."""
+    """Every preset's wire form in game.json, at every seat count, has exactly the keys of
+    3.2's table, each value of the listed type, enumerations among the listed strings, ranks
+    1..13 ascending, and three packs exactly at six seats."""
     table = rules_table()
     assert list(table) == sorted(table, key=lambda k: k.encode())
-    for name, preset in load("game.json")["presets"].items():
+    game = load("game.json")
+    presets = {**game["presets"], **game["presets_by_players"]}
+    assert {p["wire"]["players"] for p in presets.values()} == {2, 3, 4, 6}
+    for name, preset in presets.items():
         wire = preset["wire"]
-        assert set(wire) <= set(table), f"{name}: keys missing from 3.2: {set(wire) - set(table)}"
+        assert set(wire) == set(table), f"{name}: keys not in both: {set(wire) ^ set(table)}"
         for key, value in wire.items():
             kind, values = table[key]
             if kind == "bool":
@@ -559,7 +562,7 @@ def test_rules_wire_forms_follow_the_spec_table() -> None:
                 if all(v.startswith('`"') for v in values.split(", ")):
                     assert value in listed, key
         assert wire["v"] == 1 and wire["players"] in (2, 3, 4, 6)
-        assert set(table) - set(wire) <= {"hands", "minutes", "solo_pot_size", "teams"}
+        assert wire["deck_size"] in ((156, 162) if wire["players"] == 6 else (104, 108))
 
 
 def test_four_seat_layouts_follow_the_spec_text() -> None:

@@ -44,7 +44,8 @@ from buraco_p2p.crypto.shuffle import (
     shuffle_deck,
 )
 from buraco_p2p.crypto.transcript import ProofContext
-from buraco_p2p.engine.layout import make_layout, play_order
+from buraco_p2p.engine.layout import deal_layout, make_layout, play_order
+from buraco_p2p.rules import PRESETS
 
 TABLE = b"table-deck-test!"
 HAND = 4
@@ -87,11 +88,7 @@ class Table:
         n = len(players)
         self.n = n
         self.layout = make_layout(108, face_up=True) if layout is None else layout
-        self.order = (
-            play_order(dealer, clockwise=True)
-            if n == 4
-            else tuple((dealer + 1 + k) % n for k in range(n))
-        )
+        self.order = play_order(dealer, clockwise=True, players=n)
         self.seats = [
             DeckSession(
                 table_id=TABLE,
@@ -743,3 +740,20 @@ def test_soak_full_hands_every_dealer(dealer: int) -> None:
     for s in t.seats:
         t.post(s.shares_message(len(t.log)))
     assert sorted(t.verifier.public_cards().values()) == list(range(108))
+
+
+@pytest.mark.parametrize("players", [2, 3, 4, 6])
+def test_sessions_take_the_engines_layout_at_every_seat_count(players: int) -> None:
+    """The rules' own deal layout and play order at each seat count build a deck session whose
+    hands are the layout's, position k of the play order to its seat."""
+    rules = PRESETS["classic"].with_overrides({"players": players})
+    layout = deal_layout(rules)
+    order = play_order(1, clockwise=True, players=players)
+    ids = [b"player-%d" % i for i in range(players)]
+    s = DeckSession(
+        table_id=TABLE, hand=0, players=ids, me=None, keypair=None, layout=layout, play_order=order
+    )
+    assert s.seats == players and len(s.deck) == rules.deck_size
+    assert s.deck_size == (162 if players == 6 else 108)
+    for pos, seat in enumerate(order):
+        assert s.hand_slots(seat) == layout.hands[pos]

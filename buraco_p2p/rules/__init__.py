@@ -14,10 +14,10 @@ from buraco_p2p.rules.melds import (
     has_going_out_buraco,
     is_wildcard_face,
 )
+from buraco_p2p.rules.presets import PRESETS, get_preset
 from buraco_p2p.rules.ruleset import (
     HALF_TARGET,
     OVERRIDABLE,
-    PRESETS,
     AceMode,
     BuracoShape,
     Direction,
@@ -33,7 +33,6 @@ from buraco_p2p.rules.ruleset import (
     RuleSet,
     StockOut,
     WildEnd,
-    get_preset,
     parse_override,
     parse_overrides,
 )

@@ -19,7 +19,7 @@ the entry's author, with the signed entry as evidence.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from buraco_p2p.crypto.deck import (
@@ -35,7 +35,7 @@ from buraco_p2p.crypto.deck import (
 from buraco_p2p.crypto.deck import (
     CardSeen as DeckCardSeen,
 )
-from buraco_p2p.crypto.errors import CommitRevealError, CryptoError
+from buraco_p2p.crypto.errors import CryptoError
 from buraco_p2p.crypto.group import Point, Scalar
 from buraco_p2p.engine import HandState, IllegalMove, Move, RevealError
 from buraco_p2p.session import bodies
@@ -74,13 +74,10 @@ def check_entry(t: Table, entry: Entry, parsed: Any) -> list[Event]:
     if kind == bodies.VOID:
         return _on_void(t, party, parsed)
     if kind == bodies.COMMIT:
-        t.seat_draw.add_commitment(party, parsed)
+        _draw("seat draw", t.seat_draw.add_commitment, party, parsed)
         return []
     if kind == bodies.REVEAL:
-        try:
-            t.seat_draw.add_reveal(party, parsed)
-        except CommitRevealError as exc:
-            raise reject(f"seat draw: {exc}") from None
+        _draw("seat draw", t.seat_draw.add_reveal, party, parsed)
         return []
     hand = t.hand
     assert hand is not None
@@ -89,7 +86,7 @@ def check_entry(t: Table, entry: Entry, parsed: Any) -> list[Event]:
         key, c = parsed
         _deck(t, hand, KeyMessage(seat, key), entry.index, seat)
         hand.keys[seat] = Point.from_bytes(key[:32])
-        hand.cut.add_commitment(party, c)
+        _draw("cut draw", hand.cut.add_commitment, party, c)
         return []
     if kind == bodies.SHUFFLE:
         deck_bytes, proof = parsed
@@ -100,12 +97,9 @@ def check_entry(t: Table, entry: Entry, parsed: Any) -> list[Event]:
         return []
     if kind == bodies.DEAL:
         shares, nonce = parsed
-        events = _shares(t, hand, seat, shares, entry.index)
-        try:
-            hand.cut.add_reveal(party, nonce)
-        except CommitRevealError as exc:
-            raise reject(f"cut draw: {exc}") from None
-        return events
+        # The nonce first: a refused deal entry then leaves no share of it in the deck.
+        _draw("cut draw", hand.cut.add_reveal, party, nonce)
+        return _shares(t, hand, seat, shares, entry.index)
     if kind == bodies.MOVE:
         return _on_move(t, hand, seat, entry, parsed)
     if kind in (bodies.SHARES, bodies.END):
@@ -135,6 +129,15 @@ def check_entry(t: Table, entry: Entry, parsed: Any) -> list[Event]:
             raise reject(f"final scores {parsed} are not {t.match.scores}")
         return []
     raise Refusal(OutOfTurn, f"unexpected kind {kind!r}")  # pragma: no cover
+
+
+def _draw(what: str, step: Callable[[int, bytes], None], party: int, value: bytes) -> None:
+    """A commitment or a nonce for a commit-reveal draw: a nonce that does not open the
+    party's commitment (or any other refusal of the draw) is that party's fault."""
+    try:
+        step(party, value)
+    except CryptoError as exc:
+        raise reject(f"{what}: {exc}") from None
 
 
 def _deck(t: Table, hand: Deal, msg: Any, index: int, seat: int) -> list[Event]:

@@ -306,6 +306,27 @@ def test_a_wrong_or_missing_decryption_share_is_caught(how: str) -> None:
     assert all(r.peers[p].table.phase is Phase.DEAL for p in _honest(r, cheater))
 
 
+@pytest.mark.parametrize("kind", ["reveal", "deal"])
+def test_a_nonce_that_does_not_open_its_commitment_is_a_refusal_naming_its_author(
+    kind: str,
+) -> None:
+    """The seat draw's nonce (reveal) and the cut's (deal) are checked against the author's
+    commitment; a wrong one is a typed refusal naming that author, not a crash."""
+    cheater = 2
+
+    def change(e: Entry, _: int) -> Entry:
+        return resign(e, cheater, body={**e.body, "n": _flip(e.body["n"], 0)})
+
+    r = _tampered_table(kind, cheater, change)
+    r.start()
+    r.run(5000)
+    for p in _honest(r, cheater):
+        errs = [f.error for f in faults(r, p)]
+        assert errs and isinstance(errs[0], RejectedEntry) and errs[0].author == cheater
+        assert "does not match the commitment" in errs[0].reason
+    assert same_logs(r, _honest(r, cheater))
+
+
 def test_equivocation_is_caught_with_two_signed_entries() -> None:
     cheater = 3
 

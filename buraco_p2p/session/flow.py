@@ -37,7 +37,7 @@ from buraco_p2p.session.events import (
     YourTurn,
 )
 from buraco_p2p.session.produce import CUT
-from buraco_p2p.session.states import Phase
+from buraco_p2p.session.states import Phase, Who
 
 if TYPE_CHECKING:
     from buraco_p2p.session.table import Table
@@ -47,11 +47,20 @@ __all__ = ["next_step"]
 
 def next_step(t: Table) -> list[Event]:
     """Begin the step that follows the one just completed; returns the events it causes.
-    The phase it moves to is always one the transition table lists after the last."""
+    The phase it moves to is always one the transition table lists after the last, and
+    its authors fit the new phase's row."""
     rule = t.rule
     events = _next(t)
-    if t.phase not in rule.then:  # pragma: no cover - the table and this flow disagree
+    # The flow only chooses among what the transition table allows: the next phase, and
+    # authors of the shape its row gives (pragma: the table and this flow never disagree).
+    if t.phase not in rule.then:  # pragma: no cover
         raise AssertionError(f"{rule.kind!r} is not followed by {t.phase.value!r}")
+    if not t.closed:
+        now = t.rule
+        if now.who is Who.ALL and t.authors != tuple(range(t.n)):  # pragma: no cover
+            raise AssertionError(f"{now.kind!r} is a round of every party, not {t.authors}")
+        if not now.round and len(t.authors) != 1:  # pragma: no cover
+            raise AssertionError(f"{now.kind!r} is one entry, not a round of {t.authors}")
     return events
 
 

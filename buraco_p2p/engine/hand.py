@@ -711,7 +711,7 @@ class HandState:
         shown = self._justify_kept_card(move.seat, move.justify)
         if shown and self.known[shown[0]] < 0:
             raise self._fail(IllegalMoveCode.UNKNOWN_CARD, f"slot {shown[0]} has not been revealed")
-        problem = self.justification_problem(move, private=bool(shown))
+        problem = self._justification_problem(move, bool(shown), public=True)
         if problem is not None:
             raise problem
         self._apply_take(move.seat)
@@ -731,6 +731,13 @@ class HandState:
         exists. Judged on public cards only (`private=False`), as every view must; the
         generator passes `private=True` to judge a kept last card by what its player knows.
         """
+        return self._justification_problem(move, private, public=False)
+
+    def _justification_problem(
+        self, move: TakeDiscard, private: bool, public: bool
+    ) -> IllegalMove | None:
+        """`justification_problem`; `public`: the shown cards are public (`push`), so their
+        meld checks may go to the shared cache."""
         seat = move.seat
         just = move.justify
         if not self.params.must_meld_top:
@@ -761,7 +768,7 @@ class HandState:
             last = next((s for s in hand if s not in gone), self.pile[0])
         why = ["the top card with the cards you show makes no meld you may lay down"]
         first: IllegalMove | None = None
-        for after in self._justified_tables(seat, key, why):
+        for after in self._justified_tables(seat, key, why, public):
             if left >= 2:
                 return None
             problem = self._left_by_justified_meld(seat, left, last, after, private)
@@ -775,7 +782,7 @@ class HandState:
         return self._fail(IllegalMoveCode.PILE_NOT_JUSTIFIED, why[0])
 
     def _justified_tables(
-        self, seat: int, key: tuple[int, ...], why: list[str]
+        self, seat: int, key: tuple[int, ...], why: list[str], public: bool = False
     ) -> Iterator[list[Meld]]:
         """The team's melds after each way the face codes `key` (the top card and the shown
         cards) can go down: as a new meld the team may lay down, or onto one of its melds.
@@ -788,7 +795,7 @@ class HandState:
         if len(key) >= 3:
             seen: list[Meld] = []
             for end in ends:
-                meld = oracle.try_evaluate(key, end)
+                meld = oracle.try_evaluate(key, end, public)
                 if meld is None or meld in seen:
                     continue
                 seen.append(meld)
@@ -808,7 +815,7 @@ class HandState:
             elif any(c // 13 != old.suit for c in naturals):
                 continue
             for end in ends if old.wild_index is None else (0, 1, 2):
-                grown = oracle.try_extend(old, key, end)
+                grown = oracle.try_extend(old, key, end, public)
                 if grown is not None:
                     after = list(table)
                     after[i] = grown

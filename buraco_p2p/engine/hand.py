@@ -77,15 +77,11 @@ per match side: per player at two and three, per team at four and six).
 
 from __future__ import annotations
 
-import hashlib
 import random
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass
-from enum import Enum
-from typing import Final, TypeVar
+from typing import TypeVar
 
-import msgpack
-
+import buraco_p2p.engine.public as public_part
 from buraco_p2p.cards import Card, face_codes, face_of
 from buraco_p2p.engine.errors import IllegalMove, IllegalMoveCode, RevealError
 from buraco_p2p.engine.layout import (
@@ -108,11 +104,37 @@ from buraco_p2p.engine.moves import (
 from buraco_p2p.engine.oracle import MeldOracle
 from buraco_p2p.engine.params import WILD_CODES, FirstDraw, Params
 from buraco_p2p.engine.reveals import Reveal, RevealRequest, reveal_from_wire
-from buraco_p2p.rules import Meld, MeldKind, RuleSet
+from buraco_p2p.engine.values import (
+    EMPTY,
+    GO_OUT,
+    PILE,
+    POT,
+    POT_IS_STOCK,
+    POT_UNTAKEN,
+    STOCK,
+    TABLE,
+    TAKE_POT,
+    EndReason,
+    HandSetup,
+    Phase,
+    SideChange,
+    TableMeld,
+    match_sides,
+    team_of,
+)
+from buraco_p2p.rules import Meld, MeldKind
+
+T = TypeVar("T")
 
 __all__ = [
     "EMPTY",
     "GO_OUT",
+    "PILE",
+    "POT",
+    "POT_IS_STOCK",
+    "POT_UNTAKEN",
+    "STOCK",
+    "TABLE",
     "TAKE_POT",
     "EndReason",
     "HandSetup",
@@ -124,86 +146,10 @@ __all__ = [
     "RevealRequest",
     "SideChange",
     "TableMeld",
+    "match_sides",
     "reveal_from_wire",
     "team_of",
 ]
-
-# Locations of a slot: 0..5 the hand of that seat, then these.
-STOCK: Final = 8
-PILE: Final = 9
-TABLE: Final = 10  # 10..12: the melds of side 0..2
-POT: Final = 16  # 16..18: the pots
-
-T = TypeVar("T")
-
-POT_UNTAKEN: Final = -1
-POT_IS_STOCK: Final = -2
-
-# What emptying a hand does.
-TAKE_POT: Final = 0
-GO_OUT: Final = 1
-EMPTY: Final = 2  # only where the rules let a hand run empty without going out
-
-
-class Phase(Enum):
-    DRAW = "draw"  # the player to move must draw from the stock or take the pile
-    FIRST_CHOICE = "first_choice"  # first card drawn (us, playingcards): keep it or turn it up
-    PLAY = "play"  # meld, add, discard
-    ENDED = "ended"
-
-
-class EndReason(Enum):
-    WENT_OUT = "went_out"
-    STOCK_EXHAUSTED = "stock_exhausted"
-
-
-@dataclass(frozen=True, slots=True)
-class HandSetup:
-    """Everything a hand depends on besides the shuffle: agreed by all peers before the deal.
-
-    `team_scores` are the match totals before this hand, one per match side (per team at four
-    and six, per player at two and three; empty: all zero); they set the initial-meld minimum.
-    `cut` is the size of the cut from joint randomness (None where the preset has no cut).
-    """
-
-    rules: RuleSet
-    dealer: int
-    team_scores: tuple[int, ...] = ()
-    cut: int | None = None
-    hand_number: int = 0
-
-    def __post_init__(self) -> None:
-        if self.team_scores == () and isinstance(self.rules, RuleSet):
-            object.__setattr__(self, "team_scores", (0,) * match_sides(self.rules))
-
-
-@dataclass(frozen=True, slots=True)
-class SideChange:
-    """At three players: `solo` took the first pot and plays alone from `turn` (the count of
-    turns played when it happened); `partners` are one side from then on."""
-
-    solo: int
-    partners: tuple[int, int]
-    turn: int
-
-
-def match_sides(rules: RuleSet) -> int:
-    """How many scores a match keeps: one per player at two and three, one per team at four
-    and six. Seat `s` scores in match side `s % match_sides(rules)`."""
-    return rules.players if rules.players in (2, 3) else rules.teams
-
-
-@dataclass(frozen=True, slots=True)
-class TableMeld:
-    """A meld on a team's table: the rules' `Meld` value and the slots it is made of."""
-
-    meld: Meld
-    slots: tuple[int, ...]
-
-
-def team_of(seat: int) -> int:
-    """The team of a seat at a four-player table; other counts ask `view.side_of(seat)`."""
-    return seat & 1
 
 
 class HandState:
@@ -307,8 +253,6 @@ class HandState:
             else:
                 self.awaiting_public.add(self.layout.face_up)
 
-    # ------------------------------------------------------------------ queries
-
     @property
     def ended(self) -> bool:
         return self.phase is Phase.ENDED
@@ -366,9 +310,7 @@ class HandState:
         they may not discard (`may_discard_lone_taken_card` off): possible only with a hand
         emptied where that does not end the hand. They could not end their turn, so such a
         take is refused; the stock is never empty at a draw."""
-        return (
-            len(self.pile) == 1 and self.params.no_discard_single_taken and not self.hands[seat]
-        )
+        return len(self.pile) == 1 and self.params.no_discard_single_taken and not self.hands[seat]
 
     def opening_slots(self) -> set[int]:
         """The hand slots of this turn's opening melds so far (see `opening`)."""
@@ -384,6 +326,14 @@ class HandState:
 
     def has_going_out_buraco(self, team: int) -> bool:
         return self.oracle.going_out_ok(tm.meld for tm in self.melds[team])
+
+    def next_pot(self) -> int:
+        """The pot the next side to empty a hand takes (-1: none is left to take)."""
+        owner = self.pot_owner
+        for i in self.pot_order:
+            if owner[i] == POT_UNTAKEN:
+                return i
+        return -1
 
     def copy(self) -> HandState:
         """An independent copy (for simulations): same view, same knowledge."""
@@ -409,6 +359,67 @@ class HandState:
         new.public = set(self.public)
         new.awaiting_public = set(self.awaiting_public)
         return new
+
+    def reveal(self, slot: int, card_id: int, public: bool = False) -> None:
+        """Tell this view that `slot` holds `card_id` (privately to its viewer, or publicly)."""
+        if type(slot) is not int or not 0 <= slot < self.n:
+            raise RevealError(f"no slot {slot!r} in a {self.n}-card deck")
+        if type(card_id) is not int or not 0 <= card_id < self.n:
+            raise RevealError(f"no card id {card_id!r} in a {self.n}-card deck")
+        if not public and self.viewer is not None and self.where[slot] != self.viewer:
+            raise RevealError(f"slot {slot} is not in player {self.viewer}'s hand")
+        have = self.known[slot]
+        if have >= 0 and have != card_id:
+            raise RevealError(f"slot {slot} already holds card {have}, not {card_id}")
+        other = self.slot_of.get(card_id)
+        if other is not None and other != slot:
+            raise RevealError(f"card {card_id} is already in slot {other}")
+        self.known[slot] = card_id
+        self.slot_of[card_id] = slot
+        if public:
+            self.public.add(slot)
+            self.awaiting_public.discard(slot)
+
+    def apply(self, reveal: Reveal) -> None:
+        """`reveal()` for a `Reveal` value."""
+        self.reveal(reveal.slot, reveal.card_id, reveal.public)
+
+    def _fail(self, code: IllegalMoveCode, message: str) -> IllegalMove:
+        return IllegalMove(code, message, self.turn)
+
+    def _need_phase(self, *phases: Phase) -> None:
+        if self.phase not in phases:
+            raise self._fail(
+                IllegalMoveCode.WRONG_PHASE, f"not allowed now (phase {self.phase.value})"
+            )
+
+    def _check_held_known(self, slots: Iterable[int]) -> list[int]:
+        """Face codes of the slots, all held by the player to move and known to this view."""
+        seat = self.turn
+        where = self.where
+        known = self.known
+        n = self.n
+        for s in slots:
+            if not 0 <= s < n or where[s] != seat:
+                raise self._fail(IllegalMoveCode.NOT_HELD, f"slot {s} is not in your hand")
+        codes: list[int] = []
+        for s in slots:
+            c = known[s]
+            if c < 0:
+                raise self._fail(IllegalMoveCode.UNKNOWN_CARD, f"slot {s} has not been revealed")
+            codes.append(self.codes[c])
+        return codes
+
+    def _check_distinct_held(self, slots: tuple[int, ...], twice: str) -> None:
+        """Refuse slots named twice (`twice` says so) or not in the hand of the player to move."""
+        if len(set(slots)) != len(slots):
+            raise self._fail(IllegalMoveCode.DUPLICATE_SLOT, twice)
+        where = self.where
+        seat = self.turn
+        n = self.n
+        for s in slots:
+            if not 0 <= s < n or where[s] != seat:
+                raise self._fail(IllegalMoveCode.NOT_HELD, f"slot {s} is not in your hand")
 
     def exposed_by(self, move: Move) -> tuple[int, ...]:
         """Slots a move shows to everyone: the session reveals them publicly before pushing it.
@@ -516,17 +527,6 @@ class HandState:
             self._check_wild_end(end)
         return melded + self._kept_last_card(seat, melded)
 
-    def _check_distinct_held(self, slots: tuple[int, ...], twice: str) -> None:
-        """Refuse slots named twice (`twice` says so) or not in the hand of the player to move."""
-        if len(set(slots)) != len(slots):
-            raise self._fail(IllegalMoveCode.DUPLICATE_SLOT, twice)
-        where = self.where
-        seat = self.turn
-        n = self.n
-        for s in slots:
-            if not 0 <= s < n or where[s] != seat:
-                raise self._fail(IllegalMoveCode.NOT_HELD, f"slot {s} is not in your hand")
-
     def _check_melds_top(self, slots: tuple[int, ...]) -> None:
         if self.must_meld >= 0 and self.must_meld not in slots:
             raise self._fail(
@@ -588,121 +588,197 @@ class HandState:
             return ()
         return (left[0],)
 
-    # ------------------------------------------------------------------ reveals
+    def emptying_outcome(self, seat: int, melds_after: list[Meld] | None) -> int:
+        """What emptying `seat`'s hand would do now: TAKE_POT, GO_OUT, EMPTY, or -1 (illegal).
 
-    def reveal(self, slot: int, card_id: int, public: bool = False) -> None:
-        """Tell this view that `slot` holds `card_id` (privately to its viewer, or publicly)."""
-        if type(slot) is not int or not 0 <= slot < self.n:
-            raise RevealError(f"no slot {slot!r} in a {self.n}-card deck")
-        if type(card_id) is not int or not 0 <= card_id < self.n:
-            raise RevealError(f"no card id {card_id!r} in a {self.n}-card deck")
-        if not public and self.viewer is not None and self.where[slot] != self.viewer:
-            raise RevealError(f"slot {slot} is not in player {self.viewer}'s hand")
-        have = self.known[slot]
-        if have >= 0 and have != card_id:
-            raise RevealError(f"slot {slot} already holds card {have}, not {card_id}")
-        other = self.slot_of.get(card_id)
-        if other is not None and other != slot:
-            raise RevealError(f"card {card_id} is already in slot {other}")
-        self.known[slot] = card_id
-        self.slot_of[card_id] = slot
-        if public:
-            self.public.add(slot)
-            self.awaiting_public.discard(slot)
+        `melds_after` is the team's melds after the move (None: as they are now).
+        """
+        team = self.seat_side[seat]
+        p = self.params
+        if self.team_pot[team] < 0 and self.next_pot() >= 0:
+            return TAKE_POT
+        melds = melds_after if melds_after is not None else [tm.meld for tm in self.melds[team]]
+        has_pot = self.team_pot[team] >= 0 or not p.going_out_needs_pot or not self.pot_owner
+        if has_pot and self.oracle.going_out_ok(melds):
+            return GO_OUT
+        if not p.empty_hand_needs_going_out:
+            return EMPTY
+        return -1
 
-    def apply(self, reveal: Reveal) -> None:
-        """`reveal()` for a `Reveal` value."""
-        self.reveal(reveal.slot, reveal.card_id, reveal.public)
+    def meld_emptying_outcome(self, seat: int, melds_after: list[Meld] | None) -> int:
+        """`emptying_outcome` for a hand emptied by a meld or addition: going out that way is
+        -1 (not allowed) where the preset closes a hand only by a discard."""
+        outcome = self.emptying_outcome(seat, melds_after)
+        if outcome == GO_OUT and self.params.go_out_by_discard_only:
+            return -1
+        return outcome
 
-    def sample_referee(self, rng: random.Random) -> RefereeView:
-        """A referee view consistent with all this view knows, the cards it has not seen dealt
-        at random (from `rng`) to the slots it cannot see: for a bot's simulations."""
-        new = self.copy()
-        unseen = [c for c in range(self.n) if c not in self.slot_of]
-        rng.shuffle(unseen)
-        fill = iter(unseen)
-        known = [c if c >= 0 else next(fill) for c in self.known]
-        new.known = known
-        new.slot_of = {c: s for s, c in enumerate(known)}
-        new.viewer = None
-        new.__class__ = RefereeView
-        assert isinstance(new, RefereeView)
-        return new
+    def last_card_problem(
+        self, seat: int, slot: int, melds_after: list[Meld], private: bool = True
+    ) -> str | None:
+        """Why the player could not discard `slot` as their last card (None: they could).
 
-    # ------------------------------------------------------------------ moves
-
-    def push(self, move: Move) -> tuple[RevealRequest, ...]:
-        """Validate and apply a move. Illegal: raise `IllegalMove`, leave the state unchanged."""
-        self.precheck(move)
-        if isinstance(move, DrawStock):
-            out = self._draw_stock(move)
-        elif isinstance(move, Discard):
-            out = self._discard(move)
-        elif isinstance(move, LayDown):
-            out = self._lay_down(move)
-        elif isinstance(move, AddToMeld):
-            out = self._add(move)
-        elif isinstance(move, TakeDiscard):
-            out = self._take_discard(move)
-        elif isinstance(move, TurnUpFirst):
-            out = self._turn_up_first(move)
-        else:  # pragma: no cover - the Move union is closed
-            raise IllegalMove(IllegalMoveCode.BAD_WIRE, f"not a move: {move!r}")
-        self.moves.append(move)
-        return out
-
-    def check(self, move: Move) -> IllegalMove | None:
-        """The error `push(move)` would raise now (None: legal), leaving this view untouched."""
-        try:
-            self.copy().push(move)
-        except IllegalMove as e:
-            return e
+        A meld or addition may not leave a player holding one card they could not discard,
+        since a turn ends only with a discard (or by emptying the hand where that is allowed).
+        Whether that card is a wild is hidden from the other players unless it is public, so
+        move validation (`private=False`) looks at it only then: every view must judge a move
+        alike. The generator (`private=True`, on the player's own view) looks at it always.
+        """
+        if slot == self.taken_single:
+            return "your last card would be the one you just took from the pile"
+        if slot == self.must_meld:
+            return "your last card would be the pile's top card, which you must meld"
+        outcome = self.emptying_outcome(seat, melds_after)
+        if outcome < 0:
+            return "you must keep a card you may discard: " + self._why_not_empty(seat)
+        c = self.known[slot]
+        if (
+            outcome == GO_OUT
+            and not self.params.wild_going_out
+            and c >= 0
+            and (private or slot in self.public)
+            and self.codes[c] in WILD_CODES
+        ):
+            return "your last card would be a wild, and you may not go out by discarding it"
         return None
 
-    def is_legal(self, move: Move) -> bool:
-        return self.check(move) is None
+    def _check_last_card(self, seat: int, removed: set[int], melds_after: list[Meld]) -> int:
+        """Refuse a meld that leaves one card its player could not discard.
 
-    def _fail(self, code: IllegalMoveCode, message: str) -> IllegalMove:
-        return IllegalMove(code, message, self.turn)
+        Returns the slot of that last card where the move shows it (`exposed_by`), else -1.
+        """
+        hand = self.hands[seat]
+        if len(hand) - len(removed) != 1:
+            return -1
+        last = next(s for s in hand if s not in removed)
+        shown = bool(self._kept_last_card(seat, tuple(removed)))
+        if shown and self.known[last] < 0:
+            raise self._fail(IllegalMoveCode.UNKNOWN_CARD, f"slot {last} has not been revealed")
+        why = self.last_card_problem(seat, last, melds_after, private=shown)
+        if why is not None:
+            raise self._fail(IllegalMoveCode.CANNOT_EMPTY_HAND, why)
+        return last if shown else -1
 
-    def _need_phase(self, *phases: Phase) -> None:
-        if self.phase not in phases:
+    def _check_emptying(
+        self, seat: int, melds_after: list[Meld] | None, melding: bool = False
+    ) -> int:
+        """The player is about to empty their hand: allowed? Returns TAKE_POT, GO_OUT or EMPTY.
+
+        `melds_after` is the team's melds after the move (None: unchanged); `melding`: the
+        hand empties by a meld or addition, not a discard.
+        """
+        outcome = self.emptying_outcome(seat, melds_after)
+        if outcome == GO_OUT and melding and self.params.go_out_by_discard_only:
             raise self._fail(
-                IllegalMoveCode.WRONG_PHASE, f"not allowed now (phase {self.phase.value})"
+                IllegalMoveCode.GO_OUT_BY_DISCARD_ONLY,
+                "you may go out only by discarding your last card: keep one to discard",
             )
+        if outcome >= 0:
+            return outcome
+        raise self._fail(IllegalMoveCode.CANNOT_EMPTY_HAND, self._why_not_empty(seat))
 
-    def _pop_stock(self, seat: int) -> int:
-        slot = self.stock.pop()
-        self.where[slot] = seat
-        self.hands[seat].append(slot)
-        if not self.stock:
-            self._stock_ran_out()
-        return slot
+    def _why_not_empty(self, seat: int) -> str:
+        p = self.params
+        if self.team_pot[self.seat_side[seat]] < 0 and p.going_out_needs_pot and self.pot_owner:
+            return "no pot is left for your team, so you may not empty your hand"
+        kind = "clean buraco" if p.need_clean_buraco else "buraco"
+        return f"your team needs a {kind} before you may empty your hand"
 
-    def _stock_ran_out(self) -> None:
-        if self.params.stock_out_uses_pot:
-            for i in range(len(self.pot_owner)):
-                if self.pot_owner[i] == POT_UNTAKEN:
-                    self.pot_owner[i] = POT_IS_STOCK
-                    pot = self.layout.pots[i]
-                    for s in pot:
-                        self.where[s] = STOCK
-                    self.stock = list(reversed(pot))
-                    return
-        self.last_turn = True
-
-    def _draw_stock(self, move: DrawStock) -> tuple[RevealRequest, ...]:
-        self._need_phase(Phase.DRAW)
-        if not self.stock:
-            raise self._fail(IllegalMoveCode.EMPTY_STOCK, "the stock is empty")
-        seat = move.seat
-        slot = self._pop_stock(seat)
-        if self.params.first_draw is FirstDraw.PEEK and self.turns_played == 0:
-            self.phase = Phase.FIRST_CHOICE
-            self.first_slot = slot
-        else:
+    def _remove_from_hand(self, seat: int, slots: Iterable[int], dest: int) -> None:
+        hand = self.hands[seat]
+        team = self.seat_side[seat]
+        pot_i = self.team_pot[team]
+        # Whether a pot card leaving the hand this way plays the pot (a discard does only
+        # where `pot_played_by_discard`; fechado wants it in a meld, 004:34, 004:73).
+        plays = dest != PILE or self.params.pot_played_by_discard
+        for s in slots:
+            hand.remove(s)
+            self.where[s] = dest
+            self.public.add(s)
+            if plays and pot_i >= 0 and self._pot_index.get(s) == pot_i:
+                self.pot_played[team] = True
+            if s == self.must_meld:
+                self.must_meld = -1
+                self.justified = ()
+        if self.phase is Phase.FIRST_CHOICE:
             self.phase = Phase.PLAY
-        return (RevealRequest(slot, seat),)
+            self.first_slot = -1
+
+    def _hand_emptied(self, seat: int, outcome: int, discarded: bool) -> tuple[RevealRequest, ...]:
+        if outcome == GO_OUT:
+            self.went_out = seat
+            return self._end(EndReason.WENT_OUT)
+        if outcome == EMPTY:
+            return self._end_turn()
+        team = self.seat_side[seat]
+        pot_i = self.next_pot()
+        self.pot_owner[pot_i] = team
+        self.team_pot[team] = pot_i
+        self.pot_taker[team] = seat
+        pot = self.layout.pots[pot_i]
+        for s in pot:
+            self.where[s] = seat
+        self.hands[seat].extend(pot)
+        out = tuple(RevealRequest(s, seat) for s in pot)
+        if self.players == 3 and self.side_change is None:
+            self._play_alone(seat)
+        if discarded or not self.params.pot_in_flight:
+            return out + self._end_turn()
+        return out
+
+    def _play_alone(self, solo: int) -> None:
+        """Three players: `solo` has just taken the first pot and plays alone; the other two
+        become one side, their sides' melds and state joined (lower seat first)."""
+        y, z = (s for s in range(3) if s != solo)
+        old = self.seat_side
+        a, b = old[y], old[z]
+        mine = old[solo]
+        partners = (y, z)
+        sides = sorted([(solo,), partners])
+        new_of = {mine: sides.index((solo,)), a: sides.index(partners), b: sides.index(partners)}
+        alone = new_of[mine]
+
+        def regroup(values: list[T], joined: T) -> list[T]:
+            out = [joined, joined]
+            out[alone] = values[mine]
+            return out
+
+        self.melds = regroup(self.melds, self.melds[a] + self.melds[b])
+        self.set_ranks = regroup(self.set_ranks, self.set_ranks[a] | self.set_ranks[b])
+        self.opened = regroup(self.opened, self.opened[a] or self.opened[b])
+        self.failed = regroup(self.failed, self.failed[a] + self.failed[b])
+        self.team_pot = regroup(self.team_pot, -1)
+        self.pot_taker = regroup(self.pot_taker, -1)
+        self.pot_played = regroup(self.pot_played, False)
+        self.pot_owner = [new_of.get(o, o) if o >= 0 else o for o in self.pot_owner]
+        self.sides = tuple(sides)
+        self.seat_side = [new_of[old[s]] for s in range(3)]
+        self.side_change = SideChange(solo, partners, self.turns_played)
+
+    def _end_turn(self) -> tuple[RevealRequest, ...]:
+        if self.opening:
+            # The turn ends under the minimum: a failed attempt; the cards stay in the hand.
+            self.failed[self.seat_side[self.turn]] += 1
+            self.opening = []
+        if self.last_turn:
+            return self._end(EndReason.STOCK_EXHAUSTED)
+        self.turn = self.next_seat[self.turn]
+        self.turns_played += 1
+        self.phase = Phase.DRAW
+        self.taken_single = -1
+        self.must_meld = -1
+        self.justified = ()
+        self.first_slot = -1
+        return ()
+
+    def _end(self, reason: EndReason) -> tuple[RevealRequest, ...]:
+        self.phase = Phase.ENDED
+        self.end_reason = reason
+        self.turns_played += 1
+        if self.viewer is None:
+            # The referee knows every card: the end-of-hand count is public knowledge.
+            self.public.update(s for hand in self.hands for s in hand)
+        return self.end_reveals()
 
     def _take_discard(self, move: TakeDiscard) -> tuple[RevealRequest, ...]:
         self._need_phase(Phase.DRAW)
@@ -719,6 +795,25 @@ class HandState:
         self.public.update(shown)
         self.justified = move.justify
         return ()
+
+    def _apply_take(self, seat: int) -> None:
+        pile = self.pile
+        if len(pile) == 1 and self.params.no_discard_single_taken:
+            self.taken_single = pile[0]
+        if self.params.must_meld_top:
+            self.must_meld = pile[-1]
+        for s in pile:
+            self.where[s] = seat
+        self.hands[seat].extend(pile)
+        self.pile = []
+        self.phase = Phase.PLAY
+
+    def preview_take(self, seat: int) -> HandState:
+        """A copy of this view right after `seat` takes the pile, justification unchecked: for
+        the move generator and bots, to look for the melds the pile's top card can make."""
+        new = self.copy()
+        new._apply_take(seat)
+        return new
 
     def justification_problem(self, move: TakeDiscard, private: bool = False) -> IllegalMove | None:
         """Why `move` does not justify taking the pile now (None: it does; fechado only).
@@ -843,176 +938,6 @@ class HandState:
                 "that meld would empty your hand: " + self._why_not_empty(seat),
             )
         return None
-
-    def _apply_take(self, seat: int) -> None:
-        pile = self.pile
-        if len(pile) == 1 and self.params.no_discard_single_taken:
-            self.taken_single = pile[0]
-        if self.params.must_meld_top:
-            self.must_meld = pile[-1]
-        for s in pile:
-            self.where[s] = seat
-        self.hands[seat].extend(pile)
-        self.pile = []
-        self.phase = Phase.PLAY
-
-    def preview_take(self, seat: int) -> HandState:
-        """A copy of this view right after `seat` takes the pile, justification unchecked: for
-        the move generator and bots, to look for the melds the pile's top card can make."""
-        new = self.copy()
-        new._apply_take(seat)
-        return new
-
-    def _turn_up_first(self, move: TurnUpFirst) -> tuple[RevealRequest, ...]:
-        if self.phase is not Phase.FIRST_CHOICE:
-            raise self._fail(
-                IllegalMoveCode.NO_FIRST_CARD, "only the first card of the hand can be turned up"
-            )
-        slot = self.first_slot
-        if self.known[slot] < 0:
-            raise self._fail(IllegalMoveCode.UNKNOWN_CARD, f"slot {slot} has not been revealed")
-        seat = move.seat
-        self.hands[seat].remove(slot)
-        self.where[slot] = PILE
-        self.pile.append(slot)
-        self.public.add(slot)
-        new = self._pop_stock(seat)
-        self.phase = Phase.PLAY
-        self.first_slot = -1
-        return (RevealRequest(new, seat),)
-
-    def _check_held_known(self, slots: Iterable[int]) -> list[int]:
-        """Face codes of the slots, all held by the player to move and known to this view."""
-        seat = self.turn
-        where = self.where
-        known = self.known
-        n = self.n
-        for s in slots:
-            if not 0 <= s < n or where[s] != seat:
-                raise self._fail(IllegalMoveCode.NOT_HELD, f"slot {s} is not in your hand")
-        codes: list[int] = []
-        for s in slots:
-            c = known[s]
-            if c < 0:
-                raise self._fail(IllegalMoveCode.UNKNOWN_CARD, f"slot {s} has not been revealed")
-            codes.append(self.codes[c])
-        return codes
-
-    def emptying_outcome(self, seat: int, melds_after: list[Meld] | None) -> int:
-        """What emptying `seat`'s hand would do now: TAKE_POT, GO_OUT, EMPTY, or -1 (illegal).
-
-        `melds_after` is the team's melds after the move (None: as they are now).
-        """
-        team = self.seat_side[seat]
-        p = self.params
-        if self.team_pot[team] < 0 and self.next_pot() >= 0:
-            return TAKE_POT
-        melds = melds_after if melds_after is not None else [tm.meld for tm in self.melds[team]]
-        has_pot = self.team_pot[team] >= 0 or not p.going_out_needs_pot or not self.pot_owner
-        if has_pot and self.oracle.going_out_ok(melds):
-            return GO_OUT
-        if not p.empty_hand_needs_going_out:
-            return EMPTY
-        return -1
-
-    def meld_emptying_outcome(self, seat: int, melds_after: list[Meld] | None) -> int:
-        """`emptying_outcome` for a hand emptied by a meld or addition: going out that way is
-        -1 (not allowed) where the preset closes a hand only by a discard."""
-        outcome = self.emptying_outcome(seat, melds_after)
-        if outcome == GO_OUT and self.params.go_out_by_discard_only:
-            return -1
-        return outcome
-
-    def last_card_problem(
-        self, seat: int, slot: int, melds_after: list[Meld], private: bool = True
-    ) -> str | None:
-        """Why the player could not discard `slot` as their last card (None: they could).
-
-        A meld or addition may not leave a player holding one card they could not discard,
-        since a turn ends only with a discard (or by emptying the hand where that is allowed).
-        Whether that card is a wild is hidden from the other players unless it is public, so
-        move validation (`private=False`) looks at it only then: every view must judge a move
-        alike. The generator (`private=True`, on the player's own view) looks at it always.
-        """
-        if slot == self.taken_single:
-            return "your last card would be the one you just took from the pile"
-        if slot == self.must_meld:
-            return "your last card would be the pile's top card, which you must meld"
-        outcome = self.emptying_outcome(seat, melds_after)
-        if outcome < 0:
-            return "you must keep a card you may discard: " + self._why_not_empty(seat)
-        c = self.known[slot]
-        if (
-            outcome == GO_OUT
-            and not self.params.wild_going_out
-            and c >= 0
-            and (private or slot in self.public)
-            and self.codes[c] in WILD_CODES
-        ):
-            return "your last card would be a wild, and you may not go out by discarding it"
-        return None
-
-    def _check_last_card(self, seat: int, removed: set[int], melds_after: list[Meld]) -> int:
-        """Refuse a meld that leaves one card its player could not discard.
-
-        Returns the slot of that last card where the move shows it (`exposed_by`), else -1.
-        """
-        hand = self.hands[seat]
-        if len(hand) - len(removed) != 1:
-            return -1
-        last = next(s for s in hand if s not in removed)
-        shown = bool(self._kept_last_card(seat, tuple(removed)))
-        if shown and self.known[last] < 0:
-            raise self._fail(IllegalMoveCode.UNKNOWN_CARD, f"slot {last} has not been revealed")
-        why = self.last_card_problem(seat, last, melds_after, private=shown)
-        if why is not None:
-            raise self._fail(IllegalMoveCode.CANNOT_EMPTY_HAND, why)
-        return last if shown else -1
-
-    def _check_emptying(
-        self, seat: int, melds_after: list[Meld] | None, melding: bool = False
-    ) -> int:
-        """The player is about to empty their hand: allowed? Returns TAKE_POT, GO_OUT or EMPTY.
-
-        `melds_after` is the team's melds after the move (None: unchanged); `melding`: the
-        hand empties by a meld or addition, not a discard.
-        """
-        outcome = self.emptying_outcome(seat, melds_after)
-        if outcome == GO_OUT and melding and self.params.go_out_by_discard_only:
-            raise self._fail(
-                IllegalMoveCode.GO_OUT_BY_DISCARD_ONLY,
-                "you may go out only by discarding your last card: keep one to discard",
-            )
-        if outcome >= 0:
-            return outcome
-        raise self._fail(IllegalMoveCode.CANNOT_EMPTY_HAND, self._why_not_empty(seat))
-
-    def _why_not_empty(self, seat: int) -> str:
-        p = self.params
-        if self.team_pot[self.seat_side[seat]] < 0 and p.going_out_needs_pot and self.pot_owner:
-            return "no pot is left for your team, so you may not empty your hand"
-        kind = "clean buraco" if p.need_clean_buraco else "buraco"
-        return f"your team needs a {kind} before you may empty your hand"
-
-    def _remove_from_hand(self, seat: int, slots: Iterable[int], dest: int) -> None:
-        hand = self.hands[seat]
-        team = self.seat_side[seat]
-        pot_i = self.team_pot[team]
-        # Whether a pot card leaving the hand this way plays the pot (a discard does only
-        # where `pot_played_by_discard`; fechado wants it in a meld, 004:34, 004:73).
-        plays = dest != PILE or self.params.pot_played_by_discard
-        for s in slots:
-            hand.remove(s)
-            self.where[s] = dest
-            self.public.add(s)
-            if plays and pot_i >= 0 and self._pot_index.get(s) == pot_i:
-                self.pot_played[team] = True
-            if s == self.must_meld:
-                self.must_meld = -1
-                self.justified = ()
-        if self.phase is Phase.FIRST_CHOICE:
-            self.phase = Phase.PLAY
-            self.first_slot = -1
 
     def _lay_down(self, move: LayDown) -> tuple[RevealRequest, ...]:
         self._need_phase(Phase.PLAY, Phase.FIRST_CHOICE)
@@ -1147,6 +1072,57 @@ class HandState:
             return self._hand_emptied(seat, outcome, discarded=False)
         return ()
 
+    def _pop_stock(self, seat: int) -> int:
+        slot = self.stock.pop()
+        self.where[slot] = seat
+        self.hands[seat].append(slot)
+        if not self.stock:
+            self._stock_ran_out()
+        return slot
+
+    def _stock_ran_out(self) -> None:
+        if self.params.stock_out_uses_pot:
+            for i in range(len(self.pot_owner)):
+                if self.pot_owner[i] == POT_UNTAKEN:
+                    self.pot_owner[i] = POT_IS_STOCK
+                    pot = self.layout.pots[i]
+                    for s in pot:
+                        self.where[s] = STOCK
+                    self.stock = list(reversed(pot))
+                    return
+        self.last_turn = True
+
+    def _draw_stock(self, move: DrawStock) -> tuple[RevealRequest, ...]:
+        self._need_phase(Phase.DRAW)
+        if not self.stock:
+            raise self._fail(IllegalMoveCode.EMPTY_STOCK, "the stock is empty")
+        seat = move.seat
+        slot = self._pop_stock(seat)
+        if self.params.first_draw is FirstDraw.PEEK and self.turns_played == 0:
+            self.phase = Phase.FIRST_CHOICE
+            self.first_slot = slot
+        else:
+            self.phase = Phase.PLAY
+        return (RevealRequest(slot, seat),)
+
+    def _turn_up_first(self, move: TurnUpFirst) -> tuple[RevealRequest, ...]:
+        if self.phase is not Phase.FIRST_CHOICE:
+            raise self._fail(
+                IllegalMoveCode.NO_FIRST_CARD, "only the first card of the hand can be turned up"
+            )
+        slot = self.first_slot
+        if self.known[slot] < 0:
+            raise self._fail(IllegalMoveCode.UNKNOWN_CARD, f"slot {slot} has not been revealed")
+        seat = move.seat
+        self.hands[seat].remove(slot)
+        self.where[slot] = PILE
+        self.pile.append(slot)
+        self.public.add(slot)
+        new = self._pop_stock(seat)
+        self.phase = Phase.PLAY
+        self.first_slot = -1
+        return (RevealRequest(new, seat),)
+
     def _discard(self, move: Discard) -> tuple[RevealRequest, ...]:
         self._need_phase(Phase.PLAY, Phase.FIRST_CHOICE)
         seat = move.seat
@@ -1176,128 +1152,59 @@ class HandState:
             return self._hand_emptied(seat, outcome, discarded=True)
         return self._end_turn()
 
-    def _end_turn(self) -> tuple[RevealRequest, ...]:
-        if self.opening:
-            # The turn ends under the minimum: a failed attempt; the cards stay in the hand.
-            self.failed[self.seat_side[self.turn]] += 1
-            self.opening = []
-        if self.last_turn:
-            return self._end(EndReason.STOCK_EXHAUSTED)
-        self.turn = self.next_seat[self.turn]
-        self.turns_played += 1
-        self.phase = Phase.DRAW
-        self.taken_single = -1
-        self.must_meld = -1
-        self.justified = ()
-        self.first_slot = -1
-        return ()
-
-    def _hand_emptied(self, seat: int, outcome: int, discarded: bool) -> tuple[RevealRequest, ...]:
-        if outcome == GO_OUT:
-            self.went_out = seat
-            return self._end(EndReason.WENT_OUT)
-        if outcome == EMPTY:
-            return self._end_turn()
-        team = self.seat_side[seat]
-        pot_i = self.next_pot()
-        self.pot_owner[pot_i] = team
-        self.team_pot[team] = pot_i
-        self.pot_taker[team] = seat
-        pot = self.layout.pots[pot_i]
-        for s in pot:
-            self.where[s] = seat
-        self.hands[seat].extend(pot)
-        out = tuple(RevealRequest(s, seat) for s in pot)
-        if self.players == 3 and self.side_change is None:
-            self._play_alone(seat)
-        if discarded or not self.params.pot_in_flight:
-            return out + self._end_turn()
+    def push(self, move: Move) -> tuple[RevealRequest, ...]:
+        """Validate and apply a move. Illegal: raise `IllegalMove`, leave the state unchanged."""
+        self.precheck(move)
+        if isinstance(move, DrawStock):
+            out = self._draw_stock(move)
+        elif isinstance(move, Discard):
+            out = self._discard(move)
+        elif isinstance(move, LayDown):
+            out = self._lay_down(move)
+        elif isinstance(move, AddToMeld):
+            out = self._add(move)
+        elif isinstance(move, TakeDiscard):
+            out = self._take_discard(move)
+        elif isinstance(move, TurnUpFirst):
+            out = self._turn_up_first(move)
+        else:  # pragma: no cover - the Move union is closed
+            raise IllegalMove(IllegalMoveCode.BAD_WIRE, f"not a move: {move!r}")
+        self.moves.append(move)
         return out
 
-    def next_pot(self) -> int:
-        """The pot the next side to empty a hand takes (-1: none is left to take)."""
-        owner = self.pot_owner
-        for i in self.pot_order:
-            if owner[i] == POT_UNTAKEN:
-                return i
-        return -1
+    def check(self, move: Move) -> IllegalMove | None:
+        """The error `push(move)` would raise now (None: legal), leaving this view untouched."""
+        try:
+            self.copy().push(move)
+        except IllegalMove as e:
+            return e
+        return None
 
-    def _play_alone(self, solo: int) -> None:
-        """Three players: `solo` has just taken the first pot and plays alone; the other two
-        become one side, their sides' melds and state joined (lower seat first)."""
-        y, z = (s for s in range(3) if s != solo)
-        old = self.seat_side
-        a, b = old[y], old[z]
-        mine = old[solo]
-        partners = (y, z)
-        sides = sorted([(solo,), partners])
-        new_of = {mine: sides.index((solo,)), a: sides.index(partners), b: sides.index(partners)}
-        alone = new_of[mine]
+    def is_legal(self, move: Move) -> bool:
+        return self.check(move) is None
 
-        def regroup(values: list[T], joined: T) -> list[T]:
-            out = [joined, joined]
-            out[alone] = values[mine]
-            return out
-
-        self.melds = regroup(self.melds, self.melds[a] + self.melds[b])
-        self.set_ranks = regroup(self.set_ranks, self.set_ranks[a] | self.set_ranks[b])
-        self.opened = regroup(self.opened, self.opened[a] or self.opened[b])
-        self.failed = regroup(self.failed, self.failed[a] + self.failed[b])
-        self.team_pot = regroup(self.team_pot, -1)
-        self.pot_taker = regroup(self.pot_taker, -1)
-        self.pot_played = regroup(self.pot_played, False)
-        self.pot_owner = [new_of.get(o, o) if o >= 0 else o for o in self.pot_owner]
-        self.sides = tuple(sides)
-        self.seat_side = [new_of[old[s]] for s in range(3)]
-        self.side_change = SideChange(solo, partners, self.turns_played)
-
-    def _end(self, reason: EndReason) -> tuple[RevealRequest, ...]:
-        self.phase = Phase.ENDED
-        self.end_reason = reason
-        self.turns_played += 1
-        if self.viewer is None:
-            # The referee knows every card: the end-of-hand count is public knowledge.
-            self.public.update(s for hand in self.hands for s in hand)
-        return self.end_reveals()
-
-    # ------------------------------------------------------------------ hashing
+    def sample_referee(self, rng: random.Random) -> RefereeView:
+        """A referee view consistent with all this view knows, the cards it has not seen dealt
+        at random (from `rng`) to the slots it cannot see: for a bot's simulations."""
+        new = self.copy()
+        unseen = [c for c in range(self.n) if c not in self.slot_of]
+        rng.shuffle(unseen)
+        fill = iter(unseen)
+        known = [c if c >= 0 else next(fill) for c in self.known]
+        new.known = known
+        new.slot_of = {c: s for s, c in enumerate(known)}
+        new.viewer = None
+        new.__class__ = RefereeView
+        assert isinstance(new, RefereeView)
+        return new
 
     def public_state(self) -> list[object]:
         """The public part of the state as plain data (what `state_hash` hashes)."""
-        s = self.setup
-        pub = sorted(self.public)
-        melds = [
-            [[list(tm.slots), self.oracle.summary(tm.meld)] for tm in team]
-            for team in self.melds
-        ]
-        return [
-            1,
-            self.oracle.rules_digest,
-            [s.dealer, list(s.team_scores), -1 if s.cut is None else s.cut, s.hand_number],
-            self.turn,
-            self.phase.value,
-            self.turns_played,
-            [list(h) for h in self.hands],
-            list(self.stock),
-            list(self.pile),
-            list(self.pot_owner),
-            list(self.team_pot),
-            list(self.pot_played),
-            melds,
-            list(self.opened),
-            list(self.failed),
-            [[p, self.known[p]] for p in pub],
-            [self.first_slot, self.taken_single, self.must_meld, self.last_turn],
-            [self.end_reason.value if self.end_reason else "", self.went_out],
-            [[list(tm.slots), self.oracle.summary(tm.meld)] for tm in self.opening],
-            [list(side) for side in self.sides],
-            [] if (c := self.side_change) is None else [c.solo, list(c.partners), c.turn],
-        ]
+        return public_part.public_state(self)
 
     def state_hash(self) -> bytes:
         """SHA-256 of the public state: equal on every view after the same moves and reveals."""
-        data = msgpack.packb(self.public_state(), use_bin_type=True)
-        return hashlib.sha256(data).digest()
+        return public_part.state_hash(self)
 
 
 class PlayerView(HandState):

@@ -55,7 +55,9 @@ class Melding(PileTakes):
             end = move.end_of(i)
             if not 0 <= end <= 2:
                 raise self._fail(IllegalMoveCode.BAD_WIRE, f"bad wild end {end}")
-            meld = oracle.evaluate(tuple(codes), end, self._fail)
+            # Shown to the table before the move (a session's public reveal): the shared cache.
+            seen_by_all = self.public.issuperset(slots)
+            meld = oracle.evaluate(tuple(codes), end, self._fail, seen_by_all)
             rank = oracle.set_rank(meld)
             if rank is not None and self.params.one_set_per_rank:
                 if rank in self.set_ranks[team] or rank in ranks:
@@ -141,7 +143,10 @@ class Melding(PileTakes):
         codes = self._check_held_known(move.slots)
         codes.sort()
         old = table[move.meld]
-        meld = self.oracle.extend(old.meld, tuple(codes), move.wild_end, self._fail)
+        seen_by_all = self.public.issuperset(move.slots)
+        meld = self.oracle.extend(
+            old.meld, tuple(codes), move.wild_end, self._fail, seen_by_all
+        )
         hand = self.hands[seat]
         emptying = len(hand) == len(move.slots)
         outcome = -1

@@ -6,10 +6,12 @@ A meld check is a pure function of the rules and the faces; what a cache can giv
 keys, the faces someone looked at. So there are two caches:
 
 - the *public* one (`PublicMelds`), shared by every view of a rule set in the process, holds
-  only the checks `push` makes of a move's melds (`evaluate`, `extend`, and the fechado
-  justification with `public=True`). Those faces are the ones the move exposes, revealed
-  publicly to the whole table before the move is pushed, so the keys are public data: one
-  table's seven views at six players check a meld once, not seven times.
+  only the checks `push` makes of a move's melds (`evaluate`, `extend`, the fechado
+  justification) when every card checked is public in that view: the cards a move exposes,
+  which a session reveals publicly to the whole table before pushing it. So its keys are
+  public data, and one table's seven views at six players check a meld about once, not
+  seven times. A move checked on a copy (`check`, a bot's simulation) names cards that are
+  not public yet: those checks stay private.
 - the *private* one belongs to one view (and its copies): a bot's probes of its own hidden
   cards (`try_evaluate`, `try_extend`) are written there only, so no view can read another
   seat's hand from a cache. A probe may read the public cache (a pure result, found by a key
@@ -187,17 +189,22 @@ class MeldOracle:
         (shared if public else mine).put_ext(key, r)
         return r
 
-    def evaluate(self, codes: tuple[int, ...], wild_end: int, fail: Fail) -> Meld:
-        """The meld these faces form, or `fail(ILLEGAL_MELD, reason)` raised. For `push` only:
-        the faces are those a move exposed to the table (memoised in the public cache)."""
-        r = self._evaluate_raw(codes, wild_end, public=True)
+    def evaluate(
+        self, codes: tuple[int, ...], wild_end: int, fail: Fail, public: bool = False
+    ) -> Meld:
+        """The meld these faces form, or `fail(ILLEGAL_MELD, reason)` raised. `public=True`
+        only where every face has been shown to the whole table (memoised in the public
+        cache)."""
+        r = self._evaluate_raw(codes, wild_end, public)
         if isinstance(r, IllegalMeld):
             raise fail(IllegalMoveCode.ILLEGAL_MELD, f"{_text(codes)}: {r.reason}")
         return r
 
-    def extend(self, meld: Meld, codes: tuple[int, ...], wild_end: int, fail: Fail) -> Meld:
-        """`evaluate` for cards added to a table meld (for `push` only, likewise)."""
-        r = self._extend_raw(meld, codes, wild_end, public=True)
+    def extend(
+        self, meld: Meld, codes: tuple[int, ...], wild_end: int, fail: Fail, public: bool = False
+    ) -> Meld:
+        """`evaluate` for cards added to a table meld (`public` likewise)."""
+        r = self._extend_raw(meld, codes, wild_end, public)
         if isinstance(r, IllegalMeld):
             raise fail(
                 IllegalMoveCode.ILLEGAL_MELD, f"adding {_text(codes)} to {meld}: {r.reason}"

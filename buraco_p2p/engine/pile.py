@@ -36,7 +36,8 @@ class PileTakes(Ending):
         shown = self._justify_kept_card(move.seat, move.justify)
         if shown and self.known[shown[0]] < 0:
             raise self._fail(IllegalMoveCode.UNKNOWN_CARD, f"slot {shown[0]} has not been revealed")
-        problem = self._justification_problem(move, bool(shown), public=True)
+        public = self.public.issuperset(move.justify)
+        problem = self._justification_problem(move, bool(shown), public)
         if problem is not None:
             raise problem
         self._apply_take(move.seat)

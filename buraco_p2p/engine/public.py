@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 import msgpack
 
 if TYPE_CHECKING:
-    from buraco_p2p.engine.hand import HandState as HandBase
+    from buraco_p2p.engine.state import HandBase
 
 
 def public_state(h: HandBase) -> list[object]:

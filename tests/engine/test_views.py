@@ -25,6 +25,7 @@ from buraco_p2p.engine import (
     legal_moves,
     reveal_from_wire,
 )
+from buraco_p2p.engine.oracle import clear_public_melds
 from buraco_p2p.rules import IllegalMeld, get_preset
 
 
@@ -216,8 +217,6 @@ def _faces_in_public_cache(view: PlayerView) -> set[int]:
 def test_the_shared_meld_cache_holds_only_public_faces(preset: str) -> None:
     """The views of a table share one cache of the melds pushed moves show: after every move
     it holds no face that is not public at that table, however much the players probe."""
-    from buraco_p2p.engine.oracle import clear_public_melds
-
     rng = random.Random(f"public-cache-{preset}")
     clear_public_melds()
     checked = 0
@@ -237,18 +236,20 @@ def test_the_shared_meld_cache_holds_only_public_faces(preset: str) -> None:
     assert checked > 20
 
 
-def test_a_pushed_meld_is_checked_once_for_the_whole_table() -> None:
-    """A lay-down pushed on the referee and every player view is checked once, in the shared
-    cache; no player's own cache learns it."""
-    from buraco_p2p.engine.oracle import clear_public_melds
-
+def test_a_pushed_meld_is_checked_once_for_the_players_views() -> None:
+    """A lay-down its cards were shown for is checked once for the players' views, in the
+    shared cache; no player's own cache learns it. A move checked before its cards are shown
+    (`check` on the mover's own view) stays in that view's cache alone."""
     clear_public_melds()
     t = table_for("us", hands={1: "3S 4S 5S KS KH KD 9H"})
     draw(t)
     ref = t.referee
+    mover = t.views[1]
     meld = slots_of(ref, 1, "3S 4S 5S")
     key = (tuple(sorted(ref.codes[ref.known[s]] for s in meld)), 0)
-    assert all(key not in v.oracle._eval for v in (ref, *t.views))
+    assert mover.check(LayDown(1, (meld,))) is None
+    assert key in mover.oracle._eval
+    assert key not in mover.oracle._public.eval
     lay(t, 1, "3S 4S 5S")
     assert key in ref.oracle._public.eval
-    assert all(key not in v.oracle._eval for v in (ref, *t.views))
+    assert all(key not in v.oracle._eval for v in t.views if v is not mover)

@@ -9,6 +9,7 @@ from the operating system, prints it, and plays one match of four heuristic bots
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import random
@@ -17,10 +18,15 @@ from collections.abc import Callable, Sequence
 from typing import Any, TextIO
 
 from buraco_p2p.bots import BOT_NAMES, Bot, HandRecord, MatchRecord, make_bot, play_match
-from buraco_p2p.engine import LINE_NAMES, EndReason, match_sides
+from buraco_p2p.crypto import DeterministicRandomSource
+from buraco_p2p.engine import LINE_NAMES, EndReason, HandState, Move, match_sides
+from buraco_p2p.logfile import encode_log
+from buraco_p2p.net.identity import Identity
 from buraco_p2p.rules import RuleError, RuleSet, get_preset, parse_overrides
+from buraco_p2p.session import Entry, Peer, Router, make_genesis
 
 MAX_MATCHES = 100_000
+MAX_HANDS = 1_000
 EXIT_USAGE = 2
 
 
@@ -42,6 +48,17 @@ def register(subparsers: Any) -> None:
     sp.add_argument("--seed", required=True, type=int, metavar="N", help="seed of the deals")
     sp.add_argument("--matches", type=int, default=1, metavar="K", help="matches (default 1)")
     sp.add_argument("--json", action="store_true", help="print one JSON document")
+    sp.add_argument(
+        "--log",
+        metavar="FILE",
+        help=(
+            "play one match among four in-memory session peers, all crypto on, and write "
+            "its signed match log to FILE (check it with `buraco-p2p verify FILE`)"
+        ),
+    )
+    sp.add_argument(
+        "--hands", type=int, metavar="N", help="with --log: write only the first N hands"
+    )
     sp.add_argument(
         "--bots",
         default="heuristic",
@@ -163,9 +180,15 @@ def _selfplay(args: argparse.Namespace) -> int:
         bots = resolve_bots(args.bots, rules.players, match_sides(rules))
         if not 1 <= args.matches <= MAX_MATCHES:
             raise UsageError(f"--matches must be 1..{MAX_MATCHES}, not {args.matches}")
+        if args.hands is not None and (args.log is None or not 1 <= args.hands <= MAX_HANDS):
+            raise UsageError(f"--hands needs --log and a count of 1..{MAX_HANDS}")
+        if args.log is not None and args.matches != 1:
+            raise UsageError("--log plays one match")
     except UsageError as exc:
         return _usage("selfplay", exc)
     out = sys.stdout
+    if args.log is not None:
+        return _selfplay_log(args, rules, bots, out)
     if args.json:
         # Keep only each match's summary document, not its move logs.
         docs = [
@@ -213,6 +236,64 @@ def _play(args: argparse.Namespace) -> int:
     out.flush()
     record = play_match(rules, bots, match_rng(seed, 1), on_hand=_printer(out))
     _write_result(out, record)
+    return 0
+
+
+def session_match(
+    rules: RuleSet, bots: Sequence[Bot], seed: int, hands: int | None = None
+) -> list[Entry]:
+    """One match among four in-memory session peers, all crypto on, each bot seeing only its
+    own seat's view: the log (up to the end of hand `hands` if given), the same for every
+    seed, as every peer holds it."""
+    ident = [
+        Identity.from_seed(_derive(seed, f"identity/{p}"), f"bot{p}") for p in range(rules.players)
+    ]
+    genesis = make_genesis(_derive(seed, "table")[:16], ident, rules)
+    peers = [
+        Peer(genesis, ident[p], DeterministicRandomSource(_derive(seed, f"peer/{p}")))
+        for p in range(rules.players)
+    ]
+    rng = match_rng(seed, 1)
+
+    def choose(party: int, view: HandState) -> Move:
+        seat = peers[party].table.party_seat[party]
+        return bots[seat].choose_move(view, rng)
+
+    router = Router(peers, choose)
+    router.start()
+    first = peers[0]
+    while router.queue:
+        router.run(1)
+        hand = first.table.hand
+        if hands is not None and hand is not None and hand.number >= hands:
+            break
+    log = list(first.log)
+    if hands is not None:
+        # cut at the first entry of hand `hands` (its keys round), if it has begun
+        starts = [e.index for e in log if e.kind == "keys"][:: rules.players]
+        if len(starts) > hands:
+            log = log[: starts[hands]]
+    elif not first.table.closed:
+        raise RuntimeError("the session match did not finish")
+    return log
+
+
+def _derive(seed: int, what: str) -> bytes:
+    return hashlib.sha256(f"buraco-p2p/selfplay-log/{seed}/{what}".encode()).digest()
+
+
+def _selfplay_log(
+    args: argparse.Namespace, rules: RuleSet, bots: Sequence[Bot], out: TextIO
+) -> int:
+    log = session_match(rules, bots, args.seed, args.hands)
+    try:
+        with open(args.log, "wb") as f:
+            f.write(encode_log(e.wire for e in log))
+    except OSError as exc:
+        sys.stderr.write(f"selfplay: cannot write {args.log}: {exc}\n")
+        return 1
+    hands = sum(1 for e in log if e.kind == "result") // rules.players
+    out.write(f"selfplay: wrote {len(log)} log entries ({hands} hands) to {args.log}\n")
     return 0
 
 

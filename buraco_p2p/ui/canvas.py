@@ -1,0 +1,84 @@
+"""Rows of styled text cut and padded to an exact width: the screen is built from these.
+
+A row is a list of prompt_toolkit fragments, `(style, text)` or `(style, text, mouse_handler)`.
+Every row the screen draws is exactly the terminal's width, so nothing wraps and a resize only
+changes what is drawn, never breaks it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from prompt_toolkit.utils import get_cwidth
+
+Row = list[Any]  # fragments: (style, text) or (style, text, handler)
+
+
+def width(row: Sequence[Any]) -> int:
+    return sum(get_cwidth(f[1]) for f in row)
+
+
+def fit(row: Sequence[Any], cols: int, style: str = "") -> Row:
+    """The row cut to `cols` columns (with an ellipsis mark) or padded with spaces."""
+    out: Row = []
+    used = 0
+    for frag in row:
+        text = frag[1]
+        w = get_cwidth(text)
+        if used + w <= cols:
+            out.append(frag)
+            used += w
+            continue
+        room = cols - used
+        cut = ""
+        for ch in text:
+            cw = get_cwidth(ch)
+            if cw > room:
+                break
+            cut += ch
+            room -= cw
+        if cut:
+            out.append((frag[0], cut, *frag[2:]))
+            used += get_cwidth(cut)
+        break
+    if used < cols:
+        out.append((style, " " * (cols - used)))
+    return out
+
+
+def center(row: Sequence[Any], cols: int, style: str = "") -> Row:
+    w = width(row)
+    if w >= cols:
+        return fit(row, cols, style)
+    left = (cols - w) // 2
+    return fit([(style, " " * left), *row], cols, style)
+
+
+def right(row: Sequence[Any], cols: int, style: str = "") -> Row:
+    w = width(row)
+    if w >= cols:
+        return fit(row, cols, style)
+    return [(style, " " * (cols - w)), *row]
+
+
+def spread(left: Sequence[Any], right_part: Sequence[Any], cols: int, style: str = "") -> Row:
+    """`left` at the start and `right_part` at the end of one row (the left cut if need be)."""
+    rw = width(right_part)
+    if rw >= cols:
+        return fit(right_part, cols, style)
+    return [*fit(left, cols - rw, style), *right_part]
+
+
+def text(s: str, style: str = "") -> Row:
+    return [(style, s)]
+
+
+def join(rows: Sequence[Row]) -> list[Any]:
+    """The rows as one fragment list, one line each."""
+    out: list[Any] = []
+    for i, row in enumerate(rows):
+        if i:
+            out.append(("", "\n"))
+        out.extend(row)
+    return out

@@ -108,6 +108,7 @@ class TableApp:
         self._nursery: trio.Nursery | None = None
         self._waiting: list[Callable[[], Awaitable[object]]] = []
         self.failure: BaseException | None = None
+        self.keys_seen = 0  # key presses handled, for tests that type and wait
         control = FormattedTextControl(self._fragments, focusable=True, show_cursor=False)
         self.app: Application[None] = Application(
             layout=Layout(Window(control)),
@@ -164,6 +165,7 @@ class TableApp:
     def key(self, key: str) -> None:
         """One key press, as the bindings deliver it (also the tests' and benchmark's way in)."""
         result = press(self.client, key)
+        self.keys_seen += 1
         if result is Outcome.QUIT:
             self.app.exit()
         elif result is Outcome.SUSPEND:

@@ -131,7 +131,9 @@ class TableApp:
 
     def screen_text(self) -> str:
         """The screen as the window draws it now, as plain text (for tests and logs)."""
-        return "".join(f[1] for f in self._fragments())
+        size = self.app.output.get_size()
+        rows = render(self.client, size.columns, size.rows, self.clock())
+        return "\n".join("".join(f[1] for f in row) for row in rows)
 
     def _click(self, index: int) -> Callable[[MouseEvent], object]:
         def handler(event: MouseEvent) -> object:

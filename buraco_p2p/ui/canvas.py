@@ -75,10 +75,17 @@ def text(s: str, style: str = "") -> Row:
 
 
 def join(rows: Sequence[Row]) -> list[Any]:
-    """The rows as one fragment list, one line each."""
+    """The rows as one fragment list, one line each.
+
+    Unstyled blanks at the end of a row are left out: the terminal shows nothing there
+    anyway, and cells never written cost nothing to draw.
+    """
     out: list[Any] = []
     for i, row in enumerate(rows):
         if i:
             out.append(("", "\n"))
-        out.extend(row)
+        end = len(row)
+        while end and row[end - 1][0] == "" and not row[end - 1][1].strip(" "):
+            end -= 1
+        out.extend(row[:end])
     return out

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import random
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 
@@ -12,8 +13,11 @@ from prompt_toolkit.data_structures import Size
 from prompt_toolkit.input import PipeInput, create_pipe_input
 from prompt_toolkit.output import DummyOutput
 
+from buraco_p2p.bots import HeuristicBot
+from buraco_p2p.engine import HandResult, LocalTable, Match, Move
 from buraco_p2p.rules import RuleSet
-from buraco_p2p.ui import PracticeTable, TableApp
+from buraco_p2p.ui import Fairness, PracticeTable, Progress, TableApp, TableSnapshot
+from buraco_p2p.ui.canvas import Row
 
 WAIT = 30.0
 
@@ -68,3 +72,68 @@ async def running(
             if not task.done():
                 app.app.exit()
             await asyncio.wait_for(task, WAIT)
+
+
+def positions(rules: RuleSet, seed: int, me: int = 0) -> Iterator[tuple[LocalTable, Match]]:
+    """Every position of bot-played matches (seat `me`'s turn or not), move by move."""
+    rng = random.Random(seed)
+    bot = HeuristicBot()
+    match = Match(rules, 0)
+    while not match.over:
+        table = LocalTable.shuffled(match.next_setup(), rng)
+        while not table.ended:
+            yield table, match
+            seat = table.referee.turn
+            table.push(bot.choose_move(table.views[seat], rng))
+        yield table, match
+        match.record(table.result())
+
+
+def snapshot_of(
+    table: LocalTable,
+    match: Match,
+    me: int = 0,
+    *,
+    fairness: Fairness | None = None,
+    progress: Progress | None = None,
+    history: tuple[HandResult, ...] = (),
+) -> TableSnapshot:
+    """The snapshot a practice table would show seat `me` in this position."""
+    feed = PracticeTable(match.rules, 1, me=me)
+    return TableSnapshot(
+        title="practice table",
+        rules=match.rules,
+        me=me,
+        seats=feed.seats,
+        view=table.views[me].copy(),
+        scores=tuple(match.scores),
+        fairness=fairness or Fairness(checked=False),
+        version=len(table.referee.moves) + 1,
+        history=history,
+        hand_over=table.ended,
+        progress=progress,
+    )
+
+
+def find_position(
+    rules: RuleSet, pred: Callable[[LocalTable], bool], seeds: range = range(1, 40)
+) -> tuple[LocalTable, Match]:
+    for seed in seeds:
+        for table, match in positions(rules, seed):
+            if pred(table):
+                return table, match
+    raise AssertionError("no position found")
+
+
+def text_of(rows: list[Row]) -> str:
+    return "\n".join("".join(f[1] for f in row) for row in rows)
+
+
+class Sent:
+    """Collects the moves a client sends."""
+
+    def __init__(self) -> None:
+        self.moves: list[Move] = []
+
+    def __call__(self, move: Move) -> None:
+        self.moves.append(move)

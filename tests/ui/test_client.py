@@ -1,0 +1,175 @@
+"""The player's intents: moves are built, checked by the engine and sent only when legal;
+otherwise the engine's reason is shown in words. Hints come from `legal_moves`."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable
+
+from ui_helpers import Sent, find_position, snapshot_of
+
+from buraco_p2p.engine import (
+    AddToMeld,
+    Discard,
+    DrawStock,
+    LayDown,
+    LocalTable,
+    Phase,
+    legal_moves,
+    team_of,
+)
+from buraco_p2p.rules import get_preset
+from buraco_p2p.ui import Client
+from buraco_p2p.ui.keys import Outcome, press
+
+CLASSIC = get_preset("classic")
+
+
+def at(pred: Callable[[LocalTable], bool]) -> tuple[Client, Sent, LocalTable]:
+    """A client for seat 0 at the first bot-played position where `pred` holds."""
+    table, match = find_position(CLASSIC, pred)
+    sent = Sent()
+    return Client(snapshot_of(table, match), sent), sent, table
+
+
+def my_draw(t: LocalTable) -> bool:
+    return t.referee.turn == 0 and t.referee.phase is Phase.DRAW
+
+
+def my_play(t: LocalTable) -> bool:
+    return t.referee.turn == 0 and t.referee.phase is Phase.PLAY
+
+
+def test_an_illegal_move_is_not_sent_and_the_engine_reason_is_shown() -> None:
+    c, sent, _ = at(my_draw)
+    c.discard()
+    assert sent.moves == []
+    assert c.message is not None and c.message.kind == "error"
+    assert "draw first" in c.message.text
+
+
+def test_a_legal_move_is_sent_once_and_the_selection_cleared() -> None:
+    c, sent, _ = at(my_draw)
+    c.toggle()
+    c.draw()
+    assert sent.moves == [DrawStock(0)]
+    assert c.selected == [] and c.pending
+    c.draw()  # still on its way: not sent twice
+    assert sent.moves == [DrawStock(0)]
+    c.sent("the stock is gone")
+    assert not c.pending and c.message is not None and "refused" in c.message.text
+
+
+def test_hints_cycle_the_engines_legal_moves_and_enter_plays_the_one_shown() -> None:
+    c, sent, table = at(my_play)
+    legal = legal_moves(table.views[0])
+    seen = []
+    for _ in range(len(legal)):
+        c.hint()
+        seen.append(c.hints[c.hint_at])
+    assert sorted(map(repr, seen)) == sorted(map(repr, legal))
+    # Discards come last: the melds are what a player looks for.
+    kinds = [isinstance(m, Discard) for m in seen]
+    assert kinds == sorted(kinds)
+    c.hint()
+    shown = c.hints[c.hint_at]
+    assert c.message is not None and "Enter plays it" in c.message.text
+    assert c.play_hint()
+    assert sent.moves == [shown]
+
+
+def test_undo_takes_back_the_last_card_then_escape_clears() -> None:
+    c, _, _ = at(my_play)
+    c.toggle()
+    c.move_cursor(1)
+    c.toggle()
+    first, _ = c.selected
+    c.undo()
+    assert c.selected == [first]
+    c.move_cursor(1)
+    c.toggle()
+    c.stage()
+    assert c.staged and not c.selected
+    c.undo()  # the group comes back as the selection
+    assert c.selected and not c.staged
+    assert press(c, "escape") is Outcome.NONE
+    assert c.selected == [] and c.staged == []
+
+
+def test_sorting_by_rank_keeps_the_cards_and_changes_the_order() -> None:
+    def spread(t: LocalTable) -> bool:
+        v = t.views[0]
+        hand = [v.known[s] % 52 for s in v.hands[0] if v.known[s] < 104]
+        return my_play(t) and len({c // 13 for c in hand}) >= 3
+
+    c, _, _ = at(spread)
+    by_suit = c.hand()
+    c.sort_toggle()
+    by_rank = c.hand()
+    assert sorted(by_suit) == sorted(by_rank) and by_suit != by_rank
+    view = c.view
+    assert view is not None
+    ranks = [view.known[s] % 52 % 13 for s in by_rank if view.known[s] < 104]
+    assert ranks == sorted(ranks)
+
+
+def test_adding_to_the_one_meld_that_fits_needs_no_question() -> None:
+    def one_fit(t: LocalTable) -> bool:
+        if not my_play(t):
+            return False
+        adds = {m.meld for m in legal_moves(t.views[0]) if isinstance(m, AddToMeld)}
+        return len(adds) == 1 and len(t.referee.melds[0]) >= 1
+
+    c, sent, table = at(one_fit)
+    add = next(m for m in legal_moves(table.views[0]) if isinstance(m, AddToMeld))
+    c.selected = list(add.slots)
+    c.add()
+    assert len(sent.moves) == 1 and isinstance(sent.moves[0], AddToMeld)
+    assert sent.moves[0].meld == add.meld
+
+
+def test_a_lay_down_under_the_opening_minimum_asks_before_it_is_sent() -> None:
+    def weak_meld(t: LocalTable) -> bool:
+        return my_play(t) and not t.referee.opened[team_of(0)] and _failing(t) is not None
+
+    c, sent, table = at(weak_meld)
+    meld = _failing(table)
+    assert meld is not None
+    c.selected = list(meld)
+    c.meld()
+    assert sent.moves == [] and c.confirm is not None
+    assert "opening minimum" in c.confirm[0]
+    press(c, "n")
+    assert sent.moves == [] and c.confirm is None
+    c.selected = list(meld)
+    c.meld()
+    press(c, "y")
+    assert sent.moves == [LayDown(0, (meld,))]
+
+
+def _failing(t: LocalTable) -> tuple[int, ...] | None:
+    """Three hand cards that make a legal meld under the opening minimum, if any."""
+    v = t.views[0]
+    for combo in itertools.combinations(v.hands[0], 3):
+        move = LayDown(0, (combo,))
+        if v.check(move) is None:
+            trial = v.copy()
+            trial.push(move)
+            if trial.failed[0] > v.failed[0]:
+                return combo
+    return None
+
+
+def test_quit_asks_first_and_chat_keys_type_a_line() -> None:
+    c, _, _ = at(my_draw)
+    assert press(c, "q") is Outcome.NONE and c.confirm is not None
+    assert press(c, "n") is Outcome.NONE and c.confirm is None
+    press(c, "q")
+    assert press(c, "y") is Outcome.QUIT
+    press(c, "c")
+    for ch in "oi!":
+        press(c, ch)
+    press(c, "backspace")
+    assert c.chat_text == "oi"
+    assert press(c, "enter") is Outcome.CHAT and c.chat_sent == "oi"
+    assert c.chat_text is None

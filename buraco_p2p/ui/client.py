@@ -66,6 +66,8 @@ class Client:
         self.staged: list[tuple[int, ...]] = []
         self.by_rank = False
         self.panel = Panel.NONE
+        self.panel_page = 0
+        self.rule_pages = 1  # as many as the last drawing of the rules panel needed
         self.message: Message | None = None
         self.hints: list[Move] = []
         self.hint_at = -1
@@ -378,6 +380,7 @@ class Client:
 
     def toggle_panel(self, panel: Panel) -> None:
         self.panel = Panel.NONE if self.panel is panel else panel
+        self.panel_page = 0
 
     def close_panel(self) -> None:
         if self.current_panel() is Panel.HAND_END:

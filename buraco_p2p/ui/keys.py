@@ -51,6 +51,9 @@ def press(c: Client, key: str) -> Outcome:
     panel = c.current_panel()
     if panel is Panel.HAND_END:
         return _hand_end_key(c, key)
+    if panel is Panel.RULES and key == "r" and c.panel_page + 1 < c.rule_pages:
+        c.panel_page += 1
+        return Outcome.NONE
     if panel is not Panel.NONE:
         if key in ("escape", "enter") or PANEL_KEYS.get(key) is panel or (
             key == "c" and panel is Panel.CHAT

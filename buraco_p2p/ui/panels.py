@@ -13,15 +13,13 @@ from buraco_p2p.ui.client import Client
 from buraco_p2p.ui.table_screen import Screen, side_name
 
 HELP: tuple[tuple[str, str], ...] = (
-    ("← → (or mouse)", "move the cursor in your hand (a click selects the card)"),
-    ("space", "select / unselect the card under the cursor"),
+    ("← → / space", "move the cursor in your hand / select the card (or click it)"),
     ("u", "undo: take back the last card selected (or the last group)"),
     ("Esc", "clear the selection, close a panel, cancel a question"),
     ("d", "draw from the stock"),
     ("p", "take the discard pile (fechado: select the cards that meld its top)"),
     ("t", "turn up the first card (where the rules offer it)"),
-    ("m", "lay down the selection (and grouped melds) as new melds"),
-    ("M", "the same, a wild at the low end of a run"),
+    ("m / M", "lay down the selection (and grouped melds); M: a run's wild goes low"),
     ("g", "group the selection as one meld of a lay-down of several"),
     ("a", "add the selection to one of your melds (1-9 if several fit)"),
     ("x", "discard the selected card (or the card under the cursor)"),
@@ -31,7 +29,7 @@ HELP: tuple[tuple[str, str], ...] = (
     ("h", "match history"),
     ("r", "the rules of this table"),
     ("c", "chat: type a line, Enter sends it"),
-    ("?", "this help"),
+    ("? / C", "this help / the whole chat"),
     ("Ctrl-Z", "suspend (fg resumes)"),
     ("q", "quit (asks first)"),
 )
@@ -66,22 +64,35 @@ def help_panel(screen: Screen) -> list[Row]:
     return framed(screen, "Keys", body, "Esc or ? closes")
 
 
-def rules_panel(screen: Screen) -> list[Row]:
+def rules_pages(screen: Screen) -> list[list[Row]]:
+    """The rule parameters in two columns, split in pages of the screen's height."""
     rules = screen.c.snap.rules
-    wire = rules.to_wire()
-    items = [(k, v) for k, v in wire.items() if k not in ("v", "version")]
-    half = (len(items) + 1) // 2
+    items = [(k, v) for k, v in rules.to_wire().items() if k not in ("v", "name")]
+    per_page = max(2, 2 * (screen.rows - 3))
     colw = screen.cols // 2
-    body: list[Row] = []
-    for i in range(half):
-        row: Row = []
-        for k, v in (items[i], items[i + half] if i + half < len(items) else ("", "")):
-            if not k:
-                continue
-            val = v if not isinstance(v, list | tuple) else ",".join(str(x) for x in v)
-            row.extend(cv.fit([("class:key", f" {k}"), ("", f" = {val}")], colw))
-        body.append(row)
-    return framed(screen, f"Rules: {rules.name}", body, "Esc or r closes")
+    pages: list[list[Row]] = []
+    for p in range(0, len(items), per_page):
+        chunk = items[p : p + per_page]
+        half = (len(chunk) + 1) // 2
+        body: list[Row] = []
+        for i in range(half):
+            row: Row = []
+            for k, v in chunk[i :: half][:2]:
+                val = ",".join(str(x) for x in v) if isinstance(v, list | tuple) else v
+                row.extend(cv.fit([("class:key", f" {k}"), ("", f" = {val}")], colw))
+            body.append(row)
+        pages.append(body)
+    return pages
+
+
+def rules_panel(screen: Screen) -> list[Row]:
+    pages = rules_pages(screen)
+    screen.c.rule_pages = len(pages)
+    page = screen.c.panel_page % len(pages)
+    keys = "Esc closes"
+    if len(pages) > 1:
+        keys = f"r next page ({page + 1}/{len(pages)}) · Esc closes"
+    return framed(screen, f"Rules: {screen.c.snap.rules.name}", pages[page], keys)
 
 
 def pile_panel(screen: Screen) -> list[Row]:

@@ -13,6 +13,7 @@ from buraco_p2p.engine import Phase
 from buraco_p2p.rules import get_preset
 from buraco_p2p.ui import Client, Complaint, Fairness, Panel, Progress, SeatInfo, render
 from buraco_p2p.ui.glyphs import Glyphs
+from buraco_p2p.ui.keys import press
 from buraco_p2p.ui.panels import HELP
 from buraco_p2p.ui.seating import min_size, places
 from buraco_p2p.ui.theme import no_color, style
@@ -137,17 +138,29 @@ def test_progress_during_shuffles_names_the_seat_at_work() -> None:
 def test_the_help_panel_lists_every_key_the_client_answers() -> None:
     c = client_at(mid_hand)
     c.toggle_panel(Panel.HELP)
-    text = screen(c, 100, 30)
+    text = screen(c)
+    assert "more" not in text  # all of it fits 80x24
     for key, _ in HELP:
         assert key in text
-    for key in ("d", "p", "m", "a", "x", "u", "s", "v", "h", "r", "c", "q", "Tab", "Ctrl-Z"):
-        assert any(k.split()[0] == key or key in k.split() for k, _ in HELP), key
+    for key in ("d", "p", "m", "M", "a", "x", "u", "s", "v", "h", "r", "c", "C", "q", "g", "t",
+                "Tab", "Esc", "Ctrl-Z", "space", "?"):
+        assert any(key in k.split() for k, _ in HELP), key
 
 
 def test_rules_pile_and_history_panels() -> None:
     c = client_at(mid_hand)
     c.toggle_panel(Panel.RULES)
-    assert "target_score = 2000" in screen(c)
+    text = screen(c)
+    assert "target_score = 2000" in text and "Rules: classic" in text
+    if c.rule_pages > 1:
+        assert "r next page (1/" in text
+        press(c, "r")
+        text += screen(c)
+    assert "more" not in text
+    for key in CLASSIC.to_wire():
+        assert key in text or key in ("v", "name")
+    press(c, "escape")
+    assert c.current_panel() is Panel.NONE
     c.toggle_panel(Panel.PILE)
     text = screen(c)
     view = c.view

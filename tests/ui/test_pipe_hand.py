@@ -5,65 +5,16 @@ from __future__ import annotations
 
 import asyncio
 
-from ui_helpers import Running, running, until
+from ui_helpers import ENTER, my_turn_or_end, play_turn, running, until
 
-from buraco_p2p.engine import AddToMeld, Discard, LayDown, Phase
 from buraco_p2p.rules import get_preset
 from buraco_p2p.ui.glyphs import Glyphs
 
-TAB, ENTER, ESC, RIGHT = "\t", "\r", "\x1b", "\x1b[C"
 G = Glyphs()
 
 
 def hand_line(screen: str) -> str:
     return next(line for line in screen.splitlines() if line.startswith(" Hand "))
-
-
-async def my_turn_or_end(r: Running) -> None:
-    c = r.app.client
-    await until(lambda: c.my_turn() or c.snap.hand_over, "the player's turn or the hand's end")
-
-
-async def play_turn(r: Running) -> str:
-    """One whole turn by keys: draw; lay down or add what the hints offer; discard.
-
-    Returns what the turn did with melds ("meld", "add" or "") so the test can look for it."""
-    c = r.app.client
-    view = c.view
-    assert view is not None
-    if view.phase is Phase.DRAW:
-        await r.press("d")
-        await until(lambda: c.snap.view is not None and c.snap.view.phase is not Phase.DRAW,
-                    "the draw")
-    did = ""
-    for _ in range(6):  # play at most a few melds per turn
-        if not c.my_turn():
-            return did
-        await r.press(TAB)
-        hinted = c.hints[c.hint_at] if c.hint_at >= 0 else None
-        if not isinstance(hinted, LayDown | AddToMeld):
-            break
-        assert "hint 1/" in r.screen() and "(Enter plays it)" in r.screen()
-        await enter_and_wait(r, "the meld taken")
-        did = "meld" if isinstance(hinted, LayDown) else "add"
-    if not c.my_turn():
-        return did
-    await r.press(ESC)
-    # Discard: cycle the hints to a discard and play it.
-    for _ in range(len(c.hints) + 1):
-        await r.press(TAB)
-        if isinstance(c.hints[c.hint_at], Discard):
-            break
-    await enter_and_wait(r, "the discard taken")
-    return did
-
-
-async def enter_and_wait(r: Running, what: str) -> None:
-    """Enter plays the hinted move; wait until the table has taken it."""
-    c = r.app.client
-    version = c.snap.version
-    await r.press(ENTER)
-    await until(lambda: c.snap.version > version and not c.pending, what)
 
 
 async def whole_hand() -> None:

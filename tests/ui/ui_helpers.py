@@ -14,12 +14,22 @@ from prompt_toolkit.input import PipeInput, create_pipe_input
 from prompt_toolkit.output import DummyOutput
 
 from buraco_p2p.bots import HeuristicBot
-from buraco_p2p.engine import HandResult, LocalTable, Match, Move
+from buraco_p2p.engine import (
+    AddToMeld,
+    Discard,
+    HandResult,
+    LayDown,
+    LocalTable,
+    Match,
+    Move,
+    Phase,
+)
 from buraco_p2p.rules import RuleSet
 from buraco_p2p.ui import Fairness, PracticeTable, Progress, TableApp, TableSnapshot
 from buraco_p2p.ui.canvas import Row
 
 WAIT = 30.0
+TAB, ENTER, ESC, RIGHT = "\t", "\r", "\x1b", "\x1b[C"
 
 
 class SizedOutput(DummyOutput):
@@ -50,6 +60,21 @@ class Running:
 
     def screen(self) -> str:
         return self.app.screen_text()
+
+    async def drawn(self) -> None:
+        """Wait for the application to draw the screen again (mouse handlers are set then)."""
+        renders = 0
+
+        def count(_: object) -> None:
+            nonlocal renders
+            renders += 1
+
+        self.app.app.after_render += count
+        try:
+            self.app.app.invalidate()
+            await until(lambda: renders > 0, "a redraw")
+        finally:
+            self.app.app.after_render -= count
 
     async def press(self, *keys: str) -> None:
         """Type keys into the terminal input; returns once the app has read them all."""
@@ -137,3 +162,50 @@ class Sent:
 
     def __call__(self, move: Move) -> None:
         self.moves.append(move)
+
+
+async def my_turn_or_end(r: Running) -> None:
+    c = r.app.client
+    await until(lambda: c.my_turn() or c.snap.hand_over, "the player's turn or the hand's end")
+
+
+async def play_turn(r: Running) -> str:
+    """One whole turn by keys: draw; lay down or add what the hints offer; discard.
+
+    Returns what the turn did with melds ("meld", "add" or "") so the test can look for it."""
+    c = r.app.client
+    view = c.view
+    assert view is not None
+    if view.phase is Phase.DRAW:
+        await r.press("d")
+        await until(lambda: c.snap.view is not None and c.snap.view.phase is not Phase.DRAW,
+                    "the draw")
+    did = ""
+    for _ in range(6):  # play at most a few melds per turn
+        if not c.my_turn():
+            return did
+        await r.press(TAB)
+        hinted = c.hints[c.hint_at] if c.hint_at >= 0 else None
+        if not isinstance(hinted, LayDown | AddToMeld):
+            break
+        assert "hint 1/" in r.screen() and "(Enter plays it)" in r.screen()
+        await enter_and_wait(r, "the meld taken")
+        did = "meld" if isinstance(hinted, LayDown) else "add"
+    if not c.my_turn():
+        return did
+    await r.press(ESC)
+    # Discard: cycle the hints to a discard and play it.
+    for _ in range(len(c.hints) + 1):
+        await r.press(TAB)
+        if isinstance(c.hints[c.hint_at], Discard):
+            break
+    await enter_and_wait(r, "the discard taken")
+    return did
+
+
+async def enter_and_wait(r: Running, what: str) -> None:
+    """Enter plays the hinted move; wait until the table has taken it."""
+    c = r.app.client
+    version = c.snap.version
+    await r.press(ENTER)
+    await until(lambda: c.snap.version > version and not c.pending, what)

@@ -15,6 +15,7 @@ from buraco_p2p.engine import (
     LayDown,
     LocalTable,
     Phase,
+    TakeDiscard,
     legal_moves,
     team_of,
 )
@@ -173,3 +174,30 @@ def test_quit_asks_first_and_chat_keys_type_a_line() -> None:
     assert c.chat_text == "oi"
     assert press(c, "enter") is Outcome.CHAT and c.chat_sent == "oi"
     assert c.chat_text is None
+
+
+def test_fechado_pile_take_shows_the_one_justification_the_engine_finds() -> None:
+    fechado = get_preset("fechado")
+
+    def takes(t: LocalTable) -> list[TakeDiscard]:
+        if not my_draw(t) or not t.referee.pile:
+            return []
+        return [m for m in legal_moves(t.views[0]) if isinstance(m, TakeDiscard)]
+
+    table, match = find_position(fechado, lambda t: len(takes(t)) == 1)
+    sent = Sent()
+    c = Client(snapshot_of(table, match), sent)
+    c.take_pile()
+    assert sent.moves == takes(table)
+
+    table, match = find_position(fechado, lambda t: len(takes(t)) > 1)
+    sent = Sent()
+    c = Client(snapshot_of(table, match), sent)
+    c.take_pile()
+    assert sent.moves == [] and c.message is not None
+    assert "Select the cards that meld the pile's top card" in c.message.text
+    # Selecting one justification's cards takes the pile showing them.
+    one = takes(table)[-1]
+    c.selected = list(one.justify)
+    c.take_pile()
+    assert sent.moves == [TakeDiscard(0, one.justify)]

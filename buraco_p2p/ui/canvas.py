@@ -19,12 +19,23 @@ def width(row: Sequence[Any]) -> int:
     return sum(get_cwidth(f[1]) for f in row)
 
 
+def printable(text: str) -> str:
+    """`text` with every control or format character shown as U+FFFD: nicknames, chat and
+    reasons come from other peers, and none of them may move the cursor or break a row."""
+    if text.isprintable():
+        return text
+    return "".join(ch if ch.isprintable() else "\ufffd" for ch in text)
+
+
 def fit(row: Sequence[Any], cols: int, style: str = "") -> Row:
-    """The row cut to `cols` columns (with an ellipsis mark) or padded with spaces."""
+    """The row cut to `cols` columns or padded with spaces, every text made printable."""
     out: Row = []
     used = 0
     for frag in row:
         text = frag[1]
+        if not text.isprintable():
+            text = printable(text)
+            frag = (frag[0], text, *frag[2:])
         w = get_cwidth(text)
         if used + w <= cols:
             out.append(frag)
@@ -48,6 +59,7 @@ def fit(row: Sequence[Any], cols: int, style: str = "") -> Row:
 
 
 def center(row: Sequence[Any], cols: int, style: str = "") -> Row:
+    row = clean(row)
     w = width(row)
     if w >= cols:
         return fit(row, cols, style)
@@ -55,7 +67,13 @@ def center(row: Sequence[Any], cols: int, style: str = "") -> Row:
     return fit([(style, " " * left), *row], cols, style)
 
 
+def clean(row: Sequence[Any]) -> Row:
+    """The fragments with their texts made printable (see `printable`)."""
+    return [f if f[1].isprintable() else (f[0], printable(f[1]), *f[2:]) for f in row]
+
+
 def right(row: Sequence[Any], cols: int, style: str = "") -> Row:
+    row = clean(row)
     w = width(row)
     if w >= cols:
         return fit(row, cols, style)
@@ -64,6 +82,7 @@ def right(row: Sequence[Any], cols: int, style: str = "") -> Row:
 
 def spread(left: Sequence[Any], right_part: Sequence[Any], cols: int, style: str = "") -> Row:
     """`left` at the start and `right_part` at the end of one row (the left cut if need be)."""
+    right_part = clean(right_part)
     rw = width(right_part)
     if rw >= cols:
         return fit(right_part, cols, style)

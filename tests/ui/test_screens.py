@@ -11,7 +11,16 @@ from ui_helpers import Sent, find_position, positions, snapshot_of, text_of
 
 from buraco_p2p.engine import Phase
 from buraco_p2p.rules import get_preset
-from buraco_p2p.ui import Client, Complaint, Fairness, Panel, Progress, SeatInfo, render
+from buraco_p2p.ui import (
+    ChatLine,
+    Client,
+    Complaint,
+    Fairness,
+    Panel,
+    Progress,
+    SeatInfo,
+    render,
+)
 from buraco_p2p.ui.glyphs import Glyphs
 from buraco_p2p.ui.keys import press
 from buraco_p2p.ui.panels import HELP
@@ -233,3 +242,21 @@ def test_the_layout_follows_the_seat_count(players: int) -> None:
     for s in p.right:
         assert any(f"│  {names[s]}" in line for line in lines[3:-8])
     assert "waiting for the deal" in "\n".join(lines)
+
+
+def test_text_from_other_peers_cannot_move_the_cursor_or_break_a_row() -> None:
+    c = client_at(mid_hand)
+    evil = "\x1b[2J\x1b[H\r\nowned\x07\x08"
+    seats = tuple(dataclasses.replace(s, nick=evil) if s.seat else s for s in c.snap.seats)
+    chat = (ChatLine(1, evil),)
+    complaint = Fairness(True, 1, 4, (Complaint(1, evil, evil),))
+    extra = {"seed": evil}
+    c.update(dataclasses.replace(c.snap, seats=seats, chat=chat, fairness=complaint, extra=extra))
+    view = c.view
+    assert view is not None
+    view.turn = 1  # the status line names the player to move
+    for cols, rows in ((80, 24), (132, 43)):
+        lines = screen(c, cols, rows).splitlines()
+        assert len(lines) == rows and all(len(line) == cols for line in lines)
+        assert not any(ch in "".join(lines) for ch in "\x1b\r\x07\x08")
+    assert "[2J" in screen(c)  # shown harmlessly, not obeyed

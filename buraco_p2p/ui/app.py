@@ -135,13 +135,18 @@ class TableApp:
         rows = render(self.client, size.columns, size.rows, self.clock())
         return "\n".join("".join(f[1] for f in row) for row in rows)
 
-    def _click(self, index: int) -> Callable[[MouseEvent], object]:
+    def _click(self, target: str, index: int) -> Callable[[MouseEvent], object]:
+        """A click on a hand card selects it; on one of the side's melds, adds the selection."""
+
         def handler(event: MouseEvent) -> object:
-            if event.event_type is MouseEventType.MOUSE_UP:
+            if event.event_type is not MouseEventType.MOUSE_UP:
+                return NotImplemented
+            if target == "card":
                 self.client.toggle(index)
-                self.app.invalidate()
-                return None
-            return NotImplemented
+            elif self.client.selected:
+                self.client.add(index)
+            self.app.invalidate()
+            return None
 
         return handler
 
@@ -209,9 +214,9 @@ class TableApp:
         path = self.log_dir / f"buraco-match-{stamp}.log"
         try:
             command = await self.feed.save_log(path)
-            self.client.saved = f"Saved {path}. Audit it with: {command}"
+            self.client.saved = ["The match log is saved in", str(path), "Audit it with:", command]
         except (SaveUnavailable, OSError) as e:
-            self.client.saved = f"Not saved: {e}"
+            self.client.saved = [f"Not saved: {e}"]
         self.app.invalidate()
 
     async def _follow(self) -> None:

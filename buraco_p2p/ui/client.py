@@ -77,7 +77,7 @@ class Client:
         self.chat_text: str | None = None
         self.pending = False  # a move is on its way to the table
         self.ended_seen = -1  # history length whose hand-end panel was closed
-        self.saved: str | None = None
+        self.saved: list[str] | None = None  # what saving the log said, line by line
         self.chat_sent = ""
         self.quit_requested = False
 

@@ -14,6 +14,7 @@ from buraco_p2p.ui.table_screen import Screen, side_name
 
 HELP: tuple[tuple[str, str], ...] = (
     ("← → / space", "move the cursor in your hand / select the card (or click it)"),
+    ("click a meld", "add the selected cards to that meld"),
     ("u", "undo: take back the last card selected (or the last group)"),
     ("Esc", "clear the selection, close a panel, cancel a question"),
     ("d", "draw from the stock"),
@@ -173,7 +174,7 @@ def hand_end_panel(screen: Screen) -> list[Row]:
     )
     body.append([])
     if snap.match_over:
-        body.extend(match_end_rows(c))
+        body.extend(match_end_rows(c, screen.cols))
         keys = "s save the log · h history · q quit"
     else:
         keys = "Enter next hand · h history · q quit"
@@ -186,7 +187,13 @@ def _line(r: HandResult, side: int, name: str) -> int:
     return sum(x.points for x in r.lines[side] if x.name == name)
 
 
-def match_end_rows(c: Client) -> list[Row]:
+def wrapped(text: str, cols: int, style: str = "") -> list[Row]:
+    """A long line (a path, a command) cut into rows, so that all of it can be copied."""
+    room = max(10, cols - 2)
+    return [[(style, " " + text[i : i + room])] for i in range(0, max(1, len(text)), room)]
+
+
+def match_end_rows(c: Client, cols: int) -> list[Row]:
     snap = c.snap
     w = snap.winner
     if w is None:
@@ -195,7 +202,8 @@ def match_end_rows(c: Client) -> list[Row]:
         who = "You win" if w == snap.side_of(snap.me) else f"{side_name(c, w)} win"
         rows = [[("class:myturn", f" The match is over. {who}, {snap.scores[w]} points.")]]
     if c.saved is not None:
-        rows.append([("", f" {c.saved}")])
+        for k, line in enumerate(c.saved):
+            rows.extend(wrapped(line, cols, "class:key" if k % 2 else ""))
     elif snap.can_save_log:
         rows.append([("", " s saves the match log; the command that audits it is shown then.")])
     else:

@@ -26,7 +26,8 @@ from buraco_p2p.ui.words import describe
 SIDE_COL = 15
 CARD_CELL = 3  # two columns of card, one of space
 
-Clicker = Callable[[int], Callable[[Any], object]]
+# Mouse handlers by target: ("card", index in the hand) or ("meld", index of an own meld).
+Clicker = Callable[[str, int], Callable[[Any], object]]
 
 
 def side_name(client: Client, side: int) -> str:
@@ -161,7 +162,11 @@ class Screen:
         if cv.width(cards) > room:
             cards = self._compact(tm, ordered)
         row: Row = [("class:dim", head), *cards]
-        return [*cv.fit(row, cols - len(pts) - cv.width([tag])), ("class:points", pts), tag]
+        out = [*cv.fit(row, cols - len(pts) - cv.width([tag])), ("class:points", pts), tag]
+        if index is not None and self.click is not None:
+            handler = self.click("meld", index)
+            out = [(f[0], f[1], handler) for f in out]
+        return out
 
     def _meld_order(self, tm: TableMeld, ids: list[int]) -> list[int | None]:
         """The meld's cards in the order it lies (the rules' layout), as card ids."""
@@ -295,7 +300,7 @@ class Screen:
                 grp = -1 if cid is None else group_of(cid, c.by_rank)
                 gap = " " if prev != -1 and grp != prev else ""
                 prev = grp
-                handler = self.click(i) if self.click is not None else None
+                handler = self.click("card", i) if self.click is not None else None
                 extra = ""
                 if slot in sel:
                     extra = " class:selected"

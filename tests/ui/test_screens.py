@@ -22,7 +22,7 @@ from buraco_p2p.ui import (
     render,
 )
 from buraco_p2p.ui.glyphs import Glyphs
-from buraco_p2p.ui.keys import press
+from buraco_p2p.ui.keys import Outcome, press
 from buraco_p2p.ui.panels import HELP
 from buraco_p2p.ui.seating import min_size, places
 from buraco_p2p.ui.theme import no_color, style
@@ -260,3 +260,17 @@ def test_text_from_other_peers_cannot_move_the_cursor_or_break_a_row() -> None:
         assert len(lines) == rows and all(len(line) == cols for line in lines)
         assert not any(ch in "".join(lines) for ch in "\x1b\r\x07\x08")
     assert "[2J" in screen(c)  # shown harmlessly, not obeyed
+
+
+def test_a_table_without_a_signed_log_says_there_is_nothing_to_save() -> None:
+    table, match = find_position(CLASSIC, lambda t: t.ended)
+    result = table.result()
+    snap = snapshot_of(table, match, history=(result,))
+    w = 0 if result.totals[0] > result.totals[1] else 1
+    snap = dataclasses.replace(snap, scores=result.totals, match_over=True, winner=w)
+    c = Client(snap, Sent())
+    text = screen(c)
+    assert "The match is over." in text and ("You win" if w == 0 else "Them win") in text
+    assert "nothing to save or audit" in text
+    assert press(c, "s") is Outcome.NONE  # no save offered
+    assert press(c, "q") is Outcome.QUIT

@@ -8,6 +8,7 @@ import time
 from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
+from pathlib import Path
 
 from prompt_toolkit.data_structures import Size
 from prompt_toolkit.input import PipeInput, create_pipe_input
@@ -85,11 +86,19 @@ class Running:
 
 @asynccontextmanager
 async def running(
-    rules: RuleSet, seed: int, cols: int = 80, rows: int = 24, ascii: bool = False
+    rules: RuleSet,
+    seed: int,
+    cols: int = 80,
+    rows: int = 24,
+    ascii: bool = False,
+    feed: PracticeTable | None = None,
+    log_dir: Path | None = None,
 ) -> AsyncIterator[Running]:
     with create_pipe_input() as keys:
-        feed = PracticeTable(rules, seed, bot_delay=0)
-        app = TableApp(feed, input=keys, output=SizedOutput(cols, rows), ascii=ascii)
+        feed = feed or PracticeTable(rules, seed, bot_delay=0)
+        app = TableApp(
+            feed, input=keys, output=SizedOutput(cols, rows), ascii=ascii, log_dir=log_dir
+        )
         task = asyncio.ensure_future(app.run())
         try:
             yield Running(app, feed, keys, task)

@@ -92,9 +92,16 @@ class Client:
         self.staged = [g for g in self.staged if set(g) <= held]
         if self.cursor >= len(held):
             self.cursor = max(0, len(held) - 1)
-        if old.view is not None and snap.view is not None and old.view.turn != snap.view.turn:
+        if old.view is not None and snap.view is not None and (
+            old.view.turn != snap.view.turn
+            or old.view.phase is not snap.view.phase
+            or old.view.setup != snap.view.setup
+        ):
+            # The table moved on: a hint or a refusal about the old position no longer holds.
             self.hints = []
             self.hint_at = -1
+            if self.message is not None and self.message.kind in ("error", "hint"):
+                self.message = None
 
     @property
     def view(self) -> HandState | None:

@@ -4,16 +4,19 @@ otherwise the engine's reason is shown in words. Hints come from `legal_moves`."
 from __future__ import annotations
 
 import itertools
+import random
 from collections.abc import Callable
 
 from ui_helpers import Sent, find_position, snapshot_of
 
+from buraco_p2p.bots import HeuristicBot
 from buraco_p2p.engine import (
     AddToMeld,
     Discard,
     DrawStock,
     LayDown,
     LocalTable,
+    Match,
     Phase,
     TakeDiscard,
     legal_moves,
@@ -201,3 +204,16 @@ def test_fechado_pile_take_shows_the_one_justification_the_engine_finds() -> Non
     c.selected = list(one.justify)
     c.take_pile()
     assert sent.moves == [TakeDiscard(0, one.justify)]
+
+
+def test_a_refusal_is_cleared_when_the_table_moves_on() -> None:
+    """A stale error must not hide the prompt of the player's next turn."""
+    c, _, table = at(my_play)
+    c.draw()  # refused: the player has drawn already
+    assert c.message is not None and c.message.kind == "error"
+    bot = HeuristicBot()
+    rng = random.Random(1)
+    while table.referee.turn == 0:
+        table.push(bot.choose_move(table.views[0], rng))
+    c.update(snapshot_of(table, Match(CLASSIC, 0)))
+    assert c.message is None

@@ -82,13 +82,17 @@ def pane() -> Iterator[Pane]:
 
 
 def play_turn(p: Pane, screen: str) -> None:
-    """Take one step of the human's turn by keys: draw, else discard the card at the cursor
-    (moving the cursor on if the engine refuses that card)."""
-    if "Your turn: draw" in screen:
+    """Take one step of the human's turn by keys, read from the screen: on their turn (the
+    status line says so) draw when the keys line offers it, else discard the card at the
+    cursor, moving the cursor on when the engine refuses that card."""
+    lines = screen.splitlines()
+    if len(lines) < 24 or "your turn" not in lines[1]:
+        return
+    if "d draw" in lines[-1]:
         p.type("d")
-    elif "Your turn: keep the first card" in screen or "Your turn: meld" in screen:
+    elif lines[-3].startswith(" Your turn"):
         p.type("x")
-    elif "Not allowed" in screen or "may not" in screen or "refused" in screen:
+    else:  # a refusal on the message line: try the next card
         p.send("Escape")
         p.send("Right")
         p.type("x")

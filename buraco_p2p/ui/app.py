@@ -103,7 +103,9 @@ class TableApp:
         self.feed = feed
         self.clock = clock
         self.log_dir = log_dir or Path.cwd()
-        self.client = Client(feed.snapshot(), self._send, Glyphs(ascii=ascii))
+        first = feed.snapshot()
+        glyphs = Glyphs(ascii=ascii, deck_size=first.rules.deck_size)
+        self.client = Client(first, self._send, glyphs)
         self._token: trio.lowlevel.TrioToken | None = None
         self._nursery: trio.Nursery | None = None
         self._waiting: list[Callable[[], Awaitable[object]]] = []

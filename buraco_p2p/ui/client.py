@@ -60,7 +60,7 @@ class Client:
     def __init__(self, snapshot: TableSnapshot, send: Send, glyphs: Glyphs | None = None) -> None:
         self.snap = snapshot
         self.send = send
-        self.glyphs = glyphs or Glyphs()
+        self.glyphs = glyphs or Glyphs(deck_size=snapshot.rules.deck_size)
         self.cursor = 0
         self.selected: list[int] = []
         self.staged: list[tuple[int, ...]] = []
@@ -121,7 +121,7 @@ class Client:
 
         def order(slot: int) -> tuple[int, int, int]:
             c = view.known[slot]
-            return (9, 0, slot) if c < 0 else key(c)
+            return (9, 0, slot) if c < 0 else key(self.glyphs.face_of(c), c)
 
         return sorted(slots, key=order)
 

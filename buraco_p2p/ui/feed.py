@@ -33,11 +33,18 @@ class SaveUnavailable(Exception):
 
 @dataclass(frozen=True, slots=True)
 class SeatInfo:
-    """One seat as the table knows it. `side` is the side (team) the seat plays for now."""
+    """One seat as the table knows it.
+
+    `side` is the side the seat plays on in this hand, now (an index of the view's per-side
+    melds, pots and minimums; at three players it changes when the first pot is taken);
+    `match_side` is the match score the seat's points go to (an index of
+    `TableSnapshot.scores`: a team's, or the player's own at two and three).
+    """
 
     seat: int
     nick: str
     side: int
+    match_side: int
     is_bot: bool = False
     connected: bool = True
     fingerprint: str = ""
@@ -100,9 +107,9 @@ class TableSnapshot:
     """Everything the client draws, as of one moment.
 
     `view` is this seat's engine view of the hand in play (None before the first deal);
-    `scores` are the match scores per side; `history` holds the results of finished hands;
-    `hand_over` is true from the end of a hand until the next deal; `turn_since` is a
-    `time.monotonic()` reading of when the current turn began.
+    `scores` are the match scores, one per match side (`SeatInfo.match_side`); `history` holds
+    the results of finished hands; `hand_over` is true from the end of a hand until the next
+    deal; `turn_since` is a `time.monotonic()` reading of when the current turn began.
     """
 
     title: str
@@ -126,6 +133,9 @@ class TableSnapshot:
 
     def side_of(self, seat: int) -> int:
         return self.seats[seat].side
+
+    def match_side_seats(self, match_side: int) -> tuple[int, ...]:
+        return tuple(s.seat for s in self.seats if s.match_side == match_side)
 
     def side_seats(self, side: int) -> tuple[int, ...]:
         return tuple(s.seat for s in self.seats if s.side == side)

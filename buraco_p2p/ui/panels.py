@@ -10,7 +10,7 @@ from buraco_p2p.engine import LINE_NAMES, HandResult
 from buraco_p2p.ui import canvas as cv
 from buraco_p2p.ui.canvas import Row
 from buraco_p2p.ui.client import Client
-from buraco_p2p.ui.table_screen import Screen, side_name
+from buraco_p2p.ui.table_screen import Screen, group_name, match_side_name, side_name
 
 HELP: tuple[tuple[str, str], ...] = (
     ("← → / space", "move the cursor in your hand / select the card (or click it)"),
@@ -116,19 +116,33 @@ def pile_panel(screen: Screen) -> list[Row]:
     return framed(screen, "Pile and melds", body, "Esc or v closes")
 
 
+def result_sides(r: HandResult, players: int) -> tuple[tuple[int, ...], ...]:
+    """The seats of each side of a finished hand, as the result says (sides may have changed
+    during the hand); a result that does not say has the four-player teams."""
+    sides = getattr(r, "sides", None)
+    if sides is not None:
+        return tuple(tuple(x) for x in sides)
+    n = len(r.lines)
+    return tuple(tuple(s for s in range(players) if s % n == i) for i in range(n))
+
+
+def match_points(r: HandResult) -> tuple[int, ...]:
+    """What a hand adds to each match score (per team, or per player at two and three)."""
+    points = getattr(r, "match_points", None)
+    return tuple(points) if points is not None else tuple(r.totals)
+
+
 def history_panel(screen: Screen) -> list[Row]:
     c = screen.c
     snap = c.snap
-    sides = snap.sides
-    body: list[Row] = [
-        [("class:label", " hand " + "".join(f"{side_name(c, s):>14}" for s in sides))]
-    ]
-    running = [0] * len(sides)
+    names = [match_side_name(c, m) for m in range(len(snap.scores))]
+    body: list[Row] = [[("class:label", " hand " + "".join(f"{n[:13]:>14}" for n in names))]]
+    running = [0] * len(names)
     for n, r in enumerate(snap.history, 1):
-        totals = _totals(r)
+        points = match_points(r)
         cells = []
-        for i, s in enumerate(sides):
-            t = totals[s] if s < len(totals) else 0
+        for i in range(len(names)):
+            t = points[i] if i < len(points) else 0
             running[i] += t
             cells.append(f"{t:>+7} ={running[i]:>5}")
         body.append([("", f" {n:>4} " + "".join(f"{x:>14}" for x in cells))])
@@ -138,40 +152,33 @@ def history_panel(screen: Screen) -> list[Row]:
     return framed(screen, "Match history", body, "Esc or h closes")
 
 
-def _totals(r: HandResult) -> list[int]:
-    return [sum(x.points for x in lines) for lines in r.lines]
-
-
 def hand_end_panel(screen: Screen) -> list[Row]:
     c = screen.c
     snap = c.snap
     if not snap.history:
         return framed(screen, "Hand over", [], "Enter continues")
     r = snap.history[-1]
-    sides = snap.sides
+    sides = result_sides(r, len(snap.seats))
+    names = [group_name(c, seats, len(sides))[:11] for seats in sides]
     how = "the stock ran out"
     if r.went_out is not None:
         who = "you" if r.went_out == snap.me else snap.seats[r.went_out].nick
         how = f"{who} went out"
     body: list[Row] = [[("class:label", f" Hand {len(snap.history)} is over: {how}.")], []]
-    body.append([("class:label", f" {'':<22}" + "".join(f"{side_name(c, s):>12}" for s in sides))])
+    body.append([("class:label", f" {'':<22}" + "".join(f"{n:>12}" for n in names))])
     for name in LINE_NAMES:
-        vals = [_line(r, s, name) for s in sides]
+        vals = [_line(r, i, name) for i in range(len(sides))]
         if any(vals):
             label = LINE_LABELS.get(name, name)
             body.append([("", f" {label:<22}" + "".join(f"{v:>12}" for v in vals))])
-    totals = _totals(r)
+    totals = [sum(x.points for x in lines) for lines in r.lines]
     body.append(
-        [("class:score", f" {'hand total':<22}" + "".join(f"{totals[s]:>12}" for s in sides))]
+        [("class:score", f" {'hand total':<22}" + "".join(f"{t:>12}" for t in totals))]
     )
-    body.append(
-        [
-            (
-                "class:score",
-                f" {'match score':<22}" + "".join(f"{snap.scores[s]:>12}" for s in sides),
-            )
-        ]
+    match = " · ".join(
+        f"{match_side_name(c, m)} {score}" for m, score in enumerate(snap.scores)
     )
+    body.append([("class:score", f" {'match score':<22}"), ("", f" {match}")])
     body.append([])
     if snap.match_over:
         body.extend(match_end_rows(c, screen.cols))
@@ -199,7 +206,8 @@ def match_end_rows(c: Client, cols: int) -> list[Row]:
     if w is None:
         rows: list[Row] = [[("class:label", " The match is over.")]]
     else:
-        who = "You win" if w == snap.side_of(snap.me) else f"{side_name(c, w)} win"
+        mine = snap.seats[snap.me].match_side
+        who = "You win" if w == mine else f"{match_side_name(c, w)} win"
         rows = [[("class:myturn", f" The match is over. {who}, {snap.scores[w]} points.")]]
     if c.saved is not None:
         for k, line in enumerate(c.saved):

@@ -20,11 +20,11 @@ import trio
 from buraco_p2p.bots import Bot, HeuristicBot
 from buraco_p2p.engine import (
     HandResult,
+    HandState,
     LocalTable,
     Match,
     Move,
     TakeDiscard,
-    team_of,
 )
 from buraco_p2p.rules import RuleSet
 from buraco_p2p.ui.feed import (
@@ -38,6 +38,27 @@ from buraco_p2p.ui.feed import (
 )
 
 BOT_NAMES = ("Ana", "Bia", "Caio", "Davi", "Edu")
+
+
+def hand_side(view: HandState | None, seat: int, match_sides: int) -> int:
+    """The side `seat` plays on now: the engine's answer where its views know sides (the
+    three-player side change included); before a deal, or from an engine of four-player
+    teams only, the seat's match side (a team at four and six, the player at two and three),
+    which is the side every hand starts with."""
+    side_of = getattr(view, "side_of", None)
+    if callable(side_of):
+        return int(side_of(seat))
+    return seat % match_sides
+
+
+def sides_text(seats: tuple[SeatInfo, ...]) -> str:
+    """Who plays with whom, after the sides changed (three players, the first pot taken)."""
+    sides: dict[int, list[str]] = {}
+    for s in seats:
+        sides.setdefault(s.side, []).append(s.nick)
+    parts = [" and ".join(names) + (" play together" if len(names) > 1 else " plays alone")
+             for names in sides.values()]
+    return "sides changed: " + "; ".join(parts)
 MAX_ACTIONS = 12
 MAX_CHAT = 50
 
@@ -68,12 +89,10 @@ class PracticeTable:
         self._bot = bot if bot is not None else HeuristicBot()
         self._bot_rngs = [random.Random(self._rng.getrandbits(64)) for _ in range(players)]
         names = iter(BOT_NAMES)
-        self.seats = tuple(
-            SeatInfo(s, nick if s == me else next(names, f"Bot {s}"), team_of(s), s != me)
-            for s in range(players)
-        )
+        self.nicks = tuple(nick if s == me else next(names, f"Bot {s}") for s in range(players))
         self.match = Match(rules, self._rng.randrange(players))
         self.table: LocalTable | None = None
+        self.seats = self._seats()
         self._results: list[HandResult] = []
         self._actions: list[Action] = []
         self._chat: list[ChatLine] = [ChatLine(None, "practice table: bots, no cryptography")]
@@ -134,6 +153,7 @@ class PracticeTable:
         cut = self._rng.randint(1, rules.deck_size - 1) if rules.cut_22_bonus else None
         setup = self.match.next_setup(cut=cut)
         self.table = table = LocalTable.shuffled(setup, self._rng)
+        self.seats = self._seats()
         self._hand_over = False
         self._ready = trio.Event()
         self._actions.clear()
@@ -157,6 +177,14 @@ class PracticeTable:
         if not self.match.over:
             await self._ready.wait()
 
+    def _seats(self) -> tuple[SeatInfo, ...]:
+        view = None if self.table is None else self.table.referee
+        match_sides = len(self.match.scores)
+        return tuple(
+            SeatInfo(s, name, hand_side(view, s, match_sides), s % match_sides, s != self.me)
+            for s, name in enumerate(self.nicks)
+        )
+
     def _push(self, move: Move) -> None:
         table = self.table
         assert table is not None
@@ -169,6 +197,10 @@ class PracticeTable:
         del self._actions[:-MAX_ACTIONS]
         if ref.turn != before or ref.ended:
             self._turn_since = self._clock()
+        seats = self._seats()
+        if seats != self.seats:
+            self._chat.append(ChatLine(None, sides_text(seats)))
+            self.seats = seats
         self._publish()
 
     # ------------------------------------------------------------------ snapshots

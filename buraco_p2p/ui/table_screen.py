@@ -30,14 +30,28 @@ CARD_CELL = 3  # two columns of card, one of space
 Clicker = Callable[[str, int], Callable[[Any], object]]
 
 
-def side_name(client: Client, side: int) -> str:
-    """`Us`, `Them` at a two-sided table; otherwise the side's players by name."""
+def group_name(client: Client, seats: tuple[int, ...], groups: int) -> str:
+    """A side or match side by its players: `You` or the nickname for one player; `Us` for
+    this seat's team, `Them` for the other of two, else the players' names."""
     snap = client.snap
-    if side == snap.side_of(snap.me):
+    if len(seats) == 1:
+        return "You" if seats[0] == snap.me else snap.seats[seats[0]].nick
+    if snap.me in seats:
         return "Us"
-    if len(snap.sides) == 2:
+    if groups == 2:
         return "Them"
-    return "+".join(snap.seats[s].nick for s in snap.side_seats(side))
+    return "+".join(snap.seats[s].nick for s in seats)
+
+
+def side_name(client: Client, side: int) -> str:
+    """A side of the hand in play, by its players (see `group_name`)."""
+    snap = client.snap
+    return group_name(client, snap.side_seats(side), len(snap.sides))
+
+
+def match_side_name(client: Client, match_side: int) -> str:
+    snap = client.snap
+    return group_name(client, snap.match_side_seats(match_side), len(snap.scores))
 
 
 def clock_text(seconds: float) -> str:
@@ -81,11 +95,10 @@ class Screen:
         snap = self.c.snap
         parts: Row = [("", " ")]
         target = snap.rules.target_score
-        for i, side in enumerate(snap.sides):
+        for i, score in enumerate(snap.scores):
             if i:
                 parts.append(("", "  "))
-            score = snap.scores[side] if side < len(snap.scores) else 0
-            parts.append(("class:label", f"{side_name(self.c, side)} "))
+            parts.append(("class:label", f"{match_side_name(self.c, i)} "))
             parts.append(("class:score", str(score)))
         parts.append(("class:dim", f" / {target}"))
         fair = snap.fairness
@@ -297,7 +310,7 @@ class Screen:
             prev = -1
             for i, slot in chunk:
                 cid = view.card(slot)
-                grp = -1 if cid is None else group_of(cid, c.by_rank)
+                grp = -1 if cid is None else group_of(self.g.face_of(cid), c.by_rank)
                 gap = " " if prev != -1 and grp != prev else ""
                 prev = grp
                 handler = self.click("card", i) if self.click is not None else None

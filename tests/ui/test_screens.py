@@ -228,7 +228,7 @@ def test_the_layout_follows_the_seat_count(players: int) -> None:
     sides = [s % 2 for s in range(players)] if players in (4, 6) else list(range(players))
     table, match = find_position(CLASSIC, mid_hand)
     snap = snapshot_of(table, match)
-    seats = tuple(SeatInfo(s, names[s], sides[s], s != 0) for s in range(players))
+    seats = tuple(SeatInfo(s, names[s], sides[s], sides[s], s != 0) for s in range(players))
     snap = dataclasses.replace(snap, seats=seats, view=None, scores=(0,) * players)
     c = Client(snap, Sent())
     cols, rows = min_size(players)

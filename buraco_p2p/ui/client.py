@@ -72,7 +72,7 @@ class Client:
         self.hints: list[Move] = []
         self.hint_at = -1
         self.hint_version = -1
-        self.confirm: tuple[str, Callable[[], None]] | None = None
+        self.confirm: tuple[str, Callable[[], object]] | None = None
         self.choosing_meld: tuple[int, ...] | None = None
         self.chat_text: str | None = None
         self.pending = False  # a move is on its way to the table
@@ -235,7 +235,7 @@ class Client:
     def turn_up(self) -> None:
         self._try(TurnUpFirst(self.me))
 
-    def discard(self) -> None:
+    def discard(self, confirmed: bool = False) -> None:
         hand = self.hand()
         if len(self.selected) > 1:
             self.say("Select one card to discard (u takes back a selection).", "error")
@@ -246,7 +246,25 @@ class Client:
             slot = hand[self.cursor]
         else:
             return
-        self._try(Discard(self.me, slot))
+        move = Discard(self.me, slot)
+        if not confirmed and self._fails_opening(move):
+            self.confirm = (
+                "Your side's opening is still under its minimum: ending the turn now is a "
+                "failed attempt (the minimum rises). Press y to discard anyway, n not to.",
+                lambda: self._try(move),
+            )
+            return
+        self._try(move)
+
+    def _fails_opening(self, move: Move) -> bool:
+        """Whether the engine would count `move` as a failed opening attempt of this side."""
+        view = self.view
+        if view is None or view.check(move) is not None:
+            return False
+        side = self.snap.side_of(self.me)
+        trial = view.copy()
+        trial.push(move)
+        return trial.failed[side] > view.failed[side]
 
     def stage(self) -> None:
         """Put the selected cards aside as one meld of a lay-down of several melds."""
@@ -270,18 +288,14 @@ class Client:
         view = self.view
         if view is None:
             return
-        if not confirmed and view.check(move) is None:
-            team = self.snap.side_of(self.me)
-            trial = view.copy()
-            trial.push(move)
-            if trial.failed[team] > view.failed[team]:
-                need = view.initial_minimum(team)
-                self.confirm = (
-                    f"Under your opening minimum of {need}: a failed attempt (the cards come "
-                    "back, the minimum rises). Press y to lay down anyway, n not to.",
-                    lambda: self.meld(low_end, confirmed=True),
-                )
-                return
+        if not confirmed and self._fails_opening(move):
+            need = view.initial_minimum(self.snap.side_of(self.me))
+            self.confirm = (
+                f"Under your opening minimum of {need}: a failed attempt (the cards come "
+                "back, the minimum rises). Press y to lay down anyway, n not to.",
+                lambda: self.meld(low_end, confirmed=True),
+            )
+            return
         self._try(move)
 
     def add(self, meld_index: int | None = None) -> None:

@@ -132,26 +132,41 @@ def test_adding_to_the_one_meld_that_fits_needs_no_question() -> None:
     assert sent.moves[0].meld == add.meld
 
 
-def test_a_lay_down_under_the_opening_minimum_asks_before_it_is_sent() -> None:
+def test_a_failed_opening_attempt_is_confirmed_before_it_is_sent() -> None:
+    """Under the opening minimum the engine counts a failed attempt either at the lay-down
+    or, where a turn's melds count together, when the turn ends: either way, ask first."""
+
     def weak_meld(t: LocalTable) -> bool:
-        return my_play(t) and not t.referee.opened[team_of(0)] and _failing(t) is not None
+        return my_play(t) and not t.referee.opened[team_of(0)] and _weak(t) is not None
 
     c, sent, table = at(weak_meld)
-    meld = _failing(table)
+    meld = _weak(table)
     assert meld is not None
     c.selected = list(meld)
     c.meld()
-    assert sent.moves == [] and c.confirm is not None
-    assert "opening minimum" in c.confirm[0]
-    press(c, "n")
-    assert sent.moves == [] and c.confirm is None
-    c.selected = list(meld)
-    c.meld()
-    press(c, "y")
+    if c.confirm is not None:  # the lay-down itself fails
+        assert "opening minimum" in c.confirm[0]
+        press(c, "n")
+        assert sent.moves == [] and c.confirm is None
+        c.selected = list(meld)
+        c.meld()
+        press(c, "y")
+        assert sent.moves == [LayDown(0, (meld,))]
+        return
+    # The lay-down stands as the turn's opening so far; ending the turn would fail it.
     assert sent.moves == [LayDown(0, (meld,))]
+    table.push(sent.moves[0])
+    c.sent(None)
+    c.update(snapshot_of(table, Match(CLASSIC, 0)))
+    c.selected = [next(s for s in c.hand() if s not in meld)]
+    c.discard()
+    assert c.confirm is not None and "failed attempt" in c.confirm[0]
+    assert len(sent.moves) == 1
+    press(c, "y")
+    assert len(sent.moves) == 2 and isinstance(sent.moves[1], Discard)
 
 
-def _failing(t: LocalTable) -> tuple[int, ...] | None:
+def _weak(t: LocalTable) -> tuple[int, ...] | None:
     """Three hand cards that make a legal meld under the opening minimum, if any."""
     v = t.views[0]
     for combo in itertools.combinations(v.hands[0], 3):
@@ -159,7 +174,8 @@ def _failing(t: LocalTable) -> tuple[int, ...] | None:
         if v.check(move) is None:
             trial = v.copy()
             trial.push(move)
-            if trial.failed[0] > v.failed[0]:
+            melds = trial.melds[team_of(0)]
+            if trial.failed[0] > v.failed[0] or not melds:
                 return combo
     return None
 

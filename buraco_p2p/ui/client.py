@@ -79,15 +79,25 @@ class Client:
         self.ended_seen = -1  # history length whose hand-end panel was closed
         self.saved: list[str] | None = None  # what saving the log said, line by line
         self.chat_sent = ""
-        self.quit_requested = False
+        self.new_cards: set[int] = set()  # cards that came into the hand this turn
 
     # ------------------------------------------------------------------ snapshots
 
     def update(self, snap: TableSnapshot) -> None:
-        """A new snapshot: keep the selection to cards still held, open the hand-end panel."""
+        """A new snapshot: keep the selection to cards still held, mark the cards just drawn
+        or taken, forget hints and refusals about a position the table has left."""
         old = self.snap
+        before = set(self.hand())
         self.snap = snap
         held = set(self.hand())
+        same_hand = (
+            old.view is not None and snap.view is not None and old.view.setup == snap.view.setup
+        )
+        if not same_hand or (snap.view is not None and snap.view.turn != self.me):
+            self.new_cards = set()
+        elif held - before:
+            self.new_cards = held - before
+        self.new_cards &= held
         self.selected = [s for s in self.selected if s in held]
         self.staged = [g for g in self.staged if set(g) <= held]
         if self.cursor >= len(held):

@@ -61,7 +61,9 @@ def framed(screen: Screen, title: str, body: list[Row], keys: str) -> list[Row]:
 
 def help_panel(screen: Screen) -> list[Row]:
     body: list[Row] = [[("class:key", f"  {k:<16}"), ("", what)] for k, what in HELP]
-    body.append([("class:dim", "  Marks: ★ clean buraco, ☆ dirty buraco, ▲▲ selected, ^^ cursor")])
+    body.append(
+        [("class:dim", "  Marks: ★ clean buraco, ☆ dirty buraco, ▲▲ selected, ^^ cursor, ++ new")]
+    )
     return framed(screen, "Keys", body, "Esc or ? closes")
 
 

@@ -221,6 +221,7 @@ class Screen:
         head: Row = [
             ("class:sidehead", f"{side_name(self.c, side)}: {len(melds)} melds, {pts} pts"),
             ("class:dim", f" · {opening}"),
+            ("class:dim", " · pot taken" if view.team_pot[side] >= 0 else ""),
         ]
         rows: list[Row] = [cv.fit(head, cols)]
         shown = melds if len(melds) <= room - 1 else melds[: max(0, room - 2)]
@@ -275,7 +276,9 @@ class Screen:
             if len(view.pile) > 1:
                 row.append(("class:dim", "  (v: whole pile)"))
         if view.phase is Phase.FIRST_CHOICE and view.turn == self.c.me:
-            row.append(("class:hint", "  first card: keep it, or t turns it up"))
+            row.append(("class:hint", "  first card "))
+            row.append(self.g.fragment(view.card(view.first_slot)))
+            row.append(("class:hint", ": keep it, or t turns it up"))
         return cv.fit(row, self.cols)
 
     def actions_row(self) -> Row:
@@ -331,6 +334,8 @@ class Screen:
                     mark = self.g.selected_mark
                 elif slot in staged:
                     mark = "gg"
+                elif slot in c.new_cards:
+                    mark = "++"
                 if i == c.cursor:
                     mark = mark[0] + "^" if mark != "  " else "^^"
                 marks.extend([("", gap), ("class:mark", mark + " ")])

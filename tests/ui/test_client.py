@@ -7,7 +7,7 @@ import itertools
 import random
 from collections.abc import Callable
 
-from ui_helpers import Sent, find_position, snapshot_of
+from ui_helpers import Sent, find_position, snapshot_of, text_of
 
 from buraco_p2p.bots import HeuristicBot
 from buraco_p2p.engine import (
@@ -23,7 +23,7 @@ from buraco_p2p.engine import (
     team_of,
 )
 from buraco_p2p.rules import get_preset
-from buraco_p2p.ui import Client
+from buraco_p2p.ui import Client, render
 from buraco_p2p.ui.keys import Outcome, press
 
 CLASSIC = get_preset("classic")
@@ -233,3 +233,23 @@ def test_a_refusal_is_cleared_when_the_table_moves_on() -> None:
         table.push(bot.choose_move(table.views[0], rng))
     c.update(snapshot_of(table, Match(CLASSIC, 0)))
     assert c.message is None
+
+
+def test_the_card_just_drawn_is_marked_until_the_turn_ends() -> None:
+    c, _, table = at(my_draw)
+    before = set(table.views[0].hands[0])
+    table.push(DrawStock(0))
+    match = Match(CLASSIC, 0)
+    c.update(snapshot_of(table, match))
+    drawn = set(table.views[0].hands[0]) - before
+    assert c.new_cards == drawn and len(drawn) == 1
+    text = text_of(render(c, 80, 24, 0.0))
+    lines = text.splitlines()
+    y = next(i for i, line in enumerate(lines) if line.startswith(" Hand "))
+    assert lines[y + 1].count("++") == 1
+    bot = HeuristicBot()
+    rng = random.Random(3)
+    while table.referee.turn == 0 and not table.ended:
+        table.push(bot.choose_move(table.views[0], rng))
+    c.update(snapshot_of(table, match))
+    assert c.new_cards == set()

@@ -19,6 +19,7 @@ __all__ = [
     "IdentityError",
     "LinkClosed",
     "LinkError",
+    "MeshError",
     "NetError",
     "PeerMismatch",
     "TruncatedFrame",
@@ -57,6 +58,10 @@ class LinkClosed(LinkError):
     def __init__(self, message: str, *, graceful: bool = False) -> None:
         super().__init__(message)
         self.graceful = graceful
+
+
+class MeshError(NetError):
+    """A mesh-level failure: unreachable host, unknown peer, protocol breach by a peer."""
 
 
 class HandshakeError(LinkError):

@@ -5,7 +5,7 @@ asks its `approve` callback about each newcomer, and sends the roster to everyon
 peer also listens for its peers. For each pair, the peer with the *higher* seat dials the
 lower one, so there is never a race between two links for one pair; a joiner dials the
 host itself. A pair whose direct link cannot be opened within `direct_timeout` talks
-through the host (`relay.py`), with the same handshake run end to end over the relayed
+through the host (`relaying.py`), with the same handshake run end to end over the relayed
 channel.
 
 Delivery is exactly once and in order per sender across link failures and restarts
@@ -30,18 +30,21 @@ import contextlib
 import math
 import secrets
 from collections import deque
-from collections.abc import AsyncIterator, Awaitable, Callable
-from dataclasses import dataclass, field
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass
 from typing import Any
 
 import trio
 
 from buraco_p2p import codec
-from buraco_p2p.net.errors import LinkClosed, LinkError, NetError
+from buraco_p2p.net.admission import Approver, Door, JoinRequest, auto_approve
+from buraco_p2p.net.errors import LinkClosed, LinkError, MeshError, NetError
 from buraco_p2p.net.identity import Identity, PeerKey
 from buraco_p2p.net.invite import Endpoint, Invite
-from buraco_p2p.net.link import LinkServer, SecureLink, connect, handshake
-from buraco_p2p.net.relay import RELAY_TAGS, RelayError, RelayRecord, RelayStream, parse_relay
+from buraco_p2p.net.link import SecureLink, connect
+from buraco_p2p.net.outbox import LinkRun, Outbox
+from buraco_p2p.net.relay import RELAY_TAGS, parse_relay
+from buraco_p2p.net.relaying import Relays
 from buraco_p2p.net.reliable import (
     DEFAULT_MAX_BUFFER,
     INCARNATION_LEN,
@@ -56,9 +59,8 @@ from buraco_p2p.net.reliable import (
     SequenceError,
     parse_record,
 )
+from buraco_p2p.net.server import LinkServer
 from buraco_p2p.net.table import (
-    HELLO_JOIN,
-    Admission,
     HostTable,
     JoinRefused,
     Member,
@@ -67,11 +69,8 @@ from buraco_p2p.net.table import (
     check_roster,
     join_message,
     mesh_message,
-    parse_hello,
     parse_welcome,
-    refused_message,
     roster_message,
-    welcome_message,
 )
 
 __all__ = [
@@ -90,14 +89,9 @@ __all__ = [
     "join_table",
 ]
 
-MAX_RELAYS_PER_PEER = 4
 MAX_EVENTS = 1024
 # Records a link may have queued beyond a full retransmit buffer (acks, roster, relay).
 SEND_QUEUE_HEADROOM = 1024
-
-
-class MeshError(NetError):
-    """A mesh-level failure: unreachable host, unknown peer, protocol breach by a peer."""
 
 
 # -- events --------------------------------------------------------------------------------
@@ -133,24 +127,6 @@ class StreamReset:
 
 
 MeshEvent = PeerUp | PeerDown | RosterChanged | StreamReset
-
-
-@dataclass(frozen=True)
-class JoinRequest:
-    key: PeerKey
-    nickname: str
-    addresses: tuple[Endpoint, ...]
-
-
-Approver = Callable[[JoinRequest], Awaitable[bool]]
-
-
-async def auto_approve(request: JoinRequest) -> bool:
-    """Seat everyone who knows the room secret (scripts, bots, tests)."""
-    await trio.lowlevel.checkpoint()
-    return True
-
-
 @dataclass(frozen=True)
 class MeshConfig:
     heartbeat_interval: float = 1.0
@@ -204,84 +180,12 @@ class MeshState:
             if channels[raw].incarnation != value[0]:
                 raise MeshError("saved mesh state mixes incarnations")
         return cls(value[0], channels)
-
-
-class _Outbox:
-    """A link's outgoing records, in order, written by the link's own sender task.
-
-    `put` never waits: a full queue means the peer is not reading, and the caller drops the
-    link. Relayed chunks are also counted in bytes; our own relayed streams wait (`put_paced`)
-    while half of that budget is in use, which leaves the rest for everything else.
-    """
-
-    def __init__(self, limit: int, relay_bytes: int) -> None:
-        self.limit = limit
-        self.relay_budget = relay_bytes
-        self.relay_bytes = 0
-        self.closed = False
-        self._items: deque[tuple[list[Any], int]] = deque()
-        self._ready = trio.Event()
-        self._room = trio.Event()
-
-    def __len__(self) -> int:
-        return len(self._items)
-
-    def relay_room(self, size: int) -> bool:
-        return self.relay_bytes + size <= self.relay_budget
-
-    def put(self, record: list[Any], relay_size: int = 0) -> bool:
-        """Queue `record`; False if the link is closed or the queue is full."""
-        if self.closed or len(self._items) >= self.limit or not self.relay_room(relay_size):
-            return False
-        self._items.append((record, relay_size))
-        self.relay_bytes += relay_size
-        self._ready.set()
-        return True
-
-    async def put_paced(self, record: list[Any], relay_size: int) -> bool:
-        """Queue a chunk of our own relayed stream once there is room for it."""
-        while not self.closed and (
-            self.relay_bytes + relay_size > self.relay_budget // 2
-            or len(self._items) >= self.limit // 2
-        ):
-            self._room = trio.Event()
-            await self._room.wait()
-        return self.put(record, relay_size)
-
-    async def get(self) -> list[Any]:
-        while not self._items:
-            self._ready = trio.Event()
-            await self._ready.wait()
-        record, size = self._items.popleft()
-        self.relay_bytes -= size
-        self._room.set()
-        return record
-
-    def close(self) -> None:
-        self.closed = True
-        self._items.clear()
-        self.relay_bytes = 0
-        self._room.set()
-
-
-@dataclass
-class _Run:
-    link: SecureLink
-    relayed: bool
-    outbox: _Outbox
-    scope: trio.CancelScope = field(default_factory=trio.CancelScope)
-    done: trio.Event = field(default_factory=trio.Event)
-    up: bool = False
-    error: NetError | None = None  # why the link was dropped from outside its reader
-    replaced: str | None = None  # set when a newer link for the same peer took over
-
-
 class _Peer:
     def __init__(self, key: PeerKey, channel: ReliableChannel) -> None:
         self.key = key
         self.channel = channel
         self.link: SecureLink | None = None  # set only once resumed: safe to send data on
-        self.run: _Run | None = None
+        self.run: LinkRun | None = None
         self.ack_wake = trio.Event()
         self.connector = False
 
@@ -309,7 +213,6 @@ class Mesh:
         self.roster: Roster | None = None
         self.advertised: tuple[Endpoint, ...] = ()
         self.rejections: deque[str] = deque(maxlen=200)
-        self.relayed_chunks = 0
         self._nursery = nursery
         self._state = state
         self._incarnation = state.incarnation if state else secrets.token_bytes(INCARNATION_LEN)
@@ -318,16 +221,18 @@ class Mesh:
             tuple[PeerKey, bytes | None, Any]
         ](math.inf)
         self._events_send, self._events_recv = trio.open_memory_channel[MeshEvent](MAX_EVENTS)
-        self._relays: dict[tuple[PeerKey, int], RelayStream] = {}
-        self._next_chan = secrets.randbelow(2**31)
-        self._table: HostTable | None = None
-        self._approve: Approver = auto_approve
-        self._approval_lock = trio.Lock()
+        self.relays = Relays(self)
+        self.door = Door(self)
         self._roster_changed = trio.Event()
         self._closed = False
         self.server: LinkServer | None = None
 
     # -- public API ------------------------------------------------------------------------
+
+    @property
+    def relayed_chunks(self) -> int:
+        """Host: relayed chunks forwarded so far."""
+        return self.relays.relayed_chunks
 
     @property
     def invite(self) -> Invite:
@@ -404,9 +309,10 @@ class Mesh:
     def advertise_also(self, endpoint: Endpoint) -> None:
         """Host: add an address (a UPnP mapping, say) to our roster entry and the invite."""
         self.advertised = (*self.advertised, endpoint)[:16]
-        if self._table is not None:
-            self._table.readmit(self.me, self.identity.nickname, self.advertised)
-            self._set_roster(self._table.roster)
+        table = self.door.table
+        if table is not None:
+            table.readmit(self.me, self.identity.nickname, self.advertised)
+            self._set_roster(table.roster)
 
     async def wait_all_up(self, seats: int = 4) -> None:
         """Wait until `seats` peers are seated and every link from us is up."""
@@ -480,14 +386,20 @@ class Mesh:
                 self._nursery.start_soon(self._peer_connector, m.key)
         self._emit(RosterChanged(roster))
 
-    def _live_run(self, key: PeerKey) -> _Run:
+    def _live_run_or_none(self, key: PeerKey) -> LinkRun | None:
+        try:
+            return self._live_run(key)
+        except MeshError:
+            return None
+
+    def _live_run(self, key: PeerKey) -> LinkRun:
         p = self._peers.get(key)
         run = p.run if p is not None else None
         if p is None or p.link is None or run is None or run.link is not p.link:
             raise MeshError(f"no link to {key.fingerprint()}")
         return run
 
-    def _enqueue(self, run: _Run, record: list[Any], relay_size: int = 0) -> bool:
+    def _enqueue(self, run: LinkRun, record: list[Any], relay_size: int = 0) -> bool:
         """Queue a record on `run`'s link; a full queue drops the link (it is not reading)."""
         if run.outbox.put(record, relay_size):
             return True
@@ -500,7 +412,7 @@ class Mesh:
             )
         return False
 
-    def _drop(self, run: _Run, error: NetError) -> None:
+    def _drop(self, run: LinkRun, error: NetError) -> None:
         """End `run` from outside its reader, remembering why for the `PeerDown`."""
         if run.error is None:
             run.error = error
@@ -526,7 +438,7 @@ class Mesh:
         """Own `link` until it dies; exactly one link per peer is live at a time."""
         p = self._peer(key)
         limit = self.config.max_buffer + SEND_QUEUE_HEADROOM
-        run = _Run(link, relayed, _Outbox(limit, self.config.relay_queue_bytes))
+        run = LinkRun(link, relayed, Outbox(limit, self.config.relay_queue_bytes))
         while p.run is not None:  # the newest link wins; wait until the old one is gone
             old = p.run
             if old.replaced is None:
@@ -558,15 +470,14 @@ class Mesh:
             p.channel.link_lost()
             if not self.is_host and self._is_host_key(key):
                 # Every relayed channel ran over this link: end them all now.
-                for relay in list(self._relays.values()):
-                    relay.feed_eof()
+                self.relays.end_all()
             with trio.CancelScope(shield=True):
                 await link.aclose()
             if run.up:
                 self._emit(PeerDown(key, reason))
             run.done.set()
 
-    async def _serve_link(self, p: _Peer, run: _Run) -> None:
+    async def _serve_link(self, p: _Peer, run: LinkRun) -> None:
         link = run.link
         name = link.label
         liveness = Liveness(
@@ -607,7 +518,7 @@ class Mesh:
         if error is not None:
             raise error
 
-    async def _sender(self, run: _Run, liveness: Liveness) -> None:
+    async def _sender(self, run: LinkRun, liveness: Liveness) -> None:
         """The only writer of `run.link`; a socket that takes nothing for the timeout is
         a stalled peer, and its link is dropped."""
         link = run.link
@@ -626,7 +537,7 @@ class Mesh:
                 return
             liveness.on_send(trio.current_time())
 
-    async def _heartbeat(self, p: _Peer, run: _Run) -> None:
+    async def _heartbeat(self, p: _Peer, run: LinkRun) -> None:
         """Acks double as heartbeats: one at least every interval, sooner when acks are due."""
         next_at = trio.current_time() + self.config.heartbeat_interval
         while True:
@@ -659,7 +570,7 @@ class Mesh:
                     else:
                         raise SequenceError(f"{name} sent a resume record mid-link")
                 elif tag in RELAY_TAGS:
-                    await self._on_relay_record(p.key, parse_relay(msg, name))
+                    await self.relays.on_record(p.key, parse_relay(msg, name))
                 elif tag == "roster" and not self.is_host and self._is_host_key(p.key):
                     if not isinstance(msg, list) or len(msg) != 2:
                         raise TableError(f"{name} sent a malformed roster message")
@@ -675,134 +586,6 @@ class Mesh:
 
     def _is_host_key(self, key: PeerKey) -> bool:
         return self.roster is not None and self.roster.host.key == key
-
-    # -- relay -------------------------------------------------------------------------------
-
-    async def _on_relay_record(self, sender: PeerKey, rec: RelayRecord) -> None:
-        if self.is_host:
-            await self._forward(sender, rec)
-            return
-        if not self._is_host_key(sender):
-            raise RelayError(f"peer {sender.fingerprint()} sent relay traffic but is not the host")
-        slot = (rec.peer, rec.chan)
-        if rec.kind == "ro":
-            source = rec.peer
-            if self.roster is None or source == self.me or self._seat(source) <= 0:
-                self.rejections.append("host opened a relay from a peer not at the table")
-                return
-            if slot in self._relays or (
-                sum(1 for k in self._relays if k[0] == source) >= MAX_RELAYS_PER_PEER
-            ):
-                self.rejections.append(f"too many relays from {source.fingerprint()}")
-                return
-            stream = RelayStream(self._host_sender(), source, rec.chan, self._forget_relay)
-            self._relays[slot] = stream
-            self._nursery.start_soon(self._accept_relayed, stream)
-        elif rec.kind == "rd":
-            relay = self._relays.get(slot)
-            if relay is not None:
-                relay.feed(rec.data)
-        else:
-            relay = self._relays.pop(slot, None)
-            if relay is not None:
-                relay.feed_eof()
-
-    async def _forward(self, sender: PeerKey, rec: RelayRecord) -> None:
-        """Host: pass a relay record on, naming the sender as its source."""
-        target = rec.peer
-        if self.roster is None or self._seat(sender) <= 0 or self._seat(target) <= 0:
-            raise RelayError(f"peer {sender.fingerprint()} asked to relay outside the table")
-        if target == sender:
-            raise RelayError(f"peer {sender.fingerprint()} asked to relay to itself")
-        if rec.kind == "rd":
-            self.relayed_chunks += 1
-            if self.config.relay_tap is not None:
-                self.config.relay_tap(sender, target, rec.data)
-        forwarded = RelayRecord(rec.kind, sender, rec.chan, rec.data).to_wire()
-        try:
-            run = self._live_run(target)
-        except MeshError:
-            run = None
-        if run is not None and rec.kind == "rd" and not run.outbox.relay_room(len(rec.data)):
-            # The destination is not draining this channel: end the channel, not the link.
-            self.rejections.append(
-                f"relay {sender.fingerprint()} -> {target.fingerprint()} closed: "
-                "the destination is not keeping up"
-            )
-            self._enqueue(run, RelayRecord("rc", sender, rec.chan).to_wire())
-            run = None
-        elif run is not None and not self._enqueue(run, forwarded, len(rec.data)):
-            run = None
-        if run is None and rec.kind != "rc":
-            with contextlib.suppress(MeshError):
-                await self._send_raw(sender, RelayRecord("rc", target, rec.chan).to_wire())
-        await trio.lowlevel.checkpoint()
-
-    def _forget_relay(self, stream: RelayStream) -> None:
-        if self._relays.get((stream.peer, stream.chan)) is stream:
-            del self._relays[(stream.peer, stream.chan)]
-
-    def _host_sender(self) -> Callable[[list[Any]], Awaitable[None]]:
-        assert self.roster is not None
-        host = self.roster.host.key
-
-        async def send(record: list[Any]) -> None:
-            if record[0] == "rd":
-                await self._send_relayed_chunk(host, record, len(record[3]))
-            else:
-                await self._send_raw(host, record)
-
-        return send
-
-    async def _accept_relayed(self, stream: RelayStream) -> None:
-        try:
-            link = await handshake(
-                stream,
-                self.identity,
-                room_secret=self.room_secret,
-                table_id=self.table_id,
-                initiator=False,
-                expected_peer=stream.peer,
-                timeout=self.config.handshake_timeout,
-                address="relay",
-            )
-        except LinkError as exc:
-            self._reject(f"relay from {stream.peer.fingerprint()}", exc)
-            self._relays.pop((stream.peer, stream.chan), None)
-            return
-        try:
-            await self._run_link(stream.peer, link, relayed=True)
-        finally:
-            self._relays.pop((stream.peer, stream.chan), None)
-
-    async def _dial_relayed(self, key: PeerKey) -> SecureLink | None:
-        assert self.roster is not None
-        host = self.roster.host.key
-        if not self.is_up(host):
-            return None
-        self._next_chan = (self._next_chan + 1) % 2**32
-        chan = self._next_chan
-        stream = RelayStream(self._host_sender(), key, chan, self._forget_relay)
-        self._relays[(key, chan)] = stream
-        try:
-            await self._send_raw(host, RelayRecord("ro", key, chan).to_wire())
-            return await handshake(
-                stream,
-                self.identity,
-                room_secret=self.room_secret,
-                table_id=self.table_id,
-                initiator=True,
-                expected_peer=key,
-                timeout=self.config.handshake_timeout,
-                address="relay",
-            )
-        except (LinkError, MeshError) as exc:
-            self._reject(f"relay to {key.fingerprint()}", exc)
-            self._relays.pop((key, chan), None)
-            await stream.aclose()
-            return None
-
-    # -- dialing -----------------------------------------------------------------------------
 
     async def _connect(self, ep: Endpoint, peer: PeerKey) -> SecureLink:
         """A direct link to `peer` at `ep`, keyed by this table's room secret."""
@@ -845,38 +628,12 @@ class Mesh:
                 delay = self.config.redial_min
                 await self._run_link(key, link, relayed=False)
             else:
-                link = await self._dial_relayed(key)
+                link = await self.relays.dial(key)
                 if link is not None:
                     delay = self.config.redial_min
-                    await self._run_relayed(key, link)
+                    await self.relays.run(key, link)
             await trio.sleep(delay)
             delay = min(delay * 2, self.config.redial_max)
-
-    async def _run_relayed(self, key: PeerKey, link: SecureLink) -> None:
-        """Run a relayed link while retrying the direct one in the background.
-
-        A direct link that opens takes over (the relayed one is closed; the resume exchange
-        on the new link resends whatever the switch cut off) and is run until it dies.
-        """
-        upgraded = False
-
-        async def retry_direct() -> None:
-            nonlocal upgraded
-            delay = self.config.direct_retry_min
-            while True:
-                await trio.sleep(delay)
-                delay = min(delay * 2, self.config.direct_retry_max)
-                direct = await self._dial_direct(key)
-                if direct is not None:
-                    upgraded = True
-                    await self._run_link(key, direct, relayed=False)
-                    return
-
-        async with trio.open_nursery() as nursery:
-            nursery.start_soon(retry_direct)
-            await self._run_link(key, link, relayed=True)
-            if not upgraded:
-                nursery.cancel_scope.cancel()
 
     async def _connect_host(self, addresses: tuple[Endpoint, ...], host: PeerKey) -> tuple[
         SecureLink, Roster
@@ -934,24 +691,8 @@ class Mesh:
 
     # -- accepting ---------------------------------------------------------------------------
 
-    async def _handle_link(self, link: SecureLink) -> None:
-        """Every accepted link: a join (host only) or a mesh link from a seated peer."""
-        try:
-            with trio.fail_after(self.config.hello_timeout):
-                hello = await link.receive()
-            kind, addresses = parse_hello(hello, link.label)
-        except (NetError, trio.TooSlowError) as exc:
-            self._reject(link.label, exc)
-            return
-        if kind == HELLO_JOIN:
-            if not self.is_host:
-                self._reject(link.label, TableError("tried to join at a peer that is not the host"))
-                return
-            try:
-                await self._admit(link, addresses)
-            except NetError as exc:  # only this joiner's link is affected
-                self._reject(link.label, exc)
-            return
+    async def _accept_peer_link(self, link: SecureLink) -> None:
+        """A link whose greeting says it comes from a seated peer (the door checked that)."""
         key = link.peer
         member = self.roster.member(key) if self.roster else None
         if member is None or key == self.me:
@@ -964,106 +705,6 @@ class Mesh:
             self._reject(link.label, TableError("direct link refused by the test hook"))
             return
         await self._run_link(key, link, relayed=False)
-
-    async def _admit(self, link: SecureLink, addresses: tuple[Endpoint, ...]) -> None:
-        table = self._table
-        assert table is not None
-        key, nickname = link.peer, link.peer_nickname
-        verdict = table.classify(key)
-        if verdict == "member":
-            admission = table.readmit(key, nickname, addresses)
-            if admission.member is None:
-                await link.send(refused_message(admission.reason))
-                return
-            await link.send(welcome_message(admission.member.seat, table.roster))
-        elif verdict == "full":
-            await link.send(refused_message("the table is full"))
-            self._reject(link.label, TableError("tried to join a full table"))
-            return
-        else:
-            async with self._approval_lock:
-                if table.classify(key) == "full":
-                    ok, left = False, None
-                else:
-                    ok, left = await self._approve_while_connected(
-                        link, JoinRequest(key, nickname, addresses)
-                    )
-                if left is not None:
-                    # Whatever the host answered, nobody is there to take the seat.
-                    self._reject(
-                        link.label,
-                        TableError(f"left before the host answered ({left}); seat not given"),
-                    )
-                    with trio.CancelScope(shield=True):
-                        await link.aclose()
-                    return
-                admission = Admission(None, False)
-                if ok:
-                    admission = table.seat_new(key, nickname, addresses)
-                if admission.member is not None and not admission.returning:
-                    self._set_roster(table.roster)
-                    # The seat stands only if the welcome reaches a live link.
-                    try:
-                        with trio.fail_after(self.config.hello_timeout):
-                            await link.send(welcome_message(admission.member.seat, table.roster))
-                    except (LinkError, trio.TooSlowError) as exc:
-                        if table.vacate(key):
-                            self._set_roster(table.roster)
-                            await self._announce_roster(except_key=key)
-                        raise TableError(
-                            f"{link.label} could not be welcomed ({exc}); seat not given"
-                        ) from None
-            if not ok:
-                await link.send(refused_message("the host declined"))
-                self._reject(link.label, TableError("was declined by the host"))
-                return
-            if admission.member is None:
-                await link.send(refused_message(admission.reason))
-                return
-            if admission.returning:
-                await link.send(welcome_message(admission.member.seat, table.roster))
-        self._set_roster(table.roster)
-        await self._announce_roster(except_key=key)
-        await self._run_link(key, link, relayed=False)
-
-    async def _approve_while_connected(
-        self, link: SecureLink, request: JoinRequest
-    ) -> tuple[bool, str | None]:
-        """The host's answer, and why the joiner is gone if it left (or spoke) meanwhile.
-
-        A joiner says nothing until it is answered, so anything on its link during the
-        question (end of stream, an error, a message) means it will not take the seat; the
-        question is then withdrawn (the approver is cancelled).
-        """
-        answer = False
-        left: str | None = None
-
-        async def watch(scope: trio.CancelScope) -> None:
-            nonlocal left
-            try:
-                await link.receive()
-                left = "it spoke before it was answered"
-            except LinkError as exc:
-                left = str(exc) or type(exc).__name__
-            scope.cancel()
-
-        async def ask(scope: trio.CancelScope) -> None:
-            nonlocal answer
-            answer = await self._approve(request)
-            scope.cancel()
-
-        async with trio.open_nursery() as nursery:
-            nursery.start_soon(watch, nursery.cancel_scope)
-            nursery.start_soon(ask, nursery.cancel_scope)
-        return answer, left
-
-    async def _announce_roster(self, except_key: PeerKey) -> None:
-        assert self.roster is not None
-        message = roster_message(self.roster)
-        for peer in self.peers():
-            if peer != except_key and self.is_up(peer):
-                with contextlib.suppress(MeshError, LinkError):
-                    await self._send_raw(peer, message)
 
     async def _serve(
         self, listen_host: str, port: int, *, task_status: trio.TaskStatus[int]
@@ -1078,10 +719,11 @@ class Mesh:
             listeners = await trio.open_tcp_listeners(port, host=listen_host)
         self.server = LinkServer(
             self.identity,
-            self._handle_link,
+            self.door.handle_link,
             room_secret=self.room_secret,
             table_id=self.table_id,
             handshake_timeout=self.config.handshake_timeout,
+            is_member=self.door.is_member,
             on_error=self._reject,
         )
         bound = listeners[0].socket.getsockname()[1]
@@ -1189,9 +831,9 @@ async def host_table(
         bound = await nursery.start(mesh._serve, listen_host, port)
         mesh.advertised = advertise or local_endpoints(bound, listen_host)
         me = Member(0, identity.public, identity.nickname, mesh.advertised)
-        mesh._table = HostTable(table_id, me, restore=roster)
-        mesh._approve = approve
-        mesh._set_roster(mesh._table.roster)
+        mesh.door.table = HostTable(table_id, me, restore=roster)
+        mesh.door.approve = approve
+        mesh._set_roster(mesh.door.table.roster)
         yield mesh
 
 

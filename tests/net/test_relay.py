@@ -59,7 +59,7 @@ async def test_host_forging_relayed_traffic_breaks_the_link_not_the_messages() -
         await b.send(c.me, "before")
         assert await collect(c, 1) == [(b.me, "before")]
         # The host injects a forged frame into the b->c relayed stream, claiming to be b.
-        chan = next(k[1] for k in c._relays if k[0] == b.me)
+        chan = next(k[1] for k in c.relays.streams if k[0] == b.me)
         forged = bytes([0, 0, 0, 40, 1, 0x11]) + bytes(40)
         await host._send_raw(c.me, RelayRecord("rd", b.me, chan, forged).to_wire())
         with trio.fail_after(5):
@@ -81,6 +81,6 @@ async def test_host_forging_relayed_traffic_breaks_the_link_not_the_messages() -
         assert await collect(c, 5) == [(b.me, ["after", i]) for i in range(5)]
         await assert_quiet(c)
         # The broken relayed channel is forgotten on both ends; only the new one is left.
-        assert [k[0] for k in b._relays] == [c.me]
-        assert [k[0] for k in c._relays] == [b.me]
-        assert next(iter(c._relays))[1] != chan
+        assert [k[0] for k in b.relays.streams] == [c.me]
+        assert [k[0] for k in c.relays.streams] == [b.me]
+        assert next(iter(c.relays.streams))[1] != chan

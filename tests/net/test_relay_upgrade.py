@@ -72,7 +72,8 @@ async def test_relayed_pair_moves_to_a_direct_link_once_one_opens() -> None:
         assert got_c == [(b.me, ["from b", i]) for i in range(sent)]
         assert got_b == [(c.me, ["from c", i]) for i in range(sent)]
         assert not b.is_relayed(c.me) and not c.is_relayed(b.me)
-        assert not b._relays and not c._relays  # the relayed channel is gone on both ends
+        # The relayed channel is gone on both ends.
+        assert not b.relays.streams and not c.relays.streams
         # Each side saw the relayed link give way to a direct one.
         for name in ("bia", "caio"):
             ups = [e for e in events[name] if isinstance(e, PeerUp)]

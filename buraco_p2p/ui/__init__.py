@@ -13,6 +13,12 @@ provides the same interface.
   builds a screen as rows of styled text, for tests and benchmarks.
 - `Client`: the player's state (cursor, selection, panels) and intents; `keys.press` maps keys.
 - `buraco_p2p.ui.command`: the `play` subcommand.
+
+Modules: `feed` (the interface), `practice` (the practice table), `client` and `keys` (intents),
+`app` (prompt_toolkit and trio), `table_screen` with `meld_rows` and `hand_rows` (the table),
+`panels` (help, rules, pile, history, hand end, chat, progress, too small), `seating` (who sits
+where for N seats), `names`, `words` (moves and refusals in words), `glyphs` and `theme`
+(cards, colours), `canvas` (rows of exact width).
 """
 
 from buraco_p2p.ui.app import TableApp, render

@@ -33,6 +33,7 @@ from prompt_toolkit.output import Output
 
 from buraco_p2p.engine import Move
 from buraco_p2p.ui import canvas as cv
+from buraco_p2p.ui.canvas import Clicker
 from buraco_p2p.ui.client import Client, Panel
 from buraco_p2p.ui.feed import MoveRefused, SaveUnavailable, TableFeed
 from buraco_p2p.ui.glyphs import Glyphs
@@ -48,7 +49,7 @@ from buraco_p2p.ui.panels import (
     too_small,
 )
 from buraco_p2p.ui.seating import min_size
-from buraco_p2p.ui.table_screen import Clicker, Screen
+from buraco_p2p.ui.table_screen import Screen
 from buraco_p2p.ui.theme import style
 
 # Keys bound by name; every other key arrives as the character typed.

@@ -7,12 +7,15 @@ changes what is drawn, never breaks it.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from prompt_toolkit.utils import get_cwidth
 
 Row = list[Any]  # fragments: (style, text) or (style, text, handler)
+
+# Mouse handlers by target: ("card", index in the hand) or ("meld", index of an own meld).
+Clicker = Callable[[str, int], Callable[[Any], object]]
 
 
 def width(row: Sequence[Any]) -> int:

@@ -10,7 +10,8 @@ from buraco_p2p.engine import LINE_NAMES, HandResult
 from buraco_p2p.ui import canvas as cv
 from buraco_p2p.ui.canvas import Row
 from buraco_p2p.ui.client import Client
-from buraco_p2p.ui.table_screen import Screen, group_name, match_side_name, side_name
+from buraco_p2p.ui.names import group_name, match_side_name, side_name
+from buraco_p2p.ui.table_screen import Screen
 
 HELP: tuple[tuple[str, str], ...] = (
     ("← → / space", "move the cursor in your hand / select the card (or click it)"),

@@ -10,48 +10,17 @@ history, the end of a hand) are in `buraco_p2p.ui.panels`.
 
 from __future__ import annotations
 
-import math
-from collections.abc import Callable
-from typing import Any
-
-from buraco_p2p.engine import Phase, TableMeld
-from buraco_p2p.rules import MeldKind
+from buraco_p2p.engine import Phase
 from buraco_p2p.ui import canvas as cv
-from buraco_p2p.ui.canvas import Row
+from buraco_p2p.ui.canvas import Clicker, Row
 from buraco_p2p.ui.client import Client
-from buraco_p2p.ui.glyphs import group_of
+from buraco_p2p.ui.hand_rows import HandRows
+from buraco_p2p.ui.meld_rows import MeldRows
+from buraco_p2p.ui.names import match_side_name
 from buraco_p2p.ui.seating import places
 from buraco_p2p.ui.words import describe
 
 SIDE_COL = 15
-CARD_CELL = 3  # two columns of card, one of space
-
-# Mouse handlers by target: ("card", index in the hand) or ("meld", index of an own meld).
-Clicker = Callable[[str, int], Callable[[Any], object]]
-
-
-def group_name(client: Client, seats: tuple[int, ...], groups: int) -> str:
-    """A side or match side by its players: `You` or the nickname for one player; `Us` for
-    this seat's team, `Them` for the other of two, else the players' names."""
-    snap = client.snap
-    if len(seats) == 1:
-        return "You" if seats[0] == snap.me else snap.seats[seats[0]].nick
-    if snap.me in seats:
-        return "Us"
-    if groups == 2:
-        return "Them"
-    return "+".join(snap.seats[s].nick for s in seats)
-
-
-def side_name(client: Client, side: int) -> str:
-    """A side of the hand in play, by its players (see `group_name`)."""
-    snap = client.snap
-    return group_name(client, snap.side_seats(side), len(snap.sides))
-
-
-def match_side_name(client: Client, match_side: int) -> str:
-    snap = client.snap
-    return group_name(client, snap.match_side_seats(match_side), len(snap.scores))
 
 
 def clock_text(seconds: float) -> str:
@@ -59,7 +28,7 @@ def clock_text(seconds: float) -> str:
     return f"{s // 60}:{s % 60:02d}"
 
 
-class Screen:
+class Screen(MeldRows, HandRows):
     """Builds the rows of the table for one client at one size and moment."""
 
     def __init__(
@@ -155,113 +124,6 @@ class Screen:
             lines.append([("class:dim", f"  {pot}")])
         return lines
 
-    # ------------------------------------------------------------------ melds
-
-    def meld_row(self, index: int | None, tm: TableMeld, cols: int) -> Row:
-        meld = tm.meld
-        view = self.c.view
-        assert view is not None
-        if meld.is_buraco:
-            mark = f"{self.g.clean_mark if meld.clean else self.g.dirty_mark}"
-            tag = ("class:buraco", f" {mark}{'clean' if meld.clean else 'dirty'} buraco")
-        else:
-            tag = ("class:dim", " clean" if meld.clean else " dirty")
-        pts = f" {meld.card_points:>3}"
-        head = f"{index + 1:>2} " if index is not None else "   "
-        room = cols - len(head) - len(pts) - cv.width([tag])
-        ids = [view.known[s] for s in tm.slots]
-        ordered = self._meld_order(tm, ids)
-        cards: Row = self.g.cards(ordered)
-        if cv.width(cards) > room:
-            cards = self._compact(tm, ordered)
-        row: Row = [("class:dim", head), *cards]
-        out = [*cv.fit(row, cols - len(pts) - cv.width([tag])), ("class:points", pts), tag]
-        if index is not None and self.click is not None:
-            handler = self.click("meld", index)
-            out = [(f[0], f[1], handler) for f in out]
-        return out
-
-    def _meld_order(self, tm: TableMeld, ids: list[int]) -> list[int | None]:
-        """The meld's cards in the order it lies (the rules' layout), as card ids."""
-        out: list[int | None] = []
-        pool = list(ids)
-        for face in tm.meld.faces:
-            for i, c in enumerate(pool):
-                if c >= 0 and self.g.card(c) == self.g.face(face):
-                    out.append(c)
-                    pool.pop(i)
-                    break
-        out.extend(c if c >= 0 else None for c in pool)
-        return out
-
-    def _compact(self, tm: TableMeld, ordered: list[int | None]) -> Row:
-        """A long run as `3♠..Q♠ (10)` plus its wild; a long set as its first cards and `x9`."""
-        meld = tm.meld
-        if meld.kind is MeldKind.RUN and len(ordered) > 2:
-            first, last = ordered[0], ordered[-1]
-            row: Row = [self.g.fragment(first), ("", self.g.ellipsis), self.g.fragment(last)]
-            row.append(("class:dim", f" ({len(ordered)})"))
-            if meld.wild is not None:
-                row.append(("class:dim", " w:" + self.g.face(meld.wild)))
-            return row
-        return [*self.g.cards(ordered[:3]), ("class:dim", f" x{len(ordered)}")]
-
-    def side_block(self, side: int, cols: int, room: int) -> list[Row]:
-        """A side's header and as many of its melds as `room` rows allow."""
-        snap = self.c.snap
-        view = snap.view
-        assert view is not None
-        mine = side == snap.side_of(snap.me)
-        melds = view.melds[side] if side < len(view.melds) else []
-        pts = sum(tm.meld.card_points for tm in melds)
-        if view.opened[side] or view.initial_minimum(side) == 0:
-            opening = "opened" if view.opened[side] else "no minimum"
-        else:
-            opening = f"min {view.initial_minimum(side)} to open"
-        head: Row = [
-            ("class:sidehead", f"{side_name(self.c, side)}: {len(melds)} melds, {pts} pts"),
-            ("class:dim", f" · {opening}"),
-            ("class:dim", " · pot taken" if view.team_pot[side] >= 0 else ""),
-        ]
-        rows: list[Row] = [cv.fit(head, cols)]
-        shown = melds if len(melds) <= room - 1 else melds[: max(0, room - 2)]
-        for i, tm in enumerate(shown):
-            rows.append(self.meld_row(i if mine else None, tm, cols))
-        if len(shown) < len(melds):
-            rows.append(cv.fit([("class:dim", f"   +{len(melds) - len(shown)} more (v)")], cols))
-        return rows
-
-    def center(self, cols: int, room: int) -> list[Row]:
-        snap = self.c.snap
-        view = snap.view
-        if view is None:
-            return [cv.center([("class:dim", "waiting for the deal")], cols)]
-        mine = snap.side_of(snap.me)
-        order = [mine, *[s for s in snap.sides if s != mine]]
-        need = [
-            1 + len(view.melds[s]) if s < len(view.melds) else 1 for s in order
-        ]
-        share = self._share(need, room)
-        out: list[Row] = []
-        for side, n in zip(order, share, strict=True):
-            out.extend(self.side_block(side, cols, n))
-        return out
-
-    @staticmethod
-    def _share(need: list[int], room: int) -> list[int]:
-        """Rows per side: what each needs while it fits, else an even split of the rest."""
-        if sum(need) <= room:
-            return need
-        share = [1] * len(need)
-        left = room - len(need)
-        order = sorted(range(len(need)), key=lambda i: need[i])
-        for k, i in enumerate(order):
-            fair = left // (len(need) - k)
-            give = min(need[i] - 1, fair)
-            share[i] += give
-            left -= give
-        return share
-
     # ------------------------------------------------------------------ pile, log
 
     def pile_row(self) -> Row:
@@ -291,72 +153,6 @@ class Screen:
             who = "you" if a.seat == snap.me else snap.seats[a.seat].nick
             parts.append(describe(a.move, view, self.g, who, a.cards))
         return cv.fit([("class:dim", " " + " · ".join(parts))], self.cols)
-
-    # ------------------------------------------------------------------ the hand
-
-    def hand_rows(self) -> list[Row]:
-        c = self.c
-        view = c.view
-        if view is None:
-            return [cv.fit([], self.cols)] * 2
-        hand = c.hand()
-        per_row = max(1, (self.cols - 14) // (CARD_CELL + 1))
-        lines = max(1, math.ceil(len(hand) / per_row))
-        out: list[Row] = []
-        label = f" Hand {len(hand):>2} "
-        sel = set(c.selected)
-        staged = {s for grp in c.staged for s in grp}
-        for line in range(lines):
-            chunk = list(enumerate(hand))[line * per_row : (line + 1) * per_row]
-            cards: Row = [("class:label", label if line == 0 else " " * len(label))]
-            marks: Row = [("", " " * len(label))]
-            prev = -1
-            for i, slot in chunk:
-                cid = view.card(slot)
-                grp = -1 if cid is None else group_of(self.g.face_of(cid), c.by_rank)
-                gap = " " if prev != -1 and grp != prev else ""
-                prev = grp
-                handler = self.click("card", i) if self.click is not None else None
-                extra = ""
-                if slot in sel:
-                    extra = " class:selected"
-                elif slot in staged:
-                    extra = " class:staged"
-                if i == c.cursor:
-                    extra += " class:cursor"
-                style, face = self.g.fragment(cid, extra)
-                cell: Row = [(style, face), ("", " ")]
-                if handler is not None:
-                    cell = [(style, face, handler), ("", " ", handler)]
-                cards.extend([("", gap), *cell])
-                mark = "  "
-                if slot in sel:
-                    mark = self.g.selected_mark
-                elif slot in staged:
-                    mark = "gg"
-                elif slot in c.new_cards:
-                    mark = "++"
-                if i == c.cursor:
-                    mark = mark[0] + "^" if mark != "  " else "^^"
-                marks.extend([("", gap), ("class:mark", mark + " ")])
-            out.append(cv.fit(cards, self.cols))
-            out.append(cv.fit(marks, self.cols))
-        return out
-
-    def staged_row(self) -> Row:
-        c = self.c
-        view = c.view
-        if view is None or not (c.staged or c.selected):
-            return cv.fit([], self.cols)
-        row: Row = [("class:dim", " ")]
-        for grp in c.staged:
-            row.append(("class:dim", "["))
-            row.extend(self.g.cards([view.card(s) for s in grp]))
-            row.append(("class:dim", "] "))
-        if c.selected:
-            row.append(("class:dim", "selected: "))
-            row.extend(self.g.cards([view.card(s) for s in c.selected]))
-        return cv.fit(row, self.cols)
 
     # ------------------------------------------------------------------ bottom
 

@@ -30,7 +30,7 @@ from buraco_p2p.engine import (
 )
 from buraco_p2p.ui.feed import TableSnapshot
 from buraco_p2p.ui.glyphs import Glyphs, sort_key_rank, sort_key_suit
-from buraco_p2p.ui.words import describe, explain, move_slots
+from buraco_p2p.ui.words import explain, move_slots, suggest
 
 
 class Panel(Enum):
@@ -381,7 +381,7 @@ class Client:
         move = moves[self.hint_at]
         self.selected = list(move_slots(move))
         self.staged = []
-        text = describe(move, view, self.glyphs)
+        text = suggest(move, view, self.glyphs)
         self.say(f"hint {self.hint_at + 1}/{len(moves)}: {text}  (Enter plays it)", "hint")
 
     def play_hint(self) -> bool:

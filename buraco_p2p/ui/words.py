@@ -103,6 +103,22 @@ def describe(
     return f"{pre}added {added} to meld {move.meld + 1}"
 
 
+def suggest(move: Move, view: HandState, g: Glyphs) -> str:
+    """A move offered to the player (a hint), as what to do: `lay down 3♠ 4♠ 5♠`."""
+    if isinstance(move, DrawStock):
+        return "draw from the stock"
+    if isinstance(move, TurnUpFirst):
+        return "turn up the first card and draw the next"
+    if isinstance(move, TakeDiscard):
+        shown = f", showing {faces_of(view, move.justify, g)}" if move.justify else ""
+        return f"take the pile ({len(view.pile)} cards){shown}"
+    if isinstance(move, Discard):
+        return f"discard {faces_of(view, (move.slot,), g)}"
+    if isinstance(move, LayDown):
+        return "lay down " + " | ".join(faces_of(view, m, g) for m in move.melds)
+    return f"add {faces_of(view, move.slots, g)} to meld {move.meld + 1}"
+
+
 def _txt(faces: list[str], i: int) -> str:
     return faces[i] if len(faces) > i else ""
 

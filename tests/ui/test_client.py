@@ -253,3 +253,15 @@ def test_the_card_just_drawn_is_marked_until_the_turn_ends() -> None:
         table.push(bot.choose_move(table.views[0], rng))
     c.update(snapshot_of(table, match))
     assert c.new_cards == set()
+
+
+def test_hints_say_what_to_do() -> None:
+    c, _, _ = at(my_draw)
+    c.hint()
+    assert c.message is not None and "hint 1/" in c.message.text
+    assert "draw from the stock" in c.message.text
+    c, _, _ = at(
+        lambda t: my_play(t) and any(isinstance(m, LayDown) for m in legal_moves(t.views[0]))
+    )
+    c.hint()
+    assert c.message is not None and "lay down " in c.message.text

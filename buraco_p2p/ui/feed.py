@@ -6,6 +6,15 @@ and everything around it) and accepts intents (`submit(move)`, `say(text)`). The
 shaped by what a networked session gives: snapshots arrive whenever the table changes, not as
 answers to intents; a submitted move may be refused by the table, with a reason in words
 (`MoveRefused`); a card of the view is known only once it has been revealed.
+
+A networked table fills a snapshot from its session: `view` is a copy of the seat's engine
+view after each applied move and reveal (a card drawn shows once its shares are in); `seats`
+come from the genesis identities (nickname, fingerprint) and the seat draw, `side` from the
+view; `fairness` counts the shuffle proofs verified this hand and lists every fault the table
+names, with the seat and the reason; `progress` says whose shuffle or which round is awaited
+between hands; a peer's chat, a timeout or a void agreement arrive as `chat` lines (seat None
+for the table's own notices); `save_log` writes the signed log and returns the command that
+verifies it.
 """
 
 from __future__ import annotations

@@ -33,6 +33,7 @@ class HandRows:
         out: list[Row] = []
         label = f" Hand {len(hand):>2} "
         sel = set(c.selected)
+        opening = {s for tm in getattr(view, "opening", ()) for s in tm.slots}
         staged = {s for grp in c.staged for s in grp}
         for line in range(lines):
             chunk = list(enumerate(hand))[line * per_row : (line + 1) * per_row]
@@ -62,6 +63,8 @@ class HandRows:
                     mark = self.g.selected_mark
                 elif slot in staged:
                     mark = "gg"
+                elif slot in opening:
+                    mark = "oo"
                 elif slot in c.new_cards:
                     mark = "++"
                 if i == c.cursor:

@@ -87,12 +87,39 @@ class MeldRows:
             ("class:dim", " · pot taken" if view.team_pot[side] >= 0 else ""),
         ]
         rows: list[Row] = [cv.fit(head, cols)]
+        held = self.opening_rows(side, cols)
+        room -= len(held)
         shown = melds if len(melds) <= room - 1 else melds[: max(0, room - 2)]
         for i, tm in enumerate(shown):
             rows.append(self.meld_row(i if mine else None, tm, cols))
         if len(shown) < len(melds):
             rows.append(cv.fit([("class:dim", f"   +{len(melds) - len(shown)} more (v)")], cols))
-        return rows
+        return rows + held
+
+    def opening_rows(self, side: int, cols: int) -> list[Row]:
+        """Melds shown this turn toward the side's opening minimum, not yet on the table (an
+        engine where a turn's melds count together holds them in the hand until the sum is
+        reached; ending the turn short of it is a failed attempt)."""
+        view = self.c.view
+        assert view is not None
+        opening: list[TableMeld] = list(getattr(view, "opening", ()))
+        if not opening or self.c.snap.side_of(view.turn) != side:
+            return []
+        pts = sum(tm.meld.card_points for tm in opening)
+        need = view.initial_minimum(side)
+        head = f"   opening so far: {pts} of {need} (still in hand)"
+        return [
+            cv.fit([("class:hint", head)], cols),
+            *(self.meld_row(None, tm, cols) for tm in opening),
+        ]
+
+    def center_need(self, side: int) -> int:
+        """Rows a side's block would take with every meld shown."""
+        view = self.c.view
+        assert view is not None
+        melds = view.melds[side] if side < len(view.melds) else []
+        opening = self.opening_rows(side, 80)
+        return 1 + len(melds) + len(opening)
 
     def center(self, cols: int, room: int) -> list[Row]:
         snap = self.c.snap
@@ -101,9 +128,7 @@ class MeldRows:
             return [cv.center([("class:dim", "waiting for the deal")], cols)]
         mine = snap.side_of(snap.me)
         order = [mine, *[s for s in snap.sides if s != mine]]
-        need = [
-            1 + len(view.melds[s]) if s < len(view.melds) else 1 for s in order
-        ]
+        need = [self.center_need(s) for s in order]
         share = self._share(need, room)
         out: list[Row] = []
         for side, n in zip(order, share, strict=True):

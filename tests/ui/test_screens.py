@@ -4,12 +4,13 @@ complaint, progress, ASCII and no-colour modes, and the layouts for 2, 3, 4 and 
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import re
 
 import pytest
 from ui_helpers import Sent, find_position, positions, snapshot_of, text_of
 
-from buraco_p2p.engine import Phase
+from buraco_p2p.engine import LayDown, Phase
 from buraco_p2p.rules import get_preset
 from buraco_p2p.ui import (
     ChatLine,
@@ -274,3 +275,35 @@ def test_a_table_without_a_signed_log_says_there_is_nothing_to_save() -> None:
     assert "nothing to save or audit" in text
     assert press(c, "s") is Outcome.NONE  # no save offered
     assert press(c, "q") is Outcome.QUIT
+
+
+def test_melds_shown_toward_the_opening_stay_apart_from_the_table() -> None:
+    """Where a turn's melds count together toward the opening minimum, a lay-down short of it
+    is shown but stays in the hand: drawn under the side's melds and marked in the hand."""
+
+    def weak(t) -> tuple[int, ...] | None:  # type: ignore[no-untyped-def]
+        v = t.views[0]
+        if t.referee.turn != 0 or t.referee.phase is not Phase.PLAY or v.opened[0]:
+            return None
+        for combo in itertools.combinations(v.hands[0], 3):
+            move = LayDown(0, (combo,))
+            if v.check(move) is None:
+                trial = v.copy()
+                trial.push(move)
+                if getattr(trial, "opening", None):
+                    return combo
+        return None
+
+    if not hasattr(find_position(CLASSIC, lambda t: True)[0].views[0], "opening"):
+        pytest.skip("this engine counts each lay-down alone toward the opening minimum")
+    table, match = find_position(CLASSIC, lambda t: weak(t) is not None)
+    meld = weak(table)
+    assert meld is not None
+    table.push(LayDown(0, (meld,)))
+    c = Client(snapshot_of(table, match), Sent())
+    text = screen(c)
+    pts = sum(tm.meld.card_points for tm in table.views[0].opening)
+    assert f"opening so far: {pts} of {table.views[0].initial_minimum(0)}" in text
+    lines = text.splitlines()
+    y = next(i for i, line in enumerate(lines) if line.startswith(" Hand "))
+    assert lines[y + 1].count("oo") == 3

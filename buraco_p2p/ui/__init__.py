@@ -21,7 +21,7 @@ where for N seats), `names`, `words` (moves and refusals in words), `glyphs` and
 (cards, colours), `canvas` (rows of exact width).
 """
 
-from buraco_p2p.ui.app import TableApp, render
+from buraco_p2p.ui.app import TableApp, render, run_client
 from buraco_p2p.ui.client import Client, Panel
 from buraco_p2p.ui.feed import (
     Action,
@@ -53,4 +53,5 @@ __all__ = [
     "TableFeed",
     "TableSnapshot",
     "render",
+    "run_client",
 ]

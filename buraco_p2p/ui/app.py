@@ -282,3 +282,12 @@ class TableApp:
             result = await done
         if isinstance(result, outcome.Error) and not isinstance(result.error, trio.Cancelled):
             result.unwrap()
+
+
+def run_client(feed: TableFeed, *, ascii: bool = False, colour: bool = True) -> None:
+    """Run the full-screen client for `feed` in this terminal until the player quits.
+
+    The feed's `run()` is started in trio, as a guest of the client's asyncio loop: a
+    networked table does all its trio work (links, session, timers) inside it.
+    """
+    asyncio.run(TableApp(feed, ascii=ascii, colour=colour).run())

@@ -9,13 +9,12 @@ has, and ends by itself.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import os
 import sys
 from typing import Any
 
 from buraco_p2p.bots import selfplay
-from buraco_p2p.ui.app import TableApp
+from buraco_p2p.ui.app import run_client
 from buraco_p2p.ui.practice import PracticeTable
 from buraco_p2p.ui.theme import no_color
 
@@ -69,6 +68,5 @@ def run_play(args: argparse.Namespace) -> int:
         return selfplay.run_play(args)
     seed = args.seed if args.seed is not None else int.from_bytes(os.urandom(4), "big")
     feed = PracticeTable(rules, seed, bot_delay=args.bot_delay)
-    app = TableApp(feed, ascii=args.ascii, colour=not no_color())
-    asyncio.run(app.run())
+    run_client(feed, ascii=args.ascii, colour=not no_color())
     return 0

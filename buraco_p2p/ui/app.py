@@ -36,7 +36,7 @@ from buraco_p2p.ui import canvas as cv
 from buraco_p2p.ui.canvas import Clicker
 from buraco_p2p.ui.client import Client, Panel
 from buraco_p2p.ui.feed import MoveRefused, SaveUnavailable, TableFeed
-from buraco_p2p.ui.glyphs import Glyphs
+from buraco_p2p.ui.glyphs import ASCII_SYMBOLS, Glyphs
 from buraco_p2p.ui.keys import Outcome, press
 from buraco_p2p.ui.panels import (
     chat_panel,
@@ -72,6 +72,15 @@ def render(
     client: Client, cols: int, rows: int, now: float, click: Clicker | None = None
 ) -> list[cv.Row]:
     """The whole screen for a client at a size: the table, a panel, or the size message."""
+    out = _screen(client, cols, rows, now, click)
+    if client.glyphs.ascii:
+        out = [[(f[0], f[1].translate(ASCII_SYMBOLS), *f[2:]) for f in row] for row in out]
+    return out
+
+
+def _screen(
+    client: Client, cols: int, rows: int, now: float, click: Clicker | None
+) -> list[cv.Row]:
     need = min_size(len(client.snap.seats))
     if cols < need[0] or rows < need[1]:
         return too_small(cols, rows, need)

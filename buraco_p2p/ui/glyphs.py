@@ -20,6 +20,13 @@ SUIT_ORDER: Final = (Suit.S, Suit.H, Suit.D, Suit.C)
 
 Fragment = tuple[str, str]
 
+# Where the terminal has no Unicode symbols, every symbol the screens draw becomes one ASCII
+# character of the same width, so the layout does not move.
+ASCII_SYMBOLS: Final = str.maketrans(
+    {"·": "-", "│": "|", "←": "<", "→": ">", "…": ".", "▶": ">", "▲": "^", "★": "*",
+     "☆": "+", "⚠": "!", "♠": "S", "♥": "H", "♦": "D", "♣": "C", "\ufffd": "?"}
+)
+
 
 @dataclass(frozen=True, slots=True)
 class Glyphs:

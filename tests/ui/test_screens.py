@@ -101,11 +101,17 @@ def test_clean_and_dirty_buracos_are_marked() -> None:
     assert ("★clean buraco" in text) or ("☆dirty buraco" in text)
 
 
-def test_ascii_mode_draws_no_unicode_suits() -> None:
+def test_ascii_mode_draws_nothing_but_ascii() -> None:
     c = client_at(mid_hand, ascii=True)
-    text = screen(c)
-    assert not any(ch in text for ch in SUITS + "▶▲★☆…⚠")
-    assert re.search(r"\b[A2-9TJQK][SHDC]\b", text)
+    for panel in (Panel.NONE, Panel.HELP, Panel.PILE, Panel.RULES, Panel.HISTORY):
+        c.panel = panel
+        for cols, rows in ((80, 24), (132, 43)):
+            text = screen(c, cols, rows)
+            assert text.isascii(), [ch for ch in text if not ch.isascii()]
+            lines = text.splitlines()
+            assert len(lines) == rows and all(len(line) == cols for line in lines)
+    c.panel = Panel.NONE
+    assert re.search(r"\b[A2-9TJQK][SHDC]\b", screen(c))
 
 
 def test_no_color_turns_the_colours_off_but_keeps_the_selection_visible() -> None:

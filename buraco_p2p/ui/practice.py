@@ -21,6 +21,7 @@ from buraco_p2p.bots import Bot, HeuristicBot
 from buraco_p2p.engine import (
     HandResult,
     HandState,
+    IllegalMove,
     LocalTable,
     Match,
     Move,
@@ -123,7 +124,10 @@ class PracticeTable:
         problem = table.views[self.me].check(move)
         if problem is not None:
             raise MoveRefused(problem.message, problem.code.value)
-        self._push(move)
+        try:
+            self._push(move)
+        except IllegalMove as e:  # the referee knows every card; the view judged the same
+            raise MoveRefused(e.message, e.code.value) from None
         self._my_move.set()
 
     async def say(self, text: str) -> None:

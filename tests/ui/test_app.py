@@ -9,6 +9,7 @@ import random
 from pathlib import Path
 
 import pytest
+import trio
 from prompt_toolkit.data_structures import Point
 from prompt_toolkit.input import DummyInput
 from prompt_toolkit.mouse_events import MouseButton, MouseEvent, MouseEventType
@@ -26,9 +27,24 @@ from ui_helpers import (
 )
 
 from buraco_p2p.bots import HeuristicBot
-from buraco_p2p.engine import AddToMeld, HandState, LocalTable, Move, Phase, legal_moves
+from buraco_p2p.engine import (
+    AddToMeld,
+    DrawStock,
+    HandState,
+    LocalTable,
+    Move,
+    Phase,
+    legal_moves,
+)
 from buraco_p2p.rules import get_preset
-from buraco_p2p.ui import Client, PracticeTable, TableApp, TableSnapshot, render
+from buraco_p2p.ui import (
+    Client,
+    MoveRefused,
+    PracticeTable,
+    TableApp,
+    TableSnapshot,
+    render,
+)
 
 CLASSIC = get_preset("classic")
 
@@ -188,3 +204,21 @@ def test_a_click_on_an_own_meld_adds_the_selected_cards_to_it() -> None:
     frag[2](up)
     assert len(sent.moves) == 1 and isinstance(sent.moves[0], AddToMeld)
     assert sent.moves[0].meld == add.meld and set(sent.moves[0].slots) == set(add.slots)
+
+
+def test_the_practice_table_refuses_a_move_out_of_turn_in_words() -> None:
+    async def main() -> None:
+        feed = PracticeTable(CLASSIC, 3, bot_delay=0)
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(feed.run)
+            snap = feed.snapshot()
+            while snap.view is None or snap.view.turn == 0:
+                snap = await feed.next_snapshot(snap.version)
+            with pytest.raises(MoveRefused) as info:
+                await feed.submit(DrawStock(0))
+            assert info.value.code == "wrong_player" and "turn" in info.value.reason
+            with pytest.raises(MoveRefused):
+                await feed.submit(DrawStock(1))  # not this seat's to make
+            nursery.cancel_scope.cancel()
+
+    trio.run(main)

@@ -129,6 +129,9 @@ class TableApp:
             mouse_support=True,
             style=style(colour),
             refresh_interval=1.0,
+            # Draw as soon as asked: waiting for an idle loop would spin while trio's guest
+            # callbacks keep it busy, and delay every key's effect by up to the wait.
+            max_render_postpone_time=None,
             input=input,
             output=output,
         )

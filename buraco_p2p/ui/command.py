@@ -54,11 +54,8 @@ def register(subparsers: Any) -> None:
 
 
 def run_play(args: argparse.Namespace) -> int:
-    overrides = list(args.rule)
-    if args.players is not None:
-        overrides.append(f"players={args.players}")
     try:
-        rules = selfplay.resolve_rules(args.rules, overrides)
+        rules = selfplay.resolve_rules(args.rules, args.rule, args.players)
         if not 0 <= args.bot_delay <= MAX_BOT_DELAY:
             raise selfplay.UsageError(f"--bot-delay must be 0..{MAX_BOT_DELAY:g} seconds")
     except selfplay.UsageError as exc:

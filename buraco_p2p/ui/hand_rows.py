@@ -33,7 +33,7 @@ class HandRows:
         out: list[Row] = []
         label = f" Hand {len(hand):>2} "
         sel = set(c.selected)
-        opening = {s for tm in getattr(view, "opening", ()) for s in tm.slots}
+        opening = view.opening_slots()
         staged = {s for grp in c.staged for s in grp}
         for line in range(lines):
             chunk = list(enumerate(hand))[line * per_row : (line + 1) * per_row]

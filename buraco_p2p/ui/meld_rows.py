@@ -97,12 +97,12 @@ class MeldRows:
         return rows + held
 
     def opening_rows(self, side: int, cols: int) -> list[Row]:
-        """Melds shown this turn toward the side's opening minimum, not yet on the table (an
-        engine where a turn's melds count together holds them in the hand until the sum is
-        reached; ending the turn short of it is a failed attempt)."""
+        """Melds shown this turn toward the side's opening minimum, not yet on the table: where
+        a turn's melds count together, the engine holds them in the hand until their sum is
+        reached (ending the turn short of it is a failed attempt)."""
         view = self.c.view
         assert view is not None
-        opening: list[TableMeld] = list(getattr(view, "opening", ()))
+        opening = view.opening
         if not opening or self.c.snap.side_of(view.turn) != side:
             return []
         pts = sum(tm.meld.card_points for tm in opening)

@@ -119,22 +119,6 @@ def pile_panel(screen: Screen) -> list[Row]:
     return framed(screen, "Pile and melds", body, "Esc or v closes")
 
 
-def result_sides(r: HandResult, players: int) -> tuple[tuple[int, ...], ...]:
-    """The seats of each side of a finished hand, as the result says (sides may have changed
-    during the hand); a result that does not say has the four-player teams."""
-    sides = getattr(r, "sides", None)
-    if sides is not None:
-        return tuple(tuple(x) for x in sides)
-    n = len(r.lines)
-    return tuple(tuple(s for s in range(players) if s % n == i) for i in range(n))
-
-
-def match_points(r: HandResult) -> tuple[int, ...]:
-    """What a hand adds to each match score (per team, or per player at two and three)."""
-    points = getattr(r, "match_points", None)
-    return tuple(points) if points is not None else tuple(r.totals)
-
-
 def history_panel(screen: Screen) -> list[Row]:
     c = screen.c
     snap = c.snap
@@ -142,7 +126,7 @@ def history_panel(screen: Screen) -> list[Row]:
     body: list[Row] = [[("class:label", " hand " + "".join(f"{n[:13]:>14}" for n in names))]]
     running = [0] * len(names)
     for n, r in enumerate(snap.history, 1):
-        points = match_points(r)
+        points = r.match_points
         cells = []
         for i in range(len(names)):
             t = points[i] if i < len(points) else 0
@@ -161,7 +145,7 @@ def hand_end_panel(screen: Screen) -> list[Row]:
     if not snap.history:
         return framed(screen, "Hand over", [], "Enter continues")
     r = snap.history[-1]
-    sides = result_sides(r, len(snap.seats))
+    sides = r.sides  # as the hand ended: at three players, after the side change
     names = [group_name(c, seats, len(sides))[:11] for seats in sides]
     how = "the stock ran out"
     if r.went_out is not None:

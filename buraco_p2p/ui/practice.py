@@ -42,14 +42,10 @@ BOT_NAMES = ("Ana", "Bia", "Caio", "Davi", "Edu")
 
 
 def hand_side(view: HandState | None, seat: int, match_sides: int) -> int:
-    """The side `seat` plays on now: the engine's answer where its views know sides (the
-    three-player side change included); before a deal, or from an engine of four-player
-    teams only, the seat's match side (a team at four and six, the player at two and three),
-    which is the side every hand starts with."""
-    side_of = getattr(view, "side_of", None)
-    if callable(side_of):
-        return int(side_of(seat))
-    return seat % match_sides
+    """The side `seat` plays on now (the three-player side change included); before the
+    first deal, its match side (a team at four and six, the player at two and three), which
+    is the side every hand starts with."""
+    return seat % match_sides if view is None else view.side_of(seat)
 
 
 def sides_text(seats: tuple[SeatInfo, ...]) -> str:

@@ -1,8 +1,5 @@
 """Tables of two, three and six: a whole practice hand by keys at each count, the seats in
-their places, the scores per match side, the three-player side change shown.
-
-These run where the engine deals those counts; with an engine of four seats only, the rules
-refuse the count and the tests say so."""
+their places, the scores per match side, the three-player side change shown."""
 
 from __future__ import annotations
 
@@ -11,15 +8,12 @@ import asyncio
 import pytest
 from ui_helpers import ENTER, my_turn_or_end, play_turn, running, until
 
-from buraco_p2p.rules import RuleError, RuleSet, get_preset
+from buraco_p2p.rules import RuleSet, get_preset
 from buraco_p2p.ui.seating import min_size, places
 
 
 def rules_for(players: int) -> RuleSet:
-    try:
-        return get_preset("classic").with_overrides({"players": players})
-    except RuleError as e:
-        pytest.skip(f"the rules refuse {players} players here: {e}")
+    return get_preset("classic").with_overrides({"players": players})
 
 
 async def one_hand(rules: RuleSet, seed: int) -> list[str]:

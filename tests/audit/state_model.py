@@ -14,7 +14,7 @@ from typing import Any
 
 import msgpack
 
-STATE_FIELDS = 18
+STATE_FIELDS = 21
 
 
 def state_hash(state: list[Any]) -> bytes:
@@ -43,7 +43,8 @@ def check_shape(state: list[Any], seats: int) -> None:
     assert state[0] == 1
     assert isinstance(state[1], bytes) and len(state[1]) == 32
     dealer, scores, cut, hand = state[2]
-    assert 0 <= dealer < seats and len(scores) == 2 and (cut == -1 or cut > 0) and hand >= 0
+    assert 0 <= dealer < seats and len(scores) in (2, 3) and (cut == -1 or cut > 0) and hand >= 0
+    assert sorted(s for side in state[19] for s in side) == list(range(seats))
     assert state[4] in ("draw", "first_choice", "play", "ended")
     assert len(state[6]) == seats
     public = state[15]
@@ -59,7 +60,7 @@ def check_shape(state: list[Any], seats: int) -> None:
 def check_step(before: list[Any], wire: list[int], after: list[Any], seats: int = 4) -> None:
     check_shape(after, seats)
     kind, seat = wire[0], wire[1]
-    team = seat % 2
+    team = next(i for i, side in enumerate(before[19]) if seat in side)
     hands_b, hands_a = before[6], after[6]
     for other in range(seats):
         if other != seat:
@@ -73,7 +74,7 @@ def check_step(before: list[Any], wire: list[int], after: list[Any], seats: int 
         if len(before[7]) > 1:
             assert after[7] == before[7][:-1]
         elif after[7]:  # an untaken pot became the stock, lowest slot on top
-            assert after[7] == sorted(after[7], reverse=True) and 2 in after[9]
+            assert after[7] == sorted(after[7], reverse=True) and -2 in after[9]
         assert after[8] == before[8]
         return
     if kind == 1:  # take the pile: appended bottom to top, the pile empties
@@ -96,8 +97,8 @@ def check_step(before: list[Any], wire: list[int], after: list[Any], seats: int 
             return
         assert after[12][team][: len(old)] == old
         laid = [m[0] for m in after[12][team][len(old) :]]
-        # Melds shown earlier in the turn to open (a state with an element 18) go down first.
-        earlier = [m[0] for m in before[18]] if len(before) > STATE_FIELDS else []
+        # Melds shown earlier in the turn to open (element 18) go down first.
+        earlier = [m[0] for m in before[18]]
         assert laid == earlier + melds
         _check_left(hands_b[seat], [s for m in laid for s in m], hand, before, after)
         return

@@ -89,6 +89,11 @@ __all__ = [
 ]
 
 MAX_EVENTS = 1024
+# The records a seated peer may send once its link is resumed (before that: only "r"),
+# by who the two ends are; anything else ends the link.
+PEER_TAGS = frozenset({"d", "a"})
+JOINER_TO_HOST_TAGS = PEER_TAGS | RELAY_TAGS
+HOST_TO_JOINER_TAGS = PEER_TAGS | RELAY_TAGS | {"roster"}
 # Records a link may have queued beyond a full retransmit buffer (acks, roster, relay).
 SEND_QUEUE_HEADROOM = 1024
 
@@ -139,6 +144,8 @@ class MeshConfig:
     direct_retry_min: float = 1.0
     direct_retry_max: float = 30.0
     max_buffer: int = DEFAULT_MAX_BUFFER
+    # Encoded bytes of one peer's messages that may wait unread in our inbox.
+    max_unread_bytes: int = 64 << 20
     # Relayed bytes one link may have queued; past it the host drops the relayed channel.
     relay_queue_bytes: int = 4 << 20
     # Test hook: True refuses direct links between the two keys (either order).
@@ -187,6 +194,8 @@ class _Peer:
         self.run: LinkRun | None = None
         self.ack_wake = trio.Event()
         self.connector = False
+        self.unread_bytes = 0  # encoded size of its messages waiting in our inbox
+        self.shown: PeerUp | None = None  # the last PeerUp given out; None once shown down
 
 
 class Mesh:
@@ -217,7 +226,7 @@ class Mesh:
         self._incarnation = state.incarnation if state else secrets.token_bytes(INCARNATION_LEN)
         self._peers: dict[PeerKey, _Peer] = {}
         self._inbox_send, self._inbox_recv = trio.open_memory_channel[
-            tuple[PeerKey, bytes | None, Any]
+            tuple[PeerKey, bytes | None, Any, int]
         ](math.inf)
         self._events_send, self._events_recv = trio.open_memory_channel[MeshEvent](MAX_EVENTS)
         self.relays = Relays(self)
@@ -288,8 +297,9 @@ class Mesh:
 
     async def receive(self) -> tuple[PeerKey, Any]:
         """The next message from any peer, in order per sender, each exactly once."""
-        key, incarnation, payload = await self._inbox_recv.receive()
+        key, incarnation, payload, size = await self._inbox_recv.receive()
         p = self._peers[key]
+        p.unread_bytes -= size
         p.channel.consumed(incarnation)
         if p.channel.ack_due():
             p.ack_wake.set()
@@ -455,6 +465,10 @@ class Mesh:
         except (NetError, trio.TooSlowError) as exc:
             reason = str(exc) or type(exc).__name__
             self._reject(link.label, exc)
+        except Exception as exc:
+            # Whatever one peer's input provokes ends that peer's link, never the mesh.
+            reason = f"{link.label}: its input raised {type(exc).__name__}: {exc}"
+            self._reject(link.label, MeshError(reason))
         finally:
             run.outbox.close()
             if run.error is not None:
@@ -472,7 +486,9 @@ class Mesh:
                 self.relays.end_all()
             with trio.CancelScope(shield=True):
                 await link.aclose()
-            if run.up:
+            # A link taken over by a newer one is no change to show; the newer one reports.
+            if run.replaced is None and p.shown is not None and p.run is None:
+                p.shown = None
                 self._emit(PeerDown(key, reason))
             run.done.set()
 
@@ -505,7 +521,10 @@ class Mesh:
                     # to tell it: every (re)established link starts from the current roster.
                     self._enqueue(run, roster_message(self.roster))
                 run.up = True
-                self._emit(PeerUp(p.key, link.peer_nickname, run.relayed))
+                up = PeerUp(p.key, link.peer_nickname, run.relayed)
+                if up != p.shown:
+                    p.shown = up
+                    self._emit(up)
                 if restarted is not None:
                     self._emit(StreamReset(p.key))
                 liveness.on_receive(trio.current_time())
@@ -549,39 +568,69 @@ class Mesh:
                 return
             next_at = trio.current_time() + self.config.heartbeat_interval
 
+    def _allowed_tags(self, key: PeerKey) -> frozenset[str]:
+        """The record tags `key` may send us on a resumed link, by who we are to each other."""
+        if self.is_host:
+            return JOINER_TO_HOST_TAGS
+        if self._is_host_key(key):
+            return HOST_TO_JOINER_TAGS
+        return PEER_TAGS
+
     async def _read_loop(self, p: _Peer, link: SecureLink, liveness: Liveness) -> None:
+        """Every record is checked against the tags this link may carry before dispatch;
+        anything else is a protocol error that ends this link only."""
         name = link.label
+        allowed = self._allowed_tags(p.key)
         while True:
             with trio.move_on_at(liveness.last_received + liveness.timeout):
                 msg = await link.receive()
                 liveness.on_receive(trio.current_time())
-                tag = msg[0] if isinstance(msg, list) and msg else None
+                tag = msg[0] if isinstance(msg, list) and msg and isinstance(msg[0], str) else None
+                if tag is None:
+                    raise MeshError(f"{name} sent a message that is not a tagged record")
+                if tag not in allowed:
+                    raise MeshError(
+                        f"{name} sent a record this link does not carry: {tag[:20]!r}"
+                    )
                 if tag in RELIABLE_TAGS:
                     record = parse_record(msg, name)
                     if isinstance(record, Data):
-                        fresh, payload = p.channel.on_data(record)
-                        if fresh:
-                            self._inbox_send.send_nowait(
-                                (p.key, p.channel.peer_incarnation, payload)
-                            )
+                        self._on_data(p, record, name)
                     elif isinstance(record, Ack):
                         p.channel.on_ack(record.ack)
-                    else:
+                    else:  # pragma: no cover - "r" is never in `allowed`
                         raise SequenceError(f"{name} sent a resume record mid-link")
                 elif tag in RELAY_TAGS:
                     await self.relays.on_record(p.key, parse_relay(msg, name))
-                elif tag == "roster" and not self.is_host and self._is_host_key(p.key):
-                    if not isinstance(msg, list) or len(msg) != 2:
-                        raise TableError(f"{name} sent a malformed roster message")
-                    roster = Roster.from_wire(msg[1], name)
-                    check_roster(roster, name, self.table_id)
-                    self._set_roster(roster)
                 else:
-                    raise MeshError(f"{name} sent an unexpected message {tag!r:.20}")
+                    self._on_roster(msg, name)
                 continue
             raise MeshError(
                 f"{name} went silent: nothing heard for {liveness.timeout:g} s"
             )
+
+    def _on_data(self, p: _Peer, record: Data, name: str) -> None:
+        size = 0
+        if record.seq == p.channel.recv_next:  # a new message (a gap fails in `on_data`)
+            # Capped in bytes before it is taken in: a count alone would let 8192 messages
+            # of a megabyte each sit in memory.
+            size = len(codec.pack(record.payload))
+            cap = self.config.max_unread_bytes
+            if p.unread_bytes + size > cap:
+                raise MeshError(
+                    f"{name} sent more than {cap} bytes of messages we have not read yet"
+                )
+        fresh, payload = p.channel.on_data(record)
+        if fresh:
+            p.unread_bytes += size
+            self._inbox_send.send_nowait((p.key, p.channel.peer_incarnation, payload, size))
+
+    def _on_roster(self, msg: list[Any], name: str) -> None:
+        if len(msg) != 2:
+            raise TableError(f"{name} sent a malformed roster message")
+        roster = Roster.from_wire(msg[1], name)
+        check_roster(roster, name, self.table_id)
+        self._set_roster(roster)
 
     def _is_host_key(self, key: PeerKey) -> bool:
         return self.roster is not None and self.roster.host.key == key

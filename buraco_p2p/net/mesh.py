@@ -900,7 +900,10 @@ async def join_table(
     `JoinRefused` if the host says no; `MeshError` if no address of the invite answers.
     Pass the `state` saved from `Mesh.snapshot()` to resume after a restart.
     """
-    host_key = PeerKey(invite.host_key)
+    try:
+        host_key = PeerKey(invite.host_key)
+    except ValueError as exc:
+        raise MeshError(f"the invite's host key is refused: {exc}") from None
     async with _mesh_scope(
         identity, invite.table_id, invite.room_secret, config=config, state=state, is_host=False
     ) as (mesh, nursery):

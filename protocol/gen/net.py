@@ -30,6 +30,7 @@ from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 
 from buraco_p2p import codec
 from buraco_p2p.crypto.group import DeterministicRandomSource
+from buraco_p2p.net import edwards
 from buraco_p2p.net.framing import (
     DEFAULT_MAX_FRAME,
     HEADER_LEN,
@@ -50,7 +51,7 @@ from buraco_p2p.net.handshake import (
     ResponderHandshake,
     version_alert,
 )
-from buraco_p2p.net.identity import Identity
+from buraco_p2p.net.identity import Identity, PeerKey
 from buraco_p2p.net.invite import Endpoint, Invite, InviteChecksumError
 from protocol.gen import files as vectorfiles
 
@@ -61,13 +62,20 @@ __all__ = [
     "frames_vector",
     "generate",
     "handshake_vector",
+    "identity_keys_vector",
     "invite_vector",
     "main",
     "typed",
     "untyped",
 ]
 
-FILES: Final = ("codec.json", "handshake.json", "frames.json", "invite.json")
+FILES: Final = (
+    "codec.json",
+    "handshake.json",
+    "frames.json",
+    "invite.json",
+    "identity_keys.json",
+)
 
 Vector = vectorfiles.Vector
 
@@ -759,6 +767,76 @@ def invite_vector() -> Vector:
     }
 
 
+# --- identity keys (2.2) ---------------------------------------------------------------------
+
+_SMALL_ORDER: Final = (
+    ("the neutral point (order 1)", "01" + "00" * 31),
+    ("order 2", "ec" + "ff" * 30 + "7f"),
+    ("order 4, y = 0, x even", "00" * 32),
+    ("order 4, y = 0, x odd", "00" * 31 + "80"),
+    ("order 8", "c7176a703d4dd84fba3c0b760d10670f2a2053fa2c39ccc64ec7fd7792ac037a"),
+    ("order 8", "c7176a703d4dd84fba3c0b760d10670f2a2053fa2c39ccc64ec7fd7792ac03fa"),
+    ("order 8", "26e8958fc2b227b045c3f489f2ef98f0d5dfac05d3c63339b13802886d53fc05"),
+    ("order 8", "26e8958fc2b227b045c3f489f2ef98f0d5dfac05d3c63339b13802886d53fc85"),
+)
+_NON_CANONICAL: Final = (
+    ("y = p + 1: the neutral point", "ee" + "ff" * 30 + "7f"),
+    ("y = p: an order-4 point", "ed" + "ff" * 30 + "7f"),
+    ("y = 2^255 - 1", "ff" * 31 + "7f"),
+    ("sign bit set on x = 0 (the neutral point)", "01" + "00" * 30 + "80"),
+    ("sign bit set on x = 0 (the order-2 point)", "ec" + "ff" * 31),
+)
+
+
+def _mixed_order(honest: bytes) -> bytes:
+    """`honest` plus the point of order 2 (0, -1): canonical, on the curve, not of order L."""
+    p = edwards._P
+    x, y = edwards._decode(honest)
+    sx, sy, sz, _ = edwards._add((x, y, 1, x * y % p), (0, p - 1, 1, 0))
+    zi = pow(sz, p - 2, p)
+    ax, ay = sx * zi % p, sy * zi % p
+    return (ay | ((ax & 1) << 255)).to_bytes(32, "little")
+
+
+def identity_keys_vector() -> Vector:
+    s = _session()
+    honest = [s.initiator.public.raw, s.responder.public.raw]
+    refused: list[dict[str, str]] = []
+    cases = (
+        [(name, key, "small-order") for name, key in _SMALL_ORDER]
+        + [(name, key, "non-canonical") for name, key in _NON_CANONICAL]
+        + [
+            ("y = 2: not a point of the curve", "02" + "00" * 31, "off-curve"),
+            ("handshake.json's responder key plus the order-2 point",
+             _mixed_order(s.responder.public.raw).hex(), "mixed-order"),
+        ]
+    )  # fmt: skip
+    needles = {
+        "small-order": "small-order Ed25519 point",
+        "non-canonical": "canonical",
+        "off-curve": "not a point of the curve",
+        "mixed-order": "small-order component",
+    }
+    for name, key, reason in cases:
+        try:
+            PeerKey(bytes.fromhex(key))
+        except ValueError as exc:
+            if needles[reason] not in str(exc):
+                raise AssertionError(f"{name}: refused for another reason: {exc}") from None
+        else:
+            raise AssertionError(f"{name}: the identity key was accepted")
+        refused.append({"name": name, "key": key, "reason": reason})
+    for key in honest:
+        PeerKey(key)
+    return {
+        "description": "identity keys (docs/protocol.md section 2.2): every `refused` key must "
+        "be refused wherever an identity key is read (handshake identity block, roster, invite, "
+        "relay records), for the named reason; the `accepted` keys are handshake.json's.",
+        "accepted": [key.hex() for key in honest],
+        "refused": refused,
+    }
+
+
 # --- files ----------------------------------------------------------------------------------
 
 
@@ -769,6 +847,7 @@ def generate() -> dict[str, Vector]:
         "handshake.json": handshake_vector(),
         "frames.json": frames_vector(),
         "invite.json": invite_vector(),
+        "identity_keys.json": identity_keys_vector(),
     }
 
 

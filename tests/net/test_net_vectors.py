@@ -400,3 +400,29 @@ def test_the_bad_checksum_text_differs_in_one_character() -> None:
     assert len(bad) == len(good)
     assert sum(a != b for a, b in zip(bad, good, strict=True)) == 1
     assert re.fullmatch(r"BRC(-[A-Z2-7]{1,5})+", bad)
+
+
+# --- identity_keys.json -------------------------------------------------------------------
+
+KEYS = load("identity_keys.json")
+
+
+@pytest.mark.parametrize("case", KEYS["refused"], ids=lambda c: f"{c['reason']}: {c['name']}")
+def test_refused_identity_keys(case: dict[str, Any]) -> None:
+    with pytest.raises(ValueError):
+        PeerKey(h(case["key"]))
+
+
+def test_refused_identity_keys_cover_every_small_order_point() -> None:
+    small = {c["key"] for c in KEYS["refused"] if c["reason"] == "small-order"}
+    assert len(small) == 8
+    # Why they are refused: under the neutral point one signature verifies for everything.
+    neutral = Ed25519PublicKey.from_public_bytes(h("01" + "00" * 31))
+    for message in (b"", b"any message"):
+        neutral.verify(h("01" + "00" * 63), message)
+
+
+def test_accepted_identity_keys_are_the_handshake_keys() -> None:
+    assert KEYS["accepted"] == [HS["initiator"]["public_key"], HS["responder"]["public_key"]]
+    for key in KEYS["accepted"]:
+        assert PeerKey(h(key)).raw == h(key)

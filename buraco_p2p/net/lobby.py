@@ -35,7 +35,7 @@ from buraco_p2p.net.mesh import (
     host_table,
     join_table,
 )
-from buraco_p2p.net.table import SEATS, JoinRefused
+from buraco_p2p.net.table import JoinRefused
 
 MAX_CHAT = 500
 Output = Callable[[str], None]
@@ -68,9 +68,10 @@ class Lobby:
         if roster is None:
             return "no table"
         lines = []
-        for seat in range(SEATS):
-            if seat < len(roster.members):
-                m = roster.members[seat]
+        by_seat = {m.seat: m for m in roster.members}
+        for seat in range(roster.seats):
+            m = by_seat.get(seat)
+            if m is not None:
                 you = " (you)" if m.key == self.mesh.me else ""
                 state = "" if you or self.mesh.is_up(m.key) else " [offline]"
                 relay = " [via host]" if self.mesh.is_relayed(m.key) else ""
@@ -130,10 +131,11 @@ class Lobby:
 
     def show_event(self, event: object) -> None:
         if isinstance(event, RosterChanged):
-            self.out(f"* seated ({len(event.roster.members)}/{SEATS}):\n{self.seats_text()}")
+            seated = f"{len(event.roster.members)}/{event.roster.seats}"
+            self.out(f"* seated ({seated}):\n{self.seats_text()}")
             if event.roster.full and not self._announced_full:
                 self._announced_full = True
-                self.out("* all four seats are taken: the table is complete")
+                self.out(f"* all {event.roster.seats} seats are taken: the table is complete")
         elif isinstance(event, PeerUp):
             how = " via the host" if event.relayed else ""
             self.out(f"* {self.name(event.peer)} connected{how}")

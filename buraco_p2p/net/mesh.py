@@ -1,4 +1,4 @@
-"""The mesh: four seated peers, each linked to each, with a message API for the game.
+"""The mesh: the seated peers, each linked to each, with a message API for the game.
 
 `host_table` and `join_table` give a running `Mesh`. The host (seat 0) listens for joiners,
 asks its `approve` callback about each newcomer, and sends the roster to everyone; every
@@ -60,16 +60,21 @@ from buraco_p2p.net.reliable import (
     parse_record,
 )
 from buraco_p2p.net.table import (
+    DEFAULT_SEATS,
+    KICKED,
+    Departure,
     HostTable,
     JoinRefused,
     Member,
     Roster,
+    RosterError,
     TableError,
     check_roster,
     join_message,
     mesh_message,
     parse_welcome,
     roster_message,
+    succession,
 )
 
 __all__ = [
@@ -79,9 +84,11 @@ __all__ = [
     "MeshError",
     "MeshEvent",
     "MeshState",
+    "NicknameChanged",
     "PeerDown",
     "PeerUp",
     "RosterChanged",
+    "SeatFreed",
     "StreamReset",
     "auto_approve",
     "host_table",
@@ -130,7 +137,27 @@ class StreamReset:
     peer: PeerKey
 
 
-MeshEvent = PeerUp | PeerDown | RosterChanged | StreamReset
+@dataclass(frozen=True)
+class SeatFreed:
+    """`peer` no longer holds `seat`: the host kicked it, or it left. `peer` may be us,
+    and then the table is over for us (nothing reconnects any more)."""
+
+    peer: PeerKey
+    seat: int
+    nickname: str
+    reason: str  # "kicked" or "left"
+
+
+@dataclass(frozen=True)
+class NicknameChanged:
+    """The roster shows the seated `peer` under a new nickname."""
+
+    peer: PeerKey
+    old: str
+    new: str
+
+
+MeshEvent = PeerUp | PeerDown | RosterChanged | StreamReset | SeatFreed | NicknameChanged
 @dataclass(frozen=True)
 class MeshConfig:
     heartbeat_interval: float = 1.0
@@ -230,6 +257,7 @@ class Mesh:
         ](math.inf)
         self._events_send, self._events_recv = trio.open_memory_channel[MeshEvent](MAX_EVENTS)
         self.relays = Relays(self)
+        self.unseated: str | None = None  # why our own seat was freed, once it is
         self.door = Door(self)
         self._roster_changed = trio.Event()
         self._closed = False
@@ -271,7 +299,8 @@ class Mesh:
         has room (`SendBufferFull` otherwise).
         """
         p = self._peers.get(peer)
-        if p is None or peer == self.me:
+        seated = self.roster is not None and self.roster.member(peer) is not None
+        if p is None or peer == self.me or not seated:
             raise MeshError(f"{peer.fingerprint()} is not seated at this table")
         codec.pack(message)  # an unencodable message is the caller's error, before any seq
         record = p.channel.send(message)
@@ -323,18 +352,40 @@ class Mesh:
             table.readmit(self.me, self.identity.nickname, self.advertised)
             self._set_roster(table.roster)
 
-    async def wait_all_up(self, seats: int = 4) -> None:
-        """Wait until `seats` peers are seated and every link from us is up."""
+    async def wait_all_up(self, seats: int | None = None) -> None:
+        """Wait until `seats` peers (the whole table unless told) are seated and every link
+        from us is up."""
         while True:
+            roster = self.roster
+            want = seats if seats is not None else roster.seats if roster else DEFAULT_SEATS
             if (
-                self.roster is not None
-                and len(self.roster.members) >= seats
+                roster is not None
+                and len(roster.members) >= want
                 and all(self.is_up(k) for k in self.peers())
             ):
                 return
             self._roster_changed = trio.Event()
             with trio.move_on_after(0.05):
                 await self._roster_changed.wait()
+
+    async def kick(self, peer: PeerKey) -> None:
+        """Host: free `peer`'s seat. Every seated peer (and `peer` itself) gets the roster
+        that records the kick and shows `SeatFreed`; then its links are closed."""
+        table = self.door.table
+        if table is None or self.roster is None:
+            raise MeshError("only the host can free a seat")
+        member = self.roster.member(peer)
+        if member is None or peer == self.me:
+            raise MeshError(f"{peer.fingerprint()} holds no seat the host can free")
+        old = self.roster
+        table.free(peer, KICKED)
+        message = roster_message(table.roster)
+        for m in old.members:  # the kicked peer too: that is how it learns
+            run = self._live_run_or_none(m.key) if m.key != self.me else None
+            if run is not None:
+                self._enqueue(run, message)
+        self._set_roster(table.roster)
+        await trio.lowlevel.checkpoint()
 
     # -- internals: bookkeeping ------------------------------------------------------------
 
@@ -375,9 +426,13 @@ class Mesh:
         hook = self.config.refuse_direct
         return hook is not None and (hook(self.me, other) or hook(other, self.me))
 
-    def _set_roster(self, roster: Roster) -> None:
-        if self.roster is not None and roster.version <= self.roster.version:
+    def _set_roster(self, roster: Roster, sender: str = "the host") -> None:
+        """Adopt `roster` if it is newer. It must keep every seat we knew, or record that
+        seat's departure (`RosterError` naming `sender` otherwise, and nothing changes)."""
+        old = self.roster
+        if old is not None and roster.version <= old.version:
             return
+        change = succession(old, roster, sender) if old is not None else None
         self.roster = roster
         my_seat = self._seat(self.me)
         for m in roster.members:
@@ -394,6 +449,34 @@ class Mesh:
                 p.connector = True
                 self._nursery.start_soon(self._peer_connector, m.key)
         self._emit(RosterChanged(roster))
+        if change is None:
+            return
+        for before, after in change.renamed:
+            self._emit(NicknameChanged(after.key, before.nickname, after.nickname))
+        for departure in change.freed:
+            self._unseat(departure, old)
+
+    def _unseat(self, departure: Departure, old: Roster | None) -> None:
+        member = old.member(departure.key) if old is not None else None
+        nickname = member.nickname if member is not None else departure.key.short()
+        self._emit(SeatFreed(departure.key, departure.seat, nickname, departure.reason))
+        why = f"{nickname} ({departure.key.fingerprint()}) was {departure.reason}"
+        if departure.key == self.me:
+            self.unseated = departure.reason
+            runs = [p.run for p in self._peers.values()]
+        else:
+            gone = self._peers.get(departure.key)
+            runs = [gone.run] if gone is not None else []
+        for run in runs:
+            if run is not None:
+                self._nursery.start_soon(self._retire, run, why)
+
+    async def _retire(self, run: LinkRun, why: str) -> None:
+        """Close a link whose peer lost its seat, once what we queued (the roster that
+        says so) is written, or after a heartbeat interval at most."""
+        with trio.move_on_after(self.config.heartbeat_interval):
+            await run.outbox.drained()
+        self._drop(run, MeshError(why))
 
     def _live_run_or_none(self, key: PeerKey) -> LinkRun | None:
         try:
@@ -521,7 +604,9 @@ class Mesh:
                     # to tell it: every (re)established link starts from the current roster.
                     self._enqueue(run, roster_message(self.roster))
                 run.up = True
-                up = PeerUp(p.key, link.peer_nickname, run.relayed)
+                member = self.roster.member(p.key) if self.roster else None
+                nickname = member.nickname if member is not None else link.peer_nickname
+                up = PeerUp(p.key, nickname, run.relayed)
                 if up != p.shown:
                     p.shown = up
                     self._emit(up)
@@ -546,6 +631,7 @@ class Mesh:
             try:
                 with trio.fail_after(stall):
                     await link.send(record)
+                run.outbox.sent()
             except trio.TooSlowError:
                 why = f"{link.label} stopped reading: a send was stuck for {stall:g} s"
                 self._drop(run, MeshError(why))
@@ -630,7 +716,7 @@ class Mesh:
             raise TableError(f"{name} sent a malformed roster message")
         roster = Roster.from_wire(msg[1], name)
         check_roster(roster, name, self.table_id)
-        self._set_roster(roster)
+        self._set_roster(roster, name)
 
     def _is_host_key(self, key: PeerKey) -> bool:
         return self.roster is not None and self.roster.host.key == key
@@ -668,9 +754,19 @@ class Mesh:
             return link
         return None
 
+    def _seated(self, key: PeerKey) -> bool:
+        """Both `key` and we hold a seat: links between us are wanted."""
+        roster = self.roster
+        return (
+            not self._closed
+            and self.unseated is None
+            and roster is not None
+            and roster.member(key) is not None
+        )
+
     async def _peer_connector(self, key: PeerKey) -> None:
         delay = self.config.redial_min
-        while not self._closed:
+        while self._seated(key):
             link = await self._dial_direct(key)
             if link is not None:
                 delay = self.config.redial_min
@@ -717,9 +813,9 @@ class Mesh:
         self, link: SecureLink, addresses: tuple[Endpoint, ...], host: PeerKey
     ) -> None:
         delay = self.config.redial_min
-        while not self._closed:
+        while self._seated(self.me):
             await self._run_link(host, link, relayed=False)
-            while not self._closed:
+            while self._seated(self.me):
                 await trio.sleep(delay)
                 delay = min(delay * 2, self.config.redial_max)
                 assert self.roster is not None
@@ -734,7 +830,12 @@ class Mesh:
                     self._reject("host", exc)
                     continue
                 delay = self.config.redial_min
-                self._set_roster(roster)
+                try:
+                    self._set_roster(roster, link.label)
+                except RosterError as exc:
+                    self._reject(link.label, exc)
+                    await link.aclose()
+                    continue
                 break
 
     # -- accepting ---------------------------------------------------------------------------
@@ -863,8 +964,10 @@ async def host_table(
     room_secret: bytes | None = None,
     roster: Roster | None = None,
     state: MeshState | None = None,
+    seats: int = DEFAULT_SEATS,
 ) -> AsyncIterator[Mesh]:
-    """Create a table, listen for joiners, and yield the host's mesh (seat 0).
+    """Create a table of `seats` (the rules' player count), listen for joiners, and yield
+    the host's mesh (seat 0).
 
     A host that restarts passes its table id, room secret, last `roster` and saved `state`
     (and listens on the same port, so the invite stays valid): the seated peers then
@@ -878,7 +981,7 @@ async def host_table(
         bound = await nursery.start(mesh._serve, listen_host, port)
         mesh.advertised = advertise or local_endpoints(bound, listen_host)
         me = Member(0, identity.public, identity.nickname, mesh.advertised)
-        mesh.door.table = HostTable(table_id, me, restore=roster)
+        mesh.door.table = HostTable(table_id, me, restore=roster, seats=seats)
         mesh.door.approve = approve
         mesh._set_roster(mesh.door.table.roster)
         yield mesh

@@ -262,6 +262,7 @@ class Mesh:
         self._roster_changed = trio.Event()
         self._closed = False
         self.server: LinkServer | None = None
+        self.listeners: list[trio.SocketListener] = []
 
     # -- public API ------------------------------------------------------------------------
 
@@ -330,7 +331,10 @@ class Mesh:
         p = self._peers[key]
         p.unread_bytes -= size
         p.channel.consumed(incarnation)
-        if p.channel.ack_due():
+        # Acknowledge at once when we have caught up with this peer: its retransmit buffer
+        # then never holds what we already showed, for a restart without state to replay.
+        caught_up = p.unread_bytes == 0 and p.channel.consumed_next > p.channel.acked_sent
+        if caught_up or p.channel.ack_due():
             p.ack_wake.set()
         return key, payload
 
@@ -868,15 +872,37 @@ class Mesh:
             listeners = await trio.open_tcp_listeners(port, host=listen_host)
         self.server = LinkServer(
             self.identity,
-            self.door.handle_link,
+            self._handle_accepted,
             room_secret=self.room_secret,
             table_id=self.table_id,
             handshake_timeout=self.config.handshake_timeout,
             on_error=self._reject,
         )
+        self.listeners = listeners
         bound = listeners[0].socket.getsockname()[1]
-        await self._nursery.start(self.server.serve, listeners)
+        await self._nursery.start(self._listen, self.server, listeners)
         task_status.started(bound)
+
+    async def _handle_accepted(self, link: SecureLink) -> None:
+        """One accepted link, start to end: whatever it provokes ends that link only."""
+        try:
+            await self.door.handle_link(link)
+        except Exception as exc:
+            self._reject(link.label, MeshError(f"{link.label}: {_describe(exc)}"))
+
+    async def _listen(
+        self,
+        server: LinkServer,
+        listeners: list[trio.SocketListener],
+        *,
+        task_status: trio.TaskStatus[None],
+    ) -> None:
+        """Serve until cancelled. A listener that fails ends the whole mesh with a
+        `MeshError`: a table that no longer listens must not look alive."""
+        try:
+            await server.serve(listeners, task_status=task_status)
+        except Exception as exc:
+            raise MeshError(f"stopped listening for peers: {_describe(exc)}") from None
 
     def _close(self) -> None:
         self._closed = True
@@ -905,6 +931,14 @@ def local_endpoints(port: int, listen_host: str) -> tuple[Endpoint, ...]:
                 continue
             (loopback if ep.ip.is_loopback else found).append(ep)
     return tuple(found + loopback)[:16]
+
+
+def _describe(exc: BaseException) -> str:
+    """One line for an exception, or for the first error inside an exception group."""
+    if isinstance(exc, BaseExceptionGroup):
+        leaves = _leaves(exc)
+        exc = leaves[0] if leaves else exc
+    return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
 
 
 def _leaves(group: BaseExceptionGroup[BaseException]) -> list[BaseException]:

@@ -576,3 +576,23 @@ async def test_messages_received_but_not_consumed_survive_a_reconnect_and_a_cras
         reached_end = True
         nursery.cancel_scope.cancel()
     assert reached_end
+
+
+async def test_a_consumed_message_is_acknowledged_without_waiting_for_a_heartbeat() -> None:
+    """What the application has shown is acknowledged at once: a peer that restarts without
+    its state then has nothing already shown to replay (no chat line twice)."""
+    from dataclasses import replace
+
+    config = replace(FAST, heartbeat_interval=30.0, heartbeat_timeout=60.0)
+    ids = [Identity.generate(n) for n in ("ana", "bia")]
+    async with (
+        host_table(ids[0], config=config) as host,
+        join_table(ids[1], host.invite, config=config) as b,
+    ):
+        with trio.fail_after(10):
+            await b.wait_all_up(2)
+        await b.send(host.me, ["chat", "hello"])
+        assert await collect(host, 1) == [(b.me, ["chat", "hello"])]
+        with trio.fail_after(5):
+            while b._peers[host.me].channel.unacked_count:
+                await trio.sleep(0.01)

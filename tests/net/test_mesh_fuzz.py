@@ -131,3 +131,25 @@ async def test_arbitrary_values_on_authenticated_links_end_only_the_senders_link
 @given(st.data())
 async def test_soak_ten_thousand_hostile_values_take_down_no_peer(data: st.DataObject) -> None:
     await run_fuzz(lambda: data.draw(hostile), 500)
+
+
+# Records that once took a whole process down, and their neighbours in shape.
+KNOWN_HOSTILE: list[Any] = [
+    [[1], 2],
+    [{"x": 1}, 2],
+    {"d": 1},
+    [None],
+    [],
+    ["r", b"x" * 16, 0, None, 0],
+    ["roster", {}],
+    ["zz"],
+]
+
+
+async def test_known_hostile_records_on_direct_relayed_and_host_links() -> None:
+    # Each value goes on all four links in turn: duda to the host, to bia (direct), to caio
+    # (relayed), and the host to bia.
+    queue = [value for value in KNOWN_HOSTILE for _ in range(4)]
+    count = len(queue)
+    closed = await run_fuzz(lambda: queue.pop(0), count)
+    assert closed == count  # none of them is a record its link carries in that form

@@ -20,8 +20,13 @@ the others. A link whose queue overflows, or whose socket accepts nothing for
 `heartbeat_timeout`, is dropped and its peer reported down; what it missed is redelivered
 after the reconnect.
 
-API: `broadcast(msg)`, `send(peer, msg)`, `receive() -> (peer, msg)`, and
-`next_event()` for `PeerUp`/`PeerDown`/`RosterChanged`/`StreamReset`.
+Every record a peer sends is checked against the records its link carries before it is
+dispatched (`PEER_TAGS` and the like); anything else, and anything at all that handling one
+peer's input raises, closes that peer's link only, with the reason in `rejections`.
+
+API: `broadcast(msg)`, `send(peer, msg)`, `receive() -> (peer, msg)`, `kick(peer)` (host),
+and `next_event()` for `PeerUp`/`PeerDown`/`RosterChanged`/`StreamReset`/`SeatFreed`/
+`NicknameChanged`. The table's seat count is the roster's `seats` (`host_table(seats=...)`).
 """
 
 from __future__ import annotations

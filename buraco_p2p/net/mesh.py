@@ -67,6 +67,8 @@ from buraco_p2p.net.reliable import (
 from buraco_p2p.net.table import (
     DEFAULT_SEATS,
     KICKED,
+    LEAVE,
+    LEFT,
     Departure,
     HostTable,
     JoinRefused,
@@ -104,7 +106,7 @@ MAX_EVENTS = 1024
 # The records a seated peer may send once its link is resumed (before that: only "r"),
 # by who the two ends are; anything else ends the link.
 PEER_TAGS = frozenset({"d", "a"})
-JOINER_TO_HOST_TAGS = PEER_TAGS | RELAY_TAGS
+JOINER_TO_HOST_TAGS = PEER_TAGS | RELAY_TAGS | {LEAVE}
 HOST_TO_JOINER_TAGS = PEER_TAGS | RELAY_TAGS | {"roster"}
 # Records a link may have queued beyond a full retransmit buffer (acks, roster, relay).
 SEND_QUEUE_HEADROOM = 1024
@@ -380,6 +382,17 @@ class Mesh:
     async def kick(self, peer: PeerKey) -> None:
         """Host: free `peer`'s seat. Every seated peer (and `peer` itself) gets the roster
         that records the kick and shows `SeatFreed`; then its links are closed."""
+        self._free_seat(peer, KICKED)
+        await trio.lowlevel.checkpoint()
+
+    async def leave(self) -> None:
+        """Joiner: give up our seat for good. The host frees it (every seat sees
+        `SeatFreed` with reason "left"); until its roster arrives, nothing changes here."""
+        if self.is_host or self.roster is None:
+            raise MeshError("the host cannot leave its own table")
+        await self._send_raw(self.roster.host.key, [LEAVE])
+
+    def _free_seat(self, peer: PeerKey, reason: str) -> None:
         table = self.door.table
         if table is None or self.roster is None:
             raise MeshError("only the host can free a seat")
@@ -387,14 +400,13 @@ class Mesh:
         if member is None or peer == self.me:
             raise MeshError(f"{peer.fingerprint()} holds no seat the host can free")
         old = self.roster
-        table.free(peer, KICKED)
+        table.free(peer, reason)
         message = roster_message(table.roster)
         for m in old.members:  # the kicked peer too: that is how it learns
             run = self._live_run_or_none(m.key) if m.key != self.me else None
             if run is not None:
                 self._enqueue(run, message)
         self._set_roster(table.roster)
-        await trio.lowlevel.checkpoint()
 
     # -- internals: bookkeeping ------------------------------------------------------------
 
@@ -697,6 +709,10 @@ class Mesh:
                         raise SequenceError(f"{name} sent a resume record mid-link")
                 elif tag in RELAY_TAGS:
                     await self.relays.on_record(p.key, parse_relay(msg, name))
+                elif tag == LEAVE:
+                    if msg != [LEAVE]:
+                        raise MeshError(f"{name} sent a malformed leave record")
+                    self._free_seat(p.key, LEFT)
                 else:
                     self._on_roster(msg, name)
                 continue

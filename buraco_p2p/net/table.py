@@ -35,6 +35,7 @@ MAX_REASON_LEN = 200
 MAX_DEPARTURES = 32
 KICKED = "kicked"
 LEFT = "left"
+LEAVE = "leave"  # the record a seated joiner sends the host to give up its seat
 
 
 class TableError(NetError):

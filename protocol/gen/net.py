@@ -57,6 +57,7 @@ from buraco_p2p.net.relay import RelayRecord
 from buraco_p2p.net.reliable import Ack, Data, Resume
 from buraco_p2p.net.table import (
     KICKED,
+    LEAVE,
     Departure,
     Member,
     Roster,
@@ -894,6 +895,7 @@ def _mesh_records() -> tuple[list[dict[str, object]], list[dict[str, object]]]:
         ("data with a chat message", "seq 7, acknowledging 5 consumed",
          Data(7, 5, ["chat", "bom jogo, Jo\u00e3o!"]).to_wire()),
         ("ack, also the heartbeat", "6 consumed", Ack(6).to_wire()),
+        ("leave", "a joiner to the host: it gives up its seat", [LEAVE]),
         ("relay open", "bia to the host: open channel 7 to caio",
          RelayRecord("ro", caio, 7).to_wire()),
         ("relay data", "the host to caio: a chunk of channel 7, from bia",

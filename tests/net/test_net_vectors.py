@@ -452,6 +452,8 @@ def test_mesh_records_encode_canonically_and_parse(case: dict[str, Any]) -> None
         parse_hello(value, "peer")
     elif tag in ("welcome", "roster"):
         Roster.from_wire(value[-1], "host")
+    elif tag == "leave":
+        assert value == ["leave"] and tag in JOINER_TO_HOST_TAGS
     else:
         assert tag == "refused" and isinstance(value[1], str)
 

@@ -270,3 +270,26 @@ async def test_a_kicked_peer_is_reported_down_once() -> None:
             await trio.sleep(0.3)  # any second report would have arrived by now
             nursery.cancel_scope.cancel()
         assert len(downs) == 1 and "kicked" in downs[0].reason
+
+
+async def test_a_joiner_that_leaves_frees_its_seat_and_every_seat_sees_it() -> None:
+    async with table_of_four() as meshes:
+        host, b, _c, _d = meshes
+        seen: dict[str, list[MeshEvent]] = {}
+
+        async def watch(m: Mesh) -> None:
+            seen[m.identity.nickname] = await events_until(m, SeatFreed)
+
+        with trio.fail_after(10):
+            async with trio.open_nursery() as nursery:
+                for m in meshes:
+                    nursery.start_soon(watch, m)
+                await trio.sleep(0)
+                await b.leave()
+        for name in NICKS:
+            freed = [e for e in seen[name] if isinstance(e, SeatFreed)]
+            assert freed == [SeatFreed(b.me, 1, "bia", "left")], (name, seen[name])
+        assert b.unseated == "left"
+        with pytest.raises(MeshError):
+            await host.leave()
+        assert host.roster is not None and [m.seat for m in host.roster.members] == [0, 2, 3]

@@ -9,22 +9,38 @@
 - broadcast_p50_ms, broadcast_p99_ms: a 1 KiB message from the host to all three peers of a
   table on 127.0.0.1, until all three have it; relay_msgs_per_s: throughput of a pair whose
   direct link is refused, talking through the host's relay.
+- hostile_heartbeat_p99_ms: a seated peer's round trip to the host (a message the host's
+  application echoes, every 20 ms) while an invite holder, in another process, floods the host
+  with join greetings at the largest size a stranger may send, each the costliest to decode
+  (goal <= 50); hostile_greetings_per_s is the rate of that flood.
+  quiet_heartbeat_p99_ms is the same round trip just before the flood, for comparison.
+- pending_join_fds: the host's open file descriptors while 300 join requests (from another
+  process, over 40 loopback addresses) wait for an answer that never comes (goal <= 80);
+  idle_host_fds is the same count before they come, pending_join_requests_sent how many of
+  the 300 got as far as sending their greeting (the rest were turned away at the door).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import statistics
+import subprocess
+import sys
 import time
 from typing import Any
 
+import msgpack
 import trio
 
-from buraco_p2p.net.identity import Identity
-from buraco_p2p.net.link import SecureLink, connect, handshake
-from buraco_p2p.net.mesh import Mesh, MeshConfig, host_table, join_table
+from buraco_p2p.net.errors import LinkError
+from buraco_p2p.net.framing import KIND_DATA
+from buraco_p2p.net.identity import Identity, PeerKey
+from buraco_p2p.net.invite import Invite
+from buraco_p2p.net.link import PRESEAT_LIMITS, PRESEAT_MAX_BYTES, SecureLink, connect, handshake
+from buraco_p2p.net.mesh import JoinRequest, Mesh, MeshConfig, host_table, join_table
 
 ROOM = os.urandom(16)
 TABLE = b"bench-table-0001"
@@ -147,6 +163,185 @@ async def _mesh(rounds: int, relay_messages: int) -> dict[str, float]:
         }
 
 
+# -- a host under attack by invite holders ------------------------------------------------
+
+FLOOD_TASKS = 8
+JOINERS = 300
+JOINER_SOURCES = 40
+
+
+def _costliest_greeting() -> bytes:
+    """The slowest-to-decode greeting a stranger may send: as many small arrays of small
+    integers as the pre-seat limits let through."""
+    best = b""
+    for width in range(1, PRESEAT_LIMITS.limits.max_array_len + 1):
+        rows = PRESEAT_LIMITS.limits.max_array_len
+        payload: bytes = msgpack.packb(["join", [[1] * width] * rows])
+        while len(payload) > PRESEAT_MAX_BYTES and rows > 1:
+            rows -= 1
+            payload = msgpack.packb(["join", [[1] * width] * rows])
+        if len(payload) <= PRESEAT_MAX_BYTES and len(payload) > len(best):
+            best = payload
+    return best
+
+
+async def _flood_greetings(code: str, seconds: float) -> None:
+    """(Child process) send costly greetings to the host over fresh links for `seconds`."""
+    invite = Invite.from_text(code)
+    ep, host = invite.addresses[0], PeerKey(invite.host_key)
+    payload = _costliest_greeting()
+    sent = 0
+
+    async def loop(n: int) -> None:
+        nonlocal sent
+        me = Identity.generate(f"flood{n}")
+        deadline = trio.current_time() + seconds
+        while trio.current_time() < deadline:
+            try:
+                link = await connect(
+                    ep.host,
+                    ep.port,
+                    me,
+                    room_secret=invite.room_secret,
+                    table_id=invite.table_id,
+                    expected_peer=host,
+                )
+            except LinkError:
+                await trio.sleep(0.01)
+                continue
+            with contextlib.suppress(LinkError):
+                await link._send_frame(KIND_DATA, payload)
+                sent += 1
+                with trio.move_on_after(1):
+                    await link.receive()
+            await link.aclose()
+
+    async with trio.open_nursery() as nursery:
+        for n in range(FLOOD_TASKS):
+            nursery.start_soon(loop, n)
+    print(json.dumps({"greetings": sent}), flush=True)
+
+
+async def _pending_joiners(code: str, count: int, hold: float) -> None:
+    """(Child process) `count` join requests, from many loopback addresses, held open."""
+    invite = Invite.from_text(code)
+    ep, host = invite.addresses[0], PeerKey(invite.host_key)
+    asked = 0
+
+    async def one(n: int) -> None:
+        nonlocal asked
+        try:
+            stream = await trio.open_tcp_stream(
+                ep.host, ep.port, local_address=f"127.0.3.{1 + n % JOINER_SOURCES}"
+            )
+            link = await handshake(
+                stream,
+                Identity.generate(f"j{n}"),
+                room_secret=invite.room_secret,
+                table_id=invite.table_id,
+                initiator=True,
+                expected_peer=host,
+            )
+            await link.send(["join", {"addrs": []}])
+            asked += 1
+            with trio.move_on_after(hold):
+                await link.receive()
+            await link.aclose()
+        except (LinkError, OSError):
+            return
+
+    async with trio.open_nursery() as nursery:
+        for n in range(count):
+            nursery.start_soon(one, n)
+        await trio.sleep(hold / 2)
+        print(json.dumps({"asked": asked}), flush=True)
+
+
+async def _child(args: list[str]) -> trio.Process:
+    return await trio.lowlevel.open_process(
+        [sys.executable, __file__, *args], stdout=subprocess.PIPE, stdin=subprocess.DEVNULL
+    )
+
+
+async def _read_json(proc: trio.Process) -> dict[str, Any]:
+    assert proc.stdout is not None
+    data = b""
+    while b"\n" not in data:
+        chunk = await proc.stdout.receive_some(4096)
+        if not chunk:
+            break
+        data += chunk
+    result: dict[str, Any] = json.loads(data.split(b"\n", 1)[0] or b"{}")
+    return result
+
+
+async def _hostile_heartbeat(seconds: float) -> dict[str, float]:
+    """Round trips of a seated peer while another process floods the host with greetings."""
+    ids = [Identity.generate(n) for n in ("ana", "bia")]
+    async with host_table(ids[0]) as host, join_table(ids[1], host.invite) as bia:
+        samples: list[float] = []
+        async with trio.open_nursery() as nursery:
+
+            async def echo() -> None:
+                while True:
+                    peer, message = await host.receive()
+                    await host.send(peer, message)
+
+            nursery.start_soon(echo)
+
+            async def pings(until: float, into: list[float]) -> None:
+                while trio.current_time() < until:
+                    start = time.perf_counter()
+                    await bia.send(host.me, len(into))
+                    await bia.receive()
+                    into.append((time.perf_counter() - start) * 1000)
+                    await trio.sleep(0.02)
+
+            quiet: list[float] = []
+            await pings(trio.current_time() + 2.0, quiet)
+            flood = await _child(["--flood-greetings", host.invite.to_text(), str(seconds)])
+            await trio.sleep(0.5)  # let the flood get going
+            await pings(trio.current_time() + seconds - 1.0, samples)
+            report = await _read_json(flood)
+            await flood.wait()
+            nursery.cancel_scope.cancel()
+        return {
+            "hostile_heartbeat_p99_ms": round(_p99(samples), 3),
+            "quiet_heartbeat_p99_ms": round(_p99(quiet), 3),
+            "hostile_greetings_per_s": round(report.get("greetings", 0) / seconds, 1),
+        }
+
+
+def _p99(samples: list[float]) -> float:
+    ordered = sorted(samples)
+    return ordered[min(len(ordered) - 1, round(0.99 * (len(ordered) - 1)))]
+
+
+def _open_fds() -> int:
+    return len(os.listdir("/proc/self/fd"))
+
+
+async def _pending_join_fds() -> dict[str, int]:
+    """The host's descriptors while 300 join requests wait for an answer that never comes."""
+
+    async def never(request: JoinRequest) -> bool:
+        await trio.sleep_forever()
+        raise AssertionError("unreachable")
+
+    async with host_table(Identity.generate("ana"), approve=never) as host:
+        idle = _open_fds()
+        joiners = await _child(["--pending-joiners", host.invite.to_text(), str(JOINERS)])
+        report = await _read_json(joiners)
+        fds = _open_fds()
+        joiners.kill()
+        await joiners.wait()
+        return {
+            "pending_join_fds": fds,
+            "idle_host_fds": idle,
+            "pending_join_requests_sent": int(report["asked"]),
+        }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--handshakes", type=int, default=200)
@@ -154,7 +349,17 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=1000, help="broadcasts to time")
     parser.add_argument("--relay-messages", type=int, default=3000)
     parser.add_argument("--no-mesh", action="store_true", help="skip the table benchmarks")
+    parser.add_argument("--no-hostile", action="store_true", help="skip the attack benchmarks")
+    parser.add_argument("--hostile-seconds", type=float, default=6.0)
+    parser.add_argument("--flood-greetings", nargs=2, help=argparse.SUPPRESS)
+    parser.add_argument("--pending-joiners", nargs=2, help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.flood_greetings:
+        trio.run(_flood_greetings, args.flood_greetings[0], float(args.flood_greetings[1]))
+        return
+    if args.pending_joiners:
+        trio.run(_pending_joiners, args.pending_joiners[0], int(args.pending_joiners[1]), 30.0)
+        return
 
     times = trio.run(_handshakes, args.handshakes)
     result: dict[str, Any] = {
@@ -164,6 +369,9 @@ def main() -> None:
     }
     if not args.no_mesh:
         result.update(trio.run(_mesh, args.rounds, args.relay_messages))
+    if not args.no_hostile:
+        result.update(trio.run(_hostile_heartbeat, args.hostile_seconds))
+        result.update(trio.run(_pending_join_fds))
     print(json.dumps(result, sort_keys=True))
 
 

@@ -14,11 +14,11 @@ from types import ModuleType
 
 from buraco_p2p import __version__
 from buraco_p2p.bots import selfplay
-from buraco_p2p.net import lobby
+from buraco_p2p.net import commands
 
 # Each exposes `register(subparsers)`; every parser it registers sets `func=` to a callable
 # taking the parsed namespace and returning an exit code.
-COMMAND_MODULES: tuple[ModuleType, ...] = (lobby, selfplay)
+COMMAND_MODULES: tuple[ModuleType, ...] = (commands, selfplay)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -21,7 +21,7 @@ from buraco_p2p.net.errors import (
 )
 from buraco_p2p.net.identity import Identity, PeerKey, load_or_create_identity
 from buraco_p2p.net.invite import Invite, InviteError
-from buraco_p2p.net.link import ConnectError, LinkServer, SecureLink, connect, handshake
+from buraco_p2p.net.link import ConnectError, SecureLink, connect, handshake
 from buraco_p2p.net.mesh import (
     JoinRequest,
     Mesh,
@@ -37,6 +37,7 @@ from buraco_p2p.net.mesh import (
     host_table,
     join_table,
 )
+from buraco_p2p.net.server import LinkServer
 
 __all__ = [
     "BadSignature",

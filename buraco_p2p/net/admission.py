@@ -4,11 +4,19 @@ Every link a peer accepts starts with a greeting. A `mesh` greeting comes from a
 peer and is handed to the mesh; a `join` greeting is a request for a seat and only the host
 takes it: a returning identity gets its seat back at once, a new one waits for the host's
 `approve` callback (one question at a time), and the new roster goes to everyone.
+
+Anyone holding the invite can ask, as often as they like and under as many identities as they
+like, so everything a request holds is bounded: at most `max_requests` wait at once (the next
+is refused at once), each is answered within `request_timeout` seconds of its arrival or
+refused as expired, and until it is seated the joiner's link reads under the pre-seat limits
+(`link.PreseatLimits`). Each request carries a number that the host's prompt shows, so an
+answer can be tied to the question it was given for.
 """
 
 from __future__ import annotations
 
 import contextlib
+import itertools
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -16,13 +24,14 @@ from typing import TYPE_CHECKING
 import trio
 
 from buraco_p2p.net.errors import LinkError, MeshError, NetError
-from buraco_p2p.net.identity import PeerKey
+from buraco_p2p.net.identity import PeerKey, confusable_nicknames
 from buraco_p2p.net.invite import Endpoint
 from buraco_p2p.net.link import SecureLink
 from buraco_p2p.net.table import (
     HELLO_JOIN,
     Admission,
     HostTable,
+    Member,
     TableError,
     parse_hello,
     refused_message,
@@ -33,14 +42,29 @@ from buraco_p2p.net.table import (
 if TYPE_CHECKING:
     from buraco_p2p.net.mesh import Mesh
 
-__all__ = ["Approver", "Door", "JoinRequest", "auto_approve"]
+__all__ = [
+    "JOIN_REQUEST_TIMEOUT",
+    "MAX_JOIN_REQUESTS",
+    "Approver",
+    "Door",
+    "JoinRequest",
+    "auto_approve",
+]
+
+# Requests waiting for an answer at once (the one being asked included), and how long one may
+# wait in all before it is refused as expired: long enough for a person to notice the prompt.
+MAX_JOIN_REQUESTS = 8
+JOIN_REQUEST_TIMEOUT = 120.0
 
 
 @dataclass(frozen=True)
 class JoinRequest:
+    """A request for a seat. `number` (1, 2, ... per host) names it on the host's screen."""
+
     key: PeerKey
     nickname: str
     addresses: tuple[Endpoint, ...]
+    number: int = 0
 
 
 Approver = Callable[[JoinRequest], Awaitable[bool]]
@@ -59,7 +83,28 @@ class Door:
         self.mesh = mesh
         self.table: HostTable | None = None  # the host's seating state; None on a joiner
         self.approve: Approver = auto_approve
+        self.max_requests = MAX_JOIN_REQUESTS
+        self.request_timeout = JOIN_REQUEST_TIMEOUT
+        self.waiting = 0  # requests waiting for an answer, the one being asked included
+        self.expired = 0
+        self.refused_busy = 0
         self._approval_lock = trio.Lock()
+        self._numbers = itertools.count(1)
+
+    def _lookalike(self, key: PeerKey, nickname: str) -> Member | None:
+        """A seated member (not `key`) whose nickname could be taken for `nickname`."""
+        roster = self.mesh.roster
+        if roster is None:
+            return None
+        for member in roster.members:
+            if member.key != key and confusable_nicknames(member.nickname, nickname):
+                return member
+        return None
+
+    def is_member(self, key: PeerKey) -> bool:
+        """Whether `key` holds a seat: its links skip the stranger's limits and caps."""
+        roster = self.mesh.roster
+        return roster is not None and roster.member(key) is not None
 
     async def handle_link(self, link: SecureLink) -> None:
         """Every accepted link: a join (host only) or a mesh link from a seated peer."""
@@ -80,6 +125,8 @@ class Door:
             except NetError as exc:  # only this joiner's link is affected
                 mesh._reject(link.label, exc)
             return
+        if self.is_member(link.peer):
+            link.seat()  # seated since its handshake completed
         await mesh._accept_peer_link(link)
 
     async def _admit(self, link: SecureLink, addresses: tuple[Endpoint, ...]) -> None:
@@ -99,38 +146,30 @@ class Door:
             mesh._reject(link.label, TableError("tried to join a full table"))
             return
         else:
-            async with self._approval_lock:
-                if table.classify(key) == "full":
-                    ok, left = False, None
-                else:
-                    ok, left = await self._approve_while_connected(
-                        link, JoinRequest(key, nickname, addresses)
-                    )
-                if left is not None:
-                    # Whatever the host answered, nobody is there to take the seat.
-                    mesh._reject(
-                        link.label,
-                        TableError(f"left before the host answered ({left}); seat not given"),
-                    )
-                    with trio.CancelScope(shield=True):
-                        await link.aclose()
-                    return
-                admission = Admission(None, False)
-                if ok:
-                    admission = table.seat_new(key, nickname, addresses)
-                if admission.member is not None and not admission.returning:
-                    mesh._set_roster(table.roster)
-                    # The seat stands only if the welcome reaches a live link.
-                    try:
-                        with trio.fail_after(mesh.config.hello_timeout):
-                            await link.send(welcome_message(admission.member.seat, table.roster))
-                    except (LinkError, trio.TooSlowError) as exc:
-                        if table.vacate(key):
-                            mesh._set_roster(table.roster)
-                            await self.announce_roster(except_key=key)
-                        raise TableError(
-                            f"{link.label} could not be welcomed ({exc}); seat not given"
-                        ) from None
+            lookalike = self._lookalike(key, nickname)
+            if lookalike is not None:
+                why = (
+                    f"the nickname {nickname!r} looks like {lookalike.nickname!r}, already "
+                    "seated: choose another (--nick)"
+                )
+                await link.send(refused_message(why))
+                mesh._reject(link.label, TableError(f"refused: {why}"))
+                return
+            if self.waiting >= self.max_requests:
+                self.refused_busy += 1
+                await link.send(refused_message("too many join requests are waiting; try later"))
+                mesh._reject(
+                    link.label, TableError("asked to join while the request queue was full")
+                )
+                return
+            self.waiting += 1
+            try:
+                ok, answered = await self._ask(link, JoinRequest(key, nickname, addresses))
+            finally:
+                self.waiting -= 1
+            if answered is None:
+                return  # withdrawn or expired: the link is already answered or gone
+            admission = answered
             if not ok:
                 await link.send(refused_message("the host declined"))
                 mesh._reject(link.label, TableError("was declined by the host"))
@@ -140,18 +179,83 @@ class Door:
                 return
             if admission.returning:
                 await link.send(welcome_message(admission.member.seat, table.roster))
+        link.seat()
         mesh._set_roster(table.roster)
         await self.announce_roster(except_key=key)
         await mesh._run_link(key, link, relayed=False)
 
+    async def _ask(self, link: SecureLink, request: JoinRequest) -> tuple[bool, Admission | None]:
+        """Queue `request`, ask the host, and seat the joiner if it is still there.
+
+        Returns the answer and the admission; None instead of an admission when the request
+        ended without one (the joiner left, or the request expired and was refused).
+        """
+        mesh = self.mesh
+        table = self.table
+        assert table is not None
+        key = request.key
+        deadline = trio.current_time() + self.request_timeout
+        with trio.move_on_at(deadline) as queued:
+            await self._approval_lock.acquire()
+        if queued.cancelled_caught:
+            await self._expire(link)
+            return False, None
+        try:
+            if table.classify(key) == "full":
+                ok, left, expired = False, None, False
+            else:
+                numbered = JoinRequest(
+                    request.key, request.nickname, request.addresses, next(self._numbers)
+                )
+                ok, left, expired = await self._approve_while_connected(link, numbered, deadline)
+            if left is not None:
+                # Whatever the host answered, nobody is there to take the seat.
+                mesh._reject(
+                    link.label,
+                    TableError(f"left before the host answered ({left}); seat not given"),
+                )
+                with trio.CancelScope(shield=True):
+                    await link.aclose()
+                return False, None
+            if expired:
+                await self._expire(link)
+                return False, None
+            admission = Admission(None, False)
+            if ok:
+                admission = table.seat_new(key, request.nickname, request.addresses)
+            if admission.member is not None and not admission.returning:
+                mesh._set_roster(table.roster)
+                # The seat stands only if the welcome reaches a live link.
+                try:
+                    with trio.fail_after(mesh.config.hello_timeout):
+                        await link.send(welcome_message(admission.member.seat, table.roster))
+                except (LinkError, trio.TooSlowError) as exc:
+                    if table.vacate(key):
+                        mesh._set_roster(table.roster)
+                        await self.announce_roster(except_key=key)
+                    raise TableError(
+                        f"{link.label} could not be welcomed ({exc}); seat not given"
+                    ) from None
+            return ok, admission
+        finally:
+            self._approval_lock.release()
+
+    async def _expire(self, link: SecureLink) -> None:
+        self.expired += 1
+        why = f"the host did not answer within {self.request_timeout:g} s"
+        self.mesh._reject(link.label, TableError(f"join request expired: {why}"))
+        with contextlib.suppress(LinkError):
+            await link.send(refused_message(why))
+
     async def _approve_while_connected(
-        self, link: SecureLink, request: JoinRequest
-    ) -> tuple[bool, str | None]:
-        """The host's answer, and why the joiner is gone if it left (or spoke) meanwhile.
+        self, link: SecureLink, request: JoinRequest, deadline: float
+    ) -> tuple[bool, str | None, bool]:
+        """The host's answer, why the joiner is gone if it left (or spoke) meanwhile, and
+        whether the request expired first.
 
         A joiner says nothing until it is answered, so anything on its link during the
         question (end of stream, an error, a message) means it will not take the seat; the
-        question is then withdrawn (the approver is cancelled).
+        question is then withdrawn (the approver is cancelled), as it is at `deadline`.
         """
         answer = False
         left: str | None = None
@@ -170,10 +274,12 @@ class Door:
             answer = await self.approve(request)
             scope.cancel()
 
-        async with trio.open_nursery() as nursery:
-            nursery.start_soon(watch, nursery.cancel_scope)
-            nursery.start_soon(ask, nursery.cancel_scope)
-        return answer, left
+        with trio.move_on_at(deadline) as expiry:
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(watch, nursery.cancel_scope)
+                nursery.start_soon(ask, nursery.cancel_scope)
+        expired = expiry.cancelled_caught and left is None
+        return (answer and not expired), left, expired
 
     async def announce_roster(self, except_key: PeerKey) -> None:
         """Host: send the current roster to every seated peer whose link is up."""

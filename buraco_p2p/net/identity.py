@@ -10,14 +10,16 @@ leave half a key behind.
 from __future__ import annotations
 
 import base64
+import functools
 import getpass
 import hashlib
 import json
 import os
+import re
 import tempfile
-import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import platformdirs
 from cryptography.exceptions import InvalidSignature
@@ -36,8 +38,10 @@ __all__ = [
     "IDENTITY_FILE",
     "Identity",
     "PeerKey",
+    "confusable_nicknames",
     "default_config_dir",
     "load_or_create_identity",
+    "nickname_skeleton",
     "validate_nickname",
 ]
 
@@ -51,23 +55,122 @@ _FINGERPRINT_CHARS = 20  # 100 bits in base32
 _MAX_FILE_BYTES = 4096
 
 
-def validate_nickname(nickname: str) -> str:
-    """Return `nickname` normalised (NFC, stripped) or raise ValueError.
+# Code points that draw nothing (or a blank) yet are letters or symbols to Unicode, so the
+# PRECIS classes let them through: a name made of them is invisible, a name holding them can
+# hide a gap. Hangul fillers, the Braille blank, the Mongolian vowel separator, Khmer
+# inherent vowels, the combining grapheme joiner and the Hangul half-width filler.
+_BLANK_LOOKING = frozenset("\u115f\u1160\u17b4\u17b5\u180e\u2800\u3164\uffa0\u034f")
+# What the lobby draws around names and keys ("<nick> ...", "nick (k7dq)"): a name holding
+# them could pass for a name with a fingerprint.
+_DELIMITERS = frozenset("<>()[]")
+# Fingerprint groups joined by dashes, as the lobby prints them: three or more, or two of
+# which one holds a digit (so "luiz-vita" stays a name while "k7dq-m3xa" does not).
+_GROUPS = re.compile(r"(?<![a-z0-9])[a-z2-7]{4}(?:-[a-z2-7]{4})+(?![a-z0-9-])")
 
-    Nicknames are shown in other people's terminals, so control and formatting characters
-    (which could rewrite the screen or impersonate someone by direction overrides) are refused.
+
+def _fingerprint_shaped(name: str) -> bool:
+    for match in _GROUPS.finditer(name.lower()):
+        groups = match.group().split("-")
+        if len(groups) >= 3 or any(ch in "234567" for ch in match.group()):
+            return True
+    return False
+
+
+@functools.cache
+def _profiles() -> tuple[Any, Any]:
+    from precis_i18n import get_profile
+
+    return get_profile("NicknameCasePreserved"), get_profile("NicknameCaseMapped")
+
+
+def validate_nickname(nickname: str) -> str:
+    """Return `nickname` in its enforced form, or raise ValueError saying why not.
+
+    The rules are the PRECIS Nickname profile (RFC 8266, case preserved; as implemented by
+    `precis-i18n` over Python's Unicode database), then three of our own, because nicknames
+    are shown beside each other in other people's terminals: no blank-looking code points,
+    none of the characters the lobby draws around names and keys, and nothing shaped like a
+    fingerprint. A name is 1 to 24 code points after enforcement.
     """
     if not isinstance(nickname, str):
         raise ValueError("nickname must be a string")
-    name = unicodedata.normalize("NFC", nickname).strip()
-    if not name:
-        raise ValueError("nickname is empty")
+    preserved, _ = _profiles()
+    try:
+        name: str = preserved.enforce(nickname)
+    except UnicodeEncodeError as exc:
+        if exc.reason == "DISALLOWED/empty":
+            raise ValueError("nickname is empty") from None
+        bad = exc.object[exc.start : exc.end] if exc.end > exc.start else ""
+        where = f" U+{ord(bad[0]):04X}" if bad else ""
+        raise ValueError(
+            f"nickname has a character{where} that is not allowed ({exc.reason})"
+        ) from None
     if len(name) > MAX_NICKNAME_LEN:
         raise ValueError(f"nickname is longer than {MAX_NICKNAME_LEN} characters")
     for char in name:
-        if unicodedata.category(char) in {"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"}:
-            raise ValueError(f"nickname contains the non-printable character U+{ord(char):04X}")
+        if char in _BLANK_LOOKING:
+            raise ValueError(f"nickname contains the blank-looking character U+{ord(char):04X}")
+        if char in _DELIMITERS:
+            raise ValueError(f"nickname contains {char!r}, which the lobby draws around names")
+    if _fingerprint_shaped(name):
+        raise ValueError("nickname looks like a key fingerprint")
     return name
+
+
+@functools.cache
+def _prototypes() -> dict[str, str]:
+    """Each confusable code point mapped to the look-alike that stands for it.
+
+    From the Unicode confusables data (UTS #39, as shipped by the `confusable-homoglyphs`
+    package, which lists each pair both ways without saying which is the prototype): a
+    character stands for itself or for the lowest of its look-alikes (on lower case, since
+    names are compared case-mapped), followed a few steps so that two look-alikes of one
+    letter meet. Only direct look-alikes are joined, so ordinary letters keep apart while
+    Cyrillic a (U+0430) becomes Latin a, and "0" and "o" meet.
+    """
+    from confusable_homoglyphs.confusables import (  # type: ignore[import-untyped]
+        confusables_data,
+    )
+
+    def lower(char: str) -> str:
+        folded = char.lower()
+        return folded if len(folded) == 1 else char
+
+    lowest: dict[str, str] = {}
+    for char, entries in confusables_data.items():
+        if len(char) != 1:
+            continue
+        key = lower(char)
+        for entry in entries:
+            glyph = entry["c"].strip("\u200e\u200f")
+            if len(glyph) == 1:
+                lowest[key] = min(lowest.get(key, key), lower(glyph))
+    out: dict[str, str] = {}
+    for char in lowest:
+        target = char
+        for _ in range(4):
+            target = lowest.get(target, target)
+        out[char] = target
+    return out
+
+
+def nickname_skeleton(nickname: str) -> str:
+    """What a nickname looks like, for comparison: case-mapped (RFC 8266 comparison),
+    spaces dropped, and each character replaced by its class of look-alikes."""
+    _, mapped = _profiles()
+    try:
+        folded: str = mapped.enforce(nickname)
+    except UnicodeEncodeError:
+        folded = nickname.casefold()
+    prototypes = _prototypes()
+    return "".join(
+        prototypes.get(char.lower(), char.lower()) for char in folded if not char.isspace()
+    )
+
+
+def confusable_nicknames(a: str, b: str) -> bool:
+    """True if `a` and `b` could be taken for each other on screen."""
+    return nickname_skeleton(a) == nickname_skeleton(b)
 
 
 @dataclass(frozen=True)

@@ -4,17 +4,17 @@
 the host, which then carries only ciphertext it can neither read nor forge. `SecureLink` is the
 result: a message pipe (msgpack values in, msgpack values out) that closes itself, with a typed
 error naming the peer, on the first frame that is forged, replayed, reordered, truncated,
-oversized or undecodable. `LinkServer` accepts connections with a bound on concurrent
-handshakes, overall and per remote host, so a flood of connections cannot starve real peers.
+oversized or undecodable. A link accepted from a stranger starts under `PreseatLimits`
+until `SecureLink.seat()`; `server.LinkServer` is what accepts them.
 """
 
 from __future__ import annotations
 
 import contextlib
-from collections import Counter
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass
 from types import TracebackType
-from typing import Any, NoReturn
+from typing import Any
 
 import trio
 
@@ -36,6 +36,7 @@ from buraco_p2p.net.framing import (
     KIND_CLOSE,
     KIND_DATA,
     KIND_READY,
+    TAG_LEN,
     Frame,
     FrameReader,
     ReceiveCipher,
@@ -50,8 +51,9 @@ from buraco_p2p.net.handshake import (
 from buraco_p2p.net.identity import Identity, PeerKey
 
 __all__ = [
+    "PRESEAT_LIMITS",
     "ConnectError",
-    "LinkServer",
+    "PreseatLimits",
     "SecureLink",
     "connect",
     "handshake",
@@ -60,12 +62,39 @@ __all__ = [
 _READ_SIZE = 65536
 _CLOSE_GRACE = 1.0
 
+# What a peer that is not (yet) seated may send: its greeting and nothing bigger. A join
+# greeting with 16 IPv6 addresses is under 1 KiB; the bounds leave room for it and nothing
+# more, so a stranger can make us decode at most ~2,000 tiny objects (about a millisecond).
+PRESEAT_MAX_BYTES = 2048
+PRESEAT_MAX_FRAME = PRESEAT_MAX_BYTES + TAG_LEN + 2
+
+
+_PRESEAT_CODEC_LIMITS = codec.Limits(
+    max_bytes=PRESEAT_MAX_BYTES,
+    max_str_len=256,
+    max_bin_len=256,
+    max_array_len=16,
+    max_map_len=4,
+    max_depth=6,
+)
+
+
+@dataclass(frozen=True)
+class PreseatLimits:
+    """Receive limits on a link until its peer is seated (`SecureLink.seat()`)."""
+
+    max_frame: int = PRESEAT_MAX_FRAME
+    limits: codec.Limits = _PRESEAT_CODEC_LIMITS
+
+
+PRESEAT_LIMITS = PreseatLimits()
+
 
 class ConnectError(LinkError):
     """No TCP connection could be opened to the peer's address."""
 
 
-def _peer_name(stream: trio.abc.Stream) -> object | None:
+def peer_name(stream: trio.abc.Stream) -> object | None:
     """The socket's peer name, when the stream is a connected socket."""
     socket = getattr(stream, "socket", None)
     if socket is None:
@@ -79,7 +108,7 @@ def _peer_name(stream: trio.abc.Stream) -> object | None:
 
 def stream_address(stream: trio.abc.Stream) -> str | None:
     """The remote end as "host:port", for error messages, when the stream is a socket."""
-    name = _peer_name(stream)
+    name = peer_name(stream)
     if name is None:
         return None
     if isinstance(name, tuple) and len(name) >= 2:
@@ -141,6 +170,7 @@ class SecureLink:
         *,
         address: str | None,
         limits: codec.Limits,
+        preseat: PreseatLimits | None = None,
     ) -> None:
         self._frames = frames
         self._stream = frames.stream
@@ -148,7 +178,15 @@ class SecureLink:
         self._receive_cipher = receive_cipher
         self._send_lock = trio.Lock()
         self._receiving = False
-        self._limits = limits
+        self._limits = limits  # on what we receive
+        self._send_limits = limits
+        # Until `seat()`, a link accepted from a stranger reads under the pre-seat limits.
+        self._seated_limits: tuple[int, codec.Limits] | None = None
+        self._on_seat: Callable[[], None] | None = None
+        if preseat is not None:
+            self._seated_limits = (frames.reader.max_frame, limits)
+            frames.reader.max_frame = preseat.max_frame
+            self._limits = preseat.limits
         self._closed = False
         self._error: LinkError | None = None
         self.peer: PeerKey = result.peer
@@ -160,6 +198,28 @@ class SecureLink:
     @property
     def closed(self) -> bool:
         return self._closed
+
+    @property
+    def seated(self) -> bool:
+        """False while the pre-seat limits apply (a link accepted from a stranger)."""
+        return self._seated_limits is None
+
+    def seat(self) -> None:
+        """The peer is seated (or known to be): lift the pre-seat limits on what it sends.
+
+        Before this, frames and messages are held to `PreseatLimits`, so a stranger who knows
+        the invite can make us decode at most a few KiB per message; after it, the link
+        carries the game's full-size messages. Idempotent.
+        """
+        if self._seated_limits is None:
+            return
+        max_frame, limits = self._seated_limits
+        self._seated_limits = None
+        self._frames.reader.max_frame = max_frame
+        self._limits = limits
+        callback, self._on_seat = self._on_seat, None
+        if callback is not None:
+            callback()
 
     def _fail(self, exc: LinkError) -> LinkError:
         error = exc if self.label in str(exc) else _relabel(exc, self.label)
@@ -196,7 +256,7 @@ class SecureLink:
 
     async def send(self, message: Any) -> None:
         """Send one msgpack-encodable value (`codec.EncodeError` if it is not one)."""
-        payload = codec.pack(message, limits=self._limits)
+        payload = codec.pack(message, limits=self._send_limits)
         await self._send_frame(KIND_DATA, payload)
 
     async def receive(self) -> Any:
@@ -341,11 +401,13 @@ async def handshake(
     max_frame: int = DEFAULT_MAX_FRAME,
     limits: codec.Limits = codec.DEFAULT_LIMITS,
     address: str | None = None,
+    preseat: PreseatLimits | None = None,
 ) -> SecureLink:
     """Run the key exchange over `stream` and return the secure link.
 
     On any failure the stream is closed and a `HandshakeError` (or subclass) naming the peer is
     raised; `HandshakeTimeout` if the whole exchange takes longer than `timeout` seconds.
+    With `preseat`, the link reads under those limits until `SecureLink.seat()`.
     """
     address = address if address is not None else stream_address(stream)
     label = [f"peer ({address})" if address else "peer (unknown address)"]
@@ -390,7 +452,15 @@ async def handshake(
     frames.reader.max_frame = max_frame
     send_cipher.max_frame = max_frame
     # The ciphers keep the counters the handshake used (READY is frame 0 from the responder).
-    return SecureLink(frames, result, send_cipher, receive_cipher, address=address, limits=limits)
+    return SecureLink(
+        frames,
+        result,
+        send_cipher,
+        receive_cipher,
+        address=address,
+        limits=limits,
+        preseat=preseat,
+    )
 
 
 async def connect(
@@ -427,121 +497,3 @@ async def connect(
         limits=limits,
         address=address,
     )
-
-
-LinkHandler = Callable[[SecureLink], Awaitable[None]]
-ErrorReporter = Callable[[str | None, LinkError], None]
-
-
-class LinkServer:
-    """Accepts connections and runs the responder handshake on each, within bounds.
-
-    At most `max_handshakes` handshakes run at once, and at most `max_handshakes_per_host`
-    from one remote host; a connection over either bound is closed at once, and each
-    handshake has `handshake_timeout` seconds. A flood from one host therefore cannot hold more
-    than a few slots, nor hold them for long. Completed links go to `handler`, which owns them
-    until it returns (the link is closed after that); a `LinkError` escaping the handler ends
-    only that link.
-    """
-
-    def __init__(
-        self,
-        identity: Identity,
-        handler: LinkHandler,
-        *,
-        room_secret: bytes,
-        table_id: bytes,
-        handshake_timeout: float = 10.0,
-        max_handshakes: int = 64,
-        max_handshakes_per_host: int = 8,
-        max_frame: int = DEFAULT_MAX_FRAME,
-        limits: codec.Limits = codec.DEFAULT_LIMITS,
-        on_error: ErrorReporter | None = None,
-    ) -> None:
-        self.identity = identity
-        self.handler = handler
-        self.room_secret = room_secret
-        self.table_id = table_id
-        self.handshake_timeout = handshake_timeout
-        self.max_handshakes = max_handshakes
-        self.max_handshakes_per_host = max_handshakes_per_host
-        self.max_frame = max_frame
-        self.limits = limits
-        self.on_error = on_error
-        self.pending = 0
-        self.peak_pending = 0
-        self.refused = 0
-        self.failed = 0
-        self.completed = 0
-        self._pending_by_host: Counter[str] = Counter()
-
-    async def serve(
-        self,
-        listeners: Sequence[trio.abc.Listener[trio.SocketStream]],
-        *,
-        task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED,
-    ) -> NoReturn:
-        """Serve `listeners` forever (cancel the surrounding scope to stop)."""
-        async with trio.open_nursery() as nursery:
-            nursery.start_soon(self._serve_listeners, list(listeners))
-            task_status.started()
-        raise AssertionError("unreachable")  # pragma: no cover
-
-    async def _serve_listeners(
-        self, listeners: list[trio.abc.Listener[trio.SocketStream]]
-    ) -> NoReturn:
-        await trio.serve_listeners(self.handle_stream, listeners)
-
-    async def handle_stream(self, stream: trio.abc.Stream) -> None:
-        """Handshake on one accepted (or relayed) stream, then hand the link to the handler."""
-        address = stream_address(stream)
-        host = _host_of(stream) or "?"
-        if (
-            self.pending >= self.max_handshakes
-            or self._pending_by_host[host] >= self.max_handshakes_per_host
-        ):
-            self.refused += 1
-            await trio.aclose_forcefully(stream)
-            return
-        self.pending += 1
-        self.peak_pending = max(self.peak_pending, self.pending)
-        self._pending_by_host[host] += 1
-        try:
-            link = await handshake(
-                stream,
-                self.identity,
-                room_secret=self.room_secret,
-                table_id=self.table_id,
-                initiator=False,
-                timeout=self.handshake_timeout,
-                max_frame=self.max_frame,
-                limits=self.limits,
-                address=address,
-            )
-        except LinkError as exc:
-            self.failed += 1
-            if self.on_error is not None:
-                self.on_error(address, exc)
-            return
-        finally:
-            self.pending -= 1
-            self._pending_by_host[host] -= 1
-            if not self._pending_by_host[host]:
-                del self._pending_by_host[host]
-        self.completed += 1
-        try:
-            await self.handler(link)
-        except LinkError as exc:
-            if self.on_error is not None:
-                self.on_error(address, exc)
-        finally:
-            await link.aclose()
-
-
-def _host_of(stream: trio.abc.Stream) -> str | None:
-    name = _peer_name(stream)
-    if name is None:
-        return None
-    if isinstance(name, tuple) and name:
-        return str(name[0])
-    return str(name)

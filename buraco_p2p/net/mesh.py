@@ -46,7 +46,7 @@ from buraco_p2p.net.admission import Approver, Door, JoinRequest, auto_approve
 from buraco_p2p.net.errors import LinkClosed, LinkError, MeshError, NetError
 from buraco_p2p.net.identity import Identity, PeerKey
 from buraco_p2p.net.invite import Endpoint, Invite
-from buraco_p2p.net.link import LinkServer, SecureLink, connect
+from buraco_p2p.net.link import SecureLink, connect
 from buraco_p2p.net.outbox import LinkRun, Outbox
 from buraco_p2p.net.relay import RELAY_TAGS, parse_relay
 from buraco_p2p.net.relaying import Relays
@@ -64,6 +64,7 @@ from buraco_p2p.net.reliable import (
     SequenceError,
     parse_record,
 )
+from buraco_p2p.net.server import LinkServer
 from buraco_p2p.net.table import (
     DEFAULT_SEATS,
     KICKED,
@@ -897,6 +898,7 @@ class Mesh:
             room_secret=self.room_secret,
             table_id=self.table_id,
             handshake_timeout=self.config.handshake_timeout,
+            is_member=self.door.is_member,
             on_error=self._reject,
         )
         self.listeners = listeners

@@ -223,6 +223,7 @@ async def test_link_server_serves_many_clients_and_checks_identity() -> None:
 
     async def echo(link: SecureLink) -> None:
         seen.append(link.peer_nickname)
+        link.seat()  # the server admits everyone who knows the room secret
         async for message in link:
             await link.send(["echo", message])
 
@@ -350,6 +351,7 @@ async def test_soak_many_links_many_messages() -> None:
 
     async def count(link: SecureLink) -> None:
         n = 0
+        link.seat()
         async for message in link:
             assert message["n"] == n
             n += 1

@@ -129,13 +129,14 @@ async def running_server(
     *,
     handshake_timeout: float = WAIT,
     max_handshakes: int = 64,
-    max_handshakes_per_host: int = 8,
+    max_handshakes_per_source: int = 8,
 ) -> AsyncIterator[tuple[Server, SecureLink]]:
     """A LinkServer echoing every message, plus an honest bystander link already open."""
     host = Identity.generate("host")
     state: list[Server] = []
 
     async def echo(link: SecureLink) -> None:
+        link.seat()  # these attacks come from a seated peer: full-size limits
         try:
             async for message in link:
                 await link.send(["echo", message])
@@ -153,7 +154,7 @@ async def running_server(
         on_error=on_error,
         handshake_timeout=handshake_timeout,
         max_handshakes=max_handshakes,
-        max_handshakes_per_host=max_handshakes_per_host,
+        max_handshakes_per_source=max_handshakes_per_source,
     )
     listeners = await trio.open_tcp_listeners(0, host="127.0.0.1", backlog=512)
     state.append(Server(listeners[0].socket.getsockname()[1], host, server))
@@ -431,7 +432,7 @@ async def test_close_frame_ends_only_that_link_quietly() -> None:
 
 async def test_connection_flood_does_not_starve_honest_peers() -> None:
     async with running_server(
-        max_handshakes=16, max_handshakes_per_host=4, handshake_timeout=WAIT
+        max_handshakes=16, max_handshakes_per_source=4, handshake_timeout=WAIT
     ) as (srv, _):
         flood: list[trio.SocketStream] = []
         for i in range(150):

@@ -57,8 +57,8 @@ async def test_chat_reaches_every_lobby_and_control_characters_are_neutralised()
 
 @asynccontextmanager
 async def prompting_host(
-    screen: Screen,
-) -> AsyncIterator[tuple[Mesh, trio.MemorySendChannel[str]]]:
+    screen: Screen, answer_delay: float = 0.0
+) -> AsyncIterator[tuple[Mesh, trio.MemorySendChannel[str], Lobby]]:
     """A host whose lobby asks the person at `screen` about each joiner; `send` is their typing."""
     box: list[Lobby] = []
 
@@ -67,36 +67,91 @@ async def prompting_host(
 
     async with host_table(Identity.generate("ana"), config=FAST, approve=approve) as host:
         lobby = Lobby(host, screen)
+        lobby.answer_delay = answer_delay
         box.append(lobby)
         async with trio.open_nursery() as nursery:
             send, recv = trio.open_memory_channel[str](8)
             nursery.start_soon(lobby.run, recv)
-            yield host, send
+            yield host, send, lobby
             nursery.cancel_scope.cancel()
+
+
+async def _ask_and_give_up(host: Mesh, screen: Screen, joiner: Identity, number: int) -> None:
+    """`joiner` asks to join, its prompt (number `number`) shows, then it hangs up."""
+
+    async def join() -> None:
+        async with join_table(joiner, host.invite, config=FAST):
+            raise AssertionError("seated without an answer")  # pragma: no cover
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(join)
+        await screen.wait_for(f"join request #{number}: ")
+        nursery.cancel_scope.cancel()
+    await screen.wait_for(f"join request #{number} from bia")
 
 
 async def test_host_prompt_is_withdrawn_when_the_joiner_gives_up() -> None:
     screen = Screen()
-    async with prompting_host(screen) as (host, send):
-
-        async def join() -> None:
-            async with join_table(Identity.generate("bia"), host.invite, config=FAST):
-                raise AssertionError("seated without an answer")  # pragma: no cover
-
-        async with trio.open_nursery() as joiner:
-            joiner.start_soon(join)
-            await screen.wait_for("bia")
-            await screen.wait_for("asks to join")
-            joiner.cancel_scope.cancel()
-        await screen.wait_for("bia is no longer waiting for an answer")
-        await send.send("y")  # too late: it is chat now, nobody gets seated
-        await screen.wait_for("<ana> y")
+    async with prompting_host(screen) as (host, send, _):
+        bia = Identity.generate("bia")
+        await _ask_and_give_up(host, screen, bia, 1)
+        line = await screen.wait_for("is withdrawn")
+        assert bia.public.fingerprint() in line
+        await send.send("y")  # too late: it answers nothing, and it is not chat either
+        await screen.wait_for("no join request is waiting for an answer")
+        assert not any("<ana> y" in line for line in screen.lines)
         assert host.roster is not None and len(host.roster.members) == 1
+
+
+async def test_a_renewed_request_does_not_collect_the_answer_meant_for_the_old_one() -> None:
+    screen = Screen()
+    async with (
+        prompting_host(screen, answer_delay=60.0) as (host, send, lobby),
+        trio.open_nursery() as nursery,
+    ):
+        bia = Identity.generate("bia")
+        await _ask_and_give_up(host, screen, bia, 1)
+        seated = trio.Event()
+
+        async def join_again() -> None:
+            async with join_table(bia, host.invite, config=FAST) as b:
+                assert b.roster is not None and b.roster.member(b.me) is not None
+                seated.set()
+                await trio.sleep_forever()
+
+        nursery.start_soon(join_again)
+        prompt = await screen.wait_for("join request #2: ")
+        assert bia.public.fingerprint() in prompt  # the prompt names the key, not only a nick
+        await send.send("y")  # typed for request #1: it must not seat request #2
+        await screen.wait_for("join request #2 has only just been shown")
+        assert host.roster is not None and len(host.roster.members) == 1
+        lobby.answer_delay = 0.0  # the host has now read the prompt
+        await send.send("y")
+        with trio.fail_after(5):
+            await seated.wait()
+        nursery.cancel_scope.cancel()
+
+
+async def test_only_y_or_n_answer_a_prompt_and_other_lines_are_chat() -> None:
+    screen = Screen()
+    async with prompting_host(screen) as (host, send, _), trio.open_nursery() as nursery:
+
+        async def answer() -> None:
+            await screen.wait_for("join request #1: ")
+            await send.send("yes please")  # not an answer: chat, and the question stays open
+            await screen.wait_for("<ana> yes please")
+            assert host.roster is not None and len(host.roster.members) == 1
+            await send.send("Y")
+
+        nursery.start_soon(answer)
+        async with join_table(Identity.generate("bia"), host.invite, config=FAST) as b:
+            assert b.roster is not None and len(b.roster.members) == 2
+            await screen.wait_for("seated (2/4)")
 
 
 async def test_host_prompt_seats_or_refuses_joiners() -> None:
     screen = Screen()
-    async with prompting_host(screen) as (host, send), trio.open_nursery() as nursery:
+    async with prompting_host(screen) as (host, send, _), trio.open_nursery() as nursery:
 
         async def answer(text: str) -> None:
             await screen.wait_for("asks to join")
@@ -115,14 +170,21 @@ def test_printable_strips_terminal_controls() -> None:
     assert len(printable("x" * 10_000)) == 500
 
 
-
 async def test_cli_host_and_three_joiners_chat(tmp_path: Path) -> None:
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     base = [sys.executable, "-m", "buraco_p2p"]
 
     def cmd(args: list[str], nick: str) -> list[str]:
-        return [*base, *args, "--nick", nick, "--listen", "127.0.0.1",
-                "--config-dir", str(tmp_path / nick)]
+        return [
+            *base,
+            *args,
+            "--nick",
+            nick,
+            "--listen",
+            "127.0.0.1",
+            "--config-dir",
+            str(tmp_path / nick),
+        ]
 
     procs: list[trio.Process] = []
     bufs: list[list[bytes]] = []
@@ -161,13 +223,26 @@ def test_cli_join_with_a_mistyped_code_says_why(tmp_path: Path) -> None:
 
     from buraco_p2p.net.invite import Endpoint, Invite
 
-    good = Invite(bytes(16), bytes(16), Identity.generate("x").public.raw,
-                  (Endpoint.parse("127.0.0.1", 9),)).to_text()
+    good = Invite(
+        bytes(16), bytes(16), Identity.generate("x").public.raw, (Endpoint.parse("127.0.0.1", 9),)
+    ).to_text()
     typo = good[:-3] + ("A" if good[-3] != "A" else "B") + good[-2:]
     result = subprocess.run(
-        [sys.executable, "-m", "buraco_p2p", "join", typo, "--listen", "127.0.0.1",
-         "--config-dir", str(tmp_path)],
-        capture_output=True, text=True, timeout=30, stdin=subprocess.DEVNULL,
+        [
+            sys.executable,
+            "-m",
+            "buraco_p2p",
+            "join",
+            typo,
+            "--listen",
+            "127.0.0.1",
+            "--config-dir",
+            str(tmp_path),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        stdin=subprocess.DEVNULL,
     )
     assert result.returncode == 1
     assert "checksum" in result.stderr

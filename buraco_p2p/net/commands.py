@@ -1,0 +1,324 @@
+"""`buraco-p2p host` and `buraco-p2p join`: the command line around the lobby.
+
+Everything a person types here is checked before any socket is opened, and every failure
+a person can cause or meet (a port out of range or in use, an address that is not this
+machine's, an unreachable host) ends in one line naming the problem, never a traceback:
+exit code 2 for a command line that cannot work, 1 for a network failure, 3 when the host
+refuses us. A joiner that cannot reach the host keeps trying, with a growing pause, rather
+than exiting: the host may not be listening yet, or may be busy with a flood of strangers.
+The lobby outlives its standard input, so `nohup buraco-p2p host ... </dev/null` keeps the
+table open.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import errno
+import ipaddress
+import logging
+import os
+import socket
+import sys
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
+from typing import Any
+
+import trio
+
+from buraco_p2p.net.errors import IdentityError, MeshError, NetError
+from buraco_p2p.net.identity import Identity, PeerKey, load_or_create_identity
+from buraco_p2p.net.invite import Endpoint, Invite, InviteError
+from buraco_p2p.net.lobby import Lobby, printable
+from buraco_p2p.net.mesh import JoinRequest, auto_approve, host_table, join_table
+from buraco_p2p.net.table import JoinRefused
+
+__all__ = ["UsageError", "register"]
+
+EXIT_NETWORK = 1
+EXIT_USAGE = 2
+EXIT_REFUSED = 3
+# A joiner's pause between attempts to reach the host: doubling, capped.
+RETRY_FIRST = 1.0
+RETRY_MAX = 30.0
+
+
+class UsageError(Exception):
+    """The command line asks for something that cannot work (exit code 2)."""
+
+
+def check_port(text: str | int) -> int:
+    """A TCP port number 0..65535 (0: any free port), or `UsageError` naming the problem."""
+    try:
+        port = int(text)
+    except (TypeError, ValueError):
+        raise UsageError(f"--port {text!r} is not a number") from None
+    if not 0 <= port <= 65535:
+        raise UsageError(f"--port {port} is out of range: a TCP port is 0..65535")
+    return port
+
+
+def check_listen(text: str) -> str:
+    """'' (every interface) or a numeric IP address; never a name (no DNS lookup)."""
+    if text == "":
+        return text
+    try:
+        return str(ipaddress.ip_address(text.strip("[]")))
+    except ValueError:
+        raise UsageError(
+            f"--listen {text!r} is not a numeric IP address (e.g. 0.0.0.0, ::, 192.168.1.20)"
+        ) from None
+
+
+def check_can_listen(host: str, port: int) -> None:
+    """Fail now, in one line, if we cannot listen on `host`:`port` (in use, not ours)."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    where = f"[{host or '::'}]" if family == socket.AF_INET6 else (host or "0.0.0.0")
+    with socket.socket(family, socket.SOCK_STREAM) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind((host or "0.0.0.0", port))
+        except OSError as exc:
+            if exc.errno == errno.EADDRINUSE:
+                why = "the port is in use by another program"
+            elif exc.errno == errno.EADDRNOTAVAIL:
+                why = "that address is not one of this machine's"
+            elif exc.errno == errno.EACCES:
+                why = "permission denied (ports below 1024 need privileges)"
+            else:
+                why = exc.strerror or str(exc)
+            raise UsageError(f"cannot listen on {where}:{port}: {why}") from None
+
+
+# -- terminal plumbing ---------------------------------------------------------------------
+
+
+async def _stdin_lines(send: trio.MemorySendChannel[str]) -> None:
+    """Lines from standard input, without blocking trio (works for ttys and pipes).
+
+    Ends (closing `send`) at the end of input, or at once if there is no standard input.
+    """
+    try:
+        fd = os.dup(sys.stdin.fileno())
+    except (OSError, ValueError, AttributeError):
+        await send.aclose()
+        return
+    stream = trio.lowlevel.FdStream(fd)
+    buffer = b""
+    async with send, stream:
+        while True:
+            data = await stream.receive_some(4096)
+            if not data:
+                if buffer:
+                    await send.send(buffer.decode("utf-8", "replace"))
+                return
+            buffer += data
+            while b"\n" in buffer:
+                line, buffer = buffer.split(b"\n", 1)
+                await send.send(line.decode("utf-8", "replace"))
+            if len(buffer) > 64 * 1024:
+                buffer = b""
+
+
+def _print(text: str) -> None:
+    print(text, flush=True)
+
+
+def _identity(args: argparse.Namespace) -> Identity:
+    config = Path(args.config_dir) if args.config_dir else None
+    return load_or_create_identity(config, args.nick)
+
+
+@contextlib.asynccontextmanager
+async def _maybe_upnp(enabled: bool, port: int) -> AsyncIterator[Endpoint | None]:
+    if not enabled:
+        yield None
+        return
+    from buraco_p2p.net.upnp import upnp_mapping
+
+    async with upnp_mapping(port) as mapping:
+        yield mapping.external
+
+
+async def _host_main(args: argparse.Namespace) -> int:
+    identity = _identity(args)
+    send, recv = trio.open_memory_channel[str](16)
+    lobby_box: list[Lobby] = []
+
+    async def approve(request: JoinRequest) -> bool:
+        if args.auto_approve:
+            return await auto_approve(request)
+        return await lobby_box[0].approve(request)
+
+    async with host_table(
+        identity, listen_host=args.listen, port=args.port, approve=approve
+    ) as mesh:
+        lobby = Lobby(mesh, _print)
+        lobby_box.append(lobby)
+        port = mesh.advertised[0].port if mesh.advertised else args.port
+        async with _maybe_upnp(args.upnp, port) as public:
+            if public is not None:
+                mesh.advertise_also(public)
+            invite = mesh.invite
+            _print(f"table created; you are {identity.nickname} ({identity.public.fingerprint()})")
+            _print("invite code (give it to the other players):")
+            _print(invite.to_text())
+            async with contextlib.AsyncExitStack() as stack:
+                if args.lan:
+                    from buraco_p2p.net.discovery import announce_table
+
+                    announcement = await stack.enter_async_context(
+                        announce_table(invite, identity.nickname, port)
+                    )
+                    lobby.on_seats = announcement.update
+                    _print("* announced on the local network")
+                async with trio.open_nursery() as nursery:
+                    nursery.start_soon(_stdin_lines, send)
+                    await lobby.run(recv)
+                    nursery.cancel_scope.cancel()
+    return 0
+
+
+async def _pick_lan_table() -> Invite:
+    from buraco_p2p.net.discovery import browse_tables
+
+    _print("* looking for tables on the local network ...")
+    tables = await browse_tables()
+    if not tables:
+        raise NetError("no table announced on the local network")
+    for n, table in enumerate(tables, 1):
+        _print(
+            f"  {n}. {printable(table.host_nickname, 40)} ({table.host_fingerprint}) "
+            f"{table.seats_taken}/4 seated"
+        )
+    if len(tables) == 1:
+        return tables[0].invite
+    _print("which table? (number)")
+    send, recv = trio.open_memory_channel[str](1)
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(_stdin_lines, send)
+        try:
+            choice = await recv.receive()
+        except trio.EndOfChannel:
+            raise NetError("no table chosen (the input ended)") from None
+        nursery.cancel_scope.cancel()
+    try:
+        return tables[int(choice) - 1].invite
+    except (ValueError, IndexError) as exc:
+        raise NetError(f"no table number {choice!r}") from exc
+
+
+async def _join_main(args: argparse.Namespace) -> int:
+    identity = _identity(args)
+    if args.lan:
+        invite = await _pick_lan_table()
+    elif args.code:
+        invite = Invite.from_text(args.code)
+    else:
+        raise UsageError("give an invite code, or --lan to look for tables on the local network")
+    _print(
+        f"joining as {identity.nickname} ({identity.public.fingerprint()}); host fingerprint "
+        f"{PeerKey(invite.host_key).fingerprint()}; waiting for the host to seat you ..."
+    )
+    send, recv = trio.open_memory_channel[str](16)
+    delay = RETRY_FIRST
+    while True:
+        seated = False
+        try:
+            async with join_table(
+                identity, invite, listen_host=args.listen, port=args.port
+            ) as mesh:
+                seated = True
+                lobby = Lobby(mesh, _print)
+                async with trio.open_nursery() as nursery:
+                    nursery.start_soon(_stdin_lines, send)
+                    await lobby.run(recv)
+                    nursery.cancel_scope.cancel()
+            return 0
+        except MeshError as exc:
+            if seated:
+                raise
+            _print(f"* {exc}; trying again in {delay:g} s")
+        await trio.sleep(delay)
+        delay = min(delay * 2, RETRY_MAX)
+
+
+class _OneLine(logging.Formatter):
+    """Log records as one line each: a library warning must not print a traceback."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        return f"buraco-p2p: {record.levelname.lower()}: {record.getMessage()}"
+
+
+def _quiet_logging() -> None:
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(_OneLine())
+    root = logging.getLogger("buraco_p2p")
+    root.handlers[:] = [handler]
+    root.propagate = False
+    trio_log = logging.getLogger("trio")
+    trio_log.handlers[:] = [handler]
+    trio_log.propagate = False
+
+
+def _run(main: Callable[[argparse.Namespace], Any], args: argparse.Namespace) -> int:
+    def fail(text: str, code: int) -> int:
+        print(f"buraco-p2p: {text}", file=sys.stderr, flush=True)
+        return code
+
+    try:
+        args.port = check_port(args.port)
+        args.listen = check_listen(args.listen)
+        if args.port:
+            check_can_listen(args.listen, args.port)
+    except UsageError as exc:
+        return fail(str(exc), EXIT_USAGE)
+    _quiet_logging()
+    try:
+        code: int = trio.run(main, args)
+        return code
+    except UsageError as exc:
+        return fail(str(exc), EXIT_USAGE)
+    except IdentityError as exc:
+        return fail(str(exc), EXIT_USAGE)
+    except JoinRefused as exc:
+        return fail(str(exc), EXIT_REFUSED)
+    except (NetError, InviteError) as exc:
+        return fail(str(exc), EXIT_NETWORK)
+    except OSError as exc:
+        return fail(f"{exc.strerror or exc}", EXIT_NETWORK)
+    except KeyboardInterrupt:
+        return 130
+
+
+def _common(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--nick", help="your nickname (stored with your identity)")
+    parser.add_argument(
+        "--listen",
+        default="",
+        help="numeric address to listen on (default: every interface, IPv4 and IPv6)",
+    )
+    parser.add_argument("--port", default="0", help="TCP port 0..65535 (default 0: any free one)")
+    parser.add_argument(
+        "--config-dir", help="where your identity is kept (default: the user config dir)"
+    )
+    parser.add_argument(
+        "--lan", action="store_true", help="use mDNS on the local network (multicast)"
+    )
+
+
+def register(subparsers: Any) -> None:
+    """Add the `host` and `join` commands to the `buraco-p2p` command line."""
+    host = subparsers.add_parser("host", help="create a table and wait for the other players")
+    _common(host)
+    host.add_argument(
+        "--auto-approve", action="store_true", help="seat every joiner without asking"
+    )
+    host.add_argument(
+        "--upnp", action="store_true", help="map the port on the router with UPnP (multicast)"
+    )
+    host.set_defaults(func=lambda args: _run(_host_main, args))
+    join = subparsers.add_parser("join", help="join a table with an invite code")
+    _common(join)
+    join.add_argument("code", nargs="?", help="the invite code from the host")
+    join.set_defaults(func=lambda args: _run(_join_main, args))

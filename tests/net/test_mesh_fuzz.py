@@ -49,8 +49,9 @@ TAGS = sorted(JOINER_TO_HOST_TAGS | HOST_TO_JOINER_TAGS | {"r", "join", "mesh", 
 
 
 def _not_own_data(value: Any) -> bool:
-    """A `d` record forged by the sender itself only breaks its own stream: left out."""
-    return not (isinstance(value, list) and value[:1] == ["d"])
+    """Left out: a `d` record forged by the sender itself, which only breaks its own
+    stream, and `["leave"]`, with which it lawfully gives up its own seat."""
+    return not (isinstance(value, list) and (value[:1] == ["d"] or value == ["leave"]))
 
 
 # Mostly near-records (a real tag, arbitrary fields), the rest any value at all.

@@ -24,17 +24,21 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import gc
 import json
 import os
 import statistics
+import struct
 import subprocess
 import sys
 import time
+import tracemalloc
 from typing import Any
 
 import msgpack
 import trio
 
+from buraco_p2p import codec
 from buraco_p2p.net.errors import LinkError
 from buraco_p2p.net.framing import KIND_DATA
 from buraco_p2p.net.identity import Identity, PeerKey
@@ -372,7 +376,91 @@ def main() -> None:
     if not args.no_hostile:
         result.update(trio.run(_hostile_heartbeat, args.hostile_seconds))
         result.update(trio.run(_pending_join_fds))
+    result.update(codec_worst_frames())
     print(json.dumps(result, sort_keys=True))
+
+
+def _frames_within_limits(limits: codec.Limits) -> dict[str, bytes]:
+    """Hostile frames the limits accept, each as costly to decode as its shape allows: as many
+    tiny objects as `max_objects` lets through (empty arrays and maps, ints, short strings,
+    maps of distinct keys), the longest strings and bins, the deepest nesting; each padded
+    with a bin up to `max_bytes`, the most a peer may send."""
+
+    def array(items: list[bytes]) -> bytes:
+        n = len(items)
+        head = bytes([0x90 | n]) if n < 16 else b"\xdc" + struct.pack(">H", n)
+        return head + b"".join(items)
+
+    def chunked(item: bytes, count: int, per_object: int = 1) -> list[bytes]:
+        out, left = [], count
+        while left > 0:
+            m = min(limits.max_array_len, left // per_object)
+            if m <= 0:
+                break
+            out.append(array([item] * m))
+            left -= m * per_object + 1
+        return out
+
+    budget = limits.max_objects - 16
+    mapping = b"".join(b"\xcd" + struct.pack(">H", k) + b"\xc0" for k in range(256, 256 + 4095))
+    shapes: dict[str, list[bytes]] = {
+        "empty_arrays": chunked(b"\x90", budget),
+        "empty_maps": chunked(b"\x80", budget),
+        "small_ints": chunked(b"\x05", budget),
+        "uint64": chunked(b"\xcf" + (2**64 - 1).to_bytes(8, "big"), budget),
+        "int64": chunked(b"\xd3" + (-(2**63)).to_bytes(8, "big", signed=True), budget),
+        "short_strs": chunked(b"\xa1x", budget),
+        "maps_of_int_keys": [b"\xde\x0f\xff" + mapping] * (budget // 8192),
+        "long_strs": [b"\xda" + struct.pack(">H", 65535) + b"x" * 65535] * 15,
+        "deepest": [b"\x91" * (limits.max_depth - 3) + b"\x90"],
+    }
+    frames = {}
+    for name, items in shapes.items():
+        body = array(items)
+        room = limits.max_bytes - len(body) - 8
+        if room >= 1 << 16:
+            pad = b"\xc6" + struct.pack(">I", room) + bytes(room)
+        elif room >= 1 << 8:
+            pad = b"\xc5" + struct.pack(">H", room) + bytes(room)
+        else:
+            pad = b""
+        frames[name] = array([body, pad]) if pad else body
+    return frames
+
+
+def codec_worst_frames(limits: codec.Limits = codec.DEFAULT_LIMITS) -> dict[str, Any]:
+    """codec_worst_decode_ms: the slowest decode, lenient or canonical (median of 5), of the
+    costliest frames the limits accept; codec_worst_rss_ratio: the most memory such a decode
+    holds at its peak (Python heap, where decoded objects live), over the frame's size. Each
+    frame is `max_bytes` long, so the ratio times `max_bytes` bounds what one frame can make
+    a peer allocate."""
+    worst_ms = 0.0
+    worst_ratio = 0.0
+    detail: dict[str, list[float]] = {}
+    for name, frame in _frames_within_limits(limits).items():
+        ms = 0.0
+        for canonical in (False, True):
+            runs = []
+            for _ in range(5):
+                start = time.perf_counter()
+                codec.unpack(frame, limits=limits, canonical=canonical)
+                runs.append((time.perf_counter() - start) * 1000)
+            ms = max(ms, statistics.median(runs))
+        gc.collect()
+        tracemalloc.start()
+        value = codec.unpack(frame, limits=limits)
+        peak = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+        del value
+        ratio = peak / len(frame)
+        detail[name] = [round(ms, 2), round(ratio, 2), len(frame)]
+        worst_ms = max(worst_ms, ms)
+        worst_ratio = max(worst_ratio, ratio)
+    return {
+        "codec_worst_decode_ms": round(worst_ms, 2),
+        "codec_worst_rss_ratio": round(worst_ratio, 2),
+        "codec_frames_ms_ratio_bytes": detail,
+    }
 
 
 if __name__ == "__main__":

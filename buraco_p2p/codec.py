@@ -3,14 +3,17 @@
 Two jobs, both about untrusted or signed bytes:
 
 * Decoding enforces explicit limits (total size, string/bin/array/map lengths, nesting depth,
-  plain types only) *before* anything large is allocated, so a peer cannot make us build a
-  huge or deeply nested object from a few bytes ("msgpack bomb"). Every failure is a
+  number of objects, plain types only) *before* anything is built: a first pass walks the
+  headers of the encoding without allocating (`_scan`), so a peer cannot make us build a huge,
+  deeply nested or very numerous object from a few bytes ("msgpack bomb"), and the work and
+  memory of a decode stay within a small multiple of the frame's size. Every failure is a
   `DecodeError`, never a bare `ValueError`/`KeyError` from deep inside msgpack.
 * Encoding is canonical: map keys are ordered by their own encoding, ints use their shortest
   form, no floats, no extension types. The same value always gives the same bytes, so a hash or
   a signature over an encoding is stable across peers and implementations. `unpack(...,
   canonical=True)` additionally refuses any encoding that is not the canonical one, so a signed
-  message has exactly one byte representation.
+  message has exactly one byte representation; the same header walk checks it (shortest
+  headers and ints, map keys in increasing order of their encodings), at no extra pass.
 
 The value model is deliberately small: None, bool, int (-2**63 .. 2**64-1), str (UTF-8), bytes,
 list (tuples encode as lists) and dict with str or int keys.
@@ -20,7 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 
 import msgpack
 
@@ -65,6 +68,10 @@ class Limits:
     max_array_len: int = 1 << 14
     max_map_len: int = 1 << 12
     max_depth: int = 32
+    # Every value counts one (a map entry two: its key and its value). Each costs tens of
+    # bytes once built, so this bounds the memory of a frame of tiny objects, which the
+    # length limits alone do not (a million empty arrays fit in 1 MiB).
+    max_objects: int = 1 << 15
 
     def __post_init__(self) -> None:
         for name in (
@@ -74,6 +81,7 @@ class Limits:
             "max_array_len",
             "max_map_len",
             "max_depth",
+            "max_objects",
         ):
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
@@ -134,18 +142,176 @@ def _pairs_to_dict(pairs: list[tuple[Any, Any]]) -> dict[Any, Any]:
     return result
 
 
-def _check_depth(value: Any, limits: Limits) -> None:
-    stack: list[tuple[Any, int]] = [(value, 1)]
-    while stack:
-        item, depth = stack.pop()
-        if depth > limits.max_depth:
-            raise DecodeError(f"value nested deeper than {limits.max_depth} levels")
-        if isinstance(item, list):
-            stack.extend((child, depth + 1) for child in item)
-        elif isinstance(item, dict):
-            stack.extend((child, depth + 1) for child in item.values())
-        elif isinstance(item, float):
+# What a msgpack value's first byte announces, for the header walk (`_scan`).
+_FIXINT, _FIXMAP, _FIXARRAY, _FIXSTR, _CONST, _UINT, _INT = range(7)
+_BIN, _STR, _ARRAY, _MAP, _FLOAT, _BAD = range(7, 13)
+
+
+def _kinds() -> tuple[tuple[int, ...], tuple[int, ...]]:
+    kind = [_BAD] * 256
+    width = [0] * 256  # the width of the int, or of the length field
+    for b in range(0x00, 0x80):
+        kind[b] = _FIXINT
+    for b in range(0xE0, 0x100):
+        kind[b] = _FIXINT
+    for b in range(0x80, 0x90):
+        kind[b] = _FIXMAP
+    for b in range(0x90, 0xA0):
+        kind[b] = _FIXARRAY
+    for b in range(0xA0, 0xC0):
+        kind[b] = _FIXSTR
+    for b in (0xC0, 0xC2, 0xC3):
+        kind[b] = _CONST
+    for first, k, widths in (
+        (0xCC, _UINT, (1, 2, 4, 8)),
+        (0xD0, _INT, (1, 2, 4, 8)),
+        (0xC4, _BIN, (1, 2, 4)),
+        (0xD9, _STR, (1, 2, 4)),
+        (0xDC, _ARRAY, (2, 4)),
+        (0xDE, _MAP, (2, 4)),
+    ):
+        for i, w in enumerate(widths):
+            kind[first + i] = k
+            width[first + i] = w
+    kind[0xCA] = kind[0xCB] = _FLOAT
+    return tuple(kind), tuple(width)
+
+
+_KIND, _WIDTH = _kinds()
+_KEY_KINDS: Final = frozenset({_FIXINT, _UINT, _INT, _FIXSTR, _STR})
+_KIND_NAMES: Final = (
+    *("int", "map", "array", "str", "nil or bool", "int", "int"),
+    *("bin", "str", "array", "map", "float", "ext"),
+)
+# The smallest length each sized form may carry in a canonical encoding (the fix forms hold
+# str up to 31 bytes and arrays and maps up to 15 items; bin has no fix form); and for the
+# signed ints, the value each form must stay under (pack uses negative fixint down to -32).
+_SIZED_MIN: Final = {
+    0xC4: 0, 0xC5: 1 << 8, 0xC6: 1 << 16,
+    0xD9: 32, 0xDA: 1 << 8, 0xDB: 1 << 16,
+    0xDC: 16, 0xDD: 1 << 16,
+    0xDE: 16, 0xDF: 1 << 16,
+}  # fmt: skip
+_INT_BELOW: Final = {2: -(1 << 7), 4: -(1 << 15), 8: -(1 << 31)}
+
+
+def _scan(data: bytes, limits: Limits, canonical: bool) -> None:
+    """Walk the encoding's headers without building anything, refusing early what `unpack`
+    must refuse: truncation and trailing bytes, floats and extensions, map keys other than
+    str and int, lengths, depth and object count over the limits; and, with `canonical`,
+    any header or int wider than needed and map keys not in increasing order of their
+    encodings (which also excludes duplicates). One step per object, no allocation beyond a
+    stack as deep as the value: the work is bounded by `max_objects` however the bytes are
+    arranged, and a bomb is refused at its first excess, before msgpack builds anything.
+    """
+    n = len(data)
+    pos = 0
+    objects = 0
+    max_objects = limits.max_objects
+    max_depth = limits.max_depth
+    kinds = _KIND
+    widths = _WIDTH
+    # The container being walked: items left, whether a map, the encoding of its previous
+    # key; the enclosing ones are saved on `stack`. The value itself sits in a pseudo-array
+    # of one item.
+    left = 1
+    in_map = False
+    prev_key = b""
+    stack: list[tuple[int, bool, bytes]] = []
+    while True:
+        if pos >= n:
+            raise DecodeError("malformed msgpack: incomplete input")
+        objects += 1
+        if objects > max_objects:
+            raise DecodeError(f"more than {max_objects} objects")
+        start = pos
+        b = data[pos]
+        pos += 1
+        kind = kinds[b]
+        count = 0
+        if kind == _FIXINT:
+            pass
+        elif kind == _FIXARRAY:
+            count = b & 0x0F
+        elif kind == _FIXMAP:
+            count = 2 * (b & 0x0F)
+        elif kind == _FIXSTR:
+            if b & 0x1F > limits.max_str_len:
+                raise DecodeError(f"str of {b & 0x1F} bytes exceeds max_str_len")
+            pos += b & 0x1F
+        elif kind == _CONST:
+            pass
+        elif kind in (_UINT, _INT):
+            w = widths[b]
+            if pos + w > n:
+                raise DecodeError("malformed msgpack: incomplete input")
+            if canonical:
+                if kind == _UINT:
+                    small = data[pos] < 0x80 if w == 1 else not any(data[pos : pos + w // 2])
+                elif w == 1:
+                    small = not 0x80 <= data[pos] < 0xE0
+                else:
+                    value = int.from_bytes(data[pos : pos + w], "big", signed=True)
+                    small = value >= _INT_BELOW[w]
+                if small:
+                    raise DecodeError("encoding is not canonical: a wider int than needed")
+            pos += w
+        elif kind <= _MAP:
+            w = widths[b]
+            if pos + w > n:
+                raise DecodeError("malformed msgpack: incomplete input")
+            size = int.from_bytes(data[pos : pos + w], "big")
+            pos += w
+            if canonical and size < _SIZED_MIN[b]:
+                raise DecodeError("encoding is not canonical: a wider header than needed")
+            if kind == _STR:
+                if size > limits.max_str_len:
+                    raise DecodeError(f"str of {size} bytes exceeds max_str_len")
+                pos += size
+            elif kind == _BIN:
+                if size > limits.max_bin_len:
+                    raise DecodeError(f"bin of {size} bytes exceeds max_bin_len")
+                pos += size
+            elif kind == _ARRAY:
+                count = size
+            else:
+                count = 2 * size
+        elif kind == _FLOAT:
             raise DecodeError("floats are not part of the value model")
+        elif b == 0xC1:
+            raise DecodeError("malformed msgpack: reserved type byte 0xc1")
+        else:
+            raise DecodeError(f"malformed msgpack: extension type (byte 0x{b:02x}) refused")
+        if in_map and not left & 1:  # a map's key
+            if kind not in _KEY_KINDS:
+                raise DecodeError(f"map key of type {_KIND_NAMES[kind]} (only str and int allowed)")
+            if canonical:
+                key = data[start:pos]
+                if key <= prev_key:
+                    raise DecodeError("encoding is not canonical: map keys out of order")
+                prev_key = key
+        if count:
+            if kind in (_FIXMAP, _MAP):
+                if count > 2 * limits.max_map_len:
+                    raise DecodeError(f"map of {count // 2} entries exceeds max_map_len")
+            elif count > limits.max_array_len:
+                raise DecodeError(f"array of {count} elements exceeds max_array_len")
+            if len(stack) + 2 > max_depth:
+                raise DecodeError(f"value nested deeper than {max_depth} levels")
+            stack.append((left, in_map, prev_key))
+            left, in_map, prev_key = count, kind in (_FIXMAP, _MAP), b""
+            continue
+        # A scalar or an empty container is complete, and so may be the containers around it.
+        left -= 1
+        while not left:
+            if not stack:
+                if pos > n:
+                    raise DecodeError("malformed msgpack: incomplete input")
+                if pos < n:
+                    raise DecodeError("trailing bytes after the value")
+                return
+            left, in_map, prev_key = stack.pop()
+            left -= 1
 
 
 def _refuse_ext(code: int, data: bytes) -> Any:
@@ -166,13 +332,17 @@ def unpack(data: bytes, *, limits: Limits = DEFAULT_LIMITS, canonical: bool = Fa
         raise DecodeError(f"{len(data)} bytes, over the {limits.max_bytes}-byte limit")
     if len(data) == 0:
         raise DecodeError("empty input")
+    data = bytes(data)
+    _scan(data, limits, canonical)
     try:
         value = msgpack.unpackb(
             data,
             raw=False,
             use_list=True,
             strict_map_key=False,
-            object_pairs_hook=_pairs_to_dict,
+            # Canonical keys are distinct (strictly increasing encodings) and of the allowed
+            # types (checked by the scan): only a lenient decode needs the per-map check.
+            object_pairs_hook=None if canonical else _pairs_to_dict,
             max_str_len=limits.max_str_len,
             max_bin_len=limits.max_bin_len,
             max_array_len=limits.max_array_len,
@@ -190,12 +360,4 @@ def unpack(data: bytes, *, limits: Limits = DEFAULT_LIMITS, canonical: bool = Fa
         raise DecodeError("string is not valid UTF-8") from exc
     except (ValueError, TypeError, msgpack.UnpackException, RecursionError) as exc:
         raise DecodeError(f"malformed msgpack: {exc}") from exc
-    _check_depth(value, limits)
-    if canonical:
-        try:
-            again = pack(value, limits=limits)
-        except EncodeError as exc:  # pragma: no cover - _check_depth covers the value model
-            raise DecodeError(str(exc)) from exc
-        if again != bytes(data):
-            raise DecodeError("encoding is not canonical")
     return value

@@ -85,7 +85,7 @@ def test_face_of_rejects_ids_outside_the_deck(bad: int) -> None:
 
 @pytest.mark.parametrize("size", [0, 52, 106, 110])
 def test_card_ids_rejects_other_deck_sizes(size: int) -> None:
-    with pytest.raises(ValueError, match="104 or 108"):
+    with pytest.raises(ValueError, match="104, 108, 156 or 162"):
         card_ids(size)
 
 
@@ -95,3 +95,21 @@ def test_id_text_marks_second_copies() -> None:
     assert id_text(104) == "JK"
     assert id_text(107) == "JK#4"
     assert len({id_text(i) for i in range(108)}) == 108
+
+
+@pytest.mark.parametrize("bad", [None, 12, 1.5, object()])
+def test_parse_cards_of_a_non_text_is_a_card_parse_error(bad: object) -> None:
+    with pytest.raises(CardParseError):
+        parse_cards(bad)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("bad", [[None], ["AS", 3], [b"AS"]])
+def test_parse_cards_of_a_list_with_a_non_text_is_a_card_parse_error(bad: list[object]) -> None:
+    with pytest.raises(CardParseError, match="must be text"):
+        parse_cards(bad)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("bad", [None, "3", 3.0, True])
+def test_face_of_a_non_integer_is_a_value_error(bad: object) -> None:
+    with pytest.raises(ValueError, match="out of range"):
+        face_of(bad)  # type: ignore[arg-type]

@@ -47,6 +47,11 @@ class IllegalMove(ValueError):
         who = f"player {seat}: " if seat is not None else ""
         super().__init__(f"{who}{message} [{code.value}]")
 
+    def __reduce__(self) -> tuple[type[IllegalMove], tuple[IllegalMoveCode, str, int | None]]:
+        # The default rebuilds an exception from `args` (the formatted text alone): copy and
+        # pickle need the constructor's own arguments back.
+        return type(self), (self.code, self.message, self.seat)
+
 
 class RevealError(ValueError):
     """A card identity handed to a view that contradicts what it knows or may know."""

@@ -13,11 +13,16 @@ move (`RevealRequest`): who must privately learn which slot, or which slots must
 
 How the rules are played where the sources leave room (all presets):
 
-- Initial meld: everything a team lays down to open travels in one `LayDown` move and its card
-  points (not bonuses) must reach the minimum. A `LayDown` under the minimum by a team that has
-  not opened is a *failed attempt*: it is a legal, logged move; its cards are shown to everyone
-  (public) and stay in the hand, and the team's minimum rises by the preset's step for the rest
-  of the hand. `legal_moves` never offers one.
+- Initial meld (`RuleSet.initial_meld_counts`): under `turn` (us, classic: 000:149-150,
+  001:133) the card points (not bonuses) of every meld the player lays down in the team's
+  opening turn count together. A `LayDown` that leaves that sum under the minimum is shown to
+  everyone (public) but its cards stay in the hand, as the turn's *opening* so far
+  (`opening`); a later `LayDown` in the turn that brings the sum to the minimum puts them on
+  the table with its own melds. A turn that ends under the minimum is a *failed attempt*: the
+  cards stay in the hand and the team's minimum rises by the preset's step for the rest of
+  the hand. Under `one_meld` (playingcards: "the first meld they put down", 002:54) one meld
+  must reach the minimum alone, and a `LayDown` without such a meld is a failed attempt at
+  once. `legal_moves` never offers a lay-down that stays under the minimum.
 - A player who empties their hand before their team has a pot takes the next pot at once: its
   slots join the hand (private reveals to that player). After a melding move they keep playing
   with it ("in flight"); after a discard the turn passes and they play it on their next turn
@@ -53,7 +58,21 @@ How the rules are played where the sources leave room (all presets):
 - When the last stock card is drawn, the next untaken pot becomes the stock at once (presets
   with that rule); with no pot left, or under italian, that turn is the last: the hand ends
   when it does (a player may still go out during it).
+- Where a lone card taken from the pile may not be discarded that turn (italian), a player
+  whose hand is empty (a preset changed to let a hand run empty without going out) may not
+  take a one-card pile: they would hold only that card and could not end the turn.
 - The cut bonus goes to the team of the dealer's right-hand opponent, who cuts.
+
+Player counts (2, 3, 4, 6): a *side* is what a team is at four: it owns melds, a pot, an
+initial meld minimum and a hand score (`view.sides`, `view.side_of(seat)`; arrays such as
+`melds`, `opened` and `team_pot` are indexed by side). At two each player is a side; at six
+the teams (`layout.sides_at_deal`). At three each player is a side until the first pot is
+taken: the player who takes it (the 18-card pot) plays alone from then on and the other two
+become one side, their melds joined (the lower seat's first), their sets of a rank and failed
+opening attempts added up, opened if either had opened; the 11-card pot is theirs. That change
+is part of the public state (`view.side_change`, covered by `state_hash`). The initial meld
+minimum follows the match score of the player laying down (`setup.team_scores` holds one score
+per match side: per player at two and three, per team at four and six).
 """
 
 from __future__ import annotations
@@ -63,13 +82,19 @@ import random
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from enum import Enum
-from typing import Final
+from typing import Final, TypeVar
 
 import msgpack
 
-from buraco_p2p.cards import Card, face_of
+from buraco_p2p.cards import Card, face_codes, face_of
 from buraco_p2p.engine.errors import IllegalMove, IllegalMoveCode, RevealError
-from buraco_p2p.engine.layout import DealLayout, deal_layout, play_order
+from buraco_p2p.engine.layout import (
+    DealLayout,
+    deal_layout,
+    play_order,
+    pot_take_order,
+    sides_at_deal,
+)
 from buraco_p2p.engine.moves import (
     AddToMeld,
     Discard,
@@ -78,8 +103,9 @@ from buraco_p2p.engine.moves import (
     Move,
     TakeDiscard,
     TurnUpFirst,
+    check_shape,
 )
-from buraco_p2p.engine.oracle import MeldOracle, oracle_for
+from buraco_p2p.engine.oracle import MeldOracle
 from buraco_p2p.engine.params import WILD_CODES, FirstDraw, Params
 from buraco_p2p.engine.reveals import Reveal, RevealRequest, reveal_from_wire
 from buraco_p2p.rules import Meld, MeldKind, RuleSet
@@ -96,19 +122,22 @@ __all__ = [
     "RefereeView",
     "Reveal",
     "RevealRequest",
+    "SideChange",
     "TableMeld",
     "reveal_from_wire",
     "team_of",
 ]
 
-# Locations of a slot: 0..3 the hand of that seat, then these.
-STOCK: Final = 4
-PILE: Final = 5
-TABLE: Final = 6  # 6, 7: the melds of team 0, 1
-POT: Final = 8  # 8, 9: the pots
+# Locations of a slot: 0..5 the hand of that seat, then these.
+STOCK: Final = 8
+PILE: Final = 9
+TABLE: Final = 10  # 10..12: the melds of side 0..2
+POT: Final = 16  # 16..18: the pots
+
+T = TypeVar("T")
 
 POT_UNTAKEN: Final = -1
-POT_IS_STOCK: Final = 2
+POT_IS_STOCK: Final = -2
 
 # What emptying a hand does.
 TAKE_POT: Final = 0
@@ -132,15 +161,36 @@ class EndReason(Enum):
 class HandSetup:
     """Everything a hand depends on besides the shuffle: agreed by all peers before the deal.
 
-    `team_scores` are the match totals before this hand (they set the initial-meld minimum);
+    `team_scores` are the match totals before this hand, one per match side (per team at four
+    and six, per player at two and three; empty: all zero); they set the initial-meld minimum.
     `cut` is the size of the cut from joint randomness (None where the preset has no cut).
     """
 
     rules: RuleSet
     dealer: int
-    team_scores: tuple[int, int] = (0, 0)
+    team_scores: tuple[int, ...] = ()
     cut: int | None = None
     hand_number: int = 0
+
+    def __post_init__(self) -> None:
+        if self.team_scores == () and isinstance(self.rules, RuleSet):
+            object.__setattr__(self, "team_scores", (0,) * match_sides(self.rules))
+
+
+@dataclass(frozen=True, slots=True)
+class SideChange:
+    """At three players: `solo` took the first pot and plays alone from `turn` (the count of
+    turns played when it happened); `partners` are one side from then on."""
+
+    solo: int
+    partners: tuple[int, int]
+    turn: int
+
+
+def match_sides(rules: RuleSet) -> int:
+    """How many scores a match keeps: one per player at two and three, one per team at four
+    and six. Seat `s` scores in match side `s % match_sides(rules)`."""
+    return rules.players if rules.players in (2, 3) else rules.teams
 
 
 @dataclass(frozen=True, slots=True)
@@ -152,6 +202,7 @@ class TableMeld:
 
 
 def team_of(seat: int) -> int:
+    """The team of a seat at a four-player table; other counts ask `view.side_of(seat)`."""
     return seat & 1
 
 
@@ -163,36 +214,46 @@ class HandState:
     ) -> None:
         self.setup = setup
         self.rules = setup.rules
-        self.oracle: MeldOracle = oracle_for(setup.rules)
+        # A cache of this view's own (see `MeldOracle`): copies share it, other views never do.
+        self.oracle: MeldOracle = MeldOracle(setup.rules)
         p: Params = self.oracle.params
         self.params = p
-        if type(setup.dealer) is not int or not 0 <= setup.dealer < 4:
-            raise ValueError(f"dealer must be a seat 0..3, not {setup.dealer!r}")
-        if len(setup.team_scores) != 2 or any(type(x) is not int for x in setup.team_scores):
-            raise ValueError(f"team scores must be two integers, not {setup.team_scores!r}")
+        players = setup.rules.players
+        self.players = players
+        if type(setup.dealer) is not int or not 0 <= setup.dealer < players:
+            raise ValueError(f"dealer must be a seat 0..{players - 1}, not {setup.dealer!r}")
+        scores = match_sides(setup.rules)
+        if len(setup.team_scores) != scores or any(type(x) is not int for x in setup.team_scores):
+            raise ValueError(f"team scores must be {scores} integers, not {setup.team_scores!r}")
         if setup.cut is not None and (
             type(setup.cut) is not int or not 0 < setup.cut < setup.rules.deck_size
         ):
             raise ValueError(f"impossible cut: {setup.cut!r}")
         if type(setup.hand_number) is not int or setup.hand_number < 0:
             raise ValueError(f"bad hand number: {setup.hand_number!r}")
-        if viewer is not None and not 0 <= viewer < 4:
-            raise ValueError(f"viewer must be a seat 0..3 or None, not {viewer}")
+        if viewer is not None and (type(viewer) is not int or not 0 <= viewer < players):
+            raise ValueError(f"viewer must be a seat 0..{players - 1} or None, not {viewer}")
         self.viewer = viewer
         n = p.deck_size
         self.n = n
+        self.codes: tuple[int, ...] = face_codes(n)
         self.layout: DealLayout = deal_layout(setup.rules)
+        self.pot_order: tuple[int, ...] = pot_take_order(setup.rules)
+        self.sides: tuple[tuple[int, ...], ...] = sides_at_deal(setup.rules)
+        self.seat_side: list[int] = [s % len(self.sides) for s in range(players)]
+        self.score_index: tuple[int, ...] = tuple(s % scores for s in range(players))
+        self.side_change: SideChange | None = None
         self._pot_index: dict[int, int] = {
             s: i for i, pot in enumerate(self.layout.pots) for s in pot
         }
-        self.order = play_order(setup.dealer, p.clockwise)
-        nxt = [0] * 4
+        self.order = play_order(setup.dealer, p.clockwise, players)
+        nxt = [0] * players
         for i, s in enumerate(self.order):
-            nxt[s] = self.order[(i + 1) % 4]
+            nxt[s] = self.order[(i + 1) % players]
         self.next_seat: tuple[int, ...] = tuple(nxt)
 
         self.where: list[int] = [STOCK] * n
-        self.hands: list[list[int]] = [[], [], [], []]
+        self.hands: list[list[int]] = [[] for _ in range(players)]
         for k, seat in enumerate(self.order):
             self.hands[seat] = list(self.layout.hands[k])
             for s in self.layout.hands[k]:
@@ -207,13 +268,16 @@ class HandState:
         # Top of the stock is the end of the list.
         self.stock: list[int] = list(reversed(self.layout.stock))
         self.pot_owner: list[int] = [POT_UNTAKEN] * len(self.layout.pots)
-        self.team_pot: list[int] = [-1, -1]
-        self.pot_taker: list[int] = [-1, -1]
-        self.pot_played: list[bool] = [False, False]
-        self.melds: list[list[TableMeld]] = [[], []]
-        self.set_ranks: list[set[int]] = [set(), set()]
-        self.opened: list[bool] = [False, False]
-        self.failed: list[int] = [0, 0]
+        k = len(self.sides)
+        self.team_pot: list[int] = [-1] * k
+        self.pot_taker: list[int] = [-1] * k
+        self.pot_played: list[bool] = [False] * k
+        self.melds: list[list[TableMeld]] = [[] for _ in range(k)]
+        self.set_ranks: list[set[int]] = [set() for _ in range(k)]
+        self.opened: list[bool] = [False] * k
+        self.failed: list[int] = [0] * k
+        # The melds shown this turn by a team that has not opened, under its minimum so far.
+        self.opening: list[TableMeld] = []
         self.turn: int = self.order[0]
         self.turns_played: int = 0
         self.phase: Phase = Phase.DRAW
@@ -249,9 +313,20 @@ class HandState:
     def ended(self) -> bool:
         return self.phase is Phase.ENDED
 
-    def initial_minimum(self, team: int) -> int:
-        """Points the team must lay down at once to open (0: no minimum)."""
-        return self.rules.initial_meld_minimum(self.setup.team_scores[team], self.failed[team])
+    def initial_minimum(self, team: int, seat: int | None = None) -> int:
+        """Points the side must lay down at once to open (0: no minimum), when `seat` (by
+        default its first player) lays down: the minimum follows that player's match score."""
+        who = self.sides[team][0] if seat is None else seat
+        score = self.setup.team_scores[self.score_index[who]]
+        return self.rules.initial_meld_minimum(score, self.failed[team])
+
+    def side_of(self, seat: int) -> int:
+        """The side (index into `sides` and the per-side arrays) `seat` plays on now."""
+        return self.seat_side[seat]
+
+    def partners(self, seat: int) -> tuple[int, ...]:
+        """The other players on `seat`'s side now (none where each player is a side)."""
+        return tuple(s for s in self.sides[self.seat_side[seat]] if s != seat)
 
     def card(self, slot: int) -> int | None:
         """The card id in `slot` if this view knows it."""
@@ -260,7 +335,7 @@ class HandState:
 
     def face(self, slot: int) -> Card | None:
         c = self.known[slot]
-        return None if c < 0 else face_of(c)
+        return None if c < 0 else face_of(c, self.n)
 
     def hand(self, seat: int) -> tuple[int, ...]:
         return tuple(self.hands[seat])
@@ -284,7 +359,24 @@ class HandState:
         """
         if not self.ended:
             return ()
-        return tuple(RevealRequest(s, None) for seat in range(4) for s in self.hands[seat])
+        return tuple(RevealRequest(s, None) for hand in self.hands for s in hand)
+
+    def lone_take_stalls(self, seat: int) -> bool:
+        """Whether taking the pile now would leave `seat` holding only its one card, which
+        they may not discard (`may_discard_lone_taken_card` off): possible only with a hand
+        emptied where that does not end the hand. They could not end their turn, so such a
+        take is refused; the stock is never empty at a draw."""
+        return (
+            len(self.pile) == 1 and self.params.no_discard_single_taken and not self.hands[seat]
+        )
+
+    def opening_slots(self) -> set[int]:
+        """The hand slots of this turn's opening melds so far (see `opening`)."""
+        return {s for tm in self.opening for s in tm.slots}
+
+    def opening_points(self) -> int:
+        """The card points of this turn's opening melds so far."""
+        return sum(tm.meld.card_points for tm in self.opening)
 
     def pot_unplayed(self, team: int) -> bool:
         """The team took a pot and none of its cards has left the taker's hand."""
@@ -309,6 +401,8 @@ class HandState:
         new.set_ranks = [set(r) for r in self.set_ranks]
         new.opened = list(self.opened)
         new.failed = list(self.failed)
+        new.seat_side = list(self.seat_side)
+        new.opening = list(self.opening)
         new.moves = list(self.moves)
         new.known = list(self.known)
         new.slot_of = dict(self.slot_of)
@@ -321,19 +415,128 @@ class HandState:
 
         Besides the cards it melds, a meld that leaves its player one card shows that card too
         where going out by discarding a wild is forbidden (see `_kept_last_card`).
+
+        The move is checked first as far as it can be before its cards are seen (`precheck`):
+        a move that names a slot its sender does not hold, or comes out of turn or phase,
+        raises `IllegalMove` here, so that no card is shown for it. What remains to check
+        needs the shown faces (is it a meld, does it reach the minimum) and is `push`'s.
         """
-        if isinstance(move, LayDown):
-            melded = tuple(s for m in move.melds for s in m)
-            return melded + self._kept_last_card(move.seat, melded)
-        if isinstance(move, AddToMeld):
-            return move.slots + self._kept_last_card(move.seat, move.slots)
-        if isinstance(move, Discard):
-            return (move.slot,)
-        if isinstance(move, TurnUpFirst) and self.phase is Phase.FIRST_CHOICE:
-            return (self.first_slot,)
+        return self.precheck(move)
+
+    def precheck(self, move: Move) -> tuple[int, ...]:
+        """Check everything about `move` that does not depend on the faces it shows, and return
+        the slots it shows (`exposed_by`). Raises the `IllegalMove` that `push` would raise.
+
+        Judged on public information only (turn, phase, where each slot lies), so every view
+        refuses the same moves with the same code; `push` runs it first too.
+        """
+        check_shape(move)
+        if self.phase is Phase.ENDED:
+            raise IllegalMove(IllegalMoveCode.HAND_OVER, "the hand is over", move.seat)
+        if move.seat != self.turn:
+            raise IllegalMove(
+                IllegalMoveCode.WRONG_PLAYER,
+                f"it is player {self.turn}'s turn, not player {move.seat}'s",
+                move.seat,
+            )
+        if self.awaiting_public:
+            raise IllegalMove(
+                IllegalMoveCode.UNKNOWN_CARD,
+                f"the face-up card (slot {min(self.awaiting_public)}) has not been revealed",
+                move.seat,
+            )
+        seat = move.seat
+        if isinstance(move, DrawStock):
+            self._need_phase(Phase.DRAW)
+            if not self.stock:
+                raise self._fail(IllegalMoveCode.EMPTY_STOCK, "the stock is empty")
+            return ()
         if isinstance(move, TakeDiscard):
-            return move.justify + self._justify_kept_card(move.seat, move.justify)
-        return ()
+            self._need_phase(Phase.DRAW)
+            if not self.pile:
+                raise self._fail(IllegalMoveCode.EMPTY_PILE, "the discard pile is empty")
+            if self.lone_take_stalls(seat):
+                raise self._fail(
+                    IllegalMoveCode.DISCARD_TAKEN_CARD,
+                    "with an empty hand you could neither discard nor keep the pile's only "
+                    "card: draw from the stock",
+                )
+            just = move.justify
+            if just and not self.params.must_meld_top:
+                raise self._fail(
+                    IllegalMoveCode.PILE_NOT_JUSTIFIED,
+                    "at this table the pile is taken without showing cards",
+                )
+            self._check_distinct_held(just, "a justifying slot appears twice")
+            return just + self._justify_kept_card(seat, just)
+        if isinstance(move, TurnUpFirst):
+            if self.phase is not Phase.FIRST_CHOICE:
+                raise self._fail(
+                    IllegalMoveCode.NO_FIRST_CARD,
+                    "only the first card of the hand can be turned up",
+                )
+            return (self.first_slot,)
+        self._need_phase(Phase.PLAY, Phase.FIRST_CHOICE)
+        if isinstance(move, Discard):
+            self._check_distinct_held((move.slot,), "")
+            if move.slot == self.taken_single:
+                raise self._fail(
+                    IllegalMoveCode.DISCARD_TAKEN_CARD,
+                    "you may not discard the only card you just took from the pile",
+                )
+            if self.must_meld >= 0:
+                raise self._fail(
+                    IllegalMoveCode.MUST_MELD_TOP,
+                    "you must meld the top card of the pile you took before discarding",
+                )
+            return (move.slot,)
+        if isinstance(move, AddToMeld):
+            if not 0 <= move.meld < len(self.melds[self.seat_side[seat]]):
+                raise self._fail(
+                    IllegalMoveCode.NO_SUCH_MELD, f"your team has no meld number {move.meld}"
+                )
+            if not move.slots:
+                raise self._fail(IllegalMoveCode.DUPLICATE_SLOT, "added slots must be distinct")
+            self._check_distinct_held(move.slots, "added slots must be distinct")
+            self._check_melds_top(move.slots)
+            self._check_wild_end(move.wild_end)
+            return move.slots + self._kept_last_card(seat, move.slots)
+        if not move.melds:
+            raise self._fail(IllegalMoveCode.ILLEGAL_MELD, "a lay-down needs at least one meld")
+        melded = tuple(s for m in move.melds for s in m)
+        self._check_melds_top(melded)
+        if move.wild_ends and len(move.wild_ends) != len(move.melds):
+            raise self._fail(IllegalMoveCode.BAD_WIRE, "one wild end per meld, or none")
+        self._check_distinct_held(melded, "a slot appears twice")
+        if self.opening and not set(melded).isdisjoint(self.opening_slots()):
+            raise self._fail(
+                IllegalMoveCode.DUPLICATE_SLOT, "a slot is already in this turn's opening melds"
+            )
+        for end in move.wild_ends:
+            self._check_wild_end(end)
+        return melded + self._kept_last_card(seat, melded)
+
+    def _check_distinct_held(self, slots: tuple[int, ...], twice: str) -> None:
+        """Refuse slots named twice (`twice` says so) or not in the hand of the player to move."""
+        if len(set(slots)) != len(slots):
+            raise self._fail(IllegalMoveCode.DUPLICATE_SLOT, twice)
+        where = self.where
+        seat = self.turn
+        n = self.n
+        for s in slots:
+            if not 0 <= s < n or where[s] != seat:
+                raise self._fail(IllegalMoveCode.NOT_HELD, f"slot {s} is not in your hand")
+
+    def _check_melds_top(self, slots: tuple[int, ...]) -> None:
+        if self.must_meld >= 0 and self.must_meld not in slots:
+            raise self._fail(
+                IllegalMoveCode.MUST_MELD_TOP,
+                f"meld the top card of the pile you took first (slot {self.must_meld})",
+            )
+
+    def _check_wild_end(self, end: int) -> None:
+        if not 0 <= end <= 2:
+            raise self._fail(IllegalMoveCode.BAD_WIRE, f"bad wild end {end}")
 
     def _justify_kept_card(self, seat: int, justify: tuple[int, ...]) -> tuple[int, ...]:
         """Fechado: the one hand card a justified take would leave once the top card is melded.
@@ -380,8 +583,8 @@ class HandState:
         left = [s for s in hand if s not in leaving]
         if len(left) != 1:
             return ()
-        team = team_of(seat)
-        if not self.opened[team] and self.initial_minimum(team) > 0:
+        team = self.seat_side[seat]
+        if not self.opened[team] and self.initial_minimum(team, seat) > 0:
             return ()
         return (left[0],)
 
@@ -430,20 +633,7 @@ class HandState:
 
     def push(self, move: Move) -> tuple[RevealRequest, ...]:
         """Validate and apply a move. Illegal: raise `IllegalMove`, leave the state unchanged."""
-        if self.phase is Phase.ENDED:
-            raise IllegalMove(IllegalMoveCode.HAND_OVER, "the hand is over", move.seat)
-        if move.seat != self.turn:
-            raise IllegalMove(
-                IllegalMoveCode.WRONG_PLAYER,
-                f"it is player {self.turn}'s turn, not player {move.seat}'s",
-                move.seat,
-            )
-        if self.awaiting_public:
-            raise IllegalMove(
-                IllegalMoveCode.UNKNOWN_CARD,
-                f"the face-up card (slot {min(self.awaiting_public)}) has not been revealed",
-                move.seat,
-            )
+        self.precheck(move)
         if isinstance(move, DrawStock):
             out = self._draw_stock(move)
         elif isinstance(move, Discard):
@@ -562,7 +752,7 @@ class HandState:
         top_id = self.known[top]
         if top_id < 0:
             return self._fail(IllegalMoveCode.UNKNOWN_CARD, f"slot {top} has not been revealed")
-        key = tuple(sorted((*codes, top_id % 52 if top_id < 104 else 52)))
+        key = tuple(sorted((*codes, self.codes[top_id])))
         hand = self.hands[seat]
         left = len(hand) + len(self.pile) - len(just) - 1
         last = -1
@@ -571,7 +761,7 @@ class HandState:
             last = next((s for s in hand if s not in gone), self.pile[0])
         why = ["the top card with the cards you show makes no meld you may lay down"]
         first: IllegalMove | None = None
-        for after in self._justified_tables(team_of(seat), key, why):
+        for after in self._justified_tables(seat, key, why):
             if left >= 2:
                 return None
             problem = self._left_by_justified_meld(seat, left, last, after, private)
@@ -585,12 +775,13 @@ class HandState:
         return self._fail(IllegalMoveCode.PILE_NOT_JUSTIFIED, why[0])
 
     def _justified_tables(
-        self, team: int, key: tuple[int, ...], why: list[str]
+        self, seat: int, key: tuple[int, ...], why: list[str]
     ) -> Iterator[list[Meld]]:
         """The team's melds after each way the face codes `key` (the top card and the shown
         cards) can go down: as a new meld the team may lay down, or onto one of its melds.
         Why a new meld may not go down is left in `why[0]`."""
         oracle = self.oracle
+        team = self.seat_side[seat]
         table = [tm.meld for tm in self.melds[team]]
         # Where a wild stands matters only when there is one.
         ends = (0, 1, 2) if any(c in WILD_CODES for c in key) else (0,)
@@ -604,7 +795,7 @@ class HandState:
                 if self.params.one_set_per_rank and oracle.set_rank(meld) in self.set_ranks[team]:
                     why[0] = "your team already has a set of that rank"
                     continue
-                if not self.opened[team] and meld.card_points < self.initial_minimum(team):
+                if not self.opened[team] and meld.card_points < self.initial_minimum(team, seat):
                     why[0] = "that meld alone does not reach your team's initial minimum"
                     continue
                 yield [*table, meld]
@@ -697,7 +888,7 @@ class HandState:
             c = known[s]
             if c < 0:
                 raise self._fail(IllegalMoveCode.UNKNOWN_CARD, f"slot {s} has not been revealed")
-            codes.append(c % 52 if c < 104 else 52)
+            codes.append(self.codes[c])
         return codes
 
     def emptying_outcome(self, seat: int, melds_after: list[Meld] | None) -> int:
@@ -705,9 +896,9 @@ class HandState:
 
         `melds_after` is the team's melds after the move (None: as they are now).
         """
-        team = team_of(seat)
+        team = self.seat_side[seat]
         p = self.params
-        if self.team_pot[team] < 0 and POT_UNTAKEN in self.pot_owner:
+        if self.team_pot[team] < 0 and self.next_pot() >= 0:
             return TAKE_POT
         melds = melds_after if melds_after is not None else [tm.meld for tm in self.melds[team]]
         has_pot = self.team_pot[team] >= 0 or not p.going_out_needs_pot or not self.pot_owner
@@ -749,7 +940,7 @@ class HandState:
             and not self.params.wild_going_out
             and c >= 0
             and (private or slot in self.public)
-            and (c % 52 if c < 104 else 52) in WILD_CODES
+            and self.codes[c] in WILD_CODES
         ):
             return "your last card would be a wild, and you may not go out by discarding it"
         return None
@@ -791,20 +982,23 @@ class HandState:
 
     def _why_not_empty(self, seat: int) -> str:
         p = self.params
-        if self.team_pot[team_of(seat)] < 0 and p.going_out_needs_pot and self.pot_owner:
+        if self.team_pot[self.seat_side[seat]] < 0 and p.going_out_needs_pot and self.pot_owner:
             return "no pot is left for your team, so you may not empty your hand"
         kind = "clean buraco" if p.need_clean_buraco else "buraco"
         return f"your team needs a {kind} before you may empty your hand"
 
     def _remove_from_hand(self, seat: int, slots: Iterable[int], dest: int) -> None:
         hand = self.hands[seat]
-        team = team_of(seat)
+        team = self.seat_side[seat]
         pot_i = self.team_pot[team]
+        # Whether a pot card leaving the hand this way plays the pot (a discard does only
+        # where `pot_played_by_discard`; fechado wants it in a meld, 004:34, 004:73).
+        plays = dest != PILE or self.params.pot_played_by_discard
         for s in slots:
             hand.remove(s)
             self.where[s] = dest
             self.public.add(s)
-            if pot_i >= 0 and not self.pot_played[team] and self._pot_index.get(s) == pot_i:
+            if plays and pot_i >= 0 and self._pot_index.get(s) == pot_i:
                 self.pot_played[team] = True
             if s == self.must_meld:
                 self.must_meld = -1
@@ -816,14 +1010,15 @@ class HandState:
     def _lay_down(self, move: LayDown) -> tuple[RevealRequest, ...]:
         self._need_phase(Phase.PLAY, Phase.FIRST_CHOICE)
         seat = move.seat
-        team = team_of(seat)
+        team = self.seat_side[seat]
         if not move.melds:
             raise self._fail(IllegalMoveCode.ILLEGAL_MELD, "a lay-down needs at least one meld")
         seen: set[int] = set()
         new: list[Meld] = []
-        ranks: set[int] = set()
-        total = 0
         oracle = self.oracle
+        # Sets shown earlier in this turn's opening count for the one set per rank.
+        ranks = {r for tm in self.opening if (r := oracle.set_rank(tm.meld)) is not None}
+        total = 0
         if self.must_meld >= 0 and not any(self.must_meld in m for m in move.melds):
             raise self._fail(
                 IllegalMoveCode.MUST_MELD_TOP,
@@ -851,24 +1046,40 @@ class HandState:
                 ranks.add(rank)
             total += meld.card_points
             new.append(meld)
+        laid = [(tuple(slots), meld) for slots, meld in zip(move.melds, new, strict=True)]
         if not self.opened[team]:
-            need = self.initial_minimum(team)
-            if total < need and self.must_meld >= 0:
+            need = self.initial_minimum(team, seat)
+            by_turn = self.params.opening_by_turn
+            if by_turn:
+                reach = total + sum(tm.meld.card_points for tm in self.opening)
+            else:
+                reach = max(m.card_points for m in new)
+            if reach < need and self.must_meld >= 0:
                 # A failed attempt would raise the minimum over the meld the take showed and
                 # could leave the top card with no meld at all.
                 raise self._fail(
                     IllegalMoveCode.NOT_OPENED,
                     f"the meld with the pile's top card must reach your team's minimum ({need})",
                 )
-            if total < need:
-                # A failed attempt: shown to everyone, taken back, and the minimum rises.
-                self.failed[team] += 1
-                for s in seen:
-                    self.public.add(s)
+            if reach < need:
+                # Shown to everyone, and kept in the hand: part of this turn's opening (a
+                # failed attempt if the turn ends under the minimum), or at once a failed
+                # attempt where one meld must reach the minimum alone.
+                if by_turn:
+                    self.opening.extend(TableMeld(meld, slots) for slots, meld in laid)
+                else:
+                    self.failed[team] += 1
+                self.public.update(seen)
                 if self.phase is Phase.FIRST_CHOICE:
                     self.phase = Phase.PLAY
                     self.first_slot = -1
                 return ()
+            if self.opening:
+                # The opening reaches the minimum: the melds shown before go down too.
+                laid = [(tm.slots, tm.meld) for tm in self.opening] + laid
+                seen.update(self.opening_slots())
+                new = [tm.meld for tm in self.opening] + new
+                self.opening = []
         hand = self.hands[seat]
         emptying = len(hand) == len(seen)
         outcome = -1
@@ -881,8 +1092,8 @@ class HandState:
         self._remove_from_hand(seat, seen, TABLE + team)
         if shown >= 0:
             self.public.add(shown)
-        for slots, meld in zip(move.melds, new, strict=True):
-            self.melds[team].append(TableMeld(meld, tuple(slots)))
+        for slots, meld in laid:
+            self.melds[team].append(TableMeld(meld, slots))
         self.set_ranks[team].update(ranks)
         self.opened[team] = True
         if emptying:
@@ -892,7 +1103,7 @@ class HandState:
     def _add(self, move: AddToMeld) -> tuple[RevealRequest, ...]:
         self._need_phase(Phase.PLAY, Phase.FIRST_CHOICE)
         seat = move.seat
-        team = team_of(seat)
+        team = self.seat_side[seat]
         table = self.melds[team]
         if not 0 <= move.meld < len(table):
             raise self._fail(
@@ -959,6 +1170,10 @@ class HandState:
         return self._end_turn()
 
     def _end_turn(self) -> tuple[RevealRequest, ...]:
+        if self.opening:
+            # The turn ends under the minimum: a failed attempt; the cards stay in the hand.
+            self.failed[self.seat_side[self.turn]] += 1
+            self.opening = []
         if self.last_turn:
             return self._end(EndReason.STOCK_EXHAUSTED)
         self.turn = self.next_seat[self.turn]
@@ -976,8 +1191,8 @@ class HandState:
             return self._end(EndReason.WENT_OUT)
         if outcome == EMPTY:
             return self._end_turn()
-        team = team_of(seat)
-        pot_i = self.pot_owner.index(POT_UNTAKEN)
+        team = self.seat_side[seat]
+        pot_i = self.next_pot()
         self.pot_owner[pot_i] = team
         self.team_pot[team] = pot_i
         self.pot_taker[team] = seat
@@ -986,9 +1201,48 @@ class HandState:
             self.where[s] = seat
         self.hands[seat].extend(pot)
         out = tuple(RevealRequest(s, seat) for s in pot)
+        if self.players == 3 and self.side_change is None:
+            self._play_alone(seat)
         if discarded or not self.params.pot_in_flight:
             return out + self._end_turn()
         return out
+
+    def next_pot(self) -> int:
+        """The pot the next side to empty a hand takes (-1: none is left to take)."""
+        owner = self.pot_owner
+        for i in self.pot_order:
+            if owner[i] == POT_UNTAKEN:
+                return i
+        return -1
+
+    def _play_alone(self, solo: int) -> None:
+        """Three players: `solo` has just taken the first pot and plays alone; the other two
+        become one side, their sides' melds and state joined (lower seat first)."""
+        y, z = (s for s in range(3) if s != solo)
+        old = self.seat_side
+        a, b = old[y], old[z]
+        mine = old[solo]
+        partners = (y, z)
+        sides = sorted([(solo,), partners])
+        new_of = {mine: sides.index((solo,)), a: sides.index(partners), b: sides.index(partners)}
+        alone = new_of[mine]
+
+        def regroup(values: list[T], joined: T) -> list[T]:
+            out = [joined, joined]
+            out[alone] = values[mine]
+            return out
+
+        self.melds = regroup(self.melds, self.melds[a] + self.melds[b])
+        self.set_ranks = regroup(self.set_ranks, self.set_ranks[a] | self.set_ranks[b])
+        self.opened = regroup(self.opened, self.opened[a] or self.opened[b])
+        self.failed = regroup(self.failed, self.failed[a] + self.failed[b])
+        self.team_pot = regroup(self.team_pot, -1)
+        self.pot_taker = regroup(self.pot_taker, -1)
+        self.pot_played = regroup(self.pot_played, False)
+        self.pot_owner = [new_of.get(o, o) if o >= 0 else o for o in self.pot_owner]
+        self.sides = tuple(sides)
+        self.seat_side = [new_of[old[s]] for s in range(3)]
+        self.side_change = SideChange(solo, partners, self.turns_played)
 
     def _end(self, reason: EndReason) -> tuple[RevealRequest, ...]:
         self.phase = Phase.ENDED
@@ -996,7 +1250,7 @@ class HandState:
         self.turns_played += 1
         if self.viewer is None:
             # The referee knows every card: the end-of-hand count is public knowledge.
-            self.public.update(s for seat in range(4) for s in self.hands[seat])
+            self.public.update(s for hand in self.hands for s in hand)
         return self.end_reveals()
 
     # ------------------------------------------------------------------ hashing
@@ -1028,6 +1282,9 @@ class HandState:
             [[p, self.known[p]] for p in pub],
             [self.first_slot, self.taken_single, self.must_meld, self.last_turn],
             [self.end_reason.value if self.end_reason else "", self.went_out],
+            [[list(tm.slots), self.oracle.summary(tm.meld)] for tm in self.opening],
+            [list(side) for side in self.sides],
+            [] if (c := self.side_change) is None else [c.solo, list(c.partners), c.turn],
         ]
 
     def state_hash(self) -> bytes:

@@ -10,8 +10,10 @@ is exponential), so the generator returns a useful set:
   inner gap filled by a wild; wild candidates are one deuce and one joker from the hand;
 - new sets (where the preset has them and the team has no set of that rank yet): the first
   3..k naturals of each rank, and 2..k naturals plus one wild;
-- a team that has not opened yet gets each candidate meld that reaches its minimum alone, and
-  pairs of disjoint candidates that reach it together (capped), never a failed attempt;
+- a team that has not opened yet gets each candidate meld that reaches its minimum alone, and,
+  where the melds of the opening turn count together, pairs of disjoint candidates that reach
+  it together (capped) and single melds that reach it with the turn's opening so far; never
+  a lay-down that stays under the minimum;
 - additions, per team meld: every distinct single card from the hand that fits, and chains of
   cards grown one card at a time while each step still fits (capped per meld);
 - with the fechado "justify" rule, the pile is offered once per distinct justification: the
@@ -33,7 +35,6 @@ from buraco_p2p.engine.hand import (
     GO_OUT,
     HandState,
     Phase,
-    team_of,
 )
 from buraco_p2p.engine.moves import (
     AddToMeld,
@@ -49,10 +50,6 @@ from buraco_p2p.rules import Meld, MeldKind, WildEnd
 
 MAX_PAIRS = 64
 MAX_CHAINS_PER_MELD = 48
-
-
-def _code(card_id: int) -> int:
-    return card_id % 52 if card_id < 104 else 52
 
 
 def legal_moves(view: HandState) -> list[Move]:
@@ -71,7 +68,7 @@ def legal_moves(view: HandState) -> list[Move]:
         out: list[Move] = []
         if view.stock:
             out.append(DrawStock(seat))
-        if view.pile:
+        if view.pile and not view.lone_take_stalls(seat):
             if view.params.must_meld_top:
                 out.extend(_justified_takes(view, seat))
             else:
@@ -116,7 +113,7 @@ def _discards(view: HandState, seat: int) -> Iterator[Discard]:
         if (
             outcome == GO_OUT
             and not view.params.wild_going_out
-            and _code(view.known[s]) in WILD_CODES
+            and view.codes[view.known[s]] in WILD_CODES
         ):
             return
         yield Discard(seat, s)
@@ -223,20 +220,24 @@ def _evaluated(
 
 
 def _lay_downs(view: HandState, seat: int) -> Iterator[LayDown]:
-    team = team_of(seat)
-    hand = view.hands[seat]
-    codes = {s: _code(view.known[s]) for s in hand}
+    team = view.seat_side[seat]
+    # The melds shown earlier in this turn's opening stay in the hand and go down with it.
+    shown = view.opening_slots()
+    face = view.codes
+    codes = {s: face[view.known[s]] for s in view.hands[seat] if s not in shown}
     skip = view.set_ranks[team] if view.params.one_set_per_rank else set()
+    if view.params.one_set_per_rank and view.opening:
+        skip = skip | {r for tm in view.opening if (r := view.oracle.set_rank(tm.meld)) is not None}
     low_end: set[int] = set()
     cands = _evaluated(view, codes, skip, low_end)
-    table = [tm.meld for tm in view.melds[team]]
+    table = [tm.meld for tm in view.melds[team]] + [tm.meld for tm in view.opening]
 
     def lay(*melds: tuple[tuple[int, ...], Meld]) -> LayDown:
         ends = tuple(LOW_END if id(m) in low_end else 0 for _, m in melds)
         return LayDown(seat, tuple(s for s, _ in melds), ends if any(ends) else ())
 
     def ok(melds: list[tuple[tuple[int, ...], Meld]]) -> bool:
-        used = {s for slots, _ in melds for s in slots}
+        used = {s for slots, _ in melds for s in slots} | shown
         return _leaves_ok(view, seat, used, table + [m for _, m in melds])
 
     if view.opened[team]:
@@ -244,7 +245,7 @@ def _lay_downs(view: HandState, seat: int) -> Iterator[LayDown]:
             if ok([(slots, meld)]):
                 yield lay((slots, meld))
         return
-    need = view.initial_minimum(team)
+    need = view.initial_minimum(team, seat) - view.opening_points()
     small = []
     for slots, meld in cands:
         if meld.card_points >= need:
@@ -252,6 +253,8 @@ def _lay_downs(view: HandState, seat: int) -> Iterator[LayDown]:
                 yield lay((slots, meld))
         else:
             small.append((slots, meld))
+    if not view.params.opening_by_turn:
+        return  # one meld must reach the minimum alone
     pairs = 0
     for i, (s1, m1) in enumerate(small):
         for s2, m2 in small[i + 1 :]:
@@ -308,14 +311,15 @@ def _may_join(meld: Meld, code: int) -> bool:
 
 
 def _additions(view: HandState, seat: int) -> Iterator[AddToMeld]:
-    team = team_of(seat)
+    team = view.seat_side[seat]
     table = view.melds[team]
     if not table:
         return
     hand = view.hands[seat]
     n = len(hand)
     known = view.known
-    hand_codes = [(s, _code(known[s])) for s in hand]
+    face = view.codes
+    hand_codes = [(s, face[known[s]]) for s in hand]
     one_per_code: dict[int, int] = {}
     for s, c in hand_codes:
         one_per_code.setdefault(c, s)
@@ -381,7 +385,7 @@ def _justified_takes(view: HandState, seat: int) -> list[TakeDiscard]:
     ):
         return []
     top = view.pile[-1]
-    if not _top_may_go_down(view, seat, _code(view.known[top])):
+    if not _top_may_go_down(view, seat, view.codes[view.known[top]]):
         return []
     own = set(view.hands[seat])
     sim = view.preview_take(seat)
@@ -418,7 +422,7 @@ def _top_may_go_down(view: HandState, seat: int, top: int) -> bool:
     spots = (1, 14) if rank == 1 else (rank,)
     set_ok = rank in view.rules.set_ranks
     for s in view.hands[seat]:
-        c = _code(view.known[s])
+        c = view.codes[view.known[s]]
         if c in WILD_CODES:
             return True
         r = c % 13 + 1
@@ -428,7 +432,7 @@ def _top_may_go_down(view: HandState, seat: int, top: int) -> bool:
             0 < abs(p - q) <= 2 for p in spots for q in ((1, 14) if r == 1 else (r,))
         ):
             return True
-    return any(_may_take(tm.meld, top) for tm in view.melds[team_of(seat)])
+    return any(_may_take(tm.meld, top) for tm in view.melds[view.seat_side[seat]])
 
 
 def _shown_meld(view: HandState, seat: int, top: int) -> Move | None:
@@ -446,9 +450,20 @@ def _shown_meld(view: HandState, seat: int, top: int) -> Move | None:
         lay = LayDown(seat, (slots,), (end,) if end else ())
         if view.is_legal(lay):
             return lay
-    for i in range(len(view.melds[team_of(seat)])):
+    for i in range(len(view.melds[view.seat_side[seat]])):
         for end in ends:
             add = AddToMeld(seat, i, tuple(sorted(slots)), end)
             if view.is_legal(add):
                 return add
     return None
+
+
+def lay_downs(view: HandState, seat: int) -> Iterator[LayDown]:
+    """The lay-downs `legal_moves` would offer `seat` in a play phase, lazily: for a caller
+    (a bot) that only asks whether one with some card exists."""
+    return _lay_downs(view, seat)
+
+
+def additions(view: HandState, seat: int) -> Iterator[AddToMeld]:
+    """The additions `legal_moves` would offer `seat` in a play phase, lazily."""
+    return _additions(view, seat)

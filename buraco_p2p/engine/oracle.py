@@ -1,8 +1,10 @@
 """The engine's door to the rules layer: meld checks with memoisation.
 
-The same few hundred card combinations are checked again and again (every view replays every
-move, bots probe many candidates), so results are cached per rule set, keyed by face codes.
-A cached rejection is replayed as the same `IllegalMove`.
+The same few hundred card combinations are checked again and again (a view replays every move,
+a bot probes many candidates from its hand), so results are cached, keyed by face codes. The
+cache belongs to one view (and its copies): its keys are faces that view has looked at, its
+own hidden cards among them, so a cache shared by the views of one process would let one
+seat's view read another's hand. A cached rejection is replayed as the same `IllegalMove`.
 """
 
 from __future__ import annotations
@@ -132,19 +134,6 @@ class MeldOracle:
 
 def _text(codes: Iterable[int]) -> str:
     return " ".join(str(FACES[c]) for c in codes)
-
-
-_ORACLES: dict[RuleSet, MeldOracle] = {}
-
-
-def oracle_for(rules: RuleSet) -> MeldOracle:
-    """The shared oracle of a rule set (every view of every hand under it shares the cache)."""
-    o = _ORACLES.get(rules)
-    if o is None:
-        if len(_ORACLES) > 64:
-            _ORACLES.clear()
-        o = _ORACLES[rules] = MeldOracle(rules)
-    return o
 
 
 def face_code(card: Card) -> int:

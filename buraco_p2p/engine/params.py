@@ -13,6 +13,7 @@ from buraco_p2p.rules import (
     Direction,
     DiscardStart,
     GoingOut,
+    OpeningCount,
     RuleSet,
     StockOut,
 )
@@ -51,6 +52,8 @@ class Params:
     wild_going_out: bool
     stock_out_uses_pot: bool
     go_out_by_discard_only: bool
+    opening_by_turn: bool
+    pot_played_by_discard: bool
 
     @classmethod
     def of(cls, rules: RuleSet) -> Params:
@@ -68,4 +71,6 @@ class Params:
             wild_going_out=rules.discard_wild_to_go_out,
             stock_out_uses_pot=rules.stock_out is StockOut.POT_BECOMES_STOCK,
             go_out_by_discard_only=rules.go_out_by_discard_only,
+            opening_by_turn=rules.initial_meld_counts is OpeningCount.TURN,
+            pot_played_by_discard=rules.pot_played_by_discard,
         )

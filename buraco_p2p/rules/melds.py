@@ -43,6 +43,11 @@ class IllegalMeld(ValueError):
         self.code = code
         self.reason = reason
 
+    def __reduce__(self) -> tuple[type[IllegalMeld], tuple[str, str]]:
+        # The default rebuilds an exception from `args` (the reason alone); copy, deepcopy and
+        # pickle of a cached verdict, or of a state holding one, need both arguments back.
+        return type(self), (self.code, self.reason)
+
 
 MELD_ERROR_CODES: Final = (
     "not_a_card",  # an element is not a Card
@@ -58,6 +63,7 @@ MELD_ERROR_CODES: Final = (
     "not_consecutive",  # a run with more gaps than wilds
     "sets_not_allowed",  # a set under a preset without sets
     "set_rank_not_allowed",  # a set of a rank the preset does not allow
+    "repeated_suit",  # a set with two naturals of one suit where suits must differ
     "wild_must_take_high_end",  # Italian: a wild at an end stands at the high end
     "wild_end_unavailable",  # the asked-for end is past an ace
     "nothing_added",  # extend_meld with no cards
@@ -221,6 +227,11 @@ def _evaluate_set(cards: tuple[Card, ...], naturals: list[Card], rules: RuleSet)
             "set_rank_not_allowed",
             f"a set of {RANK_NAMES[rank]} is not allowed (the {rules.name} rules allow sets "
             f"of {allowed})",
+        )
+    if rules.set_suits_differ and len({c.suit for c in naturals}) != len(naturals):
+        raise IllegalMeld(
+            "repeated_suit",
+            f"the cards of a set must be of different suits ({' '.join(map(str, naturals))})",
         )
     wilds = [c for c in cards if c.rank == JOKER_RANK or c.rank == DEUCE]
     if len(wilds) > rules.max_wilds:

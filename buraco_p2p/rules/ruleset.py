@@ -11,9 +11,10 @@ import dataclasses
 import difflib
 import hashlib
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
+from functools import partial
 from types import MappingProxyType
 from typing import Any, Final, Literal
 
@@ -33,6 +34,10 @@ class RuleOverrideError(RuleError):
         super().__init__(message)
         self.key = key
         self.value = value
+
+    def __reduce__(self) -> tuple[Callable[..., RuleOverrideError], tuple[str]]:
+        # The default rebuilds an exception from `args` alone, without the keyword arguments.
+        return partial(type(self), key=self.key, value=self.value), (str(self),)
 
 
 class MeldKind(StrEnum):
@@ -82,6 +87,13 @@ class PotUnplayed(StrEnum):
     PENALTY_AND_COUNT = "penalty_and_count"  # both
 
 
+class OpeningCount(StrEnum):
+    """What must reach the initial meld minimum."""
+
+    TURN = "turn"  # the card points of every meld laid down in the team's opening turn
+    ONE_MELD = "one_meld"  # one meld alone
+
+
 class DiscardStart(StrEnum):
     FIRST_PLAYER_PEEK = "first_player_peek"  # no pile; first player may keep or turn the top
     FACE_UP = "face_up"  # one card turned face up at the deal
@@ -103,6 +115,40 @@ class Direction(StrEnum):
 
 
 HALF_TARGET: Final = "half_target"
+
+# The sane range of every numeric rule (docs/rules.md, "Ranges"). Outside them a hand could
+# stall (a one-card pot taken in flight can be neither melded nor discarded), a match never
+# end or no team ever open, or a score outgrow the 64-bit integers of the state hash and the
+# codec: with these bounds a hand scores well under a million points either way.
+POINTS_MAX: Final = 1_000
+BONUS_MAX: Final = 10_000
+RANGES: Final[Mapping[str, tuple[int, int]]] = MappingProxyType(
+    {
+        "hand_size": (1, 15),
+        "pot_size": (2, 15),
+        "max_wilds": (0, 1),
+        "buraco_length": (3, 14),
+        "points_joker": (0, POINTS_MAX),
+        "points_deuce": (0, POINTS_MAX),
+        "points_ace": (0, POINTS_MAX),
+        "points_8_to_k": (0, POINTS_MAX),
+        "points_3_to_7": (0, POINTS_MAX),
+        "bonus_clean": (0, BONUS_MAX),
+        "bonus_dirty": (0, BONUS_MAX),
+        "initial_meld_min": (0, 200),
+        "initial_meld_min_vulnerable": (0, 200),
+        "initial_meld_failed_step": (0, 50),
+        "vulnerable_from": (0, 100_000),
+        "target_score": (1, 100_000),
+        "going_out_bonus": (0, BONUS_MAX),
+        "no_pot_penalty": (0, BONUS_MAX),
+        "pot_unplayed_penalty": (0, BONUS_MAX),
+        "cut_22_bonus": (0, BONUS_MAX),
+        "solo_pot_size": (2, 30),
+        "hands": (0, 1000),
+        "minutes": (0, 1440),
+    }
+)
 SET_RANKS_ALLOWED: Final = frozenset({ACE, *range(3, KING + 1)})
 FACE_SET_RANKS: Final = frozenset({ACE, 11, 12, KING})
 WIRE_VERSION: Final = 1
@@ -158,6 +204,13 @@ class RuleSet:
     empty_hand_needs_going_out: bool = True
     dealer_passes: Direction = Direction.CLOCKWISE
     go_out_by_discard_only: bool = False
+    initial_meld_counts: OpeningCount = OpeningCount.TURN
+    set_suits_differ: bool = False
+    pot_played_by_discard: bool = True
+    teams: int = 2
+    solo_pot_size: int = 18
+    hands: int = 0
+    minutes: int = 0
     _face_points: tuple[int, ...] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -168,7 +221,29 @@ class RuleSet:
 
     @property
     def jokers(self) -> int:
-        return self.deck_size - 104
+        return self.deck_size % 52
+
+    @property
+    def packs(self) -> int:
+        """Packs of 52 in the deck: two, or three at a table of six."""
+        return self.deck_size // 52
+
+    @property
+    def pot_sizes(self) -> tuple[int, ...]:
+        """The pots in dealing order (the order they become the stock when it runs out).
+
+        Two pots of `pot_size` at two and four players, three at six; at three, one of
+        `pot_size` then the `solo_pot_size` one the first player to empty a hand takes.
+        """
+        if self.players == 3 and self.pots:
+            return (self.pot_size, self.solo_pot_size)
+        return (self.pot_size,) * self.pots
+
+    @property
+    def cut_bonus_size(self) -> int:
+        """The cut (in cards) that earns `cut_22_bonus`: the cards the pots need at the
+        count's standard deal (22 at two and four players, 29 at three, 33 at six)."""
+        return CUT_BONUS_SIZE[self.players]
 
     @property
     def sets_allowed(self) -> bool:
@@ -177,7 +252,7 @@ class RuleSet:
     @property
     def stock_size(self) -> int:
         """Stock after the deal, before any face-up card is turned."""
-        return self.deck_size - self.players * self.hand_size - self.pots * self.pot_size
+        return self.deck_size - self.players * self.hand_size - sum(self.pot_sizes)
 
     @property
     def face_points(self) -> tuple[int, ...]:
@@ -225,6 +300,7 @@ class RuleSet:
                 raise _unknown_key(key)
             parsed = _parse_value(key, value) if isinstance(value, str) else _coerce(key, value)
             changes[key] = parsed
+        _follow_player_count(self, changes)
         return dataclasses.replace(self, **changes)
 
     def to_wire(self) -> dict[str, Any]:
@@ -248,7 +324,14 @@ class RuleSet:
         if missing or extra:
             raise RuleError(f"rules wire form: missing keys {missing}, unknown keys {extra}")
         values = {k: _coerce(k, data[k]) for k in _KINDS}
-        return cls(**values)
+        rules = cls(**values)
+        # One rule set has one wire form: ranks sorted and unique, pairs as two-item lists,
+        # enumerations as their names. Anything else would give two digests for one table.
+        wire = rules.to_wire()
+        odd = [k for k in _KINDS if not _same_plain(wire[k], data[k])]
+        if odd:
+            raise RuleError(f"rules wire form is not canonical for {odd}")
+        return rules
 
     def canonical_bytes(self) -> bytes:
         """Canonical encoding: msgpack of the sorted (key, value) pairs of the wire form."""
@@ -269,6 +352,39 @@ class RuleSet:
         }
 
 
+# ----- player counts -----
+
+PLAYER_COUNTS: Final = (2, 3, 4, 6)
+# Sides at the deal by player count (six may choose 2 instead): each player at two and three,
+# two partnerships at four, three at six.
+DEFAULT_TEAMS: Final = {2: 2, 3: 3, 4: 2, 6: 3}
+POTS_BY_COUNT: Final = {2: 2, 3: 2, 4: 2, 6: 3}
+CUT_BONUS_SIZE: Final = {2: 22, 3: 29, 4: 22, 6: 33}
+
+
+def _follow_player_count(base: RuleSet, changes: dict[str, Any]) -> None:
+    """Fill in what a new player count implies unless the overrides say it themselves: the
+    deck (three packs at six, with the preset's jokers per pack), the pots and the teams.
+
+    `teams` is a choice only at six; naming it at another count is refused, so that
+    `teams=2` with four players is an error rather than a silent no-op.
+    """
+    players = changes.get("players", base.players)
+    if "teams" in changes and players != 6:
+        raise RuleOverrideError(
+            f"teams={_show(changes['teams'])}: only a table of six players chooses its teams "
+            "(teams=2 or teams=3)",
+            key="teams",
+            value=changes["teams"],
+        )
+    if players == base.players or players not in PLAYER_COUNTS:
+        return
+    packs = 3 if players == 6 else 2
+    changes.setdefault("deck_size", packs * 52 + base.jokers // base.packs * packs)
+    changes.setdefault("pots", POTS_BY_COUNT[players] if base.pots else 0)
+    changes.setdefault("teams", DEFAULT_TEAMS[players])
+
+
 # ----- validation -----
 
 
@@ -283,32 +399,47 @@ def _validate(r: RuleSet) -> None:
         "name",
         "must be 1..64 letters, digits or _.+-",
     )
-    need(r.deck_size in (104, 108), "deck_size", "must be 104 or 108")
-    need(r.players == 4, "players", "only 4 players (two partnerships) are supported")
-    need(1 <= r.hand_size <= 15, "hand_size", "must be 1..15")
-    need(1 <= r.pot_size <= 15, "pot_size", "must be 1..15")
-    need(0 <= r.pots <= 2, "pots", "must be 0..2")
+    need(r.players in PLAYER_COUNTS, "players", "must be 2, 3, 4 or 6")
+    if r.players == 6:
+        need(r.deck_size in (156, 162), "deck_size", "six players use three packs: 156 or 162")
+        need(r.teams in (2, 3), "teams", "six players play in 3 teams of two or 2 teams of three")
+        need(r.pots in (0, 3), "pots", "six players play with 3 pots, or 0")
+    else:
+        need(r.deck_size in (104, 108), "deck_size", "must be 104 or 108")
+        need(
+            r.teams == DEFAULT_TEAMS[r.players],
+            "teams",
+            f"{r.players} players start as {DEFAULT_TEAMS[r.players]} sides",
+        )
+        need(
+            0 <= r.pots <= 2 if r.players == 4 else r.pots in (0, 2),
+            "pots",
+            "must be 0..2" if r.players == 4 else f"{r.players} players play with 2 pots, or 0",
+        )
+    for key, (lo, hi) in RANGES.items():
+        value = getattr(r, key)
+        if key == "vulnerable_from" and value == HALF_TARGET:
+            continue
+        need(type(value) is int and lo <= value <= hi, key, f"must be {lo}..{hi}")
     need(r.stock_size >= 2, "hand_size", "the deal leaves no stock")
     need(r.set_ranks <= SET_RANKS_ALLOWED, "set_ranks", "ranks must be A or 3..K")
-    need(r.max_wilds in (0, 1), "max_wilds", "must be 0 or 1")
-    need(3 <= r.buraco_length <= 14, "buraco_length", "must be 3..14")
     lengths = [length for length, _ in r.clean_run_length_bonus]
     need(
         lengths == sorted(set(lengths)) and all(r.buraco_length <= n <= 14 for n in lengths),
         "clean_run_length_bonus",
         "lengths must be increasing, between buraco_length and 14",
     )
-    need(r.target_score > 0, "target_score", "must be positive")
+    need(
+        all(0 <= bonus <= BONUS_MAX for _, bonus in r.clean_run_length_bonus),
+        "clean_run_length_bonus",
+        f"bonuses must be 0..{BONUS_MAX}",
+    )
     need(isinstance(r.go_out_by_discard_only, bool), "go_out_by_discard_only", "must be a bool")
     need(
-        r.vulnerable_from == HALF_TARGET
-        or (isinstance(r.vulnerable_from, int) and r.vulnerable_from >= 0),
+        r.vulnerable_from == HALF_TARGET or isinstance(r.vulnerable_from, int),
         "vulnerable_from",
-        "must be a score >= 0 or half_target",
+        "must be a score or half_target",
     )
-    for key, kind in _KINDS.items():
-        if kind is int and key != "vulnerable_from":
-            need(getattr(r, key) >= 0, key, "must be >= 0")
 
 
 def _face_point_table(r: RuleSet) -> tuple[int, ...]:
@@ -327,6 +458,7 @@ _ENUMS: Final[dict[str, type[StrEnum]]] = {
     "buraco_shape": BuracoShape,
     "going_out": GoingOut,
     "pot_unplayed": PotUnplayed,
+    "initial_meld_counts": OpeningCount,
     "discard_start": DiscardStart,
     "discard_take": DiscardTake,
     "stock_out": StockOut,
@@ -355,8 +487,22 @@ def _field_kinds() -> dict[str, Any]:
 
 
 _KINDS: Final = _field_kinds()
+_UNRANGED: Final = {k for k, kind in _KINDS.items() if kind is int} - set(RANGES)
+# The values of these depend on the player count: `_validate` checks them per count.
+if _UNRANGED - {"deck_size", "players", "teams", "pots"}:  # pragma: no cover - no range given
+    raise AssertionError(f"numeric rules without a range: {sorted(_UNRANGED)}")
 
 OVERRIDABLE: Final = tuple(k for k in _KINDS if k != "name")
+
+
+def _same_plain(a: object, b: object) -> bool:
+    """Equal and of the same types all the way down (so `1` is not `True`, a list no tuple)."""
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, list):
+        assert isinstance(b, list)
+        return len(a) == len(b) and all(_same_plain(x, y) for x, y in zip(a, b, strict=True))
+    return a == b
 
 
 def _show(value: object) -> str:
@@ -573,6 +719,7 @@ PRESETS: Final[Mapping[str, RuleSet]] = MappingProxyType(
             initial_meld_min_vulnerable=75,
             vulnerable_from=HALF_TARGET,
             initial_meld_failed_step=0,
+            initial_meld_counts=OpeningCount.ONE_MELD,
             going_out=GoingOut.CLEAN_BURACO,
             discard_wild_to_go_out=True,
             pot_unplayed=PotUnplayed.PENALTY,
@@ -625,6 +772,8 @@ PRESETS: Final[Mapping[str, RuleSet]] = MappingProxyType(
             going_out=GoingOut.CLEAN_BURACO,
             discard_wild_to_go_out=True,
             pot_unplayed=PotUnplayed.PENALTY_AND_COUNT,
+            pot_played_by_discard=False,
+            set_suits_differ=True,
             target_score=3000,
             discard_start=DiscardStart.NONE,
             may_discard_lone_taken_card=True,

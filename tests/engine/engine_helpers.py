@@ -29,14 +29,14 @@ def build_perm(
     hands: Mapping[int, str] | None = None,
     stock: str = "",
     face_up: str | None = None,
-    pots: tuple[str, str] = ("", ""),
+    pots: tuple[str, ...] = (),
 ) -> list[int]:
     """A permutation with the given faces at the front of each place, the rest in id order.
 
     `hands[seat]` lists that seat's first cards; `stock` the first cards drawn from the stock.
     """
     layout = deal_layout(rules)
-    order = play_order(dealer, rules.play_direction is Direction.CLOCKWISE)
+    order = play_order(dealer, rules.play_direction is Direction.CLOCKWISE, rules.players)
     perm = [-1] * rules.deck_size
     used: set[int] = set()
 
@@ -44,7 +44,11 @@ def build_perm(
         faces = parse_cards(text)
         assert len(faces) <= len(slots), "too many cards for this place"
         for face, slot in zip(faces, slots, strict=False):
-            cid = next(i for i in range(rules.deck_size) if i not in used and face_of(i) == face)
+            cid = next(
+                i
+                for i in range(rules.deck_size)
+                if i not in used and face_of(i, rules.deck_size) == face
+            )
             used.add(cid)
             perm[slot] = cid
 
@@ -55,7 +59,8 @@ def build_perm(
         assert layout.face_up is not None
         take(face_up, (layout.face_up,))
     for i, text in enumerate(pots):
-        take(text, layout.pots[i])
+        if text:
+            take(text, layout.pots[i])
     rest = iter(i for i in range(rules.deck_size) if i not in used)
     return [c if c >= 0 else next(rest) for c in perm]
 
@@ -63,7 +68,7 @@ def build_perm(
 def table_for(
     preset: str | RuleSet,
     dealer: int = 0,
-    scores: tuple[int, int] = (0, 0),
+    scores: tuple[int, ...] = (),
     cut: int | None = None,
     **places: object,
 ) -> LocalTable:
@@ -81,7 +86,7 @@ def slots_of(
         s = next(
             s
             for s in view.hands[seat]
-            if s not in out and s not in exclude and face_of(view.known[s]) == face
+            if s not in out and s not in exclude and face_of(view.known[s], view.n) == face
         )
         out.append(s)
     return tuple(out)

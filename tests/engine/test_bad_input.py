@@ -7,13 +7,14 @@ import random
 import msgpack
 import pytest
 from engine_helpers import draw, lay, slots_of, snapshot, table_for
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from buraco_p2p.engine import (
     AddToMeld,
     Discard,
     DrawStock,
+    HandSetup,
     HandState,
     IllegalMove,
     IllegalMoveCode,
@@ -26,20 +27,31 @@ from buraco_p2p.engine import (
     legal_moves,
     move_from_wire,
 )
+from buraco_p2p.rules import PRESETS, get_preset
 
 
 def _assert_rejected(t: LocalTable, move: Move, code: IllegalMoveCode) -> None:
     """The move is refused with `code` on every view, and no view changes.
 
-    As a session would, the cards the move shows are first revealed publicly (only those the
-    mover holds: nobody can reveal another player's card).
+    As a session would, every view is first asked which cards the move shows: a move refused
+    there shows none (every view refuses it alike); otherwise the cards it names, all in the
+    mover's hand, are revealed publicly before the move.
     """
     views: list[HandState] = [t.referee, *t.views]
     ref = t.referee
-    for s in ref.exposed_by(move):
-        if 0 <= s < ref.n and ref.where[s] == move.seat:
-            for v in views:
-                v.reveal(s, ref.known[s], public=True)
+    try:
+        exposed = ref.exposed_by(move)
+    except IllegalMove as e:
+        assert e.code is code, e
+        for v in views:
+            with pytest.raises(IllegalMove) as refused:
+                v.exposed_by(move)
+            assert refused.value.code is code
+        exposed = ()
+    assert all(ref.where[s] == move.seat == ref.turn for s in exposed)
+    for s in exposed:
+        for v in views:
+            v.reveal(s, ref.known[s], public=True)
     before = [(v.state_hash(), snapshot(v)) for v in views]
     for v in views:
         with pytest.raises(IllegalMove) as e:
@@ -268,3 +280,176 @@ def test_random_moves_mid_game_are_applied_or_rejected_without_trace(
             sim.push(move)
         except IllegalMove:
             assert (sim.state_hash(), snapshot(sim)) == before
+
+
+# ---------------------------------------------------------------- what a move may show
+
+
+def _first_choice_table() -> LocalTable:
+    t = table_for("us")
+    draw(t)
+    assert t.referee.phase.value == "first_choice"
+    return t
+
+
+def test_a_discard_out_of_turn_shows_nothing() -> None:
+    t = table_for("classic", face_up="9D")
+    draw(t)
+    ref = t.referee
+    other = ref.next_seat[ref.turn]
+    victim = ref.hands[ref.next_seat[other]][0]
+    _assert_rejected(t, Discard(other, victim), IllegalMoveCode.WRONG_PLAYER)
+    with pytest.raises(IllegalMove) as e:
+        ref.exposed_by(Discard(other, victim))
+    assert e.value.code is IllegalMoveCode.WRONG_PLAYER
+
+
+@pytest.mark.parametrize("preset", ["classic", "fechado"])
+def test_a_pot_slot_named_to_justify_a_take_shows_nothing(preset: str) -> None:
+    t = table_for(preset)
+    ref = t.referee
+    first = draw(t)
+    t.push(Discard(first, ref.hands[first][0]))
+    seat = ref.turn
+    pot_slot = ref.layout.pots[0][0]
+    code = (
+        IllegalMoveCode.NOT_HELD if ref.params.must_meld_top else IllegalMoveCode.PILE_NOT_JUSTIFIED
+    )
+    _assert_rejected(t, TakeDiscard(seat, (ref.hands[seat][0], pot_slot)), code)
+
+
+def test_a_lay_down_naming_stock_and_pot_slots_shows_nothing() -> None:
+    t = table_for("classic", face_up="9D")
+    seat = draw(t)
+    ref = t.referee
+    move = LayDown(seat, ((ref.hands[seat][0], ref.stock[-1], ref.layout.pots[0][0]),))
+    _assert_rejected(t, move, IllegalMoveCode.NOT_HELD)
+
+
+def test_turn_up_first_by_another_seat_does_not_show_the_drawn_card() -> None:
+    t = _first_choice_table()
+    ref = t.referee
+    for seat in range(4):
+        if seat != ref.turn:
+            _assert_rejected(t, TurnUpFirst(seat), IllegalMoveCode.WRONG_PLAYER)
+    assert ref.exposed_by(TurnUpFirst(ref.turn)) == (ref.first_slot,)
+
+
+@pytest.mark.parametrize(
+    "move",
+    [
+        Discard(1, "3"),  # type: ignore[arg-type]
+        Discard(True, 3),  # type: ignore[arg-type]
+        LayDown(1, [(1, 2, 3)]),  # type: ignore[arg-type]
+        LayDown(1, ((1, 2, None),)),  # type: ignore[arg-type]
+        LayDown(1, ((1, 2, 3),), [0]),  # type: ignore[arg-type]
+        AddToMeld(1, "0", (1,)),  # type: ignore[arg-type]
+        AddToMeld(1, 0, [1]),  # type: ignore[arg-type]
+        AddToMeld(1, 0, (1,), None),  # type: ignore[arg-type]
+        TakeDiscard(1, (1.0,)),  # type: ignore[arg-type]
+        TakeDiscard(None),  # type: ignore[arg-type]
+        "DrawStock",
+        None,
+    ],
+)
+def test_moves_built_with_wrong_python_types_are_bad_wire(move: object) -> None:
+    t = table_for("classic", face_up="9D")
+    for v in (t.referee, *t.views):
+        for call in (v.exposed_by, v.push, v.check):
+            with pytest.raises(IllegalMove) as e:
+                r = call(move)  # type: ignore[arg-type]
+                if isinstance(r, IllegalMove):
+                    raise r
+            assert e.value.code is IllegalMoveCode.BAD_WIRE
+
+
+def _hostile_slots(ref: HandState, rng: random.Random, seat: int) -> list[int]:
+    """Slots from everywhere: any hand, the pots, the stock's top and depth, the pile, the
+    table, and outside the deck."""
+    places: list[list[int]] = [list(h) for h in ref.hands]
+    places += [list(p) for p in ref.layout.pots]
+    places += [ref.stock[-1:], list(ref.stock), list(ref.pile)]
+    places += [[s for tm in team for s in tm.slots] for team in ref.melds]
+    places.append([-1, ref.n, 107, 108, 500, -(2**70), 2**70])
+    places.append(list(ref.hands[seat]))
+    out = []
+    for _ in range(rng.randint(1, 6)):
+        place = [p for p in places if p]
+        out.append(rng.choice(rng.choice(place)))
+    return out
+
+
+def _hostile_moves(ref: HandState, rng: random.Random) -> list[Move]:
+    seat = rng.choice([ref.turn, rng.randrange(4)])
+    slots = _hostile_slots(ref, rng, seat)
+    distinct = tuple(dict.fromkeys(slots))
+    return [
+        DrawStock(seat),
+        TurnUpFirst(seat),
+        TakeDiscard(seat, distinct[: rng.randint(0, len(distinct))]),
+        Discard(seat, slots[0]),
+        AddToMeld(seat, rng.randint(-1, 3), distinct, rng.randint(-1, 3)),
+        AddToMeld(seat, 0, tuple(slots)),
+        LayDown(seat, (distinct,)),
+        LayDown(seat, (tuple(slots),)),
+        LayDown(seat, (distinct[:3], distinct[3:]), (rng.randint(0, 3), 0)),
+    ]
+
+
+def _probe(t: LocalTable, move: Move) -> None:
+    """No view shows a slot the mover does not hold; all views judge alike; a move refused
+    before its cards are shown is refused by `push` with the same code and changes nothing."""
+    ref = t.referee
+    verdicts = set()
+    for v in (ref, *t.views):
+        try:
+            verdicts.add(v.exposed_by(move))
+        except IllegalMove as e:
+            assert e.seat == move.seat
+            verdicts.add(e.code)  # type: ignore[arg-type]
+    assert len(verdicts) == 1, (move, verdicts)
+    verdict = verdicts.pop()
+    if isinstance(verdict, tuple):
+        assert move.seat == ref.turn
+        assert all(ref.where[s] == move.seat for s in verdict), (move, verdict)
+        return
+    sim = ref.copy()
+    before = (sim.state_hash(), snapshot(sim))
+    with pytest.raises(IllegalMove) as e:
+        sim.push(move)
+    assert e.value.code is verdict
+    assert (sim.state_hash(), snapshot(sim)) == before
+
+
+def _hostile_hand(preset: str, seed: int, probes: int) -> int:
+    """Play a random hand of `preset`, probing hostile moves at random points; returns how
+    many moves were probed."""
+    rng = random.Random(seed)
+    setup = HandSetup(get_preset(preset), rng.randrange(4), (rng.randrange(0, 3000, 5), 0), 30)
+    t = LocalTable.shuffled(setup, rng)
+    probed = 0
+    while not t.ended and probed < probes:
+        if rng.random() < 0.3:
+            for move in _hostile_moves(t.referee, rng):
+                _probe(t, move)
+                probed += 1
+        moves = legal_moves(t.views[t.referee.turn])
+        melds = [m for m in moves if isinstance(m, LayDown | AddToMeld)]
+        t.push(rng.choice(melds if melds and rng.random() < 0.7 else moves))
+    return probed
+
+
+@pytest.mark.parametrize("preset", sorted(PRESETS))
+@settings(max_examples=4)
+@given(seed=st.integers(0, 2**32))
+def test_a_hostile_move_from_any_seat_shows_only_the_movers_own_cards(
+    preset: str, seed: int
+) -> None:
+    _hostile_hand(preset, seed, probes=200)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("preset", sorted(PRESETS))
+def test_hostile_moves_soak(preset: str) -> None:
+    rng = random.Random(f"hostile-{preset}")
+    assert sum(_hostile_hand(preset, rng.randrange(2**32), 2000) for _ in range(60)) > 1000

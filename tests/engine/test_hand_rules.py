@@ -29,6 +29,7 @@ from buraco_p2p.engine import (
     play_order,
     score_hand,
 )
+from buraco_p2p.engine.hand import POT_IS_STOCK
 from buraco_p2p.rules import get_preset
 
 # ---------------------------------------------------------------- deal and turn order
@@ -157,7 +158,7 @@ def test_fechado_has_no_pile_at_the_start() -> None:
 # ---------------------------------------------------------------- initial meld minimum
 
 
-def test_us_initial_meld_minimum_is_50_and_a_failed_attempt_adds_15() -> None:
+def test_us_initial_meld_minimum_is_50_and_a_turn_under_it_adds_15() -> None:
     # 3S 4S 5S = 15 points: under 50.
     t = table_for("us", hands={1: "3S 4S 5S KH KD KC QH QD QC 9S 9H"})
     seat = draw(t)
@@ -165,17 +166,63 @@ def test_us_initial_meld_minimum_is_50_and_a_failed_attempt_adds_15() -> None:
     before = list(t.referee.hands[1])
     lay(t, 1, "3S 4S 5S")
     ref = t.referee
-    assert ref.hands[1] == before  # the cards went back to the hand
-    assert ref.failed[1] == 1 and not ref.opened[1]
-    assert ref.initial_minimum(1) == 65
-    assert ref.melds[1] == []
+    assert ref.hands[1] == before  # the cards stay in the hand
+    assert not ref.opened[1] and ref.melds[1] == []
+    assert ref.opening_slots() == set(slots_of(ref, 1, "3S 4S 5S"))
     # The attempt showed the cards to everyone.
     for view in t.views:
         assert all(view.card(s) is not None for s in slots_of(ref, 1, "3S 4S 5S"))
-    # KH KD KC (30) + QH QD QC (30) = 60 < 65: another failure, then 80 is needed.
-    lay(t, 1, "KH KD KC", "QH QD QC")
-    assert ref.failed[1] == 2 and ref.initial_minimum(1) == 80
+    assert len({v.state_hash() for v in (ref, *t.views)}) == 1
+    # The turn ends under the minimum: a failed attempt, and 65 is needed from now on.
+    assert ref.failed[1] == 0
+    discard(t, 1, "9H")
+    assert ref.failed[1] == 1 and ref.initial_minimum(1) == 65 and not ref.opening
     assert ref.initial_minimum(0) == 50
+
+
+def test_us_initial_meld_counts_the_melds_of_the_whole_turn() -> None:
+    # 000:149-150: "The sum of the values of the cards played in the player's turn".
+    t = table_for("us", hands={1: "3S 4S 5S KH KD KC QH QD QC 9S 9H"})
+    draw(t)
+    ref = t.referee
+    lay(t, 1, "3S 4S 5S")  # 15
+    lay(t, 1, "KH KD KC")  # 45 so far
+    assert not ref.opened[1] and len(ref.opening) == 2
+    with pytest.raises(IllegalMove) as e:  # an opening slot cannot be laid down twice
+        t.push(LayDown(1, (slots_of(ref, 1, "3S 4S 5S"),)))
+    assert e.value.code is IllegalMoveCode.DUPLICATE_SLOT
+    lay(t, 1, "QH QD QC")  # 75 >= 50: the three melds go down together
+    assert ref.opened[1] and not ref.opening and ref.failed[1] == 0
+    assert str(ref.melds[1][0].meld).startswith("3S")
+    assert len(ref.melds[1]) == 3 and len(ref.hands[1]) == 3
+    assert len({v.state_hash() for v in (ref, *t.views)}) == 1
+
+
+def test_an_opening_in_progress_keeps_one_set_per_rank() -> None:
+    t = table_for("us", hands={1: "KH KD KC KS KH 2C 9S 9H 4C"})
+    draw(t)
+    ref = t.referee
+    lay(t, 1, "KH KD KC")
+    second = slots_of(ref, 1, "KS KH 2C", exclude=tuple(ref.opening_slots()))
+    with pytest.raises(IllegalMove) as e:
+        t.push(LayDown(1, (second,)))
+    assert e.value.code is IllegalMoveCode.DUPLICATE_SET
+
+
+def test_playingcards_opening_needs_one_meld_of_75() -> None:
+    # 002:54: "the first meld they put down must have a card value of at least 75 points".
+    hand = "8S 9S TS JS QS KS 8H 9H TH JH QH"
+    t = table_for("playingcards", scores=(1500, 1500), hands={3: hand})
+    ref = t.referee
+    seat = draw(t)
+    assert seat == 3
+    assert ref.initial_minimum(seat & 1) == 75
+    # Two runs of 60 and 50 points: 110 together, but neither reaches 75 alone.
+    lay(t, seat, "8S 9S TS JS QS KS", "8H 9H TH JH QH")
+    assert not ref.opened[seat & 1] and ref.melds[seat & 1] == [] and not ref.opening
+    assert all(
+        not (isinstance(m, LayDown) and len(m.melds) > 1) for m in legal_moves(t.views[seat])
+    )
 
 
 def test_us_initial_meld_counts_every_meld_laid_down_at_once() -> None:
@@ -467,12 +514,12 @@ def _fechado_ready_to_go_out(last: str) -> LocalTable:
         rules,
         hands={1: "3S 4S 5S"},
         stock="6S",
-        pots=("7S 8S 9S TS " + last + " KD KD KH KH KC KC", ""),
+        pots=("7S 8S 9S TS " + last + " KD KH KC 5D 5H 5C", ""),
     )
     draw(t)
     lay(t, 1, "3S 4S 5S 6S")  # takes the pot in flight
     add(t, 1, 0, "7S 8S 9S")  # 3S..9S: clean buraco
-    lay(t, 1, "KD KD KH KH KC KC")
+    lay(t, 1, "KD KH KC", "5D 5H 5C")  # sets of different suits (004:48)
     add(t, 1, 0, "TS")
     return t
 
@@ -560,13 +607,13 @@ def test_going_out_by_discarding_a_wild(preset: str, allowed: bool) -> None:
         face_up="9D" if preset == "italian" else None,
         hands={1: "3S 4S 5S", 3: "3S 4S 5S"},
         stock="6S",
-        pots=("7S 8S 9S 9H 9H 9D 4C 4C 4D 4H 2D", ""),
+        pots=("7S 8S 9S JH JC JD TC TD TH TS 2D", ""),
     )
     seat = draw(t)
     lay(t, seat, "3S 4S 5S 6S")
     add(t, seat, 0, "7S 8S 9S")  # a clean buraco
-    lay(t, seat, "9H 9H 9D")
-    fours = LayDown(seat, (slots_of(t.referee, seat, "4C 4C 4D 4H"),))
+    lay(t, seat, "JH JC JD")
+    fours = LayDown(seat, (slots_of(t.referee, seat, "TC TD TH TS"),))
     if not allowed:
         # Keeping only the deuce is never offered: it could not be discarded to go out ...
         assert fours not in legal_moves(t.views[seat])
@@ -581,12 +628,12 @@ def test_going_out_by_discarding_a_wild(preset: str, allowed: bool) -> None:
         # The wild may be melded instead, keeping a natural to discard (italian closes a hand
         # only by a discard, so melding all five is refused).
         with pytest.raises(IllegalMove) as e:
-            lay(t, seat, "4C 4C 4D 4H 2D")
+            lay(t, seat, "TC TD TH TS 2D")
         assert e.value.code is IllegalMoveCode.GO_OUT_BY_DISCARD_ONLY
-        lay(t, seat, "4C 4D 4H 2D")
-        discard(t, seat, "4C")
+        lay(t, seat, "TC TD TH 2D")
+        discard(t, seat, "TS")
     else:
-        lay(t, seat, "4C 4C 4D 4H")
+        lay(t, seat, "TC TD TH TS")
         discard(t, seat, "2D")
     assert t.referee.ended and t.referee.went_out == seat
 
@@ -613,7 +660,7 @@ def test_stock_out_the_next_untaken_pot_becomes_the_stock(preset: str) -> None:
     ref = t.referee
     first = len(ref.stock)
     _draw_and_discard_until(t, lambda: ref.pot_owner[0] != -1)
-    assert ref.pot_owner == [2, -1] and len(ref.stock) == 11 and not ref.ended
+    assert ref.pot_owner == [POT_IS_STOCK, -1] and len(ref.stock) == 11 and not ref.ended
     assert sorted(ref.stock) == sorted(ref.layout.pots[0])
     _draw_and_discard_until(t, lambda: ref.ended)
     assert ref.end_reason is EndReason.STOCK_EXHAUSTED
@@ -774,7 +821,7 @@ def test_no_pot_left_for_a_team_means_it_may_not_empty_a_hand() -> None:
     lay(t, 1, "7H 8H 9H")
     t.push(Discard(1, ref.hands[1][0]))  # empties the hand: team 1 takes the first pot
     assert ref.pot_owner == [1, -1]
-    _draw_and_discard_until(t, lambda: ref.pot_owner[1] == 2 and ref.turn == 2)
+    _draw_and_discard_until(t, lambda: ref.pot_owner[1] == POT_IS_STOCK and ref.turn == 2)
     assert not ref.ended and ref.team_pot[0] == -1  # the second pot became the stock
     draw(t)
     with pytest.raises(IllegalMove) as e:
@@ -797,3 +844,26 @@ def test_clean_13_card_run_earns_its_special_bonus(preset: str, bonus: int) -> N
     discard(t, seat, "9H")  # empties the hand: takes the pot
     _draw_and_discard_until(t, lambda: ref.ended)
     assert t.result().line(seat & 1, "buracos") == bonus
+
+
+def test_an_empty_hand_may_not_take_a_lone_card_it_could_not_discard() -> None:
+    # Italian, changed so that a hand may run empty without going out: the player with no
+    # cards would hold only the pile's one card, which they may not discard that turn.
+    rules = get_preset("italian").with_overrides(
+        {"hand_size": 3, "pots": 0, "empty_hand_needs_going_out": False}
+    )
+    t = table_for(rules, face_up="9D", hands={3: "3S 4S 5S"}, stock="6S")
+    ref = t.referee
+    assert draw(t) == 3
+    lay(t, 3, "3S 4S 5S 6S")  # the hand runs empty, the turn passes
+    assert ref.hands[3] == [] and ref.turn == 2
+    for seat in (2, 1):
+        draw(t)
+        t.push(Discard(seat, ref.hands[seat][0]))
+    t.push(TakeDiscard(0))
+    t.push(Discard(0, ref.hands[0][0]))
+    assert len(ref.pile) == 1 and ref.turn == 3
+    with pytest.raises(IllegalMove) as e:
+        t.push(TakeDiscard(3))
+    assert e.value.code is IllegalMoveCode.DISCARD_TAKEN_CARD
+    assert legal_moves(t.views[3]) == [DrawStock(3)]

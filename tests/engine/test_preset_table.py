@@ -13,8 +13,9 @@ from collections.abc import Callable
 import pytest
 from engine_helpers import add, build_perm, discard, draw, lay, slots_of, table_for
 
-from buraco_p2p.cards import face_of
+from buraco_p2p.cards import face_of, parse_cards
 from buraco_p2p.engine import (
+    GO_OUT,
     Discard,
     DrawStock,
     EndReason,
@@ -33,7 +34,8 @@ from buraco_p2p.engine import (
     deal_layout,
     legal_moves,
 )
-from buraco_p2p.rules import LINE_NAMES, get_preset
+from buraco_p2p.engine.hand import POT_IS_STOCK
+from buraco_p2p.rules import LINE_NAMES, evaluate_meld, get_preset
 
 PRESETS = ("us", "classic", "playingcards", "italian", "fechado")
 CLOCKWISE = {"us": True, "classic": True, "playingcards": False, "italian": False, "fechado": True}
@@ -81,11 +83,12 @@ def test_initial_meld_minimum_us_classic_75_from_1500_played(preset: str) -> Non
     )
     ref = t.referee
     draw(t)
-    lay(t, 1, "KH KD KC", "QH QD QC")  # 60 < 75: a failed attempt
-    assert ref.opened == [False, False] and ref.failed[1] == 1 and ref.melds[1] == []
-    assert ref.initial_minimum(1) == 90 and ref.initial_minimum(0) == 50
-    lay(t, 1, "KH KD KC", "QH QD QC", "AS AH AD")  # 105 >= 90
-    assert ref.opened == [False, True] and len(ref.melds[1]) == 3
+    lay(t, 1, "KH KD KC", "QH QD QC")  # 60 < 75 so far: shown, kept in the hand
+    assert ref.opened == [False, False] and ref.failed[1] == 0 and ref.melds[1] == []
+    assert len(ref.opening) == 2 and ref.opening_points() == 60
+    assert ref.initial_minimum(1) == 75 and ref.initial_minimum(0) == 50
+    lay(t, 1, "AS AH AD")  # 105 >= 75 with the melds shown before in the turn (000:149-150)
+    assert ref.opened == [False, True] and len(ref.melds[1]) == 3 and ref.failed[1] == 0
     discard(t, 1, "9S")
     draw(t)
     lay(t, 2, "JH JD JC", "3S 4S 5S 6S")  # exactly 50 for a team under 1500
@@ -104,6 +107,7 @@ def test_initial_meld_failed_attempt_raises_the_minimum_for_the_partner_too(pres
     draw(t)
     assert ref.initial_minimum(1) == 65
     lay(t, 3, "KH KD KC", "QH QD QC")  # 60 < 65: the partner's failure counted
+    discard(t, 3, "9D")  # the turn ends under the minimum
     assert not ref.opened[1] and ref.failed[1] == 2 and ref.initial_minimum(1) == 80
     # Per hand: the next hand of the match starts again from 50.
     m = Match(get_preset(preset))
@@ -414,6 +418,23 @@ def test_pot_discarded_from_counts_as_played() -> None:
     assert _lines(t, 1)["pot_unplayed"] == 0
 
 
+def test_fechado_pot_only_discarded_from_is_not_played() -> None:
+    # 004:34, 004:73: a pot "not used in any game on the table" is penalised; a discard is no
+    # game on the table.
+    rules = get_preset("fechado").with_overrides({"hand_size": 4})
+    t = table_for(rules, hands={1: "AS AH AD KC"}, stock="AC")
+    ref = t.referee
+    draw(t)
+    lay(t, 1, "AS AH AD AC")
+    discard(t, 1, "KC")  # the pot is taken
+    _play_out(t, stop=lambda: ref.turn == 1)
+    draw(t)
+    t.push(Discard(1, ref.layout.pots[0][0]))
+    assert ref.pot_unplayed(1)
+    _play_out(t)
+    assert _lines(t, 1)["pot_unplayed"] == -100
+
+
 # ---------------------------------------------------------------- stock runs out
 
 
@@ -469,7 +490,14 @@ def test_stock_out_pot_becomes_stock_after_one_team_took_its_pot(preset: str) ->
     discard(t, first, "KC")
     assert ref.pot_owner == [first & 1, -1]
     _play_out(t, stop=lambda: ref.pot_owner[1] != -1)
-    assert ref.pot_owner[1] == 2 and sorted(ref.stock) == sorted(ref.layout.pots[1])
+    assert ref.pot_owner[1] == POT_IS_STOCK and sorted(ref.stock) == sorted(ref.layout.pots[1])
+    # No pot is left for the other team: it may not go out, even with a clean buraco, so it
+    # may not empty a hand (for fechado, decided between 004:24 and 004:32 in docs/rules.md).
+    other = 1 - (first & 1)
+    buraco = evaluate_meld(parse_cards("3S 4S 5S 6S 7S 8S 9S"), rules)
+    assert buraco.is_buraco and buraco.clean
+    assert ref.emptying_outcome(other, [buraco]) == -1
+    assert ref.emptying_outcome(first, [buraco]) == GO_OUT
     _play_out(t)
     assert ref.end_reason is EndReason.STOCK_EXHAUSTED and ref.went_out == -1
     mine, theirs = _lines(t, first & 1), _lines(t, 1 - (first & 1))
@@ -599,7 +627,8 @@ def _check_meld(preset: str, text: str) -> IllegalMoveCode | None:
 MELD_CASES = [
     # (meld, presets where it is legal)
     ("5S 5H 5D", {"italian", "fechado"}),
-    ("3C 3D 3C", {"italian", "fechado"}),
+    ("3C 3D 3C", {"italian"}),  # fechado: the suits of a set differ (004:48)
+    ("3C 3D 3H", {"italian", "fechado"}),
     ("KS KH KD", {"us", "classic", "italian", "fechado"}),
     ("AS AH AD 2C", {"us", "classic", "italian", "fechado"}),
     ("JS JH 2D JC", {"us", "classic", "italian", "fechado"}),
@@ -646,8 +675,9 @@ def test_sets_per_rank_per_team_one(preset: str) -> None:
     with pytest.raises(IllegalMove) as e:
         lay(t, seat, "KC KS KH")
     assert e.value.code is IllegalMoveCode.DUPLICATE_SET
-    add(t, seat, 0, "KC KS KH")
-    assert ref.melds[seat & 1][0].meld.size == 6
+    extra = "KC" if get_preset(preset).set_suits_differ else "KC KS KH"
+    add(t, seat, 0, extra)
+    assert ref.melds[seat & 1][0].meld.size == 3 + len(extra.split())
 
 
 @pytest.mark.parametrize(

@@ -26,7 +26,8 @@ from buraco_p2p.engine import (
     score_hand,
 )
 from buraco_p2p.engine.hand import PILE, POT, STOCK, TABLE
-from buraco_p2p.rules import PRESETS, get_preset
+from buraco_p2p.rules import PRESETS, RuleError, RuleSet, get_preset
+from buraco_p2p.rules.ruleset import RANGES
 
 PRESET_NAMES = sorted(PRESETS)
 
@@ -161,9 +162,13 @@ def test_scores_recomputed_from_the_final_table_equal_the_engines(
         assert r.line(team, "going_out") == (100 if went_out else 0)
         assert r.line(team, "pot_not_taken") == (0 if ref.team_pot[team] >= 0 else -100)
         in_hands = [s for seat in (team, team + 2) for s in ref.hands[seat]]
-        # A pot none of whose cards left the taker's hand is unplayed.
+        # A pot none of whose cards left the taker's hand is unplayed; where a discard does
+        # not play it, a pot none of whose cards is in the team's melds.
         pot = set(ref.layout.pots[ref.team_pot[team]]) if ref.team_pot[team] >= 0 else set()
-        unplayed = bool(pot) and pot <= set(in_hands)
+        if rules.pot_played_by_discard:
+            unplayed = bool(pot) and pot <= set(in_hands)
+        else:
+            unplayed = bool(pot) and pot.isdisjoint(melded)
         mode = rules.pot_unplayed.value
         if unplayed and mode == "penalty":
             in_hands = [s for s in in_hands if s not in pot]
@@ -288,9 +293,13 @@ def test_random_play_under_overridden_rules(preset: str, overrides: dict[str, ob
 def _verdict(view: HandState, ref: HandState, move: Move) -> str:
     """Push `move` on a copy of `view` after the public reveals a session would make."""
     sim = view.copy()
-    for s in ref.exposed_by(move):
-        if 0 <= s < ref.n and ref.where[s] == move.seat:
-            sim.reveal(s, ref.known[s], public=True)
+    try:
+        exposed = sim.exposed_by(move)
+    except IllegalMove as e:
+        return e.code.value
+    for s in exposed:
+        assert ref.where[s] == move.seat == ref.turn  # only the mover's own cards are shown
+        sim.reveal(s, ref.known[s], public=True)
     try:
         sim.push(move)
     except IllegalMove as e:
@@ -324,3 +333,100 @@ def test_every_view_judges_every_move_alike(preset: str, seed: int) -> None:
             assert len(verdicts) == 1, (move, verdicts)
         t.push(rng.choice(legal))
         steps += 1
+
+
+def _play_with_any_accepted_lay_down(t: LocalTable, rng: random.Random) -> int:
+    """Random play that also pushes any lay-down the rules accept, those under the initial
+    minimum included (not offered by `legal_moves`); returns how many of those were pushed."""
+    ref = t.referee
+    odd = 0
+    while not ref.ended:
+        seat = ref.turn
+        hand = list(ref.hands[seat])
+        if ref.phase.value != "draw" and len(hand) > 3 and rng.random() < 0.5:
+            for _ in range(20):
+                pick = tuple(rng.sample(hand, 3))
+                move = LayDown(seat, (pick,))
+                if ref.check(move) is None:
+                    t.push(move)
+                    odd += 1
+                    break
+        moves = legal_moves(t.views[seat])
+        assert moves, f"player {seat} has no legal move"
+        t.push(rng.choice(moves))
+        assert len({v.state_hash() for v in (ref, *t.views)}) == 1
+    return odd
+
+
+@pytest.mark.parametrize("preset", ["us", "classic", "playingcards"])
+@settings(max_examples=3)
+@given(seed=st.integers(0, 2**32))
+def test_openings_built_over_several_lay_downs_keep_every_view_in_step(
+    preset: str, seed: int
+) -> None:
+    rng = random.Random(seed)
+    setup = HandSetup(get_preset(preset), rng.randrange(4), (rng.choice([0, 1500]), 0), 30)
+    t = LocalTable.shuffled(setup, rng)
+    _play_with_any_accepted_lay_down(t, rng)
+    _check_accounting(t.referee)
+    assert score_hand(t.views[0]).totals == t.result().totals
+
+
+INT64 = (-(2**63), 2**63 - 1)
+_BOOL_RULES = (
+    "may_discard_lone_taken_card",
+    "discard_wild_to_go_out",
+    "go_out_by_discard_only",
+    "pot_in_flight",
+    "empty_hand_needs_going_out",
+    "going_out_needs_pot",
+    "pot_played_by_discard",
+    "set_suits_differ",
+)
+
+
+def _bounded_rules(rng: random.Random) -> RuleSet:
+    """A preset with a few rules changed to random values within their ranges (the bounds
+    themselves often), retried until the deal leaves a stock."""
+    base = get_preset(rng.choice(PRESET_NAMES))
+    while True:
+        changes: dict[str, object] = {}
+        for key in rng.sample(sorted(RANGES), rng.randint(1, 6)):
+            lo, hi = RANGES[key]
+            changes[key] = rng.choice([lo, hi, rng.randint(lo, hi)])
+        for key in rng.sample(_BOOL_RULES, rng.randint(0, 2)):
+            changes[key] = rng.random() < 0.5
+        try:
+            return base.with_overrides(changes)
+        except RuleError:
+            continue
+
+
+def _hand_under_bounded_rules(seed: int) -> None:
+    """Every reachable state has a legal move for the seat to move (`random_hand` asserts it),
+    and every score, in the hand and in the match after it, fits the 64-bit integers of the
+    state hash."""
+    rng = random.Random(seed)
+    rules = _bounded_rules(rng)
+    scores = (rng.choice([0, -50_000, rules.target_score - 1]), rng.randint(-5000, 5000))
+    setup = HandSetup(rules, rng.randrange(4), scores, rng.randint(1, 60))
+    t = LocalTable.shuffled(setup, rng)
+    random_hand(t, rng, meld_bias=rng.random())
+    totals = t.result().totals
+    after = (scores[0] + totals[0], scores[1] + totals[1])
+    assert all(INT64[0] <= x <= INT64[1] for x in (*totals, *after)), (rules, totals)
+    nxt = HandSetup(rules, (setup.dealer + 1) % 4, after, None if setup.cut is None else 30, 1)
+    LocalTable.shuffled(nxt, rng).referee.state_hash()  # packs the scores
+
+
+@settings(max_examples=25)
+@given(seed=st.integers(0, 2**32))
+def test_bounded_rules_never_stall_a_hand_nor_overflow_a_score(seed: int) -> None:
+    _hand_under_bounded_rules(seed)
+
+
+@pytest.mark.slow
+def test_bounded_rules_soak() -> None:
+    rng = random.Random("bounded-rules")
+    for _ in range(1500):
+        _hand_under_bounded_rules(rng.randrange(2**32))

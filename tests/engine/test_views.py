@@ -14,6 +14,7 @@ from buraco_p2p.engine import (
     IllegalMove,
     IllegalMoveCode,
     LayDown,
+    LocalTable,
     PlayerView,
     RefereeView,
     Reveal,
@@ -24,7 +25,7 @@ from buraco_p2p.engine import (
     legal_moves,
     reveal_from_wire,
 )
-from buraco_p2p.rules import get_preset
+from buraco_p2p.rules import IllegalMeld, get_preset
 
 
 def test_reveal_wire_round_trip_and_garbage() -> None:
@@ -154,3 +155,40 @@ def test_check_and_is_legal_leave_the_view_untouched() -> None:
     err = ref.check(Discard(1, ref.hands[1][0]))
     assert err is not None and err.code is IllegalMoveCode.WRONG_PHASE
     assert ref.state_hash() == before and ref.moves == []
+
+
+def _faces_in_cache(view: PlayerView) -> set[int]:
+    """Every face code the view's meld cache holds, in keys and in cached melds."""
+    o = view.oracle
+    codes: set[int] = set()
+    for (key, _end), r in o._eval.items():
+        codes.update(key)
+        if not isinstance(r, IllegalMeld):
+            codes.update(f.code for f in r.faces)
+    for (meld_key, added, _end), r in o._ext.items():
+        codes.update(meld_key[2])
+        codes.update(added)
+        if not isinstance(r, IllegalMeld):
+            codes.update(f.code for f in r.faces)
+    for _meld, key in o._keys.values():
+        codes.update(key[2])
+    return codes
+
+
+def _codes_known(view: PlayerView) -> set[int]:
+    return {c % 52 if c < 104 else 52 for c in view.known if c >= 0}
+
+
+@pytest.mark.parametrize("preset", ["us", "italian", "fechado"])
+def test_two_views_in_one_process_learn_nothing_from_each_other(preset: str) -> None:
+    """Each seat's player generates its moves from its own view, in one process: no view's
+    meld cache holds a face that view has not seen, so none can read another's hand."""
+    rng = random.Random(f"two-views-{preset}")
+    for _ in range(3):
+        t = LocalTable.shuffled(HandSetup(get_preset(preset), rng.randrange(4)), rng)
+        assert len({id(v.oracle) for v in (t.referee, *t.views)}) == 5
+        while not t.ended:
+            view = t.views[t.referee.turn]
+            t.push(rng.choice(legal_moves(view)))
+        for v in t.views:
+            assert _faces_in_cache(v) <= _codes_known(v), v.viewer

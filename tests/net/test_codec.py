@@ -169,3 +169,117 @@ def test_wide_declared_length_header_only() -> None:
 def test_limits_must_be_positive() -> None:
     with pytest.raises(ValueError):
         Limits(max_depth=0)
+
+
+# ---------------------------------------------------------------- object count, depth, canonical
+
+
+def test_the_object_count_is_bounded() -> None:
+    limits = Limits(max_objects=10)
+    assert unpack(pack([[]] * 9), limits=limits) == [[]] * 9  # 10 objects
+    with pytest.raises(DecodeError, match="objects"):
+        unpack(pack([[]] * 10), limits=limits)
+    assert unpack(pack({"a": 1, "b": [2, 3]}), limits=Limits(max_objects=7))
+    with pytest.raises(DecodeError, match="objects"):
+        unpack(pack({"a": 1, "b": [2, 3]}), limits=Limits(max_objects=6))
+
+
+@pytest.mark.parametrize("canonical", [False, True])
+def test_a_megabyte_of_empty_containers_is_refused_by_count(canonical: bool) -> None:
+    for empty in (b"\x90", b"\x80"):
+        # 65 arrays of 16,000 empty arrays (or maps): each within max_array_len, about
+        # 1 MiB in all, over a million objects.
+        inner = b"\xdc" + struct.pack(">H", 16_000) + empty * 16_000
+        frame = b"\xdc" + struct.pack(">H", 65) + inner * 65
+        assert len(frame) <= codec.DEFAULT_LIMITS.max_bytes
+        with pytest.raises(DecodeError, match="objects"):
+            unpack(frame, canonical=canonical)
+
+
+def test_depth_is_checked_while_walking_not_after() -> None:
+    # The value is cut short after its 40th level: the depth is refused first.
+    with pytest.raises(DecodeError, match="deeper"):
+        unpack(b"\x91" * 40 + b"\xc1")
+    with pytest.raises(DecodeError, match="malformed"):
+        unpack(b"\x91" * 20 + b"\xc1")
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        b"\xd9\x01a",  # "a" as str8
+        b"\xda\x00\x01a",  # "a" as str16
+        b"\xc5\x00\x01a",  # b"a" as bin16
+        b"\xdc\x00\x01\x01",  # [1] as array16
+        b"\xde\x00\x01\x01\x01",  # {1: 1} as map16
+        b"\xcc\x05",  # 5 as uint8
+        b"\xd0\x05",  # 5 as int8
+        b"\xd0\xff",  # -1 as int8
+        b"\xd1\xff\x80",  # -128 as int16
+        b"\xcf" + (1).to_bytes(8, "big"),  # 1 as uint64
+        b"\x82\x02\x01\x01\x01",  # {2: 1, 1: 1}: keys out of order
+        b"\x82\x01\x01\x01\x02",  # {1: 1, 1: 2}: a duplicate key
+        b"\x82\xa1a\x01\x01\x01",  # {"a": 1, 1: 1}: str sorts after int
+    ],
+)
+def test_every_non_canonical_form_is_refused_when_asked(data: bytes) -> None:
+    with pytest.raises(DecodeError):
+        unpack(data, canonical=True)
+
+
+def _reference_unpack(data: bytes, canonical: bool) -> object:
+    """The decode as it was specified before the header walk: build, then check the value
+    model and depth, then re-encode to compare (canonical)."""
+
+    def pairs(items: list[tuple[Any, Any]]) -> dict[Any, Any]:
+        out: dict[Any, Any] = {}
+        for k, v in items:
+            if isinstance(k, bool) or not isinstance(k, str | int) or k in out:
+                raise ValueError("key")
+            out[k] = v
+        return out
+
+    def ext(code: int, payload: bytes) -> Any:
+        raise ValueError("ext")
+
+    value = msgpack.unpackb(
+        data,
+        raw=False,
+        strict_map_key=False,
+        object_pairs_hook=pairs,
+        ext_hook=ext,
+        max_ext_len=0,
+    )
+    stack = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if depth > codec.DEFAULT_LIMITS.max_depth or isinstance(item, float):
+            raise ValueError("depth or float")
+        if isinstance(item, list):
+            stack.extend((x, depth + 1) for x in item)
+        elif isinstance(item, dict):
+            stack.extend((x, depth + 1) for x in item.values())
+    if canonical and pack(value) != data:
+        raise ValueError("not canonical")
+    return value
+
+
+def _outcome(fn: Any, data: bytes, canonical: bool) -> object:
+    try:
+        return ("ok", fn(data, canonical))
+    except Exception:  # any refusal is the same outcome here
+        return "refused"
+
+
+@given(values, st.lists(st.tuples(st.integers(0, 10_000), st.integers(0, 255)), max_size=3))
+def test_the_header_walk_agrees_with_decoding_then_re_encoding(
+    value: Any, edits: list[tuple[int, int]]
+) -> None:
+    data = bytearray(msgpack.packb(value, use_bin_type=True))  # keys in insertion order
+    for at, byte in edits:
+        data[at % len(data)] = byte
+    frame = bytes(data)
+    for canonical in (False, True):
+        want = _outcome(_reference_unpack, frame, canonical)
+        got = _outcome(lambda d, c: unpack(d, canonical=c), frame, canonical)
+        assert got == want, (frame, canonical)

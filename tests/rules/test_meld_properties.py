@@ -70,6 +70,7 @@ def reference(cards: Sequence[Card], rules: RuleSet) -> tuple[bool, bool]:
         and len({c.rank for c in naturals}) == 1
         and naturals[0].rank in rules.set_ranks
         and wilds <= rules.max_wilds
+        and (not rules.set_suits_differ or len({c.suit for c in naturals}) == len(naturals))
     ):
         legal = True
         clean = clean or wilds == 0

@@ -18,6 +18,7 @@ from buraco_p2p.rules import (
     card_points,
     check_new_meld,
     evaluate_meld,
+    extend_meld,
     get_preset,
     has_going_out_buraco,
     parse_card,
@@ -119,7 +120,7 @@ def test_one_set_per_rank_per_team(rules: RuleSet) -> None:
     aces = meld("AS AH AD", rules)
     check_new_meld(aces, [kings], rules)
     with pytest.raises(IllegalMeld) as info:
-        check_new_meld(meld("KC KC KH", rules), [aces, kings], rules)
+        check_new_meld(meld("KC KS KH", rules), [aces, kings], rules)
     assert info.value.code == "duplicate_set"
     # Runs are not limited: two runs of one suit are fine.
     run = meld("3S 4S 5S", rules)
@@ -254,12 +255,30 @@ def test_clean_13_card_run_500_and_14_card_run_1000(rules: RuleSet) -> None:
     assert meld("3C 4C 5C 6C 7C 8C 9C TC JC QC KC AC", rules).bonus == 200
 
 
-@pytest.mark.parametrize("rules", WITH_SETS, ids=lambda r: r.name)
+@pytest.mark.parametrize(
+    "rules", [r for r in WITH_SETS if not r.set_suits_differ], ids=lambda r: r.name
+)
 def test_a_set_of_seven_is_a_buraco_where_sets_may_be(rules: RuleSet) -> None:
     kings = meld("KS KS KH KH KD KD KC", rules)
     assert kings.is_buraco and kings.bonus == 200
     dirty = meld("KS KS KH KH KD KD 2C", rules)
     assert dirty.is_buraco and dirty.bonus == 100
+
+
+def test_fechado_sets_are_of_different_suits() -> None:
+    # 004:48: a "trinca" is three or more cards of one value "with different suits".
+    assert FE.set_suits_differ and not IT.set_suits_differ
+    for text in ("5S 5S 5H", "KS KH KD KH", "5S 5H 5S 2C", "AS AS JK"):
+        with pytest.raises(IllegalMeld) as info:
+            meld(text, FE)
+        assert info.value.code == "repeated_suit"
+        meld(text, IT)  # the Italian rules let suits repeat (003:69)
+    full = meld("5S 5H 5D 5C JK", FE)
+    assert full.size == 5 and not full.is_buraco
+    with pytest.raises(IllegalMeld) as info:
+        extend_meld(meld("5S 5H 5D", FE), parse_cards("5H"), FE)
+    assert info.value.code == "repeated_suit"
+    assert extend_meld(meld("5S 5H 5D", FE), parse_cards("5C"), FE).size == 4
 
 
 def test_playingcards_buraco_is_a_run_only() -> None:

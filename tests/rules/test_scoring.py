@@ -152,7 +152,7 @@ def test_fechado_royal_and_dirty_buracos_in_the_buracos_line() -> None:
         FE,
         "AC 2C 3C 4C 5C 6C 7C 8C 9C TC JC QC KC AC",
         "3D 4D 5D 6D 7D 8D JK",
-        "5S 5S 5H 5H 5D 5D 5C",
+        "3H 4H 5H 6H 7H 8H 9H",
     )
     lines = score_team_hand(FE, melds=table, cards_in_hands=[], took_pot=True, went_out=True)
     got = lines_by_name(lines)

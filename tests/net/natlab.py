@@ -1,0 +1,235 @@
+"""A lab of home networks behind real NATs, made of Linux network namespaces and nftables.
+
+Topology (every address lives only inside the lab's own namespaces)::
+
+    inet:   bridge "br0" 198.51.100.0/24 and 2001:db8:ff::/64; STUN responders at .2 and .3
+    rtr<i>: "wan" 198.51.100.<10+i> / 2001:db8:ff::<10+i> on the bridge, "lan" 10.0.<i>.1 /
+            2001:db8:<i>::1; nftables masquerades IPv4 out of "wan" (`fully-random` for a
+            symmetric NAT) and drops anything inbound no inside host asked for, IPv4 and IPv6.
+    home<i>: "eth0" 10.0.<i>.2 and 2001:db8:<i>::2, default routes via its router.
+
+Code runs inside a namespace on a thread of its own (`run_in`): `setns(2)` switches only the
+calling thread, so each peer gets a thread and its own trio loop, and every socket it makes
+belongs to its home. Used by tests/net/test_natlab.py and benchmarks/internet.py.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import secrets
+import shutil
+import subprocess
+import threading
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+import trio
+
+from buraco_p2p.net.invite import Endpoint
+
+CLONE_NEWNET = 0x40000000
+STUN_PORT = 3478
+STUN_V4 = ("198.51.100.2", "198.51.100.3")
+T = TypeVar("T")
+
+
+def unavailable() -> str | None:
+    """Why the lab cannot run here, or None."""
+    if os.geteuid() != 0:
+        return "needs root to create network namespaces"
+    for tool in ("ip", "nft"):
+        if shutil.which(tool) is None:
+            return f"the `{tool}` tool is not installed (apt-get install -y iproute2 nftables)"
+    probe = f"bp-probe-{secrets.token_hex(3)}"
+    made = subprocess.run(["ip", "netns", "add", probe], capture_output=True, text=True)
+    if made.returncode != 0:
+        return f"`ip netns add` does not work here: {made.stderr.strip()}"
+    try:
+        nft = subprocess.run(
+            ["ip", "netns", "exec", probe, "nft", "add", "table", "ip", "probe"],
+            capture_output=True, text=True,
+        )
+        if nft.returncode != 0:
+            return f"nftables does not work here: {nft.stderr.strip()}"
+    finally:
+        subprocess.run(["ip", "netns", "del", probe], capture_output=True)
+    return None
+
+
+def _run(*args: str, stdin: str | None = None) -> None:
+    done = subprocess.run(list(args), input=stdin, capture_output=True, text=True)
+    if done.returncode != 0:
+        raise RuntimeError(f"{' '.join(args)}: {done.stderr.strip()}")
+
+
+_ROUTER_RULES = """
+table ip nat {{
+    chain out_nat {{
+        type nat hook postrouting priority 100; policy accept;
+        oifname "wan" masquerade{random}
+    }}
+}}
+table inet guard {{
+    chain pass_through {{
+        type filter hook forward priority 0; policy drop;
+        ct state established,related accept
+        iifname "lan" accept
+    }}
+    chain to_router {{
+        type filter hook input priority 0; policy drop;
+        ct state established,related accept
+        iifname "lan" accept
+        iifname "lo" accept
+        meta l4proto ipv6-icmp accept
+    }}
+}}
+"""
+
+
+@dataclass
+class Home:
+    index: int
+    namespace: str
+    router: str
+    symmetric: bool
+
+    @property
+    def lan_ip(self) -> str:
+        return f"10.0.{self.index}.2"
+
+    @property
+    def v6_ip(self) -> str:
+        return f"2001:db8:{self.index}::2"
+
+    @property
+    def public_ip(self) -> str:
+        return f"198.51.100.{10 + self.index}"
+
+
+@dataclass
+class Lab:
+    tag: str = field(default_factory=lambda: secrets.token_hex(3))
+    homes: list[Home] = field(default_factory=list)
+    namespaces: list[str] = field(default_factory=list)
+
+    @property
+    def inet(self) -> str:
+        return f"bn{self.tag}-inet"
+
+    def _ns(self, name: str) -> str:
+        full = f"bn{self.tag}-{name}"
+        _run("ip", "netns", "add", full)
+        self.namespaces.append(full)
+        _run("ip", "-n", full, "link", "set", "lo", "up")
+        # No duplicate address detection: addresses (link-local too) usable at once.
+        for conf in ("all", "default"):
+            _run("ip", "netns", "exec", full, "sysctl", "-qw", f"net.ipv6.conf.{conf}.accept_dad=0")
+        return full
+
+    def __enter__(self) -> Lab:
+        try:
+            self._build()
+        except BaseException:
+            self.__exit__()
+            raise
+        return self
+
+    def _build(self) -> None:
+        inet = self._ns("inet")
+        _run("ip", "-n", inet, "link", "add", "name", "br0", "type", "bridge")
+        _run("ip", "-n", inet, "link", "set", "br0", "up")
+        for ip in STUN_V4:
+            _run("ip", "-n", inet, "addr", "add", f"{ip}/24", "dev", "br0")
+        _run("ip", "-n", inet, "addr", "add", "2001:db8:ff::2/64", "dev", "br0", "nodad")
+
+    def __exit__(self, *exc: object) -> None:
+        for ns in reversed(self.namespaces):
+            subprocess.run(["ip", "netns", "del", ns], capture_output=True)
+        self.namespaces.clear()
+
+    def add_home(self, *, symmetric: bool = False) -> Home:
+        i = len(self.homes) + 1
+        rtr, home = self._ns(f"r{i}"), self._ns(f"h{i}")
+        inet = self.inet
+        _run("ip", "-n", inet, "link", "add", f"w{i}", "type", "veth", "peer", "name", "wan",
+             "netns", rtr)
+        _run("ip", "-n", inet, "link", "set", f"w{i}", "master", "br0", "up")
+        _run("ip", "-n", rtr, "link", "add", "lan", "type", "veth", "peer", "name", "eth0",
+             "netns", home)
+        for ns, dev, addrs in (
+            (rtr, "wan", [f"198.51.100.{10 + i}/24", f"2001:db8:ff::{10 + i}/64"]),
+            (rtr, "lan", [f"10.0.{i}.1/24", f"2001:db8:{i}::1/64"]),
+            (home, "eth0", [f"10.0.{i}.2/24", f"2001:db8:{i}::2/64"]),
+        ):
+            for addr in addrs:
+                extra = ["nodad"] if ":" in addr else []
+                _run("ip", "-n", ns, "addr", "add", addr, "dev", dev, *extra)
+            _run("ip", "-n", ns, "link", "set", dev, "up")
+        _run("ip", "netns", "exec", rtr, "sysctl", "-qw", "net.ipv4.ip_forward=1")
+        _run("ip", "netns", "exec", rtr, "sysctl", "-qw", "net.ipv6.conf.all.forwarding=1")
+        _run("ip", "-n", home, "route", "add", "default", "via", f"10.0.{i}.1")
+        _run("ip", "-n", home, "-6", "route", "add", "default", "via", f"2001:db8:{i}::1")
+        # Every home's IPv6 prefix is routed to its router over the shared segment.
+        for other in self.homes:
+            j = other.index
+            _run("ip", "-n", rtr, "-6", "route", "add", f"2001:db8:{j}::/64",
+                 "via", f"2001:db8:ff::{10 + j}")
+            _run("ip", "-n", other.router, "-6", "route", "add", f"2001:db8:{i}::/64",
+                 "via", f"2001:db8:ff::{10 + i}")
+        _run("ip", "-n", inet, "-6", "route", "add", f"2001:db8:{i}::/64",
+             "via", f"2001:db8:ff::{10 + i}")
+        rules = _ROUTER_RULES.format(random=" fully-random" if symmetric else "")
+        _run("ip", "netns", "exec", rtr, "nft", "-f", "-", stdin=rules)
+        made = Home(i, home, rtr, symmetric)
+        self.homes.append(made)
+        return made
+
+    def stun_servers(self) -> tuple[Endpoint, Endpoint]:
+        return (Endpoint.parse(STUN_V4[0], STUN_PORT), Endpoint.parse(STUN_V4[1], STUN_PORT))
+
+
+def _enter(namespace: str) -> None:
+    libc = ctypes.CDLL(None, use_errno=True)
+    fd = os.open(f"/var/run/netns/{namespace}", os.O_RDONLY)
+    try:
+        if libc.setns(fd, CLONE_NEWNET) != 0:
+            err = ctypes.get_errno()
+            raise OSError(err, f"setns into {namespace}: {os.strerror(err)}")
+    finally:
+        os.close(fd)
+
+
+class InNamespace:
+    """`fn` running on its own thread with its own trio loop, inside `namespace`."""
+
+    def __init__(self, namespace: str, fn: Callable[[], Awaitable[Any]]) -> None:
+        self.result: Any = None
+        self.error: BaseException | None = None
+
+        def main() -> None:
+            try:
+                _enter(namespace)
+
+                async def go() -> None:
+                    self.result = await fn()
+
+                trio.run(go)
+            except BaseException as exc:  # handed to join()
+                self.error = exc
+
+        self.thread = threading.Thread(target=main, daemon=True)
+        self.thread.start()
+
+    def join(self, timeout: float = 60.0) -> Any:
+        self.thread.join(timeout)
+        if self.thread.is_alive():
+            raise TimeoutError("a namespace thread did not finish in time")
+        if self.error is not None:
+            raise self.error
+        return self.result
+
+
+def run_in(namespace: str, fn: Callable[[], Awaitable[T]]) -> InNamespace:
+    return InNamespace(namespace, fn)

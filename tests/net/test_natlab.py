@@ -1,0 +1,166 @@
+"""Behind real NATs: homes in network namespaces with nftables routers (see natlab.py).
+
+Each peer runs in its own home's namespace; a STUN responder of the test's own stands on the
+lab's "internet". Cone NATs (`masquerade`) must be punched through and the punched stream must
+carry the real handshake; a symmetric NAT (`masquerade fully-random`) must be classified as
+such and a punch toward it must fail with a clear error (its links stay on the relay); IPv6
+between two homes needs no NAT but still a simultaneous open through routers that drop
+unsolicited inbound. Skipped with the reason where namespaces or nftables are unavailable.
+"""
+
+from __future__ import annotations
+
+import secrets
+import threading
+from collections.abc import Iterator
+
+import pytest
+import trio
+from natlab import STUN_PORT, Home, Lab, run_in, unavailable
+
+from buraco_p2p.net.candidates import NatClass
+from buraco_p2p.net.identity import Identity
+from buraco_p2p.net.invite import Endpoint
+from buraco_p2p.net.link import handshake
+from buraco_p2p.net.punch import PunchError, simultaneous_open
+from buraco_p2p.net.stun import StunError, binding, probe, serve_binding
+
+REASON = unavailable()
+pytestmark = pytest.mark.skipif(REASON is not None, reason=REASON or "")
+PUNCH_PORT = 40400
+
+
+@pytest.fixture
+def lab() -> Iterator[Lab]:
+    with Lab() as made:
+        stop = threading.Event()
+        stun = run_in(made.inet, lambda: _serve_stun(stop))
+        try:
+            yield made
+        finally:
+            stop.set()
+            stun.join(10)
+
+
+async def _serve_stun(stop: threading.Event) -> None:
+    async with trio.open_nursery() as nursery:
+        listeners = await trio.open_tcp_listeners(STUN_PORT, host="0.0.0.0")
+        for listener in listeners:
+            nursery.start_soon(serve_binding, listener)
+        await trio.to_thread.run_sync(stop.wait)
+        nursery.cancel_scope.cancel()
+
+
+def _punch_pair(
+    lab: Lab, a: Home, b: Home, *, v6: bool = False, window: float = 3.0
+) -> tuple[object, object]:
+    """Probe both sides, swap their reflexive candidates, punch at once, hand-shake."""
+    secret, table = secrets.token_bytes(16), secrets.token_bytes(16)
+    ids = Identity.generate("a"), Identity.generate("b")
+    seen: dict[int, tuple[Endpoint, NatClass]] = {}
+    barrier = threading.Barrier(2, timeout=20)
+
+    def side(me: int, home: Home, other: Home) -> object:
+        async def go() -> object:
+            if v6:
+                barrier.wait()
+                remote = Endpoint.parse(other.v6_ip, PUNCH_PORT)
+            else:
+                seen[me] = await probe(PUNCH_PORT, lab.stun_servers())
+                barrier.wait()  # both have their reflexive address: the "candidates" swap
+                remote = seen[1 - me][0]
+            barrier.wait()  # the coordinator's "dial now", heard by both at once
+            try:
+                stream = await simultaneous_open(PUNCH_PORT, remote, window=window)
+            except PunchError as exc:
+                return exc
+            link = await handshake(
+                stream, ids[me], room_secret=secret, table_id=table, initiator=me == 0,
+                expected_peer=ids[1 - me].public, timeout=5,
+            )
+            async with link:
+                await link.send({"hello": me})
+                return await link.receive()
+
+        return go
+
+    first, second = run_in(a.namespace, side(0, a, b)), run_in(b.namespace, side(1, b, a))
+    return first.join(30), second.join(30), seen  # type: ignore[return-value]
+
+
+def test_stun_sees_the_public_address_of_a_cone_nat(lab: Lab) -> None:
+    home = lab.add_home()
+
+    async def go() -> tuple[Endpoint, NatClass]:
+        return await probe(PUNCH_PORT, lab.stun_servers())
+
+    mapped, nat = run_in(home.namespace, go).join(30)
+    assert mapped == Endpoint.parse(home.public_ip, PUNCH_PORT)
+    assert nat is NatClass.INDEPENDENT
+
+
+def test_a_symmetric_nat_is_classified_random(lab: Lab) -> None:
+    home = lab.add_home(symmetric=True)
+
+    async def go() -> tuple[Endpoint, NatClass]:
+        return await probe(PUNCH_PORT, lab.stun_servers())
+
+    mapped, nat = run_in(home.namespace, go).join(30)
+    assert str(mapped.ip) == home.public_ip
+    assert nat is NatClass.RANDOM
+
+
+def test_a_router_drops_an_unsolicited_connection(lab: Lab) -> None:
+    a, b = lab.add_home(), lab.add_home()
+
+    async def listen() -> None:
+        listeners = await trio.open_tcp_listeners(PUNCH_PORT, host="0.0.0.0")
+        with trio.move_on_after(3):
+            await listeners[0].accept()
+            raise AssertionError("an unsolicited connection got through the router")
+
+    async def dial() -> str:
+        try:
+            with trio.fail_after(2):
+                await trio.open_tcp_stream(b.public_ip, PUNCH_PORT)
+        except (OSError, trio.TooSlowError) as exc:
+            return type(exc).__name__
+        return "connected"
+
+    listener = run_in(b.namespace, listen)
+    assert run_in(a.namespace, dial).join(10) != "connected"
+    listener.join(10)
+
+
+def test_two_cone_nats_punch_a_direct_link_that_carries_the_handshake(lab: Lab) -> None:
+    a, b = lab.add_home(), lab.add_home()
+    got_a, got_b, seen = _punch_pair(lab, a, b)
+    assert got_a == {"hello": 1} and got_b == {"hello": 0}
+    assert all(nat is NatClass.INDEPENDENT for _, nat in seen.values())  # type: ignore[attr-defined]
+
+
+def test_a_symmetric_nat_cannot_be_punched_and_says_so(lab: Lab) -> None:
+    a, b = lab.add_home(), lab.add_home(symmetric=True)
+    got_a, got_b, _ = _punch_pair(lab, a, b, window=1.5)
+    assert isinstance(got_a, PunchError) and isinstance(got_b, PunchError)
+    assert "no connection to" in str(got_a)
+
+
+def test_ipv6_between_two_homes_needs_a_simultaneous_open(lab: Lab) -> None:
+    a, b = lab.add_home(), lab.add_home()
+    got_a, got_b, _ = _punch_pair(lab, a, b, v6=True)
+    assert got_a == {"hello": 1} and got_b == {"hello": 0}
+
+
+def test_stun_to_nobody_is_a_clear_error(lab: Lab) -> None:
+    home = lab.add_home()
+
+    async def go() -> str:
+        from buraco_p2p.net.punch import reusable_socket
+
+        with pytest.raises(StunError) as caught:
+            await binding(Endpoint.parse("198.51.100.99", STUN_PORT),
+                          await reusable_socket(2, 0), timeout=1)
+        return str(caught.value)
+
+    assert "198.51.100.99" in run_in(home.namespace, go).join(10)

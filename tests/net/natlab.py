@@ -233,3 +233,70 @@ class InNamespace:
 
 def run_in(namespace: str, fn: Callable[[], Awaitable[T]]) -> InNamespace:
     return InNamespace(namespace, fn)
+
+
+def punch_all(lab: Lab, homes: list[Home], port: int, window: float = 3.0) -> dict[
+    tuple[int, int], str
+]:
+    """Every pair of `homes` punches a link and runs the handshake over it, all at once.
+
+    Each home asks the lab's STUN responders about one local `port` and punches every peer
+    from it (a cone NAT keeps one public port for it). Returns, per pair (i, j) with i < j,
+    "direct" when both ends exchanged a message over the handshaken link, else the error.
+    The threading barrier stands for the candidate exchange and the coordinator's "dial now".
+    """
+    from buraco_p2p.net.identity import Identity
+    from buraco_p2p.net.link import handshake
+    from buraco_p2p.net.punch import simultaneous_open
+    from buraco_p2p.net.stun import probe
+
+    secret, table = secrets.token_bytes(16), secrets.token_bytes(16)
+    ids = {h.index: Identity.generate(f"p{h.index}") for h in homes}
+    seen: dict[int, Endpoint] = {}
+    barrier = threading.Barrier(len(homes), timeout=30)
+    results: dict[tuple[int, int], list[str]] = {}
+    lock = threading.Lock()
+
+    def side(home: Home) -> Callable[[], Awaitable[None]]:
+        me = home.index
+
+        async def link_to(other: Home) -> None:
+            pair = (min(me, other.index), max(me, other.index))
+            outcome = "direct"
+            try:
+                stream = await simultaneous_open(port, seen[other.index], window=window)
+                link = await handshake(
+                    stream, ids[me], room_secret=secret, table_id=table,
+                    initiator=me < other.index, expected_peer=ids[other.index].public, timeout=5,
+                )
+                async with link:
+                    await link.send({"from": me})
+                    got = await link.receive()
+                    if got != {"from": other.index}:
+                        outcome = f"wrong message {got!r}"
+            except Exception as exc:  # reported per pair, as the benchmark counts them
+                outcome = f"{type(exc).__name__}: {exc}"
+            with lock:
+                results.setdefault(pair, []).append(outcome)
+
+        async def go() -> None:
+            try:
+                seen[me] = (await probe(port, lab.stun_servers()))[0]
+            finally:
+                barrier.wait()
+            async with trio.open_nursery() as nursery:
+                for other in homes:
+                    if other.index != me and other.index in seen:
+                        nursery.start_soon(link_to, other)
+
+        return go
+
+    threads = [run_in(h.namespace, side(h)) for h in homes]
+    for t in threads:
+        t.join(60)
+    return {
+        pair: "direct" if outcomes == ["direct", "direct"] else "; ".join(
+            o for o in outcomes if o != "direct"
+        ) or "one side only"
+        for pair, outcomes in sorted(results.items())
+    }

@@ -16,7 +16,7 @@ from collections.abc import Iterator
 
 import pytest
 import trio
-from natlab import STUN_PORT, Home, Lab, run_in, unavailable
+from natlab import STUN_PORT, Home, Lab, punch_all, run_in, unavailable
 
 from buraco_p2p.net.candidates import NatClass
 from buraco_p2p.net.identity import Identity
@@ -164,3 +164,17 @@ def test_stun_to_nobody_is_a_clear_error(lab: Lab) -> None:
         return str(caught.value)
 
     assert "198.51.100.99" in run_in(home.namespace, go).join(10)
+
+
+def test_four_homes_behind_cone_nats_punch_every_link(lab: Lab) -> None:
+    homes = [lab.add_home() for _ in range(4)]
+    links = punch_all(lab, homes, PUNCH_PORT)
+    assert links == {(i, j): "direct" for i in range(1, 5) for j in range(i + 1, 5)}
+
+
+def test_one_symmetric_nat_leaves_only_its_three_links_unpunched(lab: Lab) -> None:
+    homes = [lab.add_home(symmetric=k == 3) for k in range(4)]
+    links = punch_all(lab, homes, PUNCH_PORT, window=1.5)
+    direct = {pair for pair, how in links.items() if how == "direct"}
+    assert direct == {(1, 2), (1, 3), (2, 3)}
+    assert all("no connection" in links[(i, 4)] for i in (1, 2, 3))

@@ -8,12 +8,14 @@
 - replay_moves_per_s: the logs of those hands replayed with full validation on one core: every
   move decoded from its wire form and pushed on a fresh referee view of its hand, starting
   with an empty meld cache.
+- selfplay_hands_per_s_6p: the same at a table of six (three teams of two, 162 cards), six
+  heuristic bots, the five presets in turn.
 - heuristic_vs_random_win_rate: matches won by a team of two heuristic bots against two random
   bots (seats alternated from match to match, the five presets in turn), over `--matches`
   matches (default 200); an unfinished match counts as a loss.
 
 Targets (issue "rules engine"): replay >= 20,000 moves/s, self-play >= 20 hands/s,
-win rate > 0.9.
+win rate > 0.9; (issue "tables of two, three and six"): self-play at six >= 20 hands/s.
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ from typing import Any
 from buraco_p2p.bots import HandRecord, HeuristicBot, RandomBot, play_match
 from buraco_p2p.bots.base import Bot
 from buraco_p2p.engine import RefereeView, move_from_wire
-from buraco_p2p.rules import PRESETS, get_preset
+from buraco_p2p.rules import PRESETS, get_preset, parse_overrides
 
 PRESET_NAMES = tuple(PRESETS)
 
@@ -53,6 +55,29 @@ def bench_selfplay(hands: int, seed: int) -> tuple[float, list[HandRecord], dict
     elapsed = time.perf_counter() - t0
     rates = {k: round(n / dt, 1) for k, (n, dt) in per_preset.items() if n}
     return elapsed, records, rates
+
+
+def bench_selfplay_6p(hands: int, seed: int) -> tuple[float, int, dict[str, float]]:
+    """Seconds to play at least `hands` complete hands at a table of six (whole matches,
+    presets in turn), the hands played, and hands per second by preset."""
+    bot = HeuristicBot()
+    bots: list[Bot] = [bot] * 6
+    played = 0
+    per_preset = {name: [0, 0.0] for name in PRESET_NAMES}
+    i = 0
+    t0 = time.perf_counter()
+    while played < hands:
+        name = PRESET_NAMES[i % len(PRESET_NAMES)]
+        rules = get_preset(name).with_overrides(parse_overrides(["players=6"]))
+        t = time.perf_counter()
+        n = len(play_match(rules, bots, random.Random(seed + 500_000 + i)).hands)
+        per_preset[name][0] += n
+        per_preset[name][1] += time.perf_counter() - t
+        played += n
+        i += 1
+    elapsed = time.perf_counter() - t0
+    rates = {k: round(n / dt, 1) for k, (n, dt) in per_preset.items() if n}
+    return elapsed, played, rates
 
 
 def bench_replay(records: list[HandRecord]) -> tuple[float, int]:
@@ -102,11 +127,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--matches", type=int, default=200, help="heuristic vs random matches")
     parser.add_argument("--hands", type=int, default=100, help="self-play hands at least")
+    parser.add_argument("--hands-6p", type=int, default=40, help="six-player hands at least")
     parser.add_argument("--seed", type=int, default=1)
     args = parser.parse_args()
     t_start = time.perf_counter()
     selfplay_s, records, by_preset = bench_selfplay(args.hands, args.seed)
     replay_s, moves = bench_replay(records)
+    six_s, six_hands, six_by_preset = bench_selfplay_6p(args.hands_6p, args.seed)
     strength = bench_strength(args.matches, args.seed)
     out: dict[str, Any] = {
         "replay_moves_per_s": round(moves / replay_s),
@@ -115,6 +142,9 @@ def main() -> None:
         "selfplay_hands": len(records),
         "selfplay_hands_per_s_by_preset": by_preset,
         "selfplay_elapsed_s": round(selfplay_s, 2),
+        "selfplay_hands_per_s_6p": round(six_hands / six_s, 1),
+        "selfplay_hands_6p": six_hands,
+        "selfplay_hands_per_s_6p_by_preset": six_by_preset,
         **strength,
         "elapsed_s": round(time.perf_counter() - t_start, 2),
     }

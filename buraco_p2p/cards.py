@@ -6,7 +6,10 @@ The rules work on faces; the engine and the crypto deck work on ids.
 
 Ids are stable across presets so that logs and test vectors can name cards:
 ids 0..51 are the first copy (suit-major: spades, hearts, diamonds, clubs; ranks A..K),
-52..103 the second copy, 104..107 the four jokers (only in 108-card decks).
+52..103 the second copy, 104..107 the four jokers (only in 108-card decks). The three-pack
+decks of a table of six number their suited cards the same way over three copies (104..155 the
+third), then their six jokers (156..161, in a 162-card deck): in every deck the jokers follow
+the suited cards, so a face depends on the deck size only for ids 104..107.
 """
 
 from __future__ import annotations
@@ -77,31 +80,46 @@ FACES: Final[tuple[Card, ...]] = (
 )
 JOKER: Final = FACES[52]
 
-DECK_SIZES: Final = (104, 108)
+DECK_SIZES: Final = (104, 108, 156, 162)
 
 
-def face_of(card_id: int) -> Card:
-    """The face of a physical card id."""
-    if type(card_id) is not int or not 0 <= card_id < 108:
+def joker_base(deck_size: int) -> int:
+    """The first joker id of a deck: its suited cards are the ids below."""
+    return deck_size - deck_size % 52
+
+
+def face_of(card_id: int, deck_size: int = 108) -> Card:
+    """The face of a physical card id in a deck of `deck_size` cards."""
+    if type(card_id) is not int or not 0 <= card_id < max(deck_size, 108):
         raise ValueError(f"card id out of range: {card_id}")
-    if card_id >= 104:
+    if card_id >= joker_base(max(deck_size, 108)):
         return JOKER
     return FACES[card_id % 52]
 
 
+def face_codes(deck_size: int) -> tuple[int, ...]:
+    """`Card.code` of every id of a deck, by id: the engine's and the bots' hot-path table."""
+    return _FACE_CODES[card_ids(deck_size).stop]
+
+
 def card_ids(deck_size: int) -> range:
-    """The physical card ids of a deck of 104 (no jokers) or 108 cards."""
+    """The physical card ids of a deck: 104 or 108 cards, 156 or 162 at a table of six."""
     if deck_size not in DECK_SIZES:
-        raise ValueError(f"deck size must be 104 or 108, not {deck_size}")
+        raise ValueError(f"deck size must be 104, 108, 156 or 162, not {deck_size}")
     return range(deck_size)
 
 
-def id_text(card_id: int) -> str:
+def id_text(card_id: int, deck_size: int = 108) -> str:
     """Text for a physical card: its face, and `#2` for a second copy (`AS#2`, `JK#3`)."""
-    face = face_of(card_id)
-    copy = (card_id - 104) + 1 if card_id >= 104 else card_id // 52 + 1
+    face = face_of(card_id, deck_size)
+    base = joker_base(max(deck_size, 108))
+    copy = (card_id - base) + 1 if card_id >= base else card_id // 52 + 1
     return str(face) if copy == 1 else f"{face}#{copy}"
 
+
+_FACE_CODES: Final = {
+    n: tuple(52 if i >= joker_base(n) else i % 52 for i in range(n)) for n in DECK_SIZES
+}
 
 _SUIT_BY_LETTER: Final = {s.letter: s for s in Suit}
 _RANK_BY_LETTER: Final = {c: i + 1 for i, c in enumerate(RANK_LETTERS)}

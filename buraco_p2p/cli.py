@@ -12,13 +12,13 @@ import sys
 from collections.abc import Sequence
 from types import ModuleType
 
-from buraco_p2p import __version__
+from buraco_p2p import __version__, audit
 from buraco_p2p.bots import selfplay
 from buraco_p2p.net import commands
 
 # Each exposes `register(subparsers)`; every parser it registers sets `func=` to a callable
 # taking the parsed namespace and returning an exit code.
-COMMAND_MODULES: tuple[ModuleType, ...] = (commands, selfplay)
+COMMAND_MODULES: tuple[ModuleType, ...] = (commands, selfplay, audit)
 
 
 def build_parser() -> argparse.ArgumentParser:

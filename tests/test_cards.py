@@ -85,7 +85,7 @@ def test_face_of_rejects_ids_outside_the_deck(bad: int) -> None:
 
 @pytest.mark.parametrize("size", [0, 52, 106, 110])
 def test_card_ids_rejects_other_deck_sizes(size: int) -> None:
-    with pytest.raises(ValueError, match="104 or 108"):
+    with pytest.raises(ValueError, match="104, 108, 156 or 162"):
         card_ids(size)
 
 

@@ -1,9 +1,9 @@
-"""Self-play in one process: a referee deal, four bots each holding only its own view.
+"""Self-play in one process: a referee deal, one bot per seat each holding only its own view.
 
-`LocalTable` keeps the referee and the four `PlayerView`s in step and feeds each view the
-reveals a networked session would; a bot is only ever shown its own seat's view. Everything
-random (first dealer, cut, shuffle, the bots' choices) is drawn from the `random.Random` passed
-in, so a seed replays a match move for move.
+`LocalTable` keeps the referee and the `PlayerView`s (2, 3, 4 or 6, as the rules say) in step
+and feeds each view the reveals a networked session would; a bot is only ever shown its own
+seat's view. Everything random (first dealer, cut, shuffle, the bots' choices) is drawn from the
+`random.Random` passed in, so a seed replays a match move for move.
 """
 
 from __future__ import annotations
@@ -23,7 +23,6 @@ from buraco_p2p.engine import (
     Move,
     RefereeView,
     cutter_seat,
-    team_of,
 )
 from buraco_p2p.rules import RuleSet, score_team_hand, total
 
@@ -49,13 +48,16 @@ class HandRecord:
 
 @dataclass(frozen=True, slots=True)
 class MatchRecord:
-    """A played match. `winner` is None only if it hit `MAX_HANDS_PER_MATCH`."""
+    """A played match. `winner` is None only if it hit `MAX_HANDS_PER_MATCH`.
+
+    `scores` and `winner` are per match side: teams at four and six, players at two and three.
+    """
 
     rules: RuleSet
     bot_names: tuple[str, ...]
     first_dealer: int
     hands: tuple[HandRecord, ...]
-    scores: tuple[int, int]
+    scores: tuple[int, ...]
     winner: int | None
 
 
@@ -67,8 +69,9 @@ def play_hand(
     max_moves: int = MAX_MOVES_PER_HAND,
 ) -> HandRecord:
     """Play one hand to its end; each bot sees only `table.views[its seat]`."""
-    if len(bots) != 4 or len(rngs) != 4:
-        raise ValueError("a hand needs four bots and four random sources")
+    n = setup.rules.players
+    if len(bots) != n or len(rngs) != n:
+        raise ValueError(f"a hand of {n} players needs {n} bots and {n} random sources")
     table = LocalTable(setup, permutation)
     moves: list[Move] = []
     while not table.ended:
@@ -86,15 +89,16 @@ def play_match(
     bots: Sequence[Bot],
     rng: random.Random,
     max_hands: int = MAX_HANDS_PER_MATCH,
-    on_hand: Callable[[HandRecord, tuple[int, int]], None] | None = None,
+    on_hand: Callable[[HandRecord, tuple[int, ...]], None] | None = None,
 ) -> MatchRecord:
     """Play a match to its end. `rng` decides the first dealer, every cut and shuffle, and
     seeds one random source per seat for the bots. `on_hand(record, match_scores)` is called
     after each hand (to print a match as it goes)."""
-    if len(bots) != 4:
-        raise ValueError("a match needs four bots")
-    first_dealer = rng.randrange(4)
-    bot_rngs = [random.Random(rng.getrandbits(64)) for _ in range(4)]
+    n = rules.players
+    if len(bots) != n:
+        raise ValueError(f"a match of {n} players needs {n} bots")
+    first_dealer = rng.randrange(n)
+    bot_rngs = [random.Random(rng.getrandbits(64)) for _ in range(n)]
     match = Match(rules, first_dealer)
     hands: list[HandRecord] = []
     while not match.over and len(hands) < max_hands:
@@ -107,13 +111,13 @@ def play_match(
         match.record(record.result)
         hands.append(record)
         if on_hand is not None:
-            on_hand(record, (match.scores[0], match.scores[1]))
+            on_hand(record, tuple(match.scores))
     return MatchRecord(
         rules,
         tuple(b.name for b in bots),
         first_dealer,
         tuple(hands),
-        (match.scores[0], match.scores[1]),
+        tuple(match.scores),
         match.winner,
     )
 
@@ -126,21 +130,23 @@ def replay(record: HandRecord) -> RefereeView:
     return ref
 
 
-def rescore(record: HandRecord) -> tuple[int, int]:
-    """Team totals of a recorded hand, recomputed from its log with the rules layer's scorer
+def rescore(record: HandRecord) -> tuple[int, ...]:
+    """Side totals of a recorded hand, recomputed from its log with the rules layer's scorer
     (not the engine's), as a cross-check of `record.result`."""
     ref = replay(record)
     if not ref.ended:
         raise ValueError("the recorded log does not end the hand")
     rules = record.setup.rules
+    n = rules.deck_size
+    cutter = cutter_seat(record.setup.dealer, rules.players)
     out: list[int] = []
-    for team in (0, 1):
+    for team, seats in enumerate(ref.sides):
         pot_i = ref.team_pot[team]
         unplayed = ref.pot_unplayed(team)
         pot_slots = set(ref.layout.pots[pot_i]) if unplayed else set()
         in_hands = [
-            face_of(ref.known[s])
-            for seat in (team, team + 2)
+            face_of(ref.known[s], n)
+            for seat in seats
             for s in ref.hands[seat]
             if s not in pot_slots
         ]
@@ -149,9 +155,17 @@ def rescore(record: HandRecord) -> tuple[int, int]:
             melds=[tm.meld for tm in ref.melds[team]],
             cards_in_hands=in_hands,
             took_pot=pot_i >= 0,
-            went_out=ref.went_out >= 0 and team_of(ref.went_out) == team,
-            unplayed_pot=[face_of(ref.known[s]) for s in sorted(pot_slots)] if unplayed else None,
-            cut_22=record.setup.cut == 22 and team_of(cutter_seat(record.setup.dealer)) == team,
+            went_out=ref.went_out >= 0 and ref.went_out in seats,
+            # The pot's cards still in hand: one it left only by a discard stays unplayed.
+            unplayed_pot=[
+                face_of(ref.known[s], n)
+                for seat in seats
+                for s in ref.hands[seat]
+                if s in pot_slots
+            ]
+            if unplayed
+            else None,
+            cut_22=record.setup.cut == rules.cut_bonus_size and cutter in seats,
         )
         out.append(total(lines))
-    return (out[0], out[1])
+    return tuple(out)

@@ -35,9 +35,9 @@ from buraco_p2p.engine import (
     TakeDiscard,
     TurnUpFirst,
     legal_moves,
-    team_of,
 )
 from buraco_p2p.engine.hand import GO_OUT, TAKE_POT
+from buraco_p2p.engine.legal import additions, lay_downs
 from buraco_p2p.rules import Meld, MeldKind
 
 JOKER_CODE: Final = 52
@@ -62,10 +62,6 @@ KEEP_SAME_RANK: Final = 12
 DANGER_FITS_OPP: Final = 90
 DANGER_PER_PILE_CARD: Final = 4
 SAFE_REPEAT: Final = 15
-
-
-def _code(card_id: int) -> int:
-    return card_id % 52 if card_id < 104 else JOKER_CODE
 
 
 def _is_wild(code: int) -> bool:
@@ -190,9 +186,10 @@ class HeuristicBot:
 
     def _pile_pays(self, view: HandState, seat: int) -> bool:
         known = view.known
-        pile = [_code(known[s]) for s in view.pile]
-        hand = [_code(known[s]) for s in view.hands[seat]]
-        team = team_of(seat)
+        face = view.codes
+        pile = [face[known[s]] for s in view.pile]
+        hand = [face[known[s]] for s in view.hands[seat]]
+        team = view.seat_side[seat]
         shapes = [_Shape(tm.meld) for tm in view.melds[team]]
         set_ranks = view.rules.set_ranks
         taken_sets = {sh.rank for sh in shapes if sh.is_set}
@@ -201,12 +198,19 @@ class HeuristicBot:
         r = top % 13 + 1
         set_ok = r in set_ranks and (r not in taken_sets or not view.rules.one_set_per_rank)
         opened = view.opened[team]
+        hungry = view.players == 2 or (not opened and view.initial_minimum(team, seat) > 0)
+        if hungry and len(pile) >= 3 and len(view.stock) >= LATE_STOCK:
+            # Heads up, a pile left lies for the one opponent; a side still short of its
+            # opening minimum needs cards. A pile of three or more cannot be passed round for
+            # ever: the taker leaves one card, which the next player takes only if it goes
+            # down at once, so two more turns draw from the stock before it is three again.
+            return True
         if not (
             (opened and any(sh.fits(top) for sh in shapes)) or counts.completes_meld(top, set_ok)
         ):
             return False
         if _is_wild(top):
-            return True
+            return _top_goes_down(view, seat)
         both = _Hand(hand + pile)
         useful = 0
         dead_points = 0
@@ -227,13 +231,18 @@ class HeuristicBot:
         late = len(view.stock) < LATE_STOCK
         if late and dead_points > 10 * useful + 10:
             return False
-        return useful * 2 >= len(pile) - useful or len(pile) <= 3
+        if not (useful * 2 >= len(pile) - useful or len(pile) <= 3):
+            return False
+        # Last, the exact test: a top card that cannot go down at once (under an opening
+        # minimum, or where melding it would leave a last card that may not be discarded)
+        # would be discarded again, and two players could pass it back and forth for ever.
+        return _top_goes_down(view, seat)
 
     # ------------------------------------------------------------------ play
 
     def _play(self, view: HandState, moves: list[Move], rng: random.Random) -> Move:
         seat = view.turn
-        team = team_of(seat)
+        team = view.seat_side[seat]
         known = view.known
         hand = view.hands[seat]
         late = len(view.stock) < LATE_STOCK
@@ -259,7 +268,7 @@ class HeuristicBot:
                 if sum(len(x) for x in mv.melds) == len(hand):
                     score += _emptying_value(view, seat, [tm.meld for tm in table] + new_melds)
             elif isinstance(mv, AddToMeld):
-                codes = tuple(sorted(_code(known[s]) for s in mv.slots))
+                codes = tuple(sorted(view.codes[known[s]] for s in mv.slots))
                 old = table[mv.meld].meld
                 added = oracle.try_extend(old, codes, mv.wild_end)
                 if added is None:  # pragma: no cover - the generator offers legal moves only
@@ -284,10 +293,11 @@ class HeuristicBot:
 
     def _turn_up_pays(self, view: HandState, seat: int) -> bool:
         """Refuse the first card only when it does nothing for the hand and is no wild."""
-        code = _code(view.known[view.first_slot])
+        face = view.codes
+        code = face[view.known[view.first_slot]]
         if _is_wild(code):
             return False
-        others = [_code(view.known[s]) for s in view.hands[seat] if s != view.first_slot]
+        others = [face[view.known[s]] for s in view.hands[seat] if s != view.first_slot]
         near, far = _Hand(others).run_links(code)
         return near == 0 and far == 0
 
@@ -297,16 +307,19 @@ class HeuristicBot:
         self, view: HandState, seat: int, discards: list[Discard], rng: random.Random
     ) -> Discard:
         known = view.known
-        hand_codes = [_code(known[s]) for s in view.hands[seat]]
+        face = view.codes
+        hand_codes = [face[known[s]] for s in view.hands[seat]]
         if len(hand_codes) == 1:
             return discards[0]
         counts = _Hand(hand_codes)
-        team = team_of(seat)
+        team = view.seat_side[seat]
         own = [_Shape(tm.meld) for tm in view.melds[team]]
-        opp = [_Shape(tm.meld) for tm in view.melds[1 - team]]
-        nxt = view.next_seat[seat]
+        opp = [
+            _Shape(tm.meld) for t, melds in enumerate(view.melds) if t != team for tm in melds
+        ]
+        nxt = _next_opponent(view, seat)
         refused = {
-            _code(known[m.slot])
+            face[known[m.slot]]
             for m in view.moves
             if isinstance(m, Discard) and m.seat == nxt and known[m.slot] >= 0
         }
@@ -318,7 +331,7 @@ class HeuristicBot:
         best = discards[0]
         best_cost = float("inf")
         for mv in discards:
-            code = _code(known[mv.slot])
+            code = face[known[mv.slot]]
             copies = seen.get(code, 0)
             seen[code] = copies + 1
             if _is_wild(code):
@@ -349,8 +362,36 @@ def _shown_cost(view: HandState, take: TakeDiscard) -> tuple[int, int]:
     """Fechado: how much a justification gives away. Any justification guarantees a meld for
     the top card and the play step picks the best meld afterwards, so show as little as
     possible: no wild if avoidable, then the fewest cards."""
-    wilds = sum(1 for s in take.justify if _is_wild(_code(view.known[s])))
+    wilds = sum(1 for s in take.justify if _is_wild(view.codes[view.known[s]]))
     return wilds, len(take.justify)
+
+
+def _top_goes_down(view: HandState, seat: int) -> bool:
+    """Whether, after taking the pile, a legal lay-down or addition uses its top card.
+
+    Additions of the top card alone are checked first, cheaply, where they leave two cards or
+    more; then the generator's lay-downs on a copy after the take.
+    """
+    top = view.pile[-1]
+    after = view.preview_take(seat)
+    team = view.seat_side[seat]
+    if view.opened[team] and len(after.hands[seat]) >= 3:
+        code = (view.codes[view.known[top]],)
+        if any(view.oracle.try_extend(tm.meld, code) for tm in view.melds[team]):
+            return True
+    if any(top in x for m in lay_downs(after, seat) for x in m.melds):
+        return True
+    return any(top in m.slots for m in additions(after, seat))
+
+
+def _next_opponent(view: HandState, seat: int) -> int:
+    """The next player in turn order on another side: whom a discard feeds first (after the
+    three-player side change the next player may be a partner)."""
+    team = view.seat_side[seat]
+    nxt = view.next_seat[seat]
+    while view.seat_side[nxt] == team and nxt != seat:
+        nxt = view.next_seat[nxt]
+    return nxt
 
 
 def _emptying_value(view: HandState, seat: int, after: list[Meld]) -> int:
@@ -363,7 +404,7 @@ def _lay_down_gain(view: HandState, mv: LayDown, wild_cost: int) -> tuple[float,
     score = 0.0
     melds: list[Meld] = []
     for i, slots in enumerate(mv.melds):
-        codes = tuple(sorted(_code(known[s]) for s in slots))
+        codes = tuple(sorted(view.codes[known[s]] for s in slots))
         new = view.oracle.try_evaluate(codes, mv.end_of(i))
         if new is None:
             return None

@@ -9,6 +9,7 @@ from the operating system, prints it, and plays one match of four heuristic bots
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import random
@@ -17,10 +18,15 @@ from collections.abc import Callable, Sequence
 from typing import Any, TextIO
 
 from buraco_p2p.bots import BOT_NAMES, Bot, HandRecord, MatchRecord, make_bot, play_match
-from buraco_p2p.engine import LINE_NAMES, EndReason
+from buraco_p2p.crypto import DeterministicRandomSource
+from buraco_p2p.engine import LINE_NAMES, EndReason, HandState, Move, match_sides
+from buraco_p2p.logfile import encode_log
+from buraco_p2p.net.identity import Identity
 from buraco_p2p.rules import RuleError, RuleSet, get_preset, parse_overrides
+from buraco_p2p.session import Entry, Peer, Router, make_genesis
 
 MAX_MATCHES = 100_000
+MAX_HANDS = 1_000
 EXIT_USAGE = 2
 
 
@@ -32,10 +38,10 @@ def register(subparsers: Any) -> None:
     """Add the `selfplay` and `play` subcommands (see `buraco_p2p.cli`)."""
     sp = subparsers.add_parser(
         "selfplay",
-        help="play whole matches among four bots in one process",
+        help="play whole matches among bots (one per seat) in one process",
         description=(
-            "Play whole matches among four bots in one process and print each hand's score "
-            "lines and each match's result. The same seed gives the same games."
+            "Play whole matches among bots, one per seat, in one process and print each hand's "
+            "score lines and each match's result. The same seed gives the same games."
         ),
     )
     sp.add_argument("--rules", required=True, metavar="PRESET", help="rule preset name")
@@ -43,15 +49,28 @@ def register(subparsers: Any) -> None:
     sp.add_argument("--matches", type=int, default=1, metavar="K", help="matches (default 1)")
     sp.add_argument("--json", action="store_true", help="print one JSON document")
     sp.add_argument(
+        "--log",
+        metavar="FILE",
+        help=(
+            "play one match among four in-memory session peers, all crypto on, and write "
+            "its signed match log to FILE (check it with `buraco-p2p verify FILE`)"
+        ),
+    )
+    sp.add_argument(
+        "--hands", type=int, metavar="N", help="with --log: write only the first N hands"
+    )
+    sp.add_argument(
         "--bots",
         default="heuristic",
         metavar="NAMES",
         help=(
-            "comma-separated bot names: one for every seat, two for team 0 (seats 0, 2) and "
-            f"team 1 (seats 1, 3), or four, one per seat; bots: {', '.join(BOT_NAMES)}"
+            "comma-separated bot names: one for every seat, one per team (at four: team 0 is "
+            "seats 0, 2 and team 1 seats 1, 3), or one per seat; "
+            f"bots: {', '.join(BOT_NAMES)}"
         ),
     )
     _add_rule_option(sp)
+    _add_players_option(sp)
     sp.set_defaults(func=run_selfplay)
 
     pp = subparsers.add_parser(
@@ -64,6 +83,7 @@ def register(subparsers: Any) -> None:
     )
     pp.add_argument("--rules", default="us", metavar="PRESET", help="rule preset (default us)")
     _add_rule_option(pp)
+    _add_players_option(pp)
     pp.set_defaults(func=run_play)
 
 
@@ -77,36 +97,54 @@ def _add_rule_option(p: argparse.ArgumentParser) -> None:
     )
 
 
+def _add_players_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--players",
+        type=int,
+        metavar="N",
+        help="players at the table: 2, 3, 4 or 6 (the same as --rule players=N)",
+    )
+
+
 # ---------------------------------------------------------------------- argument checks
 
+_WORDS = {1: "one", 2: "two", 3: "three", 4: "four", 6: "six"}
 
-def resolve_rules(preset: str, overrides: Sequence[str]) -> RuleSet:
-    """The preset with the `--rule` overrides applied; bad input is a `UsageError`."""
+
+def resolve_rules(preset: str, overrides: Sequence[str], players: int | None = None) -> RuleSet:
+    """The preset with the `--rule` overrides (and `--players`) applied; bad input is a
+    `UsageError`."""
     try:
         rules = get_preset(preset)
         changes = parse_overrides(overrides)
+        if players is not None:
+            if "players" in changes and changes["players"] != players:
+                raise UsageError(
+                    f"--players {players} and --rule players={changes['players']} disagree"
+                )
+            changes["players"] = players
         return rules.with_overrides(changes) if changes else rules
     except (RuleError, ValueError) as exc:
         raise UsageError(str(exc)) from None
 
 
-def resolve_bots(spec: str) -> list[Bot]:
-    """Four bots, by seat, from a comma-separated list of one, two or four names."""
+def resolve_bots(spec: str, players: int = 4, sides: int = 2) -> list[Bot]:
+    """One bot per seat from a comma-separated list of one name (every seat), one per match
+    side (seat s gets name s % sides) or one per seat."""
     names = [n.strip() for n in spec.split(",")]
-    if len(names) not in (1, 2, 4) or not all(names):
+    counts = sorted({1, sides, players})
+    if len(names) not in counts or not all(names):
+        words = [_WORDS[c] for c in counts]
+        allowed = ", ".join(words[:-1]) + " or " + words[-1]
         raise UsageError(
-            f"--bots needs one, two or four comma-separated names, not {spec!r} "
+            f"--bots needs {allowed} comma-separated names, not {spec!r} "
             f"(bots: {', '.join(BOT_NAMES)})"
         )
     try:
         bots = [make_bot(n) for n in names]
     except ValueError as exc:
         raise UsageError(str(exc)) from None
-    if len(bots) == 1:
-        return bots * 4
-    if len(bots) == 2:
-        return [bots[0], bots[1], bots[0], bots[1]]
-    return bots
+    return [bots[s % len(bots)] for s in range(players)]
 
 
 def match_rng(seed: int, index: int) -> random.Random:
@@ -138,13 +176,19 @@ def _guard_pipe(command: Callable[[argparse.Namespace], int], args: argparse.Nam
 
 def _selfplay(args: argparse.Namespace) -> int:
     try:
-        rules = resolve_rules(args.rules, args.rule)
-        bots = resolve_bots(args.bots)
+        rules = resolve_rules(args.rules, args.rule, args.players)
+        bots = resolve_bots(args.bots, rules.players, match_sides(rules))
         if not 1 <= args.matches <= MAX_MATCHES:
             raise UsageError(f"--matches must be 1..{MAX_MATCHES}, not {args.matches}")
+        if args.hands is not None and (args.log is None or not 1 <= args.hands <= MAX_HANDS):
+            raise UsageError(f"--hands needs --log and a count of 1..{MAX_HANDS}")
+        if args.log is not None and args.matches != 1:
+            raise UsageError("--log plays one match")
     except UsageError as exc:
         return _usage("selfplay", exc)
     out = sys.stdout
+    if args.log is not None:
+        return _selfplay_log(args, rules, bots, out)
     if args.json:
         # Keep only each match's summary document, not its move logs.
         docs = [
@@ -155,7 +199,7 @@ def _selfplay(args: argparse.Namespace) -> int:
         out.write("\n")
         return 0
     out.write(f"selfplay: rules {_rules_text(rules)}, seed {args.seed}, {_bots_text(bots)}\n")
-    wins = [0, 0]
+    wins = [0] * match_sides(rules)
     unfinished = 0
     for k in _range(args):
         out.write(f"match {k} of {args.matches}\n")
@@ -167,7 +211,7 @@ def _selfplay(args: argparse.Namespace) -> int:
             wins[record.winner] += 1
     if args.matches > 1:
         out.write(
-            f"team 0 won {wins[0]}, team 1 won {wins[1]}"
+            ", ".join(f"{_match_side_name(rules, i)} won {w}" for i, w in enumerate(wins))
             + (f", {unfinished} unfinished" if unfinished else "")
             + f" of {args.matches} matches\n"
         )
@@ -176,20 +220,80 @@ def _selfplay(args: argparse.Namespace) -> int:
 
 def _play(args: argparse.Namespace) -> int:
     try:
-        rules = resolve_rules(args.rules, args.rule)
+        rules = resolve_rules(args.rules, args.rule, args.players)
     except UsageError as exc:
         return _usage("play", exc)
     seed = int.from_bytes(os.urandom(8), "big")
-    bots = resolve_bots("heuristic")
+    bots = resolve_bots("heuristic", rules.players, match_sides(rules))
     out = sys.stdout
     overrides = "".join(f" --rule {r}" for r in args.rule)
+    if args.players is not None:
+        overrides += f" --players {args.players}"
     out.write(
-        f"four heuristic bots, rules {_rules_text(rules)}, seed {seed}\n"
+        f"{_WORDS[rules.players]} heuristic bots, rules {_rules_text(rules)}, seed {seed}\n"
         f"(replay: buraco-p2p selfplay --rules {args.rules}{overrides} --seed {seed})\n"
     )
     out.flush()
     record = play_match(rules, bots, match_rng(seed, 1), on_hand=_printer(out))
     _write_result(out, record)
+    return 0
+
+
+def session_match(
+    rules: RuleSet, bots: Sequence[Bot], seed: int, hands: int | None = None
+) -> list[Entry]:
+    """One match among four in-memory session peers, all crypto on, each bot seeing only its
+    own seat's view: the log (up to the end of hand `hands` if given), the same for every
+    seed, as every peer holds it."""
+    ident = [
+        Identity.from_seed(_derive(seed, f"identity/{p}"), f"bot{p}") for p in range(rules.players)
+    ]
+    genesis = make_genesis(_derive(seed, "table")[:16], ident, rules)
+    peers = [
+        Peer(genesis, ident[p], DeterministicRandomSource(_derive(seed, f"peer/{p}")))
+        for p in range(rules.players)
+    ]
+    rng = match_rng(seed, 1)
+
+    def choose(party: int, view: HandState) -> Move:
+        seat = peers[party].table.party_seat[party]
+        return bots[seat].choose_move(view, rng)
+
+    router = Router(peers, choose)
+    router.start()
+    first = peers[0]
+    while router.queue:
+        router.run(1)
+        hand = first.table.hand
+        if hands is not None and hand is not None and hand.number >= hands:
+            break
+    log = list(first.log)
+    if hands is not None:
+        # cut at the first entry of hand `hands` (its keys round), if it has begun
+        starts = [e.index for e in log if e.kind == "keys"][:: rules.players]
+        if len(starts) > hands:
+            log = log[: starts[hands]]
+    elif not first.table.closed:
+        raise RuntimeError("the session match did not finish")
+    return log
+
+
+def _derive(seed: int, what: str) -> bytes:
+    return hashlib.sha256(f"buraco-p2p/selfplay-log/{seed}/{what}".encode()).digest()
+
+
+def _selfplay_log(
+    args: argparse.Namespace, rules: RuleSet, bots: Sequence[Bot], out: TextIO
+) -> int:
+    log = session_match(rules, bots, args.seed, args.hands)
+    try:
+        with open(args.log, "wb") as f:
+            f.write(encode_log(e.wire for e in log))
+    except OSError as exc:
+        sys.stderr.write(f"selfplay: cannot write {args.log}: {exc}\n")
+        return 1
+    hands = sum(1 for e in log if e.kind == "result") // rules.players
+    out.write(f"selfplay: wrote {len(log)} log entries ({hands} hands) to {args.log}\n")
     return 0
 
 
@@ -206,63 +310,109 @@ def _usage(command: str, exc: Exception) -> int:
 
 
 def _rules_text(rules: RuleSet) -> str:
-    changes = _plain_changes(rules, get_preset(rules.name))
-    if not changes:
+    shown = {k: v[1] for k, v in _plain_changes(rules, get_preset(rules.name)).items()}
+    if rules.players == 6:
+        # Two teams is the four-player value, so no change from the preset, but at six a choice.
+        shown["teams"] = rules.teams
+    if not shown:
         return rules.name
-    return f"{rules.name} ({', '.join(f'{k}={v[1]}' for k, v in changes.items())})"
+    return f"{rules.name} ({', '.join(f'{k}={v}' for k, v in shown.items())})"
 
 
 def _bots_text(bots: Sequence[Bot]) -> str:
     return "bots " + ", ".join(f"seat {i} {b.name}" for i, b in enumerate(bots))
 
 
+def _side_name(rules: RuleSet, seats: Sequence[int]) -> str:
+    """A side of a hand: `team i` where sides are teams (four and six players), else its
+    seats (`seat 1`, `seats 0+2` after the three-player change)."""
+    if rules.players in (2, 3):
+        return ("seat " if len(seats) == 1 else "seats ") + "+".join(map(str, seats))
+    return f"team {min(seats) % match_sides(rules)}"
+
+
+def _match_side_name(rules: RuleSet, i: int) -> str:
+    return f"seat {i}" if rules.players in (2, 3) else f"team {i}"
+
+
+def _match_side_seats(rules: RuleSet, i: int) -> list[int]:
+    return list(range(i, rules.players, match_sides(rules)))
+
+
 def _end_text(record: HandRecord) -> str:
     r = record.result
     if r.end_reason is EndReason.WENT_OUT and r.went_out is not None:
-        return f"seat {r.went_out} (team {r.went_out & 1}) went out"
+        rules = r.setup.rules
+        if rules.players in (2, 3):
+            return f"seat {r.went_out} went out"
+        return f"seat {r.went_out} ({_side_name(rules, r.sides[r.side_of(r.went_out)])}) went out"
     return "the stock ran out"
 
 
-def _printer(out: TextIO) -> Callable[[HandRecord, tuple[int, int]], None]:
-    def show(record: HandRecord, scores: tuple[int, int]) -> None:
+def _row(name: str, values: Sequence[object], width: int) -> str:
+    return f"    {name:<14}" + "".join(f"{v:>{width}}" for v in values)
+
+
+def _printer(out: TextIO) -> Callable[[HandRecord, tuple[int, ...]], None]:
+    def show(record: HandRecord, scores: tuple[int, ...]) -> None:
         s = record.setup
+        rules = s.rules
         cut = "" if s.cut is None else f", cut {s.cut}"
+        r = record.result
+        change = ""
+        if rules.players == 3 and len(r.sides) == 2:
+            solo = next(side[0] for side in r.sides if len(side) == 1)
+            change = f"; seat {solo} took the first pot and played alone"
         out.write(
             f"  hand {s.hand_number + 1}: dealer seat {s.dealer}{cut}, "
-            f"{len(record.moves)} moves, {_end_text(record)}\n"
+            f"{len(record.moves)} moves, {_end_text(record)}{change}\n"
         )
-        out.write(f"    {'':<14}{'team 0':>8}{'team 1':>8}\n")
-        r = record.result
+        sides = range(len(r.sides))
+        width = 8 if rules.players == 4 else 11
+        out.write(_row("", [_side_name(rules, side) for side in r.sides], width) + "\n")
         for name in LINE_NAMES:
-            a, b = r.line(0, name), r.line(1, name)
-            if a or b:
-                out.write(f"    {name:<14}{a:>8}{b:>8}\n")
-        a, b = r.totals
-        out.write(f"    {'hand total':<14}{a:>8}{b:>8}\n")
-        out.write(f"    {'match score':<14}{scores[0]:>8}{scores[1]:>8}\n")
+            values = [r.line(i, name) for i in sides]
+            if any(values):
+                out.write(_row(name, values, width) + "\n")
+        out.write(_row("hand total", list(r.totals), width) + "\n")
+        if rules.players == 3:
+            out.write(
+                "    match score   "
+                + ", ".join(f"seat {i} {x}" for i, x in enumerate(scores))
+                + "\n"
+            )
+        else:
+            out.write(_row("match score", list(scores), width) + "\n")
         out.flush()
 
     return show
 
 
 def _write_result(out: TextIO, record: MatchRecord) -> None:
-    a, b = record.scores
+    scores = record.scores
+    rules = record.rules
     n = len(record.hands)
     if record.winner is None:
-        out.write(f"  result: unfinished after {n} hands, {a} to {b}\n")
+        out.write(
+            f"  result: unfinished after {n} hands, {' to '.join(map(str, scores))}\n"
+        )
     else:
         w = record.winner
-        out.write(
-            f"  result: team {w} (seats {w}, {w + 2}) wins {record.scores[w]} to "
-            f"{record.scores[1 - w]} after {n} hands\n"
-        )
+        seats = _match_side_seats(rules, w)
+        who = _match_side_name(rules, w)
+        if len(seats) > 1:
+            who += f" (seats {', '.join(map(str, seats))})"
+        others = " and ".join(str(x) for i, x in enumerate(scores) if i != w)
+        out.write(f"  result: {who} wins {scores[w]} to {others} after {n} hands\n")
     out.flush()
 
 
 # ---------------------------------------------------------------------- JSON output
 
 
-def hand_document(record: HandRecord, scores: tuple[int, int]) -> dict[str, Any]:
+def hand_document(record: HandRecord, scores: tuple[int, ...]) -> dict[str, Any]:
+    """One hand: `lines` and `totals` per side of the hand (`sides`, seats each), `scores`
+    per match side (teams at four and six, players at two and three)."""
     r = record.result
     s = record.setup
     return {
@@ -272,7 +422,8 @@ def hand_document(record: HandRecord, scores: tuple[int, int]) -> dict[str, Any]
         "moves": len(record.moves),
         "end": r.end_reason.value,
         "went_out": r.went_out,
-        "lines": {name: [r.line(0, name), r.line(1, name)] for name in LINE_NAMES},
+        "sides": [list(side) for side in r.sides],
+        "lines": {name: [r.line(i, name) for i in range(len(r.sides))] for name in LINE_NAMES},
         "totals": list(r.totals),
         "scores": list(scores),
     }
@@ -280,11 +431,10 @@ def hand_document(record: HandRecord, scores: tuple[int, int]) -> dict[str, Any]
 
 def match_document(index: int, record: MatchRecord) -> dict[str, Any]:
     hands = []
-    running = [0, 0]
+    running = [0] * len(record.scores)
     for h in record.hands:
-        a, b = h.result.totals
-        running = [running[0] + a, running[1] + b]
-        hands.append(hand_document(h, (running[0], running[1])))
+        running = [x + y for x, y in zip(running, h.result.match_points, strict=True)]
+        hands.append(hand_document(h, tuple(running)))
     return {
         "match": index,
         "first_dealer": record.first_dealer,
@@ -302,13 +452,14 @@ def selfplay_document(
     winners = [m["winner"] for m in matches]
     return {
         "rules": rules.name,
+        "players": rules.players,
         "overrides": {k: v[1] for k, v in _plain_changes(rules, get_preset(rules.name)).items()},
         "seed": seed,
         "bots": [b.name for b in bots],
         "matches": list(matches),
         "summary": {
             "matches": len(matches),
-            "wins": [winners.count(0), winners.count(1)],
+            "wins": [winners.count(i) for i in range(match_sides(rules))],
             "unfinished": winners.count(None),
         },
     }

@@ -18,7 +18,10 @@ hand plays where the rule sources leave room is documented in `buraco_p2p.engine
 Public API:
 
 - state: `HandSetup`, `HandState` (alias `Hand`), `PlayerView`, `RefereeView`, `Phase`,
-  `EndReason`, `TableMeld`, `team_of`; `view.check(move)`, `view.is_legal(move)`,
+  `EndReason`, `TableMeld`, `team_of` (four players); sides for every player count (2, 3, 4,
+  6): `view.sides`, `view.side_of(seat)`, `view.partners(seat)`, `view.side_change` (a
+  `SideChange` at three players once the first pot is taken), `match_sides(rules)`,
+  `sides_at_deal(rules)`, `pot_take_order(rules)`; `view.check(move)`, `view.is_legal(move)`,
   `view.copy()`, `view.sample_referee(rng)` (a referee consistent with what the view knows,
   for simulations), `view.preview_take(seat)` (the state after taking the pile, unchecked),
   `view.justification_problem(take)` (why a fechado take is not justified, or None);
@@ -29,14 +32,18 @@ Public API:
   `view.emptying_outcome(seat, melds)` says what emptying a hand would do now: `TAKE_POT`,
   `GO_OUT`, `EMPTY` or -1 (not allowed); `view.meld_emptying_outcome(seat, melds)` the same
   for emptying it by a meld (-1 for going out where only a discard may close the hand)
-- reveals: `Reveal` (+ `reveal_from_wire`), `view.reveal()`/`view.apply()`, `RevealRequest`
+- reveals: `Reveal` (+ `reveal_from_wire(obj, deck_size=108)`), `view.reveal()`/`view.apply()`,
+  `RevealRequest`
 - moves: `DrawStock`, `TakeDiscard`, `TurnUpFirst`, `LayDown`, `AddToMeld`, `Discard`, `Move`,
-  `move_from_wire`
+  `move_from_wire(obj, players=4, deck_size=108)` (pass the table's `rules.players` and
+  `rules.deck_size` at other counts)
 - errors: `IllegalMove`, `IllegalMoveCode`, `RevealError`
-- `legal_moves(view)`, `deal_layout(rules)`, `DealLayout`, `play_order(dealer, clockwise)`
-- scoring: `score_hand(view)`, `HandResult`, `ScoreLine`, `LINE_NAMES`, `cutter_seat`
-- match: `Match`
-- local play: `LocalTable` (referee + four player views fed like a session would),
+- `legal_moves(view)`, `deal_layout(rules)`, `DealLayout`,
+  `play_order(dealer, clockwise, players=4)`
+- scoring: `score_hand(view)`, `HandResult` (per side; `match_points` per match side),
+  `ScoreLine`, `LINE_NAMES`, `cutter_seat(dealer, players=4)`
+- match: `Match` (target score, or `hands=N` / `minutes=M` with `match.time_up()`)
+- local play: `LocalTable` (referee + one player view per seat, fed like a session would),
   `referee_deal`, `random_permutation`
 
 A single referee hand from a seed, played by the referee itself::
@@ -69,6 +76,20 @@ A match, each player deciding from their own view::
         match.record(table.result())
     print(match.scores, match.winner)
 
+At another player count the rules say so (`players=2`, `3` or `6`, and `teams=2` at six); a
+hand's result is per side, what it adds to the match per player at two and three::
+
+    import random
+    from buraco_p2p.rules import get_preset
+    from buraco_p2p.engine import HandSetup, LocalTable, legal_moves
+
+    rng = random.Random(3)
+    rules = get_preset("italian").with_overrides({"players": 3})
+    table = LocalTable.shuffled(HandSetup(rules, dealer=0), rng)
+    while not table.ended:
+        table.push(rng.choice(legal_moves(table.views[table.referee.turn])))
+    print(table.referee.side_change, table.result().sides, table.result().match_points)
+
 With a networked session instead of `LocalTable`, for each move: ask `view.exposed_by(move)`,
 which checks the move as far as it can before its cards are seen (turn, phase, every slot
 held by the mover) and raises `IllegalMove` otherwise, so that nothing is revealed for a
@@ -92,11 +113,19 @@ from buraco_p2p.engine.hand import (
     RefereeView,
     Reveal,
     RevealRequest,
+    SideChange,
     TableMeld,
+    match_sides,
     reveal_from_wire,
     team_of,
 )
-from buraco_p2p.engine.layout import DealLayout, deal_layout, play_order
+from buraco_p2p.engine.layout import (
+    DealLayout,
+    deal_layout,
+    play_order,
+    pot_take_order,
+    sides_at_deal,
+)
 from buraco_p2p.engine.legal import legal_moves
 from buraco_p2p.engine.local import LocalTable, random_permutation, referee_deal
 from buraco_p2p.engine.match import Match
@@ -141,17 +170,21 @@ __all__ = [
     "RevealError",
     "RevealRequest",
     "ScoreLine",
+    "SideChange",
     "TableMeld",
     "TakeDiscard",
     "TurnUpFirst",
     "cutter_seat",
     "deal_layout",
     "legal_moves",
+    "match_sides",
     "move_from_wire",
     "play_order",
+    "pot_take_order",
     "random_permutation",
     "referee_deal",
     "reveal_from_wire",
     "score_hand",
+    "sides_at_deal",
     "team_of",
 ]

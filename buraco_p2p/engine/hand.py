@@ -62,6 +62,17 @@ How the rules are played where the sources leave room (all presets):
   whose hand is empty (a preset changed to let a hand run empty without going out) may not
   take a one-card pile: they would hold only that card and could not end the turn.
 - The cut bonus goes to the team of the dealer's right-hand opponent, who cuts.
+
+Player counts (2, 3, 4, 6): a *side* is what a team is at four: it owns melds, a pot, an
+initial meld minimum and a hand score (`view.sides`, `view.side_of(seat)`; arrays such as
+`melds`, `opened` and `team_pot` are indexed by side). At two each player is a side; at six
+the teams (`layout.sides_at_deal`). At three each player is a side until the first pot is
+taken: the player who takes it (the 18-card pot) plays alone from then on and the other two
+become one side, their melds joined (the lower seat's first), their sets of a rank and failed
+opening attempts added up, opened if either had opened; the 11-card pot is theirs. That change
+is part of the public state (`view.side_change`, covered by `state_hash`). The initial meld
+minimum follows the match score of the player laying down (`setup.team_scores` holds one score
+per match side: per player at two and three, per team at four and six).
 """
 
 from __future__ import annotations
@@ -71,13 +82,19 @@ import random
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from enum import Enum
-from typing import Final
+from typing import Final, TypeVar
 
 import msgpack
 
-from buraco_p2p.cards import Card, face_of
+from buraco_p2p.cards import Card, face_codes, face_of
 from buraco_p2p.engine.errors import IllegalMove, IllegalMoveCode, RevealError
-from buraco_p2p.engine.layout import DealLayout, deal_layout, play_order
+from buraco_p2p.engine.layout import (
+    DealLayout,
+    deal_layout,
+    play_order,
+    pot_take_order,
+    sides_at_deal,
+)
 from buraco_p2p.engine.moves import (
     AddToMeld,
     Discard,
@@ -105,19 +122,22 @@ __all__ = [
     "RefereeView",
     "Reveal",
     "RevealRequest",
+    "SideChange",
     "TableMeld",
     "reveal_from_wire",
     "team_of",
 ]
 
-# Locations of a slot: 0..3 the hand of that seat, then these.
-STOCK: Final = 4
-PILE: Final = 5
-TABLE: Final = 6  # 6, 7: the melds of team 0, 1
-POT: Final = 8  # 8, 9: the pots
+# Locations of a slot: 0..5 the hand of that seat, then these.
+STOCK: Final = 8
+PILE: Final = 9
+TABLE: Final = 10  # 10..12: the melds of side 0..2
+POT: Final = 16  # 16..18: the pots
+
+T = TypeVar("T")
 
 POT_UNTAKEN: Final = -1
-POT_IS_STOCK: Final = 2
+POT_IS_STOCK: Final = -2
 
 # What emptying a hand does.
 TAKE_POT: Final = 0
@@ -141,15 +161,36 @@ class EndReason(Enum):
 class HandSetup:
     """Everything a hand depends on besides the shuffle: agreed by all peers before the deal.
 
-    `team_scores` are the match totals before this hand (they set the initial-meld minimum);
+    `team_scores` are the match totals before this hand, one per match side (per team at four
+    and six, per player at two and three; empty: all zero); they set the initial-meld minimum.
     `cut` is the size of the cut from joint randomness (None where the preset has no cut).
     """
 
     rules: RuleSet
     dealer: int
-    team_scores: tuple[int, int] = (0, 0)
+    team_scores: tuple[int, ...] = ()
     cut: int | None = None
     hand_number: int = 0
+
+    def __post_init__(self) -> None:
+        if self.team_scores == () and isinstance(self.rules, RuleSet):
+            object.__setattr__(self, "team_scores", (0,) * match_sides(self.rules))
+
+
+@dataclass(frozen=True, slots=True)
+class SideChange:
+    """At three players: `solo` took the first pot and plays alone from `turn` (the count of
+    turns played when it happened); `partners` are one side from then on."""
+
+    solo: int
+    partners: tuple[int, int]
+    turn: int
+
+
+def match_sides(rules: RuleSet) -> int:
+    """How many scores a match keeps: one per player at two and three, one per team at four
+    and six. Seat `s` scores in match side `s % match_sides(rules)`."""
+    return rules.players if rules.players in (2, 3) else rules.teams
 
 
 @dataclass(frozen=True, slots=True)
@@ -161,6 +202,7 @@ class TableMeld:
 
 
 def team_of(seat: int) -> int:
+    """The team of a seat at a four-player table; other counts ask `view.side_of(seat)`."""
     return seat & 1
 
 
@@ -176,33 +218,42 @@ class HandState:
         self.oracle: MeldOracle = MeldOracle(setup.rules)
         p: Params = self.oracle.params
         self.params = p
-        if type(setup.dealer) is not int or not 0 <= setup.dealer < 4:
-            raise ValueError(f"dealer must be a seat 0..3, not {setup.dealer!r}")
-        if len(setup.team_scores) != 2 or any(type(x) is not int for x in setup.team_scores):
-            raise ValueError(f"team scores must be two integers, not {setup.team_scores!r}")
+        players = setup.rules.players
+        self.players = players
+        if type(setup.dealer) is not int or not 0 <= setup.dealer < players:
+            raise ValueError(f"dealer must be a seat 0..{players - 1}, not {setup.dealer!r}")
+        scores = match_sides(setup.rules)
+        if len(setup.team_scores) != scores or any(type(x) is not int for x in setup.team_scores):
+            raise ValueError(f"team scores must be {scores} integers, not {setup.team_scores!r}")
         if setup.cut is not None and (
             type(setup.cut) is not int or not 0 < setup.cut < setup.rules.deck_size
         ):
             raise ValueError(f"impossible cut: {setup.cut!r}")
         if type(setup.hand_number) is not int or setup.hand_number < 0:
             raise ValueError(f"bad hand number: {setup.hand_number!r}")
-        if viewer is not None and not 0 <= viewer < 4:
-            raise ValueError(f"viewer must be a seat 0..3 or None, not {viewer}")
+        if viewer is not None and (type(viewer) is not int or not 0 <= viewer < players):
+            raise ValueError(f"viewer must be a seat 0..{players - 1} or None, not {viewer}")
         self.viewer = viewer
         n = p.deck_size
         self.n = n
+        self.codes: tuple[int, ...] = face_codes(n)
         self.layout: DealLayout = deal_layout(setup.rules)
+        self.pot_order: tuple[int, ...] = pot_take_order(setup.rules)
+        self.sides: tuple[tuple[int, ...], ...] = sides_at_deal(setup.rules)
+        self.seat_side: list[int] = [s % len(self.sides) for s in range(players)]
+        self.score_index: tuple[int, ...] = tuple(s % scores for s in range(players))
+        self.side_change: SideChange | None = None
         self._pot_index: dict[int, int] = {
             s: i for i, pot in enumerate(self.layout.pots) for s in pot
         }
-        self.order = play_order(setup.dealer, p.clockwise)
-        nxt = [0] * 4
+        self.order = play_order(setup.dealer, p.clockwise, players)
+        nxt = [0] * players
         for i, s in enumerate(self.order):
-            nxt[s] = self.order[(i + 1) % 4]
+            nxt[s] = self.order[(i + 1) % players]
         self.next_seat: tuple[int, ...] = tuple(nxt)
 
         self.where: list[int] = [STOCK] * n
-        self.hands: list[list[int]] = [[], [], [], []]
+        self.hands: list[list[int]] = [[] for _ in range(players)]
         for k, seat in enumerate(self.order):
             self.hands[seat] = list(self.layout.hands[k])
             for s in self.layout.hands[k]:
@@ -217,13 +268,14 @@ class HandState:
         # Top of the stock is the end of the list.
         self.stock: list[int] = list(reversed(self.layout.stock))
         self.pot_owner: list[int] = [POT_UNTAKEN] * len(self.layout.pots)
-        self.team_pot: list[int] = [-1, -1]
-        self.pot_taker: list[int] = [-1, -1]
-        self.pot_played: list[bool] = [False, False]
-        self.melds: list[list[TableMeld]] = [[], []]
-        self.set_ranks: list[set[int]] = [set(), set()]
-        self.opened: list[bool] = [False, False]
-        self.failed: list[int] = [0, 0]
+        k = len(self.sides)
+        self.team_pot: list[int] = [-1] * k
+        self.pot_taker: list[int] = [-1] * k
+        self.pot_played: list[bool] = [False] * k
+        self.melds: list[list[TableMeld]] = [[] for _ in range(k)]
+        self.set_ranks: list[set[int]] = [set() for _ in range(k)]
+        self.opened: list[bool] = [False] * k
+        self.failed: list[int] = [0] * k
         # The melds shown this turn by a team that has not opened, under its minimum so far.
         self.opening: list[TableMeld] = []
         self.turn: int = self.order[0]
@@ -261,9 +313,20 @@ class HandState:
     def ended(self) -> bool:
         return self.phase is Phase.ENDED
 
-    def initial_minimum(self, team: int) -> int:
-        """Points the team must lay down at once to open (0: no minimum)."""
-        return self.rules.initial_meld_minimum(self.setup.team_scores[team], self.failed[team])
+    def initial_minimum(self, team: int, seat: int | None = None) -> int:
+        """Points the side must lay down at once to open (0: no minimum), when `seat` (by
+        default its first player) lays down: the minimum follows that player's match score."""
+        who = self.sides[team][0] if seat is None else seat
+        score = self.setup.team_scores[self.score_index[who]]
+        return self.rules.initial_meld_minimum(score, self.failed[team])
+
+    def side_of(self, seat: int) -> int:
+        """The side (index into `sides` and the per-side arrays) `seat` plays on now."""
+        return self.seat_side[seat]
+
+    def partners(self, seat: int) -> tuple[int, ...]:
+        """The other players on `seat`'s side now (none where each player is a side)."""
+        return tuple(s for s in self.sides[self.seat_side[seat]] if s != seat)
 
     def card(self, slot: int) -> int | None:
         """The card id in `slot` if this view knows it."""
@@ -272,7 +335,7 @@ class HandState:
 
     def face(self, slot: int) -> Card | None:
         c = self.known[slot]
-        return None if c < 0 else face_of(c)
+        return None if c < 0 else face_of(c, self.n)
 
     def hand(self, seat: int) -> tuple[int, ...]:
         return tuple(self.hands[seat])
@@ -296,7 +359,7 @@ class HandState:
         """
         if not self.ended:
             return ()
-        return tuple(RevealRequest(s, None) for seat in range(4) for s in self.hands[seat])
+        return tuple(RevealRequest(s, None) for hand in self.hands for s in hand)
 
     def lone_take_stalls(self, seat: int) -> bool:
         """Whether taking the pile now would leave `seat` holding only its one card, which
@@ -338,6 +401,7 @@ class HandState:
         new.set_ranks = [set(r) for r in self.set_ranks]
         new.opened = list(self.opened)
         new.failed = list(self.failed)
+        new.seat_side = list(self.seat_side)
         new.opening = list(self.opening)
         new.moves = list(self.moves)
         new.known = list(self.known)
@@ -427,7 +491,7 @@ class HandState:
                 )
             return (move.slot,)
         if isinstance(move, AddToMeld):
-            if not 0 <= move.meld < len(self.melds[team_of(seat)]):
+            if not 0 <= move.meld < len(self.melds[self.seat_side[seat]]):
                 raise self._fail(
                     IllegalMoveCode.NO_SUCH_MELD, f"your team has no meld number {move.meld}"
                 )
@@ -519,8 +583,8 @@ class HandState:
         left = [s for s in hand if s not in leaving]
         if len(left) != 1:
             return ()
-        team = team_of(seat)
-        if not self.opened[team] and self.initial_minimum(team) > 0:
+        team = self.seat_side[seat]
+        if not self.opened[team] and self.initial_minimum(team, seat) > 0:
             return ()
         return (left[0],)
 
@@ -688,7 +752,7 @@ class HandState:
         top_id = self.known[top]
         if top_id < 0:
             return self._fail(IllegalMoveCode.UNKNOWN_CARD, f"slot {top} has not been revealed")
-        key = tuple(sorted((*codes, top_id % 52 if top_id < 104 else 52)))
+        key = tuple(sorted((*codes, self.codes[top_id])))
         hand = self.hands[seat]
         left = len(hand) + len(self.pile) - len(just) - 1
         last = -1
@@ -697,7 +761,7 @@ class HandState:
             last = next((s for s in hand if s not in gone), self.pile[0])
         why = ["the top card with the cards you show makes no meld you may lay down"]
         first: IllegalMove | None = None
-        for after in self._justified_tables(team_of(seat), key, why):
+        for after in self._justified_tables(seat, key, why):
             if left >= 2:
                 return None
             problem = self._left_by_justified_meld(seat, left, last, after, private)
@@ -711,12 +775,13 @@ class HandState:
         return self._fail(IllegalMoveCode.PILE_NOT_JUSTIFIED, why[0])
 
     def _justified_tables(
-        self, team: int, key: tuple[int, ...], why: list[str]
+        self, seat: int, key: tuple[int, ...], why: list[str]
     ) -> Iterator[list[Meld]]:
         """The team's melds after each way the face codes `key` (the top card and the shown
         cards) can go down: as a new meld the team may lay down, or onto one of its melds.
         Why a new meld may not go down is left in `why[0]`."""
         oracle = self.oracle
+        team = self.seat_side[seat]
         table = [tm.meld for tm in self.melds[team]]
         # Where a wild stands matters only when there is one.
         ends = (0, 1, 2) if any(c in WILD_CODES for c in key) else (0,)
@@ -730,7 +795,7 @@ class HandState:
                 if self.params.one_set_per_rank and oracle.set_rank(meld) in self.set_ranks[team]:
                     why[0] = "your team already has a set of that rank"
                     continue
-                if not self.opened[team] and meld.card_points < self.initial_minimum(team):
+                if not self.opened[team] and meld.card_points < self.initial_minimum(team, seat):
                     why[0] = "that meld alone does not reach your team's initial minimum"
                     continue
                 yield [*table, meld]
@@ -823,7 +888,7 @@ class HandState:
             c = known[s]
             if c < 0:
                 raise self._fail(IllegalMoveCode.UNKNOWN_CARD, f"slot {s} has not been revealed")
-            codes.append(c % 52 if c < 104 else 52)
+            codes.append(self.codes[c])
         return codes
 
     def emptying_outcome(self, seat: int, melds_after: list[Meld] | None) -> int:
@@ -831,9 +896,9 @@ class HandState:
 
         `melds_after` is the team's melds after the move (None: as they are now).
         """
-        team = team_of(seat)
+        team = self.seat_side[seat]
         p = self.params
-        if self.team_pot[team] < 0 and POT_UNTAKEN in self.pot_owner:
+        if self.team_pot[team] < 0 and self.next_pot() >= 0:
             return TAKE_POT
         melds = melds_after if melds_after is not None else [tm.meld for tm in self.melds[team]]
         has_pot = self.team_pot[team] >= 0 or not p.going_out_needs_pot or not self.pot_owner
@@ -875,7 +940,7 @@ class HandState:
             and not self.params.wild_going_out
             and c >= 0
             and (private or slot in self.public)
-            and (c % 52 if c < 104 else 52) in WILD_CODES
+            and self.codes[c] in WILD_CODES
         ):
             return "your last card would be a wild, and you may not go out by discarding it"
         return None
@@ -917,14 +982,14 @@ class HandState:
 
     def _why_not_empty(self, seat: int) -> str:
         p = self.params
-        if self.team_pot[team_of(seat)] < 0 and p.going_out_needs_pot and self.pot_owner:
+        if self.team_pot[self.seat_side[seat]] < 0 and p.going_out_needs_pot and self.pot_owner:
             return "no pot is left for your team, so you may not empty your hand"
         kind = "clean buraco" if p.need_clean_buraco else "buraco"
         return f"your team needs a {kind} before you may empty your hand"
 
     def _remove_from_hand(self, seat: int, slots: Iterable[int], dest: int) -> None:
         hand = self.hands[seat]
-        team = team_of(seat)
+        team = self.seat_side[seat]
         pot_i = self.team_pot[team]
         # Whether a pot card leaving the hand this way plays the pot (a discard does only
         # where `pot_played_by_discard`; fechado wants it in a meld, 004:34, 004:73).
@@ -945,7 +1010,7 @@ class HandState:
     def _lay_down(self, move: LayDown) -> tuple[RevealRequest, ...]:
         self._need_phase(Phase.PLAY, Phase.FIRST_CHOICE)
         seat = move.seat
-        team = team_of(seat)
+        team = self.seat_side[seat]
         if not move.melds:
             raise self._fail(IllegalMoveCode.ILLEGAL_MELD, "a lay-down needs at least one meld")
         seen: set[int] = set()
@@ -983,7 +1048,7 @@ class HandState:
             new.append(meld)
         laid = [(tuple(slots), meld) for slots, meld in zip(move.melds, new, strict=True)]
         if not self.opened[team]:
-            need = self.initial_minimum(team)
+            need = self.initial_minimum(team, seat)
             by_turn = self.params.opening_by_turn
             if by_turn:
                 reach = total + sum(tm.meld.card_points for tm in self.opening)
@@ -1038,7 +1103,7 @@ class HandState:
     def _add(self, move: AddToMeld) -> tuple[RevealRequest, ...]:
         self._need_phase(Phase.PLAY, Phase.FIRST_CHOICE)
         seat = move.seat
-        team = team_of(seat)
+        team = self.seat_side[seat]
         table = self.melds[team]
         if not 0 <= move.meld < len(table):
             raise self._fail(
@@ -1107,7 +1172,7 @@ class HandState:
     def _end_turn(self) -> tuple[RevealRequest, ...]:
         if self.opening:
             # The turn ends under the minimum: a failed attempt; the cards stay in the hand.
-            self.failed[team_of(self.turn)] += 1
+            self.failed[self.seat_side[self.turn]] += 1
             self.opening = []
         if self.last_turn:
             return self._end(EndReason.STOCK_EXHAUSTED)
@@ -1126,8 +1191,8 @@ class HandState:
             return self._end(EndReason.WENT_OUT)
         if outcome == EMPTY:
             return self._end_turn()
-        team = team_of(seat)
-        pot_i = self.pot_owner.index(POT_UNTAKEN)
+        team = self.seat_side[seat]
+        pot_i = self.next_pot()
         self.pot_owner[pot_i] = team
         self.team_pot[team] = pot_i
         self.pot_taker[team] = seat
@@ -1136,9 +1201,48 @@ class HandState:
             self.where[s] = seat
         self.hands[seat].extend(pot)
         out = tuple(RevealRequest(s, seat) for s in pot)
+        if self.players == 3 and self.side_change is None:
+            self._play_alone(seat)
         if discarded or not self.params.pot_in_flight:
             return out + self._end_turn()
         return out
+
+    def next_pot(self) -> int:
+        """The pot the next side to empty a hand takes (-1: none is left to take)."""
+        owner = self.pot_owner
+        for i in self.pot_order:
+            if owner[i] == POT_UNTAKEN:
+                return i
+        return -1
+
+    def _play_alone(self, solo: int) -> None:
+        """Three players: `solo` has just taken the first pot and plays alone; the other two
+        become one side, their sides' melds and state joined (lower seat first)."""
+        y, z = (s for s in range(3) if s != solo)
+        old = self.seat_side
+        a, b = old[y], old[z]
+        mine = old[solo]
+        partners = (y, z)
+        sides = sorted([(solo,), partners])
+        new_of = {mine: sides.index((solo,)), a: sides.index(partners), b: sides.index(partners)}
+        alone = new_of[mine]
+
+        def regroup(values: list[T], joined: T) -> list[T]:
+            out = [joined, joined]
+            out[alone] = values[mine]
+            return out
+
+        self.melds = regroup(self.melds, self.melds[a] + self.melds[b])
+        self.set_ranks = regroup(self.set_ranks, self.set_ranks[a] | self.set_ranks[b])
+        self.opened = regroup(self.opened, self.opened[a] or self.opened[b])
+        self.failed = regroup(self.failed, self.failed[a] + self.failed[b])
+        self.team_pot = regroup(self.team_pot, -1)
+        self.pot_taker = regroup(self.pot_taker, -1)
+        self.pot_played = regroup(self.pot_played, False)
+        self.pot_owner = [new_of.get(o, o) if o >= 0 else o for o in self.pot_owner]
+        self.sides = tuple(sides)
+        self.seat_side = [new_of[old[s]] for s in range(3)]
+        self.side_change = SideChange(solo, partners, self.turns_played)
 
     def _end(self, reason: EndReason) -> tuple[RevealRequest, ...]:
         self.phase = Phase.ENDED
@@ -1146,7 +1250,7 @@ class HandState:
         self.turns_played += 1
         if self.viewer is None:
             # The referee knows every card: the end-of-hand count is public knowledge.
-            self.public.update(s for seat in range(4) for s in self.hands[seat])
+            self.public.update(s for hand in self.hands for s in hand)
         return self.end_reveals()
 
     # ------------------------------------------------------------------ hashing
@@ -1179,6 +1283,8 @@ class HandState:
             [self.first_slot, self.taken_single, self.must_meld, self.last_turn],
             [self.end_reason.value if self.end_reason else "", self.went_out],
             [[list(tm.slots), self.oracle.summary(tm.meld)] for tm in self.opening],
+            [list(side) for side in self.sides],
+            [] if (c := self.side_change) is None else [c.solo, list(c.partners), c.turn],
         ]
 
     def state_hash(self) -> bytes:

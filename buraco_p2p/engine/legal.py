@@ -35,7 +35,6 @@ from buraco_p2p.engine.hand import (
     GO_OUT,
     HandState,
     Phase,
-    team_of,
 )
 from buraco_p2p.engine.moves import (
     AddToMeld,
@@ -51,10 +50,6 @@ from buraco_p2p.rules import Meld, MeldKind, WildEnd
 
 MAX_PAIRS = 64
 MAX_CHAINS_PER_MELD = 48
-
-
-def _code(card_id: int) -> int:
-    return card_id % 52 if card_id < 104 else 52
 
 
 def legal_moves(view: HandState) -> list[Move]:
@@ -118,7 +113,7 @@ def _discards(view: HandState, seat: int) -> Iterator[Discard]:
         if (
             outcome == GO_OUT
             and not view.params.wild_going_out
-            and _code(view.known[s]) in WILD_CODES
+            and view.codes[view.known[s]] in WILD_CODES
         ):
             return
         yield Discard(seat, s)
@@ -225,10 +220,11 @@ def _evaluated(
 
 
 def _lay_downs(view: HandState, seat: int) -> Iterator[LayDown]:
-    team = team_of(seat)
+    team = view.seat_side[seat]
     # The melds shown earlier in this turn's opening stay in the hand and go down with it.
     shown = view.opening_slots()
-    codes = {s: _code(view.known[s]) for s in view.hands[seat] if s not in shown}
+    face = view.codes
+    codes = {s: face[view.known[s]] for s in view.hands[seat] if s not in shown}
     skip = view.set_ranks[team] if view.params.one_set_per_rank else set()
     if view.params.one_set_per_rank and view.opening:
         skip = skip | {r for tm in view.opening if (r := view.oracle.set_rank(tm.meld)) is not None}
@@ -249,7 +245,7 @@ def _lay_downs(view: HandState, seat: int) -> Iterator[LayDown]:
             if ok([(slots, meld)]):
                 yield lay((slots, meld))
         return
-    need = view.initial_minimum(team) - view.opening_points()
+    need = view.initial_minimum(team, seat) - view.opening_points()
     small = []
     for slots, meld in cands:
         if meld.card_points >= need:
@@ -315,14 +311,15 @@ def _may_join(meld: Meld, code: int) -> bool:
 
 
 def _additions(view: HandState, seat: int) -> Iterator[AddToMeld]:
-    team = team_of(seat)
+    team = view.seat_side[seat]
     table = view.melds[team]
     if not table:
         return
     hand = view.hands[seat]
     n = len(hand)
     known = view.known
-    hand_codes = [(s, _code(known[s])) for s in hand]
+    face = view.codes
+    hand_codes = [(s, face[known[s]]) for s in hand]
     one_per_code: dict[int, int] = {}
     for s, c in hand_codes:
         one_per_code.setdefault(c, s)
@@ -388,7 +385,7 @@ def _justified_takes(view: HandState, seat: int) -> list[TakeDiscard]:
     ):
         return []
     top = view.pile[-1]
-    if not _top_may_go_down(view, seat, _code(view.known[top])):
+    if not _top_may_go_down(view, seat, view.codes[view.known[top]]):
         return []
     own = set(view.hands[seat])
     sim = view.preview_take(seat)
@@ -425,7 +422,7 @@ def _top_may_go_down(view: HandState, seat: int, top: int) -> bool:
     spots = (1, 14) if rank == 1 else (rank,)
     set_ok = rank in view.rules.set_ranks
     for s in view.hands[seat]:
-        c = _code(view.known[s])
+        c = view.codes[view.known[s]]
         if c in WILD_CODES:
             return True
         r = c % 13 + 1
@@ -435,7 +432,7 @@ def _top_may_go_down(view: HandState, seat: int, top: int) -> bool:
             0 < abs(p - q) <= 2 for p in spots for q in ((1, 14) if r == 1 else (r,))
         ):
             return True
-    return any(_may_take(tm.meld, top) for tm in view.melds[team_of(seat)])
+    return any(_may_take(tm.meld, top) for tm in view.melds[view.seat_side[seat]])
 
 
 def _shown_meld(view: HandState, seat: int, top: int) -> Move | None:
@@ -453,9 +450,20 @@ def _shown_meld(view: HandState, seat: int, top: int) -> Move | None:
         lay = LayDown(seat, (slots,), (end,) if end else ())
         if view.is_legal(lay):
             return lay
-    for i in range(len(view.melds[team_of(seat)])):
+    for i in range(len(view.melds[view.seat_side[seat]])):
         for end in ends:
             add = AddToMeld(seat, i, tuple(sorted(slots)), end)
             if view.is_legal(add):
                 return add
     return None
+
+
+def lay_downs(view: HandState, seat: int) -> Iterator[LayDown]:
+    """The lay-downs `legal_moves` would offer `seat` in a play phase, lazily: for a caller
+    (a bot) that only asks whether one with some card exists."""
+    return _lay_downs(view, seat)
+
+
+def additions(view: HandState, seat: int) -> Iterator[AddToMeld]:
+    """The additions `legal_moves` would offer `seat` in a play phase, lazily."""
+    return _additions(view, seat)

@@ -1,4 +1,4 @@
-"""A whole table in one process: a referee and the four player views, fed the reveals a
+"""A whole table in one process: a referee and the player views, fed the reveals a
 networked session would feed them. For tests, bots' self-play and local games.
 """
 
@@ -26,11 +26,12 @@ def referee_deal(setup: HandSetup, rng: random.Random) -> RefereeView:
 
 
 class LocalTable:
-    """The referee plus one `PlayerView` per seat, kept in step move by move."""
+    """The referee plus one `PlayerView` per seat (as many as the rules' players), kept in
+    step move by move."""
 
     def __init__(self, setup: HandSetup, permutation: Sequence[int]) -> None:
         self.referee = RefereeView(setup, permutation)
-        self.views = [PlayerView(setup, seat) for seat in range(4)]
+        self.views = [PlayerView(setup, seat) for seat in range(setup.rules.players)]
         self.reveals: list[RevealRequest] = []
         self._deliver(self.referee.deal_reveals())
 

@@ -1,42 +1,92 @@
-"""A match: hands dealt in turn until a team reaches the target score."""
+"""A match: hands dealt in turn until a side wins by the target score, or by length.
+
+A match keeps one score per *match side* (`match_sides(rules)`): per team at four and six, per
+player at two and three (at three each player is credited the hand score of the side they
+ended the hand on). Seat `s` scores in match side `s % len(match.scores)`.
+
+How it ends:
+- by default, after a hand when a match side has reached the target and the lead is not tied
+  (a tie at or above the target is played out with another hand);
+- with `hands=N` (a rule), after the N-th hand, the target playing no part;
+- with `minutes=M` (a rule), after the hand in progress when `time_up()` is called. The engine
+  reads no clock: the session decides the time is up, logs that decision so that every peer
+  replays it, and calls `time_up()` at the same point of the log.
+Ending by length, the leading match side wins; a tie for the lead is played out with another
+hand, so a finished match always has one winner.
+"""
 
 from __future__ import annotations
 
-from buraco_p2p.engine.hand import HandSetup
+from buraco_p2p.engine.hand import HandSetup, match_sides
 from buraco_p2p.engine.scoring import HandResult
 from buraco_p2p.rules import Direction, RuleSet
 
 
 class Match:
-    """Scores, dealer rotation and the end of the match.
-
-    The match ends after a hand when a team has reached the target and the two teams are not
-    tied (a tie at or above the target is played out with another hand).
-    """
+    """Scores, dealer rotation and the end of the match."""
 
     def __init__(self, rules: RuleSet, first_dealer: int = 0) -> None:
-        if not 0 <= first_dealer < 4:
-            raise ValueError(f"first dealer must be a seat 0..3, not {first_dealer}")
+        if type(first_dealer) is not int or not 0 <= first_dealer < rules.players:
+            raise ValueError(
+                f"first dealer must be a seat 0..{rules.players - 1}, not {first_dealer}"
+            )
         self.rules = rules
         self.dealer = first_dealer
-        self.scores: list[int] = [0, 0]
+        self.scores: list[int] = [0] * match_sides(rules)
         self.results: list[HandResult] = []
+        self.time_is_up = False
+        self._time_up_at: int | None = None
+        self._started = -1
 
     @property
     def hand_number(self) -> int:
         return len(self.results)
 
+    def side_of(self, seat: int) -> int:
+        """The match side (index into `scores`) of a seat."""
+        return seat % len(self.scores)
+
+    def _leader(self) -> int | None:
+        best = max(self.scores)
+        leaders = [i for i, x in enumerate(self.scores) if x == best]
+        return leaders[0] if len(leaders) == 1 else None
+
+    @property
+    def by_length(self) -> bool:
+        """Whether the match ends by length (`hands` or `minutes`) rather than by the target."""
+        return bool(self.rules.hands or self.rules.minutes)
+
+    @property
+    def length_reached(self) -> bool:
+        r = self.rules
+        if r.hands and self.hand_number >= r.hands:
+            return True
+        return self._time_up_at is not None and self.hand_number > self._time_up_at
+
     @property
     def winner(self) -> int | None:
-        """The winning team once the match is over."""
-        a, b = self.scores
-        if max(a, b) >= self.rules.target_score and a != b:
-            return 0 if a > b else 1
+        """The winning match side (a team; a player at two and three) once the match is over."""
+        if self.by_length:
+            return self._leader() if self.length_reached else None
+        if max(self.scores) >= self.rules.target_score:
+            return self._leader()
         return None
 
     @property
     def over(self) -> bool:
         return self.winner is not None
+
+    def time_up(self) -> None:
+        """The session's decision, logged, that the time of a `minutes` match is up: the match
+        ends with the hand in progress (a hand whose setup was asked for and not yet recorded),
+        or, between hands, with the last hand played (played on while the lead is tied)."""
+        if not self.rules.minutes:
+            raise ValueError("this match has no time limit (rule minutes=0)")
+        if self.time_is_up:
+            return
+        self.time_is_up = True
+        in_progress = self._started == self.hand_number
+        self._time_up_at = self.hand_number if in_progress else self.hand_number - 1
 
     def next_setup(self, cut: int | None = None) -> HandSetup:
         """The setup of the next hand; `cut` is the cut size from joint randomness, if any."""
@@ -44,9 +94,8 @@ class Match:
             raise ValueError("the match is over")
         if cut is not None and not 0 < cut < self.rules.deck_size:
             raise ValueError(f"a cut of {cut} cards is impossible")
-        return HandSetup(
-            self.rules, self.dealer, (self.scores[0], self.scores[1]), cut, self.hand_number
-        )
+        self._started = self.hand_number
+        return HandSetup(self.rules, self.dealer, tuple(self.scores), cut, self.hand_number)
 
     def record(self, result: HandResult) -> None:
         """Add a finished hand's score; the deal passes on."""
@@ -56,12 +105,11 @@ class Match:
             or s.rules != self.rules
             or s.dealer != self.dealer
             or s.hand_number != self.hand_number
-            or s.team_scores != (self.scores[0], self.scores[1])
+            or s.team_scores != tuple(self.scores)
         ):
             raise ValueError("this result is not of the match's current hand")
-        a, b = result.totals
-        self.scores[0] += a
-        self.scores[1] += b
+        for i, points in enumerate(result.match_points):
+            self.scores[i] += points
         self.results.append(result)
         step = 1 if self.rules.dealer_passes is Direction.CLOCKWISE else -1
-        self.dealer = (self.dealer + step) % 4
+        self.dealer = (self.dealer + step) % self.rules.players

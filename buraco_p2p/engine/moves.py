@@ -30,6 +30,9 @@ from buraco_p2p.engine.errors import IllegalMove, IllegalMoveCode
 
 MAX_SLOT: Final = 107
 MAX_WIRE_LEN: Final = 3 + 3 * 108
+# The largest table: six seats, a 162-card deck.
+MAX_PLAYERS: Final = 6
+MAX_DECK: Final = 162
 
 
 @dataclass(frozen=True, slots=True)
@@ -141,8 +144,8 @@ def _int(x: object, lo: int, hi: int, what: str, seat: int | None) -> int:
     return x
 
 
-def _slots(items: Sequence[object], seat: int, what: str) -> tuple[int, ...]:
-    out = tuple(_int(s, 0, MAX_SLOT, what, seat) for s in items)
+def _slots(items: Sequence[object], seat: int, what: str, top: int) -> tuple[int, ...]:
+    out = tuple(_int(s, 0, top, what, seat) for s in items)
     if len(set(out)) != len(out):
         raise IllegalMove(IllegalMoveCode.DUPLICATE_SLOT, f"{what}: a slot appears twice", seat)
     return out
@@ -188,33 +191,45 @@ def check_shape(move: object) -> Move:
     return move
 
 
-def move_from_wire(obj: object) -> Move:
-    """Decode and validate a move's wire form. Garbage raises `IllegalMove(BAD_WIRE)`."""
+def move_from_wire(obj: object, *, players: int = 4, deck_size: int = 108) -> Move:
+    """Decode and validate a move's wire form. Garbage raises `IllegalMove(BAD_WIRE)`.
+
+    `players` and `deck_size` bound seats and slots (those of the table's rules; the defaults
+    are the four-player table's); a slot or meld index past the deck is garbage too.
+    """
+    if not (
+        type(players) is int
+        and 2 <= players <= MAX_PLAYERS
+        and type(deck_size) is int
+        and 0 < deck_size <= MAX_DECK
+    ):
+        raise ValueError(f"no table of {players!r} players and {deck_size!r} cards")
+    top = deck_size - 1
     if not isinstance(obj, list | tuple):
         raise _bad(f"a move must be a list of integers, not {type(obj).__name__}")
     if len(obj) < 2:
         raise _bad("a move needs at least a kind and a seat")
-    if len(obj) > MAX_WIRE_LEN:
+    if len(obj) > 3 + 3 * deck_size:
         raise _bad(f"a move of {len(obj)} items is too long")
     kind = _int(obj[0], 0, 5, "move kind", None)
-    seat = _int(obj[1], 0, 3, "seat", None)
+    seat = _int(obj[1], 0, players - 1, "seat", None)
     rest = obj[2:]
     if kind in _SIMPLE:
         if rest:
             raise _bad("this move takes no arguments", seat)
         return _SIMPLE[kind](seat)
     if kind == 1:
-        return TakeDiscard(seat, _slots(rest, seat, "justifying slots"))
+        return TakeDiscard(seat, _slots(rest, seat, "justifying slots", top))
     if kind == 5:
         if len(rest) != 1:
             raise _bad("a discard names exactly one slot", seat)
-        return Discard(seat, _int(rest[0], 0, MAX_SLOT, "slot", seat))
+        return Discard(seat, _int(rest[0], 0, top, "slot", seat))
     if kind == 4:
         if len(rest) < 3:
             raise _bad("an addition names a meld, a wild end and at least one slot", seat)
-        meld = _int(rest[0], 0, 107, "meld index", seat)
+        meld = _int(rest[0], 0, top, "meld index", seat)
         end = _int(rest[1], 0, 2, "wild end", seat)
-        return AddToMeld(seat, meld, _slots(rest[2:], seat, "added slots"), end)
+        return AddToMeld(seat, meld, _slots(rest[2:], seat, "added slots", top), end)
     # kind == 3: lay down
     if not rest:
         raise _bad("a lay-down needs a meld count", seat)
@@ -225,7 +240,7 @@ def move_from_wire(obj: object) -> Move:
     for _ in range(count):
         if pos + 1 >= len(rest):
             raise _bad("lay-down is shorter than its meld count says", seat)
-        n = _int(rest[pos], 3, 108, "meld length", seat)
+        n = _int(rest[pos], 3, deck_size, "meld length", seat)
         ends.append(_int(rest[pos + 1], 0, 2, "wild end", seat))
         pos += 2
         if pos + n > len(rest):
@@ -234,7 +249,7 @@ def move_from_wire(obj: object) -> Move:
         pos += n
     if pos != len(rest):
         raise _bad("lay-down has trailing items", seat)
-    flat = _slots([s for m in melds for s in m], seat, "laid-down slots")
+    flat = _slots([s for m in melds for s in m], seat, "laid-down slots", top)
     out: list[tuple[int, ...]] = []
     i = 0
     for m in melds:

@@ -34,13 +34,14 @@ class Reveal:
         return [self.slot, self.card_id, 1 if self.public else 0]
 
 
-def reveal_from_wire(obj: object) -> Reveal:
-    """Decode a reveal's wire form; garbage raises `RevealError`."""
+def reveal_from_wire(obj: object, deck_size: int = 108) -> Reveal:
+    """Decode a reveal's wire form for a deck of `deck_size` cards (the table's rules; 108 by
+    default); garbage raises `RevealError`."""
     if not isinstance(obj, list | tuple) or len(obj) != 3:
         raise RevealError("a reveal is a list [slot, card_id, public]")
     slot, card, pub = obj
     if type(slot) is not int or type(card) is not int or pub not in (0, 1) or type(pub) is not int:
         raise RevealError(f"bad reveal {obj!r}: expected three integers, the last 0 or 1")
-    if not 0 <= slot < 108 or not 0 <= card < 108:
-        raise RevealError(f"bad reveal {obj!r}: slot and card id must be 0..107")
+    if not 0 <= slot < deck_size or not 0 <= card < deck_size:
+        raise RevealError(f"bad reveal {obj!r}: slot and card id must be 0..{deck_size - 1}")
     return Reveal(slot, card, bool(pub))

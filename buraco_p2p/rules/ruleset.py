@@ -126,7 +126,6 @@ RANGES: Final[Mapping[str, tuple[int, int]]] = MappingProxyType(
     {
         "hand_size": (1, 15),
         "pot_size": (2, 15),
-        "pots": (0, 2),
         "max_wilds": (0, 1),
         "buraco_length": (3, 14),
         "points_joker": (0, POINTS_MAX),
@@ -145,6 +144,9 @@ RANGES: Final[Mapping[str, tuple[int, int]]] = MappingProxyType(
         "no_pot_penalty": (0, BONUS_MAX),
         "pot_unplayed_penalty": (0, BONUS_MAX),
         "cut_22_bonus": (0, BONUS_MAX),
+        "solo_pot_size": (2, 30),
+        "hands": (0, 1000),
+        "minutes": (0, 1440),
     }
 )
 SET_RANKS_ALLOWED: Final = frozenset({ACE, *range(3, KING + 1)})
@@ -205,6 +207,10 @@ class RuleSet:
     initial_meld_counts: OpeningCount = OpeningCount.TURN
     set_suits_differ: bool = False
     pot_played_by_discard: bool = True
+    teams: int = 2
+    solo_pot_size: int = 18
+    hands: int = 0
+    minutes: int = 0
     _face_points: tuple[int, ...] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -215,7 +221,29 @@ class RuleSet:
 
     @property
     def jokers(self) -> int:
-        return self.deck_size - 104
+        return self.deck_size % 52
+
+    @property
+    def packs(self) -> int:
+        """Packs of 52 in the deck: two, or three at a table of six."""
+        return self.deck_size // 52
+
+    @property
+    def pot_sizes(self) -> tuple[int, ...]:
+        """The pots in dealing order (the order they become the stock when it runs out).
+
+        Two pots of `pot_size` at two and four players, three at six; at three, one of
+        `pot_size` then the `solo_pot_size` one the first player to empty a hand takes.
+        """
+        if self.players == 3 and self.pots:
+            return (self.pot_size, self.solo_pot_size)
+        return (self.pot_size,) * self.pots
+
+    @property
+    def cut_bonus_size(self) -> int:
+        """The cut (in cards) that earns `cut_22_bonus`: the cards the pots need at the
+        count's standard deal (22 at two and four players, 29 at three, 33 at six)."""
+        return CUT_BONUS_SIZE[self.players]
 
     @property
     def sets_allowed(self) -> bool:
@@ -224,7 +252,7 @@ class RuleSet:
     @property
     def stock_size(self) -> int:
         """Stock after the deal, before any face-up card is turned."""
-        return self.deck_size - self.players * self.hand_size - self.pots * self.pot_size
+        return self.deck_size - self.players * self.hand_size - sum(self.pot_sizes)
 
     @property
     def face_points(self) -> tuple[int, ...]:
@@ -272,6 +300,7 @@ class RuleSet:
                 raise _unknown_key(key)
             parsed = _parse_value(key, value) if isinstance(value, str) else _coerce(key, value)
             changes[key] = parsed
+        _follow_player_count(self, changes)
         return dataclasses.replace(self, **changes)
 
     def to_wire(self) -> dict[str, Any]:
@@ -323,6 +352,39 @@ class RuleSet:
         }
 
 
+# ----- player counts -----
+
+PLAYER_COUNTS: Final = (2, 3, 4, 6)
+# Sides at the deal by player count (six may choose 2 instead): each player at two and three,
+# two partnerships at four, three at six.
+DEFAULT_TEAMS: Final = {2: 2, 3: 3, 4: 2, 6: 3}
+POTS_BY_COUNT: Final = {2: 2, 3: 2, 4: 2, 6: 3}
+CUT_BONUS_SIZE: Final = {2: 22, 3: 29, 4: 22, 6: 33}
+
+
+def _follow_player_count(base: RuleSet, changes: dict[str, Any]) -> None:
+    """Fill in what a new player count implies unless the overrides say it themselves: the
+    deck (three packs at six, with the preset's jokers per pack), the pots and the teams.
+
+    `teams` is a choice only at six; naming it at another count is refused, so that
+    `teams=2` with four players is an error rather than a silent no-op.
+    """
+    players = changes.get("players", base.players)
+    if "teams" in changes and players != 6:
+        raise RuleOverrideError(
+            f"teams={_show(changes['teams'])}: only a table of six players chooses its teams "
+            "(teams=2 or teams=3)",
+            key="teams",
+            value=changes["teams"],
+        )
+    if players == base.players or players not in PLAYER_COUNTS:
+        return
+    packs = 3 if players == 6 else 2
+    changes.setdefault("deck_size", packs * 52 + base.jokers // base.packs * packs)
+    changes.setdefault("pots", POTS_BY_COUNT[players] if base.pots else 0)
+    changes.setdefault("teams", DEFAULT_TEAMS[players])
+
+
 # ----- validation -----
 
 
@@ -337,8 +399,23 @@ def _validate(r: RuleSet) -> None:
         "name",
         "must be 1..64 letters, digits or _.+-",
     )
-    need(r.deck_size in (104, 108), "deck_size", "must be 104 or 108")
-    need(r.players == 4, "players", "only 4 players (two partnerships) are supported")
+    need(r.players in PLAYER_COUNTS, "players", "must be 2, 3, 4 or 6")
+    if r.players == 6:
+        need(r.deck_size in (156, 162), "deck_size", "six players use three packs: 156 or 162")
+        need(r.teams in (2, 3), "teams", "six players play in 3 teams of two or 2 teams of three")
+        need(r.pots in (0, 3), "pots", "six players play with 3 pots, or 0")
+    else:
+        need(r.deck_size in (104, 108), "deck_size", "must be 104 or 108")
+        need(
+            r.teams == DEFAULT_TEAMS[r.players],
+            "teams",
+            f"{r.players} players start as {DEFAULT_TEAMS[r.players]} sides",
+        )
+        need(
+            0 <= r.pots <= 2 if r.players == 4 else r.pots in (0, 2),
+            "pots",
+            "must be 0..2" if r.players == 4 else f"{r.players} players play with 2 pots, or 0",
+        )
     for key, (lo, hi) in RANGES.items():
         value = getattr(r, key)
         if key == "vulnerable_from" and value == HALF_TARGET:
@@ -411,7 +488,8 @@ def _field_kinds() -> dict[str, Any]:
 
 _KINDS: Final = _field_kinds()
 _UNRANGED: Final = {k for k, kind in _KINDS.items() if kind is int} - set(RANGES)
-if _UNRANGED - {"deck_size", "players"}:  # pragma: no cover - a rule added without its range
+# The values of these depend on the player count: `_validate` checks them per count.
+if _UNRANGED - {"deck_size", "players", "teams", "pots"}:  # pragma: no cover - no range given
     raise AssertionError(f"numeric rules without a range: {sorted(_UNRANGED)}")
 
 OVERRIDABLE: Final = tuple(k for k in _KINDS if k != "name")

@@ -103,7 +103,7 @@ def score_team_hand(
         ScoreLine(
             CUT_22,
             rules.cut_22_bonus if cut_22 else 0,
-            "cut exactly 22 cards" if cut_22 and rules.cut_22_bonus else "",
+            f"cut exactly {rules.cut_bonus_size} cards" if cut_22 and rules.cut_22_bonus else "",
         ),
     )
     return lines

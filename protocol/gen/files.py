@@ -28,6 +28,7 @@ GENERATOR_MODULES: Final = (
     "protocol.gen.crypto",
     "protocol.gen.net",
     "protocol.gen.game",
+    "protocol.gen.session",
 )
 """Every module that owns vector files; each file belongs to exactly one of them."""
 

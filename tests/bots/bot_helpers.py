@@ -17,7 +17,7 @@ Watcher = Callable[[LocalTable, int, HandState, Move], None]
 
 def setup_for(rules: RuleSet, rng: random.Random) -> HandSetup:
     cut = rng.randint(1, rules.deck_size - 1) if rules.cut_22_bonus else None
-    return HandSetup(rules, rng.randrange(4), (0, 0), cut, 0)
+    return HandSetup(rules, rng.randrange(rules.players), (), cut, 0)
 
 
 def play_table(
@@ -31,7 +31,7 @@ def play_table(
     rng = random.Random(seed)
     setup = setup_for(rules, rng)
     table = LocalTable(setup, random_permutation(rules, rng))
-    rngs = [random.Random(rng.getrandbits(64)) for _ in range(4)]
+    rngs = [random.Random(rng.getrandbits(64)) for _ in range(rules.players)]
     for _ in range(max_moves):
         if table.ended:
             return table

@@ -145,3 +145,71 @@ def test_the_installed_command_exits_2_on_a_bad_preset() -> None:
     assert proc.returncode == 2
     assert "unknown rule preset 'nosuch'" in proc.stderr
     assert "Traceback" not in proc.stderr
+
+
+@pytest.mark.parametrize("players", [2, 3, 6])
+@pytest.mark.parametrize("preset", ["us", "classic", "playingcards", "italian", "fechado"])
+def test_selfplay_finishes_a_match_at_every_player_count(
+    capsys: pytest.CaptureFixture[str], preset: str, players: int
+) -> None:
+    args = ["selfplay", "--rules", preset, "--seed", "3", "--players", str(players), "--json"]
+    code, out, err = run(capsys, *args, "--rule", "target_score=1500")
+    assert code == 0, err
+    doc = json.loads(out)
+    assert doc["players"] == players and len(doc["bots"]) == players
+    match = doc["matches"][0]
+    sides = 2 if players == 2 else 3
+    assert len(match["scores"]) == sides and match["winner"] in range(sides)
+    assert match["scores"][match["winner"]] == max(match["scores"]) >= 1500
+    for hand in match["hands"]:
+        seated = sorted(s for side in hand["sides"] for s in side)
+        assert seated == list(range(players))
+        for i in range(len(hand["sides"])):
+            assert hand["totals"][i] == sum(v[i] for v in hand["lines"].values())
+        assert hand["scores"] == _expected_scores(match["hands"][: hand["number"]], players)
+    assert match["scores"] == match["hands"][-1]["scores"]
+
+
+def _expected_scores(hands: list[dict[str, object]], players: int) -> list[int]:
+    """Match scores from the hands' side totals: per team, or per player at two and three."""
+    sides = 2 if players == 2 else 3
+    scores = [0] * sides
+    for hand in hands:
+        hand_sides = hand["sides"]
+        totals = hand["totals"]
+        assert isinstance(hand_sides, list) and isinstance(totals, list)
+        if players in (2, 3):
+            for i, side in enumerate(hand_sides):
+                for seat in side:
+                    scores[seat] += totals[i]
+        else:
+            for i, side in enumerate(hand_sides):
+                scores[min(side) % sides] += totals[i]
+    return scores
+
+
+def test_selfplay_text_names_sides_at_three_players(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "selfplay", "--rules", "italian", "--seed", "2", "--players", "3")
+    assert code == 0
+    assert "took the first pot and played alone" in out and "seats " in out
+    assert re.search(r"result: seat \d wins \d+ to \d+ and \d+ after", out)
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--players", "5"], "players=5: must be 2, 3, 4 or 6"),
+        (["--players", "0"], "players=0: must be 2, 3, 4 or 6"),
+        (["--rule", "players=5"], "players=5"),
+        (["--rule", "teams=2"], "only a table of six players chooses its teams"),
+        (["--players", "4", "--rule", "teams=2"], "only a table of six"),
+        (["--players", "6", "--rule", "players=2"], "disagree"),
+        (["--players", "2", "--bots", "random,random,random"], "one or two"),
+    ],
+)
+def test_bad_player_counts_exit_2_with_one_line(
+    capsys: pytest.CaptureFixture[str], argv: list[str], message: str
+) -> None:
+    code, out, err = run(capsys, "selfplay", "--rules", "classic", "--seed", "1", *argv)
+    assert code == 2 and out == ""
+    assert message in err and err.count("\n") == 1

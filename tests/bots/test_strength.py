@@ -36,3 +36,24 @@ def test_heuristic_team_beats_random_team() -> None:
 @pytest.mark.slow
 def test_heuristic_team_beats_random_team_over_200_full_matches() -> None:
     assert heuristic_wins(200, seed=10_000) > 180
+
+
+def heuristic_side_wins(players: int, matches: int, seed: int, target: int) -> int:
+    """Matches won by the heuristic bots' match side at a table of `players`: one player
+    against one or two random ones at two and three, a team against two teams at six."""
+    heuristic, rand = HeuristicBot(), RandomBot()
+    sides = 2 if players == 2 else 3
+    wins = 0
+    for i in range(matches):
+        rules = get_preset(PRESET_NAMES[i % len(PRESET_NAMES)]).with_overrides(
+            {"players": players, "target_score": target}
+        )
+        side = i % sides
+        bots: list[Bot] = [heuristic if s % sides == side else rand for s in range(players)]
+        wins += play_match(rules, bots, random.Random(seed + i)).winner == side
+    return wins
+
+
+@pytest.mark.parametrize("players", [2, 3, 6])
+def test_heuristic_side_beats_random_sides_at_every_player_count(players: int) -> None:
+    assert heuristic_side_wins(players, 10, seed=700, target=1500) >= 8

@@ -29,14 +29,14 @@ def build_perm(
     hands: Mapping[int, str] | None = None,
     stock: str = "",
     face_up: str | None = None,
-    pots: tuple[str, str] = ("", ""),
+    pots: tuple[str, ...] = (),
 ) -> list[int]:
     """A permutation with the given faces at the front of each place, the rest in id order.
 
     `hands[seat]` lists that seat's first cards; `stock` the first cards drawn from the stock.
     """
     layout = deal_layout(rules)
-    order = play_order(dealer, rules.play_direction is Direction.CLOCKWISE)
+    order = play_order(dealer, rules.play_direction is Direction.CLOCKWISE, rules.players)
     perm = [-1] * rules.deck_size
     used: set[int] = set()
 
@@ -44,7 +44,11 @@ def build_perm(
         faces = parse_cards(text)
         assert len(faces) <= len(slots), "too many cards for this place"
         for face, slot in zip(faces, slots, strict=False):
-            cid = next(i for i in range(rules.deck_size) if i not in used and face_of(i) == face)
+            cid = next(
+                i
+                for i in range(rules.deck_size)
+                if i not in used and face_of(i, rules.deck_size) == face
+            )
             used.add(cid)
             perm[slot] = cid
 
@@ -64,7 +68,7 @@ def build_perm(
 def table_for(
     preset: str | RuleSet,
     dealer: int = 0,
-    scores: tuple[int, int] = (0, 0),
+    scores: tuple[int, ...] = (),
     cut: int | None = None,
     **places: object,
 ) -> LocalTable:
@@ -82,7 +86,7 @@ def slots_of(
         s = next(
             s
             for s in view.hands[seat]
-            if s not in out and s not in exclude and face_of(view.known[s]) == face
+            if s not in out and s not in exclude and face_of(view.known[s], view.n) == face
         )
         out.append(s)
     return tuple(out)

@@ -29,6 +29,7 @@ from buraco_p2p.engine import (
     play_order,
     score_hand,
 )
+from buraco_p2p.engine.hand import POT_IS_STOCK
 from buraco_p2p.rules import get_preset
 
 # ---------------------------------------------------------------- deal and turn order
@@ -659,7 +660,7 @@ def test_stock_out_the_next_untaken_pot_becomes_the_stock(preset: str) -> None:
     ref = t.referee
     first = len(ref.stock)
     _draw_and_discard_until(t, lambda: ref.pot_owner[0] != -1)
-    assert ref.pot_owner == [2, -1] and len(ref.stock) == 11 and not ref.ended
+    assert ref.pot_owner == [POT_IS_STOCK, -1] and len(ref.stock) == 11 and not ref.ended
     assert sorted(ref.stock) == sorted(ref.layout.pots[0])
     _draw_and_discard_until(t, lambda: ref.ended)
     assert ref.end_reason is EndReason.STOCK_EXHAUSTED
@@ -820,7 +821,7 @@ def test_no_pot_left_for_a_team_means_it_may_not_empty_a_hand() -> None:
     lay(t, 1, "7H 8H 9H")
     t.push(Discard(1, ref.hands[1][0]))  # empties the hand: team 1 takes the first pot
     assert ref.pot_owner == [1, -1]
-    _draw_and_discard_until(t, lambda: ref.pot_owner[1] == 2 and ref.turn == 2)
+    _draw_and_discard_until(t, lambda: ref.pot_owner[1] == POT_IS_STOCK and ref.turn == 2)
     assert not ref.ended and ref.team_pot[0] == -1  # the second pot became the stock
     draw(t)
     with pytest.raises(IllegalMove) as e:

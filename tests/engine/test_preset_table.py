@@ -34,6 +34,7 @@ from buraco_p2p.engine import (
     deal_layout,
     legal_moves,
 )
+from buraco_p2p.engine.hand import POT_IS_STOCK
 from buraco_p2p.rules import LINE_NAMES, evaluate_meld, get_preset
 
 PRESETS = ("us", "classic", "playingcards", "italian", "fechado")
@@ -489,7 +490,7 @@ def test_stock_out_pot_becomes_stock_after_one_team_took_its_pot(preset: str) ->
     discard(t, first, "KC")
     assert ref.pot_owner == [first & 1, -1]
     _play_out(t, stop=lambda: ref.pot_owner[1] != -1)
-    assert ref.pot_owner[1] == 2 and sorted(ref.stock) == sorted(ref.layout.pots[1])
+    assert ref.pot_owner[1] == POT_IS_STOCK and sorted(ref.stock) == sorted(ref.layout.pots[1])
     # No pot is left for the other team: it may not go out, even with a clean buraco, so it
     # may not empty a hand (for fechado, decided between 004:24 and 004:32 in docs/rules.md).
     other = 1 - (first & 1)

@@ -85,7 +85,7 @@ def test_unknown_key_names_it_and_suggests_the_closest() -> None:
         ("clean_run_length_bonus=13", "clean_run_length_bonus"),
         ("clean_run_length_bonus=3:100", "clean_run_length_bonus"),
         ("max_wilds=2", "max_wilds"),
-        ("players=3", "players"),
+        ("players=5", "players"),
         ("vulnerable_from=quarter", "vulnerable_from"),
     ],
 )

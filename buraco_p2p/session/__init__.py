@@ -1,0 +1,133 @@
+"""The table protocol: one match as a signed, hash-chained log, sans-IO.
+
+Nothing here touches a socket or a clock: entries and clock readings come in; entries to
+send, entries to persist and events for a UI or a bot go out. The layers below do the work:
+`engine` (the rules, over hidden card slots), `crypto.deck` (keys, shuffles, decryption
+shares), `crypto.randomness` (commit-reveal), `net.identity` (Ed25519 signatures), `codec`
+(canonical msgpack).
+
+API overview:
+
+- `make_genesis(table_id, identities, rules, timeout_ms=...)`: the first entry, signed by
+  every party (its order is the party order); `parse_genesis(entry) -> Terms`.
+- `Entry` (fields version, table, index, prev, author, kind, body, sig; `.wire` bytes,
+  `.hash`), `decode_entry(bytes)`, `make_entry(identity, ...)`, `step_head(hashes)`: the log
+  format (`buraco_p2p.session.entry` documents the encoding, hash and signature input;
+  `buraco_p2p.session.bodies` every kind's body).
+- `Peer(genesis, identity, rng, now)`: one party. `start(now)`, `receive(bytes, now)`,
+  `play(move, now)`, `tick(now)`, `propose_void(action, now)`, and `busy`/`work(now)` for a
+  host that wants to send before the next expensive check. Each returns an `Output`
+  (`send`: wire bytes for every other party, `persist`: entries appended in log order,
+  `events`, `relay`: entries first heard from others). `peer.table` is its `Table`
+  (`.view`: the engine view of the current hand, `.log`, `.phase`, `.match`).
+- `Table(genesis, me=None, rng=None)`: the state machine every check lives in, shared by
+  peers and the verifier; `apply(entry)` raises a `LogError` subclass naming the first bad
+  entry's index, its author (party) and the reason, with the signed entry as evidence.
+- `replay(entries) -> Replay`: the verifier-only path (no secrets): the same `Table`, fed a
+  whole log; `Replay` holds the table, hands, entries, shuffles verified, scores, the opened
+  cards of every finished hand and the parties' fingerprints.
+- `check_equivocation(genesis, a, b)` and `confirm_refusal(log, entry)`: a third party
+  checks a refusal's evidence with the log alone.
+- `states.TRANSITIONS`: the transition table (phase -> kind, who appends, round or single,
+  next phases).
+- Events (`buraco_p2p.session.events`): `SeatsDrawn`, `HandStarted`, `CardSeen`,
+  `YourTurn`, `MoveApplied`, `HandEnded`, `MatchEnded`, `TimedOut`, `Voided`, `Refused`
+  (an entry dropped, the table goes on), `Fault` (an entry refused with evidence; the table
+  accepts only a void agreement after it).
+- `Router(peers, choose, relay=..., tamper=..., shuffle=...)`: a deterministic in-memory
+  table (tests, self-play): FIFO or seeded-random delivery, optional relaying, tampering,
+  silent and manual parties, a clock moved by `advance`.
+
+Modules: `entry` (format, hash, signature, step heads), `bodies` (kinds and schemas),
+`terms` (genesis), `states` (transition table), `table` (the checks), `deal` (one deal's
+state, the verifier's opening of a finished hand), `produce` (our own entries), `peer`,
+`replay`, `evidence`, `router`, `events`, `errors`.
+
+The order of a hand, each line one step (a round where several parties append, by party):
+keys round (hand key + cut commitment, all) -> shuffle by seat 0 .. shuffle by seat N-1 ->
+deal round (shares for the other hands and the face-up card + cut nonce, all) -> then per
+turn: move (the mover's own shares for what it shows) [-> shares round by the parties that
+owe a private reveal: a drawn card, a pot] ... -> count round (shares opening every hand
+card, all) -> result round (totals + state hash, all) -> open round (hand secret, all) ->
+next hand's keys round, or the final round (scores, all) and the log is closed. Before the
+first hand: the genesis, a seat-draw commit round and its reveal round.
+
+Parties and seats: a party is an identity's position in the genesis and signs as `author`;
+the seat draw (commit-reveal) maps seats to parties (`table.seating[seat] -> party`,
+`table.party_seat[party] -> seat`); the engine and the deck speak of seats.
+"""
+
+from buraco_p2p.session.entry import Entry, decode_entry, make_entry, step_head
+from buraco_p2p.session.errors import (
+    BadSignature,
+    BrokenChain,
+    Equivocation,
+    LogError,
+    MalformedEntry,
+    OutOfTurn,
+    RejectedEntry,
+    SessionError,
+    WrongTable,
+)
+from buraco_p2p.session.events import (
+    CardSeen,
+    Event,
+    Fault,
+    HandEnded,
+    HandStarted,
+    MatchEnded,
+    MoveApplied,
+    Refused,
+    SeatsDrawn,
+    TimedOut,
+    Voided,
+    YourTurn,
+)
+from buraco_p2p.session.evidence import check_equivocation, confirm_refusal
+from buraco_p2p.session.peer import Output, Peer
+from buraco_p2p.session.replay import Replay, replay
+from buraco_p2p.session.router import Router
+from buraco_p2p.session.states import TRANSITIONS, Phase
+from buraco_p2p.session.table import Table
+from buraco_p2p.session.terms import Terms, make_genesis, parse_genesis
+
+__all__ = [
+    "TRANSITIONS",
+    "BadSignature",
+    "BrokenChain",
+    "CardSeen",
+    "Entry",
+    "Equivocation",
+    "Event",
+    "Fault",
+    "HandEnded",
+    "HandStarted",
+    "LogError",
+    "MalformedEntry",
+    "MatchEnded",
+    "MoveApplied",
+    "OutOfTurn",
+    "Output",
+    "Peer",
+    "Phase",
+    "Refused",
+    "RejectedEntry",
+    "Replay",
+    "Router",
+    "SeatsDrawn",
+    "SessionError",
+    "Table",
+    "Terms",
+    "TimedOut",
+    "Voided",
+    "WrongTable",
+    "YourTurn",
+    "check_equivocation",
+    "confirm_refusal",
+    "decode_entry",
+    "make_entry",
+    "make_genesis",
+    "parse_genesis",
+    "replay",
+    "step_head",
+]

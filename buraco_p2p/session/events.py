@@ -1,0 +1,119 @@
+"""What the session tells its host (a UI, a bot driver, a network loop): frozen values."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from buraco_p2p.engine import HandResult, Move
+from buraco_p2p.session.errors import LogError
+
+__all__ = [
+    "CardSeen",
+    "Event",
+    "Fault",
+    "HandEnded",
+    "HandStarted",
+    "MatchEnded",
+    "MoveApplied",
+    "Refused",
+    "SeatsDrawn",
+    "TimedOut",
+    "Voided",
+    "YourTurn",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class SeatsDrawn:
+    """The joint draw's outcome: `seating[s]` is the party at seat s; the first dealer's seat."""
+
+    seating: tuple[int, ...]
+    dealer: int
+
+
+@dataclass(frozen=True, slots=True)
+class HandStarted:
+    """The deal is complete and the first move possible (`hand` counts deals from 0)."""
+
+    hand: int
+    dealer: int
+    cut: int
+
+
+@dataclass(frozen=True, slots=True)
+class CardSeen:
+    """A card this peer alone has learned (its own hand)."""
+
+    slot: int
+    card: int
+
+
+@dataclass(frozen=True, slots=True)
+class MoveApplied:
+    seat: int
+    move: Move
+
+
+@dataclass(frozen=True, slots=True)
+class YourTurn:
+    """This peer's seat is on turn: the host answers with `Peer.play(move)`."""
+
+    seat: int
+
+
+@dataclass(frozen=True, slots=True)
+class HandEnded:
+    result: HandResult
+
+
+@dataclass(frozen=True, slots=True)
+class MatchEnded:
+    scores: tuple[int, ...]
+    winner: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class TimedOut:
+    """The table has waited longer than its limit for these parties' entries."""
+
+    parties: tuple[int, ...]
+    waited: float
+
+
+@dataclass(frozen=True, slots=True)
+class Voided:
+    """The present parties agreed to void the hand ("void") or end the match ("end")."""
+
+    action: str
+    silent: tuple[int, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Refused:
+    """An entry this peer dropped without stopping the table: a replay from another table or
+    position, a bad signature, a duplicate slot from an author not on turn. `error` says why."""
+
+    error: LogError
+
+
+@dataclass(frozen=True, slots=True)
+class Fault:
+    """An entry was refused: `error` names its author and carries the evidence. The table
+    accepts nothing more from the log past this point but a void agreement."""
+
+    error: LogError
+
+
+Event = (
+    SeatsDrawn
+    | HandStarted
+    | CardSeen
+    | MoveApplied
+    | YourTurn
+    | HandEnded
+    | MatchEnded
+    | TimedOut
+    | Voided
+    | Refused
+    | Fault
+)

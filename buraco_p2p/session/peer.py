@@ -1,0 +1,377 @@
+"""A seat at the table, sans-IO: entries in, entries to send, entries to persist, events out.
+
+`Peer` wraps a `Table` (the one implementation of the checks) with this party's identity and
+random source. The host (a network loop, an in-memory router, a benchmark) passes every
+received entry to `receive` with the current clock reading, sends what `Output.send` lists to
+every other party, writes `Output.persist` to disk before acting on it, and shows
+`Output.events`. It answers `YourTurn` with `play(move)`, and calls `tick(now)` now and then so
+the peer can report a party that keeps the table waiting (`TimedOut`); the present parties may
+then `propose_void`.
+
+Entries of a round arrive in any order; the peer holds each until its index comes. Our own
+entries pass through the same `Table.apply` as everybody else's (only their signature and
+proofs are not checked again). Equivocation: two different entries signed by one author for
+one index are a `Fault` whose evidence is both entries; a host that relays `Output.relay`
+(entries first heard from others) to the rest of the table makes a peer that sends different
+entries to different parties meet its own two signatures at every honest peer.
+
+Expensive work is split so a host can send sooner: `receive` only checks an entry's form and
+signature and files it; applying queued entries (proof checks, engine moves) happens in
+`work`, one entry per call, and a peer whose turn it is to shuffle sends its shuffle before it
+verifies the shuffle it builds on (shuffling reveals nothing; the verification still gates
+everything that follows). `busy` says whether `work` has something to do; `receive`, `play`
+and `start` also run that work to completion unless told `defer=True`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from buraco_p2p.crypto.deck import ShuffleMessage
+from buraco_p2p.crypto.elgamal import deck_bytes, decode_deck
+from buraco_p2p.crypto.errors import CryptoError
+from buraco_p2p.crypto.group import RandomSource
+from buraco_p2p.crypto.shuffle import shuffle_and_prove
+from buraco_p2p.crypto.transcript import ProofContext
+from buraco_p2p.engine import Move
+from buraco_p2p.net.identity import Identity, PeerKey
+from buraco_p2p.session import bodies
+from buraco_p2p.session.entry import Entry, decode_entry, make_entry, step_head
+from buraco_p2p.session.errors import (
+    BrokenChain,
+    Equivocation,
+    LogError,
+    OutOfTurn,
+    WrongTable,
+)
+from buraco_p2p.session.events import Event, Fault, Refused, TimedOut
+from buraco_p2p.session.states import Phase
+from buraco_p2p.session.table import Table
+from buraco_p2p.session.terms import parse_genesis
+
+__all__ = ["MAX_AHEAD", "Output", "Peer"]
+
+# How far past the end of its log a peer files entries: no step is longer than a round of
+# every party, so honest entries are never further ahead than a few steps; a hostile author
+# cannot make a peer hold more than this many of its entries.
+MAX_AHEAD = 64
+_MAX_RUN = 100_000  # each `work` applies one entry; a bound, never reached in practice
+
+
+@dataclass
+class Output:
+    """What one call produced: entries to send to every other party (wire bytes), entries
+    appended to the log in order, events for the host, and entries first heard from others
+    (relay them where the transport does not broadcast). A host writes `persist` to disk
+    before it sends `send` or acts on `events`, so a restarted client resumes from its log."""
+
+    send: list[bytes] = field(default_factory=list)
+    persist: list[Entry] = field(default_factory=list)
+    events: list[Event] = field(default_factory=list)
+    relay: list[bytes] = field(default_factory=list)
+
+    def extend(self, other: Output) -> None:
+        self.send += other.send
+        self.persist += other.persist
+        self.events += other.events
+        self.relay += other.relay
+
+
+class Peer:
+    """One party's session of one match."""
+
+    def __init__(self, genesis: Entry, identity: Identity, rng: RandomSource, now: float = 0.0):
+        keys = [k.raw for k in _terms_keys(genesis)]
+        if identity.public.raw not in keys:
+            raise ValueError("this identity is not a party of the genesis")
+        self.party = keys.index(identity.public.raw)
+        self.identity = identity
+        self.table = Table(genesis, me=self.party, rng=rng)
+        self._rng = rng
+        # index -> (author, is a void entry) -> entry: a void agreement may take the index of
+        # an entry a present party made for a step that the void closes before it completes.
+        self._inbox: dict[int, dict[tuple[int, bool], Entry]] = {}
+        self._seen: set[bytes] = {genesis.hash}
+        self._own: set[bytes] = set()
+        self._produced: set[int] = set()
+        self._since = now
+        self._timed_out = False
+        self._speculated: int | None = None
+
+    # ------------------------------------------------------------------ host API
+
+    @property
+    def log(self) -> list[Entry]:
+        return self.table.log
+
+    @property
+    def busy(self) -> bool:
+        """Whether `work` has an entry it can apply now."""
+        if self.table.closed or (self.table.fault is not None and not self._void_waiting()):
+            return False
+        return self._next() is not None
+
+    def start(self, now: float, *, defer: bool = False) -> Output:
+        """Our first entries (the seat draw's commitment)."""
+        out = self._produce(now)
+        if not defer:
+            out.extend(self.run(now))
+        return out
+
+    def receive(self, data: bytes, now: float, *, defer: bool = False) -> Output:
+        """File one entry received from the table (any order, duplicates welcome)."""
+        out = Output()
+        try:
+            entry = decode_entry(data)
+        except LogError as exc:
+            out.events.append(Refused(exc))
+            return out
+        if entry.hash in self._seen:
+            return out
+        table = self.table
+        if entry.table != table.terms.table_id or entry.version != table.log[0].version:
+            out.events.append(Refused(WrongTable("entry of another table or version",
+                                                 index=entry.index, author=entry.author,
+                                                 evidence=(entry.wire,))))  # fmt: skip
+            return out
+        try:
+            entry.verify(table.terms.keys)
+        except LogError as exc:
+            out.events.append(Refused(exc))
+            return out
+        if entry.index >= len(table.log) + MAX_AHEAD:
+            out.events.append(Refused(BrokenChain(
+                f"index {entry.index} is too far ahead of the log ({len(table.log)})",
+                index=entry.index, author=entry.author, evidence=(entry.wire,))))  # fmt: skip
+            return out
+        self._seen.add(entry.hash)
+        out.relay.append(entry.wire)
+        if entry.index < len(table.log):
+            held = table.log[entry.index]
+            out.events.append(self._conflict(held, entry))
+            return out
+        slot = self._inbox.setdefault(entry.index, {})
+        key = (entry.author, entry.kind == bodies.VOID)
+        other = slot.get(key)
+        if other is not None:
+            out.events.append(self._conflict(other, entry))
+            return out
+        slot[key] = entry
+        if not defer:
+            out.extend(self.run(now))
+        return out
+
+    def play(self, move: Move, now: float, *, defer: bool = False) -> Output:
+        """Our move (answering `YourTurn`). An illegal move raises `IllegalMove` and changes
+        nothing; a legal one is checked again by `Table.apply` like anybody's."""
+        index, body = self.table.move_body(move)
+        entry = self._sign(index, bodies.MOVE, body)
+        out = Output(send=[entry.wire])
+        out.extend(self._apply(entry, now))
+        if not defer:
+            out.extend(self.run(now))
+        return out
+
+    def work(self, now: float) -> Output:
+        """Apply the next entry whose turn has come (at most one), then make what we owe."""
+        out = Output()
+        entry = self._next()
+        if entry is None:
+            return out
+        table = self.table
+        if (
+            table.phase is Phase.SHUFFLE
+            and entry.kind == bodies.SHUFFLE
+            and self._speculated is None
+        ):
+            spec = self._speculate(entry, now)
+            if spec is not None:
+                return spec
+        out.extend(self._apply(entry, now))
+        return out
+
+    def run(self, now: float) -> Output:
+        """`work` until there is nothing left to apply (bounded by the entries on hand)."""
+        out = Output()
+        for _ in range(_MAX_RUN):
+            if not self.busy:
+                break
+            out.extend(self.work(now))
+        return out
+
+    def tick(self, now: float) -> Output:
+        """Report, once per step, the parties that have kept the table waiting too long."""
+        out = Output()
+        table = self.table
+        waiting = self._missing()
+        limit = table.terms.timeout_ms / 1000
+        if waiting and not self._timed_out and now - self._since >= limit and not table.closed:
+            self._timed_out = True
+            out.events.append(TimedOut(waiting, now - self._since))
+        return out
+
+    def propose_void(self, action: str, now: float, silent: tuple[int, ...] = ()) -> Output:
+        """Our part of a void agreement naming the silent parties (default: every party the
+        table waits for, or the author of the fault that stopped it)."""
+        table = self.table
+        if not silent:
+            if table.fault is not None and table.fault.author is not None:
+                silent = (table.fault.author,)
+            else:
+                silent = self._missing()
+        silent = tuple(sorted(set(silent)))
+        active = [p for p in range(table.n) if p not in silent]
+        if self.party not in active:
+            raise ValueError("a silent party cannot agree to its own void")
+        start = len(table.log)
+        index = start + active.index(self.party)
+        prev = table.void_prev()
+        entry = make_entry(
+            self.identity, table=table.terms.table_id, index=index, prev=prev,
+            author=self.party, kind=bodies.VOID,
+            body={"action": action, "silent": list(silent)},
+        )  # fmt: skip
+        self._seen.add(entry.hash)
+        self._own.add(entry.hash)
+        self._produced.add(index)
+        self._inbox.setdefault(index, {})[(self.party, True)] = entry
+        out = Output(send=[entry.wire])
+        out.extend(self.run(now))
+        return out
+
+    # ------------------------------------------------------------------ internals
+
+    def _missing(self) -> tuple[int, ...]:
+        """Parties the current step waits for whose entries we do not even hold."""
+        table = self.table
+        out = []
+        for p in table.waiting_for:
+            index = table.index_of(p)
+            if p != self.party and (p, False) not in self._inbox.get(index or -1, {}):
+                out.append(p)
+        return tuple(out)
+
+    def _void_waiting(self) -> bool:
+        nxt = self._inbox.get(len(self.table.log), {})
+        return any(e.kind == bodies.VOID for e in nxt.values())
+
+    def _next(self) -> Entry | None:
+        table = self.table
+        slot = self._inbox.get(len(table.log))
+        if not slot:
+            return None
+        author = table.expected_author(len(table.log))
+        voiding = table.voiding is not None
+        if author is not None and (author, voiding) in slot:
+            return slot[(author, voiding)]
+        voids = [e for (_, v), e in slot.items() if v]
+        if voids:
+            return voids[0]
+        return next(iter(slot.values()))  # an entry out of turn: apply() refuses it
+
+    def _conflict(self, held: Entry, new: Entry) -> Event:
+        if held.author == new.author and held.wire != new.wire:
+            err: LogError = Equivocation(
+                "two different entries signed for one log index",
+                index=new.index, author=new.author, evidence=(held.wire, new.wire),
+            )  # fmt: skip
+            self.table.fault = self.table.fault or err
+            return Fault(err)
+        return Refused(OutOfTurn("an entry for an index already taken", index=new.index,
+                                 author=new.author, evidence=(new.wire,)))  # fmt: skip
+
+    def _apply(self, entry: Entry, now: float) -> Output:
+        out = Output()
+        table = self.table
+        slot = self._inbox.get(entry.index)
+        if slot is not None:
+            slot.pop((entry.author, entry.kind == bodies.VOID), None)
+        before = table.step_start
+        try:
+            events = table.apply(entry, own=entry.hash in self._own, signed=True)
+        except LogError as exc:
+            if isinstance(exc, BrokenChain | WrongTable | OutOfTurn) and table.fault is None:
+                out.events.append(Refused(exc))
+            else:
+                out.events.append(Fault(exc))
+            return out
+        if slot is not None and not slot:
+            del self._inbox[entry.index]
+        out.persist.append(entry)
+        out.events += events
+        if table.step_start != before:
+            self._since = now
+            self._timed_out = False
+            self._speculated = None
+        out.extend(self._produce(now))
+        return out
+
+    def _produce(self, now: float) -> Output:
+        out = Output()
+        if self.table.index_of(self.party) in self._produced:
+            return out
+        made = self.table.produce()
+        if made is None:
+            return out
+        index, kind, body = made
+        entry = self._sign(index, kind, body)
+        out.send.append(entry.wire)
+        if index == len(self.table.log):
+            out.extend(self._apply(entry, now))
+        else:
+            self._inbox.setdefault(index, {})[(self.party, kind == bodies.VOID)] = entry
+        return out
+
+    def _sign(self, index: int, kind: str, body: dict[str, Any]) -> Entry:
+        table = self.table
+        entry = make_entry(
+            self.identity, table=table.terms.table_id, index=index, prev=table.step_prev,
+            author=self.party, kind=kind, body=body,
+        )  # fmt: skip
+        self._seen.add(entry.hash)
+        self._own.add(entry.hash)
+        self._produced.add(index)
+        return entry
+
+    def _speculate(self, entry: Entry, now: float) -> Output | None:
+        """If the shuffle about to be verified is the one we build on, build ours first and
+        send it: verification of the previous one follows in the next `work` call."""
+        table = self.table
+        hand = table.hand
+        seat = table.my_seat
+        if hand is None or seat is None or entry.author == self.party:
+            return None
+        deck = hand.deck
+        if deck.next_shuffler is None or deck.next_shuffler + 1 != seat:
+            return None
+        if table.expected_author(entry.index) != entry.author or deck.table_key is None:
+            return None
+        index = entry.index + 1
+        self._speculated = index
+        try:
+            prev_deck = decode_deck(entry.body["deck"], deck.deck_size)
+        except (CryptoError, KeyError, TypeError, ValueError):
+            return None  # a malformed deck: the verification will name its author
+        ctx = ProofContext(table.terms.table_id, hand.number, index, deck.players[seat])
+        out_deck, proof = shuffle_and_prove(ctx, deck.table_key, prev_deck, self._rng)
+        msg = ShuffleMessage(seat, deck_bytes(out_deck), proof.to_bytes())
+        deck._sent.add((msg, index))  # ours: the deck need not verify it again
+        body = {"deck": msg.deck, "proof": msg.proof}
+        own = make_entry(
+            self.identity, table=table.terms.table_id, index=index,
+            prev=_head_after(entry), author=self.party, kind=bodies.SHUFFLE, body=body,
+        )  # fmt: skip
+        self._seen.add(own.hash)
+        self._own.add(own.hash)
+        self._produced.add(index)
+        self._inbox.setdefault(index, {})[(self.party, False)] = own
+        return Output(send=[own.wire])
+
+
+def _head_after(entry: Entry) -> bytes:
+    return step_head([entry.hash])
+
+
+def _terms_keys(genesis: Entry) -> list[PeerKey]:
+    return list(parse_genesis(genesis).keys)

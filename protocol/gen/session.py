@@ -1,0 +1,212 @@
+"""Deterministic test vectors for the table protocol, written to protocol/vectors/session.json.
+
+A whole small match played by four in-memory session peers with every check on, from fixed
+identities and seeds: the genesis' parties, every log entry's bytes, hash and step, the log
+file's framing, and the engine's public state and its hash after every move (docs/protocol.md
+section 4). A second implementation decodes every entry, recomputes its hash, its signature
+check and the chain of step heads, and compares its own replay of each hand with the states.
+
+    python -m protocol.gen.session           # check the file, exit 1 on any difference
+    python -m protocol.gen.session --write   # rewrite it
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import hashlib
+import random
+import sys
+from collections.abc import Sequence
+from typing import Any, Final
+
+import msgpack
+
+from buraco_p2p.bots import make_bot
+from buraco_p2p.crypto import DeterministicRandomSource
+from buraco_p2p.engine import HandSetup, HandState, Move, move_from_wire
+from buraco_p2p.engine.local import LocalTable
+from buraco_p2p.logfile import encode_log, header
+from buraco_p2p.net.identity import Identity
+from buraco_p2p.rules import get_preset
+from buraco_p2p.session import Entry, Peer, Router, Table, make_genesis
+from protocol.gen import files as vectorfiles
+
+__all__ = ["FILES", "generate", "identities", "main", "play_match", "vector_log"]
+
+FILES: Final = ("session.json",)
+
+Vector = vectorfiles.Vector
+
+TABLE_ID: Final = b"vector-table-001"
+PRESET: Final = "classic"
+TARGET: Final = 300  # one hand reaches it: the match is one whole hand and the final round
+SEED: Final = 7
+
+
+def identities(n: int = 4) -> list[Identity]:
+    """The parties' identities: Ed25519 seeds 0xA0.., 0xA1.., ... (32 equal bytes each)."""
+    return [Identity.from_seed(bytes([0xA0 + i]) * 32, f"player{i}") for i in range(n)]
+
+
+def peer_seed(seed: int, party: int) -> bytes:
+    """Each party's private random stream (section 1.1's deterministic stream) seed."""
+    return bytes([seed, party]) * 16
+
+
+def play_match(
+    preset: str = PRESET,
+    *,
+    seed: int = SEED,
+    target: int | None = TARGET,
+    table_id: bytes = TABLE_ID,
+) -> list[Entry]:
+    """Four heuristic bots play a whole match through session peers delivering every entry to
+    every peer in FIFO order; returns the log (byte-identical at every peer, checked)."""
+    rules = get_preset(preset)
+    if target is not None:
+        rules = dataclasses.replace(rules, target_score=target)
+    ids = identities()
+    genesis = make_genesis(table_id, ids, rules)
+    peers = [
+        Peer(genesis, ident, DeterministicRandomSource(peer_seed(seed, n)))
+        for n, ident in enumerate(ids)
+    ]
+    bot = make_bot("heuristic")
+    rng = random.Random(seed)
+
+    def choose(party: int, view: HandState) -> Move:
+        return bot.choose_move(view, rng)
+
+    router = Router(peers, choose)
+    router.start()
+    router.run()
+    logs = [[e.wire for e in p.log] for p in peers]
+    if any(log != logs[0] for log in logs) or not peers[0].table.closed:
+        raise AssertionError("the peers did not finish the match with one log")
+    return list(peers[0].log)
+
+
+@functools.cache
+def vector_log() -> tuple[Entry, ...]:
+    """The log of the vectors' match (played once per process)."""
+    return tuple(play_match())
+
+
+def _canonical_state(state: list[Any]) -> bytes:
+    # The public state holds arrays, ints, booleans, str and bin only: msgpack's shortest
+    # forms are the canonical encoding of section 2.1 for those.
+    data: bytes = msgpack.packb(state, use_bin_type=True)
+    return data
+
+
+def _hands(log: list[Entry]) -> tuple[list[dict[str, Any]], Table]:
+    """Each hand's setup, opened deck and moves, from a verifier's replay of the log, then the
+    public state after every move as every player's view holds it; and the replayed table."""
+    table = Table(log[0])
+    hands: list[dict[str, Any]] = []
+    setups: dict[int, HandSetup] = {}
+    moves: dict[int, list[tuple[int, Move]]] = {}
+    for entry in log[1:]:
+        table.apply(entry)
+        hand = table.hand
+        if hand is not None and hand.view is not None:
+            setups.setdefault(hand.number, hand.view.setup)
+        if entry.kind == "move" and hand is not None:
+            moves.setdefault(hand.number, []).append((entry.index, move_from_wire(entry.body["m"])))
+    results = [e for e in log if e.kind == "result"]
+    n = table.n
+    for number, perm in enumerate(table.opened):
+        setup = setups[number]
+        local = LocalTable(setup, perm)
+        states: list[dict[str, Any]] = []
+        for index, move in moves[number]:
+            local.push(move)
+            state = local.views[0].public_state()
+            if any(v.public_state() != state for v in local.views):
+                raise AssertionError("the views disagree on the public state")
+            data = _canonical_state(state)
+            states.append({
+                "entry": index,
+                "move": move.to_wire(),
+                "public_state": data.hex(),
+                "state_hash": hashlib.sha256(data).hexdigest(),
+            })  # fmt: skip
+        final = bytes.fromhex(states[-1]["state_hash"])
+        if any(e.body["state"] != final for e in results[number * n : number * n + n]):
+            raise AssertionError("the signed results do not carry the last state's hash")
+        hands.append({
+            "hand": number,
+            "dealer": setup.dealer,
+            "cut": setup.cut,
+            "team_scores_before": list(setup.team_scores),
+            "opened_deck": list(perm),
+            "states": states,
+        })  # fmt: skip
+    return hands, table
+
+
+@functools.cache
+def session_vector() -> Vector:
+    """The vector (made once per process: the match takes seconds to play with every proof)."""
+    log = list(vector_log())
+    wires = [e.wire for e in log]
+    heads: list[bytes] = []
+    step = -1
+    entries = []
+    for e in log:
+        if not heads or e.prev != heads[-1]:
+            step += 1
+            heads.append(e.prev)
+        entries.append({
+            "index": e.index,
+            "author": e.author,
+            "kind": e.kind,
+            "step": step,
+            "wire": e.wire.hex(),
+            "hash": e.hash.hex(),
+        })  # fmt: skip
+    hands, replayed = _hands(log)
+    terms = replayed.terms
+    match = replayed.match
+    assert match is not None
+    file = encode_log(wires)
+    return {
+        "description": (
+            "a whole match of four session peers (section 4): preset "
+            f"{PRESET} with target_score {TARGET}, so one hand ends it"
+        ),
+        "table_id": TABLE_ID.hex(),
+        "parties": [
+            {
+                "ed25519_seed": i.private_seed().hex(),
+                "public_key": i.public.raw.hex(),
+                "nickname": i.nickname,
+                "fingerprint": i.public.fingerprint(),
+                "drbg_seed": peer_seed(SEED, n).hex(),
+            }
+            for n, i in enumerate(identities())
+        ],
+        "rules_digest": terms.rules.digest().hex(),
+        "seating": list(replayed.seating),
+        "entries": entries,
+        "step_heads": [h.hex() for h in heads],
+        "file_header": header().hex(),
+        "file_bytes": len(file),
+        "file_sha256": hashlib.sha256(file).hexdigest(),
+        "hands": hands,
+        "final_scores": list(match.scores),
+        "winner": match.winner,
+    }
+
+
+def generate() -> dict[str, Vector]:
+    return {"session.json": session_vector()}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    return vectorfiles.main(argv, generate=generate, prog="python -m protocol.gen.session")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -38,6 +38,7 @@ import trio
 
 from buraco_p2p import codec
 from buraco_p2p.net.admission import Approver, Door, JoinRequest, auto_approve
+from buraco_p2p.net.candidates import host_candidates
 from buraco_p2p.net.errors import LinkClosed, LinkError, MeshError, NetError
 from buraco_p2p.net.identity import Identity, PeerKey
 from buraco_p2p.net.invite import Endpoint, Invite
@@ -735,28 +736,8 @@ class Mesh:
 
 
 def local_endpoints(port: int, listen_host: str) -> tuple[Endpoint, ...]:
-    """Addresses to advertise: the bound one, or every interface address for a wildcard."""
-    if listen_host not in ("", "0.0.0.0", "::"):
-        return (Endpoint.parse(listen_host, port),)
-    import ifaddr
-
-    found: list[Endpoint] = []
-    loopback: list[Endpoint] = []
-    for adapter in ifaddr.get_adapters():
-        for ip in adapter.ips:
-            text = ip.ip if isinstance(ip.ip, str) else ip.ip[0]
-            if listen_host == "0.0.0.0" and not isinstance(ip.ip, str):
-                continue
-            if listen_host == "::" and isinstance(ip.ip, str):
-                continue
-            try:
-                ep = Endpoint.parse(text, port)
-            except NetError:
-                continue
-            if ep.ip.is_link_local:
-                continue
-            (loopback if ep.ip.is_loopback else found).append(ep)
-    return tuple(found + loopback)[:16]
+    """Addresses to advertise: the bound one, or this machine's own (candidates.py)."""
+    return tuple(c.endpoint for c in host_candidates(port, listen_host))[:16]
 
 
 def _leaves(group: BaseExceptionGroup[BaseException]) -> list[BaseException]:

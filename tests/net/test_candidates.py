@@ -1,0 +1,145 @@
+"""Candidates, NAT classes, STUN messages and punch timing: the parts that need no network."""
+
+from __future__ import annotations
+
+import ipaddress
+import secrets
+
+import pytest
+
+from buraco_p2p.net.candidates import (
+    CandidateKind,
+    NatClass,
+    _ipv6_from_proc,
+    classify,
+    order_addresses,
+)
+from buraco_p2p.net.identity import Identity
+from buraco_p2p.net.invite import Endpoint, Invite, InviteFormatError
+from buraco_p2p.net.punch import start_delays
+from buraco_p2p.net.stun import (
+    ATTR_XOR_MAPPED_ADDRESS,
+    BINDING_SUCCESS,
+    StunError,
+    StunMessage,
+    binding_request,
+    binding_response,
+    mapped_from_response,
+)
+
+ip = ipaddress.ip_address
+
+
+def test_loopback_is_left_out_unless_it_is_all_there_is() -> None:
+    found = order_addresses([ip("127.0.0.1"), ip("192.168.1.5"), ip("::1")], frozenset())
+    assert found == [ip("192.168.1.5")]
+    assert order_addresses([ip("127.0.0.1"), ip("::1")], frozenset()) == [
+        ip("127.0.0.1"), ip("::1"),
+    ]
+
+
+def test_temporary_ipv6_comes_before_the_stable_one_and_link_local_is_dropped() -> None:
+    stable, temp = ip("2001:db8::211:22ff:fe33:4455"), ip("2001:db8::9a3c:11d2:7e01:5b2a")
+    found = order_addresses([stable, ip("fe80::1"), temp, ip("10.0.0.2")], frozenset({temp}))
+    assert found == [ip("10.0.0.2"), temp, stable]
+
+
+def test_proc_if_inet6_flags_mark_temporary_and_skip_tentative() -> None:
+    text = (
+        "20010db8000000009a3c11d27e015b2a 02 40 00 01   eth0\n"
+        "20010db8000000000211 22ff fe334455\n"  # malformed: ignored
+        "20010db8000000000211000000000001 02 40 00 40   eth0\n"  # tentative
+        "20010db8000000000211000000000002 02 40 00 00   eth0\n"
+    )
+    found = {(str(a.ip), a.temporary) for a in _ipv6_from_proc(text)}
+    assert found == {("2001:db8::9a3c:11d2:7e01:5b2a", True), ("2001:db8::211:0:0:2", False)}
+
+
+@pytest.mark.parametrize(
+    ("first", "second", "expected"),
+    [
+        (("198.51.100.7", 4000), ("198.51.100.7", 4000), NatClass.INDEPENDENT),
+        (("198.51.100.7", 4000), ("198.51.100.7", 4001), NatClass.RANDOM),
+        (("198.51.100.7", 4000), ("198.51.100.8", 4000), NatClass.RANDOM),
+        (("10.0.0.2", 4000), ("10.0.0.2", 4000), NatClass.OPEN),
+    ],
+)
+def test_nat_class_from_two_answers(
+    first: tuple[str, int], second: tuple[str, int], expected: NatClass
+) -> None:
+    got = classify([ip("10.0.0.2")], Endpoint.parse(*first), Endpoint.parse(*second))
+    assert got is expected
+    assert got.punchable == (expected in (NatClass.OPEN, NatClass.INDEPENDENT))
+
+
+def test_stun_xor_mapped_address_round_trips_both_families() -> None:
+    for observed in (Endpoint.parse("198.51.100.7", 40400), Endpoint.parse("2001:db8::7", 1)):
+        request = binding_request()
+        wire = binding_response(request, observed).to_bytes()
+        assert mapped_from_response(wire, request.transaction) == observed
+
+
+def test_rfc5769_ipv4_response_vector_decodes() -> None:
+    # RFC 5769 section 2.2 without its SOFTWARE, MESSAGE-INTEGRITY and FINGERPRINT:
+    # XOR-MAPPED-ADDRESS for 192.0.2.1:32853, transaction b7e7a701bc34d686fa87dfae.
+    transaction = bytes.fromhex("b7e7a701bc34d686fa87dfae")
+    value = bytes.fromhex("0001a147e112a643")
+    wire = StunMessage(BINDING_SUCCESS, transaction, ((ATTR_XOR_MAPPED_ADDRESS, value),))
+    got = mapped_from_response(wire.to_bytes(), transaction)
+    assert got == Endpoint.parse("192.0.2.1", 32853)
+
+
+def test_stun_answers_that_are_not_ours_are_refused() -> None:
+    request = binding_request()
+    good = binding_response(request, Endpoint.parse("198.51.100.7", 9)).to_bytes()
+    with pytest.raises(StunError, match="another transaction"):
+        mapped_from_response(good, secrets.token_bytes(12))
+    with pytest.raises(StunError, match="magic cookie"):
+        mapped_from_response(good[:4] + b"\0\0\0\0" + good[8:], request.transaction)
+    with pytest.raises(StunError, match="length"):
+        mapped_from_response(good[:-1], request.transaction)
+    with pytest.raises(StunError, match="at least"):
+        mapped_from_response(good[:10], request.transaction)
+    bare = StunMessage(BINDING_SUCCESS, request.transaction, ()).to_bytes()
+    with pytest.raises(StunError, match="without XOR-MAPPED-ADDRESS"):
+        mapped_from_response(bare, request.transaction)
+
+
+def test_punch_start_delays_are_half_the_round_trip_difference() -> None:
+    d = start_delays(0.180, 0.040)
+    assert d.first == 0.0 and d.second == pytest.approx(0.070)
+    d = start_delays(0.010, 0.050)
+    assert d.first == pytest.approx(0.020) and d.second == 0.0
+    with pytest.raises(ValueError):
+        start_delays(-1, 0)
+
+
+def _invite(kinds: tuple[int, ...], nat: int) -> Invite:
+    addresses = (Endpoint.parse("10.0.0.2", 4464), Endpoint.parse("198.51.100.7", 4464))
+    key = Identity.generate("ana").public.raw
+    return Invite(bytes(16), bytes(range(16)), key, addresses, kinds=kinds, nat_class=nat)
+
+
+def test_invite_carries_candidate_kinds_and_nat_class() -> None:
+    invite = _invite((CandidateKind.HOST, CandidateKind.REFLEXIVE), NatClass.INDEPENDENT)
+    again = Invite.from_text(invite.to_text())
+    assert again == invite
+    assert again.kinds == (0, 2) and again.nat_class == 2
+
+
+def test_invite_without_candidate_information_is_unchanged_on_the_wire() -> None:
+    plain = _invite((), 0)
+    assert plain.kinds == (0, 0)
+    data = plain.to_bytes()
+    assert data[65] == 2 and data[66] == 4  # counts byte, then the first family byte
+    tagged = _invite((1, 2), 3).to_bytes()
+    assert tagged[65] == 3 << 6 | 2 and tagged[66] == 1 << 4 | 4 and tagged[73] == 2 << 4 | 4
+
+
+def test_invite_refuses_unknown_kinds_and_classes() -> None:
+    with pytest.raises(InviteFormatError):
+        _invite((0, 3), 0)
+    with pytest.raises(InviteFormatError):
+        _invite((0,), 0)
+    with pytest.raises(InviteFormatError):
+        _invite((0, 0), 4)

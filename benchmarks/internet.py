@@ -28,9 +28,9 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests" / "net"))
 
-from natlab import Lab, punch_all, unavailable  # noqa: E402
+from natlab import Lab, punch_all, unavailable
 
-from buraco_p2p.net.stun import serve_binding  # noqa: E402
+from buraco_p2p.net.stun import serve_binding
 
 
 def _with_stun(lab: Lab) -> Any:

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import ipaddress
+import json
 import secrets
+from pathlib import Path
 
 import pytest
 
+from buraco_p2p.net import invite as invite_module
 from buraco_p2p.net.candidates import (
     CandidateKind,
     NatClass,
@@ -143,3 +146,35 @@ def test_invite_refuses_unknown_kinds_and_classes() -> None:
         _invite((0,), 0)
     with pytest.raises(InviteFormatError):
         _invite((0, 0), 4)
+
+
+VECTORS = json.loads(
+    (Path(__file__).resolve().parents[2] / "protocol" / "vectors" / "candidates.json").read_text()
+)
+
+
+def test_candidates_vector_invite_decodes_to_its_fields() -> None:
+    v = VECTORS["invite"]
+    invite = Invite.from_bytes(bytes.fromhex(v["binary"]))
+    assert Invite.from_text(v["text"]) == invite
+    assert list(invite.kinds) == v["kinds"] and invite.nat_class == v["nat_class"]
+    assert [{"ip": str(e.ip), "port": e.port} for e in invite.addresses] == v["addresses"]
+    for bad in VECTORS["refused"]:
+        with pytest.raises(getattr(invite_module, bad["error"])):
+            Invite.from_bytes(bytes.fromhex(bad["binary"]))
+
+
+def test_candidates_vector_stun_bytes_follow_rfc_8489() -> None:
+    v = VECTORS["stun"]
+    transaction = bytes.fromhex(v["transaction"])
+    assert bytes.fromhex(v["request"]) == bytes.fromhex("00010000" "2112a442") + transaction
+    for case in v["responses"]:
+        got = mapped_from_response(bytes.fromhex(case["response"]), transaction)
+        assert {"ip": str(got.ip), "port": got.port} == case["observed"]
+
+
+def test_candidates_vector_punch_delays() -> None:
+    for case in VECTORS["punch_delays"]:
+        d = start_delays(case["rtt_a_ms"] / 1000, case["rtt_b_ms"] / 1000)
+        assert d.first * 1000 == pytest.approx(case["delay_a_ms"])
+        assert d.second * 1000 == pytest.approx(case["delay_b_ms"])

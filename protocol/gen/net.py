@@ -801,11 +801,15 @@ def candidates_vector() -> Vector:
         for a, b in ((180, 40), (10, 50), (25, 25))
         for d in [start_delays(a / 1000, b / 1000)]
     ]
+    reply = _reply_vector(base.room_secret, base.table_id)
     return {
+        "reply_code": reply,
         "description": "candidates (docs/protocol.md section 2.10): an invite whose addresses "
         "carry candidate kinds and whose counts byte carries the host's NAT class, invites "
         "refused for those bits, a STUN Binding request and the success responses a server "
-        "sends for an IPv4 and an IPv6 reflexive address, and the coordinator's start delays.",
+        "sends for an IPv4 and an IPv6 reflexive address, the coordinator's start delays, and "
+        "a joiner's reply code (section 2.11) keyed with the room secret and table id of "
+        "invite.json, with altered codes a host must refuse.",
         "invite": {
             "kinds": list(invite.kinds),
             "nat_class": invite.nat_class,
@@ -820,6 +824,36 @@ def candidates_vector() -> Vector:
             "responses": stun,
         },
         "punch_delays": delays,
+    }
+
+
+def _reply_vector(room_secret: bytes, table_id: bytes) -> Vector:
+    from buraco_p2p.net.candidates import Candidate, CandidateKind, NatClass
+    from buraco_p2p.net.reply import ReplyCode
+
+    reflexive = Endpoint(ipaddress.ip_address("203.0.113.9"), 40400)
+    own = Endpoint(ipaddress.ip_address("2001:db8:2::2"), 40400)
+    code = ReplyCode(
+        (Candidate(CandidateKind.REFLEXIVE, reflexive), Candidate(CandidateKind.HOST, own)),
+        NatClass.INDEPENDENT,
+    )
+    other_table = code.to_bytes(room_secret, bytes(16))
+    binary = code.to_bytes(room_secret, table_id)
+    text = code.to_text(room_secret, table_id)
+    flipped = binary[:2] + bytes((binary[2] ^ 0x10,)) + binary[3:]
+    return {
+        "candidates": [
+            {"kind": int(c.kind), "ip": str(c.endpoint.ip), "port": c.endpoint.port}
+            for c in code.candidates
+        ],
+        "nat_class": int(code.nat_class),
+        "binary": binary.hex(),
+        "tag": binary[-8:].hex(),
+        "text": text,
+        "refused": [
+            {"name": "a candidate's kind changed", "binary": flipped.hex()},
+            {"name": "keyed with another table id", "binary": other_table.hex()},
+        ],
     }
 
 

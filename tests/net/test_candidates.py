@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hmac
 import ipaddress
 import json
 import secrets
@@ -11,6 +12,7 @@ import pytest
 
 from buraco_p2p.net import invite as invite_module
 from buraco_p2p.net.candidates import (
+    Candidate,
     CandidateKind,
     NatClass,
     _ipv6_from_proc,
@@ -20,6 +22,7 @@ from buraco_p2p.net.candidates import (
 from buraco_p2p.net.identity import Identity
 from buraco_p2p.net.invite import Endpoint, Invite, InviteFormatError
 from buraco_p2p.net.punch import start_delays
+from buraco_p2p.net.reply import ReplyCode, ReplyCodeError
 from buraco_p2p.net.stun import (
     ATTR_XOR_MAPPED_ADDRESS,
     BINDING_SUCCESS,
@@ -178,3 +181,75 @@ def test_candidates_vector_punch_delays() -> None:
         d = start_delays(case["rtt_a_ms"] / 1000, case["rtt_b_ms"] / 1000)
         assert d.first * 1000 == pytest.approx(case["delay_a_ms"])
         assert d.second * 1000 == pytest.approx(case["delay_b_ms"])
+
+
+SECRET, TABLE = bytes(range(16)), bytes(range(16, 32))
+
+
+def _reply() -> ReplyCode:
+    return ReplyCode(
+        (
+            Candidate(CandidateKind.REFLEXIVE, Endpoint.parse("198.51.100.12", 40400)),
+            Candidate(CandidateKind.HOST, Endpoint.parse("2001:db8:2::2", 40400)),
+        ),
+        NatClass.INDEPENDENT,
+    )
+
+
+def test_reply_code_round_trips_and_is_short() -> None:
+    code = _reply()
+    text = code.to_text(SECRET, TABLE)
+    assert text.startswith("BRR-") and len(text) < 80
+    assert ReplyCode.from_text(text.lower().replace("-", " "), SECRET, TABLE) == code
+    one = ReplyCode((code.candidates[0],), NatClass.INDEPENDENT).to_text(SECRET, TABLE)
+    assert len(one) <= 40  # one IPv4 candidate: 28 characters, readable over the phone
+
+
+def test_reply_code_for_another_table_or_altered_is_refused() -> None:
+    text = _reply().to_text(SECRET, TABLE)
+    with pytest.raises(ReplyCodeError, match="does not belong"):
+        ReplyCode.from_text(text, bytes(16), TABLE)
+    with pytest.raises(ReplyCodeError, match="does not belong"):
+        ReplyCode.from_text(text, SECRET, bytes(16))
+    swapped = text[:6] + ("A" if text[6] != "A" else "B") + text[7:]
+    with pytest.raises(ReplyCodeError):
+        ReplyCode.from_text(swapped, SECRET, TABLE)
+    with pytest.raises(ReplyCodeError, match="truncated"):
+        ReplyCode.from_text("BRR-AEAQ", SECRET, TABLE)
+    with pytest.raises(ReplyCodeError, match="BRR"):
+        ReplyCode.from_text("BRC-" + text[4:], SECRET, TABLE)
+    with pytest.raises(ReplyCodeError, match="outside base32"):
+        ReplyCode.from_text(text[:-1] + "1", SECRET, TABLE)
+
+
+def test_reply_code_with_a_valid_tag_but_bad_contents_is_refused() -> None:
+    from buraco_p2p.net.reply import _tag
+
+    for body, reason in [
+        (bytes((1, 0x82, 0x34)) + bytes(6), "unknown candidate tag"),
+        (bytes((1, 0x83, 0x24)) + bytes(5) + b"\1", "more candidates"),
+        (bytes((1, 0x81, 0x24)) + bytes(5) + b"\1\0", "unexpected bytes"),
+        (bytes((1, 0x81, 0x24)) + bytes(6), "port 0"),
+    ]:
+        with pytest.raises(ReplyCodeError, match=reason):
+            ReplyCode.from_bytes(body + _tag(SECRET, TABLE, body), SECRET, TABLE)
+
+
+def test_candidates_vector_reply_code_and_its_refusals() -> None:
+    v = VECTORS["reply_code"]
+    invite = json.loads(
+        (Path(__file__).resolve().parents[2] / "protocol" / "vectors" / "invite.json").read_text()
+    )["invite"]
+    secret, table = bytes.fromhex(invite["room_secret"]), bytes.fromhex(invite["table_id"])
+    binary = bytes.fromhex(v["binary"])
+    body = binary[:-8]
+    expected_tag = hmac.new(secret, b"buraco-p2p/reply/v1" + table + body, "sha256").digest()[:8]
+    assert binary[-8:] == expected_tag == bytes.fromhex(v["tag"])
+    code = ReplyCode.from_text(v["text"], secret, table)
+    assert ReplyCode.from_bytes(binary, secret, table) == code
+    got = [{"kind": int(c.kind), "ip": str(c.endpoint.ip), "port": c.endpoint.port}
+           for c in code.candidates]  # fmt: skip
+    assert got == v["candidates"] and code.nat_class == v["nat_class"]
+    for bad in v["refused"]:
+        with pytest.raises(ReplyCodeError, match="does not belong"):
+            ReplyCode.from_bytes(bytes.fromhex(bad["binary"]), secret, table)

@@ -18,11 +18,12 @@ import pytest
 import trio
 from natlab import STUN_PORT, Home, Lab, punch_all, run_in, unavailable
 
-from buraco_p2p.net.candidates import NatClass
+from buraco_p2p.net.candidates import Candidate, CandidateKind, NatClass
 from buraco_p2p.net.identity import Identity
-from buraco_p2p.net.invite import Endpoint
+from buraco_p2p.net.invite import Endpoint, Invite
 from buraco_p2p.net.link import handshake
 from buraco_p2p.net.punch import PunchError, simultaneous_open
+from buraco_p2p.net.reply import ReplyCode
 from buraco_p2p.net.stun import StunError, binding, probe, serve_binding
 
 REASON = unavailable()
@@ -178,3 +179,62 @@ def test_one_symmetric_nat_leaves_only_its_three_links_unpunched(lab: Lab) -> No
     direct = {pair for pair, how in links.items() if how == "direct"}
     assert direct == {(1, 2), (1, 3), (2, 3)}
     assert all("no connection" in links[(i, 4)] for i in (1, 2, 3))
+
+
+def test_a_host_behind_a_nat_is_reached_through_a_pasted_reply_code(lab: Lab) -> None:
+    """The host's invite carries its reflexive candidate and NAT class; the joiner answers
+    with a reply code and dials at once; the host dials when the code is pasted (later)."""
+    host_home, joiner_home = lab.add_home(), lab.add_home()
+    host_id, joiner_id = Identity.generate("ana"), Identity.generate("bia")
+    secret, table = secrets.token_bytes(16), secrets.token_bytes(16)
+    invite_box: list[Invite] = []
+    reply_box: list[str] = []
+    made_invite, pasted = threading.Event(), threading.Event()
+
+    async def host() -> object:
+        reflexive, nat = await probe(PUNCH_PORT, lab.stun_servers())
+        invite = Invite(
+            table, secret, host_id.public.raw,
+            (Endpoint.parse(host_home.lan_ip, PUNCH_PORT), reflexive),
+            kinds=(CandidateKind.HOST, CandidateKind.REFLEXIVE), nat_class=nat,
+        )
+        invite_box.append(Invite.from_text(invite.to_text()))
+        made_invite.set()
+        await trio.to_thread.run_sync(pasted.wait)
+        code = ReplyCode.from_text(reply_box[0], secret, table)
+        target = next(c.endpoint for c in code.candidates if c.kind == CandidateKind.REFLEXIVE)
+        stream = await simultaneous_open(PUNCH_PORT, target, window=5)
+        link = await handshake(stream, host_id, room_secret=secret, table_id=table,
+                               initiator=False, timeout=5)
+        async with link:
+            return (link.peer, await link.receive())
+
+    async def joiner() -> object:
+        await trio.to_thread.run_sync(made_invite.wait)
+        invite = invite_box[0]
+        assert invite.nat_class == NatClass.INDEPENDENT
+        target = invite.addresses[invite.kinds.index(CandidateKind.REFLEXIVE)]
+        mine, nat = await probe(PUNCH_PORT, lab.stun_servers())
+        code = ReplyCode((Candidate(CandidateKind.REFLEXIVE, mine),), nat)
+        reply_box.append(code.to_text(invite.room_secret, invite.table_id))
+        async with trio.open_nursery() as nursery:
+            result: list[trio.SocketStream] = []
+
+            async def dial() -> None:
+                result.append(await simultaneous_open(PUNCH_PORT, target, window=5))
+
+            nursery.start_soon(dial)
+            await trio.sleep(0.3)  # the host reads the code some time after it is printed
+            pasted.set()
+        link = await handshake(result[0], joiner_id, room_secret=invite.room_secret,
+                               table_id=invite.table_id, initiator=True,
+                               expected_peer=host_id.public, timeout=5)  # fmt: skip
+        async with link:
+            await link.send({"hello": "from the joiner"})
+        return True
+
+    h, j = run_in(host_home.namespace, host), run_in(joiner_home.namespace, joiner)
+    assert j.join(30) is True
+    peer, message = h.join(30)
+    assert peer == joiner_id.public and message == {"hello": "from the joiner"}
+

@@ -130,17 +130,43 @@ def _identity(args: argparse.Namespace) -> Identity:
 
 
 @contextlib.asynccontextmanager
-async def _maybe_upnp(enabled: bool, port: int) -> AsyncIterator[Endpoint | None]:
+async def _maybe_upnp(
+    enabled: bool, port: int, required: bool = True
+) -> AsyncIterator[Endpoint | None]:
     if not enabled:
         yield None
         return
-    from buraco_p2p.net.upnp import upnp_mapping
+    from buraco_p2p.net.upnp import UpnpError, upnp_mapping
 
-    async with upnp_mapping(port) as mapping:
+    if required:
+        async with upnp_mapping(port) as mapping:
+            yield mapping.external
+        return
+    # `--internet` tries a mapping but plays on without one.
+    async with contextlib.AsyncExitStack() as stack:
+        try:
+            mapping = await stack.enter_async_context(upnp_mapping(port))
+        except UpnpError as exc:
+            _print(f"* no port mapping: {exc}")
+            yield None
+            return
         yield mapping.external
 
 
 async def _host_main(args: argparse.Namespace) -> int:
+    from buraco_p2p.net.internet import (
+        StunServerError,
+        contact_line,
+        learn_public_address,
+        parse_stun_server,
+    )
+
+    try:
+        stun = [parse_stun_server(text) for text in args.stun or ()]
+    except StunServerError as exc:
+        raise UsageError(str(exc)) from None
+    if args.internet or args.upnp or stun:
+        _print(contact_line(args.internet, args.upnp, stun))
     identity = _identity(args)
     send, recv = trio.open_memory_channel[str](16)
     lobby_box: list[Lobby] = []
@@ -156,9 +182,11 @@ async def _host_main(args: argparse.Namespace) -> int:
         lobby = Lobby(mesh, _print)
         lobby_box.append(lobby)
         port = mesh.advertised[0].port if mesh.advertised else args.port
-        async with _maybe_upnp(args.upnp, port) as public:
+        async with _maybe_upnp(args.upnp or args.internet, port, args.upnp) as public:
             if public is not None:
                 mesh.advertise_also(public)
+            if stun:
+                await learn_public_address(mesh, port, stun, _print)
             invite = mesh.invite
             _print(f"table created; you are {identity.nickname} ({identity.public.fingerprint()})")
             _print("invite code (give it to the other players):")
@@ -316,6 +344,17 @@ def register(subparsers: Any) -> None:
     )
     host.add_argument(
         "--upnp", action="store_true", help="map the port on the router with UPnP (multicast)"
+    )
+    host.add_argument(
+        "--internet",
+        action="store_true",
+        help="play across the internet: try a UPnP mapping and ask the --stun servers",
+    )
+    host.add_argument(
+        "--stun",
+        action="append",
+        metavar="IP:PORT",
+        help="a STUN server to learn your public address from (give two for the NAT class)",
     )
     host.set_defaults(func=lambda args: _run(_host_main, args))
     join = subparsers.add_parser("join", help="join a table with an invite code")

@@ -38,12 +38,13 @@ import trio
 
 from buraco_p2p import codec
 from buraco_p2p.net.admission import Approver, Door, JoinRequest, auto_approve
-from buraco_p2p.net.candidates import host_candidates
+from buraco_p2p.net.candidates import CandidateKind, NatClass, host_candidates
 from buraco_p2p.net.errors import LinkClosed, LinkError, MeshError, NetError
 from buraco_p2p.net.identity import Identity, PeerKey
 from buraco_p2p.net.invite import Endpoint, Invite
 from buraco_p2p.net.link import SecureLink, connect
 from buraco_p2p.net.outbox import LinkRun, Outbox
+from buraco_p2p.net.punch import share_listening_port
 from buraco_p2p.net.relay import RELAY_TAGS, parse_relay
 from buraco_p2p.net.relaying import Relays
 from buraco_p2p.net.reliable import (
@@ -213,6 +214,9 @@ class Mesh:
         self.is_host = is_host
         self.roster: Roster | None = None
         self.advertised: tuple[Endpoint, ...] = ()
+        # How each advertised address was learnt, and our NAT class (candidates.py).
+        self.candidate_kinds: dict[Endpoint, CandidateKind] = {}
+        self.nat_class = NatClass.UNKNOWN
         self.rejections: deque[str] = deque(maxlen=200)
         self._nursery = nursery
         self._state = state
@@ -240,7 +244,12 @@ class Mesh:
         """The invite for this table (only the host's own addresses are in it)."""
         assert self.roster is not None
         host = self.roster.host
-        return Invite(self.table_id, self.room_secret, host.key.raw, host.addresses[:16])
+        addresses = host.addresses[:16]
+        kinds = tuple(int(self.candidate_kinds.get(ep, CandidateKind.HOST)) for ep in addresses)
+        return Invite(
+            self.table_id, self.room_secret, host.key.raw, addresses,
+            kinds=kinds, nat_class=int(self.nat_class),
+        )  # fmt: skip
 
     def peers(self) -> tuple[PeerKey, ...]:
         """Everyone seated except us, in seat order."""
@@ -307,8 +316,11 @@ class Mesh:
             {key.raw: p.channel.snapshot() for key, p in self._peers.items()},
         )
 
-    def advertise_also(self, endpoint: Endpoint) -> None:
+    def advertise_also(
+        self, endpoint: Endpoint, kind: CandidateKind = CandidateKind.MAPPED
+    ) -> None:
         """Host: add an address (a UPnP mapping, say) to our roster entry and the invite."""
+        self.candidate_kinds[endpoint] = kind
         self.advertised = (*self.advertised, endpoint)[:16]
         table = self.door.table
         if table is not None:
@@ -728,6 +740,7 @@ class Mesh:
             on_error=self._reject,
         )
         bound = listeners[0].socket.getsockname()[1]
+        share_listening_port(listeners)
         await self._nursery.start(self.server.serve, listeners)
         task_status.started(bound)
 

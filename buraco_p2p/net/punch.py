@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import errno
 import socket
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import trio
@@ -45,6 +46,16 @@ async def reusable_socket(
         sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
     await sock.bind((local_host or ("::" if family == socket.AF_INET6 else "0.0.0.0"), local_port))
     return sock
+
+
+def share_listening_port(listeners: Sequence[trio.SocketListener]) -> None:
+    """Let STUN and punching sockets bind the listeners' port (SO_REUSEPORT, same user only).
+
+    A STUN answer is only worth advertising for the port joiners will dial, so the probe has
+    to leave from the listening port itself.
+    """
+    for listener in listeners:
+        listener.socket.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
 
 
 @dataclass(frozen=True)

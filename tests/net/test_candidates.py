@@ -253,3 +253,23 @@ def test_candidates_vector_reply_code_and_its_refusals() -> None:
     for bad in v["refused"]:
         with pytest.raises(ReplyCodeError, match="does not belong"):
             ReplyCode.from_bytes(bytes.fromhex(bad["binary"]), secret, table)
+
+
+def test_stun_servers_are_numeric_and_named_by_the_user() -> None:
+    from buraco_p2p.net.internet import StunServerError, contact_line, parse_stun_server
+
+    assert parse_stun_server("192.0.2.5") == Endpoint.parse("192.0.2.5", 3478)
+    assert parse_stun_server("192.0.2.5:19302") == Endpoint.parse("192.0.2.5", 19302)
+    assert parse_stun_server("[2001:db8::5]:9") == Endpoint.parse("2001:db8::5", 9)
+    assert parse_stun_server("2001:db8::5") == Endpoint.parse("2001:db8::5", 3478)
+    for bad in ("stun.example.org:3478", "192.0.2.5:0", "192.0.2.5:x", "[2001:db8::5", "[::1]x"):
+        with pytest.raises(StunServerError, match="--stun"):
+            parse_stun_server(bad)
+    two = [parse_stun_server("192.0.2.5"), parse_stun_server("192.0.2.6:1")]
+    line = contact_line(True, False, two)
+    assert line == (
+        "* will contact your router (UPnP port mapping: multicast on your local network) and "
+        "the STUN servers 192.0.2.5:3478, 192.0.2.6:1; nothing else"
+    )
+    assert "no STUN server" in contact_line(True, False, [])
+    assert "router" not in contact_line(False, False, two[:1])

@@ -10,12 +10,16 @@ unsolicited inbound. Skipped with the reason where namespaces or nftables are un
 
 from __future__ import annotations
 
+import os
 import secrets
+import sys
 import threading
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 import trio
+from cli_helpers import kill_leftovers, quit_all, read_until
 from natlab import STUN_PORT, Home, Lab, punch_all, run_in, unavailable
 
 from buraco_p2p.net.candidates import Candidate, CandidateKind, NatClass
@@ -238,3 +242,38 @@ def test_a_host_behind_a_nat_is_reached_through_a_pasted_reply_code(lab: Lab) ->
     peer, message = h.join(30)
     assert peer == joiner_id.public and message == {"hello": "from the joiner"}
 
+
+
+def test_the_host_command_with_stun_advertises_its_public_address_and_nat_class(
+    lab: Lab, tmp_path: Path
+) -> None:
+    home = lab.add_home()
+    servers = [f"{ep.host}:{ep.port}" for ep in lab.stun_servers()]
+    command = [
+        "ip", "netns", "exec", home.namespace, sys.executable, "-m", "buraco_p2p", "host",
+        "--auto-approve", "--port", "4464", "--nick", "ana", "--config-dir", str(tmp_path),
+        "--stun", servers[0], "--stun", servers[1],
+    ]  # fmt: skip
+
+    async def run() -> str:
+        env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+        proc = await trio.lowlevel.open_process(command, stdin=-1, stdout=-1, env=env)
+        buf: list[bytes] = []
+        try:
+            await read_until(proc, buf, b"\nBRC-", 30)
+            await read_until(proc, buf, b"\n", 5)
+            await quit_all([proc])
+        finally:
+            await kill_leftovers([proc])
+        return b"".join(buf).decode()
+
+    output = trio.run(run)
+    assert f"will contact the STUN servers {servers[0]}, {servers[1]}; nothing else" in output
+    assert f"public address {home.public_ip}:4464 (from STUN)" in output
+    code = next(line for line in output.splitlines() if line.startswith("BRC-"))
+    invite = Invite.from_text(code)
+    assert invite.nat_class == NatClass.INDEPENDENT
+    found = dict(zip(invite.addresses, invite.kinds, strict=True))
+    assert found[Endpoint.parse(home.public_ip, 4464)] == CandidateKind.REFLEXIVE
+    assert found[Endpoint.parse(home.lan_ip, 4464)] == CandidateKind.HOST
+    assert not any(ep.ip.is_loopback for ep in invite.addresses)

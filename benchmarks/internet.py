@@ -22,33 +22,19 @@ import argparse
 import json
 import statistics
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests" / "net"))
 
-from natlab import Lab, punch_all, unavailable
-
-from buraco_p2p.net.stun import serve_binding
+from natlab import Lab, punch_all, stun_responder, unavailable
 
 
-def _with_stun(lab: Lab) -> Any:
-    import threading
-
-    import trio
-    from natlab import STUN_PORT, run_in
-
+def _with_stun(lab: Lab) -> tuple[threading.Event, Any]:
     stop = threading.Event()
-
-    async def serve() -> None:
-        async with trio.open_nursery() as nursery:
-            for listener in await trio.open_tcp_listeners(STUN_PORT, host="0.0.0.0"):
-                nursery.start_soon(serve_binding, listener)
-            await trio.to_thread.run_sync(stop.wait)
-            nursery.cancel_scope.cancel()
-
-    return stop, run_in(lab.inet, serve)
+    return stop, stun_responder(lab, stop)
 
 
 def measure(tries: int) -> dict[str, Any]:

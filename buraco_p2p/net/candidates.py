@@ -127,7 +127,9 @@ def host_candidates(port: int, listen_host: str) -> tuple[Candidate, ...]:
             except ValueError:
                 continue
     temporary: frozenset[IPAddress] = frozenset()
-    proc = Path("/proc/net/if_inet6")
+    proc = Path("/proc/thread-self/net/if_inet6")
+    if not proc.exists():
+        proc = Path("/proc/net/if_inet6")
     if proc.exists():
         v6 = _ipv6_from_proc(proc.read_text(encoding="ascii", errors="replace"))
         temporary = frozenset(a.ip for a in v6 if a.temporary)

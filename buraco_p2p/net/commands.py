@@ -142,7 +142,17 @@ async def _maybe_upnp(
         async with upnp_mapping(port) as mapping:
             yield mapping.external
         return
-    # `--internet` tries a mapping but plays on without one.
+    # `--internet` asks the gateway by PCP or NAT-PMP, then by UPnP, and plays on without one.
+    from buraco_p2p.net.portmap import PortMapError, map_port
+
+    try:
+        mapped = await map_port(port)
+    except PortMapError as exc:
+        _print(f"* no PCP/NAT-PMP mapping: {exc}")
+    else:
+        _print(f"* port mapped by {mapped.protocol}: {mapped.external}")
+        yield mapped.external
+        return
     async with contextlib.AsyncExitStack() as stack:
         try:
             mapping = await stack.enter_async_context(upnp_mapping(port))

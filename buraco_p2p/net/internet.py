@@ -69,7 +69,12 @@ def contact_line(internet: bool, upnp: bool, stun: Sequence[Endpoint]) -> str:
     """One line naming everything outside this machine that will be contacted."""
     parts = []
     if internet or upnp:
-        parts.append("your router (UPnP port mapping: multicast on your local network)")
+        parts.append(
+            "your router (a port mapping: PCP/NAT-PMP to the default gateway, then UPnP, "
+            "which is multicast on your local network)"
+            if internet
+            else "your router (UPnP port mapping: multicast on your local network)"
+        )
     if stun:
         parts.append("the STUN server" + ("s " if len(stun) > 1 else " ")
                      + ", ".join(str(s) for s in stun))  # fmt: skip

@@ -16,6 +16,7 @@ belongs to its home. Used by tests/net/test_natlab.py and benchmarks/internet.py
 from __future__ import annotations
 
 import ctypes
+import ipaddress
 import os
 import secrets
 import shutil
@@ -66,6 +67,9 @@ def _run(*args: str, stdin: str | None = None) -> None:
 
 _ROUTER_RULES = """
 table ip nat {{
+    chain in_nat {{
+        type nat hook prerouting priority -100; policy accept;
+    }}
     chain out_nat {{
         type nat hook postrouting priority 100; policy accept;
         oifname "wan" masquerade{random}
@@ -75,6 +79,7 @@ table inet guard {{
     chain pass_through {{
         type filter hook forward priority 0; policy drop;
         ct state established,related accept
+        ct status dnat accept
         iifname "lan" accept
     }}
     chain to_router {{
@@ -300,3 +305,83 @@ def punch_all(lab: Lab, homes: list[Home], port: int, window: float = 3.0) -> di
         ) or "one side only"
         for pair, outcomes in sorted(results.items())
     }
+
+
+def portmap_responder(
+    home: Home, stop: threading.Event, *, pcp: bool = True
+) -> InNamespace:
+    """The router's own PCP (or, with `pcp=False`, NAT-PMP only) responder on lan:5351.
+
+    A granted mapping is a real nftables DNAT rule on the router: wan:port -> home:port.
+    """
+    import socket
+    import struct
+
+    public = ipaddress.IPv4Address(home.public_ip)
+
+    def grant(port: int) -> None:
+        _run("ip", "netns", "exec", home.router, "nft", "add", "rule", "ip", "nat", "in_nat",
+             "iifname", "wan", "tcp", "dport", str(port), "dnat", "to", f"{home.lan_ip}:{port}")
+
+    def answer(data: bytes) -> bytes | None:
+        if data[:1] == b"\x02" and len(data) >= 60:
+            if not pcp:
+                return struct.pack(">BBHI", 0, 0x80 | data[1], 1, 1)
+            port = struct.unpack(">H", data[40:42])[0]
+            grant(port)
+            head = struct.pack(">BBBBII", 2, 0x81, 0, 0, 7200, 1) + bytes(12)
+            mapped = bytes(10) + b"\xff\xff" + public.packed
+            return head + data[24:36] + struct.pack(">B3xHH", 6, port, port) + mapped
+        if data[:2] == b"\x00\x00":
+            return struct.pack(">BBHI", 0, 128, 0, 1) + public.packed
+        if data[:2] == b"\x00\x02" and len(data) == 12:
+            port = struct.unpack(">H", data[4:6])[0]
+            grant(port)
+            return struct.pack(">BBHIHHI", 0, 130, 0, 1, port, port, 7200)
+        return None
+
+    ready = threading.Event()
+
+    async def serve() -> None:
+        sock = trio.socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        await sock.bind((f"10.0.{home.index}.1", 5351))
+        ready.set()
+        async with trio.open_nursery() as nursery:
+
+            async def loop() -> None:
+                while True:
+                    data, source = await sock.recvfrom(1100)
+                    reply = answer(bytes(data))
+                    if reply is not None:
+                        await sock.sendto(reply, source)
+
+            nursery.start_soon(loop)
+            await trio.to_thread.run_sync(stop.wait)
+            nursery.cancel_scope.cancel()
+
+    running = run_in(home.router, serve)
+    if not ready.wait(20):
+        running.join(1)
+        raise TimeoutError("the port mapping responder did not start")
+    return running
+
+
+def stun_responder(lab: Lab, stop: threading.Event) -> InNamespace:
+    """The lab's STUN responders (both addresses), listening when this returns."""
+    from buraco_p2p.net.stun import serve_binding
+
+    ready = threading.Event()
+
+    async def serve() -> None:
+        async with trio.open_nursery() as nursery:
+            for listener in await trio.open_tcp_listeners(STUN_PORT, host="0.0.0.0"):
+                nursery.start_soon(serve_binding, listener)
+            ready.set()
+            await trio.to_thread.run_sync(stop.wait)
+            nursery.cancel_scope.cancel()
+
+    running = run_in(lab.inet, serve)
+    if not ready.wait(20):
+        running.join(1)
+        raise TimeoutError("the STUN responder did not start")
+    return running

@@ -268,8 +268,54 @@ def test_stun_servers_are_numeric_and_named_by_the_user() -> None:
     two = [parse_stun_server("192.0.2.5"), parse_stun_server("192.0.2.6:1")]
     line = contact_line(True, False, two)
     assert line == (
-        "* will contact your router (UPnP port mapping: multicast on your local network) and "
-        "the STUN servers 192.0.2.5:3478, 192.0.2.6:1; nothing else"
+        "* will contact your router (a port mapping: PCP/NAT-PMP to the default gateway, then "
+        "UPnP, which is multicast on your local network) and the STUN servers 192.0.2.5:3478, "
+        "192.0.2.6:1; nothing else"
     )
     assert "no STUN server" in contact_line(True, False, [])
     assert "router" not in contact_line(False, False, two[:1])
+
+
+def test_port_mapping_messages_and_the_default_gateway() -> None:
+    from buraco_p2p.net.portmap import (
+        PortMapError,
+        default_gateway,
+        natpmp_map_request,
+        parse_natpmp_address,
+        parse_natpmp_map,
+        parse_pcp_map_response,
+        pcp_map_request,
+    )
+
+    route = (
+        "Iface\tDestination\tGateway \tFlags\n"
+        "eth0\t0001A8C0\t00000000\t0001\n"
+        "eth0\t00000000\t0101A8C0\t0003\n"
+    )
+    assert str(default_gateway(route)) == "192.168.1.1"
+    assert default_gateway("Iface\n") is None
+    nonce = bytes(range(12))
+    request = pcp_map_request(ipaddress.IPv4Address("192.168.1.5"), 4464, nonce)
+    assert len(request) == 60 and request[:2] == b"\x02\x01"
+    assert request[8:24] == bytes(10) + b"\xff\xff" + bytes((192, 168, 1, 5))
+    assert request[24:36] == nonce and request[36] == 6 and request[40:44] == b"\x11\x70\x11\x70"
+    answer = (
+        bytes((2, 0x81, 0, 0)) + (7200).to_bytes(4, "big") + bytes(16) + nonce
+        + bytes((6, 0, 0, 0)) + b"\x11\x70\x11\x71" + bytes(10) + b"\xff\xff"
+        + bytes((198, 51, 100, 7))
+    )  # fmt: skip
+    mapping = parse_pcp_map_response(answer, nonce)
+    assert mapping.protocol == "PCP" and mapping.external == Endpoint.parse("198.51.100.7", 4465)
+    with pytest.raises(PortMapError, match="another request"):
+        parse_pcp_map_response(answer, bytes(12))
+    with pytest.raises(PortMapError, match="refused"):
+        parse_pcp_map_response(answer[:3] + b"\x02" + answer[4:], nonce)
+    with pytest.raises(PortMapError, match="NAT-PMP"):
+        parse_pcp_map_response(bytes((0, 0x81, 0, 1, 0, 0, 0, 1)), nonce)
+    assert natpmp_map_request(4464) == bytes((0, 2, 0, 0, 0x11, 0x70, 0x11, 0x70, 0, 0, 0x1C, 0x20))
+    public = parse_natpmp_address(bytes((0, 128, 0, 0, 0, 0, 0, 1, 198, 51, 100, 7)))
+    granted = bytes((0, 130, 0, 0, 0, 0, 0, 1, 0x11, 0x70, 0x11, 0x70, 0, 0, 0x1C, 0x20))
+    got = parse_natpmp_map(granted, public)
+    assert got.external == Endpoint.parse("198.51.100.7", 4464)
+    with pytest.raises(PortMapError, match="refused"):
+        parse_natpmp_map(bytes((0, 130, 0, 2)) + bytes(12), public)

@@ -20,15 +20,25 @@ from pathlib import Path
 import pytest
 import trio
 from cli_helpers import kill_leftovers, quit_all, read_until
-from natlab import STUN_PORT, Home, Lab, punch_all, run_in, unavailable
+from natlab import (
+    STUN_PORT,
+    Home,
+    Lab,
+    portmap_responder,
+    punch_all,
+    run_in,
+    stun_responder,
+    unavailable,
+)
 
 from buraco_p2p.net.candidates import Candidate, CandidateKind, NatClass
 from buraco_p2p.net.identity import Identity
 from buraco_p2p.net.invite import Endpoint, Invite
 from buraco_p2p.net.link import handshake
+from buraco_p2p.net.portmap import PortMapError, map_port
 from buraco_p2p.net.punch import PunchError, simultaneous_open
 from buraco_p2p.net.reply import ReplyCode
-from buraco_p2p.net.stun import StunError, binding, probe, serve_binding
+from buraco_p2p.net.stun import StunError, binding, probe
 
 REASON = unavailable()
 pytestmark = pytest.mark.skipif(REASON is not None, reason=REASON or "")
@@ -39,21 +49,12 @@ PUNCH_PORT = 40400
 def lab() -> Iterator[Lab]:
     with Lab() as made:
         stop = threading.Event()
-        stun = run_in(made.inet, lambda: _serve_stun(stop))
+        stun = stun_responder(made, stop)
         try:
             yield made
         finally:
             stop.set()
             stun.join(10)
-
-
-async def _serve_stun(stop: threading.Event) -> None:
-    async with trio.open_nursery() as nursery:
-        listeners = await trio.open_tcp_listeners(STUN_PORT, host="0.0.0.0")
-        for listener in listeners:
-            nursery.start_soon(serve_binding, listener)
-        await trio.to_thread.run_sync(stop.wait)
-        nursery.cancel_scope.cancel()
 
 
 def _punch_pair(
@@ -277,3 +278,52 @@ def test_the_host_command_with_stun_advertises_its_public_address_and_nat_class(
     assert found[Endpoint.parse(home.public_ip, 4464)] == CandidateKind.REFLEXIVE
     assert found[Endpoint.parse(home.lan_ip, 4464)] == CandidateKind.HOST
     assert not any(ep.ip.is_loopback for ep in invite.addresses)
+
+
+@pytest.mark.parametrize("pcp", [True, False], ids=["PCP", "NAT-PMP"])
+def test_a_router_that_grants_a_mapping_lets_a_stranger_dial_in(lab: Lab, pcp: bool) -> None:
+    home, other = lab.add_home(), lab.add_home()
+    stop = threading.Event()
+    responder = portmap_responder(home, stop, pcp=pcp)
+    listening, mapped_box = threading.Event(), []
+
+    async def host() -> bytes:
+        listeners = await trio.open_tcp_listeners(PUNCH_PORT, host="0.0.0.0")
+        try:
+            mapped_box.append(await map_port(PUNCH_PORT))
+        finally:
+            listening.set()
+        with trio.fail_after(10):
+            stream = await listeners[0].accept()
+            return await stream.receive_some(100)
+
+    async def stranger() -> None:
+        await trio.to_thread.run_sync(listening.wait)
+        if not mapped_box:
+            return  # the host's error is reported by its own join()
+        ep = mapped_box[0].external
+        stream = await trio.open_tcp_stream(ep.host, ep.port)  # no punch: the mapping lets it in
+        await stream.send_all(b"knock")
+
+    try:
+        h = run_in(home.namespace, host)
+        dialer = run_in(other.namespace, stranger)
+        assert h.join(20) == b"knock"
+        dialer.join(20)
+        mapping = mapped_box[0]
+        assert mapping.protocol == ("PCP" if pcp else "NAT-PMP")
+        assert mapping.external == Endpoint.parse(home.public_ip, PUNCH_PORT)
+    finally:
+        stop.set()
+        responder.join(10)
+
+
+def test_no_port_mapping_where_nobody_answers(lab: Lab) -> None:
+    home = lab.add_home()
+
+    async def go() -> str:
+        with pytest.raises(PortMapError, match="did not answer") as caught:
+            await map_port(PUNCH_PORT)
+        return str(caught.value)
+
+    assert "10.0.1.1" in run_in(home.namespace, go).join(20)

@@ -30,7 +30,7 @@ from buraco_p2p.net.errors import IdentityError, MeshError, NetError
 from buraco_p2p.net.identity import Identity, PeerKey, load_or_create_identity
 from buraco_p2p.net.invite import Endpoint, Invite, InviteError
 from buraco_p2p.net.lobby import Lobby, printable
-from buraco_p2p.net.mesh import JoinRequest, auto_approve, host_table, join_table
+from buraco_p2p.net.mesh import JoinRequest, Mesh, auto_approve, host_table, join_table
 from buraco_p2p.net.table import JoinRefused
 
 __all__ = ["UsageError", "register"]
@@ -164,17 +164,9 @@ async def _maybe_upnp(
 
 
 async def _host_main(args: argparse.Namespace) -> int:
-    from buraco_p2p.net.internet import (
-        StunServerError,
-        contact_line,
-        learn_public_address,
-        parse_stun_server,
-    )
+    from buraco_p2p.net.internet import answer_reply_code, contact_line, learn_public_address
 
-    try:
-        stun = [parse_stun_server(text) for text in args.stun or ()]
-    except StunServerError as exc:
-        raise UsageError(str(exc)) from None
+    stun = _stun_servers(args)
     if args.internet or args.upnp or stun:
         _print(contact_line(args.internet, args.upnp, stun))
     identity = _identity(args)
@@ -212,9 +204,39 @@ async def _host_main(args: argparse.Namespace) -> int:
                     _print("* announced on the local network")
                 async with trio.open_nursery() as nursery:
                     nursery.start_soon(_stdin_lines, send)
-                    await lobby.run(recv)
+                    lines, lobby_recv = trio.open_memory_channel[str](16)
+
+                    async def reply(text: str) -> None:
+                        await answer_reply_code(mesh, port, text, _print)
+
+                    nursery.start_soon(_route_reply_codes, recv, lines, nursery, reply)
+                    await lobby.run(lobby_recv)
                     nursery.cancel_scope.cancel()
     return 0
+
+
+def _stun_servers(args: argparse.Namespace) -> list[Endpoint]:
+    from buraco_p2p.net.internet import StunServerError, parse_stun_server
+
+    try:
+        return [parse_stun_server(text) for text in args.stun or ()]
+    except StunServerError as exc:
+        raise UsageError(str(exc)) from None
+
+
+async def _route_reply_codes(
+    recv: trio.MemoryReceiveChannel[str],
+    lobby: trio.MemorySendChannel[str],
+    nursery: trio.Nursery,
+    on_reply: Callable[[str], Any],
+) -> None:
+    """Host input: a pasted reply code (`BRR-...`) is answered; every other line is the lobby's."""
+    async with lobby:
+        async for line in recv:
+            if line.strip().upper().startswith("BRR-"):
+                nursery.start_soon(on_reply, line.strip())
+            else:
+                await lobby.send(line)
 
 
 async def _pick_lan_table() -> Invite:
@@ -254,6 +276,11 @@ async def _join_main(args: argparse.Namespace) -> int:
         invite = Invite.from_text(args.code)
     else:
         raise UsageError("give an invite code, or --lan to look for tables on the local network")
+    stun = _stun_servers(args)
+    if args.internet or stun:
+        from buraco_p2p.net.internet import contact_line
+
+        _print(contact_line(False, False, stun))
     _print(
         f"joining as {identity.nickname} ({identity.public.fingerprint()}); host fingerprint "
         f"{PeerKey(invite.host_key).fingerprint()}; waiting for the host to seat you ..."
@@ -263,9 +290,15 @@ async def _join_main(args: argparse.Namespace) -> int:
     while True:
         seated = False
         try:
+            async def before_dial(mesh: Mesh, port: int) -> None:
+                from buraco_p2p.net.internet import prepare_reply_code
+
+                await prepare_reply_code(mesh, port, invite, stun, _print)
+
             async with join_table(
-                identity, invite, listen_host=args.listen, port=args.port
-            ) as mesh:
+                identity, invite, listen_host=args.listen, port=args.port,
+                before_dial=before_dial if stun else None,
+            ) as mesh:  # fmt: skip
                 seated = True
                 lobby = Lobby(mesh, _print)
                 async with trio.open_nursery() as nursery:
@@ -343,6 +376,17 @@ def _common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--lan", action="store_true", help="use mDNS on the local network (multicast)"
     )
+    parser.add_argument(
+        "--internet",
+        action="store_true",
+        help="play across the internet: try a port mapping (host) and ask the --stun servers",
+    )
+    parser.add_argument(
+        "--stun",
+        action="append",
+        metavar="IP:PORT",
+        help="a STUN server to learn your public address from (give two for the NAT class)",
+    )
 
 
 def register(subparsers: Any) -> None:
@@ -354,17 +398,6 @@ def register(subparsers: Any) -> None:
     )
     host.add_argument(
         "--upnp", action="store_true", help="map the port on the router with UPnP (multicast)"
-    )
-    host.add_argument(
-        "--internet",
-        action="store_true",
-        help="play across the internet: try a UPnP mapping and ask the --stun servers",
-    )
-    host.add_argument(
-        "--stun",
-        action="append",
-        metavar="IP:PORT",
-        help="a STUN server to learn your public address from (give two for the NAT class)",
     )
     host.set_defaults(func=lambda args: _run(_host_main, args))
     join = subparsers.add_parser("join", help="join a table with an invite code")

@@ -11,12 +11,15 @@ from __future__ import annotations
 
 import ipaddress
 from collections.abc import Callable, Sequence
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from buraco_p2p.net.candidates import CandidateKind, NatClass
 from buraco_p2p.net.errors import NetError
-from buraco_p2p.net.invite import Endpoint, InviteError
+from buraco_p2p.net.invite import Endpoint, Invite, InviteError
 from buraco_p2p.net.stun import StunError, binding, probe
+
+if TYPE_CHECKING:
+    from buraco_p2p.net.mesh import Mesh
 
 STUN_DEFAULT_PORT = 3478
 
@@ -112,3 +115,76 @@ async def learn_public_address(
     mesh.nat_class = nat
     mesh.advertise_also(reflexive, CandidateKind.REFLEXIVE)
     say(f"* public address {reflexive} (from STUN); {NAT_ADVICE[nat]}")
+
+
+async def prepare_reply_code(
+    mesh: Mesh, port: int, invite: Invite, stun: Sequence[Endpoint], say: Callable[[str], None]
+) -> None:
+    """Joiner: learn our public address for `port`, print a reply code, punch toward the host.
+
+    Only where the invite carries a server-reflexive candidate of the host: that host can
+    be reached only by both sides dialing at once, so the mesh will punch to those addresses
+    (from `port`, shared with our listener) while the host pastes the code.
+    """
+    targets = frozenset(
+        ep for ep, kind in zip(invite.addresses, invite.kinds, strict=True)
+        if kind == CandidateKind.REFLEXIVE
+    )  # fmt: skip
+    if not targets or not stun:
+        return
+    from buraco_p2p.net.candidates import Candidate
+    from buraco_p2p.net.reply import ReplyCode
+
+    try:
+        if len(stun) >= 2:
+            mine, nat = await probe(port, (stun[0], stun[1]))
+        else:
+            family = 10 if stun[0].ip.version == 6 else 2
+            from buraco_p2p.net.punch import reusable_socket
+
+            mine, nat = await binding(stun[0], await reusable_socket(family, port)), (
+                NatClass.UNKNOWN
+            )
+    except (StunError, OSError) as exc:
+        say(f"* no public address learnt, so no reply code: {exc}")
+        return
+    if nat == NatClass.RANDOM or invite.nat_class == NatClass.RANDOM:
+        say("* a NAT here or at the host gives every destination a new port: punching cannot "
+            "work; the host needs a port mapping")  # fmt: skip
+        return
+    code = ReplyCode((Candidate(CandidateKind.REFLEXIVE, mine),), nat)
+    say("* if the host cannot be reached directly, give the host this reply code to paste:")
+    say(code.to_text(invite.room_secret, invite.table_id))
+    mesh.punch_port = port
+    mesh.punch_targets = targets
+
+
+async def answer_reply_code(
+    mesh: Mesh, port: int, text: str, say: Callable[[str], None], window: float = 30.0
+) -> None:
+    """Host: a pasted reply code; dial its candidates from our listening port until one opens.
+
+    The joiner is dialing us at the same time; the stream that opens goes through the same
+    handshake and admission as any accepted connection.
+    """
+    from buraco_p2p.net.punch import PunchError, simultaneous_open
+    from buraco_p2p.net.reply import ReplyCode, ReplyCodeError
+
+    try:
+        code = ReplyCode.from_text(text, mesh.room_secret, mesh.table_id)
+    except ReplyCodeError as exc:
+        say(f"* reply code refused: {exc}")
+        return
+    if mesh.server is None:
+        say("* reply code ignored: the table is not listening")
+        return
+    for candidate in sorted(code.candidates, key=lambda c: c.kind != CandidateKind.REFLEXIVE):
+        say(f"* dialing {candidate.endpoint} from the reply code ...")
+        try:
+            stream = await simultaneous_open(port, candidate.endpoint, window=window)
+        except PunchError as exc:
+            say(f"* {exc}")
+            continue
+        await mesh.server.handle_stream(stream)
+        return
+    say("* no connection from the reply code: the joiner may have given up waiting")

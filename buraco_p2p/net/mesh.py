@@ -30,7 +30,7 @@ import contextlib
 import math
 import secrets
 from collections import deque
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -42,9 +42,9 @@ from buraco_p2p.net.candidates import CandidateKind, NatClass, host_candidates
 from buraco_p2p.net.errors import LinkClosed, LinkError, MeshError, NetError
 from buraco_p2p.net.identity import Identity, PeerKey
 from buraco_p2p.net.invite import Endpoint, Invite
-from buraco_p2p.net.link import SecureLink, connect
+from buraco_p2p.net.link import ConnectError, SecureLink, connect, handshake
 from buraco_p2p.net.outbox import LinkRun, Outbox
-from buraco_p2p.net.punch import share_listening_port
+from buraco_p2p.net.punch import PunchError, share_listening_port, simultaneous_open
 from buraco_p2p.net.relay import RELAY_TAGS, parse_relay
 from buraco_p2p.net.relaying import Relays
 from buraco_p2p.net.reliable import (
@@ -217,6 +217,10 @@ class Mesh:
         # How each advertised address was learnt, and our NAT class (candidates.py).
         self.candidate_kinds: dict[Endpoint, CandidateKind] = {}
         self.nat_class = NatClass.UNKNOWN
+        # Addresses reached by a simultaneous open from our listening port (punch.py), not a dial.
+        self.punch_port: int | None = None
+        self.punch_targets: frozenset[Endpoint] = frozenset()
+        self.punch_window = 120.0
         self.rejections: deque[str] = deque(maxlen=200)
         self._nursery = nursery
         self._state = state
@@ -602,6 +606,8 @@ class Mesh:
 
     async def _connect(self, ep: Endpoint, peer: PeerKey) -> SecureLink:
         """A direct link to `peer` at `ep`, keyed by this table's room secret."""
+        if self.punch_port is not None and ep in self.punch_targets:
+            return await self._punch(ep, peer)
         return await connect(
             ep.host,
             ep.port,
@@ -611,6 +617,19 @@ class Mesh:
             expected_peer=peer,
             timeout=self.config.direct_timeout,
         )
+
+    async def _punch(self, ep: Endpoint, peer: PeerKey) -> SecureLink:
+        """A link to `peer` by simultaneous open to `ep` (the peer dials us at the same time)."""
+        assert self.punch_port is not None
+        try:
+            stream = await simultaneous_open(self.punch_port, ep, window=self.punch_window)
+        except PunchError as exc:
+            raise ConnectError(str(exc)) from None
+        return await handshake(
+            stream, self.identity, room_secret=self.room_secret, table_id=self.table_id,
+            initiator=True, expected_peer=peer, timeout=self.config.direct_timeout,
+            address=str(ep),
+        )  # fmt: skip
 
     async def _dial_direct(self, key: PeerKey) -> SecureLink | None:
         if self._direct_refused(key) or self.roster is None:
@@ -841,8 +860,12 @@ async def join_table(
     advertise: tuple[Endpoint, ...] | None = None,
     config: MeshConfig | None = None,
     state: MeshState | None = None,
+    before_dial: Callable[[Mesh, int], Awaitable[None]] | None = None,
 ) -> AsyncIterator[Mesh]:
     """Join the table of `invite` (waiting for the host's approval) and yield our mesh.
+
+    `before_dial(mesh, port)` runs once we listen on `port` and before we dial the host: the
+    place to learn our public address and set `punch_port`/`punch_targets` (internet.py).
 
     `JoinRefused` if the host says no; `MeshError` if no address of the invite answers.
     Pass the `state` saved from `Mesh.snapshot()` to resume after a restart.
@@ -853,6 +876,8 @@ async def join_table(
     ) as (mesh, nursery):
         bound = await nursery.start(mesh._serve, listen_host, port)
         mesh.advertised = advertise or local_endpoints(bound, listen_host)
+        if before_dial is not None:
+            await before_dial(mesh, bound)
         link, roster = await mesh._connect_host(invite.addresses, host_key)
         if roster.host.key != host_key:
             await link.aclose()

@@ -327,3 +327,52 @@ def test_no_port_mapping_where_nobody_answers(lab: Lab) -> None:
         return str(caught.value)
 
     assert "10.0.1.1" in run_in(home.namespace, go).join(20)
+
+
+def test_a_joiner_seats_itself_at_a_host_behind_a_nat_through_a_pasted_reply_code(
+    lab: Lab, tmp_path: Path
+) -> None:
+    """The command line end to end: neither side can be dialed; the reply code is the signal."""
+    host_home, joiner_home = lab.add_home(), lab.add_home()
+    stun = [a for ep in lab.stun_servers() for a in ("--stun", f"{ep.host}:{ep.port}")]
+
+    def command(home: Home, nick: str, *role: str) -> list[str]:
+        return ["ip", "netns", "exec", home.namespace, sys.executable, "-m", "buraco_p2p",
+                *role, "--nick", nick, "--config-dir", str(tmp_path / nick), *stun]
+
+    async def run() -> tuple[str, str]:
+        env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+        procs: list[trio.Process] = []
+        bufs: list[list[bytes]] = [[], []]
+        try:
+            host = await trio.lowlevel.open_process(
+                command(host_home, "ana", "host", "--auto-approve", "--port", "4464"),
+                stdin=-1, stdout=-1, env=env,
+            )
+            procs.append(host)
+            await read_until(host, bufs[0], b"\nBRC-", 30)
+            await read_until(host, bufs[0], b"\n", 5)
+            invite = next(
+                line for line in b"".join(bufs[0]).decode().splitlines() if line.startswith("BRC-")
+            )
+            joiner = await trio.lowlevel.open_process(
+                command(joiner_home, "bia", "join", invite), stdin=-1, stdout=-1, env=env
+            )
+            procs.append(joiner)
+            await read_until(joiner, bufs[1], b"\nBRR-", 30)
+            await read_until(joiner, bufs[1], b"\n", 5)
+            reply = next(
+                line for line in b"".join(bufs[1]).decode().splitlines() if line.startswith("BRR-")
+            )
+            assert host.stdin is not None
+            await host.stdin.send_all(reply.encode() + b"\n")
+            await read_until(host, bufs[0], b"dialing", 20)
+            await read_until(joiner, bufs[1], b"seated", 40)
+            await quit_all(procs)
+        finally:
+            await kill_leftovers(procs)
+        return b"".join(bufs[0]).decode(), b"".join(bufs[1]).decode()
+
+    host_out, joiner_out = trio.run(run)
+    assert f"dialing {joiner_home.public_ip}:" in host_out
+    assert "give the host this reply code" in joiner_out

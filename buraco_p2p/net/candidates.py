@@ -148,3 +148,18 @@ def host_candidates(port: int, listen_host: str) -> tuple[Candidate, ...]:
 
 class CandidateError(NetError):
     """A candidate list that cannot be used."""
+
+
+def describe_link(
+    *, relayed: bool, punched: bool, remote: IPAddress | None, remote_kind: CandidateKind | None
+) -> str:
+    """How a link to a peer was made, in the words a player sees beside the peer's name."""
+    if relayed:
+        return "relayed by the host"
+    if remote_kind == CandidateKind.MAPPED:
+        return "mapped"
+    if remote is not None and remote.version == 6 and remote.is_global:
+        return "direct (IPv6)"
+    if punched or remote_kind == CandidateKind.REFLEXIVE:
+        return "direct (punched)"
+    return "direct"

@@ -27,6 +27,7 @@ API: `broadcast(msg)`, `send(peer, msg)`, `receive() -> (peer, msg)`, and
 from __future__ import annotations
 
 import contextlib
+import ipaddress
 import math
 import secrets
 from collections import deque
@@ -38,7 +39,7 @@ import trio
 
 from buraco_p2p import codec
 from buraco_p2p.net.admission import Approver, Door, JoinRequest, auto_approve
-from buraco_p2p.net.candidates import CandidateKind, NatClass, host_candidates
+from buraco_p2p.net.candidates import CandidateKind, NatClass, describe_link, host_candidates
 from buraco_p2p.net.errors import LinkClosed, LinkError, MeshError, NetError
 from buraco_p2p.net.identity import Identity, PeerKey
 from buraco_p2p.net.invite import Endpoint, Invite
@@ -221,6 +222,7 @@ class Mesh:
         self.punch_port: int | None = None
         self.punch_targets: frozenset[Endpoint] = frozenset()
         self.punch_window = 120.0
+        self.punched: set[PeerKey] = set()
         self.rejections: deque[str] = deque(maxlen=200)
         self._nursery = nursery
         self._state = state
@@ -264,6 +266,24 @@ class Mesh:
     def is_up(self, peer: PeerKey) -> bool:
         p = self._peers.get(peer)
         return p is not None and p.link is not None
+
+    def how_linked(self, peer: PeerKey) -> str | None:
+        """How the live link to `peer` was made ("direct (punched)", ...); None when down."""
+        p = self._peers.get(peer)
+        if p is None or p.link is None or p.run is None:
+            return None
+        address = p.link.address
+        remote = None
+        if address is not None:
+            with contextlib.suppress(ValueError):
+                remote = ipaddress.ip_address(address.rsplit(":", 1)[0].strip("[]"))
+        kind = next(
+            (k for ep, k in self.candidate_kinds.items() if remote is not None and ep.ip == remote),
+            None,
+        )
+        return describe_link(
+            relayed=p.run.relayed, punched=peer in self.punched, remote=remote, remote_kind=kind
+        )
 
     def is_relayed(self, peer: PeerKey) -> bool:
         p = self._peers.get(peer)
@@ -625,11 +645,13 @@ class Mesh:
             stream = await simultaneous_open(self.punch_port, ep, window=self.punch_window)
         except PunchError as exc:
             raise ConnectError(str(exc)) from None
-        return await handshake(
+        link = await handshake(
             stream, self.identity, room_secret=self.room_secret, table_id=self.table_id,
             initiator=True, expected_peer=peer, timeout=self.config.direct_timeout,
             address=str(ep),
         )  # fmt: skip
+        self.punched.add(peer)
+        return link
 
     async def _dial_direct(self, key: PeerKey) -> SecureLink | None:
         if self._direct_refused(key) or self.roster is None:

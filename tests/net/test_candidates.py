@@ -319,3 +319,20 @@ def test_port_mapping_messages_and_the_default_gateway() -> None:
     assert got.external == Endpoint.parse("198.51.100.7", 4464)
     with pytest.raises(PortMapError, match="refused"):
         parse_natpmp_map(bytes((0, 130, 0, 2)) + bytes(12), public)
+
+
+def test_how_a_link_was_made_in_a_players_words() -> None:
+    from buraco_p2p.net.candidates import describe_link
+
+    def say(**kw: object) -> str:
+        args: dict[str, object] = {"relayed": False, "punched": False, "remote": None,
+                                   "remote_kind": None}  # fmt: skip
+        args.update(kw)
+        return describe_link(**args)  # type: ignore[arg-type]
+
+    assert say(relayed=True, punched=True) == "relayed by the host"
+    assert say(remote=ip("198.51.100.7"), remote_kind=CandidateKind.MAPPED) == "mapped"
+    assert say(remote=ip("2606:4700::1")) == "direct (IPv6)"
+    assert say(remote=ip("198.51.100.7"), punched=True) == "direct (punched)"
+    assert say(remote=ip("198.51.100.7"), remote_kind=CandidateKind.REFLEXIVE) == "direct (punched)"
+    assert say(remote=ip("192.168.1.4")) == "direct"

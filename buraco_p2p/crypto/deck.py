@@ -282,6 +282,15 @@ class DeckSession:
 
     # -- producing messages ---------------------------------------------------------------
 
+    def remember_own(self, msg: DeckMessage, log_index: int) -> None:
+        """Record a message this seat made outside the methods below (a shuffle built on a
+        deck it has not verified yet, its own shares carried in a move), so that receiving it
+        at `log_index` skips re-verifying our own proof. Anything else is still verified."""
+        me, _, _ = self._mine()
+        if msg.seat != me:
+            raise ValueError(f"seat {me} cannot claim a message of seat {msg.seat}")
+        self._sent.add((msg, log_index))
+
     def key_message(self, log_index: int) -> KeyMessage:
         """This seat's key announcement, to be logged at `log_index`."""
         me, kp, rng = self._mine()

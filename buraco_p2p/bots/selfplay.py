@@ -1,9 +1,11 @@
-"""`buraco-p2p selfplay` and `buraco-p2p play`: whole matches among bots in one process.
+"""`buraco-p2p selfplay`, and the match `buraco-p2p play` prints without a terminal: whole
+matches among bots in one process.
 
 `selfplay` is reproducible: match k of seed N is dealt and played from a random source derived
 from (N, k) alone, so any match of a run can be replayed by itself. `play` draws a fresh seed
 from the operating system, prints it, and plays one match of four heuristic bots exactly as
-`selfplay --seed N` would, so what was watched can be replayed.
+`selfplay --seed N` would, so what was watched can be replayed (the `play` subcommand itself
+lives with the full-screen client, `buraco_p2p.ui.command`).
 """
 
 from __future__ import annotations
@@ -35,7 +37,7 @@ class UsageError(ValueError):
 
 
 def register(subparsers: Any) -> None:
-    """Add the `selfplay` and `play` subcommands (see `buraco_p2p.cli`)."""
+    """Add the `selfplay` subcommand (see `buraco_p2p.cli`)."""
     sp = subparsers.add_parser(
         "selfplay",
         help="play whole matches among bots (one per seat) in one process",
@@ -72,19 +74,6 @@ def register(subparsers: Any) -> None:
     _add_rule_option(sp)
     _add_players_option(sp)
     sp.set_defaults(func=run_selfplay)
-
-    pp = subparsers.add_parser(
-        "play",
-        help="watch one match among four heuristic bots",
-        description=(
-            "Play one full match among four heuristic bots, printed hand by hand, from a fresh "
-            "random seed (printed, so `selfplay --seed` can replay it)."
-        ),
-    )
-    pp.add_argument("--rules", default="us", metavar="PRESET", help="rule preset (default us)")
-    _add_rule_option(pp)
-    _add_players_option(pp)
-    pp.set_defaults(func=run_play)
 
 
 def _add_rule_option(p: argparse.ArgumentParser) -> None:
@@ -223,7 +212,9 @@ def _play(args: argparse.Namespace) -> int:
         rules = resolve_rules(args.rules, args.rule, args.players)
     except UsageError as exc:
         return _usage("play", exc)
-    seed = int.from_bytes(os.urandom(8), "big")
+    seed = getattr(args, "seed", None)
+    if seed is None:
+        seed = int.from_bytes(os.urandom(8), "big")
     bots = resolve_bots("heuristic", rules.players, match_sides(rules))
     out = sys.stdout
     overrides = "".join(f" --rule {r}" for r in args.rule)

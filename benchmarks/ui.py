@@ -1,0 +1,164 @@
+"""Speed of the full-screen client, printed as one JSON object.
+
+    python benchmarks/ui.py [--frames N] [--keys N] [--seed N]
+
+- frame_ms_p99 (and p50, max): one full redraw of the table at 80x24 as prompt_toolkit draws
+  it to a terminal: the renderer reset (so nothing is reused from the previous frame), the
+  screen built from the client's state, laid out and written as VT100 output into a buffer.
+  Frames are taken over the positions of a practice match played by bots, the own hand and
+  both sides' melds growing as it goes, and the 132x43 size besides. The positions are made
+  first and frozen out of the garbage collector's way (`gc.freeze`), so that its pauses are
+  the client's, not the benchmark's.
+- key_to_screen_ms_p99 (and p50): from a key written to the terminal input to the end of the
+  redraw that shows its effect, in the running application (prompt_toolkit on asyncio, the
+  table on trio in guest mode), the key moving the cursor in the hand.
+
+Target (the client issue): frame_ms_p99 <= 20.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import gc
+import io
+import json
+import random
+import statistics
+import time
+from typing import Any
+
+import trio
+from prompt_toolkit.application.current import set_app
+from prompt_toolkit.data_structures import Size
+from prompt_toolkit.input import DummyInput, create_pipe_input
+from prompt_toolkit.output.vt100 import Vt100_Output
+
+from buraco_p2p.bots import HeuristicBot
+from buraco_p2p.engine import LocalTable, Match
+from buraco_p2p.rules import get_preset
+from buraco_p2p.ui import PracticeTable, TableApp, TableSnapshot
+
+SIZES = ((80, 24), (132, 43))
+
+
+def buffer_output(cols: int, rows: int) -> tuple[Vt100_Output, io.StringIO]:
+    buf = io.StringIO()
+    size = Size(rows=rows, columns=cols)
+    return Vt100_Output(buf, lambda: size, term="xterm-256color"), buf
+
+
+def positions(seed: int, count: int) -> list[TableSnapshot]:
+    """Snapshots of seat 0 over a bot match: every few moves, so hands and melds vary."""
+    rules = get_preset("classic")
+    feed = PracticeTable(rules, seed, bot_delay=0)
+    base = feed.snapshot()
+    rng = random.Random(seed)
+    bot = HeuristicBot()
+    out: list[TableSnapshot] = []
+    match = Match(rules, 0)
+    while len(out) < count:
+        if match.over:
+            match = Match(rules, 0)
+        table = LocalTable.shuffled(match.next_setup(), rng)
+        n = 0
+        while not table.ended:
+            seat = table.referee.turn
+            table.push(bot.choose_move(table.views[seat], rng))
+            n += 1
+            if n % 3 == 0:
+                out.append(
+                    TableSnapshot(
+                        title=base.title, rules=rules, me=0, seats=base.seats,
+                        view=table.views[0].copy(), scores=tuple(match.scores),
+                        fairness=base.fairness, version=len(out) + 1,
+                        turn_since=time.monotonic(), extra=base.extra,
+                    )
+                )
+        match.record(table.result())
+    return out[:count]
+
+
+def bench_frames(seed: int, frames: int) -> dict[str, Any]:
+    snaps = positions(seed, frames)
+    # The positions are the benchmark's own baggage, not the client's: keep the collector
+    # from walking them on every full collection, as it would not in a running client.
+    gc.collect()
+    gc.freeze()
+    feed = PracticeTable(get_preset("classic"), seed, bot_delay=0)
+    result: dict[str, Any] = {}
+    for cols, rows in SIZES:
+        out, buf = buffer_output(cols, rows)
+        app = TableApp(feed, output=out, input=DummyInput())
+        times: list[float] = []
+        with set_app(app.app):
+            for snap in snaps:
+                app.client.update(snap)
+                app.client.hint()  # a selection and a message line, as in play
+                renderer = app.app.renderer
+                t = time.perf_counter()
+                renderer.reset(leave_alternate_screen=False)
+                renderer.render(app.app, app.app.layout)
+                times.append((time.perf_counter() - t) * 1000)
+                buf.seek(0)
+                buf.truncate()
+        key = "" if (cols, rows) == (80, 24) else f"_{cols}x{rows}"
+        times.sort()
+        result[f"frame_ms_p50{key}"] = round(statistics.median(times), 2)
+        result[f"frame_ms_p99{key}"] = round(times[int(0.99 * (len(times) - 1))], 2)
+        result[f"frame_ms_max{key}"] = round(times[-1], 2)
+    result["frames"] = len(snaps)
+    return result
+
+
+async def key_latency(seed: int, keys: int) -> list[float]:
+    out, _buf = buffer_output(80, 24)
+    with create_pipe_input() as inp:
+        feed = PracticeTable(get_preset("classic"), seed, bot_delay=3600)
+        app = TableApp(feed, input=inp, output=out)
+        renders = 0
+        last = 0.0
+
+        def rendered(_: object) -> None:
+            nonlocal renders, last
+            renders += 1
+            last = time.perf_counter()
+
+        app.app.after_render += rendered
+        task = asyncio.ensure_future(app.run())
+        while app.client.view is None:
+            await asyncio.sleep(0.01)
+        await asyncio.sleep(0.2)
+        times: list[float] = []
+        for _ in range(keys):
+            seen = app.keys_seen
+            before = renders
+            t = time.perf_counter()
+            inp.send_text("\x1b[C")  # the right arrow
+            while app.keys_seen == seen or renders == before:
+                await asyncio.sleep(0)
+            times.append((last - t) * 1000)
+        app.app.exit()
+        await task
+    return sorted(times)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--frames", type=int, default=300, help="table positions redrawn")
+    parser.add_argument("--keys", type=int, default=200, help="key presses timed")
+    parser.add_argument("--seed", type=int, default=1)
+    args = parser.parse_args()
+    t0 = time.perf_counter()
+    out: dict[str, Any] = bench_frames(args.seed, args.frames)
+    lat = asyncio.run(key_latency(args.seed, args.keys))
+    out["key_to_screen_ms_p50"] = round(statistics.median(lat), 2)
+    out["key_to_screen_ms_p99"] = round(lat[int(0.99 * (len(lat) - 1))], 2)
+    out["keys"] = len(lat)
+    out["trio"] = trio.__version__
+    out["elapsed_s"] = round(time.perf_counter() - t0, 2)
+    print(json.dumps(out))
+
+
+if __name__ == "__main__":
+    main()

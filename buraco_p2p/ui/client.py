@@ -1,0 +1,423 @@
+"""The client's own state and what each key means, apart from any terminal.
+
+`Client` holds the latest `TableSnapshot` and what the player is doing with it: the cursor in
+the hand, the selected cards, meld groups staged for one lay-down, the hint being shown, the
+open panel, the chat line being typed. Its methods are the player's intents; a move is built,
+checked with the engine (`view.check`, `legal_moves`: the client knows no rule) and handed to
+`send` (which submits it to the table) only when the engine accepts it, otherwise the engine's
+reason is shown in words. Keeping this free of prompt_toolkit lets the tests and the benchmark
+drive it directly.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from enum import Enum
+
+from buraco_p2p.engine import (
+    AddToMeld,
+    Discard,
+    DrawStock,
+    HandState,
+    IllegalMove,
+    LayDown,
+    Move,
+    Phase,
+    TakeDiscard,
+    TurnUpFirst,
+    legal_moves,
+)
+from buraco_p2p.ui.feed import TableSnapshot
+from buraco_p2p.ui.glyphs import Glyphs, sort_key_rank, sort_key_suit
+from buraco_p2p.ui.words import explain, move_slots, suggest
+
+
+class Panel(Enum):
+    """What covers the table, if anything."""
+
+    NONE = "none"
+    HELP = "help"
+    RULES = "rules"
+    PILE = "pile"
+    HISTORY = "history"
+    HAND_END = "hand_end"
+    CHAT = "chat"
+
+
+@dataclass(slots=True)
+class Message:
+    text: str
+    kind: str = "info"  # info | error | hint
+
+
+Send = Callable[[Move], None]
+
+
+class Client:
+    """The player's side of the table: intents in, moves out through `send`."""
+
+    def __init__(self, snapshot: TableSnapshot, send: Send, glyphs: Glyphs | None = None) -> None:
+        self.snap = snapshot
+        self.send = send
+        self.glyphs = glyphs or Glyphs(deck_size=snapshot.rules.deck_size)
+        self.cursor = 0
+        self.selected: list[int] = []
+        self.staged: list[tuple[int, ...]] = []
+        self.by_rank = False
+        self.panel = Panel.NONE
+        self.panel_page = 0
+        self.rule_pages = 1  # as many as the last drawing of the rules panel needed
+        self.message: Message | None = None
+        self.hints: list[Move] = []
+        self.hint_at = -1
+        self.hint_version = -1
+        self.confirm: tuple[str, Callable[[], object]] | None = None
+        self.choosing_meld: tuple[int, ...] | None = None
+        self.chat_text: str | None = None
+        self.pending = False  # a move is on its way to the table
+        self.ended_seen = -1  # history length whose hand-end panel was closed
+        self.saved: list[str] | None = None  # what saving the log said, line by line
+        self.chat_sent = ""
+        self.new_cards: set[int] = set()  # cards that came into the hand this turn
+
+    # ------------------------------------------------------------------ snapshots
+
+    def update(self, snap: TableSnapshot) -> None:
+        """A new snapshot: keep the selection to cards still held, mark the cards just drawn
+        or taken, forget hints and refusals about a position the table has left."""
+        old = self.snap
+        before = set(self.hand())
+        self.snap = snap
+        held = set(self.hand())
+        same_hand = (
+            old.view is not None and snap.view is not None and old.view.setup == snap.view.setup
+        )
+        if not same_hand or (snap.view is not None and snap.view.turn != self.me):
+            self.new_cards = set()
+        elif held - before:
+            self.new_cards = held - before
+        self.new_cards &= held
+        self.selected = [s for s in self.selected if s in held]
+        self.staged = [g for g in self.staged if set(g) <= held]
+        if self.cursor >= len(held):
+            self.cursor = max(0, len(held) - 1)
+        if old.view is not None and snap.view is not None and (
+            old.view.turn != snap.view.turn
+            or old.view.phase is not snap.view.phase
+            or old.view.setup != snap.view.setup
+        ):
+            # The table moved on: a hint or a refusal about the old position no longer holds.
+            self.hints = []
+            self.hint_at = -1
+            if self.message is not None and self.message.kind in ("error", "hint"):
+                self.message = None
+
+    @property
+    def view(self) -> HandState | None:
+        return self.snap.view
+
+    @property
+    def me(self) -> int:
+        return self.snap.me
+
+    def hand(self) -> list[int]:
+        """This seat's hand slots in the order they are drawn (sorted, grouped)."""
+        view = self.view
+        if view is None:
+            return []
+        slots = list(view.hands[self.me])
+        key = sort_key_rank if self.by_rank else sort_key_suit
+
+        def order(slot: int) -> tuple[int, int, int]:
+            c = view.known[slot]
+            return (9, 0, slot) if c < 0 else key(self.glyphs.face_of(c), c)
+
+        return sorted(slots, key=order)
+
+    def my_turn(self) -> bool:
+        view = self.view
+        return (
+            view is not None
+            and not view.ended
+            and not self.snap.hand_over
+            and view.turn == self.me
+        )
+
+    def say(self, text: str, kind: str = "info") -> None:
+        self.message = Message(text, kind)
+
+    # ------------------------------------------------------------------ selection
+
+    def move_cursor(self, step: int) -> None:
+        n = len(self.hand())
+        if n:
+            self.cursor = (self.cursor + step) % n
+
+    def cursor_to(self, index: int) -> None:
+        n = len(self.hand())
+        if n:
+            self.cursor = max(0, min(n - 1, index))
+
+    def toggle(self, index: int | None = None) -> None:
+        """Select or unselect the card under the cursor (or at `index`, for the mouse)."""
+        hand = self.hand()
+        if not hand:
+            return
+        if index is not None:
+            self.cursor_to(index)
+        slot = hand[self.cursor]
+        if slot in self.selected:
+            self.selected.remove(slot)
+        elif not any(slot in g for g in self.staged):
+            self.selected.append(slot)
+        self._clear_hint()
+
+    def undo(self) -> None:
+        """Take back the last selection step: the last card picked, else the last group."""
+        self._clear_hint()
+        if self.selected:
+            self.selected.pop()
+        elif self.staged:
+            self.selected = list(self.staged.pop())
+        else:
+            self.say("Nothing selected.")
+
+    def clear(self) -> None:
+        self.selected = []
+        self.staged = []
+        self.choosing_meld = None
+        self.confirm = None
+        self._clear_hint()
+        self.message = None
+
+    def sort_toggle(self) -> None:
+        self.by_rank = not self.by_rank
+        self.say(f"Hand sorted by {'rank' if self.by_rank else 'suit'}.")
+
+    def _clear_hint(self) -> None:
+        self.hint_at = -1
+
+    # ------------------------------------------------------------------ moves
+
+    def _try(self, move: Move) -> bool:
+        """Check `move` with the engine; send it if legal, else say why not."""
+        view = self.view
+        if view is None or self.snap.hand_over:
+            self.say("No hand is being played.", "error")
+            return False
+        if self.pending:
+            self.say("Your last move is still on its way.", "error")
+            return False
+        err: IllegalMove | None = view.check(move)
+        if err is not None:
+            self.say(explain(err, view), "error")
+            return False
+        self.pending = True
+        self.message = None
+        self.send(move)
+        self.selected = []
+        self.staged = []
+        self.choosing_meld = None
+        self.hints = []
+        self.hint_at = -1
+        return True
+
+    def draw(self) -> None:
+        self._try(DrawStock(self.me))
+
+    def take_pile(self) -> None:
+        """Take the pile. Where the take must be justified, the selected cards are shown; with
+        none selected, the one justification the engine finds is used, if it finds just one."""
+        view = self.view
+        if view is None:
+            return
+        if view.params.must_meld_top and not self.selected and view.turn == self.me:
+            takes = [m for m in self._legal() if isinstance(m, TakeDiscard)]
+            if len(takes) == 1:
+                self._try(takes[0])
+                return
+            if len(takes) > 1:
+                self.say("Select the cards that meld the pile's top card, then p.", "error")
+                return
+        self._try(TakeDiscard(self.me, tuple(self.selected)))
+
+    def turn_up(self) -> None:
+        self._try(TurnUpFirst(self.me))
+
+    def discard(self, confirmed: bool = False) -> None:
+        hand = self.hand()
+        if len(self.selected) > 1:
+            self.say("Select one card to discard (u takes back a selection).", "error")
+            return
+        if self.selected:
+            slot = self.selected[0]
+        elif hand:
+            slot = hand[self.cursor]
+        else:
+            return
+        move = Discard(self.me, slot)
+        if not confirmed and self._fails_opening(move):
+            self.confirm = (
+                "Your side's opening is still under its minimum: ending the turn now is a "
+                "failed attempt (the minimum rises). Press y to discard anyway, n not to.",
+                lambda: self._try(move),
+            )
+            return
+        self._try(move)
+
+    def _fails_opening(self, move: Move) -> bool:
+        """Whether the engine would count `move` as a failed opening attempt of this side."""
+        view = self.view
+        if view is None or view.check(move) is not None:
+            return False
+        side = self.snap.side_of(self.me)
+        trial = view.copy()
+        trial.push(move)
+        return trial.failed[side] > view.failed[side]
+
+    def stage(self) -> None:
+        """Put the selected cards aside as one meld of a lay-down of several melds."""
+        if not self.selected:
+            self.say("Select cards first, then g to group them as one meld.", "error")
+            return
+        self.staged.append(tuple(self.selected))
+        self.selected = []
+        self.say(f"{len(self.staged)} meld(s) grouped: m lays them all down.")
+
+    def meld(self, low_end: bool = False, confirmed: bool = False) -> None:
+        """Lay down the staged groups and the selection as new melds, in one move."""
+        groups = [*self.staged]
+        if self.selected:
+            groups.append(tuple(self.selected))
+        if not groups:
+            self.say("Select the cards of a meld first (space), then m.", "error")
+            return
+        ends = tuple(1 if low_end else 0 for _ in groups) if low_end else ()
+        move = LayDown(self.me, tuple(groups), ends)
+        view = self.view
+        if view is None:
+            return
+        if not confirmed and self._fails_opening(move):
+            need = view.initial_minimum(self.snap.side_of(self.me))
+            self.confirm = (
+                f"Under your opening minimum of {need}: a failed attempt (the cards come "
+                "back, the minimum rises). Press y to lay down anyway, n not to.",
+                lambda: self.meld(low_end, confirmed=True),
+            )
+            return
+        self._try(move)
+
+    def add(self, meld_index: int | None = None) -> None:
+        """Add the selection to one of this side's melds: the one given, or the only one the
+        engine accepts it on; with several, ask which."""
+        view = self.view
+        if view is None:
+            return
+        slots = tuple(self.selected) or self._cursor_slot()
+        if not slots:
+            self.say("Select the cards to add first.", "error")
+            return
+        team = self.snap.side_of(self.me)
+        melds = view.melds[team] if team < len(view.melds) else []
+        if not melds:
+            self.say("Your side has no meld to add to yet.", "error")
+            return
+        if meld_index is not None:
+            self.choosing_meld = None
+            self._try(AddToMeld(self.me, meld_index, tuple(sorted(slots))))
+            return
+        fits = [
+            i for i in range(len(melds))
+            if view.check(AddToMeld(self.me, i, tuple(sorted(slots)))) is None
+        ]
+        if len(fits) == 1:
+            self._try(AddToMeld(self.me, fits[0], tuple(sorted(slots))))
+        elif len(melds) == 1:
+            err = view.check(AddToMeld(self.me, 0, tuple(sorted(slots))))
+            self.say(explain(err, view) if err else "Those cards do not fit that meld.", "error")
+        elif not fits:
+            self.say("Those cards fit none of your melds.", "error")
+        else:
+            self.choosing_meld = tuple(sorted(slots))
+            self.say(
+                "Add to which meld? " + ", ".join(str(i + 1) for i in fits) + " (Esc: cancel)",
+                "hint",
+            )
+
+    def choose_meld(self, number: int) -> None:
+        if self.choosing_meld is None:
+            return
+        slots = self.choosing_meld
+        self.choosing_meld = None
+        self._try(AddToMeld(self.me, number - 1, slots))
+
+    def _cursor_slot(self) -> tuple[int, ...]:
+        hand = self.hand()
+        return (hand[self.cursor],) if hand else ()
+
+    # ------------------------------------------------------------------ hints
+
+    def _legal(self) -> list[Move]:
+        view = self.view
+        if view is None or not self.my_turn():
+            return []
+        if self.hint_version != self.snap.version:
+            moves = legal_moves(view)
+            # Melds and additions first: they are what a player looks for; discards last.
+            moves.sort(key=lambda m: 1 if isinstance(m, Discard) else 0)
+            self.hints = moves
+            self.hint_version = self.snap.version
+        return self.hints
+
+    def hint(self, step: int = 1) -> None:
+        """Show the next legal play (from the engine) and select its cards; Enter plays it."""
+        moves = self._legal()
+        view = self.view
+        if not moves or view is None:
+            self.say("No play to suggest now." if not self.my_turn() else "No legal move.")
+            return
+        self.hint_at = (self.hint_at + step) % len(moves)
+        move = moves[self.hint_at]
+        self.selected = list(move_slots(move))
+        self.staged = []
+        text = suggest(move, view, self.glyphs)
+        self.say(f"hint {self.hint_at + 1}/{len(moves)}: {text}  (Enter plays it)", "hint")
+
+    def play_hint(self) -> bool:
+        if self.hint_at < 0 or self.hint_at >= len(self.hints):
+            return False
+        return self._try(self.hints[self.hint_at])
+
+    # ------------------------------------------------------------------ the table's answers
+
+    def sent(self, error: str | None) -> None:
+        """The table took the move (None) or refused it with a reason."""
+        self.pending = False
+        if error is not None:
+            self.say(f"The table refused the move: {error}", "error")
+
+    # ------------------------------------------------------------------ panels and chat
+
+    def current_panel(self) -> Panel:
+        """The panel on screen: the one opened, else the end of a hand not yet dismissed."""
+        if (
+            self.panel is Panel.NONE
+            and self.snap.hand_over
+            and len(self.snap.history) > self.ended_seen
+        ):
+            return Panel.HAND_END
+        return self.panel
+
+    def toggle_panel(self, panel: Panel) -> None:
+        self.panel = Panel.NONE if self.panel is panel else panel
+        self.panel_page = 0
+
+    def close_panel(self) -> None:
+        if self.current_panel() is Panel.HAND_END:
+            self.ended_seen = len(self.snap.history)
+        self.panel = Panel.NONE
+
+    def phase(self) -> Phase | None:
+        view = self.view
+        return None if view is None else view.phase

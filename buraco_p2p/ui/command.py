@@ -1,0 +1,69 @@
+"""`buraco-p2p play`: a match at the practice table, in the full-screen client.
+
+With a terminal on both standard input and output the client opens full screen, the player in
+seat 0 and heuristic bots in the others. Without one (a pipe, a script, CI) nothing could be
+played interactively, so the command prints a match among four bots instead, as it always
+has, and ends by itself.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from typing import Any
+
+from buraco_p2p.bots import selfplay
+from buraco_p2p.ui.app import run_client
+from buraco_p2p.ui.practice import PracticeTable
+from buraco_p2p.ui.theme import no_color
+
+MAX_BOT_DELAY = 10.0
+
+
+def register(subparsers: Any) -> None:
+    """Add the `play` subcommand (see `buraco_p2p.cli`)."""
+    pp = subparsers.add_parser(
+        "play",
+        help="play a match against bots at the practice table (full screen)",
+        description=(
+            "Play a match at the practice table: you in seat 0, heuristic bots in the other "
+            "seats, dealt by this process without cryptography. Opens the full-screen client "
+            "(? lists the keys). Without a terminal, prints a match among four bots instead."
+        ),
+    )
+    pp.add_argument("--rules", default="us", metavar="PRESET", help="rule preset (default us)")
+    pp.add_argument(
+        "--rule",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="override one parameter of the preset (repeatable)",
+    )
+    pp.add_argument("--players", type=int, metavar="N", help="seats at the table (rule players)")
+    pp.add_argument("--seed", type=int, metavar="N", help="seed of the deals and the bots")
+    pp.add_argument("--ascii", action="store_true", help="letters for suits (S H D C)")
+    pp.add_argument(
+        "--bot-delay",
+        type=float,
+        default=0.6,
+        metavar="SECONDS",
+        help="pause before each bot move (default 0.6)",
+    )
+    pp.set_defaults(func=run_play)
+
+
+def run_play(args: argparse.Namespace) -> int:
+    try:
+        rules = selfplay.resolve_rules(args.rules, args.rule, args.players)
+        if not 0 <= args.bot_delay <= MAX_BOT_DELAY:
+            raise selfplay.UsageError(f"--bot-delay must be 0..{MAX_BOT_DELAY:g} seconds")
+    except selfplay.UsageError as exc:
+        sys.stderr.write(f"buraco-p2p play: error: {exc}\n")
+        return selfplay.EXIT_USAGE
+    if not (sys.stdin.isatty() and sys.stdout.isatty()):
+        return selfplay.run_play(args)
+    seed = args.seed if args.seed is not None else int.from_bytes(os.urandom(4), "big")
+    feed = PracticeTable(rules, seed, bot_delay=args.bot_delay)
+    run_client(feed, ascii=args.ascii, colour=not no_color())
+    return 0

@@ -1,0 +1,151 @@
+"""The melds on the table: each side's header (melds, points, opening, pot) and its melds
+with clean, dirty and buraco marks and their card points, fitted to the rows there are.
+"""
+
+from __future__ import annotations
+
+from buraco_p2p.engine import TableMeld
+from buraco_p2p.rules import MeldKind
+from buraco_p2p.ui import canvas as cv
+from buraco_p2p.ui.canvas import Clicker, Row
+from buraco_p2p.ui.client import Client
+from buraco_p2p.ui.glyphs import Glyphs
+from buraco_p2p.ui.names import side_name
+
+
+class MeldRows:
+    """The melds part of `Screen` (`buraco_p2p.ui.table_screen`)."""
+
+    c: Client
+    g: Glyphs
+    click: Clicker | None
+
+    def meld_row(self, index: int | None, tm: TableMeld, cols: int) -> Row:
+        meld = tm.meld
+        view = self.c.view
+        assert view is not None
+        if meld.is_buraco:
+            mark = f"{self.g.clean_mark if meld.clean else self.g.dirty_mark}"
+            tag = ("class:buraco", f" {mark}{'clean' if meld.clean else 'dirty'} buraco")
+        else:
+            tag = ("class:dim", " clean" if meld.clean else " dirty")
+        pts = f" {meld.card_points:>3}"
+        head = f"{index + 1:>2} " if index is not None else "   "
+        room = cols - len(head) - len(pts) - cv.width([tag])
+        ids = [view.known[s] for s in tm.slots]
+        ordered = self._meld_order(tm, ids)
+        cards: Row = self.g.cards(ordered)
+        if cv.width(cards) > room:
+            cards = self._compact(tm, ordered)
+        row: Row = [("class:dim", head), *cards]
+        out = [*cv.fit(row, cols - len(pts) - cv.width([tag])), ("class:points", pts), tag]
+        if index is not None and self.click is not None:
+            handler = self.click("meld", index)
+            out = [(f[0], f[1], handler) for f in out]
+        return out
+
+    def _meld_order(self, tm: TableMeld, ids: list[int]) -> list[int | None]:
+        """The meld's cards in the order it lies (the rules' layout), as card ids."""
+        out: list[int | None] = []
+        pool = list(ids)
+        for face in tm.meld.faces:
+            for i, c in enumerate(pool):
+                if c >= 0 and self.g.card(c) == self.g.face(face):
+                    out.append(c)
+                    pool.pop(i)
+                    break
+        out.extend(c if c >= 0 else None for c in pool)
+        return out
+
+    def _compact(self, tm: TableMeld, ordered: list[int | None]) -> Row:
+        """A long run as `3♠..Q♠ (10)` plus its wild; a long set as its first cards and `x9`."""
+        meld = tm.meld
+        if meld.kind is MeldKind.RUN and len(ordered) > 2:
+            first, last = ordered[0], ordered[-1]
+            row: Row = [self.g.fragment(first), ("", self.g.ellipsis), self.g.fragment(last)]
+            row.append(("class:dim", f" ({len(ordered)})"))
+            if meld.wild is not None:
+                row.append(("class:dim", " w:" + self.g.face(meld.wild)))
+            return row
+        return [*self.g.cards(ordered[:3]), ("class:dim", f" x{len(ordered)}")]
+
+    def side_block(self, side: int, cols: int, room: int) -> list[Row]:
+        """A side's header and as many of its melds as `room` rows allow."""
+        snap = self.c.snap
+        view = snap.view
+        assert view is not None
+        mine = side == snap.side_of(snap.me)
+        melds = view.melds[side] if side < len(view.melds) else []
+        pts = sum(tm.meld.card_points for tm in melds)
+        if view.opened[side] or view.initial_minimum(side) == 0:
+            opening = "opened" if view.opened[side] else "no minimum"
+        else:
+            opening = f"min {view.initial_minimum(side)} to open"
+        head: Row = [
+            ("class:sidehead", f"{side_name(self.c, side)}: {len(melds)} melds, {pts} pts"),
+            ("class:dim", f" · {opening}"),
+            ("class:dim", " · pot taken" if view.team_pot[side] >= 0 else ""),
+        ]
+        rows: list[Row] = [cv.fit(head, cols)]
+        held = self.opening_rows(side, cols)
+        room -= len(held)
+        shown = melds if len(melds) <= room - 1 else melds[: max(0, room - 2)]
+        for i, tm in enumerate(shown):
+            rows.append(self.meld_row(i if mine else None, tm, cols))
+        if len(shown) < len(melds):
+            rows.append(cv.fit([("class:dim", f"   +{len(melds) - len(shown)} more (v)")], cols))
+        return rows + held
+
+    def opening_rows(self, side: int, cols: int) -> list[Row]:
+        """Melds shown this turn toward the side's opening minimum, not yet on the table: where
+        a turn's melds count together, the engine holds them in the hand until their sum is
+        reached (ending the turn short of it is a failed attempt)."""
+        view = self.c.view
+        assert view is not None
+        opening = view.opening
+        if not opening or self.c.snap.side_of(view.turn) != side:
+            return []
+        pts = sum(tm.meld.card_points for tm in opening)
+        need = view.initial_minimum(side)
+        head = f"   opening so far: {pts} of {need} (still in hand)"
+        return [
+            cv.fit([("class:hint", head)], cols),
+            *(self.meld_row(None, tm, cols) for tm in opening),
+        ]
+
+    def center_need(self, side: int) -> int:
+        """Rows a side's block would take with every meld shown."""
+        view = self.c.view
+        assert view is not None
+        melds = view.melds[side] if side < len(view.melds) else []
+        opening = self.opening_rows(side, 80)
+        return 1 + len(melds) + len(opening)
+
+    def center(self, cols: int, room: int) -> list[Row]:
+        snap = self.c.snap
+        view = snap.view
+        if view is None:
+            return [cv.center([("class:dim", "waiting for the deal")], cols)]
+        mine = snap.side_of(snap.me)
+        order = [mine, *[s for s in snap.sides if s != mine]]
+        need = [self.center_need(s) for s in order]
+        share = self._share(need, room)
+        out: list[Row] = []
+        for side, n in zip(order, share, strict=True):
+            out.extend(self.side_block(side, cols, n))
+        return out
+
+    @staticmethod
+    def _share(need: list[int], room: int) -> list[int]:
+        """Rows per side: what each needs while it fits, else an even split of the rest."""
+        if sum(need) <= room:
+            return need
+        share = [1] * len(need)
+        left = room - len(need)
+        order = sorted(range(len(need)), key=lambda i: need[i])
+        for k, i in enumerate(order):
+            fair = left // (len(need) - k)
+            give = min(need[i] - 1, fair)
+            share[i] += give
+            left -= give
+        return share

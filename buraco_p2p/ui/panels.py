@@ -1,0 +1,249 @@
+"""The panels that cover the table: help, rules, the whole pile and every meld, the match
+history, the end of a hand, the end of the match, chat, progress, and the too-small terminal.
+
+Each returns rows of exactly the screen's width; the title stays on top and the keys below.
+"""
+
+from __future__ import annotations
+
+from buraco_p2p.engine import LINE_NAMES, HandResult
+from buraco_p2p.ui import canvas as cv
+from buraco_p2p.ui.canvas import Row
+from buraco_p2p.ui.client import Client
+from buraco_p2p.ui.names import group_name, match_side_name, side_name
+from buraco_p2p.ui.table_screen import Screen
+
+HELP: tuple[tuple[str, str], ...] = (
+    ("← → / space", "move the cursor in your hand / select the card (or click it)"),
+    ("click a meld", "add the selected cards to that meld"),
+    ("u", "undo: take back the last card selected (or the last group)"),
+    ("Esc", "clear the selection, close a panel, cancel a question"),
+    ("d", "draw from the stock"),
+    ("p", "take the discard pile (fechado: select the cards that meld its top)"),
+    ("t", "turn up the first card (where the rules offer it)"),
+    ("m / M", "lay down the selection (and grouped melds); M: a run's wild goes low"),
+    ("g", "group the selection as one meld of a lay-down of several"),
+    ("a", "add the selection to one of your melds (1-9 if several fit)"),
+    ("x", "discard the selected card (or the card under the cursor)"),
+    ("Tab / S-Tab", "hint: cycle the legal plays; Enter plays the one shown"),
+    ("s", "sort the hand by suit or by rank"),
+    ("v", "the whole pile and every meld"),
+    ("h", "match history"),
+    ("r", "the rules of this table"),
+    ("c", "chat: type a line, Enter sends it"),
+    ("? / C", "this help / the whole chat"),
+    ("Ctrl-Z", "suspend (fg resumes)"),
+    ("q", "quit (asks first)"),
+)
+
+LINE_LABELS = {
+    "melds": "melds (card points)",
+    "buracos": "buracos",
+    "going_out": "going out",
+    "hand_penalty": "cards left in hand",
+    "pot_not_taken": "pot never taken",
+    "pot_unplayed": "pot not played",
+    "cut_22": "cut bonus",
+}
+
+
+def framed(screen: Screen, title: str, body: list[Row], keys: str) -> list[Row]:
+    """A panel: the table's title row, a heading, the body, the keys at the bottom."""
+    cols, rows = screen.cols, screen.rows
+    head = [screen.title(), cv.fit([("class:panelhead", f" {title}")], cols, "class:panelhead")]
+    room = rows - len(head) - 1
+    lines = [cv.fit(r, cols) for r in body[:room]]
+    if len(body) > room:
+        more = f" {screen.g.ellipsis} {len(body) - room + 1} more"
+        lines[-1] = cv.fit([("class:dim", more)], cols)
+    lines.extend(cv.fit([], cols) for _ in range(room - len(lines)))
+    return [*head, *lines, cv.fit([("class:keys", " " + keys)], cols, "class:keys")]
+
+
+def help_panel(screen: Screen) -> list[Row]:
+    body: list[Row] = [[("class:key", f"  {k:<16}"), ("", what)] for k, what in HELP]
+    body.append(
+        [("class:dim", "  Marks: ★ clean buraco, ☆ dirty buraco, ▲▲ selected, ^^ cursor, ++ new")]
+    )
+    return framed(screen, "Keys", body, "Esc or ? closes")
+
+
+def rules_pages(screen: Screen) -> list[list[Row]]:
+    """The rule parameters in two columns, split in pages of the screen's height."""
+    rules = screen.c.snap.rules
+    items = [(k, v) for k, v in rules.to_wire().items() if k not in ("v", "name")]
+    per_page = max(2, 2 * (screen.rows - 3))
+    colw = screen.cols // 2
+    pages: list[list[Row]] = []
+    for p in range(0, len(items), per_page):
+        chunk = items[p : p + per_page]
+        half = (len(chunk) + 1) // 2
+        body: list[Row] = []
+        for i in range(half):
+            row: Row = []
+            for k, v in chunk[i :: half][:2]:
+                val = ",".join(str(x) for x in v) if isinstance(v, list | tuple) else v
+                row.extend(cv.fit([("class:key", f" {k}"), ("", f" = {val}")], colw))
+            body.append(row)
+        pages.append(body)
+    return pages
+
+
+def rules_panel(screen: Screen) -> list[Row]:
+    pages = rules_pages(screen)
+    screen.c.rule_pages = len(pages)
+    page = screen.c.panel_page % len(pages)
+    keys = "Esc closes"
+    if len(pages) > 1:
+        keys = f"r next page ({page + 1}/{len(pages)}) · Esc closes"
+    return framed(screen, f"Rules: {screen.c.snap.rules.name}", pages[page], keys)
+
+
+def pile_panel(screen: Screen) -> list[Row]:
+    c = screen.c
+    view = c.view
+    body: list[Row] = []
+    if view is None:
+        return framed(screen, "Pile and melds", body, "Esc or v closes")
+    pile = [view.card(s) for s in reversed(view.pile)]
+    body.append([("class:label", f" Pile ({len(pile)} cards, top first):")])
+    per = max(1, (screen.cols - 2) // 3)
+    for i in range(0, len(pile), per):
+        body.append([("", " "), *screen.g.cards(pile[i : i + per])])
+    mine = c.snap.side_of(c.me)
+    for side in [mine, *[s for s in c.snap.sides if s != mine]]:
+        melds = view.melds[side] if side < len(view.melds) else []
+        body.append([("class:sidehead", f" {side_name(c, side)}: {len(melds)} melds")])
+        for i, tm in enumerate(melds):
+            body.append(screen.meld_row(i if side == mine else None, tm, screen.cols))
+    return framed(screen, "Pile and melds", body, "Esc or v closes")
+
+
+def history_panel(screen: Screen) -> list[Row]:
+    c = screen.c
+    snap = c.snap
+    names = [match_side_name(c, m) for m in range(len(snap.scores))]
+    body: list[Row] = [[("class:label", " hand " + "".join(f"{n[:13]:>14}" for n in names))]]
+    running = [0] * len(names)
+    for n, r in enumerate(snap.history, 1):
+        points = r.match_points
+        cells = []
+        for i in range(len(names)):
+            t = points[i] if i < len(points) else 0
+            running[i] += t
+            cells.append(f"{t:>+7} ={running[i]:>5}")
+        body.append([("", f" {n:>4} " + "".join(f"{x:>14}" for x in cells))])
+    if not snap.history:
+        body.append([("class:dim", " no hand finished yet")])
+    body.append([("class:dim", f" target {snap.rules.target_score}")])
+    return framed(screen, "Match history", body, "Esc or h closes")
+
+
+def hand_end_panel(screen: Screen) -> list[Row]:
+    c = screen.c
+    snap = c.snap
+    if not snap.history:
+        return framed(screen, "Hand over", [], "Enter continues")
+    r = snap.history[-1]
+    sides = r.sides  # as the hand ended: at three players, after the side change
+    names = [group_name(c, seats, len(sides))[:11] for seats in sides]
+    how = "the stock ran out"
+    if r.went_out is not None:
+        who = "you" if r.went_out == snap.me else snap.seats[r.went_out].nick
+        how = f"{who} went out"
+    body: list[Row] = [[("class:label", f" Hand {len(snap.history)} is over: {how}.")], []]
+    body.append([("class:label", f" {'':<22}" + "".join(f"{n:>12}" for n in names))])
+    for name in LINE_NAMES:
+        vals = [_line(r, i, name) for i in range(len(sides))]
+        if any(vals):
+            label = LINE_LABELS.get(name, name)
+            body.append([("", f" {label:<22}" + "".join(f"{v:>12}" for v in vals))])
+    totals = [sum(x.points for x in lines) for lines in r.lines]
+    body.append(
+        [("class:score", f" {'hand total':<22}" + "".join(f"{t:>12}" for t in totals))]
+    )
+    match = " · ".join(
+        f"{match_side_name(c, m)} {score}" for m, score in enumerate(snap.scores)
+    )
+    body.append([("class:score", f" {'match score':<22}"), ("", f" {match}")])
+    body.append([])
+    if snap.match_over:
+        body.extend(match_end_rows(c, screen.cols))
+        keys = "s save the log · h history · q quit"
+    else:
+        keys = "Enter next hand · h history · q quit"
+    return framed(screen, "Hand over", body, keys)
+
+
+def _line(r: HandResult, side: int, name: str) -> int:
+    if side >= len(r.lines):
+        return 0
+    return sum(x.points for x in r.lines[side] if x.name == name)
+
+
+def wrapped(text: str, cols: int, style: str = "") -> list[Row]:
+    """A long line (a path, a command) cut into rows, so that all of it can be copied."""
+    room = max(10, cols - 2)
+    return [[(style, " " + text[i : i + room])] for i in range(0, max(1, len(text)), room)]
+
+
+def match_end_rows(c: Client, cols: int) -> list[Row]:
+    snap = c.snap
+    w = snap.winner
+    if w is None:
+        rows: list[Row] = [[("class:label", " The match is over.")]]
+    else:
+        mine = snap.seats[snap.me].match_side
+        who = "You win" if w == mine else f"{match_side_name(c, w)} win"
+        rows = [[("class:myturn", f" The match is over. {who}, {snap.scores[w]} points.")]]
+    if c.saved is not None:
+        for k, line in enumerate(c.saved):
+            rows.extend(wrapped(line, cols, "class:key" if k % 2 else ""))
+    elif snap.can_save_log:
+        rows.append([("", " s saves the match log; the command that audits it is shown then.")])
+    else:
+        rows.append([("class:dim", " This table keeps no signed log: nothing to save or audit.")])
+    return rows
+
+
+def chat_panel(screen: Screen) -> list[Row]:
+    c = screen.c
+    body: list[Row] = []
+    for line in c.snap.chat:
+        who = "table" if line.seat is None else c.snap.seats[line.seat].nick
+        body.append([("class:dim", f" {who}: "), ("", line.text)])
+    return framed(screen, "Chat", body[-(screen.rows - 3) :], "c says something · Esc closes")
+
+
+def progress_rows(screen: Screen) -> list[Row]:
+    """Shuffles and proofs between hands: who is working, how far the checks are."""
+    snap = screen.c.snap
+    p = snap.progress
+    if p is None:
+        return []
+    who = "" if p.seat is None else f": {snap.seats[p.seat].nick} (seat {p.seat})"
+    bar_w = max(10, screen.cols - 40)
+    done = 0 if p.total <= 0 else int(bar_w * p.done / p.total)
+    return [
+        cv.center([("class:label", f"{p.stage}{who}")], screen.cols),
+        cv.center(
+            [("class:good", "#" * done), ("class:dim", "." * (bar_w - done)),
+             ("", f" {p.done}/{p.total}")],
+            screen.cols,
+        ),
+    ]
+
+
+def too_small(cols: int, rows: int, need: tuple[int, int]) -> list[Row]:
+    w, h = need
+    lines = [
+        f"This terminal is {cols}x{rows}.",
+        f"The table needs at least {w}x{h}.",
+        "Enlarge the window (or press q to quit).",
+    ]
+    out: list[Row] = [[] for _ in range(rows)]
+    top = max(0, rows // 2 - 1)
+    for i, line in enumerate(lines):
+        if top + i < rows:
+            out[top + i] = [("", line[:cols])]
+    return [cv.fit(r, cols) for r in out]

@@ -1,0 +1,271 @@
+"""The table, drawn as rows of exactly the terminal's width.
+
+From the top: the title (or a cheating complaint, loudly), the scores, the fairness status and
+whose turn it is with a timer; the seats across the top; the seats on the left and right with
+every side's melds between them; the stock, pots and pile; what the others just did; the own
+hand sorted and grouped, with the cursor and the selection marked under it; the message line;
+chat; and the keys that work now. `Screen.table()` builds it; the panels (help, rules, pile,
+history, the end of a hand) are in `buraco_p2p.ui.panels`.
+"""
+
+from __future__ import annotations
+
+from buraco_p2p.engine import Phase
+from buraco_p2p.ui import canvas as cv
+from buraco_p2p.ui.canvas import Clicker, Row
+from buraco_p2p.ui.client import Client
+from buraco_p2p.ui.hand_rows import HandRows
+from buraco_p2p.ui.meld_rows import MeldRows
+from buraco_p2p.ui.names import match_side_name
+from buraco_p2p.ui.seating import places
+from buraco_p2p.ui.words import describe
+
+SIDE_COL = 15
+
+
+def clock_text(seconds: float) -> str:
+    s = max(0, int(seconds))
+    return f"{s // 60}:{s % 60:02d}"
+
+
+class Screen(MeldRows, HandRows):
+    """Builds the rows of the table for one client at one size and moment."""
+
+    def __init__(
+        self, client: Client, cols: int, rows: int, now: float, click: Clicker | None = None
+    ) -> None:
+        self.c = client
+        self.g = client.glyphs
+        self.cols = cols
+        self.rows = rows
+        self.now = now
+        self.click = click
+
+    # ------------------------------------------------------------------ top
+
+    def title(self) -> Row:
+        snap = self.c.snap
+        complaints = snap.fairness.complaints
+        if complaints:
+            k = complaints[-1]
+            more = f" (+{len(complaints) - 1} more)" if len(complaints) > 1 else ""
+            msg = f" {self.g.warn_mark} CHEATING COMPLAINT against {k.nick} (seat {k.seat}): "
+            loud = "class:complaint"
+            return cv.fit([(loud, msg + k.reason + more)], self.cols, loud)
+        view = snap.view
+        hand = f" · hand {view.setup.hand_number + 1}" if view is not None else ""
+        left = f" buraco-p2p · {snap.title} · {snap.rules.name}{hand}"
+        seed = snap.extra.get("seed")
+        right = f"seed {seed} " if seed else ""
+        bar = "class:title"
+        return cv.spread([(bar, left)], [(bar, right)], self.cols, bar)
+
+    def status(self) -> Row:
+        snap = self.c.snap
+        parts: Row = [("", " ")]
+        target = snap.rules.target_score
+        for i, score in enumerate(snap.scores):
+            if i:
+                parts.append(("", "  "))
+            parts.append(("class:label", f"{match_side_name(self.c, i)} "))
+            parts.append(("class:score", str(score)))
+        parts.append(("class:dim", f" / {target}"))
+        fair = snap.fairness
+        if not fair.checked:
+            ftext: Row = [("class:dim", "practice: no cryptography")]
+        else:
+            n = len(fair.complaints)
+            style = "class:complaint" if n else "class:good"
+            ftext = [
+                (
+                    style,
+                    f"{fair.shuffles_verified}/{fair.shuffles_total} shuffles verified, "
+                    f"{n} complaint{'s' if n != 1 else ''}",
+                )
+            ]
+        turn = self.turn_text()
+        right: Row = [*turn, ("", "  "), *ftext, ("", " ")]
+        return cv.spread(parts, right, self.cols)
+
+    def turn_text(self) -> Row:
+        snap = self.c.snap
+        view = snap.view
+        if snap.match_over:
+            return [("class:label", "match over")]
+        if view is None or snap.hand_over or view.ended:
+            return [("class:dim", "between hands")]
+        t = clock_text(self.now - snap.turn_since)
+        if view.turn == snap.me:
+            return [("class:myturn", f"{self.g.turn_mark} your turn {t}")]
+        return [("class:label", f"{snap.seats[view.turn].nick}'s turn {t}")]
+
+    # ------------------------------------------------------------------ seats
+
+    def seat_lines(self, seat: int) -> list[Row]:
+        snap = self.c.snap
+        view = snap.view
+        info = snap.seats[seat]
+        turn = view is not None and not view.ended and view.turn == seat
+        mark = self.g.turn_mark + " " if turn else "  "
+        style = "class:myturn" if turn else "class:name"
+        partner = snap.side_of(seat) == snap.side_of(snap.me)
+        lines: list[Row] = [[(style, mark + info.nick)]]
+        tag = "partner" if partner else "opponent"
+        if info.is_bot:
+            tag += " bot"
+        if not info.connected:
+            tag = "disconnected"
+        lines.append([("class:dim", "  " + tag)])
+        if view is not None:
+            n = len(view.hands[seat])
+            side = snap.side_of(seat)
+            pot = "pot taken" if view.team_pot[side] >= 0 else "no pot yet"
+            lines.append([("", f"  {n} card{'s' if n != 1 else ''}")])
+            lines.append([("class:dim", f"  {pot}")])
+        return lines
+
+    # ------------------------------------------------------------------ pile, log
+
+    def pile_row(self) -> Row:
+        view = self.c.view
+        if view is None:
+            return cv.fit([], self.cols)
+        pots = sum(1 for p in view.pot_owner if p == -1)
+        row: Row = [("", f" Stock {len(view.stock)} · pots left {pots} · pile {len(view.pile)}")]
+        if view.pile:
+            row.append(("", ", top "))
+            row.append(self.g.fragment(view.card(view.pile[-1])))
+            if len(view.pile) > 1:
+                row.append(("class:dim", "  (v: whole pile)"))
+        if view.phase is Phase.FIRST_CHOICE and view.turn == self.c.me:
+            row.append(("class:hint", "  first card "))
+            row.append(self.g.fragment(view.card(view.first_slot)))
+            row.append(("class:hint", ": keep it, or t turns it up"))
+        return cv.fit(row, self.cols)
+
+    def actions_row(self) -> Row:
+        snap = self.c.snap
+        view = snap.view
+        if view is None:
+            return cv.fit([], self.cols)
+        parts: list[str] = []
+        for a in reversed(snap.actions[-4:]):
+            who = "you" if a.seat == snap.me else snap.seats[a.seat].nick
+            parts.append(describe(a.move, view, self.g, who, a.cards))
+        return cv.fit([("class:dim", " " + " · ".join(parts))], self.cols)
+
+    # ------------------------------------------------------------------ bottom
+
+    def message_row(self) -> Row:
+        c = self.c
+        if c.confirm is not None:
+            return cv.fit([("class:confirm", " " + c.confirm[0])], self.cols)
+        if c.message is not None:
+            style = {"error": "class:error", "hint": "class:hint"}.get(c.message.kind, "")
+            return cv.fit([(style, " " + c.message.text)], self.cols)
+        if c.my_turn():
+            view = c.view
+            assert view is not None
+            what = {
+                Phase.DRAW: "draw: d the stock, p the pile",
+                Phase.FIRST_CHOICE: "keep the first card and play on, or t to turn it up",
+                Phase.PLAY: "meld (m), add (a) or discard (x) to end your turn",
+            }.get(view.phase, "")
+            return cv.fit([("class:myturn", f" Your turn: {what}")], self.cols)
+        return cv.fit([], self.cols)
+
+    def chat_row(self) -> Row:
+        c = self.c
+        if c.chat_text is not None:
+            return cv.fit([("class:chatinput", f" say: {c.chat_text}_")], self.cols)
+        chat = c.snap.chat
+        if not chat:
+            return cv.fit([], self.cols)
+        line = chat[-1]
+        who = "table" if line.seat is None else c.snap.seats[line.seat].nick
+        return cv.fit([("class:dim", f" {who}: "), ("", line.text)], self.cols)
+
+    def keys_row(self) -> Row:
+        c = self.c
+        if c.chat_text is not None:
+            keys = "Enter send · Esc cancel"
+        elif c.confirm is not None:
+            keys = "y yes · n no"
+        elif c.choosing_meld is not None:
+            keys = "1-9 which meld · Esc cancel"
+        elif c.my_turn() and c.phase() is Phase.DRAW:
+            keys = "d draw · p take pile · Tab hint · ←→ space select · ? help · q quit"
+        elif c.my_turn():
+            keys = "space select · m meld · a add · x discard · Tab hint · u undo · ? help"
+        else:
+            keys = "←→ space select · s sort · c chat · v pile · h history · ? help · q quit"
+        return cv.fit([("class:keys", " " + keys)], self.cols, "class:keys")
+
+    # ------------------------------------------------------------------ the whole table
+
+    def table(self) -> list[Row]:
+        snap = self.c.snap
+        top_rows = [self.title(), self.status()]
+        pl = places(len(snap.seats), snap.me)
+        # The seats across the top, side by side, one line each.
+        if pl.top:
+            width = self.cols // len(pl.top)
+            lines = [self.seat_lines(s) for s in pl.top]
+            summary: Row = []
+            for ls in lines:
+                merged: Row = []
+                for k, part in enumerate(ls):
+                    if k:
+                        merged.append(("class:dim", " · "))
+                    merged.extend((f[0], f[1].strip()) for f in part)
+                summary.extend(cv.center(merged, width))
+            top_rows.append(cv.fit(summary, self.cols))
+        else:
+            top_rows.append(cv.fit([], self.cols))
+        bottom = [
+            self.pile_row(),
+            self.actions_row(),
+            *self.hand_rows(),
+            self.staged_row(),
+            self.message_row(),
+            self.chat_row(),
+            self.keys_row(),
+        ]
+        room = max(1, self.rows - len(top_rows) - len(bottom))
+        middle = self.middle(pl.left, pl.right, room)
+        return [*top_rows, *middle, *bottom]
+
+    def middle(self, left: tuple[int, ...], right: tuple[int, ...], room: int) -> list[Row]:
+        lcol = SIDE_COL if left else 0
+        rcol = SIDE_COL if right else 0
+        mid_cols = self.cols - lcol - rcol - (1 if left else 0) - (1 if right else 0)
+        center = self.center(mid_cols, room)
+        lcells = self._column(left, room, bottom_up=True)
+        rcells = self._column(right, room, bottom_up=False)
+        rows: list[Row] = []
+        for i in range(room):
+            row: Row = []
+            if left:
+                row.extend(cv.fit(lcells[i], lcol))
+                row.append(("class:frame", "│"))
+            row.extend(center[i] if i < len(center) else cv.fit([], mid_cols))
+            if right:
+                row.append(("class:frame", "│"))
+                row.extend(cv.fit(rcells[i], rcol))
+            rows.append(cv.fit(row, self.cols))
+        return rows
+
+    def _column(self, seats: tuple[int, ...], room: int, bottom_up: bool) -> list[Row]:
+        """The seats of one side column, spread over its height (the nearest seat lowest)."""
+        cells: list[Row] = [[] for _ in range(room)]
+        if not seats:
+            return cells
+        order = list(reversed(seats)) if bottom_up else list(seats)
+        slot = room // len(order)
+        for k, seat in enumerate(order):
+            lines = self.seat_lines(seat)
+            start = k * slot + max(0, (slot - len(lines)) // 2)
+            for j, line in enumerate(lines):
+                if start + j < room:
+                    cells[start + j] = line
+        return cells

@@ -15,12 +15,19 @@ from types import ModuleType
 from buraco_p2p import __version__, audit
 from buraco_p2p.bots import selfplay
 from buraco_p2p.net import commands
-from buraco_p2p.play import botpeer
+from buraco_p2p.play import botpeer, netselfplay
 from buraco_p2p.ui import command as play
 
 # Each exposes `register(subparsers)`; every parser it registers sets `func=` to a callable
 # taking the parsed namespace and returning an exit code.
-COMMAND_MODULES: tuple[ModuleType, ...] = (commands, selfplay, audit, play, botpeer)
+COMMAND_MODULES: tuple[ModuleType, ...] = (
+    commands,
+    selfplay,
+    audit,
+    play,
+    botpeer,
+    netselfplay,
+)
 
 
 def build_parser() -> argparse.ArgumentParser:

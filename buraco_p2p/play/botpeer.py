@@ -81,6 +81,11 @@ def register(subparsers: Any) -> None:
     p.set_defaults(func=run)
 
 
+def _announce(inv: Invite) -> None:
+    _say(f"invite {inv.to_text()}")
+    _say(f"table {inv.table_id.hex()}")
+
+
 def _say(line: str) -> None:
     sys.stdout.write(line + "\n")
     sys.stdout.flush()
@@ -131,7 +136,7 @@ async def _main(args: argparse.Namespace) -> int:
         table_id=derive(seed, "table")[:16] if seed is not None and args.host else None,
         rng_secret=derive(seed, f"rng/{i}") if seed is not None else None,
         identity_seed=ident_seed, timeout_ms=args.timeout_ms, port=args.port,
-        on_invite=lambda inv: (_say(f"invite {inv.to_text()}"), _say(f"table {inv.table_id.hex()}")),
+        on_invite=_announce,
         choose=choose, void_action=args.void,
     ) as driver:  # fmt: skip
         await driver.wait_until(lambda p: cut_after_hands(p, args.hands) is not None)

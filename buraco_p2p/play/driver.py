@@ -31,10 +31,10 @@ from typing import Any
 import trio
 
 from buraco_p2p.engine import Move
+from buraco_p2p.net.errors import MeshError
 from buraco_p2p.net.identity import Identity, PeerKey
 from buraco_p2p.net.mesh import Mesh, PeerUp, StreamReset
 from buraco_p2p.net.reliable import SendBufferFull
-from buraco_p2p.net.errors import MeshError
 from buraco_p2p.play.keyed import LogKeyedRandom
 from buraco_p2p.play.store import TableStore
 from buraco_p2p.session import (
@@ -115,7 +115,12 @@ class Driver:
 
     @classmethod
     def fresh(
-        cls, mesh: Mesh, genesis: Entry, identity: Identity, store: TableStore, secret: bytes,
+        cls,
+        mesh: Mesh,
+        genesis: Entry,
+        identity: Identity,
+        store: TableStore,
+        secret: bytes,
         **kw: Any,
     ) -> Driver:
         """A new match: the genesis is written first, then the peer starts."""
@@ -266,9 +271,8 @@ class Driver:
                 self._queue(key, ["e", e.wire])
             for wire in self._pending.values():
                 self._queue(key, ["e", wire])
-        elif tag == "chat" and len(msg) == 2 and isinstance(msg[1], str):
-            if self.on_chat is not None:
-                self.on_chat(key, msg[1][:MAX_CHAT])
+        elif tag == "chat" and len(msg) == 2 and isinstance(msg[1], str) and self.on_chat:
+            self.on_chat(key, msg[1][:MAX_CHAT])
         # anything else (genesis agreement leftovers, a newer client's tags) is ignored
 
     async def _mesh_events(self) -> None:
@@ -282,10 +286,7 @@ class Driver:
             await trio.sleep(self.tick_every)
             now = self.clock()
             self._handle(self.peer.tick(now))
-            if (
-                not self.peer.table.closed
-                and now - self._grew_at >= self.resync_after
-            ):
+            if not self.peer.table.closed and now - self._grew_at >= self.resync_after:
                 self._grew_at = now
                 self._queue(None, ["sync", len(self.peer.log)])
             await self._work()

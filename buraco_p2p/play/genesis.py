@@ -22,8 +22,7 @@ from buraco_p2p import codec
 from buraco_p2p.net.identity import Identity, PeerKey
 from buraco_p2p.net.table import Member
 from buraco_p2p.rules import RuleError, RuleSet
-from buraco_p2p.session import Entry, decode_entry, parse_genesis
-from buraco_p2p.session import bodies
+from buraco_p2p.session import Entry, bodies, decode_entry, parse_genesis
 from buraco_p2p.session.entry import GENESIS_PREV, PROTOCOL_VERSION, signing_bytes
 from buraco_p2p.session.errors import LogError
 

@@ -14,6 +14,7 @@ import sys
 from typing import Any
 
 from buraco_p2p.bots import selfplay
+from buraco_p2p.play import local
 from buraco_p2p.ui.app import run_client
 from buraco_p2p.ui.practice import PracticeTable
 from buraco_p2p.ui.theme import no_color
@@ -50,6 +51,13 @@ def register(subparsers: Any) -> None:
         metavar="SECONDS",
         help="pause before each bot move (default 0.6)",
     )
+    pp.add_argument(
+        "--line",
+        action="store_true",
+        help="play in line mode against bot peer processes, all cryptography on",
+    )
+    pp.add_argument("--bots", choices=("heuristic", "random"), help="bot strength (--line)")
+    pp.add_argument("--data-dir", metavar="DIR", help="where tables are kept (--line)")
     pp.set_defaults(func=run_play)
 
 
@@ -61,6 +69,8 @@ def run_play(args: argparse.Namespace) -> int:
     except selfplay.UsageError as exc:
         sys.stderr.write(f"buraco-p2p play: error: {exc}\n")
         return selfplay.EXIT_USAGE
+    if args.line:
+        return local.play_line(args, rules)
     if not (sys.stdin.isatty() and sys.stdout.isatty()):
         return selfplay.run_play(args)
     seed = args.seed if args.seed is not None else int.from_bytes(os.urandom(4), "big")

@@ -16,9 +16,12 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import json
 import os
 import random
+import resource
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -78,6 +81,10 @@ def register(subparsers: Any) -> None:
     p.add_argument("--port", type=int, default=0, metavar="PORT", help="host: listen port")
     p.add_argument("--timeout-ms", type=int, default=120_000, metavar="MS")
     p.add_argument("--void", choices=("void", "end"), help="after a timeout, propose this")
+    p.add_argument("--stats", metavar="FILE", help="write timings (JSON) here when done")
+    p.add_argument(
+        "--report-at", type=int, metavar="N", help="say `reached T` once the log holds N entries"
+    )
     p.set_defaults(func=run)
 
 
@@ -139,6 +146,9 @@ async def _main(args: argparse.Namespace) -> int:
         on_invite=_announce,
         choose=choose, void_action=args.void,
     ) as driver:  # fmt: skip
+        if args.report_at is not None:
+            await driver.wait_until(lambda p: len(p.log) >= args.report_at)
+            _say(f"reached {time.monotonic():.6f}")
         await driver.wait_until(lambda p: cut_after_hands(p, args.hands) is not None)
         wires = cut_after_hands(driver.peer, args.hands)
         assert wires is not None
@@ -147,9 +157,25 @@ async def _main(args: argparse.Namespace) -> int:
             with open(tmp, "wb") as f:
                 f.write(encode_log(wires))
             os.replace(tmp, args.log_out)
+        if args.stats:
+            _write_stats(args.stats, driver, wires)
         _say(f"done {len(wires)}")
         await _stdin_closed()
     return 0
+
+
+def _write_stats(path: str, driver: Any, wires: list[bytes]) -> None:
+    """Timings for the benchmark: entries applied here (index, kind, author, time), our
+    moves' play times, the peak resident memory."""
+    log = driver.peer.log[: len(wires)]
+    doc = {
+        "applied": [[e.index, e.kind, e.author, driver.applied_at.get(e.index)] for e in log],
+        "played": [[i, t] for i, t in driver.played_at.items()],
+        "party": driver.peer.party,
+        "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+    }
+    with open(path, "w") as f:
+        json.dump(doc, f)
 
 
 async def _stdin_closed() -> None:

@@ -87,6 +87,7 @@ class Cluster:
         host_args: Sequence[str] = (),
         peer_args: Sequence[str] = (),
         humans: Sequence[int] = (),
+        stats: bool = False,
     ) -> None:
         self.players = players
         self.root = root
@@ -101,6 +102,8 @@ class Cluster:
         self.table: str | None = None
         self.done: set[int] = set()
         self.skip = set(humans)
+        self.stats = stats
+        self.extra: dict[int, list[str]] = {}
 
     def log_path(self, i: int) -> Path:
         assert self.log_dir is not None
@@ -115,7 +118,12 @@ class Cluster:
             argv += ["--hands", str(self.hands)]
         if self.log_dir is not None:
             argv += ["--log-out", str(self.log_path(i))]
-        return argv + self.peer_args
+        if self.stats:
+            argv += ["--stats", str(self.stats_path(i))]
+        return argv + self.peer_args + self.extra.pop(i, [])
+
+    def stats_path(self, i: int) -> Path:
+        return self.root / f"stats-{i}.json"
 
     def _spawn(self, i: int, how: list[str]) -> BotProcess:
         self.root.mkdir(parents=True, exist_ok=True)

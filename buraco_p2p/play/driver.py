@@ -110,6 +110,9 @@ class Driver:
         self._grew_at = clock()
         self._voided_for: int | None = None
         self.refused = 0
+        # Clock readings for measurement: when each entry was applied here, when we played.
+        self.applied_at: dict[int, float] = {}
+        self.played_at: dict[int, float] = {}
 
     # -- construction -----------------------------------------------------------------------
 
@@ -165,6 +168,7 @@ class Driver:
 
     def play(self, move: Move) -> None:
         """Our move (raises the engine's `IllegalMove` and changes nothing if illegal)."""
+        self.played_at[len(self.peer.log)] = self.clock()
         self._handle(self.peer.play(move, self.clock(), defer=True))
         self._bump()
 
@@ -188,6 +192,9 @@ class Driver:
 
     def _handle(self, out: Output) -> None:
         """Persist first (durable on return), then queue the sends, then the events."""
+        t = self.clock()
+        for e in out.persist:
+            self.applied_at[e.index] = t
         fresh = [e for e in out.persist if e.index >= self._saved]
         if fresh:
             self.store.append([e.wire for e in fresh])

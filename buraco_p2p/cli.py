@@ -15,7 +15,7 @@ from types import ModuleType
 from buraco_p2p import __version__, audit
 from buraco_p2p.bots import selfplay
 from buraco_p2p.net import commands
-from buraco_p2p.play import botpeer, local, netselfplay
+from buraco_p2p.play import botpeer, hostjoin, local, netselfplay
 from buraco_p2p.ui import command as play
 
 # Each exposes `register(subparsers)`; every parser it registers sets `func=` to a callable
@@ -28,6 +28,7 @@ COMMAND_MODULES: tuple[ModuleType, ...] = (
     botpeer,
     netselfplay,
     local,
+    hostjoin,
 )
 
 

@@ -36,7 +36,9 @@ from buraco_p2p.play.node import open_node
 from buraco_p2p.rules import RuleError, get_preset, parse_overrides
 from buraco_p2p.session import Peer
 
-__all__ = ["cut_after_hands", "derive", "register"]
+__all__ = ["SEED_ENV", "cut_after_hands", "derive", "register"]
+
+SEED_ENV = "BURACO_P2P_BOT_SEED"
 
 
 def derive(seed: int, what: str) -> bytes:
@@ -111,6 +113,9 @@ async def _main(args: argparse.Namespace) -> int:
     i = args.index
     name = args.name or f"bot{i}"
     ident_seed = derive(seed, f"identity/{i}") if seed is not None else os.urandom(32)
+    if os.environ.get(SEED_ENV):
+        # a host that starts bots for its table knows their keys and seats them at once
+        ident_seed = bytes.fromhex(os.environ[SEED_ENV])
     rules = None
     resume = bytes.fromhex(args.resume) if args.resume else None
     if resume is not None:

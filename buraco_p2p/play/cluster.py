@@ -8,6 +8,7 @@ data directory, talking the line protocol of `play.botpeer` on stdout.
 from __future__ import annotations
 
 import contextlib
+import os
 import queue
 import signal
 import subprocess
@@ -28,13 +29,13 @@ class BotProcess:
     """One running `bot-peer`; its stdout lines go to the cluster's queue."""
 
     def __init__(self, index: int, argv: list[str], lines: queue.Queue[tuple[int, str]],
-                 stderr_path: Path) -> None:  # fmt: skip
+                 stderr_path: Path, env: dict[str, str] | None = None) -> None:  # fmt: skip
         self.index = index
         self.argv = argv
         self._err = open(stderr_path, "ab")  # noqa: SIM115 - closed in close()
         self.proc = subprocess.Popen(
             argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._err,
-            start_new_session=True,
+            start_new_session=True, env={**os.environ, **(env or {})},
         )  # fmt: skip
         self.started = time.monotonic()
         assert self.proc.stdout is not None
@@ -104,6 +105,7 @@ class Cluster:
         self.skip = set(humans)
         self.stats = stats
         self.extra: dict[int, list[str]] = {}
+        self.env: dict[int, dict[str, str]] = {}
 
     def log_path(self, i: int) -> Path:
         assert self.log_dir is not None
@@ -127,7 +129,8 @@ class Cluster:
 
     def _spawn(self, i: int, how: list[str]) -> BotProcess:
         self.root.mkdir(parents=True, exist_ok=True)
-        p = BotProcess(i, self._argv(i, how), self.lines, self.root / f"peer-{i}.stderr")
+        p = BotProcess(i, self._argv(i, how), self.lines, self.root / f"peer-{i}.stderr",
+                       self.env.get(i))  # fmt: skip
         self.procs[i] = p
         return p
 

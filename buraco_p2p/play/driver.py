@@ -43,9 +43,11 @@ from buraco_p2p.session import (
     Output,
     Peer,
     TimedOut,
+    bodies,
     decode_entry,
     parse_genesis,
 )
+from buraco_p2p.session.entry import make_entry
 from buraco_p2p.session.states import Phase
 
 __all__ = ["Chooser", "Driver", "my_turn"]
@@ -223,9 +225,36 @@ class Driver:
         self._changed.set()
         self._changed = trio.Event()
 
+    def _join_void(self) -> None:
+        """Sign our part of a void round another party opened (it names the same silent
+        parties and action: a void round takes one of each). The session's `propose_void`
+        starts a round; a round already under way is joined here, at our index in it."""
+        t = self.peer.table
+        if self.void_action is None or t.voiding in (None, "pending") or t.closed:
+            return
+        index = t.index_of(self.peer.party)
+        if index is None or index in self._pending:
+            return
+        entry = make_entry(
+            self.peer.identity, table=t.terms.table_id, index=index, prev=t.step_prev,
+            author=self.peer.party, kind=bodies.VOID,
+            body={"action": t.voiding, "silent": list(t.silent)},
+        )  # fmt: skip
+        self._pending[index] = entry.wire
+        self._queue(None, ["e", entry.wire])
+        self._handle(self.peer.receive(entry.wire, self.clock(), defer=True))
+
     def _on_timeout(self, ev: TimedOut) -> None:
         at = len(self.peer.log)
+        if self.peer.table.voiding is not None:
+            self._join_void()
+            return
         if self.void_action is None or self._voided_for == at or self.peer.table.closed:
+            return
+        # One proposer, so that two present parties never open rounds naming different
+        # silent sets: the lowest party present; the others join the round it opens.
+        present = [p for p in range(self.peer.table.n) if p not in ev.parties]
+        if not present or present[0] != self.peer.party:
             return
         self._voided_for = at
         try:
@@ -240,6 +269,7 @@ class Driver:
             while self.peer.busy:
                 self._handle(self.peer.work(self.clock()))
                 await trio.sleep(0)
+            self._join_void()
             if self.choose is not None and my_turn(self.peer):
                 seed = self._secret + len(self.peer.log).to_bytes(8, "big")
                 view_rng = random.Random(seed)

@@ -3,11 +3,12 @@
 The group and its encodings are in `group`, Fiat-Shamir in `transcript`, the errors every check
 raises in `errors`. On top of them: per-hand keys (`keys`), card points (`encoding`), decryption
 shares and opening (`shares`), joint randomness (`randomness`), ElGamal ciphertexts and decks
-(`elgamal`), the proof of shuffle (`shuffle`) and the sans-IO deck session (`deck`). The names
-below are the ones other layers use most; the modules hold the rest.
+(`elgamal`), the proof of shuffle (`shuffle`) and the sans-IO deck session of a hand at 2..6
+seats (`deck`, its messages and errors in `deck_wire`). The names below are the ones other
+layers use most; the modules hold the rest.
 """
 
-from buraco_p2p.crypto.deck import DeckError, DeckSession
+from buraco_p2p.crypto.deck import DeckError, DeckSession, RevealRefused
 from buraco_p2p.crypto.elgamal import Ciphertext, InvalidCiphertext, open_deck
 from buraco_p2p.crypto.encoding import card_id_of, card_point, card_points
 from buraco_p2p.crypto.errors import (
@@ -93,6 +94,7 @@ __all__ = [
     "ProofContext",
     "ProofError",
     "RandomSource",
+    "RevealRefused",
     "Scalar",
     "SchnorrProof",
     "ShareBatch",

@@ -1,41 +1,61 @@
-"""The deck of one hand as a sans-IO protocol: keys, four verified shuffles, deal and reveals.
+"""The deck of one hand as a sans-IO protocol: keys, N verified shuffles, deal and reveals.
 
-One `DeckSession` per peer per hand. It never touches sockets or clocks: the table session feeds
-it every deck message of the log, in log order, with its log index and the seat that signed the
-entry (its own messages too), and asks it for the messages this peer owes. Everything received
-is verified before it changes any state, and a message that fails raises a `DeckError` subclass
-naming the seat that sent it; the session's state is then exactly what it was before.
+One `DeckSession` per peer per hand, at a table of N = 2..6 seats and a deck of 104, 108, 156 or
+162 cards. It never touches sockets or clocks: the table session feeds it every deck message of
+the log, in log order, with its log index and the seat that signed the entry (its own messages
+too), and asks it for the messages this peer owes. Everything received is verified before it
+changes any state, and a message that fails raises a `DeckError` subclass naming the seat that
+sent it; the session's state is then exactly what it was before. A reveal request that would
+open a card to a seat with no claim to it is refused the same way (`RevealRefused`).
 
 The flow (docs/protocol.md section 1.8):
 
 1. Keys. Every seat publishes `KeyMessage`: its per-hand public key Y_i and a Schnorr proof.
-   When all are in, the table key is Y = sum Y_i.
+   When all N are in, the table key is Y = sum Y_i.
 2. Shuffles. In seat order, each seat publishes `ShuffleMessage`: the previous deck (the open
    deck for seat 0) re-randomised and permuted, with a proof of shuffle. It counts only once it
-   verifies; every other peer checks it.
-3. Deal. The deck is then ready: the slots of each seat's hand (from the deal layout) are
-   requested for private reveal to that seat. Every seat publishes one `SharesMessage` with its
-   decryption shares (one batch Chaum-Pedersen proof) for every slot of the other seats' hands.
-   Each owner adds its own share locally and learns its 11 cards; nobody else learns them.
+   verifies; every other peer checks it. After the N-th, the deck is fixed.
+3. Deal. The slots of each seat's hand (from the deal layout and the play order) are requested
+   for private reveal to that seat. Every seat publishes one `SharesMessage` with its
+   decryption shares (one batch Chaum-Pedersen proof) for every slot of the N-1 other hands.
+   Each owner adds its own share locally and learns its cards; nobody else learns them.
 4. Later reveals are requested by the table session as the game needs them: `request_private`
-   (a stock draw, taking a pot: the others publish shares) and `request_public` (a meld, a
-   discard, the count at the end of the hand: everybody, owner included, publishes).
+   (a stock draw, taking a pot: the N-1 others publish shares) and `request_public` (a meld, a
+   discard, the count at the end of the hand: all N, owner included, publish). A request is
+   checked against who holds each slot before anything is owed for it.
+5. Opening. A slot opens for its owner alone once the N-1 others' shares are in, and for
+   everyone once all N are.
 
 Seats are the indices of `players`, which is also the shuffle order.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
-from itertools import pairwise
-from typing import Final, Protocol
+from typing import Protocol
 
+from buraco_p2p.crypto.deck_wire import (
+    MAX_SEATS,
+    MIN_SEATS,
+    DeckError,
+    DeckMessage,
+    KeyMessage,
+    KeyRejected,
+    MalformedMessage,
+    OutOfTurn,
+    RevealRefused,
+    ShareRejected,
+    SharesMessage,
+    ShuffleMessage,
+    ShuffleRejected,
+    decode_message,
+)
 from buraco_p2p.crypto.elgamal import Ciphertext, deck_bytes, decode_deck, open_deck
-from buraco_p2p.crypto.encoding import card_points
-from buraco_p2p.crypto.errors import CryptoError, NotACard, ProofError
-from buraco_p2p.crypto.group import IDENTITY, Point, RandomSource
+from buraco_p2p.crypto.encoding import card_points, check_deck_size
+from buraco_p2p.crypto.errors import NotACard, ProofError
+from buraco_p2p.crypto.group import Point, RandomSource
 from buraco_p2p.crypto.keys import KeyAnnouncement, KeyPair
 from buraco_p2p.crypto.shares import (
     ShareBatch,
@@ -44,10 +64,12 @@ from buraco_p2p.crypto.shares import (
     own_share,
     verify_share_batch,
 )
-from buraco_p2p.crypto.shuffle import decode_and_verify, proof_size, shuffle_and_prove
+from buraco_p2p.crypto.shuffle import decode_and_verify, shuffle_and_prove
 from buraco_p2p.crypto.transcript import ProofContext
 
 __all__ = [
+    "MAX_SEATS",
+    "MIN_SEATS",
     "CardRevealed",
     "CardSeen",
     "DeckError",
@@ -62,6 +84,7 @@ __all__ = [
     "LayoutLike",
     "MalformedMessage",
     "OutOfTurn",
+    "RevealRefused",
     "ShareRejected",
     "SharesAccepted",
     "SharesMessage",
@@ -71,171 +94,6 @@ __all__ = [
     "decode_message",
     "hands_by_seat",
 ]
-
-PLAYERS: Final = 4
-_KEY_BYTES: Final = 96
-
-
-# ---------------------------------------------------------------------------------------------
-# Errors
-
-
-class DeckError(CryptoError):
-    """A deck message that cannot be accepted. `party` is the seat that sent it."""
-
-    def __init__(self, party: int | None, reason: str) -> None:
-        self.party = party
-        self.reason = reason
-        who = f"seat {party}: " if party is not None else ""
-        super().__init__(who + reason)
-
-
-class MalformedMessage(DeckError):
-    """Not a deck message at all: wrong type, missing or ill-typed fields, bad lengths."""
-
-
-class OutOfTurn(DeckError):
-    """A well-formed message that the protocol does not expect now, or not from this seat."""
-
-
-class KeyRejected(DeckError):
-    """A key announcement whose key or Schnorr proof does not check."""
-
-
-class ShuffleRejected(DeckError):
-    """A shuffle whose output deck or proof does not check; `field` names the failing part."""
-
-    def __init__(self, party: int, reason: str, field: str | None = None) -> None:
-        self.field = field
-        super().__init__(party, reason + (f" (field {field})" if field else ""))
-
-
-class ShareRejected(DeckError):
-    """Decryption shares whose proof does not check, for the listed `slots`."""
-
-    def __init__(self, party: int, reason: str, slots: Sequence[int] = ()) -> None:
-        self.slots = tuple(slots)
-        super().__init__(party, reason)
-
-
-# ---------------------------------------------------------------------------------------------
-# Messages
-
-
-def _wire_int(obj: Mapping[str, object], key: str, lo: int, hi: int) -> int:
-    v = obj.get(key)
-    if isinstance(v, bool) or not isinstance(v, int) or not lo <= v < hi:
-        raise MalformedMessage(None, f"field {key!r} must be an integer in [{lo}, {hi})")
-    return v
-
-
-def _wire_bytes(obj: Mapping[str, object], key: str) -> bytes:
-    v = obj.get(key)
-    if not isinstance(v, bytes):
-        raise MalformedMessage(None, f"field {key!r} must be bytes")
-    return v
-
-
-@dataclass(frozen=True, slots=True)
-class KeyMessage:
-    """A seat's per-hand key: Y_i (32 bytes) || Schnorr proof (64 bytes)."""
-
-    TYPE = "deck/key"
-    seat: int
-    key: bytes
-
-    def to_wire(self) -> dict[str, object]:
-        return {"type": self.TYPE, "seat": self.seat, "key": self.key}
-
-
-@dataclass(frozen=True, slots=True)
-class ShuffleMessage:
-    """A seat's shuffle: the output deck (64 bytes per card) and the proof of shuffle."""
-
-    TYPE = "deck/shuffle"
-    seat: int
-    deck: bytes
-    proof: bytes
-
-    def to_wire(self) -> dict[str, object]:
-        return {"type": self.TYPE, "seat": self.seat, "deck": self.deck, "proof": self.proof}
-
-
-@dataclass(frozen=True, slots=True)
-class SharesMessage:
-    """A seat's decryption shares for `slots` (ascending), as one batch: the shares in slot
-    order (32 bytes each) and one Chaum-Pedersen batch proof (64 bytes)."""
-
-    TYPE = "deck/shares"
-    seat: int
-    slots: tuple[int, ...]
-    batch: bytes
-
-    def to_wire(self) -> dict[str, object]:
-        return {
-            "type": self.TYPE,
-            "seat": self.seat,
-            "slots": list(self.slots),
-            "batch": self.batch,
-        }
-
-
-DeckMessage = KeyMessage | ShuffleMessage | SharesMessage
-
-_MAX_DECK: Final = 108
-
-
-def decode_message(obj: object) -> DeckMessage:
-    """Validate a decoded wire object (e.g. from msgpack) and build the message.
-
-    Checks structure, types and sizes only; whether the message is acceptable (its turn, its
-    proofs) is for `DeckSession.receive`.
-    """
-    if not isinstance(obj, Mapping) or not all(isinstance(k, str) for k in obj):
-        raise MalformedMessage(None, "a deck message is a map with text keys")
-    kind = obj.get("type")
-    seat = _wire_int(obj, "seat", 0, PLAYERS)
-    try:
-        if kind == KeyMessage.TYPE:
-            _only(obj, {"type", "seat", "key"})
-            key = _wire_bytes(obj, "key")
-            if len(key) != _KEY_BYTES:
-                raise MalformedMessage(None, f"a key is {_KEY_BYTES} bytes, got {len(key)}")
-            return KeyMessage(seat, key)
-        if kind == ShuffleMessage.TYPE:
-            _only(obj, {"type", "seat", "deck", "proof"})
-            deck = _wire_bytes(obj, "deck")
-            proof = _wire_bytes(obj, "proof")
-            if len(deck) % 64 or not 0 < len(deck) // 64 <= _MAX_DECK:
-                raise MalformedMessage(None, f"a deck of {len(deck)} bytes is not 1..108 cards")
-            if len(proof) != proof_size(len(deck) // 64):
-                raise MalformedMessage(None, "proof length does not match the deck")
-            return ShuffleMessage(seat, deck, proof)
-        if kind == SharesMessage.TYPE:
-            _only(obj, {"type", "seat", "slots", "batch"})
-            raw = obj.get("slots")
-            if not isinstance(raw, list | tuple) or not raw or len(raw) > _MAX_DECK:
-                raise MalformedMessage(None, "field 'slots' must be a list of 1..108 slots")
-            slots = []
-            for s in raw:
-                if isinstance(s, bool) or not isinstance(s, int) or not 0 <= s < _MAX_DECK:
-                    raise MalformedMessage(None, "a slot is an integer in [0, 108)")
-                slots.append(s)
-            if any(a >= b for a, b in pairwise(slots)):
-                raise MalformedMessage(None, "slots must be strictly ascending")
-            batch = _wire_bytes(obj, "batch")
-            if len(batch) != 32 * len(slots) + 64:
-                raise MalformedMessage(None, "batch length does not match the slots")
-            return SharesMessage(seat, tuple(slots), batch)
-    except MalformedMessage as e:
-        raise MalformedMessage(seat, e.reason) from None
-    raise MalformedMessage(seat, f"unknown deck message type {kind!r}")
-
-
-def _only(obj: Mapping[str, object], keys: set[str]) -> None:
-    extra = set(obj) - keys
-    if extra:
-        raise MalformedMessage(None, f"unexpected fields {sorted(extra)}")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -296,7 +154,7 @@ class DeckPhase(Enum):
 
 class LayoutLike(Protocol):
     """What the deck needs of a deal layout (e.g. `buraco_p2p.engine.layout.DealLayout`):
-    the deck size and the slots of each hand, in play order."""
+    the deck size and the slots of each hand, in play order (one hand per seat)."""
 
     @property
     def deck_size(self) -> int: ...
@@ -306,10 +164,16 @@ class LayoutLike(Protocol):
 
 
 def hands_by_seat(layout: LayoutLike, play_order: Sequence[int]) -> tuple[tuple[int, ...], ...]:
-    """Hand slots indexed by seat, given the seat of each position of the play order."""
-    if sorted(play_order) != list(range(PLAYERS)) or len(layout.hands) != PLAYERS:
-        raise ValueError("play order must be a permutation of the four seats")
-    out: list[tuple[int, ...]] = [()] * PLAYERS
+    """Hand slots indexed by seat, given the seat of each position of the play order.
+
+    The table has `len(play_order)` seats; the layout must deal exactly that many hands.
+    """
+    n = len(play_order)
+    if not MIN_SEATS <= n <= MAX_SEATS or sorted(play_order) != list(range(n)):
+        raise ValueError(f"play order must be a permutation of 0..n-1 for 2..6 seats: {play_order}")
+    if len(layout.hands) != n:
+        raise ValueError(f"the layout deals {len(layout.hands)} hands for {n} seats")
+    out: list[tuple[int, ...]] = [()] * n
     for pos, seat in enumerate(play_order):
         out[seat] = tuple(layout.hands[pos])
     return tuple(out)
@@ -327,7 +191,11 @@ class _Slot:
 
 class DeckSession:
     """The deck protocol of one hand, seen from one seat (`me`), or from a pure verifier
-    (`me=None`, no key pair) such as an offline log checker."""
+    (`me=None`, no key pair) such as an offline log checker.
+
+    `players` are the N player ids (2..6, distinct) in seat order; `play_order` the seat at
+    each position of the layout's hands (default: seat k at position k).
+    """
 
     def __init__(
         self,
@@ -338,23 +206,25 @@ class DeckSession:
         me: int | None,
         keypair: KeyPair | None,
         layout: LayoutLike,
-        play_order: Sequence[int] = (0, 1, 2, 3),
+        play_order: Sequence[int] | None = None,
         rng: RandomSource | None = None,
     ) -> None:
-        if len(players) != PLAYERS or len(set(players)) != PLAYERS:
-            raise ValueError("a deck session needs four distinct player ids")
-        if me is not None and not 0 <= me < PLAYERS:
-            raise ValueError(f"seat must be 0..3, not {me}")
+        n = len(players)
+        if not MIN_SEATS <= n <= MAX_SEATS or len(set(players)) != n:
+            raise ValueError(f"a deck session needs 2..6 distinct player ids, not {n}")
+        if me is not None and not 0 <= me < n:
+            raise ValueError(f"seat must be 0..{n - 1}, not {me}")
         if (me is None) != (keypair is None) or (me is not None and rng is None):
             raise ValueError("a seat needs its key pair and a random source; a verifier neither")
         self.table_id = table_id
         self.hand = hand
         self.players = tuple(players)
+        self.seats = n
         self.me = me
         self._keypair = keypair
         self._rng = rng
-        self.deck_size = layout.deck_size
-        self._hands = hands_by_seat(layout, play_order)
+        self.deck_size = check_deck_size(layout.deck_size)
+        self._hands = hands_by_seat(layout, range(n) if play_order is None else play_order)
         dealt = [s for h in self._hands for s in h]
         if len(set(dealt)) != len(dealt) or not all(0 <= s < self.deck_size for s in dealt):
             raise ValueError("hand slots must be distinct slots of the deck")
@@ -379,6 +249,10 @@ class DeckSession:
             raise RuntimeError("a verifier-only session sends nothing")
         return self.me, self._keypair, self._rng
 
+    def decode(self, obj: object) -> DeckMessage:
+        """`decode_message` bounded by this table's seats and deck size."""
+        return decode_message(obj, seats=self.seats, deck_size=self.deck_size)
+
     @property
     def deck(self) -> tuple[Ciphertext, ...]:
         """The current deck: the open deck, then each verified shuffle's output."""
@@ -392,6 +266,7 @@ class DeckSession:
         return self._hands[seat]
 
     def owner(self, slot: int) -> int | None:
+        """The seat a slot has been revealed to privately (its dealt hand, a draw, a pot)."""
         return self._slots[slot].owner
 
     def card(self, slot: int) -> int | None:
@@ -406,6 +281,15 @@ class DeckSession:
         return {i: s.card for i, s in enumerate(self._slots) if s.revealed and s.card is not None}
 
     # -- producing messages ---------------------------------------------------------------
+
+    def remember_own(self, msg: DeckMessage, log_index: int) -> None:
+        """Record a message this seat made outside the methods below (a shuffle built on a
+        deck it has not verified yet, its own shares carried in a move), so that receiving it
+        at `log_index` skips re-verifying our own proof. Anything else is still verified."""
+        me, _, _ = self._mine()
+        if msg.seat != me:
+            raise ValueError(f"seat {me} cannot claim a message of seat {msg.seat}")
+        self._sent.add((msg, log_index))
 
     def key_message(self, log_index: int) -> KeyMessage:
         """This seat's key announcement, to be logged at `log_index`."""
@@ -431,13 +315,11 @@ class DeckSession:
         """Slots for which this seat must still publish a share."""
         if self.me is None:
             return ()
-        return tuple(
-            i
-            for i, s in enumerate(self._slots)
-            if s.requested and self.me not in s.shares and (s.public or s.owner != self.me)
-        )
+        return self.owed_by(self.me)
 
     def owed_by(self, seat: int) -> tuple[int, ...]:
+        """Slots for which `seat` must still publish a share: every requested slot it has not
+        shared, except the slots privately revealed to it (its share would open them to all)."""
         return tuple(
             i
             for i, s in enumerate(self._slots)
@@ -461,33 +343,71 @@ class DeckSession:
     # -- requests from the table session --------------------------------------------------
 
     def request_private(self, slots: Iterable[int], owner: int) -> None:
-        """Reveal `slots` to `owner` only: the other three seats owe their shares."""
+        """Reveal `slots` to `owner` only (a stock draw, a pot taken): the N-1 other seats owe
+        their shares, and the slots become `owner`'s.
+
+        Refused with `RevealRefused` (nothing changed) for a slot outside the deck, a slot
+        already another seat's (dealt to it, drawn by it, in a pot it took) or a slot already
+        requested publicly. A slot already `owner`'s is accepted and changes nothing.
+        """
         self._request(slots, owner, public=False)
 
     def request_public(self, slots: Iterable[int], owner: int | None = None) -> None:
-        """Reveal `slots` to everyone: every seat, the owner included, owes its share."""
+        """Reveal `slots` to everyone: every seat, the owner included, owes its share.
+
+        With `owner` (the seat a move shows the cards of: a meld, a discard), every slot not
+        public yet must be in that seat's hand, i.e. revealed to it privately; anything else is
+        refused with `RevealRefused`, nothing changed. A slot already public shows nothing new
+        and is accepted as it is (a card taken with the discard pile and then melded). Without
+        an owner the request is the table's, not a seat's (the face-up card of the deal, the
+        end-of-hand count), and any slot of the deck may be named.
+        """
         self._request(slots, owner, public=True)
 
     def _request(self, slots: Iterable[int], owner: int | None, *, public: bool) -> None:
+        if owner is not None and (
+            isinstance(owner, bool) or not isinstance(owner, int) or not 0 <= owner < self.seats
+        ):
+            raise RevealRefused(
+                None, "bad_owner", f"no seat {owner!r} at a table of {self.seats}", ()
+            )
+        if not public and owner is None:
+            raise RevealRefused(None, "bad_owner", "a private reveal needs the seat it is for")
         if self.phase is not DeckPhase.READY:
-            raise RuntimeError("the deck is not ready")
-        if owner is not None and not 0 <= owner < PLAYERS:
-            raise ValueError(f"owner must be a seat 0..3, not {owner}")
-        chosen = list(slots)
-        for s in chosen:
-            if not 0 <= s < self.deck_size:
-                raise ValueError(f"no slot {s} in a deck of {self.deck_size}")
+            raise RevealRefused(owner, "not_ready", "the deck is not shuffled yet: nothing to open")
+        chosen: list[int] = []
+        for s in slots:
+            if isinstance(s, bool) or not isinstance(s, int) or not 0 <= s < self.deck_size:
+                raise RevealRefused(
+                    owner, "out_of_range", f"no slot {s!r} in a deck of {self.deck_size}", [s]
+                )
+            chosen.append(s)
+        fresh: list[int] = []
+        for s in dict.fromkeys(chosen):
             st = self._slots[s]
-            if st.requested and st.owner is not None and owner is not None and st.owner != owner:
-                raise ValueError(f"slot {s} already belongs to seat {st.owner}")
-            if not public and owner is None:
-                raise ValueError("a private reveal needs an owner")
-        for s in chosen:
+            if public:
+                if st.public:
+                    continue
+                if owner is not None and st.owner != owner:
+                    held = "nobody's hand" if st.owner is None else f"seat {st.owner}'s hand"
+                    raise RevealRefused(
+                        owner, "not_held", f"slot {s} is in {held}, not this seat's", [s]
+                    )
+            else:
+                if st.public:
+                    raise RevealRefused(owner, "already_public", f"slot {s} is public", [s])
+                if st.owner == owner:
+                    continue
+                if st.owner is not None:
+                    raise RevealRefused(owner, "owned", f"slot {s} is seat {st.owner}'s", [s])
+            fresh.append(s)
+        for s in fresh:
             st = self._slots[s]
             st.requested = True
-            if owner is not None:
+            if public:
+                st.public = True
+            else:
                 st.owner = owner
-            st.public = st.public or public
 
     # -- receiving --------------------------------------------------------------------------
 
@@ -500,8 +420,8 @@ class DeckSession:
         fresh key or a shuffle under another seat's id), so only the signer makes it that seat's.
         A message whose `seat` is not its signer's is OutOfTurn, naming the signer.
         """
-        if isinstance(sender, bool) or not isinstance(sender, int) or not 0 <= sender < PLAYERS:
-            raise ValueError(f"sender must be a seat 0..3, not {sender!r}")
+        if isinstance(sender, bool) or not isinstance(sender, int) or not 0 <= sender < self.seats:
+            raise ValueError(f"sender must be a seat 0..{self.seats - 1}, not {sender!r}")
         if not isinstance(msg, KeyMessage | ShuffleMessage | SharesMessage):
             raise MalformedMessage(sender, f"not a deck message: {type(msg).__name__}")
         if msg.seat != sender:
@@ -526,18 +446,16 @@ class DeckSession:
             raise KeyRejected(seat, e.reason) from e
         if ann.public in self._keys.values():
             raise KeyRejected(seat, "key already announced by another seat")
-        events: list[DeckEvent] = [KeyAccepted(seat)]
-        self._keys[seat] = ann.public
-        if len(self._keys) == PLAYERS:
-            total = IDENTITY
-            for s in range(PLAYERS):
-                total = total + self._keys[s]
+        if len(self._keys) == self.seats - 1:
+            total = ann.public
+            for y in self._keys.values():
+                total = total + y
             if total.is_identity():
-                del self._keys[seat]
                 raise KeyRejected(seat, "the keys sum to the identity")
             self.table_key = total
             self.phase = DeckPhase.SHUFFLING
-        return events
+        self._keys[seat] = ann.public
+        return [KeyAccepted(seat)]
 
     def _receive_shuffle(self, msg: ShuffleMessage, log_index: int) -> list[DeckEvent]:
         seat = msg.seat
@@ -556,7 +474,7 @@ class DeckSession:
         self._deck = new
         self._shuffled += 1
         events: list[DeckEvent] = [ShuffleAccepted(seat)]
-        if self._shuffled == PLAYERS:
+        if self._shuffled == self.seats:
             self.phase = DeckPhase.READY
             events.append(DeckReady(self.table_key))
             for owner, slots in enumerate(self._hands):
@@ -603,9 +521,10 @@ class DeckSession:
         self, slot: int, st: _Slot, shares: dict[int, Point], sender: int
     ) -> tuple[int, int, bool] | None:
         ct = self._deck[slot]
+        n = self.seats
         try:
-            if st.public and len(shares) == PLAYERS and not st.revealed:
-                card = open_card(ct, [shares[s] for s in range(PLAYERS)], self.deck_size)
+            if st.public and len(shares) == n and not st.revealed:
+                card = open_card(ct, [shares[s] for s in range(n)], self.deck_size)
                 return slot, card, True
             if (
                 not st.public
@@ -613,9 +532,9 @@ class DeckSession:
                 and self.me is not None
                 and self._keypair is not None
                 and st.owner == self.me
-                and len(shares) == PLAYERS - 1
+                and len(shares) == n - 1
             ):
-                others = [shares[s] for s in range(PLAYERS) if s != self.me]
+                others = [shares[s] for s in range(n) if s != self.me]
                 mine = own_share(self._keypair, ct)
                 return slot, open_card(ct, [*others, mine], self.deck_size), False
         except NotACard as e:

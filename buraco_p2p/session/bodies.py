@@ -26,13 +26,12 @@ where shares = {slots: [slot, ...] strictly ascending, batch: 32 bytes per slot 
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Mapping
 from dataclasses import dataclass
 from itertools import pairwise
 from typing import Any, Final
 
-from buraco_p2p.engine import IllegalMove, Move, move_from_wire
+from buraco_p2p.engine import IllegalMove, move_from_wire
 
 __all__ = [
     "COMMIT",
@@ -77,18 +76,6 @@ MAX_PROOF_BYTES: Final = 1 << 19
 MIN_TIMEOUT_MS: Final = 1_000
 MAX_TIMEOUT_MS: Final = 86_400_000
 VOID_ACTIONS: Final = ("void", "end")
-
-
-# Whether the engine's move decoder bounds seats and slots by the table (players, deck size).
-_BOUNDED_MOVES: Final = "players" in inspect.signature(move_from_wire).parameters
-
-
-def _decode_move(obj: object, players: int, deck_size: int) -> Move:
-    if _BOUNDED_MOVES:
-        decode: Any = move_from_wire
-        move: Move = decode(obj, players=players, deck_size=deck_size)
-        return move
-    return move_from_wire(obj)
 
 
 class BodyError(ValueError):
@@ -180,7 +167,7 @@ def check_body(kind: str, body: Mapping[str, Any], parties: int, deck_size: int 
     if kind == MOVE:
         _exact(body, {"m", "shares"})
         try:
-            move = _decode_move(body["m"], parties, deck_size)
+            move = move_from_wire(body["m"], players=parties, deck_size=deck_size)
         except IllegalMove as exc:
             raise BodyError(f"bad move: {exc}") from None
         return move, parse_shares(body["shares"], optional=True)

@@ -356,7 +356,7 @@ class Peer:
         ctx = ProofContext(table.terms.table_id, hand.number, index, deck.players[seat])
         out_deck, proof = shuffle_and_prove(ctx, deck.table_key, prev_deck, self._rng)
         msg = ShuffleMessage(seat, deck_bytes(out_deck), proof.to_bytes())
-        deck._sent.add((msg, index))  # ours: the deck need not verify it again
+        deck.remember_own(msg, index)  # ours: the deck need not verify it again
         body = {"deck": msg.deck, "proof": msg.proof}
         own = make_entry(
             self.identity, table=table.terms.table_id, index=index,

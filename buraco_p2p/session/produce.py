@@ -105,6 +105,6 @@ def produce_move(t: Table, move: Move) -> tuple[int, dict[str, Any]]:
         batch = make_share_batch(hand.keypair, [deck.deck[s] for s in shown], ctx, t._rng)
         msg = SharesMessage(seat, shown, batch.to_bytes())
         # Our own proof: the deck skips verifying what it knows we made at this index.
-        deck._sent.add((msg, index))
+        deck.remember_own(msg, index)
         shares = Shares(shown, msg.batch).to_wire()
     return index, {"m": move.to_wire(), "shares": shares}

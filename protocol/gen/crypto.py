@@ -17,7 +17,6 @@ import sys
 from collections.abc import Sequence
 from typing import Final
 
-from buraco_p2p.cards import id_text
 from buraco_p2p.crypto.elgamal import encrypt
 from buraco_p2p.crypto.encoding import CARD_DOMAIN, MAX_CARDS, card_point
 from buraco_p2p.crypto.group import BASE, DeterministicRandomSource, Point, Scalar
@@ -44,6 +43,8 @@ from buraco_p2p.crypto.shares import (
 from buraco_p2p.crypto.shuffle import shuffle_vector
 from buraco_p2p.crypto.transcript import ProofContext, Transcript, encode_item
 from protocol.gen import files as vectorfiles
+from protocol.gen.deck import deck_session_vector, shuffle_162_vector
+from protocol.gen.game import card_text
 
 __all__ = ["FILES", "generate", "main"]
 
@@ -55,6 +56,9 @@ FILES: Final = (
     "shares.json",
     "randomness.json",
     "shuffle.json",
+    "shuffle_162.json",
+    "deck_2.json",
+    "deck_3.json",
 )
 
 Vector = vectorfiles.Vector
@@ -118,10 +122,19 @@ def transcript_vector() -> Vector:
     f = t.fork(b"sub")
     cf = f.challenge(b"c")
     c2 = t.challenge(b"c")
-    ops.append({"op": "fork-then-challenge", "label": b"sub".hex(), "result": _hex(cf)})
+    ops.append(
+        {
+            "op": "fork-then-challenge",
+            "label": b"sub".hex(),
+            "challenge_label": b"c".hex(),
+            "result": _hex(cf),
+        }
+    )
     ops.append({"op": "challenge", "label": b"c".hex(), "result": _hex(c2)})
     return {
-        "description": "Fiat-Shamir transcript framing and challenges (section 1.2)",
+        "description": "Fiat-Shamir transcript framing and challenges (section 1.2); "
+        "fork-then-challenge is fork(label) then challenge(challenge_label) on the child, "
+        "after which the parent goes on unchanged",
         "protocol_label": label.hex(),
         "context": _context_json(ctx),
         "operations": ops,
@@ -173,12 +186,15 @@ def keys_vector() -> Vector:
 
 def cards_vector() -> Vector:
     return {
-        "description": "card points M_c = hash_to_group(domain, ascii decimal id) (section 1.4)",
+        "description": "card points M_c = hash_to_group(domain, ascii decimal id) (section 1.4) "
+        "for ids 0..161; a deck of n cards uses ids 0..n-1. The names are section 3.1's: "
+        "name_108 in a 104- or 108-card deck, name_162 in a 156- or 162-card deck",
         "domain": CARD_DOMAIN.hex(),
         "cards": [
             {
                 "id": c,
-                "name": id_text(c),
+                **({"name_108": card_text(c, 108)} if c < 108 else {}),
+                "name_162": card_text(c, 162),
                 "msg": str(c).encode().hex(),
                 "point": _hex(card_point(c)),
             }
@@ -283,6 +299,9 @@ def generate() -> dict[str, Vector]:
         "shares.json": shares_vector(),
         "randomness.json": randomness_vector(),
         "shuffle.json": shuffle_vector(),
+        "shuffle_162.json": shuffle_162_vector(),
+        "deck_2.json": deck_session_vector(2, 104, dealer=1),
+        "deck_3.json": deck_session_vector(3, 108, dealer=0),
     }
 
 

@@ -1,11 +1,12 @@
-"""The deck session: a whole 4-player hand setup in one process, and every way a peer can send
-something wrong (named, refused, state untouched)."""
+"""The deck session: whole hand setups in one process at 2, 3, 4 and 6 seats (104, 108 and 162
+cards), every way a peer can send something wrong (named, refused, state untouched), and every
+reveal request a seat has no claim to (refused, state untouched)."""
 
 from __future__ import annotations
 
 import copy
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import msgpack
 import pytest
@@ -23,6 +24,7 @@ from buraco_p2p.crypto.deck import (
     KeyRejected,
     MalformedMessage,
     OutOfTurn,
+    RevealRefused,
     ShareRejected,
     SharesMessage,
     ShuffleMessage,
@@ -42,43 +44,75 @@ from buraco_p2p.crypto.shuffle import (
     shuffle_deck,
 )
 from buraco_p2p.crypto.transcript import ProofContext
-from buraco_p2p.engine.layout import make_layout, play_order
+from buraco_p2p.engine.layout import deal_layout, make_layout, play_order
+from buraco_p2p.rules import PRESETS
 
 TABLE = b"table-deck-test!"
 HAND = 4
 PLAYERS = (b"ana", b"bruno", b"carla", b"davi")
+SIX = (b"ana", b"bruno", b"carla", b"davi", b"edu", b"fabi")
+
+
+@dataclasses.dataclass(frozen=True)
+class RoundLayout:
+    """A deal for any seat count, independent of the engine: `hand` cards each, dealt one at a
+    time round the play order from slot 0, then the pots, then the stock."""
+
+    deck_size: int
+    hands: tuple[tuple[int, ...], ...]
+    pots: tuple[tuple[int, ...], ...]
+    stock: tuple[int, ...]
+
+    @classmethod
+    def make(cls, deck_size: int, seats: int, pots: Sequence[int], hand: int = 11) -> RoundLayout:
+        dealt = seats * hand
+        hands = tuple(tuple(range(k, dealt, seats)) for k in range(seats))
+        pot_slots, nxt = [], dealt
+        for size in pots:
+            pot_slots.append(tuple(range(nxt, nxt + size)))
+            nxt += size
+        return cls(deck_size, hands, tuple(pot_slots), tuple(range(nxt, deck_size)))
 
 
 class Table:
-    """Four seats and an offline verifier fed the same log."""
+    """N seats and an offline verifier fed the same log."""
 
-    def __init__(self, seed: bytes, *, dealer: int = 3) -> None:
-        self.layout = make_layout(108, face_up=True)
-        self.order = play_order(dealer, clockwise=True)
+    def __init__(
+        self,
+        seed: bytes,
+        *,
+        dealer: int = 3,
+        players: Sequence[bytes] = PLAYERS,
+        layout: RoundLayout | None = None,
+    ) -> None:
+        n = len(players)
+        self.n = n
+        self.layout = make_layout(108, face_up=True) if layout is None else layout
+        self.order = play_order(dealer, clockwise=True, players=n)
         self.seats = [
             DeckSession(
                 table_id=TABLE,
                 hand=HAND,
-                players=PLAYERS,
+                players=players,
                 me=i,
                 keypair=KeyPair.generate(DeterministicRandomSource(seed + b"key%d" % i)),
                 layout=self.layout,
                 play_order=self.order,
                 rng=DeterministicRandomSource(seed + b"rng%d" % i),
             )
-            for i in range(4)
+            for i in range(n)
         ]
         self.verifier = DeckSession(
             table_id=TABLE,
             hand=HAND,
-            players=PLAYERS,
+            players=players,
             me=None,
             keypair=None,
             layout=self.layout,
             play_order=self.order,
         )
         self.log: list[DeckMessage] = []
-        self.events: list[list[DeckEvent]] = [[] for _ in range(5)]
+        self.events: list[list[DeckEvent]] = [[] for _ in range(n + 1)]
 
     @property
     def everyone(self) -> list[DeckSession]:
@@ -87,8 +121,8 @@ class Table:
     def post(self, msg: DeckMessage) -> None:
         """Log a message: encode it to msgpack and back, then every session receives it."""
         wire = msgpack.unpackb(msgpack.packb(msg.to_wire()), raw=False)
-        decoded = decode_message(wire)
-        assert decoded == msg
+        decoded = self.verifier.decode(wire)
+        assert decoded == msg == decode_message(wire)
         index = len(self.log)
         self.log.append(msg)
         for k, s in enumerate(self.everyone):
@@ -101,6 +135,10 @@ class Table:
     def shuffle(self, seat: int) -> None:
         self.post(self.seats[seat].shuffle_message(len(self.log)))
 
+    def shuffles(self) -> None:
+        for seat in range(self.n):
+            self.shuffle(seat)
+
     def deal(self) -> None:
         for s in self.seats:
             self.post(s.shares_message(len(self.log)))
@@ -110,8 +148,7 @@ class Table:
 def shuffled_table() -> Table:
     t = Table(b"deck")
     t.keys()
-    for seat in range(4):
-        t.shuffle(seat)
+    t.shuffles()
     return t
 
 
@@ -120,18 +157,21 @@ def table(shuffled_table: Table) -> Table:
     return copy.deepcopy(shuffled_table)
 
 
-def test_full_hand_setup(table: Table) -> None:
+def _full_hand(table: Table) -> None:
+    """Deal, check each seat sees exactly its hand, then open the whole deck publicly."""
+    n, size = table.n, table.layout.deck_size
     assert all(s.phase is DeckPhase.READY for s in table.everyone)
     assert len({s.table_key for s in table.everyone}) == 1
     assert len({deck_bytes(s.deck) for s in table.everyone}) == 1
-    for k in range(5):
+    for k in range(n + 1):
         assert sum(isinstance(e, DeckReady) for e in table.events[k]) == 1
 
-    # Before the deal every seat owes shares for the 33 slots of the other hands.
+    # Before the deal every seat owes shares for the slots of the N-1 other hands.
     hands = hands_by_seat(table.layout, table.order)
     for seat, s in enumerate(table.seats):
-        others = sorted(x for o in range(4) if o != seat for x in hands[o])
+        others = sorted(x for o in range(n) if o != seat for x in hands[o])
         assert list(s.owed_slots()) == others
+        assert len(others) == 11 * (n - 1)
     table.deal()
 
     # Each seat sees exactly its own 11 cards; the verifier sees none.
@@ -144,48 +184,115 @@ def test_full_hand_setup(table: Table) -> None:
         assert s.owed_slots() == ()
     assert table.verifier.known_cards() == {}
     private = {slot: card for s in table.seats for slot, card in s.known_cards().items()}
-    assert len(private) == 44
+    assert len(private) == 11 * n
 
-    # Open the whole deck publicly.
+    # Open the whole deck publicly (the table's request: no owner).
     for s in table.everyone:
-        s.request_public(range(108))
+        s.request_public(range(size))
     for seat, s in enumerate(table.seats):
-        # Its own 11 slots now too, and all undealt ones; the 33 shares already given are not.
+        # Its own 11 slots now too, and all undealt ones; the shares already given are not.
         owed = set(s.owed_slots())
-        assert len(owed) == 108 - 33
+        assert len(owed) == size - 11 * (n - 1)
         assert set(hands[seat]) <= owed
     for s in table.seats:
         table.post(s.shares_message(len(table.log)))
     for k, s in enumerate(table.everyone):
         cards = s.public_cards()
-        assert sorted(cards.values()) == list(range(108))
-        assert sorted(cards) == list(range(108))
+        assert sorted(cards.values()) == list(range(size))
+        assert sorted(cards) == list(range(size))
         revealed = [e for e in table.events[k] if isinstance(e, CardRevealed)]
-        assert len(revealed) == 108
+        assert len(revealed) == size
     public = table.verifier.public_cards()
     assert all(public[slot] == card for slot, card in private.items())
-    # The shuffle really moved the cards (probability of the identity permutation ~ 1/108!).
-    assert [public[i] for i in range(108)] != list(range(108))
+    # The shuffle really moved the cards (probability of the identity permutation ~ 1/size!).
+    assert [public[i] for i in range(size)] != list(range(size))
+
+
+def _stock_draw(table: Table) -> None:
+    """A stock draw is owed by the N-1 others and seen by the drawer alone; melding it later
+    lacks only the drawer's share."""
+    table.deal()
+    n, drawer = table.n, 1
+    stock = table.layout.stock[0]
+    for s in table.everyone:
+        s.request_private([stock], owner=drawer)
+    assert table.seats[drawer].owed_slots() == ()
+    others = [k for k in range(n) if k != drawer]
+    for seat in others:
+        assert table.seats[seat].owed_slots() == (stock,)
+        assert table.seats[drawer].card(stock) is None
+        table.post(table.seats[seat].shares_message(len(table.log)))
+    assert table.seats[drawer].card(stock) is not None
+    assert all(table.seats[k].card(stock) is None for k in others)
+    assert table.verifier.card(stock) is None
+    for s in table.everyone:
+        s.request_public([stock], owner=drawer)
+    assert table.seats[drawer].owed_slots() == (stock,)
+    assert all(table.seats[k].owed_slots() == () for k in others)
+    table.post(table.seats[drawer].shares_message(len(table.log)))
+    assert {s.card(stock) for s in table.everyone} == {table.seats[drawer].card(stock)}
+
+
+def test_full_hand_setup(table: Table) -> None:
+    _full_hand(table)
 
 
 def test_stock_draw_is_private_to_the_drawer(table: Table) -> None:
-    table.deal()
-    stock = table.layout.stock[0]
-    for s in table.everyone:
-        s.request_private([stock], owner=2)
-    assert table.seats[2].owed_slots() == ()
-    for seat in (0, 1, 3):
-        assert table.seats[seat].owed_slots() == (stock,)
-        table.post(table.seats[seat].shares_message(len(table.log)))
-    assert table.seats[2].card(stock) is not None
-    assert all(table.seats[k].card(stock) is None for k in (0, 1, 3))
-    # Melding it later: only the owner's share is missing.
-    for s in table.everyone:
-        s.request_public([stock])
-    assert table.seats[2].owed_slots() == (stock,)
-    assert table.seats[0].owed_slots() == ()
-    table.post(table.seats[2].shares_message(len(table.log)))
-    assert {s.card(stock) for s in table.everyone} == {table.seats[2].card(stock)}
+    _stock_draw(table)
+
+
+# Two seats with the 104-card deck, three with 108 (pots of 18 and 11), six with three packs
+# and six jokers (162, three pots).
+N_TABLES = {
+    2: (PLAYERS[:2], RoundLayout.make(104, 2, (11, 11))),
+    3: (PLAYERS[:3], RoundLayout.make(108, 3, (18, 11))),
+    6: (SIX, RoundLayout.make(162, 6, (11, 11, 11))),
+}
+
+
+@pytest.fixture(scope="module", params=sorted(N_TABLES), ids=lambda n: f"{n}-seats")
+def shuffled_n_table(request: pytest.FixtureRequest) -> Table:
+    players, layout = N_TABLES[request.param]
+    t = Table(b"deck-n%d" % request.param, players=players, layout=layout, dealer=0)
+    t.keys()
+    t.shuffles()
+    return t
+
+
+@pytest.fixture
+def n_table(shuffled_n_table: Table) -> Table:
+    return copy.deepcopy(shuffled_n_table)
+
+
+def test_full_hand_setup_at_every_seat_count(n_table: Table) -> None:
+    assert len(n_table.seats[0].deck) == n_table.layout.deck_size
+    _full_hand(n_table)
+
+
+def test_stock_draw_at_every_seat_count(n_table: Table) -> None:
+    _stock_draw(n_table)
+
+
+def test_a_pot_goes_to_one_seat_at_every_seat_count(n_table: Table) -> None:
+    """Taking a pot is a private reveal of all its slots; afterwards no other seat can claim
+    any of them, privately or by showing it."""
+    n_table.deal()
+    taker = n_table.n - 1
+    pot = n_table.layout.pots[-1]
+    for s in n_table.everyone:
+        s.request_private(pot, owner=taker)
+    for s in n_table.everyone:
+        with pytest.raises(RevealRefused) as e:
+            s.request_private(pot[:1], owner=0)
+        assert e.value.code == "owned"
+        with pytest.raises(RevealRefused) as e:
+            s.request_public(pot[-1:], owner=0)
+        assert e.value.code == "not_held"
+    for seat in range(n_table.n - 1):
+        n_table.post(n_table.seats[seat].shares_message(len(n_table.log)))
+    assert sorted(n_table.seats[taker].known_cards()) == sorted(
+        [*n_table.seats[taker].hand_slots(taker), *pot]
+    )
 
 
 # ---- refusals -----------------------------------------------------------------------------
@@ -197,7 +304,8 @@ def _snapshot(s: DeckSession) -> tuple[object, ...]:
         s.table_key,
         deck_bytes(s.deck),
         s.next_shuffler,
-        tuple(s.owed_by(k) for k in range(4)),
+        tuple(s.owed_by(k) for k in range(s.seats)),
+        tuple(s.owner(i) for i in range(s.deck_size)),
         tuple(sorted(s.known_cards().items())),
     )
 
@@ -369,6 +477,123 @@ def test_shares_not_owed_are_out_of_turn(table: Table) -> None:
     _refused(table, msg, OutOfTurn, 1)  # twice
 
 
+# ---- reveal requests a seat has no claim to ------------------------------------------------
+
+
+def _request_refused(
+    table: Table, call: Callable[[DeckSession], None], code: str, party: int | None
+) -> None:
+    """Every session (seats and verifier) refuses the request with a typed DeckError naming
+    the seat, never a bare ValueError, and is left exactly as it was."""
+    for s in table.everyone:
+        before = _snapshot(s)
+        with pytest.raises(RevealRefused) as e:
+            call(s)
+        assert isinstance(e.value, DeckError)
+        assert e.value.code == code
+        assert e.value.party == party
+        assert _snapshot(s) == before
+
+
+def test_reveal_of_another_seats_dealt_slot_is_refused(table: Table) -> None:
+    table.deal()
+    hands = hands_by_seat(table.layout, table.order)
+    theirs = hands[2][3]
+    # Shown by seat 1 as if it were its own (a meld or discard naming seat 2's slot) ...
+    _request_refused(table, lambda s: s.request_public([theirs], owner=1), "not_held", 1)
+    # ... or drawn by seat 1 privately.
+    _request_refused(table, lambda s: s.request_private([theirs], owner=1), "owned", 1)
+    # Mixed with a slot seat 1 does hold, the whole request is refused.
+    mine = hands[1][0]
+    _request_refused(table, lambda s: s.request_public([mine, theirs], owner=1), "not_held", 1)
+    assert table.seats[0].owed_slots() == ()
+    # Its owner may show it.
+    for s in table.everyone:
+        s.request_public([theirs], owner=2)
+    assert table.seats[2].owed_slots() == (theirs,)
+
+
+def test_pot_slot_claimed_by_the_wrong_seat_is_refused(table: Table) -> None:
+    table.deal()
+    pot0, pot1 = table.layout.pots
+    # A pot nobody has taken is in nobody's hand: a seat cannot show one of its cards.
+    _request_refused(table, lambda s: s.request_public([pot0[4]], owner=1), "not_held", 1)
+    # Seat 3 takes pot 0; then neither a private nor a public claim by seat 1 goes through.
+    for s in table.everyone:
+        s.request_private(pot0, owner=3)
+    _request_refused(table, lambda s: s.request_private([pot0[0]], owner=1), "owned", 1)
+    _request_refused(table, lambda s: s.request_public([pot0[0]], owner=1), "not_held", 1)
+    # Pot 1 partly taken by seat 0 in one request with a pot 0 slot: refused as a whole.
+    _request_refused(table, lambda s: s.request_private([pot1[0], pot0[1]], owner=0), "owned", 0)
+    # The legitimate taker still gets its pot: the three others owe exactly its 11 slots.
+    for seat in (0, 1, 2):
+        assert table.seats[seat].owed_slots() == pot0
+        table.post(table.seats[seat].shares_message(len(table.log)))
+    assert set(pot0) <= set(table.seats[3].known_cards())
+    assert all(table.seats[k].card(pot0[0]) is None for k in (0, 1, 2))
+
+
+@pytest.mark.parametrize("bad", [108, 1000, -1, True, "5", 2.0, None])
+def test_slot_outside_the_deck_is_refused(table: Table, bad: object) -> None:
+    table.deal()
+    stock = table.layout.stock[0]
+    _request_refused(
+        table,
+        lambda s: s.request_private([stock, bad], owner=1),  # type: ignore[list-item]
+        "out_of_range",
+        1,
+    )
+    _request_refused(
+        table,
+        lambda s: s.request_public([bad], owner=None),  # type: ignore[list-item]
+        "out_of_range",
+        None,
+    )
+
+
+@pytest.mark.parametrize("owner", [4, -1, True, "1"])
+def test_reveal_to_no_seat_of_the_table_is_refused(table: Table, owner: object) -> None:
+    table.deal()
+    stock = table.layout.stock[0]
+    _request_refused(
+        table,
+        lambda s: s.request_private([stock], owner=owner),
+        "bad_owner",
+        None,  # type: ignore[arg-type]
+    )
+    _request_refused(
+        table,
+        lambda s: s.request_public([stock], owner=owner),
+        "bad_owner",
+        None,  # type: ignore[arg-type]
+    )
+
+
+def test_private_reveal_of_a_public_card_is_refused(table: Table) -> None:
+    table.deal()
+    up = table.layout.face_up
+    assert up is not None
+    for s in table.everyone:
+        s.request_public([up])
+    _request_refused(table, lambda s: s.request_private([up], owner=0), "already_public", 0)
+
+
+def test_requests_that_show_nothing_new_are_accepted(table: Table) -> None:
+    """A card already public may be named again by anyone (taken with the pile, then melded),
+    and a slot already a seat's may be requested for it again: neither owes anything more."""
+    table.deal()
+    hands = hands_by_seat(table.layout, table.order)
+    discarded = hands[0][0]
+    for s in table.everyone:
+        s.request_public([discarded], owner=0)
+    table.post(table.seats[0].shares_message(len(table.log)))
+    for s in table.everyone:
+        before = _snapshot(s)
+        s.request_public([discarded], owner=2)
+        s.request_private(hands[1], owner=1)
+        assert _snapshot(s) == before
+
+
 def test_verifier_only_session_sends_nothing(table: Table) -> None:
     with pytest.raises(RuntimeError):
         table.verifier.shares_message(0)
@@ -386,17 +611,19 @@ def test_verifier_only_session_sends_nothing(table: Table) -> None:
         {"type": "deck/key", "seat": 0},
         {"type": "deck/key", "seat": 0, "key": b"x" * 95},
         {"type": "deck/key", "seat": 0, "key": "x" * 96},
-        {"type": "deck/key", "seat": 4, "key": b"x" * 96},
+        {"type": "deck/key", "seat": 6, "key": b"x" * 96},
+        {"type": "deck/key", "seat": -1, "key": b"x" * 96},
         {"type": "deck/key", "seat": True, "key": b"x" * 96},
         {"type": "deck/key", "seat": 0, "key": b"x" * 96, "extra": 1},
         {"type": "deck/nope", "seat": 0},
         {"type": "deck/shuffle", "seat": 1, "deck": b"x" * 65, "proof": b""},
         {"type": "deck/shuffle", "seat": 1, "deck": b"x" * 64, "proof": b"x" * 10},
-        {"type": "deck/shuffle", "seat": 1, "deck": b"x" * 64 * 109, "proof": b""},
+        {"type": "deck/shuffle", "seat": 1, "deck": b"x" * 64 * 163, "proof": b""},
         {"type": "deck/shares", "seat": 1, "slots": [], "batch": b"x" * 64},
         {"type": "deck/shares", "seat": 1, "slots": [3, 2], "batch": b"x" * 128},
         {"type": "deck/shares", "seat": 1, "slots": [2, 2], "batch": b"x" * 128},
-        {"type": "deck/shares", "seat": 1, "slots": [2, 108], "batch": b"x" * 128},
+        {"type": "deck/shares", "seat": 1, "slots": [2, 162], "batch": b"x" * 128},
+        {"type": "deck/shares", "seat": 1, "slots": list(range(163)), "batch": b"x" * 5280},
         {"type": "deck/shares", "seat": 1, "slots": [2], "batch": b"x" * 97},
         {"type": "deck/shares", "seat": 1, "slots": "ab", "batch": b"x" * 128},
         {1: "deck/key"},
@@ -405,6 +632,30 @@ def test_verifier_only_session_sends_nothing(table: Table) -> None:
 def test_malformed_wire_objects(obj: object) -> None:
     with pytest.raises(MalformedMessage):
         decode_message(obj)
+
+
+def test_wire_bounds_are_the_tables_own() -> None:
+    """By default a decoder allows the largest table and deck (6 seats, 162 cards); a session
+    bounds them by its own, so a four-seat table refuses seat 4 and a 108-card one slot 108."""
+    key = {"type": "deck/key", "seat": 5, "key": b"x" * 96}
+    shares = {"type": "deck/shares", "seat": 1, "slots": [2, 161], "batch": b"x" * 128}
+    shuffle = {
+        "type": "deck/shuffle",
+        "seat": 1,
+        "deck": b"x" * 64 * 162,
+        "proof": b"x" * 32 * (5 * 162 + 9),
+    }
+    for obj in (key, shares, shuffle):
+        decode_message(obj)
+    with pytest.raises(MalformedMessage):
+        decode_message(key, seats=5)
+    for obj in (shares, shuffle):
+        with pytest.raises(MalformedMessage):
+            decode_message(obj, deck_size=156)
+    with pytest.raises(ValueError):
+        decode_message(key, seats=7)
+    with pytest.raises(ValueError):
+        decode_message(key, deck_size=163)
 
 
 def test_wire_roundtrip() -> None:
@@ -444,8 +695,33 @@ def test_session_arguments_are_checked() -> None:
         table_id=TABLE, hand=1, players=PLAYERS, me=0, keypair=kp, layout=layout, rng=rng
     )
     assert len(s.deck) == 104
-    with pytest.raises(RuntimeError):
-        s.request_private([0], owner=1)  # not ready
+    with pytest.raises(RevealRefused) as e:
+        s.request_private([0], owner=1)
+    assert e.value.code == "not_ready"
+    for bad in ([], PLAYERS[:1], [*SIX, b"gil"], [b"a", b"b", b"a"]):
+        with pytest.raises(ValueError):
+            DeckSession(table_id=TABLE, hand=1, players=bad, me=None, keypair=None, layout=layout)
+    # A layout that deals another number of hands than there are seats, or an unknown deck.
+    with pytest.raises(ValueError):
+        DeckSession(
+            table_id=TABLE,
+            hand=1,
+            players=PLAYERS[:3],
+            me=None,
+            keypair=None,
+            layout=RoundLayout.make(108, 4, (11, 11)),
+        )
+    with pytest.raises(ValueError):
+        DeckSession(
+            table_id=TABLE,
+            hand=1,
+            players=PLAYERS[:2],
+            me=None,
+            keypair=None,
+            layout=RoundLayout.make(120, 2, (11, 11)),
+        )
+    with pytest.raises(ValueError):
+        DeckSession(table_id=TABLE, hand=1, players=SIX, me=6, keypair=kp, layout=layout, rng=rng)
 
 
 @pytest.mark.slow
@@ -464,3 +740,20 @@ def test_soak_full_hands_every_dealer(dealer: int) -> None:
     for s in t.seats:
         t.post(s.shares_message(len(t.log)))
     assert sorted(t.verifier.public_cards().values()) == list(range(108))
+
+
+@pytest.mark.parametrize("players", [2, 3, 4, 6])
+def test_sessions_take_the_engines_layout_at_every_seat_count(players: int) -> None:
+    """The rules' own deal layout and play order at each seat count build a deck session whose
+    hands are the layout's, position k of the play order to its seat."""
+    rules = PRESETS["classic"].with_overrides({"players": players})
+    layout = deal_layout(rules)
+    order = play_order(1, clockwise=True, players=players)
+    ids = [b"player-%d" % i for i in range(players)]
+    s = DeckSession(
+        table_id=TABLE, hand=0, players=ids, me=None, keypair=None, layout=layout, play_order=order
+    )
+    assert s.seats == players and len(s.deck) == rules.deck_size
+    assert s.deck_size == (162 if players == 6 else 108)
+    for pos, seat in enumerate(order):
+        assert s.hand_slots(seat) == layout.hands[pos]

@@ -4,12 +4,17 @@ from __future__ import annotations
 
 import hashlib
 import json
+from dataclasses import dataclass
 from typing import Any
 
+import pytest
+
+from buraco_p2p.cards import id_text
+from buraco_p2p.crypto.deck import DeckSession, ShuffleRejected
 from buraco_p2p.crypto.elgamal import Ciphertext
 from buraco_p2p.crypto.encoding import card_id_of
-from buraco_p2p.crypto.group import L, Point, Scalar
-from buraco_p2p.crypto.keys import KeyAnnouncement, aggregate_key
+from buraco_p2p.crypto.group import DeterministicRandomSource, L, Point, Scalar
+from buraco_p2p.crypto.keys import KeyAnnouncement, KeyPair, aggregate_key
 from buraco_p2p.crypto.randomness import CoinContext, combine, verify_reveal
 from buraco_p2p.crypto.shares import (
     DecryptionShare,
@@ -20,6 +25,12 @@ from buraco_p2p.crypto.shares import (
 )
 from buraco_p2p.crypto.transcript import ProofContext
 from protocol.gen.files import VECTOR_DIR
+
+
+@dataclass(frozen=True)
+class _Layout:
+    deck_size: int
+    hands: tuple[tuple[int, ...], ...]
 
 
 def load(name: str) -> Any:
@@ -50,9 +61,62 @@ def test_key_vectors_verify_when_decoded() -> None:
 
 def test_card_vectors_round_trip() -> None:
     v = load("cards.json")
-    assert len(v["cards"]) == 108
+    assert [c["id"] for c in v["cards"]] == list(range(162))
     for c in v["cards"]:
         assert card_id_of(Point.from_bytes(bytes.fromhex(c["point"]))) == c["id"]
+        assert c["name_162"] == id_text_162(c["id"])
+        if c["id"] < 108:
+            assert c["name_108"] == id_text(c["id"])
+
+
+def id_text_162(card_id: int) -> str:
+    """Section 3.1 for a 156- or 162-card deck: three packs in ids 0..155, jokers from 156."""
+    if card_id >= 156:
+        return "JK" if card_id == 156 else f"JK#{card_id - 155}"
+    face = id_text(card_id % 52)
+    return face if card_id < 52 else f"{face}#{card_id // 52 + 1}"
+
+
+@pytest.mark.parametrize("name", ["deck_2.json", "deck_3.json"])
+def test_deck_session_vectors_replay_through_deck_sessions(name: str) -> None:
+    """Every seat of the vector, rebuilt from its secret, and an offline verifier accept the
+    logged messages and learn exactly what the vector says; a message replayed at another
+    log index is refused."""
+    v = load(name)
+    n = v["seats"]
+    layout = _Layout(v["deck_size"], tuple(tuple(h) for h in v["hands_in_play_order"]))
+    common = {
+        "table_id": bytes.fromhex(v["table_id"]),
+        "hand": v["hand"],
+        "players": [bytes.fromhex(p) for p in v["players"]],
+        "layout": layout,
+        "play_order": v["play_order"],
+    }
+    seats = [
+        DeckSession(
+            **common,  # type: ignore[arg-type]
+            me=i,
+            keypair=KeyPair.from_secret(Scalar.from_bytes(bytes.fromhex(v["secrets"][i]))),
+            rng=DeterministicRandomSource(b"unused"),
+        )
+        for i in range(n)
+    ]
+    verifier = DeckSession(**common, me=None, keypair=None)  # type: ignore[arg-type]
+    for e in v["log"]:
+        wire = {
+            k: bytes.fromhex(x) if k in ("key", "deck", "proof", "batch") else x
+            for k, x in e["message"].items()
+        }
+        msg = verifier.decode(wire)
+        if e is v["log"][n]:
+            with pytest.raises(ShuffleRejected):
+                verifier.receive(msg, e["index"] + 1, sender=e["sender"])
+        for s in (*seats, verifier):
+            s.receive(msg, e["index"], sender=e["sender"])
+    assert verifier.table_key is not None and verifier.table_key.to_bytes().hex() == v["table_key"]
+    for i, s in enumerate(seats):
+        assert [[a, b] for a, b in sorted(s.known_cards().items())] == v["cards_seen"][i]
+    assert verifier.known_cards() == {}
 
 
 def test_share_vectors_verify_and_open() -> None:
@@ -128,7 +192,8 @@ def test_transcript_vector_replays_with_plain_sha512() -> None:
             assert Scalar.from_hash(hashlib.sha512(state).digest()).to_bytes().hex() == op["result"]
             checked += 1
         else:  # a fork does not change the parent
-            forked = state + frame(3, label, b"") + frame(2, b"c", b"")
+            challenge = bytes.fromhex(op["challenge_label"])
+            forked = state + frame(3, label, b"") + frame(2, challenge, b"")
             assert (
                 Scalar.from_hash(hashlib.sha512(forked).digest()).to_bytes().hex() == op["result"]
             )

@@ -21,6 +21,7 @@ from buraco_p2p import codec
 from buraco_p2p.crypto.shares import make_share_batch
 from buraco_p2p.crypto.transcript import ProofContext
 from buraco_p2p.engine import (
+    AddToMeld,
     Discard,
     DrawStock,
     IllegalMove,
@@ -116,9 +117,10 @@ def _drawn(first_turn: Router) -> tuple[Router, int]:
     return r, cheater
 
 
+@pytest.mark.parametrize("form", ["discard", "lay_down", "add"])
 @pytest.mark.parametrize("where", ["other_hand", "pot", "deep_stock", "face_up_pile"])
 def test_a_move_showing_slots_the_mover_does_not_hold_gets_no_share(
-    first_turn: Router, where: str
+    first_turn: Router, where: str, form: str
 ) -> None:
     r, cheater = _drawn(first_turn)
     t = r.peers[cheater].table
@@ -131,7 +133,14 @@ def test_a_move_showing_slots_the_mover_does_not_hold_gets_no_share(
         "deep_stock": view.stock[0],
         "face_up_pile": view.pile[-1] if view.pile else view.stock[1],
     }[where]
-    entry = forge(r, cheater, "move", _move_body(r, cheater, Discard(seat, slot), [slot]))
+    own = list(view.hand(seat)[:2])
+    move: Move = {
+        "discard": Discard(seat, slot),
+        "lay_down": LayDown(seat, ((slot, *own),)),
+        "add": AddToMeld(seat, 0, (slot,)),
+    }[form]
+    shown = [slot] if form != "lay_down" else [slot, *own]
+    entry = forge(r, cheater, "move", _move_body(r, cheater, move, shown))
     sent = _deliver_to_honest(r, cheater, entry)
     _assert_caught(r, cheater, sent, entry)
     # nobody learned the card: no honest peer's deck holds a public card for that slot

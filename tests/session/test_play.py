@@ -20,6 +20,7 @@ from buraco_p2p.session import (
     Phase,
     Router,
     SeatsDrawn,
+    decode_entry,
     make_genesis,
     replay,
 )
@@ -158,3 +159,41 @@ def test_any_delivery_order_gives_the_same_log() -> None:
     assert all(p.table.closed for p in peers)
     assert same_logs(r, [0, 1, 2, 3])
     assert [e.wire for e in peers[0].log] == [e.wire for e in fifo.peers[0].log]
+
+
+def test_a_seat_sends_its_shuffle_before_it_verifies_the_one_it_builds_on() -> None:
+    """With deferred work, the next shuffler's first `work` sends its own shuffle and leaves
+    the previous one unapplied; the next `work` verifies it, and only then is it in the log."""
+    r = table("us", seed=17)
+    r.start()
+    peers = r.peers
+    while r.queue and not any(p.table.phase is Phase.SHUFFLE for p in peers):
+        r.run(1)
+    t0 = peers[0].table
+    # deliver everything by hand from here, deferring the work
+    nxt_seat = 1
+    nxt = t0.seating[nxt_seat] if t0.seating else None
+    assert nxt is not None
+    first = t0.seating[0]
+    while r.queue:
+        sender, receiver, data = r.queue.popleft()
+        if receiver != nxt:
+            r._handle(receiver, peers[receiver].receive(data, r.now))
+            continue
+        peer = peers[nxt]
+        out = peer.receive(data, r.now, defer=True)
+        r._handle(nxt, out)
+        if sender == first and decode_entry(data).kind == "shuffle":
+            before = len(peer.log)
+            step = peer.work(r.now)
+            (mine,) = step.send
+            assert decode_entry(mine).kind == "shuffle" and decode_entry(mine).author == nxt
+            assert len(peer.log) == before and step.persist == []
+            after = peer.work(r.now)  # the verification of seat 0's shuffle
+            assert [(e.kind, e.author) for e in after.persist] == [("shuffle", first)]
+            rest = peer.run(r.now)  # then our own, not verified again
+            assert [(e.kind, e.author) for e in rest.persist][:1] == [("shuffle", nxt)]
+            assert rest.send == []  # it was sent already
+            return
+        r._handle(nxt, peer.run(r.now))
+    raise AssertionError("the first shuffle never reached the next shuffler")

@@ -1,5 +1,5 @@
 """Tables of two, three and six: everything comes from the genesis' identities and the rules'
-`players`. Where the rules do not accept a seat count yet, the test says so and skips."""
+`players`."""
 
 from __future__ import annotations
 
@@ -9,15 +9,12 @@ import pytest
 from session_helpers import bot_chooser, identities
 
 from buraco_p2p.crypto import DeterministicRandomSource
-from buraco_p2p.rules import RuleError, RuleSet, get_preset
+from buraco_p2p.rules import RuleSet, get_preset
 from buraco_p2p.session import Peer, Router, make_genesis, replay
 
 
 def _rules(n: int) -> RuleSet:
-    try:
-        rules = get_preset("classic").with_overrides({"players": n})
-    except (RuleError, ValueError) as exc:
-        pytest.skip(f"the rules do not accept {n} players: {exc}")
+    rules = get_preset("classic").with_overrides({"players": n})
     return dataclasses.replace(rules, target_score=300)
 
 

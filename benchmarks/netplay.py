@@ -67,7 +67,9 @@ def match(tmp: Path, players: int, rules: str, target: int, seed: int) -> dict[s
     moves: list[float] = []
     for d in docs:
         for index, t_play in d["played"]:
-            others = [o["applied"][index][3] for o in docs if o is not d and index < len(o["applied"])]
+            others = [
+                o["applied"][index][3] for o in docs if o is not d and index < len(o["applied"])
+            ]
             if others and all(x is not None for x in others):
                 moves.append((max(others) - t_play) * 1000)
     return {

@@ -57,7 +57,12 @@ def register(subparsers: Any) -> None:
         help="play in line mode against bot peer processes, all cryptography on",
     )
     pp.add_argument("--bots", choices=("heuristic", "random"), help="bot strength (--line)")
-    pp.add_argument("--data-dir", metavar="DIR", help="where tables are kept (--line)")
+    pp.add_argument("--data-dir", metavar="DIR", help="where tables are kept")
+    pp.add_argument(
+        "--practice",
+        action="store_true",
+        help="the practice table in this process (no cryptography) instead of bot peers",
+    )
     pp.set_defaults(func=run_play)
 
 
@@ -73,6 +78,18 @@ def run_play(args: argparse.Namespace) -> int:
         return local.play_line(args, rules)
     if not (sys.stdin.isatty() and sys.stdout.isatty()):
         return selfplay.run_play(args)
+    if not args.practice:
+        from pathlib import Path
+
+        from buraco_p2p.net.identity import load_or_create_identity
+        from buraco_p2p.play.store import default_data_dir
+        from buraco_p2p.ui.session_feed import SessionFeed
+
+        root = Path(args.data_dir) if args.data_dir else default_data_dir()
+        session = SessionFeed(rules, load_or_create_identity(None, None), root,
+                              bots=args.bots or "")  # fmt: skip
+        run_client(session, ascii=args.ascii, colour=not no_color())
+        return 0
     seed = args.seed if args.seed is not None else int.from_bytes(os.urandom(4), "big")
     feed = PracticeTable(rules, seed, bot_delay=args.bot_delay)
     run_client(feed, ascii=args.ascii, colour=not no_color())

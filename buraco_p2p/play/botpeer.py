@@ -143,6 +143,24 @@ async def _main(args: argparse.Namespace) -> int:
         return bot.choose_move(view, rng)
 
     invite = Invite.from_text(args.join) if args.join else None
+    async with trio.open_nursery() as nursery:
+
+        async def parent_gone() -> None:
+            # the process that started us closed our input, or died: nobody needs us
+            await _stdin_closed()
+            nursery.cancel_scope.cancel()
+
+        nursery.start_soon(parent_gone)
+        await _serve(args, root, identity, choose, invite, resume, rules, seed, ident_seed)
+    return 0
+
+
+async def _serve(
+    args: argparse.Namespace, root: Path, identity: Identity, choose: Any,
+    invite: Invite | None, resume: bytes | None, rules: Any, seed: int | None,
+    ident_seed: bytes,
+) -> None:  # fmt: skip
+    i = args.index
     async with open_node(
         identity, root, rules=rules, invite=invite, resume=resume,
         table_id=derive(seed, "table")[:16] if seed is not None and args.host else None,
@@ -165,8 +183,7 @@ async def _main(args: argparse.Namespace) -> int:
         if args.stats:
             _write_stats(args.stats, driver, wires)
         _say(f"done {len(wires)}")
-        await _stdin_closed()
-    return 0
+        await trio.sleep_forever()
 
 
 def _write_stats(path: str, driver: Any, wires: list[bytes]) -> None:

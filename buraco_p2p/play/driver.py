@@ -23,6 +23,7 @@ duplicates by hash) and self-authenticating (signed, chained).
 from __future__ import annotations
 
 import logging
+import os
 import random
 import time
 from collections.abc import Callable
@@ -58,6 +59,19 @@ Chooser = Callable[[Peer, random.Random], Move]
 MAX_CHAT = 500
 
 
+FAULTS_ENV = "BURACO_P2P_NETFAULTS"
+
+
+def _faults_from_env() -> tuple[float, float, random.Random] | None:
+    """Fault injection for tests: `drop,max_delay_s,seed` drops that share of the messages
+    this peer sends and delays (so reorders) the rest by up to that long."""
+    spec = os.environ.get(FAULTS_ENV)
+    if not spec:
+        return None
+    drop, delay, seed = spec.split(",")
+    return float(drop), float(delay), random.Random(int(seed))
+
+
 def my_turn(peer: Peer) -> bool:
     """Whether the table waits for our move now (not for a round, a void or a fault)."""
     t = peer.table
@@ -87,7 +101,7 @@ class Driver:
         on_events: Callable[[list[Event]], None] | None = None,
         on_chat: Callable[[PeerKey, str], None] | None = None,
         void_action: str | None = None,
-        resync_after: float = 2.0,
+        resync_after: float = 1.0,
         tick_every: float = 0.25,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
@@ -279,14 +293,29 @@ class Driver:
             return
 
     async def _sender(self) -> None:
-        async for to, msg in self._send_out:
-            try:
-                if to is None:
-                    await self.mesh.broadcast(msg)
-                else:
-                    await self.mesh.send(to, msg)
-            except (SendBufferFull, MeshError) as exc:
-                log.warning("send failed: %s", exc)
+        faults = _faults_from_env()
+        async with trio.open_nursery() as nursery:
+            async for to, msg in self._send_out:
+                if faults is None:
+                    await self._send(to, msg)
+                    continue
+                drop, delay, rng = faults
+                if rng.random() < drop:
+                    continue  # lost: the receiver's sync has to find it again
+                nursery.start_soon(self._send_later, to, msg, rng.uniform(0, delay))
+
+    async def _send_later(self, to: PeerKey | None, msg: Any, delay: float) -> None:
+        await trio.sleep(delay)
+        await self._send(to, msg)
+
+    async def _send(self, to: PeerKey | None, msg: Any) -> None:
+        try:
+            if to is None:
+                await self.mesh.broadcast(msg)
+            else:
+                await self.mesh.send(to, msg)
+        except (SendBufferFull, MeshError) as exc:
+            log.warning("send failed: %s", exc)
 
     async def _receiver(self) -> None:
         while True:

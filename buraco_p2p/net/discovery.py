@@ -11,7 +11,7 @@ Service type `_buraco-p2p._tcp.local.`; TXT record keys (all ASCII):
     tid   hex of the 16-byte table id
     fp    host identity fingerprint (as shown to people)
     nick  host nickname (UTF-8)
-    seats "<taken>/4"
+    seats "<taken>/<seats>"            seats taken of the table's seat count (2, 3, 4 or 6)
     inv   the invite code text (BRC-...)
 
 zeroconf's blocking API runs in worker threads so the trio side never blocks.
@@ -33,6 +33,7 @@ from buraco_p2p.net.invite import Invite, InviteError
 
 SERVICE_TYPE = "_buraco-p2p._tcp.local."
 TXT_VERSION = "1"
+SEAT_COUNTS = "2346"
 MAX_TXT_VALUE = 255
 
 
@@ -49,9 +50,10 @@ class LanTable:
     host_fingerprint: str
     seats_taken: int
     invite: Invite
+    seats: int = 4
 
 
-def txt_record(invite: Invite, nickname: str, seats_taken: int) -> dict[str, str]:
+def txt_record(invite: Invite, nickname: str, seats_taken: int, seats: int = 4) -> dict[str, str]:
     """The TXT properties announcing `invite`; addresses are dropped until the code fits."""
     addresses = invite.addresses
     while True:
@@ -64,7 +66,7 @@ def txt_record(invite: Invite, nickname: str, seats_taken: int) -> dict[str, str
         "tid": invite.table_id.hex(),
         "fp": PeerKey(invite.host_key).fingerprint(),
         "nick": nickname,
-        "seats": f"{seats_taken}/4",
+        "seats": f"{seats_taken}/{seats}",
         "inv": code,
     }
 
@@ -91,9 +93,18 @@ def parse_txt(name: str, properties: dict[bytes, bytes | None]) -> LanTable:
     fingerprint = PeerKey(invite.host_key).fingerprint()
     if get("fp") != fingerprint or get("tid") != invite.table_id.hex():
         raise DiscoveryError(f"LAN announcement {name!r} contradicts its own invite")
-    seats = get("seats")
-    taken = int(seats[0]) if len(seats) == 3 and seats[0] in "1234" and seats[1:] == "/4" else 0
-    return LanTable(name, nickname, fingerprint, taken, invite)
+    taken, seats = _seat_count(get("seats"))
+    return LanTable(name, nickname, fingerprint, taken, invite, seats)
+
+
+def _seat_count(text: str) -> tuple[int, int]:
+    """`<taken>/<seats>`, one digit each; anything else reads as an empty four-seat table
+    (the count is only shown, never trusted: the host's roster is what seats people)."""
+    if len(text) == 3 and text[1] == "/" and text[2] in SEAT_COUNTS and text[0].isdigit():
+        taken, seats = int(text[0]), int(text[2])
+        if taken <= seats:
+            return taken, seats
+    return 0, 4
 
 
 def _zeroconf() -> Any:
@@ -104,7 +115,9 @@ def _zeroconf() -> Any:
     return zeroconf
 
 
-def _service_info(invite: Invite, nickname: str, seats_taken: int, port: int) -> Any:
+def _service_info(
+    invite: Invite, nickname: str, seats_taken: int, port: int, seats: int = 4
+) -> Any:
     zc = _zeroconf()
     instance = f"{nickname}-{invite.table_id.hex()[:8]}"
     safe = "".join(ch if ch.isalnum() or ch == "-" else "-" for ch in instance)[:60]
@@ -114,7 +127,7 @@ def _service_info(invite: Invite, nickname: str, seats_taken: int, port: int) ->
         f"{safe}.{SERVICE_TYPE}",
         addresses=addresses,
         port=port,
-        properties=txt_record(invite, nickname, seats_taken),
+        properties=txt_record(invite, nickname, seats_taken, seats),
         server=f"{safe}.local.",
     )
 
@@ -122,15 +135,18 @@ def _service_info(invite: Invite, nickname: str, seats_taken: int, port: int) ->
 class Announcement:
     """A live LAN announcement; `update` refreshes the seat count other players see."""
 
-    def __init__(self, conf: Any, info: Any, invite: Invite, nickname: str, port: int) -> None:
+    def __init__(
+        self, conf: Any, info: Any, invite: Invite, nickname: str, port: int, seats: int = 4
+    ) -> None:
         self._conf = conf
         self._info = info
         self._invite = invite
         self._nickname = nickname
         self._port = port
+        self._seats = seats
 
     async def update(self, seats_taken: int) -> None:
-        info = _service_info(self._invite, self._nickname, seats_taken, self._port)
+        info = _service_info(self._invite, self._nickname, seats_taken, self._port, self._seats)
         info.name = self._info.name  # keep the name zeroconf settled on at registration
         await trio.to_thread.run_sync(self._conf.update_service, info)
         self._info = info
@@ -143,11 +159,11 @@ class Announcement:
 
 @contextlib.asynccontextmanager
 async def announce_table(
-    invite: Invite, nickname: str, port: int, seats_taken: int = 1
+    invite: Invite, nickname: str, port: int, seats_taken: int = 1, seats: int = 4
 ) -> AsyncIterator[Announcement]:
-    """Announce the table on the LAN while the block runs."""
+    """Announce the table of `seats` seats on the LAN while the block runs."""
     zc = _zeroconf()
-    info = _service_info(invite, nickname, seats_taken, port)
+    info = _service_info(invite, nickname, seats_taken, port, seats)
 
     def start() -> Any:
         conf = zc.Zeroconf()
@@ -162,7 +178,7 @@ async def announce_table(
         conf = await trio.to_thread.run_sync(start)
     except OSError as exc:
         raise DiscoveryError(f"cannot use mDNS on this network: {exc}") from exc
-    announcement = Announcement(conf, info, invite, nickname, port)
+    announcement = Announcement(conf, info, invite, nickname, port, seats)
     try:
         yield announcement
     finally:

@@ -29,6 +29,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import (
     Ed25519PublicKey,
 )
 
+from buraco_p2p.net.edwards import check_identity_key
 from buraco_p2p.net.errors import BadSignature, IdentityError
 
 __all__ = [
@@ -182,6 +183,8 @@ class PeerKey:
     def __post_init__(self) -> None:
         if not isinstance(self.raw, bytes) or len(self.raw) != 32:
             raise ValueError("an Ed25519 public key is exactly 32 bytes")
+        # Small-order and non-canonical keys are refused wherever an identity is read.
+        check_identity_key(self.raw)
         try:
             key = Ed25519PublicKey.from_public_bytes(self.raw)
         except ValueError as exc:

@@ -39,7 +39,6 @@ from buraco_p2p.net.mesh import (
     RosterChanged,
     StreamReset,
 )
-from buraco_p2p.net.table import SEATS
 
 MAX_CHAT = 500
 # How long a join prompt is on screen before a y/n can answer it: time to read it, so an
@@ -116,9 +115,10 @@ class Lobby:
         if roster is None:
             return "no table"
         lines = []
-        for seat in range(SEATS):
-            if seat < len(roster.members):
-                m = roster.members[seat]
+        by_seat = {m.seat: m for m in roster.members}
+        for seat in range(roster.seats):
+            m = by_seat.get(seat)
+            if m is not None:
                 you = " (you)" if m.key == self.mesh.me else ""
                 state = "" if you or self.mesh.is_up(m.key) else " [offline]"
                 relay = " [via host]" if self.mesh.is_relayed(m.key) else ""
@@ -218,7 +218,8 @@ class Lobby:
 
     def show_event(self, event: object) -> None:
         if isinstance(event, RosterChanged):
-            self.out(f"* seated ({len(event.roster.members)}/{SEATS}):\n{self.seats_text()}")
+            seated = f"{len(event.roster.members)}/{event.roster.seats}"
+            self.out(f"* seated ({seated}):\n{self.seats_text()}")
             if event.roster.full and not self._announced_full:
                 self._announced_full = True
                 self.out("* every seat is taken: the table is complete")

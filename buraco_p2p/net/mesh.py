@@ -1,4 +1,4 @@
-"""The mesh: four seated peers, each linked to each, with a message API for the game.
+"""The mesh: the seated peers, each linked to each, with a message API for the game.
 
 `host_table` and `join_table` give a running `Mesh`. The host (seat 0) listens for joiners,
 asks its `approve` callback about each newcomer, and sends the roster to everyone; every
@@ -20,8 +20,13 @@ the others. A link whose queue overflows, or whose socket accepts nothing for
 `heartbeat_timeout`, is dropped and its peer reported down; what it missed is redelivered
 after the reconnect.
 
-API: `broadcast(msg)`, `send(peer, msg)`, `receive() -> (peer, msg)`, and
-`next_event()` for `PeerUp`/`PeerDown`/`RosterChanged`/`StreamReset`.
+Every record a peer sends is checked against the records its link carries before it is
+dispatched (`PEER_TAGS` and the like); anything else, and anything at all that handling one
+peer's input raises, closes that peer's link only, with the reason in `rejections`.
+
+API: `broadcast(msg)`, `send(peer, msg)`, `receive() -> (peer, msg)`, `kick(peer)` (host),
+and `next_event()` for `PeerUp`/`PeerDown`/`RosterChanged`/`StreamReset`/`SeatFreed`/
+`NicknameChanged`. The table's seat count is the roster's `seats` (`host_table(seats=...)`).
 """
 
 from __future__ import annotations
@@ -61,16 +66,23 @@ from buraco_p2p.net.reliable import (
 )
 from buraco_p2p.net.server import LinkServer
 from buraco_p2p.net.table import (
+    DEFAULT_SEATS,
+    KICKED,
+    LEAVE,
+    LEFT,
+    Departure,
     HostTable,
     JoinRefused,
     Member,
     Roster,
+    RosterError,
     TableError,
     check_roster,
     join_message,
     mesh_message,
     parse_welcome,
     roster_message,
+    succession,
 )
 
 __all__ = [
@@ -80,9 +92,11 @@ __all__ = [
     "MeshError",
     "MeshEvent",
     "MeshState",
+    "NicknameChanged",
     "PeerDown",
     "PeerUp",
     "RosterChanged",
+    "SeatFreed",
     "StreamReset",
     "auto_approve",
     "host_table",
@@ -90,6 +104,11 @@ __all__ = [
 ]
 
 MAX_EVENTS = 1024
+# The records a seated peer may send once its link is resumed (before that: only "r"),
+# by who the two ends are; anything else ends the link.
+PEER_TAGS = frozenset({"d", "a"})
+JOINER_TO_HOST_TAGS = PEER_TAGS | RELAY_TAGS | {LEAVE}
+HOST_TO_JOINER_TAGS = PEER_TAGS | RELAY_TAGS | {"roster"}
 # Records a link may have queued beyond a full retransmit buffer (acks, roster, relay).
 SEND_QUEUE_HEADROOM = 1024
 
@@ -126,7 +145,27 @@ class StreamReset:
     peer: PeerKey
 
 
-MeshEvent = PeerUp | PeerDown | RosterChanged | StreamReset
+@dataclass(frozen=True)
+class SeatFreed:
+    """`peer` no longer holds `seat`: the host kicked it, or it left. `peer` may be us,
+    and then the table is over for us (nothing reconnects any more)."""
+
+    peer: PeerKey
+    seat: int
+    nickname: str
+    reason: str  # "kicked" or "left"
+
+
+@dataclass(frozen=True)
+class NicknameChanged:
+    """The roster shows the seated `peer` under a new nickname."""
+
+    peer: PeerKey
+    old: str
+    new: str
+
+
+MeshEvent = PeerUp | PeerDown | RosterChanged | StreamReset | SeatFreed | NicknameChanged
 @dataclass(frozen=True)
 class MeshConfig:
     heartbeat_interval: float = 1.0
@@ -140,6 +179,8 @@ class MeshConfig:
     direct_retry_min: float = 1.0
     direct_retry_max: float = 30.0
     max_buffer: int = DEFAULT_MAX_BUFFER
+    # Encoded bytes of one peer's messages that may wait unread in our inbox.
+    max_unread_bytes: int = 64 << 20
     # Relayed bytes one link may have queued; past it the host drops the relayed channel.
     relay_queue_bytes: int = 4 << 20
     # Test hook: True refuses direct links between the two keys (either order).
@@ -188,6 +229,8 @@ class _Peer:
         self.run: LinkRun | None = None
         self.ack_wake = trio.Event()
         self.connector = False
+        self.unread_bytes = 0  # encoded size of its messages waiting in our inbox
+        self.shown: PeerUp | None = None  # the last PeerUp given out; None once shown down
 
 
 class Mesh:
@@ -218,14 +261,16 @@ class Mesh:
         self._incarnation = state.incarnation if state else secrets.token_bytes(INCARNATION_LEN)
         self._peers: dict[PeerKey, _Peer] = {}
         self._inbox_send, self._inbox_recv = trio.open_memory_channel[
-            tuple[PeerKey, bytes | None, Any]
+            tuple[PeerKey, bytes | None, Any, int]
         ](math.inf)
         self._events_send, self._events_recv = trio.open_memory_channel[MeshEvent](MAX_EVENTS)
         self.relays = Relays(self)
+        self.unseated: str | None = None  # why our own seat was freed, once it is
         self.door = Door(self)
         self._roster_changed = trio.Event()
         self._closed = False
         self.server: LinkServer | None = None
+        self.listeners: list[trio.SocketListener] = []
 
     # -- public API ------------------------------------------------------------------------
 
@@ -263,7 +308,8 @@ class Mesh:
         has room (`SendBufferFull` otherwise).
         """
         p = self._peers.get(peer)
-        if p is None or peer == self.me:
+        seated = self.roster is not None and self.roster.member(peer) is not None
+        if p is None or peer == self.me or not seated:
             raise MeshError(f"{peer.fingerprint()} is not seated at this table")
         codec.pack(message)  # an unencodable message is the caller's error, before any seq
         record = p.channel.send(message)
@@ -289,10 +335,14 @@ class Mesh:
 
     async def receive(self) -> tuple[PeerKey, Any]:
         """The next message from any peer, in order per sender, each exactly once."""
-        key, incarnation, payload = await self._inbox_recv.receive()
+        key, incarnation, payload, size = await self._inbox_recv.receive()
         p = self._peers[key]
+        p.unread_bytes -= size
         p.channel.consumed(incarnation)
-        if p.channel.ack_due():
+        # Acknowledge at once when we have caught up with this peer: its retransmit buffer
+        # then never holds what we already showed, for a restart without state to replay.
+        caught_up = p.unread_bytes == 0 and p.channel.consumed_next > p.channel.acked_sent
+        if caught_up or p.channel.ack_due():
             p.ack_wake.set()
         return key, payload
 
@@ -314,18 +364,50 @@ class Mesh:
             table.readmit(self.me, self.identity.nickname, self.advertised)
             self._set_roster(table.roster)
 
-    async def wait_all_up(self, seats: int = 4) -> None:
-        """Wait until `seats` peers are seated and every link from us is up."""
+    async def wait_all_up(self, seats: int | None = None) -> None:
+        """Wait until `seats` peers (the whole table unless told) are seated and every link
+        from us is up."""
         while True:
+            roster = self.roster
+            want = seats if seats is not None else roster.seats if roster else DEFAULT_SEATS
             if (
-                self.roster is not None
-                and len(self.roster.members) >= seats
+                roster is not None
+                and len(roster.members) >= want
                 and all(self.is_up(k) for k in self.peers())
             ):
                 return
             self._roster_changed = trio.Event()
             with trio.move_on_after(0.05):
                 await self._roster_changed.wait()
+
+    async def kick(self, peer: PeerKey) -> None:
+        """Host: free `peer`'s seat. Every seated peer (and `peer` itself) gets the roster
+        that records the kick and shows `SeatFreed`; then its links are closed."""
+        self._free_seat(peer, KICKED)
+        await trio.lowlevel.checkpoint()
+
+    async def leave(self) -> None:
+        """Joiner: give up our seat for good. The host frees it (every seat sees
+        `SeatFreed` with reason "left"); until its roster arrives, nothing changes here."""
+        if self.is_host or self.roster is None:
+            raise MeshError("the host cannot leave its own table")
+        await self._send_raw(self.roster.host.key, [LEAVE])
+
+    def _free_seat(self, peer: PeerKey, reason: str) -> None:
+        table = self.door.table
+        if table is None or self.roster is None:
+            raise MeshError("only the host can free a seat")
+        member = self.roster.member(peer)
+        if member is None or peer == self.me:
+            raise MeshError(f"{peer.fingerprint()} holds no seat the host can free")
+        old = self.roster
+        table.free(peer, reason)
+        message = roster_message(table.roster)
+        for m in old.members:  # the kicked peer too: that is how it learns
+            run = self._live_run_or_none(m.key) if m.key != self.me else None
+            if run is not None:
+                self._enqueue(run, message)
+        self._set_roster(table.roster)
 
     # -- internals: bookkeeping ------------------------------------------------------------
 
@@ -366,9 +448,13 @@ class Mesh:
         hook = self.config.refuse_direct
         return hook is not None and (hook(self.me, other) or hook(other, self.me))
 
-    def _set_roster(self, roster: Roster) -> None:
-        if self.roster is not None and roster.version <= self.roster.version:
+    def _set_roster(self, roster: Roster, sender: str = "the host") -> None:
+        """Adopt `roster` if it is newer. It must keep every seat we knew, or record that
+        seat's departure (`RosterError` naming `sender` otherwise, and nothing changes)."""
+        old = self.roster
+        if old is not None and roster.version <= old.version:
             return
+        change = succession(old, roster, sender) if old is not None else None
         self.roster = roster
         my_seat = self._seat(self.me)
         for m in roster.members:
@@ -385,6 +471,34 @@ class Mesh:
                 p.connector = True
                 self._nursery.start_soon(self._peer_connector, m.key)
         self._emit(RosterChanged(roster))
+        if change is None:
+            return
+        for before, after in change.renamed:
+            self._emit(NicknameChanged(after.key, before.nickname, after.nickname))
+        for departure in change.freed:
+            self._unseat(departure, old)
+
+    def _unseat(self, departure: Departure, old: Roster | None) -> None:
+        member = old.member(departure.key) if old is not None else None
+        nickname = member.nickname if member is not None else departure.key.short()
+        self._emit(SeatFreed(departure.key, departure.seat, nickname, departure.reason))
+        why = f"{nickname} ({departure.key.fingerprint()}) was {departure.reason}"
+        if departure.key == self.me:
+            self.unseated = departure.reason
+            runs = [p.run for p in self._peers.values()]
+        else:
+            gone = self._peers.get(departure.key)
+            runs = [gone.run] if gone is not None else []
+        for run in runs:
+            if run is not None:
+                self._nursery.start_soon(self._retire, run, why)
+
+    async def _retire(self, run: LinkRun, why: str) -> None:
+        """Close a link whose peer lost its seat, once what we queued (the roster that
+        says so) is written, or after a heartbeat interval at most."""
+        with trio.move_on_after(self.config.heartbeat_interval):
+            await run.outbox.drained()
+        self._drop(run, MeshError(why))
 
     def _live_run_or_none(self, key: PeerKey) -> LinkRun | None:
         try:
@@ -456,6 +570,10 @@ class Mesh:
         except (NetError, trio.TooSlowError) as exc:
             reason = str(exc) or type(exc).__name__
             self._reject(link.label, exc)
+        except Exception as exc:
+            # Whatever one peer's input provokes ends that peer's link, never the mesh.
+            reason = f"{link.label}: its input raised {type(exc).__name__}: {exc}"
+            self._reject(link.label, MeshError(reason))
         finally:
             run.outbox.close()
             if run.error is not None:
@@ -473,7 +591,9 @@ class Mesh:
                 self.relays.end_all()
             with trio.CancelScope(shield=True):
                 await link.aclose()
-            if run.up:
+            # A link taken over by a newer one is no change to show; the newer one reports.
+            if run.replaced is None and p.shown is not None and p.run is None:
+                p.shown = None
                 self._emit(PeerDown(key, reason))
             run.done.set()
 
@@ -506,7 +626,12 @@ class Mesh:
                     # to tell it: every (re)established link starts from the current roster.
                     self._enqueue(run, roster_message(self.roster))
                 run.up = True
-                self._emit(PeerUp(p.key, link.peer_nickname, run.relayed))
+                member = self.roster.member(p.key) if self.roster else None
+                nickname = member.nickname if member is not None else link.peer_nickname
+                up = PeerUp(p.key, nickname, run.relayed)
+                if up != p.shown:
+                    p.shown = up
+                    self._emit(up)
                 if restarted is not None:
                     self._emit(StreamReset(p.key))
                 liveness.on_receive(trio.current_time())
@@ -528,6 +653,7 @@ class Mesh:
             try:
                 with trio.fail_after(stall):
                     await link.send(record)
+                run.outbox.sent()
             except trio.TooSlowError:
                 why = f"{link.label} stopped reading: a send was stuck for {stall:g} s"
                 self._drop(run, MeshError(why))
@@ -550,39 +676,73 @@ class Mesh:
                 return
             next_at = trio.current_time() + self.config.heartbeat_interval
 
+    def _allowed_tags(self, key: PeerKey) -> frozenset[str]:
+        """The record tags `key` may send us on a resumed link, by who we are to each other."""
+        if self.is_host:
+            return JOINER_TO_HOST_TAGS
+        if self._is_host_key(key):
+            return HOST_TO_JOINER_TAGS
+        return PEER_TAGS
+
     async def _read_loop(self, p: _Peer, link: SecureLink, liveness: Liveness) -> None:
+        """Every record is checked against the tags this link may carry before dispatch;
+        anything else is a protocol error that ends this link only."""
         name = link.label
+        allowed = self._allowed_tags(p.key)
         while True:
             with trio.move_on_at(liveness.last_received + liveness.timeout):
                 msg = await link.receive()
                 liveness.on_receive(trio.current_time())
-                tag = msg[0] if isinstance(msg, list) and msg else None
+                tag = msg[0] if isinstance(msg, list) and msg and isinstance(msg[0], str) else None
+                if tag is None:
+                    raise MeshError(f"{name} sent a message that is not a tagged record")
+                if tag not in allowed:
+                    raise MeshError(
+                        f"{name} sent a record this link does not carry: {tag[:20]!r}"
+                    )
                 if tag in RELIABLE_TAGS:
                     record = parse_record(msg, name)
                     if isinstance(record, Data):
-                        fresh, payload = p.channel.on_data(record)
-                        if fresh:
-                            self._inbox_send.send_nowait(
-                                (p.key, p.channel.peer_incarnation, payload)
-                            )
+                        self._on_data(p, record, name)
                     elif isinstance(record, Ack):
                         p.channel.on_ack(record.ack)
-                    else:
+                    else:  # pragma: no cover - "r" is never in `allowed`
                         raise SequenceError(f"{name} sent a resume record mid-link")
                 elif tag in RELAY_TAGS:
                     await self.relays.on_record(p.key, parse_relay(msg, name))
-                elif tag == "roster" and not self.is_host and self._is_host_key(p.key):
-                    if not isinstance(msg, list) or len(msg) != 2:
-                        raise TableError(f"{name} sent a malformed roster message")
-                    roster = Roster.from_wire(msg[1], name)
-                    check_roster(roster, name, self.table_id)
-                    self._set_roster(roster)
+                elif tag == LEAVE:
+                    if msg != [LEAVE]:
+                        raise MeshError(f"{name} sent a malformed leave record")
+                    self._free_seat(p.key, LEFT)
                 else:
-                    raise MeshError(f"{name} sent an unexpected message {tag!r:.20}")
+                    self._on_roster(msg, name)
                 continue
             raise MeshError(
                 f"{name} went silent: nothing heard for {liveness.timeout:g} s"
             )
+
+    def _on_data(self, p: _Peer, record: Data, name: str) -> None:
+        size = 0
+        if record.seq == p.channel.recv_next:  # a new message (a gap fails in `on_data`)
+            # Capped in bytes before it is taken in: a count alone would let 8192 messages
+            # of a megabyte each sit in memory.
+            size = len(codec.pack(record.payload))
+            cap = self.config.max_unread_bytes
+            if p.unread_bytes + size > cap:
+                raise MeshError(
+                    f"{name} sent more than {cap} bytes of messages we have not read yet"
+                )
+        fresh, payload = p.channel.on_data(record)
+        if fresh:
+            p.unread_bytes += size
+            self._inbox_send.send_nowait((p.key, p.channel.peer_incarnation, payload, size))
+
+    def _on_roster(self, msg: list[Any], name: str) -> None:
+        if len(msg) != 2:
+            raise TableError(f"{name} sent a malformed roster message")
+        roster = Roster.from_wire(msg[1], name)
+        check_roster(roster, name, self.table_id)
+        self._set_roster(roster, name)
 
     def _is_host_key(self, key: PeerKey) -> bool:
         return self.roster is not None and self.roster.host.key == key
@@ -620,9 +780,19 @@ class Mesh:
             return link
         return None
 
+    def _seated(self, key: PeerKey) -> bool:
+        """Both `key` and we hold a seat: links between us are wanted."""
+        roster = self.roster
+        return (
+            not self._closed
+            and self.unseated is None
+            and roster is not None
+            and roster.member(key) is not None
+        )
+
     async def _peer_connector(self, key: PeerKey) -> None:
         delay = self.config.redial_min
-        while not self._closed:
+        while self._seated(key):
             link = await self._dial_direct(key)
             if link is not None:
                 delay = self.config.redial_min
@@ -669,9 +839,9 @@ class Mesh:
         self, link: SecureLink, addresses: tuple[Endpoint, ...], host: PeerKey
     ) -> None:
         delay = self.config.redial_min
-        while not self._closed:
+        while self._seated(self.me):
             await self._run_link(host, link, relayed=False)
-            while not self._closed:
+            while self._seated(self.me):
                 await trio.sleep(delay)
                 delay = min(delay * 2, self.config.redial_max)
                 assert self.roster is not None
@@ -686,7 +856,12 @@ class Mesh:
                     self._reject("host", exc)
                     continue
                 delay = self.config.redial_min
-                self._set_roster(roster)
+                try:
+                    self._set_roster(roster, link.label)
+                except RosterError as exc:
+                    self._reject(link.label, exc)
+                    await link.aclose()
+                    continue
                 break
 
     # -- accepting ---------------------------------------------------------------------------
@@ -719,16 +894,38 @@ class Mesh:
             listeners = await trio.open_tcp_listeners(port, host=listen_host)
         self.server = LinkServer(
             self.identity,
-            self.door.handle_link,
+            self._handle_accepted,
             room_secret=self.room_secret,
             table_id=self.table_id,
             handshake_timeout=self.config.handshake_timeout,
             is_member=self.door.is_member,
             on_error=self._reject,
         )
+        self.listeners = listeners
         bound = listeners[0].socket.getsockname()[1]
-        await self._nursery.start(self.server.serve, listeners)
+        await self._nursery.start(self._listen, self.server, listeners)
         task_status.started(bound)
+
+    async def _handle_accepted(self, link: SecureLink) -> None:
+        """One accepted link, start to end: whatever it provokes ends that link only."""
+        try:
+            await self.door.handle_link(link)
+        except Exception as exc:
+            self._reject(link.label, MeshError(f"{link.label}: {_describe(exc)}"))
+
+    async def _listen(
+        self,
+        server: LinkServer,
+        listeners: list[trio.SocketListener],
+        *,
+        task_status: trio.TaskStatus[None],
+    ) -> None:
+        """Serve until cancelled. A listener that fails ends the whole mesh with a
+        `MeshError`: a table that no longer listens must not look alive."""
+        try:
+            await server.serve(listeners, task_status=task_status)
+        except Exception as exc:
+            raise MeshError(f"stopped listening for peers: {_describe(exc)}") from None
 
     def _close(self) -> None:
         self._closed = True
@@ -757,6 +954,14 @@ def local_endpoints(port: int, listen_host: str) -> tuple[Endpoint, ...]:
                 continue
             (loopback if ep.ip.is_loopback else found).append(ep)
     return tuple(found + loopback)[:16]
+
+
+def _describe(exc: BaseException) -> str:
+    """One line for an exception, or for the first error inside an exception group."""
+    if isinstance(exc, BaseExceptionGroup):
+        leaves = _leaves(exc)
+        exc = leaves[0] if leaves else exc
+    return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
 
 
 def _leaves(group: BaseExceptionGroup[BaseException]) -> list[BaseException]:
@@ -816,8 +1021,10 @@ async def host_table(
     room_secret: bytes | None = None,
     roster: Roster | None = None,
     state: MeshState | None = None,
+    seats: int = DEFAULT_SEATS,
 ) -> AsyncIterator[Mesh]:
-    """Create a table, listen for joiners, and yield the host's mesh (seat 0).
+    """Create a table of `seats` (the rules' player count), listen for joiners, and yield
+    the host's mesh (seat 0).
 
     A host that restarts passes its table id, room secret, last `roster` and saved `state`
     (and listens on the same port, so the invite stays valid): the seated peers then
@@ -831,7 +1038,7 @@ async def host_table(
         bound = await nursery.start(mesh._serve, listen_host, port)
         mesh.advertised = advertise or local_endpoints(bound, listen_host)
         me = Member(0, identity.public, identity.nickname, mesh.advertised)
-        mesh.door.table = HostTable(table_id, me, restore=roster)
+        mesh.door.table = HostTable(table_id, me, restore=roster, seats=seats)
         mesh.door.approve = approve
         mesh._set_roster(mesh.door.table.roster)
         yield mesh
@@ -853,7 +1060,10 @@ async def join_table(
     `JoinRefused` if the host says no; `MeshError` if no address of the invite answers.
     Pass the `state` saved from `Mesh.snapshot()` to resume after a restart.
     """
-    host_key = PeerKey(invite.host_key)
+    try:
+        host_key = PeerKey(invite.host_key)
+    except ValueError as exc:
+        raise MeshError(f"the invite's host key is refused: {exc}") from None
     async with _mesh_scope(
         identity, invite.table_id, invite.room_secret, config=config, state=state, is_host=False
     ) as (mesh, nursery):

@@ -34,6 +34,8 @@ class Outbox:
         self._items: deque[tuple[list[Any], int]] = deque()
         self._ready = trio.Event()
         self._room = trio.Event()
+        self._busy = False  # the sender holds a record it is still writing
+        self._idle = trio.Event()
 
     def __len__(self) -> int:
         return len(self._items)
@@ -67,13 +69,27 @@ class Outbox:
         record, size = self._items.popleft()
         self.relay_bytes -= size
         self._room.set()
+        self._busy = True
         return record
+
+    def sent(self) -> None:
+        """The sender finished writing the record it took last."""
+        self._busy = False
+        if not self._items:
+            self._idle.set()
+
+    async def drained(self) -> None:
+        """Until everything queued so far has been written (or the link closed)."""
+        while not self.closed and (self._items or self._busy):
+            self._idle = trio.Event()
+            await self._idle.wait()
 
     def close(self) -> None:
         self.closed = True
         self._items.clear()
         self.relay_bytes = 0
         self._room.set()
+        self._idle.set()
 
 
 @dataclass

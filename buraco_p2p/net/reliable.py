@@ -14,6 +14,8 @@ nothing (a duplicate), and never touches a socket or a clock.
   application saw is delivered again, nothing it missed is skipped.
 * Unacked payloads stay in a bounded retransmit buffer; after a reconnect each side sends
   a `Resume` (what it has, what it still holds) and replays from the peer's `recv_next`.
+  `recv_next` is never an acknowledgement: a message that arrived but was not consumed
+  may still be asked for again, after the receiver restores its snapshot.
 
 `Liveness` is the heartbeat/timeout bookkeeping, again with the clock handed in.
 """
@@ -288,8 +290,20 @@ class ReliableChannel:
             )
         self.peer_resumed = True
         if resume.peer_incarnation == self.incarnation:
+            # `recv_next` counts what reached the peer, not what its application consumed:
+            # it says where to resend from and acknowledges nothing. A peer that crashes and
+            # restores a snapshot asks again from its consumed count, which we still hold.
             start = resume.recv_next
-            self.on_ack(start)
+            if start > self.send_next:
+                raise SequenceError(
+                    f"{self.peer_name} resumes from message {start} but only "
+                    f"{self.send_next} were sent"
+                )
+            if start < self.send_base:
+                raise SequenceError(
+                    f"{self.peer_name} asks again for messages {start}..{self.send_base - 1}, "
+                    "which it had consumed and acknowledged (a stale snapshot?)"
+                )
         else:
             start = self.send_base
         ack = self._take_ack()

@@ -1,10 +1,16 @@
 """The table: who is seated, and the messages that seat them.
 
 Sans-IO: this module validates and builds the join/welcome/roster messages and keeps the
-host's seating state (`HostTable`); `mesh.py` does the talking. The host is seat 0; the
-others get seats 1..3 in the order the host approves them. A peer that was already
-seated and comes back with the same identity (after a crash or a network change) gets
-its old seat back without a new approval, with its new addresses.
+host's seating state (`HostTable`); `mesh.py` does the talking. A table has the number of
+seats its rules play (2 to 6; 4 unless told). The host is seat 0; the others get the lowest
+free seat in the order the host approves them. A peer that was already seated and comes
+back with the same identity (after a crash or a network change) gets its old seat back
+without a new approval, with its new addresses and the nickname it was seated with: a
+nickname is bound to its identity for the table.
+
+A seat once given keeps its key until the roster records its departure (a kick by the
+host, or the peer leaving): every peer checks each new roster against the one it holds
+(`succession`), so a host cannot silently hand a seated player's seat to another key.
 
 Every message arrives over an authenticated link, so the sender's identity and nickname
 come from the handshake, never from the message body; the body is still hostile input
@@ -21,8 +27,15 @@ from buraco_p2p.net.errors import NetError
 from buraco_p2p.net.identity import PeerKey, validate_nickname
 from buraco_p2p.net.invite import MAX_ADDRESSES, Endpoint, InviteError
 
-SEATS = 4
+DEFAULT_SEATS = 4
+MIN_SEATS = 2
+MAX_SEATS = 6
 MAX_REASON_LEN = 200
+# Departures a roster remembers, newest last: enough for any peer that was away a while.
+MAX_DEPARTURES = 32
+KICKED = "kicked"
+LEFT = "left"
+LEAVE = "leave"  # the record a seated joiner sends the host to give up its seat
 
 
 class TableError(NetError):
@@ -57,12 +70,29 @@ class Member:
 
 
 @dataclass(frozen=True)
+class Departure:
+    """A seat freed: `key` no longer holds `seat`, because it was kicked or it left."""
+
+    seat: int
+    key: PeerKey
+    reason: str  # KICKED or LEFT
+
+    def to_wire(self) -> dict[str, Any]:
+        return {"seat": self.seat, "key": self.key.raw, "reason": self.reason}
+
+
+@dataclass(frozen=True)
 class Roster:
-    """The seated peers, ordered by seat; `version` grows with every change."""
+    """The seated peers, ordered by seat; `version` grows with every change.
+
+    `seats` is the table's size; `departures` the most recent freed seats, newest last.
+    """
 
     table_id: bytes
     version: int
     members: tuple[Member, ...]
+    seats: int = DEFAULT_SEATS
+    departures: tuple[Departure, ...] = ()
 
     @property
     def host(self) -> Member:
@@ -70,7 +100,12 @@ class Roster:
 
     @property
     def full(self) -> bool:
-        return len(self.members) >= SEATS
+        return len(self.members) >= self.seats
+
+    def free_seat(self) -> int | None:
+        """The lowest seat nobody holds, or None."""
+        taken = {m.seat for m in self.members}
+        return next((s for s in range(self.seats) if s not in taken), None)
 
     def member(self, key: PeerKey) -> Member | None:
         for m in self.members:
@@ -85,7 +120,9 @@ class Roster:
         return {
             "table": self.table_id,
             "version": self.version,
+            "seats": self.seats,
             "members": [m.to_wire() for m in self.members],
+            "left": [d.to_wire() for d in self.departures],
         }
 
     @classmethod
@@ -93,22 +130,27 @@ class Roster:
         def bad(why: str) -> RosterError:
             return RosterError(f"roster from {sender} is invalid: {why}")
 
-        if not isinstance(value, dict) or set(value) != {"table", "version", "members"}:
+        fields = {"table", "version", "seats", "members", "left"}
+        if not isinstance(value, dict) or set(value) != fields:
             raise bad("not a roster record")
         table_id, version, members = value["table"], value["version"], value["members"]
+        seats, left = value["seats"], value["left"]
         if not isinstance(table_id, bytes) or len(table_id) != 16:
             raise bad("table id")
-        if type(version) is not int or version < 0:
+        if type(version) is not int or not 0 <= version < 2**63:
             raise bad("version")
-        if not isinstance(members, list) or not 1 <= len(members) <= SEATS:
+        if type(seats) is not int or not MIN_SEATS <= seats <= MAX_SEATS:
+            raise bad(f"seat count (must be {MIN_SEATS}..{MAX_SEATS})")
+        if not isinstance(members, list) or not 1 <= len(members) <= seats:
             raise bad("member list")
         parsed: list[Member] = []
         for item in members:
             if not isinstance(item, dict) or set(item) != {"seat", "key", "nick", "addrs"}:
                 raise bad("member record")
             seat = item["seat"]
-            if type(seat) is not int or seat != len(parsed):
-                raise bad("seats must be 0, 1, 2, ... in order")
+            low = parsed[-1].seat + 1 if parsed else 0
+            if type(seat) is not int or not low <= seat < seats or (not parsed and seat != 0):
+                raise bad("seats must start at 0 (the host) and increase, below the seat count")
             try:
                 key = PeerKey(item["key"])
                 nickname = validate_nickname(item["nick"])
@@ -117,7 +159,21 @@ class Roster:
             parsed.append(Member(seat, key, nickname, addresses_from_wire(item["addrs"], sender)))
         if len({m.key for m in parsed}) != len(parsed):
             raise bad("the same identity holds two seats")
-        return cls(table_id, version, tuple(parsed))
+        if not isinstance(left, list) or len(left) > MAX_DEPARTURES:
+            raise bad(f"departure list (at most {MAX_DEPARTURES})")
+        departures: list[Departure] = []
+        for item in left:
+            if not isinstance(item, dict) or set(item) != {"seat", "key", "reason"}:
+                raise bad("departure record")
+            seat, reason = item["seat"], item["reason"]
+            if type(seat) is not int or not 1 <= seat < seats or reason not in (KICKED, LEFT):
+                raise bad("departure record")
+            try:
+                key = PeerKey(item["key"])
+            except ValueError as exc:
+                raise bad(str(exc)) from exc
+            departures.append(Departure(seat, key, reason))
+        return cls(table_id, version, tuple(parsed), seats, tuple(departures))
 
 
 def addresses_to_wire(addresses: tuple[Endpoint, ...]) -> list[list[Any]]:
@@ -211,6 +267,41 @@ def check_roster(roster: Roster, sender: str, table_id: bytes) -> None:
 
 
 @dataclass(frozen=True)
+class Succession:
+    """What a newer roster changes for the seats we knew, once it is found lawful."""
+
+    freed: tuple[Departure, ...]  # seats we knew that were freed
+    renamed: tuple[tuple[Member, Member], ...]  # (before, after) of a seated key
+
+
+def succession(old: Roster, new: Roster, sender: str) -> Succession:
+    """Check `new` against `old`: every seat we knew keeps its key unless `new` records
+    that key's departure from that seat. `RosterError` (naming `sender`) otherwise.
+    """
+    if new.seats != old.seats:
+        raise RosterError(f"roster from {sender} changes the table's seat count: refused")
+    if new.host.key != old.host.key:
+        raise RosterError(f"roster from {sender} names another host: refused")
+    departed = {(d.key, d.seat): d for d in new.departures}
+    freed: list[Departure] = []
+    renamed: list[tuple[Member, Member]] = []
+    for m in old.members:
+        now = new.member(m.key)
+        if now is not None and now.seat == m.seat:
+            if now.nickname != m.nickname:
+                renamed.append((m, now))
+            continue
+        record = departed.get((m.key, m.seat))
+        if record is None:
+            raise RosterError(
+                f"roster from {sender} takes seat {m.seat} from {m.label()} with no kick or "
+                "departure recorded: refused"
+            )
+        freed.append(record)
+    return Succession(tuple(freed), tuple(renamed))
+
+
+@dataclass(frozen=True)
 class Admission:
     """What the host decided about one join request."""
 
@@ -222,16 +313,36 @@ class Admission:
 class HostTable:
     """The host's seating state. Approval itself (a human prompt) happens outside."""
 
-    def __init__(self, table_id: bytes, host: Member, restore: Roster | None = None) -> None:
-        """A new table, or with `restore` the saved roster of a host that restarted."""
+    def __init__(
+        self,
+        table_id: bytes,
+        host: Member,
+        restore: Roster | None = None,
+        *,
+        seats: int = DEFAULT_SEATS,
+    ) -> None:
+        """A new table of `seats`, or with `restore` the saved roster of a restarted host."""
         if host.seat != 0:
             raise ValueError("the host sits in seat 0")
+        if not MIN_SEATS <= seats <= MAX_SEATS:
+            raise ValueError(f"a table has {MIN_SEATS}..{MAX_SEATS} seats")
         if restore is None:
-            self.roster = Roster(table_id, 0, (host,))
+            self.roster = Roster(table_id, 0, (host,), seats)
             return
         if restore.table_id != table_id or restore.host.key != host.key:
             raise TableError("the saved roster belongs to another table or host")
-        self.roster = Roster(table_id, restore.version + 1, (host, *restore.members[1:]))
+        self.roster = replace(
+            restore, version=restore.version + 1, members=(host, *restore.members[1:])
+        )
+
+    def _with(self, members: tuple[Member, ...], departed: Departure | None = None) -> None:
+        departures = self.roster.departures
+        if departed is not None:
+            departures = (*departures, departed)[-MAX_DEPARTURES:]
+        members = tuple(sorted(members, key=lambda m: m.seat))
+        self.roster = replace(
+            self.roster, version=self.roster.version + 1, members=members, departures=departures
+        )
 
     def classify(self, key: PeerKey) -> str:
         """'member' (returning, no approval needed), 'full', or 'new' (ask the host)."""
@@ -246,31 +357,41 @@ class HostTable:
         existing = self.roster.member(key)
         if existing is not None:
             return self.readmit(key, nickname, addresses)
-        if self.roster.full:
+        seat = self.roster.free_seat()
+        if seat is None:
             return Admission(None, False, "the table is full")
-        member = Member(len(self.roster.members), key, nickname, addresses)
-        self.roster = Roster(
-            self.roster.table_id, self.roster.version + 1, (*self.roster.members, member)
-        )
+        member = Member(seat, key, nickname, addresses)
+        self._with((*self.roster.members, member))
         return Admission(member, False)
 
     def vacate(self, key: PeerKey) -> bool:
         """Take back the seat just given to `key` (its welcome could not be delivered).
 
-        Only the last seat can be taken back, so every other seat number stays as it is.
+        Only the last seat can be taken back, so every other seat number stays as it is;
+        the roster records it as a departure, in case a peer already saw the seat given.
         """
         members = self.roster.members
         if len(members) < 2 or members[-1].key != key:
             return False
-        self.roster = Roster(self.roster.table_id, self.roster.version + 1, members[:-1])
+        self._with(members[:-1], Departure(members[-1].seat, key, LEFT))
         return True
 
+    def free(self, key: PeerKey, reason: str = KICKED) -> Departure | None:
+        """Free `key`'s seat (a kick, or the peer leaving); None if it holds no seat here."""
+        existing = self.roster.member(key)
+        if existing is None or existing.seat == 0 or reason not in (KICKED, LEFT):
+            return None
+        departure = Departure(existing.seat, key, reason)
+        self._with(tuple(m for m in self.roster.members if m.key != key), departure)
+        return departure
+
     def readmit(self, key: PeerKey, nickname: str, addresses: tuple[Endpoint, ...]) -> Admission:
+        """A seated identity back with new addresses; it keeps the nickname it was seated
+        with (a nickname is bound to its identity for the table), whatever it says now."""
         existing = self.roster.member(key)
         if existing is None:
             return Admission(None, False, "not seated at this table")
-        updated = replace(existing, nickname=nickname, addresses=addresses)
+        updated = replace(existing, addresses=addresses)
         if updated != existing:
-            members = tuple(updated if m.key == key else m for m in self.roster.members)
-            self.roster = Roster(self.roster.table_id, self.roster.version + 1, members)
+            self._with(tuple(updated if m.key == key else m for m in self.roster.members))
         return Admission(updated, True)

@@ -30,6 +30,7 @@ from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 
 from buraco_p2p import codec
 from buraco_p2p.crypto.group import DeterministicRandomSource
+from buraco_p2p.net import edwards
 from buraco_p2p.net.framing import (
     DEFAULT_MAX_FRAME,
     HEADER_LEN,
@@ -50,8 +51,23 @@ from buraco_p2p.net.handshake import (
     ResponderHandshake,
     version_alert,
 )
-from buraco_p2p.net.identity import Identity
+from buraco_p2p.net.identity import Identity, PeerKey
 from buraco_p2p.net.invite import Endpoint, Invite, InviteChecksumError
+from buraco_p2p.net.relay import RelayRecord
+from buraco_p2p.net.reliable import Ack, Data, Resume
+from buraco_p2p.net.table import (
+    KICKED,
+    LEAVE,
+    Departure,
+    Member,
+    Roster,
+    join_message,
+    mesh_message,
+    refused_message,
+    roster_message,
+    succession,
+    welcome_message,
+)
 from protocol.gen import files as vectorfiles
 
 __all__ = [
@@ -61,13 +77,22 @@ __all__ = [
     "frames_vector",
     "generate",
     "handshake_vector",
+    "identity_keys_vector",
     "invite_vector",
     "main",
+    "mesh_vector",
     "typed",
     "untyped",
 ]
 
-FILES: Final = ("codec.json", "handshake.json", "frames.json", "invite.json")
+FILES: Final = (
+    "codec.json",
+    "handshake.json",
+    "frames.json",
+    "invite.json",
+    "identity_keys.json",
+    "mesh.json",
+)
 
 Vector = vectorfiles.Vector
 
@@ -574,7 +599,7 @@ def _frame_plan() -> dict[str, list[tuple[int, bytes, Any]]]:
         "responder_to_initiator": [
             (KIND_READY, b"", None),
             (KIND_DATA, *_data(["mesh"])),
-            (KIND_DATA, *_data(["d", 0, 0, {"text": "bom jogo, Jo\u00e3o!"}])),
+            (KIND_DATA, *_data(["d", 0, 0, ["chat", "bom jogo, Jo\u00e3o!"]])),
         ],
         "initiator_to_responder": [
             (KIND_DATA, *_data(["join", {"addrs": [["192.0.2.10", 40404]]}])),
@@ -759,6 +784,186 @@ def invite_vector() -> Vector:
     }
 
 
+# --- identity keys (2.2) ---------------------------------------------------------------------
+
+_SMALL_ORDER: Final = (
+    ("the neutral point (order 1)", "01" + "00" * 31),
+    ("order 2", "ec" + "ff" * 30 + "7f"),
+    ("order 4, y = 0, x even", "00" * 32),
+    ("order 4, y = 0, x odd", "00" * 31 + "80"),
+    ("order 8", "c7176a703d4dd84fba3c0b760d10670f2a2053fa2c39ccc64ec7fd7792ac037a"),
+    ("order 8", "c7176a703d4dd84fba3c0b760d10670f2a2053fa2c39ccc64ec7fd7792ac03fa"),
+    ("order 8", "26e8958fc2b227b045c3f489f2ef98f0d5dfac05d3c63339b13802886d53fc05"),
+    ("order 8", "26e8958fc2b227b045c3f489f2ef98f0d5dfac05d3c63339b13802886d53fc85"),
+)
+_NON_CANONICAL: Final = (
+    ("y = p + 1: the neutral point", "ee" + "ff" * 30 + "7f"),
+    ("y = p: an order-4 point", "ed" + "ff" * 30 + "7f"),
+    ("y = 2^255 - 1", "ff" * 31 + "7f"),
+    ("sign bit set on x = 0 (the neutral point)", "01" + "00" * 30 + "80"),
+    ("sign bit set on x = 0 (the order-2 point)", "ec" + "ff" * 31),
+)
+
+
+def _mixed_order(honest: bytes) -> bytes:
+    """`honest` plus the point of order 2 (0, -1): canonical, on the curve, not of order L."""
+    p = edwards._P
+    x, y = edwards._decode(honest)
+    sx, sy, sz, _ = edwards._add((x, y, 1, x * y % p), (0, p - 1, 1, 0))
+    zi = pow(sz, p - 2, p)
+    ax, ay = sx * zi % p, sy * zi % p
+    return (ay | ((ax & 1) << 255)).to_bytes(32, "little")
+
+
+def identity_keys_vector() -> Vector:
+    s = _session()
+    honest = [s.initiator.public.raw, s.responder.public.raw]
+    refused: list[dict[str, str]] = []
+    cases = (
+        [(name, key, "small-order") for name, key in _SMALL_ORDER]
+        + [(name, key, "non-canonical") for name, key in _NON_CANONICAL]
+        + [
+            ("y = 2: not a point of the curve", "02" + "00" * 31, "off-curve"),
+            ("handshake.json's responder key plus the order-2 point",
+             _mixed_order(s.responder.public.raw).hex(), "mixed-order"),
+        ]
+    )  # fmt: skip
+    needles = {
+        "small-order": "small-order Ed25519 point",
+        "non-canonical": "canonical",
+        "off-curve": "not a point of the curve",
+        "mixed-order": "small-order component",
+    }
+    for name, key, reason in cases:
+        try:
+            PeerKey(bytes.fromhex(key))
+        except ValueError as exc:
+            if needles[reason] not in str(exc):
+                raise AssertionError(f"{name}: refused for another reason: {exc}") from None
+        else:
+            raise AssertionError(f"{name}: the identity key was accepted")
+        refused.append({"name": name, "key": key, "reason": reason})
+    for raw in honest:
+        PeerKey(raw)
+    return {
+        "description": "identity keys (docs/protocol.md section 2.2): every `refused` key must "
+        "be refused wherever an identity key is read (handshake identity block, roster, invite, "
+        "relay records), for the named reason; the `accepted` keys are handshake.json's.",
+        "accepted": [key.hex() for key in honest],
+        "refused": refused,
+    }
+
+
+# --- table and mesh records (2.6-2.10) --------------------------------------------------------
+
+MESH_SEED: Final = b"buraco-p2p/vectors/mesh"
+
+
+def _mesh_records() -> tuple[list[dict[str, object]], list[dict[str, object]]]:
+    """(records with their encodings, records that close the link they arrive on)."""
+    s = _session()
+    rng = DeterministicRandomSource(MESH_SEED)
+    host, bia = s.responder.public, s.initiator.public
+    caio = Identity.from_seed(rng.bytes(32), "Caio").public
+    inc_host, inc_bia = rng.bytes(16), rng.bytes(16)
+    table_id = s.inputs.table_id
+    v4 = Endpoint.parse("192.168.1.20", 47100)
+    v6 = Endpoint.parse("2001:db8::20", 47100)
+    members = (
+        Member(0, host, RESPONDER_NICK, (v4,)),
+        Member(1, bia, INITIATOR_NICK, (v6,)),
+    )
+    roster = Roster(table_id, 3, members)
+    kicked = Roster(
+        table_id, 5, (members[0], Member(2, caio, "Caio", ())), 4, (Departure(1, bia, KICKED),)
+    )
+    ok: list[tuple[str, str, Any]] = [
+        ("join greeting", "a joiner, first on its link to the host",
+         join_message((v4, v6))),
+        ("join greeting without addresses", "the same, reachable through the relay only",
+         join_message(())),
+        ("mesh greeting", "the dialer of a link between two seated peers", mesh_message()),
+        ("welcome", "the host's answer: seat 1 (0-based), and the roster",
+         welcome_message(1, roster)),
+        ("refused", "the host's final answer", refused_message("the table is full")),
+        ("roster after a kick", "seat 1 freed by a kick, seat 2 taken: lawful after `welcome`",
+         roster_message(kicked)),
+        ("resume, first link", "bia to the host: it knows nothing of the host's stream",
+         Resume(inc_bia, 0, None, 0).to_wire()),
+        ("resume, later link", "the host to bia: 12 sent, 9 still buffered; 7 of bia's received",
+         Resume(inc_host, 3, inc_bia, 7).to_wire()),
+        ("data with a chat message", "seq 7, acknowledging 5 consumed",
+         Data(7, 5, ["chat", "bom jogo, Jo\u00e3o!"]).to_wire()),
+        ("ack, also the heartbeat", "6 consumed", Ack(6).to_wire()),
+        ("leave", "a joiner to the host: it gives up its seat", [LEAVE]),
+        ("relay open", "bia to the host: open channel 7 to caio",
+         RelayRecord("ro", caio, 7).to_wire()),
+        ("relay data", "the host to caio: a chunk of channel 7, from bia",
+         RelayRecord("rd", bia, 7, bytes(range(16))).to_wire()),
+        ("relay close", "either way", RelayRecord("rc", caio, 7).to_wire()),
+    ]  # fmt: skip
+    for name, _, value in ok:
+        if name.startswith(("welcome", "roster")):
+            wire = value[-1]
+            if Roster.from_wire(wire, "vector").to_wire() != wire:
+                raise AssertionError(f"{name}: the roster does not round-trip")
+    succession(roster, kicked, "vector")
+    records = [
+        {"name": name, "comment": comment, "value": typed(value),
+         "msgpack": codec.pack(value).hex()}
+        for name, comment, value in ok
+    ]  # fmt: skip
+    closing: list[tuple[str, str, Any]] = [
+        ("not an array", "any", {"d": 1}),
+        ("an empty array", "any", []),
+        ("first element not a str", "any", [[1], 2]),
+        ("resume after the resume", "any mesh link, resumed",
+         Resume(inc_bia, 0, None, 0).to_wire()),
+        ("data before the resume", "any mesh link, before the resume", Data(0, 0, 1).to_wire()),
+        ("roster from a joiner", "a joiner, from a joiner", roster_message(roster)),
+        ("relay between joiners", "a joiner, from a joiner", RelayRecord("ro", host, 1).to_wire()),
+        ("incarnation of 15 bytes", "any mesh link, before the resume",
+         ["r", inc_bia[:15], 0, None, 0]),
+        ("incarnation as a str", "any mesh link, before the resume",
+         ["r", inc_bia.hex(), 0, None, 0]),
+        ("negative sequence number", "any mesh link, resumed", ["d", -1, 0, 1]),
+        ("sequence number of 2^63", "any mesh link, resumed", ["d", 2**63, 0, 1]),
+        ("ack as a bool", "any mesh link, resumed", ["a", True]),
+        ("unknown tag", "any", ["zz"]),
+        ("port 0 in the greeting", "any accepted link, first message",
+         ["join", {"addrs": [["192.168.1.20", 0]]}]),
+        ("port 70000 in the greeting", "any accepted link, first message",
+         ["join", {"addrs": [["192.168.1.20", 70000]]}]),
+        ("a host name in the greeting", "any accepted link, first message",
+         ["join", {"addrs": [["example.org", 47100]]}]),
+        ("roster with seat 1 before seat 0", "a joiner, from the host",
+         ["roster", {**roster.to_wire(), "members": [
+             {**members[1].to_wire(), "seat": 1}, members[0].to_wire()]}]),
+        ("roster with a seat count of 1", "a joiner, from the host",
+         ["roster", {**roster.to_wire(), "seats": 1}]),
+        ("relay chunk of 16385 bytes", "a joiner, from the host",
+         ["rd", bia.raw, 7, bytes(16385)]),
+    ]  # fmt: skip
+    refused = [
+        {"name": name, "link": link, "value": typed(value), "msgpack": codec.pack(value).hex()}
+        for name, link, value in closing
+    ]
+    return records, refused
+
+
+def mesh_vector() -> Vector:
+    records, refused = _mesh_records()
+    return {
+        "description": "table and mesh records (docs/protocol.md sections 2.6-2.10), each the "
+        "whole payload of one DATA frame: their values and canonical encodings; `closes_the_link` "
+        "lists records that a receiver must refuse on the named link by closing that link. Keys "
+        "are handshake.json's (the host is the responder, bia the initiator) and one drawn from "
+        "the stream of 1.1 seeded with `buraco-p2p/vectors/mesh`, as are both incarnations.",
+        "records": records,
+        "closes_the_link": refused,
+    }
+
+
 # --- files ----------------------------------------------------------------------------------
 
 
@@ -769,6 +974,8 @@ def generate() -> dict[str, Vector]:
         "handshake.json": handshake_vector(),
         "frames.json": frames_vector(),
         "invite.json": invite_vector(),
+        "identity_keys.json": identity_keys_vector(),
+        "mesh.json": mesh_vector(),
     }
 
 

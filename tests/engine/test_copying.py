@@ -13,6 +13,7 @@ from engine_helpers import draw, slots_of, table_for
 from buraco_p2p.cards import CardParseError
 from buraco_p2p.codec import DecodeError, EncodeError
 from buraco_p2p.engine import IllegalMove, IllegalMoveCode, LayDown, RevealError, legal_moves
+from buraco_p2p.engine.oracle import clear_public_melds
 from buraco_p2p.rules import IllegalMeld, RuleError
 from buraco_p2p.rules.ruleset import RuleOverrideError
 
@@ -46,6 +47,7 @@ def test_error_types_copy_and_pickle(err: BaseException, dup: Callable[[object],
 
 
 def test_a_hand_state_with_cached_refusals_copies_and_pickles() -> None:
+    clear_public_melds()  # a refusal the shared cache holds would not be cached privately
     t = table_for("us", hands={1: "3S 5S 9H KS KH KD"})
     draw(t)
     ref = t.referee

@@ -25,6 +25,7 @@ from buraco_p2p.engine import (
     legal_moves,
     reveal_from_wire,
 )
+from buraco_p2p.engine.oracle import clear_public_melds
 from buraco_p2p.rules import IllegalMeld, get_preset
 
 
@@ -192,3 +193,63 @@ def test_two_views_in_one_process_learn_nothing_from_each_other(preset: str) -> 
             t.push(rng.choice(legal_moves(view)))
         for v in t.views:
             assert _faces_in_cache(v) <= _codes_known(v), v.viewer
+
+
+def _faces_in_public_cache(view: PlayerView) -> set[int]:
+    """Every face code the shared public meld cache holds, in keys and in cached melds."""
+    o = view.oracle._public
+    codes: set[int] = set()
+    for (key, _end), r in o.eval.items():
+        codes.update(key)
+        if not isinstance(r, IllegalMeld):
+            codes.update(f.code for f in r.faces)
+    for (meld_key, added, _end), r in o.ext.items():
+        codes.update(meld_key[2])
+        codes.update(added)
+        if not isinstance(r, IllegalMeld):
+            codes.update(f.code for f in r.faces)
+    for _meld, key in o.keys.values():
+        codes.update(key[2])
+    return codes
+
+
+@pytest.mark.parametrize("preset", ["us", "italian", "fechado"])
+def test_the_shared_meld_cache_holds_only_public_faces(preset: str) -> None:
+    """The views of a table share one cache of the melds pushed moves show: after every move
+    it holds no face that is not public at that table, however much the players probe."""
+    rng = random.Random(f"public-cache-{preset}")
+    clear_public_melds()
+    checked = 0
+    for _ in range(2):
+        t = LocalTable.shuffled(HandSetup(get_preset(preset), rng.randrange(4)), rng)
+        ref = t.referee
+        assert len({id(v.oracle._public) for v in (ref, *t.views)}) == 1
+        while not t.ended:
+            view = t.views[ref.turn]
+            t.push(rng.choice(legal_moves(view)))
+            if t.ended:
+                break
+            shown = {ref.codes[ref.known[s]] for s in ref.public}
+            assert _faces_in_public_cache(ref) <= shown
+            checked += 1
+        clear_public_melds()  # the next hand's public cards are others
+    assert checked > 20
+
+
+def test_a_pushed_meld_is_checked_once_for_the_players_views() -> None:
+    """A lay-down its cards were shown for is checked once for the players' views, in the
+    shared cache; no player's own cache learns it. A move checked before its cards are shown
+    (`check` on the mover's own view) stays in that view's cache alone."""
+    clear_public_melds()
+    t = table_for("us", hands={1: "3S 4S 5S KS KH KD 9H"})
+    draw(t)
+    ref = t.referee
+    mover = t.views[1]
+    meld = slots_of(ref, 1, "3S 4S 5S")
+    key = (tuple(sorted(ref.codes[ref.known[s]] for s in meld)), 0)
+    assert mover.check(LayDown(1, (meld,))) is None
+    assert key in mover.oracle._eval
+    assert key not in mover.oracle._public.eval
+    lay(t, 1, "3S 4S 5S")
+    assert key in ref.oracle._public.eval
+    assert all(key not in v.oracle._eval for v in t.views if v is not mover)

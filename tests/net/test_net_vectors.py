@@ -21,10 +21,15 @@ from test_handshake import _sha as sha256
 
 from buraco_p2p import codec
 from buraco_p2p.net import errors, invite
+from buraco_p2p.net.errors import NetError
 from buraco_p2p.net.framing import DEFAULT_MAX_FRAME, FrameReader, ReceiveCipher
 from buraco_p2p.net.handshake import InitiatorHandshake, ResponderHandshake
 from buraco_p2p.net.identity import Identity, PeerKey
 from buraco_p2p.net.invite import Invite
+from buraco_p2p.net.mesh import HOST_TO_JOINER_TAGS, JOINER_TO_HOST_TAGS, PEER_TAGS
+from buraco_p2p.net.relay import RELAY_TAGS, parse_relay
+from buraco_p2p.net.reliable import Resume, parse_record
+from buraco_p2p.net.table import Roster, parse_hello
 from protocol.gen import net as vectors
 from protocol.gen.files import VECTOR_DIR
 
@@ -400,3 +405,98 @@ def test_the_bad_checksum_text_differs_in_one_character() -> None:
     assert len(bad) == len(good)
     assert sum(a != b for a, b in zip(bad, good, strict=True)) == 1
     assert re.fullmatch(r"BRC(-[A-Z2-7]{1,5})+", bad)
+
+
+# --- identity_keys.json -------------------------------------------------------------------
+
+KEYS = load("identity_keys.json")
+
+
+@pytest.mark.parametrize("case", KEYS["refused"], ids=lambda c: f"{c['reason']}: {c['name']}")
+def test_refused_identity_keys(case: dict[str, Any]) -> None:
+    with pytest.raises(ValueError):
+        PeerKey(h(case["key"]))
+
+
+def test_refused_identity_keys_cover_every_small_order_point() -> None:
+    small = {c["key"] for c in KEYS["refused"] if c["reason"] == "small-order"}
+    assert len(small) == 8
+    # Why they are refused: under the neutral point one signature verifies for everything.
+    neutral = Ed25519PublicKey.from_public_bytes(h("01" + "00" * 31))
+    for message in (b"", b"any message"):
+        neutral.verify(h("01" + "00" * 63), message)
+
+
+def test_accepted_identity_keys_are_the_handshake_keys() -> None:
+    assert KEYS["accepted"] == [HS["initiator"]["public_key"], HS["responder"]["public_key"]]
+    for key in KEYS["accepted"]:
+        assert PeerKey(h(key)).raw == h(key)
+
+
+# --- mesh.json ----------------------------------------------------------------------------
+
+MESH = load("mesh.json")
+
+
+@pytest.mark.parametrize("case", MESH["records"], ids=lambda c: c["name"])
+def test_mesh_records_encode_canonically_and_parse(case: dict[str, Any]) -> None:
+    value = vectors.untyped(case["value"])
+    assert codec.pack(value).hex() == case["msgpack"]
+    assert codec.unpack(h(case["msgpack"]), canonical=True) == value
+    tag = value[0]
+    if tag in ("d", "a", "r"):
+        parse_record(value, "peer")
+    elif tag in RELAY_TAGS:
+        parse_relay(value, "peer")
+    elif tag in ("join", "mesh"):
+        parse_hello(value, "peer")
+    elif tag in ("welcome", "roster"):
+        Roster.from_wire(value[-1], "host")
+    elif tag == "leave":
+        assert value == ["leave"] and tag in JOINER_TO_HOST_TAGS
+    else:
+        assert tag == "refused" and isinstance(value[1], str)
+
+
+def _accepts(link: str, value: Any) -> bool:
+    """Whether a receiver of `link` (the vector's wording of the 2.10 table) takes `value`."""
+    if not (isinstance(value, list) and value and isinstance(value[0], str)):
+        return False
+    tag = value[0]
+    try:
+        if link == "any accepted link, first message":
+            parse_hello(value, "peer")
+        elif link == "any mesh link, before the resume":
+            return isinstance(parse_record(value, "peer"), Resume)
+        elif link == "any mesh link, resumed":
+            return tag in PEER_TAGS and not isinstance(parse_record(value, "peer"), Resume)
+        elif link == "a joiner, from a joiner":
+            return tag in PEER_TAGS
+        elif link == "a joiner, from the host":
+            if tag not in HOST_TO_JOINER_TAGS:
+                return False
+            if tag == "roster":
+                Roster.from_wire(value[1], "host")
+            elif tag in RELAY_TAGS:
+                parse_relay(value, "host")
+            else:
+                parse_record(value, "host")
+        else:
+            assert link == "any"
+            return tag in HOST_TO_JOINER_TAGS | JOINER_TO_HOST_TAGS
+    except NetError:
+        return False
+    return True
+
+
+@pytest.mark.parametrize("case", MESH["closes_the_link"], ids=lambda c: c["name"])
+def test_mesh_records_that_close_the_link(case: dict[str, Any]) -> None:
+    value = vectors.untyped(case["value"])
+    assert codec.pack(value).hex() == case["msgpack"]
+    assert not _accepts(case["link"], value)
+
+
+def test_the_frames_vector_carries_a_lobby_chat_message() -> None:
+    frames = load("frames.json")
+    text = json.dumps(frames)
+    assert '"str": "chat"' in text and '"str": "text"' not in text

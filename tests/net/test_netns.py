@@ -47,6 +47,18 @@ def test_txt_record_round_trips_and_fits_a_dns_string() -> None:
     assert table.invite.addresses == invite.addresses[: len(table.invite.addresses)]
 
 
+@pytest.mark.parametrize("seats", [2, 3, 4, 6])
+def test_the_seat_count_of_any_table_size_round_trips(seats: int) -> None:
+    table = parse_txt("ana-x", _props(txt_record(_invite(1), "ana", 1, seats)))
+    assert (table.seats_taken, table.seats) == (1, seats)
+
+
+@pytest.mark.parametrize("text", ["7/4", "1/5", "x/4", "10/6", "3/2", ""])
+def test_an_impossible_seat_count_reads_as_an_empty_four_seat_table(text: str) -> None:
+    table = parse_txt("ana-x", _props({**txt_record(_invite(1), "ana", 1), "seats": text}))
+    assert (table.seats_taken, table.seats) == (0, 4)
+
+
 def test_bad_announcements_are_rejected() -> None:
     record = txt_record(_invite(1), "ana", 1)
     for key, value in [("v", "9"), ("fp", "aaaa-bbbb"), ("inv", "BRC-XXXX"), ("nick", "\x1b")]:

@@ -14,6 +14,7 @@ from typing import Any
 import trio
 from mesh_helpers import FAST, NICKS, collect, raw_link
 
+from buraco_p2p.net.errors import LinkClosed
 from buraco_p2p.net.identity import Identity, PeerKey
 from buraco_p2p.net.invite import Invite
 from buraco_p2p.net.link import SecureLink
@@ -134,9 +135,13 @@ class NonReader:
         self.link = link
 
     async def heartbeat(self) -> None:
-        while True:
-            await self.link.send(["a", 0])
-            await trio.sleep(0.1)
+        """Until the host drops the link: a reset is the end of this link, not an error."""
+        try:
+            while True:
+                await self.link.send(["a", 0])
+                await trio.sleep(0.1)
+        except LinkClosed:
+            return
 
 
 @asynccontextmanager

@@ -84,13 +84,17 @@ async def test_identity_not_in_the_roster_is_refused_by_every_peer() -> None:
 
 
 GARBAGE: dict[str, tuple[int, Callable[[list[Mesh]], list[Any]], str]] = {
-    "unknown message": (2, lambda m: ["zz", "not a mesh message"], "unexpected"),
+    "unknown message": (2, lambda m: ["zz", "not a mesh message"], "does not carry"),
+    "untagged list": (2, lambda m: [[1], 2], "not a tagged record"),
+    "map": (0, lambda m: {"d": 1}, "not a tagged record"),
+    "resume mid-link": (2, lambda m: ["r", b"x" * 16, 0, None, 0], "does not carry"),
+    "roster from a non-host": (2, lambda m: ["roster", {}], "does not carry"),
     "sequence gap": (2, lambda m: ["d", 10**6, 0, "skipped ahead"], "skipped"),
     "ack of unsent data": (2, lambda m: ["a", 10**9], "acknowledged"),
     "malformed record": (2, lambda m: ["d", "x", None], "delivery record"),
     "relay to itself": (0, lambda m: ["rd", m[1].me.raw, 7, b"x"], "itself"),
     "relay to a stranger": (0, lambda m: ["ro", Identity.generate("x").public.raw, 1], "outside"),
-    "relay from a non-host": (2, lambda m: ["ro", m[3].me.raw, 1], "not the host"),
+    "relay from a non-host": (2, lambda m: ["ro", m[3].me.raw, 1], "does not carry"),
 }
 
 
@@ -167,6 +171,10 @@ async def test_flood_of_connections_leaves_the_table_playing() -> None:
                         for m in (host, b, c, d):
                             await m.wait_all_up()
                     await still_plays([host, b, c, d])
-                    assert host.server is not None
-                    assert host.server.refused > 0
-                    assert host.server.failed > 0
+                    server = host.server
+                    assert server is not None
+                    # Counted as the server gets to each flood connection, which a loaded
+                    # machine may not have done yet: wait for them, do not race them.
+                    with trio.fail_after(10):
+                        while not (server.refused > 0 and server.failed > 0):
+                            await trio.sleep(0.01)

@@ -1,0 +1,52 @@
+"""The public part of a hand's state as plain data, and its hash.
+
+This is what every view must agree on after the same log, byte for byte (protocol/vectors/
+pins it, and peers compare hashes), so it lives apart from the rules of play: a change here
+is a change to the protocol, and shows as one.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import TYPE_CHECKING
+
+import msgpack
+
+if TYPE_CHECKING:
+    from buraco_p2p.engine.state import HandBase
+
+
+def public_state(h: HandBase) -> list[object]:
+    """The public part of the state as plain data (what `state_hash` hashes)."""
+    s = h.setup
+    pub = sorted(h.public)
+    melds = [[[list(tm.slots), h.oracle.summary(tm.meld)] for tm in team] for team in h.melds]
+    return [
+        1,
+        h.oracle.rules_digest,
+        [s.dealer, list(s.team_scores), -1 if s.cut is None else s.cut, s.hand_number],
+        h.turn,
+        h.phase.value,
+        h.turns_played,
+        [list(hand) for hand in h.hands],
+        list(h.stock),
+        list(h.pile),
+        list(h.pot_owner),
+        list(h.team_pot),
+        list(h.pot_played),
+        melds,
+        list(h.opened),
+        list(h.failed),
+        [[p, h.known[p]] for p in pub],
+        [h.first_slot, h.taken_single, h.must_meld, h.last_turn],
+        [h.end_reason.value if h.end_reason else "", h.went_out],
+        [[list(tm.slots), h.oracle.summary(tm.meld)] for tm in h.opening],
+        [list(side) for side in h.sides],
+        [] if (c := h.side_change) is None else [c.solo, list(c.partners), c.turn],
+    ]
+
+
+def state_hash(h: HandBase) -> bytes:
+    """SHA-256 of the public state: equal on every view after the same moves and reveals."""
+    data = msgpack.packb(public_state(h), use_bin_type=True)
+    return hashlib.sha256(data).digest()

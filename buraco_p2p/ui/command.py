@@ -61,7 +61,7 @@ def register(subparsers: Any) -> None:
     pp.add_argument(
         "--practice",
         action="store_true",
-        help="the practice table in this process (no cryptography) instead of bot peers",
+        help="the practice table in this process, no cryptography (implied by --seed)",
     )
     pp.set_defaults(func=run_play)
 
@@ -78,7 +78,8 @@ def run_play(args: argparse.Namespace) -> int:
         return local.play_line(args, rules)
     if not (sys.stdin.isatty() and sys.stdout.isatty()):
         return selfplay.run_play(args)
-    if not args.practice:
+    # A seeded deal can only be dealt without cryptography: --seed means the practice table.
+    if not args.practice and args.seed is None:
         from pathlib import Path
 
         from buraco_p2p.net.identity import load_or_create_identity

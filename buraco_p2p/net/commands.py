@@ -30,7 +30,7 @@ from buraco_p2p.net.errors import IdentityError, MeshError, NetError
 from buraco_p2p.net.identity import Identity, PeerKey, load_or_create_identity
 from buraco_p2p.net.invite import Endpoint, Invite, InviteError
 from buraco_p2p.net.lobby import Lobby, printable
-from buraco_p2p.net.mesh import JoinRequest, auto_approve, host_table, join_table
+from buraco_p2p.net.mesh import JoinRequest, Mesh, auto_approve, host_table, join_table
 from buraco_p2p.net.table import JoinRefused
 
 __all__ = ["UsageError", "register"]
@@ -130,17 +130,45 @@ def _identity(args: argparse.Namespace) -> Identity:
 
 
 @contextlib.asynccontextmanager
-async def _maybe_upnp(enabled: bool, port: int) -> AsyncIterator[Endpoint | None]:
+async def _maybe_upnp(
+    enabled: bool, port: int, required: bool = True
+) -> AsyncIterator[Endpoint | None]:
     if not enabled:
         yield None
         return
-    from buraco_p2p.net.upnp import upnp_mapping
+    from buraco_p2p.net.upnp import UpnpError, upnp_mapping
 
-    async with upnp_mapping(port) as mapping:
+    if required:
+        async with upnp_mapping(port) as mapping:
+            yield mapping.external
+        return
+    # `--internet` asks the gateway by PCP or NAT-PMP, then by UPnP, and plays on without one.
+    from buraco_p2p.net.portmap import PortMapError, map_port
+
+    try:
+        mapped = await map_port(port)
+    except PortMapError as exc:
+        _print(f"* no PCP/NAT-PMP mapping: {exc}")
+    else:
+        _print(f"* port mapped by {mapped.protocol}: {mapped.external}")
+        yield mapped.external
+        return
+    async with contextlib.AsyncExitStack() as stack:
+        try:
+            mapping = await stack.enter_async_context(upnp_mapping(port))
+        except UpnpError as exc:
+            _print(f"* no port mapping: {exc}")
+            yield None
+            return
         yield mapping.external
 
 
 async def _host_main(args: argparse.Namespace) -> int:
+    from buraco_p2p.net.internet import answer_reply_code, contact_line, learn_public_address
+
+    stun = _stun_servers(args)
+    if args.internet or args.upnp or stun:
+        _print(contact_line(args.internet, args.upnp, stun))
     identity = _identity(args)
     send, recv = trio.open_memory_channel[str](16)
     lobby_box: list[Lobby] = []
@@ -156,9 +184,11 @@ async def _host_main(args: argparse.Namespace) -> int:
         lobby = Lobby(mesh, _print)
         lobby_box.append(lobby)
         port = mesh.advertised[0].port if mesh.advertised else args.port
-        async with _maybe_upnp(args.upnp, port) as public:
+        async with _maybe_upnp(args.upnp or args.internet, port, args.upnp) as public:
             if public is not None:
                 mesh.advertise_also(public)
+            if stun:
+                await learn_public_address(mesh, port, stun, _print)
             invite = mesh.invite
             _print(f"table created; you are {identity.nickname} ({identity.public.fingerprint()})")
             _print("invite code (give it to the other players):")
@@ -174,9 +204,39 @@ async def _host_main(args: argparse.Namespace) -> int:
                     _print("* announced on the local network")
                 async with trio.open_nursery() as nursery:
                     nursery.start_soon(_stdin_lines, send)
-                    await lobby.run(recv)
+                    lines, lobby_recv = trio.open_memory_channel[str](16)
+
+                    async def reply(text: str) -> None:
+                        await answer_reply_code(mesh, port, text, _print)
+
+                    nursery.start_soon(_route_reply_codes, recv, lines, nursery, reply)
+                    await lobby.run(lobby_recv)
                     nursery.cancel_scope.cancel()
     return 0
+
+
+def _stun_servers(args: argparse.Namespace) -> list[Endpoint]:
+    from buraco_p2p.net.internet import StunServerError, parse_stun_server
+
+    try:
+        return [parse_stun_server(text) for text in args.stun or ()]
+    except StunServerError as exc:
+        raise UsageError(str(exc)) from None
+
+
+async def _route_reply_codes(
+    recv: trio.MemoryReceiveChannel[str],
+    lobby: trio.MemorySendChannel[str],
+    nursery: trio.Nursery,
+    on_reply: Callable[[str], Any],
+) -> None:
+    """Host input: a pasted reply code (`BRR-...`) is answered; every other line is the lobby's."""
+    async with lobby:
+        async for line in recv:
+            if line.strip().upper().startswith("BRR-"):
+                nursery.start_soon(on_reply, line.strip())
+            else:
+                await lobby.send(line)
 
 
 async def _pick_lan_table() -> Invite:
@@ -216,6 +276,11 @@ async def _join_main(args: argparse.Namespace) -> int:
         invite = Invite.from_text(args.code)
     else:
         raise UsageError("give an invite code, or --lan to look for tables on the local network")
+    stun = _stun_servers(args)
+    if args.internet or stun:
+        from buraco_p2p.net.internet import contact_line
+
+        _print(contact_line(False, False, stun))
     _print(
         f"joining as {identity.nickname} ({identity.public.fingerprint()}); host fingerprint "
         f"{PeerKey(invite.host_key).fingerprint()}; waiting for the host to seat you ..."
@@ -225,9 +290,15 @@ async def _join_main(args: argparse.Namespace) -> int:
     while True:
         seated = False
         try:
+            async def before_dial(mesh: Mesh, port: int) -> None:
+                from buraco_p2p.net.internet import prepare_reply_code
+
+                await prepare_reply_code(mesh, port, invite, stun, _print)
+
             async with join_table(
-                identity, invite, listen_host=args.listen, port=args.port
-            ) as mesh:
+                identity, invite, listen_host=args.listen, port=args.port,
+                before_dial=before_dial if stun else None,
+            ) as mesh:  # fmt: skip
                 seated = True
                 lobby = Lobby(mesh, _print)
                 async with trio.open_nursery() as nursery:
@@ -304,6 +375,17 @@ def _common(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--lan", action="store_true", help="use mDNS on the local network (multicast)"
+    )
+    parser.add_argument(
+        "--internet",
+        action="store_true",
+        help="play across the internet: try a port mapping (host) and ask the --stun servers",
+    )
+    parser.add_argument(
+        "--stun",
+        action="append",
+        metavar="IP:PORT",
+        help="a STUN server to learn your public address from (give two for the NAT class)",
     )
 
 

@@ -11,12 +11,15 @@ Binary layout (version 1, all integers big-endian)::
     table_id     16 bytes
     room_secret  16 bytes  (128-bit; mixed into every handshake of the table)
     host_key     32 bytes  (Ed25519 public key of the host)
-    n_addr       u8        (0..16)
+    counts       u8        nat_class << 6 | n_addr   (n_addr 0..16, bit 5 zero)
     n_addr times:
-        family   u8        4 or 6
+        family   u8        kind << 4 | 4 or 6   (kind: 0 own interface, 1 mapped, 2 reflexive)
         ip       4 or 16 bytes
         port     u16       (1..65535)
     checksum     4 bytes   = SHA-256("buraco-p2p/invite/v1" || everything above)[:4]
+
+The candidate kinds and the NAT class (0 unknown, 1 open, 2 endpoint-independent, 3 random)
+sit in bits an invite without them leaves zero, so such an invite reads the same as before.
 """
 
 from __future__ import annotations
@@ -35,6 +38,8 @@ TABLE_ID_LEN = 16
 ROOM_SECRET_LEN = 16
 KEY_LEN = 32
 MAX_ADDRESSES = 16
+MAX_KIND = 2
+MAX_NAT_CLASS = 3
 CHECKSUM_LEN = 4
 GROUP = 5
 _CHECKSUM_DOMAIN = b"buraco-p2p/invite/v1"
@@ -104,8 +109,20 @@ class Invite:
     host_key: bytes
     addresses: tuple[Endpoint, ...]
     version: int = INVITE_VERSION
+    # Per address, how it was learnt (candidates.CandidateKind); empty means all own addresses.
+    kinds: tuple[int, ...] = ()
+    # The host's NAT class (candidates.NatClass); 0 when it asked no STUN server.
+    nat_class: int = 0
 
     def __post_init__(self) -> None:
+        if not self.kinds:
+            object.__setattr__(self, "kinds", (0,) * len(self.addresses))
+        if len(self.kinds) != len(self.addresses):
+            raise InviteFormatError("an invite needs one candidate kind per address")
+        if any(not 0 <= k <= MAX_KIND for k in self.kinds):
+            raise InviteFormatError(f"candidate kinds are 0..{MAX_KIND}")
+        if not 0 <= self.nat_class <= MAX_NAT_CLASS:
+            raise InviteFormatError(f"NAT classes are 0..{MAX_NAT_CLASS}")
         if len(self.table_id) != TABLE_ID_LEN:
             raise InviteFormatError(f"table id must be {TABLE_ID_LEN} bytes")
         if len(self.room_secret) != ROOM_SECRET_LEN:
@@ -121,10 +138,10 @@ class Invite:
             self.table_id,
             self.room_secret,
             self.host_key,
-            struct.pack(">B", len(self.addresses)),
+            struct.pack(">B", self.nat_class << 6 | len(self.addresses)),
         ]
-        for ep in self.addresses:
-            parts.append(struct.pack(">B", ep.ip.version))
+        for ep, kind in zip(self.addresses, self.kinds, strict=True):
+            parts.append(struct.pack(">B", kind << 4 | ep.ip.version))
             parts.append(ep.ip.packed)
             parts.append(struct.pack(">H", ep.port))
         body = b"".join(parts)
@@ -151,7 +168,7 @@ class Invite:
                 f"the invite code is truncated ({len(data)} bytes, at least "
                 f"{_HEADER_LEN + CHECKSUM_LEN} needed)"
             )
-        n_addr = data[_HEADER_LEN - 1]
+        nat_class, n_addr = data[_HEADER_LEN - 1] >> 6, data[_HEADER_LEN - 1] & 0x3F
         needed = _HEADER_LEN
         families: list[int] = []
         pos = _HEADER_LEN
@@ -159,8 +176,8 @@ class Invite:
             if pos >= len(data) - CHECKSUM_LEN:
                 needed = pos + 1
                 break
-            family = data[pos]
-            families.append(family)
+            family = data[pos] & 0x0F
+            families.append(data[pos])
             ip_len = 4 if family == 4 else 16
             pos += 1 + ip_len + 2
             needed = pos
@@ -189,7 +206,12 @@ class Invite:
         host_key = data[off : off + KEY_LEN]
         off += KEY_LEN + 1
         addresses: list[Endpoint] = []
-        for family in families:
+        kinds: list[int] = []
+        for tagged in families:
+            family, kind = tagged & 0x0F, tagged >> 4
+            if kind > MAX_KIND:
+                raise InviteFormatError(f"unknown candidate kind {kind} in invite")
+            kinds.append(kind)
             off += 1
             ip: IPAddress
             if family == 4:
@@ -203,7 +225,9 @@ class Invite:
             (port,) = struct.unpack(">H", data[off : off + 2])
             off += 2
             addresses.append(Endpoint(ip, port))
-        return cls(table_id, room_secret, host_key, tuple(addresses), version)
+        return cls(
+            table_id, room_secret, host_key, tuple(addresses), version, tuple(kinds), nat_class
+        )
 
     @classmethod
     def from_text(cls, text: str) -> Invite:

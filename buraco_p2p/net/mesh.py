@@ -32,10 +32,11 @@ and `next_event()` for `PeerUp`/`PeerDown`/`RosterChanged`/`StreamReset`/`SeatFr
 from __future__ import annotations
 
 import contextlib
+import ipaddress
 import math
 import secrets
 from collections import deque
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -43,11 +44,13 @@ import trio
 
 from buraco_p2p import codec
 from buraco_p2p.net.admission import Approver, Door, JoinRequest, auto_approve
+from buraco_p2p.net.candidates import CandidateKind, NatClass, describe_link, host_candidates
 from buraco_p2p.net.errors import LinkClosed, LinkError, MeshError, NetError
 from buraco_p2p.net.identity import Identity, PeerKey
 from buraco_p2p.net.invite import Endpoint, Invite
-from buraco_p2p.net.link import SecureLink, connect
+from buraco_p2p.net.link import ConnectError, SecureLink, connect, handshake
 from buraco_p2p.net.outbox import LinkRun, Outbox
+from buraco_p2p.net.punch import PunchError, share_listening_port, simultaneous_open
 from buraco_p2p.net.relay import RELAY_TAGS, parse_relay
 from buraco_p2p.net.relaying import Relays
 from buraco_p2p.net.reliable import (
@@ -255,6 +258,14 @@ class Mesh:
         self.is_host = is_host
         self.roster: Roster | None = None
         self.advertised: tuple[Endpoint, ...] = ()
+        # How each advertised address was learnt, and our NAT class (candidates.py).
+        self.candidate_kinds: dict[Endpoint, CandidateKind] = {}
+        self.nat_class = NatClass.UNKNOWN
+        # Addresses reached by a simultaneous open from our listening port (punch.py), not a dial.
+        self.punch_port: int | None = None
+        self.punch_targets: frozenset[Endpoint] = frozenset()
+        self.punch_window = 120.0
+        self.punched: set[PeerKey] = set()
         self.rejections: deque[str] = deque(maxlen=200)
         self._nursery = nursery
         self._state = state
@@ -284,7 +295,12 @@ class Mesh:
         """The invite for this table (only the host's own addresses are in it)."""
         assert self.roster is not None
         host = self.roster.host
-        return Invite(self.table_id, self.room_secret, host.key.raw, host.addresses[:16])
+        addresses = host.addresses[:16]
+        kinds = tuple(int(self.candidate_kinds.get(ep, CandidateKind.HOST)) for ep in addresses)
+        return Invite(
+            self.table_id, self.room_secret, host.key.raw, addresses,
+            kinds=kinds, nat_class=int(self.nat_class),
+        )  # fmt: skip
 
     def peers(self) -> tuple[PeerKey, ...]:
         """Everyone seated except us, in seat order."""
@@ -295,6 +311,24 @@ class Mesh:
     def is_up(self, peer: PeerKey) -> bool:
         p = self._peers.get(peer)
         return p is not None and p.link is not None
+
+    def how_linked(self, peer: PeerKey) -> str | None:
+        """How the live link to `peer` was made ("direct (punched)", ...); None when down."""
+        p = self._peers.get(peer)
+        if p is None or p.link is None or p.run is None:
+            return None
+        address = p.link.address
+        remote = None
+        if address is not None:
+            with contextlib.suppress(ValueError):
+                remote = ipaddress.ip_address(address.rsplit(":", 1)[0].strip("[]"))
+        kind = next(
+            (k for ep, k in self.candidate_kinds.items() if remote is not None and ep.ip == remote),
+            None,
+        )
+        return describe_link(
+            relayed=p.run.relayed, punched=peer in self.punched, remote=remote, remote_kind=kind
+        )
 
     def is_relayed(self, peer: PeerKey) -> bool:
         p = self._peers.get(peer)
@@ -356,8 +390,11 @@ class Mesh:
             {key.raw: p.channel.snapshot() for key, p in self._peers.items()},
         )
 
-    def advertise_also(self, endpoint: Endpoint) -> None:
+    def advertise_also(
+        self, endpoint: Endpoint, kind: CandidateKind = CandidateKind.MAPPED
+    ) -> None:
         """Host: add an address (a UPnP mapping, say) to our roster entry and the invite."""
+        self.candidate_kinds[endpoint] = kind
         self.advertised = (*self.advertised, endpoint)[:16]
         table = self.door.table
         if table is not None:
@@ -749,6 +786,8 @@ class Mesh:
 
     async def _connect(self, ep: Endpoint, peer: PeerKey) -> SecureLink:
         """A direct link to `peer` at `ep`, keyed by this table's room secret."""
+        if self.punch_port is not None and ep in self.punch_targets:
+            return await self._punch(ep, peer)
         return await connect(
             ep.host,
             ep.port,
@@ -758,6 +797,21 @@ class Mesh:
             expected_peer=peer,
             timeout=self.config.direct_timeout,
         )
+
+    async def _punch(self, ep: Endpoint, peer: PeerKey) -> SecureLink:
+        """A link to `peer` by simultaneous open to `ep` (the peer dials us at the same time)."""
+        assert self.punch_port is not None
+        try:
+            stream = await simultaneous_open(self.punch_port, ep, window=self.punch_window)
+        except PunchError as exc:
+            raise ConnectError(str(exc)) from None
+        link = await handshake(
+            stream, self.identity, room_secret=self.room_secret, table_id=self.table_id,
+            initiator=True, expected_peer=peer, timeout=self.config.direct_timeout,
+            address=str(ep),
+        )  # fmt: skip
+        self.punched.add(peer)
+        return link
 
     async def _dial_direct(self, key: PeerKey) -> SecureLink | None:
         if self._direct_refused(key) or self.roster is None:
@@ -903,6 +957,7 @@ class Mesh:
         )
         self.listeners = listeners
         bound = listeners[0].socket.getsockname()[1]
+        share_listening_port(listeners)
         await self._nursery.start(self._listen, self.server, listeners)
         task_status.started(bound)
 
@@ -932,28 +987,8 @@ class Mesh:
 
 
 def local_endpoints(port: int, listen_host: str) -> tuple[Endpoint, ...]:
-    """Addresses to advertise: the bound one, or every interface address for a wildcard."""
-    if listen_host not in ("", "0.0.0.0", "::"):
-        return (Endpoint.parse(listen_host, port),)
-    import ifaddr
-
-    found: list[Endpoint] = []
-    loopback: list[Endpoint] = []
-    for adapter in ifaddr.get_adapters():
-        for ip in adapter.ips:
-            text = ip.ip if isinstance(ip.ip, str) else ip.ip[0]
-            if listen_host == "0.0.0.0" and not isinstance(ip.ip, str):
-                continue
-            if listen_host == "::" and isinstance(ip.ip, str):
-                continue
-            try:
-                ep = Endpoint.parse(text, port)
-            except NetError:
-                continue
-            if ep.ip.is_link_local:
-                continue
-            (loopback if ep.ip.is_loopback else found).append(ep)
-    return tuple(found + loopback)[:16]
+    """Addresses to advertise: the bound one, or this machine's own (candidates.py)."""
+    return tuple(c.endpoint for c in host_candidates(port, listen_host))[:16]
 
 
 def _describe(exc: BaseException) -> str:
@@ -1054,8 +1089,12 @@ async def join_table(
     advertise: tuple[Endpoint, ...] | None = None,
     config: MeshConfig | None = None,
     state: MeshState | None = None,
+    before_dial: Callable[[Mesh, int], Awaitable[None]] | None = None,
 ) -> AsyncIterator[Mesh]:
     """Join the table of `invite` (waiting for the host's approval) and yield our mesh.
+
+    `before_dial(mesh, port)` runs once we listen on `port` and before we dial the host: the
+    place to learn our public address and set `punch_port`/`punch_targets` (internet.py).
 
     `JoinRefused` if the host says no; `MeshError` if no address of the invite answers.
     Pass the `state` saved from `Mesh.snapshot()` to resume after a restart.
@@ -1069,6 +1108,8 @@ async def join_table(
     ) as (mesh, nursery):
         bound = await nursery.start(mesh._serve, listen_host, port)
         mesh.advertised = advertise or local_endpoints(bound, listen_host)
+        if before_dial is not None:
+            await before_dial(mesh, bound)
         link, roster = await mesh._connect_host(invite.addresses, host_key)
         if roster.host.key != host_key:
             await link.aclose()

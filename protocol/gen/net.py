@@ -72,6 +72,7 @@ from protocol.gen import files as vectorfiles
 
 __all__ = [
     "FILES",
+    "candidates_vector",
     "codec_vector",
     "expand_pieces",
     "frames_vector",
@@ -92,6 +93,7 @@ FILES: Final = (
     "invite.json",
     "identity_keys.json",
     "mesh.json",
+    "candidates.json",
 )
 
 Vector = vectorfiles.Vector
@@ -964,6 +966,107 @@ def mesh_vector() -> Vector:
     }
 
 
+# --- 2.11 candidates, STUN and punch timing ------------------------------------------------
+
+
+def candidates_vector() -> Vector:
+    from buraco_p2p.net.punch import start_delays
+    from buraco_p2p.net.stun import binding_request, binding_response
+
+    base = _invite()
+    addresses = (
+        Endpoint(ipaddress.ip_address("192.168.1.20"), 40404),
+        Endpoint(ipaddress.ip_address("2001:db8::9a3c:11d2:7e01:5b2a"), 40404),
+        Endpoint(ipaddress.ip_address("198.51.100.7"), 40404),
+    )
+    invite = Invite(
+        base.table_id, base.room_secret, base.host_key, addresses, kinds=(0, 0, 2), nat_class=2
+    )
+    binary = invite.to_bytes()
+    if Invite.from_bytes(binary) != invite:
+        raise AssertionError("the candidate invite vector does not round-trip")
+    transaction = hashlib.sha256(b"buraco-p2p/vectors/stun").digest()[:12]
+    request = binding_request(transaction)
+    stun = []
+    for observed in (addresses[2], Endpoint(ipaddress.ip_address("2001:db8::7"), 51000)):
+        stun.append({
+            "observed": {"ip": str(observed.ip), "port": observed.port},
+            "response": binding_response(request, observed).to_bytes().hex(),
+        })  # fmt: skip
+    counts = 65  # offset of the counts byte
+    refused = [
+        {"name": "candidate kind 3", "binary": _recheck(binary, counts + 1, 0x34).hex(),
+         "error": "InviteFormatError"},
+        {"name": "bit 5 of the counts byte set: 35 addresses declared",
+         "binary": _recheck(binary, counts, 0xA3).hex(), "error": "InviteTruncatedError"},
+    ]  # fmt: skip
+    delays = [
+        {"rtt_a_ms": a, "rtt_b_ms": b, "delay_a_ms": d.first * 1000, "delay_b_ms": d.second * 1000}
+        for a, b in ((180, 40), (10, 50), (25, 25))
+        for d in [start_delays(a / 1000, b / 1000)]
+    ]
+    reply = _reply_vector(base.room_secret, base.table_id)
+    return {
+        "reply_code": reply,
+        "description": "candidates (docs/protocol.md section 2.11): an invite whose addresses "
+        "carry candidate kinds and whose counts byte carries the host's NAT class, invites "
+        "refused for those bits, a STUN Binding request and the success responses a server "
+        "sends for an IPv4 and an IPv6 reflexive address, the coordinator's start delays, and "
+        "a joiner's reply code (section 2.12) keyed with the room secret and table id of "
+        "invite.json, with altered codes a host must refuse.",
+        "invite": {
+            "kinds": list(invite.kinds),
+            "nat_class": invite.nat_class,
+            "addresses": [{"ip": str(ep.ip), "port": ep.port} for ep in addresses],
+            "binary": binary.hex(),
+            "text": invite.to_text(),
+        },
+        "refused": refused,
+        "stun": {
+            "transaction": transaction.hex(),
+            "request": request.to_bytes().hex(),
+            "responses": stun,
+        },
+        "punch_delays": delays,
+    }
+
+
+def _reply_vector(room_secret: bytes, table_id: bytes) -> Vector:
+    from buraco_p2p.net.candidates import Candidate, CandidateKind, NatClass
+    from buraco_p2p.net.reply import ReplyCode
+
+    reflexive = Endpoint(ipaddress.ip_address("203.0.113.9"), 40400)
+    own = Endpoint(ipaddress.ip_address("2001:db8:2::2"), 40400)
+    code = ReplyCode(
+        (Candidate(CandidateKind.REFLEXIVE, reflexive), Candidate(CandidateKind.HOST, own)),
+        NatClass.INDEPENDENT,
+    )
+    other_table = code.to_bytes(room_secret, bytes(16))
+    binary = code.to_bytes(room_secret, table_id)
+    text = code.to_text(room_secret, table_id)
+    flipped = binary[:2] + bytes((binary[2] ^ 0x10,)) + binary[3:]
+    return {
+        "candidates": [
+            {"kind": int(c.kind), "ip": str(c.endpoint.ip), "port": c.endpoint.port}
+            for c in code.candidates
+        ],
+        "nat_class": int(code.nat_class),
+        "binary": binary.hex(),
+        "tag": binary[-8:].hex(),
+        "text": text,
+        "refused": [
+            {"name": "a candidate's kind changed", "binary": flipped.hex()},
+            {"name": "keyed with another table id", "binary": other_table.hex()},
+        ],
+    }
+
+
+def _recheck(binary: bytes, offset: int, value: int) -> bytes:
+    """`binary` with one byte replaced and the checksum made right again."""
+    body = binary[:offset] + bytes((value,)) + binary[offset + 1 : -4]
+    return body + hashlib.sha256(b"buraco-p2p/invite/v1" + body).digest()[:4]
+
+
 # --- files ----------------------------------------------------------------------------------
 
 
@@ -976,6 +1079,7 @@ def generate() -> dict[str, Vector]:
         "invite.json": invite_vector(),
         "identity_keys.json": identity_keys_vector(),
         "mesh.json": mesh_vector(),
+        "candidates.json": candidates_vector(),
     }
 
 

@@ -1,0 +1,387 @@
+"""A lab of home networks behind real NATs, made of Linux network namespaces and nftables.
+
+Topology (every address lives only inside the lab's own namespaces)::
+
+    inet:   bridge "br0" 198.51.100.0/24 and 2001:db8:ff::/64; STUN responders at .2 and .3
+    rtr<i>: "wan" 198.51.100.<10+i> / 2001:db8:ff::<10+i> on the bridge, "lan" 10.0.<i>.1 /
+            2001:db8:<i>::1; nftables masquerades IPv4 out of "wan" (`fully-random` for a
+            symmetric NAT) and drops anything inbound no inside host asked for, IPv4 and IPv6.
+    home<i>: "eth0" 10.0.<i>.2 and 2001:db8:<i>::2, default routes via its router.
+
+Code runs inside a namespace on a thread of its own (`run_in`): `setns(2)` switches only the
+calling thread, so each peer gets a thread and its own trio loop, and every socket it makes
+belongs to its home. Used by tests/net/test_natlab.py and benchmarks/internet.py.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ipaddress
+import os
+import secrets
+import shutil
+import subprocess
+import threading
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+import trio
+
+from buraco_p2p.net.invite import Endpoint
+
+CLONE_NEWNET = 0x40000000
+STUN_PORT = 3478
+STUN_V4 = ("198.51.100.2", "198.51.100.3")
+T = TypeVar("T")
+
+
+def unavailable() -> str | None:
+    """Why the lab cannot run here, or None."""
+    if os.geteuid() != 0:
+        return "needs root to create network namespaces"
+    for tool in ("ip", "nft"):
+        if shutil.which(tool) is None:
+            return f"the `{tool}` tool is not installed (apt-get install -y iproute2 nftables)"
+    probe = f"bp-probe-{secrets.token_hex(3)}"
+    made = subprocess.run(["ip", "netns", "add", probe], capture_output=True, text=True)
+    if made.returncode != 0:
+        return f"`ip netns add` does not work here: {made.stderr.strip()}"
+    try:
+        nft = subprocess.run(
+            ["ip", "netns", "exec", probe, "nft", "add", "table", "ip", "probe"],
+            capture_output=True, text=True,
+        )
+        if nft.returncode != 0:
+            return f"nftables does not work here: {nft.stderr.strip()}"
+    finally:
+        subprocess.run(["ip", "netns", "del", probe], capture_output=True)
+    return None
+
+
+def _run(*args: str, stdin: str | None = None) -> None:
+    done = subprocess.run(list(args), input=stdin, capture_output=True, text=True)
+    if done.returncode != 0:
+        raise RuntimeError(f"{' '.join(args)}: {done.stderr.strip()}")
+
+
+_ROUTER_RULES = """
+table ip nat {{
+    chain in_nat {{
+        type nat hook prerouting priority -100; policy accept;
+    }}
+    chain out_nat {{
+        type nat hook postrouting priority 100; policy accept;
+        oifname "wan" masquerade{random}
+    }}
+}}
+table inet guard {{
+    chain pass_through {{
+        type filter hook forward priority 0; policy drop;
+        ct state established,related accept
+        ct status dnat accept
+        iifname "lan" accept
+    }}
+    chain to_router {{
+        type filter hook input priority 0; policy drop;
+        ct state established,related accept
+        iifname "lan" accept
+        iifname "lo" accept
+        meta l4proto ipv6-icmp accept
+    }}
+}}
+"""
+
+
+@dataclass
+class Home:
+    index: int
+    namespace: str
+    router: str
+    symmetric: bool
+
+    @property
+    def lan_ip(self) -> str:
+        return f"10.0.{self.index}.2"
+
+    @property
+    def v6_ip(self) -> str:
+        return f"2001:db8:{self.index}::2"
+
+    @property
+    def public_ip(self) -> str:
+        return f"198.51.100.{10 + self.index}"
+
+
+@dataclass
+class Lab:
+    tag: str = field(default_factory=lambda: secrets.token_hex(3))
+    homes: list[Home] = field(default_factory=list)
+    namespaces: list[str] = field(default_factory=list)
+
+    @property
+    def inet(self) -> str:
+        return f"bn{self.tag}-inet"
+
+    def _ns(self, name: str) -> str:
+        full = f"bn{self.tag}-{name}"
+        _run("ip", "netns", "add", full)
+        self.namespaces.append(full)
+        _run("ip", "-n", full, "link", "set", "lo", "up")
+        # No duplicate address detection: addresses (link-local too) usable at once.
+        for conf in ("all", "default"):
+            _run("ip", "netns", "exec", full, "sysctl", "-qw", f"net.ipv6.conf.{conf}.accept_dad=0")
+        return full
+
+    def __enter__(self) -> Lab:
+        try:
+            self._build()
+        except BaseException:
+            self.__exit__()
+            raise
+        return self
+
+    def _build(self) -> None:
+        inet = self._ns("inet")
+        _run("ip", "-n", inet, "link", "add", "name", "br0", "type", "bridge")
+        _run("ip", "-n", inet, "link", "set", "br0", "up")
+        for ip in STUN_V4:
+            _run("ip", "-n", inet, "addr", "add", f"{ip}/24", "dev", "br0")
+        _run("ip", "-n", inet, "addr", "add", "2001:db8:ff::2/64", "dev", "br0", "nodad")
+
+    def __exit__(self, *exc: object) -> None:
+        for ns in reversed(self.namespaces):
+            subprocess.run(["ip", "netns", "del", ns], capture_output=True)
+        self.namespaces.clear()
+
+    def add_home(self, *, symmetric: bool = False) -> Home:
+        i = len(self.homes) + 1
+        rtr, home = self._ns(f"r{i}"), self._ns(f"h{i}")
+        inet = self.inet
+        _run("ip", "-n", inet, "link", "add", f"w{i}", "type", "veth", "peer", "name", "wan",
+             "netns", rtr)
+        _run("ip", "-n", inet, "link", "set", f"w{i}", "master", "br0", "up")
+        _run("ip", "-n", rtr, "link", "add", "lan", "type", "veth", "peer", "name", "eth0",
+             "netns", home)
+        for ns, dev, addrs in (
+            (rtr, "wan", [f"198.51.100.{10 + i}/24", f"2001:db8:ff::{10 + i}/64"]),
+            (rtr, "lan", [f"10.0.{i}.1/24", f"2001:db8:{i}::1/64"]),
+            (home, "eth0", [f"10.0.{i}.2/24", f"2001:db8:{i}::2/64"]),
+        ):
+            for addr in addrs:
+                extra = ["nodad"] if ":" in addr else []
+                _run("ip", "-n", ns, "addr", "add", addr, "dev", dev, *extra)
+            _run("ip", "-n", ns, "link", "set", dev, "up")
+        _run("ip", "netns", "exec", rtr, "sysctl", "-qw", "net.ipv4.ip_forward=1")
+        _run("ip", "netns", "exec", rtr, "sysctl", "-qw", "net.ipv6.conf.all.forwarding=1")
+        _run("ip", "-n", home, "route", "add", "default", "via", f"10.0.{i}.1")
+        _run("ip", "-n", home, "-6", "route", "add", "default", "via", f"2001:db8:{i}::1")
+        # Every home's IPv6 prefix is routed to its router over the shared segment.
+        for other in self.homes:
+            j = other.index
+            _run("ip", "-n", rtr, "-6", "route", "add", f"2001:db8:{j}::/64",
+                 "via", f"2001:db8:ff::{10 + j}")
+            _run("ip", "-n", other.router, "-6", "route", "add", f"2001:db8:{i}::/64",
+                 "via", f"2001:db8:ff::{10 + i}")
+        _run("ip", "-n", inet, "-6", "route", "add", f"2001:db8:{i}::/64",
+             "via", f"2001:db8:ff::{10 + i}")
+        rules = _ROUTER_RULES.format(random=" fully-random" if symmetric else "")
+        _run("ip", "netns", "exec", rtr, "nft", "-f", "-", stdin=rules)
+        made = Home(i, home, rtr, symmetric)
+        self.homes.append(made)
+        return made
+
+    def stun_servers(self) -> tuple[Endpoint, Endpoint]:
+        return (Endpoint.parse(STUN_V4[0], STUN_PORT), Endpoint.parse(STUN_V4[1], STUN_PORT))
+
+
+def _enter(namespace: str) -> None:
+    libc = ctypes.CDLL(None, use_errno=True)
+    fd = os.open(f"/var/run/netns/{namespace}", os.O_RDONLY)
+    try:
+        if libc.setns(fd, CLONE_NEWNET) != 0:
+            err = ctypes.get_errno()
+            raise OSError(err, f"setns into {namespace}: {os.strerror(err)}")
+    finally:
+        os.close(fd)
+
+
+class InNamespace:
+    """`fn` running on its own thread with its own trio loop, inside `namespace`."""
+
+    def __init__(self, namespace: str, fn: Callable[[], Awaitable[Any]]) -> None:
+        self.result: Any = None
+        self.error: BaseException | None = None
+
+        def main() -> None:
+            try:
+                _enter(namespace)
+
+                async def go() -> None:
+                    self.result = await fn()
+
+                trio.run(go)
+            except BaseException as exc:  # handed to join()
+                self.error = exc
+
+        self.thread = threading.Thread(target=main, daemon=True)
+        self.thread.start()
+
+    def join(self, timeout: float = 60.0) -> Any:
+        self.thread.join(timeout)
+        if self.thread.is_alive():
+            raise TimeoutError("a namespace thread did not finish in time")
+        if self.error is not None:
+            raise self.error
+        return self.result
+
+
+def run_in(namespace: str, fn: Callable[[], Awaitable[T]]) -> InNamespace:
+    return InNamespace(namespace, fn)
+
+
+def punch_all(lab: Lab, homes: list[Home], port: int, window: float = 3.0) -> dict[
+    tuple[int, int], str
+]:
+    """Every pair of `homes` punches a link and runs the handshake over it, all at once.
+
+    Each home asks the lab's STUN responders about one local `port` and punches every peer
+    from it (a cone NAT keeps one public port for it). Returns, per pair (i, j) with i < j,
+    "direct" when both ends exchanged a message over the handshaken link, else the error.
+    The threading barrier stands for the candidate exchange and the coordinator's "dial now".
+    """
+    from buraco_p2p.net.identity import Identity
+    from buraco_p2p.net.link import handshake
+    from buraco_p2p.net.punch import simultaneous_open
+    from buraco_p2p.net.stun import probe
+
+    secret, table = secrets.token_bytes(16), secrets.token_bytes(16)
+    ids = {h.index: Identity.generate(f"p{h.index}") for h in homes}
+    seen: dict[int, Endpoint] = {}
+    barrier = threading.Barrier(len(homes), timeout=30)
+    results: dict[tuple[int, int], list[str]] = {}
+    lock = threading.Lock()
+
+    def side(home: Home) -> Callable[[], Awaitable[None]]:
+        me = home.index
+
+        async def link_to(other: Home) -> None:
+            pair = (min(me, other.index), max(me, other.index))
+            outcome = "direct"
+            try:
+                stream = await simultaneous_open(port, seen[other.index], window=window)
+                link = await handshake(
+                    stream, ids[me], room_secret=secret, table_id=table,
+                    initiator=me < other.index, expected_peer=ids[other.index].public, timeout=5,
+                )
+                async with link:
+                    await link.send({"from": me})
+                    got = await link.receive()
+                    if got != {"from": other.index}:
+                        outcome = f"wrong message {got!r}"
+            except Exception as exc:  # reported per pair, as the benchmark counts them
+                outcome = f"{type(exc).__name__}: {exc}"
+            with lock:
+                results.setdefault(pair, []).append(outcome)
+
+        async def go() -> None:
+            try:
+                seen[me] = (await probe(port, lab.stun_servers()))[0]
+            finally:
+                barrier.wait()
+            async with trio.open_nursery() as nursery:
+                for other in homes:
+                    if other.index != me and other.index in seen:
+                        nursery.start_soon(link_to, other)
+
+        return go
+
+    threads = [run_in(h.namespace, side(h)) for h in homes]
+    for t in threads:
+        t.join(60)
+    return {
+        pair: "direct" if outcomes == ["direct", "direct"] else "; ".join(
+            o for o in outcomes if o != "direct"
+        ) or "one side only"
+        for pair, outcomes in sorted(results.items())
+    }
+
+
+def portmap_responder(
+    home: Home, stop: threading.Event, *, pcp: bool = True
+) -> InNamespace:
+    """The router's own PCP (or, with `pcp=False`, NAT-PMP only) responder on lan:5351.
+
+    A granted mapping is a real nftables DNAT rule on the router: wan:port -> home:port.
+    """
+    import socket
+    import struct
+
+    public = ipaddress.IPv4Address(home.public_ip)
+
+    def grant(port: int) -> None:
+        _run("ip", "netns", "exec", home.router, "nft", "add", "rule", "ip", "nat", "in_nat",
+             "iifname", "wan", "tcp", "dport", str(port), "dnat", "to", f"{home.lan_ip}:{port}")
+
+    def answer(data: bytes) -> bytes | None:
+        if data[:1] == b"\x02" and len(data) >= 60:
+            if not pcp:
+                return struct.pack(">BBHI", 0, 0x80 | data[1], 1, 1)
+            port = struct.unpack(">H", data[40:42])[0]
+            grant(port)
+            head = struct.pack(">BBBBII", 2, 0x81, 0, 0, 7200, 1) + bytes(12)
+            mapped = bytes(10) + b"\xff\xff" + public.packed
+            return head + data[24:36] + struct.pack(">B3xHH", 6, port, port) + mapped
+        if data[:2] == b"\x00\x00":
+            return struct.pack(">BBHI", 0, 128, 0, 1) + public.packed
+        if data[:2] == b"\x00\x02" and len(data) == 12:
+            port = struct.unpack(">H", data[4:6])[0]
+            grant(port)
+            return struct.pack(">BBHIHHI", 0, 130, 0, 1, port, port, 7200)
+        return None
+
+    ready = threading.Event()
+
+    async def serve() -> None:
+        sock = trio.socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        await sock.bind((f"10.0.{home.index}.1", 5351))
+        ready.set()
+        async with trio.open_nursery() as nursery:
+
+            async def loop() -> None:
+                while True:
+                    data, source = await sock.recvfrom(1100)
+                    reply = answer(bytes(data))
+                    if reply is not None:
+                        await sock.sendto(reply, source)
+
+            nursery.start_soon(loop)
+            await trio.to_thread.run_sync(stop.wait)
+            nursery.cancel_scope.cancel()
+
+    running = run_in(home.router, serve)
+    if not ready.wait(20):
+        running.join(1)
+        raise TimeoutError("the port mapping responder did not start")
+    return running
+
+
+def stun_responder(lab: Lab, stop: threading.Event) -> InNamespace:
+    """The lab's STUN responders (both addresses), listening when this returns."""
+    from buraco_p2p.net.stun import serve_binding
+
+    ready = threading.Event()
+
+    async def serve() -> None:
+        async with trio.open_nursery() as nursery:
+            for listener in await trio.open_tcp_listeners(STUN_PORT, host="0.0.0.0"):
+                nursery.start_soon(serve_binding, listener)
+            ready.set()
+            await trio.to_thread.run_sync(stop.wait)
+            nursery.cancel_scope.cancel()
+
+    running = run_in(lab.inet, serve)
+    if not ready.wait(20):
+        running.join(1)
+        raise TimeoutError("the STUN responder did not start")
+    return running

@@ -1,0 +1,378 @@
+"""Behind real NATs: homes in network namespaces with nftables routers (see natlab.py).
+
+Each peer runs in its own home's namespace; a STUN responder of the test's own stands on the
+lab's "internet". Cone NATs (`masquerade`) must be punched through and the punched stream must
+carry the real handshake; a symmetric NAT (`masquerade fully-random`) must be classified as
+such and a punch toward it must fail with a clear error (its links stay on the relay); IPv6
+between two homes needs no NAT but still a simultaneous open through routers that drop
+unsolicited inbound. Skipped with the reason where namespaces or nftables are unavailable.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import sys
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import trio
+from cli_helpers import kill_leftovers, quit_all, read_until
+from natlab import (
+    STUN_PORT,
+    Home,
+    Lab,
+    portmap_responder,
+    punch_all,
+    run_in,
+    stun_responder,
+    unavailable,
+)
+
+from buraco_p2p.net.candidates import Candidate, CandidateKind, NatClass
+from buraco_p2p.net.identity import Identity
+from buraco_p2p.net.invite import Endpoint, Invite
+from buraco_p2p.net.link import handshake
+from buraco_p2p.net.portmap import PortMapError, map_port
+from buraco_p2p.net.punch import PunchError, simultaneous_open
+from buraco_p2p.net.reply import ReplyCode
+from buraco_p2p.net.stun import StunError, binding, probe
+
+REASON = unavailable()
+pytestmark = pytest.mark.skipif(REASON is not None, reason=REASON or "")
+PUNCH_PORT = 40400
+
+
+@pytest.fixture
+def lab() -> Iterator[Lab]:
+    with Lab() as made:
+        stop = threading.Event()
+        stun = stun_responder(made, stop)
+        try:
+            yield made
+        finally:
+            stop.set()
+            stun.join(10)
+
+
+def _punch_pair(
+    lab: Lab, a: Home, b: Home, *, v6: bool = False, window: float = 3.0
+) -> tuple[object, object]:
+    """Probe both sides, swap their reflexive candidates, punch at once, hand-shake."""
+    secret, table = secrets.token_bytes(16), secrets.token_bytes(16)
+    ids = Identity.generate("a"), Identity.generate("b")
+    seen: dict[int, tuple[Endpoint, NatClass]] = {}
+    barrier = threading.Barrier(2, timeout=20)
+
+    def side(me: int, home: Home, other: Home) -> object:
+        async def go() -> object:
+            if v6:
+                barrier.wait()
+                remote = Endpoint.parse(other.v6_ip, PUNCH_PORT)
+            else:
+                seen[me] = await probe(PUNCH_PORT, lab.stun_servers())
+                barrier.wait()  # both have their reflexive address: the "candidates" swap
+                remote = seen[1 - me][0]
+            barrier.wait()  # the coordinator's "dial now", heard by both at once
+            try:
+                stream = await simultaneous_open(PUNCH_PORT, remote, window=window)
+            except PunchError as exc:
+                return exc
+            link = await handshake(
+                stream, ids[me], room_secret=secret, table_id=table, initiator=me == 0,
+                expected_peer=ids[1 - me].public, timeout=5,
+            )
+            async with link:
+                await link.send({"hello": me})
+                return await link.receive()
+
+        return go
+
+    first, second = run_in(a.namespace, side(0, a, b)), run_in(b.namespace, side(1, b, a))
+    return first.join(30), second.join(30), seen  # type: ignore[return-value]
+
+
+def test_stun_sees_the_public_address_of_a_cone_nat(lab: Lab) -> None:
+    home = lab.add_home()
+
+    async def go() -> tuple[Endpoint, NatClass]:
+        return await probe(PUNCH_PORT, lab.stun_servers())
+
+    mapped, nat = run_in(home.namespace, go).join(30)
+    assert mapped == Endpoint.parse(home.public_ip, PUNCH_PORT)
+    assert nat is NatClass.INDEPENDENT
+
+
+def test_a_symmetric_nat_is_classified_random(lab: Lab) -> None:
+    home = lab.add_home(symmetric=True)
+
+    async def go() -> tuple[Endpoint, NatClass]:
+        return await probe(PUNCH_PORT, lab.stun_servers())
+
+    mapped, nat = run_in(home.namespace, go).join(30)
+    assert str(mapped.ip) == home.public_ip
+    assert nat is NatClass.RANDOM
+
+
+def test_a_router_drops_an_unsolicited_connection(lab: Lab) -> None:
+    a, b = lab.add_home(), lab.add_home()
+
+    async def listen() -> None:
+        listeners = await trio.open_tcp_listeners(PUNCH_PORT, host="0.0.0.0")
+        with trio.move_on_after(3):
+            await listeners[0].accept()
+            raise AssertionError("an unsolicited connection got through the router")
+
+    async def dial() -> str:
+        try:
+            with trio.fail_after(2):
+                await trio.open_tcp_stream(b.public_ip, PUNCH_PORT)
+        except (OSError, trio.TooSlowError) as exc:
+            return type(exc).__name__
+        return "connected"
+
+    listener = run_in(b.namespace, listen)
+    assert run_in(a.namespace, dial).join(10) != "connected"
+    listener.join(10)
+
+
+def test_two_cone_nats_punch_a_direct_link_that_carries_the_handshake(lab: Lab) -> None:
+    a, b = lab.add_home(), lab.add_home()
+    got_a, got_b, seen = _punch_pair(lab, a, b)
+    assert got_a == {"hello": 1} and got_b == {"hello": 0}
+    assert all(nat is NatClass.INDEPENDENT for _, nat in seen.values())  # type: ignore[attr-defined]
+
+
+def test_a_symmetric_nat_cannot_be_punched_and_says_so(lab: Lab) -> None:
+    a, b = lab.add_home(), lab.add_home(symmetric=True)
+    got_a, got_b, _ = _punch_pair(lab, a, b, window=1.5)
+    assert isinstance(got_a, PunchError) and isinstance(got_b, PunchError)
+    assert "no connection to" in str(got_a)
+
+
+def test_ipv6_between_two_homes_needs_a_simultaneous_open(lab: Lab) -> None:
+    a, b = lab.add_home(), lab.add_home()
+    got_a, got_b, _ = _punch_pair(lab, a, b, v6=True)
+    assert got_a == {"hello": 1} and got_b == {"hello": 0}
+
+
+def test_stun_to_nobody_is_a_clear_error(lab: Lab) -> None:
+    home = lab.add_home()
+
+    async def go() -> str:
+        from buraco_p2p.net.punch import reusable_socket
+
+        with pytest.raises(StunError) as caught:
+            await binding(Endpoint.parse("198.51.100.99", STUN_PORT),
+                          await reusable_socket(2, 0), timeout=1)
+        return str(caught.value)
+
+    assert "198.51.100.99" in run_in(home.namespace, go).join(10)
+
+
+def test_four_homes_behind_cone_nats_punch_every_link(lab: Lab) -> None:
+    homes = [lab.add_home() for _ in range(4)]
+    links = punch_all(lab, homes, PUNCH_PORT)
+    assert links == {(i, j): "direct" for i in range(1, 5) for j in range(i + 1, 5)}
+
+
+def test_one_symmetric_nat_leaves_only_its_three_links_unpunched(lab: Lab) -> None:
+    homes = [lab.add_home(symmetric=k == 3) for k in range(4)]
+    links = punch_all(lab, homes, PUNCH_PORT, window=1.5)
+    direct = {pair for pair, how in links.items() if how == "direct"}
+    assert direct == {(1, 2), (1, 3), (2, 3)}
+    assert all("no connection" in links[(i, 4)] for i in (1, 2, 3))
+
+
+def test_a_host_behind_a_nat_is_reached_through_a_pasted_reply_code(lab: Lab) -> None:
+    """The host's invite carries its reflexive candidate and NAT class; the joiner answers
+    with a reply code and dials at once; the host dials when the code is pasted (later)."""
+    host_home, joiner_home = lab.add_home(), lab.add_home()
+    host_id, joiner_id = Identity.generate("ana"), Identity.generate("bia")
+    secret, table = secrets.token_bytes(16), secrets.token_bytes(16)
+    invite_box: list[Invite] = []
+    reply_box: list[str] = []
+    made_invite, pasted = threading.Event(), threading.Event()
+
+    async def host() -> object:
+        reflexive, nat = await probe(PUNCH_PORT, lab.stun_servers())
+        invite = Invite(
+            table, secret, host_id.public.raw,
+            (Endpoint.parse(host_home.lan_ip, PUNCH_PORT), reflexive),
+            kinds=(CandidateKind.HOST, CandidateKind.REFLEXIVE), nat_class=nat,
+        )
+        invite_box.append(Invite.from_text(invite.to_text()))
+        made_invite.set()
+        await trio.to_thread.run_sync(pasted.wait)
+        code = ReplyCode.from_text(reply_box[0], secret, table)
+        target = next(c.endpoint for c in code.candidates if c.kind == CandidateKind.REFLEXIVE)
+        stream = await simultaneous_open(PUNCH_PORT, target, window=5)
+        link = await handshake(stream, host_id, room_secret=secret, table_id=table,
+                               initiator=False, timeout=5)
+        async with link:
+            return (link.peer, await link.receive())
+
+    async def joiner() -> object:
+        await trio.to_thread.run_sync(made_invite.wait)
+        invite = invite_box[0]
+        assert invite.nat_class == NatClass.INDEPENDENT
+        target = invite.addresses[invite.kinds.index(CandidateKind.REFLEXIVE)]
+        mine, nat = await probe(PUNCH_PORT, lab.stun_servers())
+        code = ReplyCode((Candidate(CandidateKind.REFLEXIVE, mine),), nat)
+        reply_box.append(code.to_text(invite.room_secret, invite.table_id))
+        async with trio.open_nursery() as nursery:
+            result: list[trio.SocketStream] = []
+
+            async def dial() -> None:
+                result.append(await simultaneous_open(PUNCH_PORT, target, window=5))
+
+            nursery.start_soon(dial)
+            await trio.sleep(0.3)  # the host reads the code some time after it is printed
+            pasted.set()
+        link = await handshake(result[0], joiner_id, room_secret=invite.room_secret,
+                               table_id=invite.table_id, initiator=True,
+                               expected_peer=host_id.public, timeout=5)  # fmt: skip
+        async with link:
+            await link.send({"hello": "from the joiner"})
+        return True
+
+    h, j = run_in(host_home.namespace, host), run_in(joiner_home.namespace, joiner)
+    assert j.join(30) is True
+    peer, message = h.join(30)
+    assert peer == joiner_id.public and message == {"hello": "from the joiner"}
+
+
+
+def test_the_host_command_with_stun_advertises_its_public_address_and_nat_class(
+    lab: Lab, tmp_path: Path
+) -> None:
+    home = lab.add_home()
+    servers = [f"{ep.host}:{ep.port}" for ep in lab.stun_servers()]
+    command = [
+        "ip", "netns", "exec", home.namespace, sys.executable, "-m", "buraco_p2p", "host",
+        "--auto-approve", "--port", "4464", "--nick", "ana", "--config-dir", str(tmp_path),
+        "--stun", servers[0], "--stun", servers[1],
+    ]  # fmt: skip
+
+    async def run() -> str:
+        env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+        proc = await trio.lowlevel.open_process(command, stdin=-1, stdout=-1, env=env)
+        buf: list[bytes] = []
+        try:
+            await read_until(proc, buf, b"\nBRC-", 30)
+            await read_until(proc, buf, b"\n", 5)
+            await quit_all([proc])
+        finally:
+            await kill_leftovers([proc])
+        return b"".join(buf).decode()
+
+    output = trio.run(run)
+    assert f"will contact the STUN servers {servers[0]}, {servers[1]}; nothing else" in output
+    assert f"public address {home.public_ip}:4464 (from STUN)" in output
+    code = next(line for line in output.splitlines() if line.startswith("BRC-"))
+    invite = Invite.from_text(code)
+    assert invite.nat_class == NatClass.INDEPENDENT
+    found = dict(zip(invite.addresses, invite.kinds, strict=True))
+    assert found[Endpoint.parse(home.public_ip, 4464)] == CandidateKind.REFLEXIVE
+    assert found[Endpoint.parse(home.lan_ip, 4464)] == CandidateKind.HOST
+    assert not any(ep.ip.is_loopback for ep in invite.addresses)
+
+
+@pytest.mark.parametrize("pcp", [True, False], ids=["PCP", "NAT-PMP"])
+def test_a_router_that_grants_a_mapping_lets_a_stranger_dial_in(lab: Lab, pcp: bool) -> None:
+    home, other = lab.add_home(), lab.add_home()
+    stop = threading.Event()
+    responder = portmap_responder(home, stop, pcp=pcp)
+    listening, mapped_box = threading.Event(), []
+
+    async def host() -> bytes:
+        listeners = await trio.open_tcp_listeners(PUNCH_PORT, host="0.0.0.0")
+        try:
+            mapped_box.append(await map_port(PUNCH_PORT))
+        finally:
+            listening.set()
+        with trio.fail_after(10):
+            stream = await listeners[0].accept()
+            return await stream.receive_some(100)
+
+    async def stranger() -> None:
+        await trio.to_thread.run_sync(listening.wait)
+        if not mapped_box:
+            return  # the host's error is reported by its own join()
+        ep = mapped_box[0].external
+        stream = await trio.open_tcp_stream(ep.host, ep.port)  # no punch: the mapping lets it in
+        await stream.send_all(b"knock")
+
+    try:
+        h = run_in(home.namespace, host)
+        dialer = run_in(other.namespace, stranger)
+        assert h.join(20) == b"knock"
+        dialer.join(20)
+        mapping = mapped_box[0]
+        assert mapping.protocol == ("PCP" if pcp else "NAT-PMP")
+        assert mapping.external == Endpoint.parse(home.public_ip, PUNCH_PORT)
+    finally:
+        stop.set()
+        responder.join(10)
+
+
+def test_no_port_mapping_where_nobody_answers(lab: Lab) -> None:
+    home = lab.add_home()
+
+    async def go() -> str:
+        with pytest.raises(PortMapError, match="did not answer") as caught:
+            await map_port(PUNCH_PORT)
+        return str(caught.value)
+
+    assert "10.0.1.1" in run_in(home.namespace, go).join(20)
+
+
+def test_a_joiner_seats_itself_at_a_host_behind_a_nat_through_a_pasted_reply_code(
+    lab: Lab, tmp_path: Path
+) -> None:
+    """The command line end to end: neither side can be dialed; the reply code is the signal."""
+    host_home, joiner_home = lab.add_home(), lab.add_home()
+    stun = [a for ep in lab.stun_servers() for a in ("--stun", f"{ep.host}:{ep.port}")]
+
+    def command(home: Home, nick: str, *role: str) -> list[str]:
+        return ["ip", "netns", "exec", home.namespace, sys.executable, "-m", "buraco_p2p",
+                *role, "--nick", nick, "--config-dir", str(tmp_path / nick), *stun]
+
+    async def run() -> tuple[str, str]:
+        env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+        procs: list[trio.Process] = []
+        bufs: list[list[bytes]] = [[], []]
+        try:
+            host = await trio.lowlevel.open_process(
+                command(host_home, "ana", "host", "--auto-approve", "--port", "4464"),
+                stdin=-1, stdout=-1, env=env,
+            )
+            procs.append(host)
+            await read_until(host, bufs[0], b"\nBRC-", 30)
+            await read_until(host, bufs[0], b"\n", 5)
+            invite = next(
+                line for line in b"".join(bufs[0]).decode().splitlines() if line.startswith("BRC-")
+            )
+            joiner = await trio.lowlevel.open_process(
+                command(joiner_home, "bia", "join", invite), stdin=-1, stdout=-1, env=env
+            )
+            procs.append(joiner)
+            await read_until(joiner, bufs[1], b"\nBRR-", 30)
+            await read_until(joiner, bufs[1], b"\n", 5)
+            reply = next(
+                line for line in b"".join(bufs[1]).decode().splitlines() if line.startswith("BRR-")
+            )
+            assert host.stdin is not None
+            await host.stdin.send_all(reply.encode() + b"\n")
+            await read_until(host, bufs[0], b"dialing", 20)
+            await read_until(joiner, bufs[1], b"seated", 40)
+            await quit_all(procs)
+        finally:
+            await kill_leftovers(procs)
+        return b"".join(bufs[0]).decode(), b"".join(bufs[1]).decode()
+
+    host_out, joiner_out = trio.run(run)
+    assert f"dialing {joiner_home.public_ip}:" in host_out
+    assert "give the host this reply code" in joiner_out

@@ -188,6 +188,21 @@ class Driver:
         self._handle(self.peer.play(move, self.clock(), defer=True))
         self._bump()
 
+    def agree(self, action: str) -> str:
+        """A person's agreement to void the hand ("void") or end the match ("end") after a
+        timeout: joins the round another party opened, or opens one naming the parties the
+        table waits for. Returns what happened, in words."""
+        self.void_action = action
+        t = self.peer.table
+        if t.voiding not in (None, "pending"):
+            self._join_void()
+            return f"joined the agreement to {t.voiding}"
+        try:
+            self._handle(self.peer.propose_void(action, self.clock()))
+        except ValueError as exc:
+            return f"no agreement proposed: {exc}"
+        return f"proposed: {action}"
+
     def chat(self, text: str) -> None:
         self._queue(None, ["chat", text[:MAX_CHAT]])
 

@@ -14,6 +14,7 @@ Commands (`help` prints them):
     discard N                  discard a hand card (ends the turn)
     say TEXT                   chat to the table
     show                       show the table again
+    end | void                 after a timeout: agree to end the match or void the hand
     quit                       leave (the match stays on disk: `buraco-p2p resume` returns)
 """
 

@@ -1,0 +1,153 @@
+"""Short codes: the text form, and a joiner seated with one on loopback."""
+
+from __future__ import annotations
+
+import ipaddress
+import secrets
+
+import pytest
+import trio
+from mesh_helpers import FAST
+
+from buraco_p2p.net.errors import HandshakeError, LinkClosed
+from buraco_p2p.net.identity import Identity
+from buraco_p2p.net.invite import Endpoint, Invite, InviteError
+from buraco_p2p.net.link import connect
+from buraco_p2p.net.mesh import host_table, join_table
+from buraco_p2p.net.shortcode import (
+    ShortCode,
+    ShortCodeError,
+    fetch_invite,
+    is_short_code,
+)
+
+SECRET = bytes(range(16))
+CODE = ShortCode(Endpoint.parse("192.168.1.20", 4464), SECRET)
+
+
+def test_ipv4_code_is_forty_characters_in_groups_of_five() -> None:
+    text = CODE.to_text()
+    groups = text.split("-")
+    assert groups[0] == "BRS"
+    assert [len(g) for g in groups[1:]] == [5] * 8
+    assert ShortCode.from_text(text) == CODE
+    assert ShortCode.from_text(text.lower().replace("-", " ")) == CODE
+    assert is_short_code(" " + text.lower())
+    assert not is_short_code("BRC-AAAAA")
+
+
+def test_ipv6_code_round_trips() -> None:
+    code = ShortCode(Endpoint.parse("2001:db8::7", 65535), SECRET)
+    assert ShortCode.from_text(code.to_text()) == code
+    assert len(code.to_text().replace("-", "")) == 3 + 60  # 37 bytes
+
+
+def test_every_single_character_change_is_refused_in_one_line() -> None:
+    text = CODE.to_text()
+    refused = 0
+    for i, ch in enumerate(text):
+        if ch == "-" or i < 4:
+            continue
+        for other in "A7Q":
+            if other == ch:
+                continue
+            typo = text[:i] + other + text[i + 1 :]
+            try:
+                decoded = ShortCode.from_text(typo)
+            except ShortCodeError as exc:
+                assert "\n" not in str(exc) and str(exc)
+                refused += 1
+            else:  # a 16-bit checksum lets about one in 65,536 changes through
+                assert decoded != CODE
+    assert refused >= 40 * 2 - 2
+
+
+@pytest.mark.parametrize(
+    ("text", "words"),
+    [
+        ("BRS-", "empty"),
+        (CODE.to_text()[:-5], "missing"),
+        (CODE.to_text() + "AAAAAAAA", "extra"),
+        (CODE.to_text().replace("BRS", "BRC"), "starts with BRS"),
+        (CODE.to_text()[:-1] + "1", "cannot appear"),
+    ],
+)
+def test_damaged_codes_are_named(text: str, words: str) -> None:
+    with pytest.raises(ShortCodeError, match=words):
+        ShortCode.from_text(text)
+
+
+def test_short_code_errors_are_invite_errors() -> None:
+    assert issubclass(ShortCodeError, InviteError)
+
+
+def test_for_invite_prefers_ipv4_and_keeps_the_secret() -> None:
+    v6 = Endpoint.parse("2001:db8::1", 5000)
+    v4 = Endpoint.parse("10.0.0.2", 5000)
+    invite = Invite(bytes(16), SECRET, bytes(32), (v6, v4))
+    assert ShortCode.for_invite(invite) == ShortCode(v4, SECRET)
+    assert ShortCode.for_invite(Invite(bytes(16), SECRET, bytes(32), ())) is None
+
+
+async def test_joiner_is_seated_with_a_short_code() -> None:
+    async with host_table(Identity.generate("ana"), config=FAST) as host:
+        code = ShortCode.for_invite(host.invite)
+        assert code is not None
+        assert code.endpoint.ip == ipaddress.ip_address("127.0.0.1")
+        bia = Identity.generate("bia")
+        with trio.fail_after(10):
+            invite = await fetch_invite(ShortCode.from_text(code.to_text()), bia)
+        assert invite == host.invite
+        assert host.roster is not None and len(host.roster.members) == 1  # not seated by it
+        async with join_table(bia, invite, config=FAST) as b:
+            with trio.fail_after(10):
+                await b.wait_all_up(2)
+            assert b.roster is not None and b.roster.host.key == host.me
+            await b.send(host.me, "seated by a short code")
+            with trio.fail_after(5):
+                assert await host.receive() == (b.me, "seated by a short code")
+
+
+async def test_a_code_with_the_wrong_secret_gets_no_seat_and_no_invite() -> None:
+    async with host_table(Identity.generate("ana"), config=FAST) as host:
+        good = ShortCode.for_invite(host.invite)
+        assert good is not None
+        wrong = ShortCode(good.endpoint, secrets.token_bytes(16))
+        with trio.fail_after(10), pytest.raises(HandshakeError, match="room secret"):
+            await fetch_invite(wrong, Identity.generate("eve"), timeout=5)
+        assert host.roster is not None and len(host.roster.members) == 1
+        with trio.fail_after(5):
+            while not host.rejections:
+                await trio.sleep(0.01)
+
+
+async def test_a_seated_peer_does_not_answer_short_codes() -> None:
+    async with (
+        host_table(Identity.generate("ana"), config=FAST) as host,
+        join_table(Identity.generate("bia"), host.invite, config=FAST) as b,
+    ):
+        with trio.fail_after(10):
+            await b.wait_all_up(2)
+        code = ShortCode(b.advertised[0], host.invite.room_secret)
+        with trio.fail_after(10), pytest.raises(HandshakeError):
+            await fetch_invite(code, Identity.generate("caio"), timeout=5)
+
+
+async def test_a_short_code_link_cannot_join_or_speak_for_a_member() -> None:
+    """The short link gets the invite and is closed; a join greeting on it seats nobody."""
+    ana = Identity.generate("ana")
+    async with host_table(ana, config=FAST) as host:
+        ep = host.advertised[0]
+        bia = Identity.generate("bia")
+        link = await connect(
+            ep.host, ep.port, bia, room_secret=host.room_secret, table_id=b"\x00",
+            short=True, timeout=5,
+        )  # fmt: skip
+        async with link:
+            assert link.peer == host.me
+            first = await link.receive()
+            assert first[0] == "invite"
+            with trio.fail_after(5), pytest.raises(LinkClosed):
+                await link.send(["join", {"addrs": []}])
+                await link.receive()
+        assert host.roster is not None and len(host.roster.members) == 1

@@ -3,10 +3,15 @@
 from __future__ import annotations
 
 import ipaddress
+import os
 import secrets
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 import trio
+from cli_helpers import kill_leftovers, read_until
 from mesh_helpers import FAST
 
 from buraco_p2p.net.errors import HandshakeError, LinkClosed
@@ -150,4 +155,82 @@ async def test_a_short_code_link_cannot_join_or_speak_for_a_member() -> None:
             with trio.fail_after(5), pytest.raises(LinkClosed):
                 await link.send(["join", {"addrs": []}])
                 await link.receive()
+        assert host.roster is not None and len(host.roster.members) == 1
+
+
+# -- the real commands ---------------------------------------------------------------------
+
+BASE = [sys.executable, "-m", "buraco_p2p"]
+ENV = {**os.environ, "PYTHONUNBUFFERED": "1"}
+
+
+async def _host_process(tmp_path: Path) -> tuple[trio.Process, list[bytes], str]:
+    args = ["host", "--auto-approve", "--listen", "127.0.0.1", "--nick", "ana"]
+    host = await trio.lowlevel.open_process(
+        [*BASE, *args, "--config-dir", str(tmp_path / "ana")],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=ENV,
+    )
+    buf: list[bytes] = []
+    try:
+        text = (await read_until(host, buf, b"input closed", 20)).decode()
+    except BaseException:
+        await kill_leftovers([host])
+        raise
+    lines = text.splitlines()
+    assert any(line.startswith("BRC-") for line in lines)
+    short = next(line for line in lines if line.startswith("BRS-"))
+    return host, buf, short
+
+
+async def test_join_command_takes_the_short_code_the_host_prints(tmp_path: Path) -> None:
+    host, host_buf, short = await _host_process(tmp_path)
+    assert len(short.replace("-", "")) == 3 + 40
+    joiner: trio.Process | None = None
+    try:
+        joiner = await trio.lowlevel.open_process(
+            [*BASE, "join", short.lower(), "--listen", "127.0.0.1", "--nick", "bia",
+             "--config-dir", str(tmp_path / "bia")],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=ENV,
+        )  # fmt: skip
+        buf: list[bytes] = []
+        text = (await read_until(joiner, buf, b"seated (2/4)", 30)).decode()
+        assert "compare its fingerprint" in text
+        await read_until(host, host_buf, b"seated (2/4)", 10)
+        assert joiner.stdin is not None
+        await joiner.stdin.send_all(b"/quit\n")
+        with trio.fail_after(15):
+            assert await joiner.wait() == 0
+    finally:
+        await kill_leftovers([host] if joiner is None else [host, joiner])
+
+
+def _join_once(code: str, tmp_path: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [*BASE, "join", code, "--listen", "127.0.0.1", "--config-dir", str(tmp_path / "me")],
+        capture_output=True, text=True, timeout=30, stdin=subprocess.DEVNULL, env=ENV,
+    )  # fmt: skip
+
+
+def _one_line_error(result: subprocess.CompletedProcess[str], needle: str) -> None:
+    assert result.returncode == 1, (result.returncode, result.stderr)
+    assert "Traceback" not in result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and needle in lines[0], result.stderr
+
+
+def test_a_mistyped_short_code_is_one_line(tmp_path: Path) -> None:
+    text = CODE.to_text()
+    typo = text[:10] + ("A" if text[10] != "A" else "B") + text[11:]
+    _one_line_error(_join_once(typo, tmp_path), "checksum")
+    _one_line_error(_join_once(text[:-3], tmp_path), "missing")
+
+
+async def test_a_short_code_with_another_secret_is_one_line_and_no_seat(tmp_path: Path) -> None:
+    async with host_table(Identity.generate("ana"), config=FAST) as host:
+        wrong = ShortCode(host.advertised[0], secrets.token_bytes(16)).to_text()
+        result = await trio.to_thread.run_sync(_join_once, wrong, tmp_path)
+        _one_line_error(result, "wrong room secret")
         assert host.roster is not None and len(host.roster.members) == 1

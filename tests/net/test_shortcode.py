@@ -234,3 +234,47 @@ async def test_a_short_code_with_another_secret_is_one_line_and_no_seat(tmp_path
         result = await trio.to_thread.run_sync(_join_once, wrong, tmp_path)
         _one_line_error(result, "wrong room secret")
         assert host.roster is not None and len(host.roster.members) == 1
+
+
+# -- the vector file, read as another client would --------------------------------------------
+
+VECTORS = Path(__file__).resolve().parents[2] / "protocol" / "vectors"
+
+
+def test_shortcode_vectors_replay() -> None:
+    import hashlib
+    import json
+
+    from cryptography.hazmat.primitives.ciphers.aead import ChaCha20Poly1305
+
+    from buraco_p2p import codec
+
+    v = json.loads((VECTORS / "shortcode.json").read_text())
+    invite = json.loads((VECTORS / "invite.json").read_text())["invite"]
+    code = ShortCode.from_text(v["code"]["text"])
+    assert code.to_bytes().hex() == v["code"]["binary"]
+    assert code.room_secret.hex() == v["code"]["room_secret"] == invite["room_secret"]
+    assert str(code.endpoint.ip) == v["code"]["ip"] == invite["addresses"][0]["ip"]
+    assert ShortCode.from_text(v["code_ipv6"]["text"]).to_bytes().hex() == v["code_ipv6"]["binary"]
+    for form in v["accepted_text_forms"]:
+        assert ShortCode.from_text(form) == code
+    for case in v["refused"]:
+        with pytest.raises(ShortCodeError):
+            if "text" in case:
+                ShortCode.from_text(case["text"])
+            else:
+                ShortCode.from_bytes(bytes.fromhex(case["binary"]))
+    hs = v["handshake"]
+    label = bytes.fromhex(hs["short_table_id"])
+    assert label == b"buraco-p2p short invite v1"
+    h0 = hashlib.sha256(b"buraco-p2p handshake v1\x00" + bytes((len(label),)) + label).digest()
+    assert h0.hex() == hs["H0"]
+    assert bytes.fromhex(hs["m1"])[4:6] == b"\x01\x04"
+    # The host's second frame (counter 1 from responder to initiator) opens to the invite.
+    frame = bytes.fromhex(v["host_frames"]["invite_frame"])
+    nonce = bytes(4) + (1).to_bytes(8, "big")
+    plain = ChaCha20Poly1305(bytes.fromhex(hs["k_ri"])).decrypt(nonce, frame[6:], frame[:6])
+    assert plain.hex() == v["host_frames"]["invite_message"]
+    tag, binary = codec.unpack(plain)
+    assert tag == "invite"
+    assert Invite.from_bytes(binary).room_secret == code.room_secret

@@ -11,7 +11,6 @@ from pathlib import Path
 
 import pytest
 import trio
-from cli_helpers import kill_leftovers, read_until
 from mesh_helpers import FAST
 
 from buraco_p2p.net.errors import HandshakeError, LinkClosed
@@ -164,47 +163,66 @@ BASE = [sys.executable, "-m", "buraco_p2p"]
 ENV = {**os.environ, "PYTHONUNBUFFERED": "1"}
 
 
-async def _host_process(tmp_path: Path) -> tuple[trio.Process, list[bytes], str]:
-    args = ["host", "--auto-approve", "--listen", "127.0.0.1", "--nick", "ana"]
-    host = await trio.lowlevel.open_process(
-        [*BASE, *args, "--config-dir", str(tmp_path / "ana")],
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        env=ENV,
-    )
-    buf: list[bytes] = []
-    try:
-        text = (await read_until(host, buf, b"input closed", 20)).decode()
-    except BaseException:
-        await kill_leftovers([host])
-        raise
-    lines = text.splitlines()
-    assert any(line.startswith("BRC-") for line in lines)
-    short = next(line for line in lines if line.startswith("BRS-"))
-    return host, buf, short
+# Children are started from the main thread, never from a trio worker thread: a worker made
+# by a loop running inside a test network namespace stays in that namespace, and so would
+# a child it started.
+
+
+def _popen(args: list[str], who: str, tmp_path: Path) -> subprocess.Popen[bytes]:
+    return subprocess.Popen(
+        [*BASE, *args, "--nick", who, "--config-dir", str(tmp_path / who)],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=ENV,
+    )  # fmt: skip
+
+
+async def _read_until(
+    proc: subprocess.Popen[bytes], buf: list[bytes], needle: bytes, timeout: float
+) -> str:
+    """Read `proc`'s output lines into `buf` until `needle` appears (fails with what it said)."""
+    assert proc.stdout is not None
+    with trio.move_on_after(timeout):
+        while needle not in b"".join(buf):
+            line = await trio.to_thread.run_sync(proc.stdout.readline, abandon_on_cancel=True)
+            if not line:
+                raise AssertionError(f"process ended before {needle!r}: {b''.join(buf)!r}")
+            buf.append(line)
+        return b"".join(buf).decode()
+    raise AssertionError(f"no {needle!r} within {timeout} s in: {b''.join(buf).decode()}")
+
+
+def _stop(procs: list[subprocess.Popen[bytes]]) -> None:
+    for proc in procs:
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait(timeout=15)
+        for pipe in (proc.stdin, proc.stdout, proc.stderr):
+            if pipe is not None:
+                pipe.close()
 
 
 async def test_join_command_takes_the_short_code_the_host_prints(tmp_path: Path) -> None:
-    host, host_buf, short = await _host_process(tmp_path)
-    assert len(short.replace("-", "")) == 3 + 40
-    joiner: trio.Process | None = None
+    host = _popen(["host", "--auto-approve", "--listen", "127.0.0.1"], "ana", tmp_path)
+    procs = [host]
     try:
-        joiner = await trio.lowlevel.open_process(
-            [*BASE, "join", short.lower(), "--listen", "127.0.0.1", "--nick", "bia",
-             "--config-dir", str(tmp_path / "bia")],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=ENV,
-        )  # fmt: skip
-        buf: list[bytes] = []
-        text = (await read_until(joiner, buf, b"seated (2/4)", 30)).decode()
+        assert host.stdin is not None
+        host.stdin.close()  # the host keeps its table open without input
+        host_buf: list[bytes] = []
+        lines = (await _read_until(host, host_buf, b"input closed", 20)).splitlines()
+        assert any(line.startswith("BRC-") for line in lines)
+        short = next(line for line in lines if line.startswith("BRS-"))
+        assert len(short.replace("-", "")) == 3 + 40
+        joiner = _popen(["join", short.lower(), "--listen", "127.0.0.1"], "bia", tmp_path)
+        procs.append(joiner)
+        text = await _read_until(joiner, [], b"seated (2/4)", 30)
         assert "compare its fingerprint" in text
-        await read_until(host, host_buf, b"seated (2/4)", 10)
+        await _read_until(host, host_buf, b"seated (2/4)", 10)
         assert joiner.stdin is not None
-        await joiner.stdin.send_all(b"/quit\n")
+        joiner.stdin.write(b"/quit\n")
+        joiner.stdin.flush()
         with trio.fail_after(15):
-            assert await joiner.wait() == 0
+            assert await trio.to_thread.run_sync(joiner.wait) == 0
     finally:
-        await kill_leftovers([host] if joiner is None else [host, joiner])
+        _stop(procs)
 
 
 def _join_once(code: str, tmp_path: Path) -> subprocess.CompletedProcess[str]:
@@ -231,7 +249,13 @@ def test_a_mistyped_short_code_is_one_line(tmp_path: Path) -> None:
 async def test_a_short_code_with_another_secret_is_one_line_and_no_seat(tmp_path: Path) -> None:
     async with host_table(Identity.generate("ana"), config=FAST) as host:
         wrong = ShortCode(host.advertised[0], secrets.token_bytes(16)).to_text()
-        result = await trio.to_thread.run_sync(_join_once, wrong, tmp_path)
+        joiner = _popen(["join", wrong, "--listen", "127.0.0.1"], "eve", tmp_path)
+        try:
+            with trio.fail_after(30):
+                _, err = await trio.to_thread.run_sync(joiner.communicate, b"")
+        finally:
+            _stop([joiner])
+        result = subprocess.CompletedProcess(joiner.args, joiner.returncode, "", err.decode())
         _one_line_error(result, "wrong room secret")
         assert host.roster is not None and len(host.roster.members) == 1
 

@@ -43,6 +43,7 @@ from buraco_p2p.net.errors import (
 from buraco_p2p.net.framing import (
     KIND_HS_FINISH,
     KIND_HS_INIT,
+    KIND_HS_INIT_SHORT,
     KIND_HS_RESPONSE,
     KIND_VERSION_ALERT,
     PROTOCOL_VERSION,
@@ -56,6 +57,7 @@ from buraco_p2p.net.identity import Identity, PeerKey, validate_nickname
 __all__ = [
     "MAX_TABLE_ID_LEN",
     "MIN_ROOM_SECRET_LEN",
+    "SHORT_TABLE_ID",
     "HandshakeResult",
     "InitiatorHandshake",
     "ResponderHandshake",
@@ -70,12 +72,19 @@ INITIATOR_SIG_LABEL = b"buraco-p2p v1 initiator signature\x00"
 MIN_ROOM_SECRET_LEN = 16
 MAX_ROOM_SECRET_LEN = 64
 MAX_TABLE_ID_LEN = 64
+# The table id a short-code handshake (INIT kind 0x04) hashes into H0: the joiner knows only the
+# host's address and the room secret, and learns the real table id over the finished link.
+SHORT_TABLE_ID = b"buraco-p2p short invite v1"
 _ZERO_NONCE = bytes(12)
 _MAX_NICK_BYTES = 255
 
 
 def _sha256(data: bytes) -> bytes:
     return hashlib.sha256(data).digest()
+
+
+def _h0(table_id: bytes) -> bytes:
+    return _sha256(PROLOGUE_LABEL + bytes((len(table_id),)) + table_id)
 
 
 def _hkdf(room_secret: bytes, shared: bytes, info: bytes) -> tuple[bytes, bytes]:
@@ -106,6 +115,7 @@ class HandshakeResult:
     send_key: bytes
     receive_key: bytes
     session_hash: bytes  # H4: unique to this session, usable as a channel binding
+    short: bool = False  # a short-code handshake (keyed by the room secret, not the table id)
 
 
 class _Handshake:
@@ -130,8 +140,9 @@ class _Handshake:
         self._room_secret = room_secret
         self._expected = expected_peer
         self._ephemeral = ephemeral if ephemeral is not None else X25519PrivateKey.generate()
-        self._hash = _sha256(PROLOGUE_LABEL + bytes((len(table_id),)) + table_id)  # H0
+        self._hash = _h0(table_id)
         self._shared = b""
+        self._short = False
 
     def _mix(self, data: bytes) -> bytes:
         self._hash = _sha256(self._hash + data)
@@ -199,6 +210,7 @@ class _Handshake:
             send_key=send,
             receive_key=receive,
             session_hash=self._hash,
+            short=self._short,
         )
 
 
@@ -217,10 +229,34 @@ def _check_frame(frame: Frame, kind: int) -> None:
 
 
 class InitiatorHandshake(_Handshake):
-    """The side that opened the connection: `start()`, then `receive_response()`."""
+    """The side that opened the connection: `start()`, then `receive_response()`.
+
+    With `short=True` it is a joiner holding only a short code: INIT has kind 0x04 and H0
+    hashes `SHORT_TABLE_ID` (the `table_id` argument is ignored).
+    """
+
+    def __init__(
+        self,
+        identity: Identity,
+        *,
+        room_secret: bytes,
+        table_id: bytes,
+        expected_peer: PeerKey | None = None,
+        ephemeral: X25519PrivateKey | None = None,
+        short: bool = False,
+    ) -> None:
+        super().__init__(
+            identity,
+            room_secret=room_secret,
+            table_id=SHORT_TABLE_ID if short else table_id,
+            expected_peer=expected_peer,
+            ephemeral=ephemeral,
+        )
+        self._short = short
 
     def start(self) -> bytes:
-        message = encode_frame(KIND_HS_INIT, _public_bytes(self._ephemeral))
+        kind = KIND_HS_INIT_SHORT if self._short else KIND_HS_INIT
+        message = encode_frame(kind, _public_bytes(self._ephemeral))
         self._mix(message)  # H1
         return message
 
@@ -241,13 +277,21 @@ class InitiatorHandshake(_Handshake):
 
 
 class ResponderHandshake(_Handshake):
-    """The side that accepted the connection: `receive_init()`, then `receive_finish()`."""
+    """The side that accepted the connection: `receive_init()`, then `receive_finish()`.
+
+    With `accept_short=True` (a host) it also answers a short-code INIT (kind 0x04), whose
+    transcript starts from `SHORT_TABLE_ID`; the result then says `short`.
+    """
 
     _k3 = b""
+    accept_short = False
 
     def receive_init(self, frame: Frame) -> bytes:
         """Check message 1 and return message 2."""
-        _check_frame(frame, KIND_HS_INIT)
+        if self.accept_short and frame.kind == KIND_HS_INIT_SHORT:
+            self._short = True
+            self._hash = _h0(SHORT_TABLE_ID)
+        _check_frame(frame, KIND_HS_INIT_SHORT if self._short else KIND_HS_INIT)
         if len(frame.body) != 32:
             raise HandshakeError("handshake init must carry exactly one 32-byte key")
         self._mix(frame.header + frame.body)  # H1

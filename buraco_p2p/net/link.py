@@ -192,6 +192,8 @@ class SecureLink:
         self.peer: PeerKey = result.peer
         self.peer_nickname: str = result.peer_nickname
         self.session_hash: bytes = result.session_hash
+        # Made from a short code (shortcode.py): good only for fetching the invite.
+        self.short: bool = result.short
         self.address = address
         self.label = _peer_label(result, address)
 
@@ -402,8 +404,13 @@ async def handshake(
     limits: codec.Limits = codec.DEFAULT_LIMITS,
     address: str | None = None,
     preseat: PreseatLimits | None = None,
+    short: bool = False,
+    accept_short: bool = False,
 ) -> SecureLink:
     """Run the key exchange over `stream` and return the secure link.
+
+    `short` (initiator): the short-code handshake, keyed by the room secret alone;
+    `accept_short` (responder, a host): answer that one too (the link then says `short`).
 
     On any failure the stream is closed and a `HandshakeError` (or subclass) naming the peer is
     raised; `HandshakeTimeout` if the whole exchange takes longer than `timeout` seconds.
@@ -420,6 +427,7 @@ async def handshake(
                     room_secret=room_secret,
                     table_id=table_id,
                     expected_peer=expected_peer,
+                    short=short,
                 )
                 result, receive_cipher = await _run_initiator(frames, i_state, label)
                 send_cipher = SendCipher(result.send_key, max_frame)
@@ -430,6 +438,7 @@ async def handshake(
                     table_id=table_id,
                     expected_peer=expected_peer,
                 )
+                r_state.accept_short = accept_short
                 result, send_cipher = await _run_responder(frames, r_state, label)
                 receive_cipher = ReceiveCipher(result.receive_key)
     except trio.TooSlowError:
@@ -474,6 +483,7 @@ async def connect(
     timeout: float = 10.0,
     max_frame: int = DEFAULT_MAX_FRAME,
     limits: codec.Limits = codec.DEFAULT_LIMITS,
+    short: bool = False,
 ) -> SecureLink:
     """Open a TCP connection and run the handshake as initiator, all within `timeout`."""
     address = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
@@ -496,4 +506,5 @@ async def connect(
         max_frame=max_frame,
         limits=limits,
         address=address,
+        short=short,
     )

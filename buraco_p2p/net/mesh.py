@@ -68,6 +68,7 @@ from buraco_p2p.net.reliable import (
     parse_record,
 )
 from buraco_p2p.net.server import LinkServer
+from buraco_p2p.net.shortcode import send_invite
 from buraco_p2p.net.table import (
     DEFAULT_SEATS,
     KICKED,
@@ -955,6 +956,7 @@ class Mesh:
             is_member=self.door.is_member,
             on_error=self._reject,
         )
+        self.server.accept_short = self.is_host
         self.listeners = listeners
         bound = listeners[0].socket.getsockname()[1]
         share_listening_port(listeners)
@@ -964,6 +966,9 @@ class Mesh:
     async def _handle_accepted(self, link: SecureLink) -> None:
         """One accepted link, start to end: whatever it provokes ends that link only."""
         try:
+            if link.short:  # only a host accepts these: the joiner fetches the invite
+                await send_invite(link, self.invite)
+                return
             await self.door.handle_link(link)
         except Exception as exc:
             self._reject(link.label, MeshError(f"{link.label}: {_describe(exc)}"))

@@ -293,8 +293,8 @@ def _refusals() -> list[_Refusal]:
         _refused("array32 declaring 2^32-1 elements", "ddffffffffc0", "length_over_limit"),
         _refused("map32 declaring 2^32-1 entries", "dfffffffff", "length_over_limit"),
         _refused("map16 declaring 4097 entries", "de1001", "length_over_limit"),
-        _refused("33 nested arrays around 0", "91" * 32 + "00", "too_deep"),
-        _refused("33 nested maps around 0", "81a161" * 32 + "00", "too_deep"),
+        _refused("32 nested arrays around 0 (depth 33)", "91" * 32 + "00", "too_deep"),
+        _refused("32 nested maps around 0 (depth 33)", "81a161" * 32 + "00", "too_deep"),
     ]
 
 

@@ -112,6 +112,7 @@ class LinkServer:
         *,
         room_secret: bytes,
         table_id: bytes,
+        retired_secrets: tuple[bytes, ...] = (),
         handshake_timeout: float = 10.0,
         max_handshakes: int = 64,
         max_handshakes_per_source: int = 8,
@@ -126,6 +127,9 @@ class LinkServer:
         self.identity = identity
         self.handler = handler
         self.room_secret = room_secret
+        # Secrets of replaced invites: still answered (their hint names them), and the link
+        # says so (`SecureLink.retired_secret`) for the handler to refuse a newcomer.
+        self.retired_secrets = retired_secrets
         self.table_id = table_id
         self.handshake_timeout = handshake_timeout
         self.max_handshakes = max_handshakes
@@ -241,6 +245,7 @@ class LinkServer:
                     stream,
                     self.identity,
                     room_secret=self.room_secret,
+                    retired_secrets=self.retired_secrets,
                     table_id=self.table_id,
                     initiator=False,
                     timeout=self.handshake_timeout,

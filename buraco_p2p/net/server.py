@@ -100,6 +100,9 @@ class LinkServer:
     * message size: a stranger's link reads under `preseat` limits until the handler calls
       `SecureLink.seat()`, so a greeting costs at most a few KiB to decode.
 
+    Besides `room_secret` it answers handshakes under `retired_secrets` (a replaced invite's):
+    such a link has `retired_secret` set, and the handler seats nobody new on it.
+
     Completed links go to `handler`, which owns them until it returns (the link is closed
     after that); a `LinkError` escaping the handler ends only that link. Running out of file
     descriptors on accept is reported once through `on_warning` (one line) and retried.

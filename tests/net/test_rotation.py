@@ -17,7 +17,7 @@ from mesh_helpers import FAST, collect
 
 from buraco_p2p.net.handshake import secret_hint
 from buraco_p2p.net.identity import Identity, PeerKey
-from buraco_p2p.net.mesh import Mesh, MeshError, host_table, join_table
+from buraco_p2p.net.mesh import JoinRequest, Mesh, MeshError, host_table, join_table
 from buraco_p2p.net.table import JoinRefused
 
 
@@ -53,6 +53,32 @@ async def test_after_a_rotation_the_old_invite_seats_nobody_new() -> None:
                 await b.send(c.me, "from bia")
                 assert await collect(b, 1) == [(c.me, "from caio")]
                 assert await collect(c, 1) == [(b.me, "from bia")]
+
+
+async def test_a_request_already_waiting_when_the_invite_is_replaced_keeps_its_place() -> None:
+    asked = trio.Event()
+    answer = trio.Event()
+
+    async def approve(request: JoinRequest) -> bool:
+        asked.set()
+        await answer.wait()
+        return True
+
+    ana, bia = Identity.generate("ana"), Identity.generate("bia")
+    async with host_table(ana, config=FAST, approve=approve) as host:
+        old = host.invite
+        async with trio.open_nursery() as nursery:
+
+            async def join() -> None:
+                async with join_table(bia, old, config=FAST) as b:
+                    assert b.roster is not None and b.roster.member(bia.public) is not None
+
+            nursery.start_soon(join)
+            with trio.fail_after(10):
+                await asked.wait()
+            host.rotate_invite()
+            answer.set()
+        assert host.roster is not None and host.roster.member(bia.public) is not None
 
 
 async def test_a_seated_player_restarts_and_rejoins_with_the_old_invite() -> None:

@@ -25,8 +25,8 @@ dispatched (`PEER_TAGS` and the like); anything else, and anything at all that h
 peer's input raises, closes that peer's link only, with the reason in `rejections`.
 
 API: `broadcast(msg)`, `send(peer, msg)`, `receive() -> (peer, msg)`, `kick(peer)` and
-`rotate_invite()` (host), and `next_event()` for `PeerUp`/`PeerDown`/`RosterChanged`/`StreamReset`/`SeatFreed`/
-`NicknameChanged`. The table's seat count is the roster's `seats` (`host_table(seats=...)`).
+`rotate_invite()` (host), and `next_event()` for `PeerUp`/`PeerDown`/`RosterChanged`/
+`StreamReset`/`SeatFreed`/`NicknameChanged`. The table's seat count is the roster's `seats` (`host_table(seats=...)`).
 """
 
 from __future__ import annotations

@@ -26,7 +26,8 @@ peer's input raises, closes that peer's link only, with the reason in `rejection
 
 API: `broadcast(msg)`, `send(peer, msg)`, `receive() -> (peer, msg)`, `kick(peer)` and
 `rotate_invite()` (host), and `next_event()` for `PeerUp`/`PeerDown`/`RosterChanged`/
-`StreamReset`/`SeatFreed`/`NicknameChanged`. The table's seat count is the roster's `seats` (`host_table(seats=...)`).
+`StreamReset`/`SeatFreed`/`NicknameChanged`. The table's seat count is the roster's `seats`
+(`host_table(seats=...)`).
 """
 
 from __future__ import annotations

@@ -15,9 +15,13 @@ import pytest
 import trio
 from mesh_helpers import FAST, collect
 
+from buraco_p2p.net.candidates import Candidate, CandidateKind
 from buraco_p2p.net.handshake import secret_hint
 from buraco_p2p.net.identity import Identity, PeerKey
+from buraco_p2p.net.internet import answer_reply_code
+from buraco_p2p.net.invite import Endpoint
 from buraco_p2p.net.mesh import JoinRequest, Mesh, MeshError, host_table, join_table
+from buraco_p2p.net.reply import ReplyCode
 from buraco_p2p.net.table import JoinRefused
 
 
@@ -201,3 +205,22 @@ async def test_a_restarted_host_keeps_honouring_rotated_invites() -> None:
                 reached_end = True
         nursery.cancel_scope.cancel()
     assert reached_end
+
+
+async def test_a_reply_code_made_with_a_replaced_invite_is_still_read() -> None:
+    """A seated player behind a NAT who comes back with the old invite pastes a reply code
+    keyed with it: the host dials it (the handshake then decides, as for any connection)."""
+    async with host_table(Identity.generate("ana"), config=FAST) as host:
+        old = host.invite
+        host.rotate_invite()
+        port = host.advertised[0].port
+        nowhere = Candidate(CandidateKind.HOST, Endpoint.parse("127.0.0.1", 9))
+        said: list[str] = []
+        text = ReplyCode((nowhere,)).to_text(old.room_secret, old.table_id)
+        await answer_reply_code(host, port, text, said.append, window=0.2)
+        assert not any("reply code refused" in line for line in said), said
+        assert any("dialing 127.0.0.1:9" in line for line in said)
+        said.clear()
+        other = ReplyCode((nowhere,)).to_text(bytes(16), old.table_id)
+        await answer_reply_code(host, port, other, said.append, window=0.2)
+        assert any("reply code refused" in line for line in said)

@@ -91,12 +91,30 @@ def register(subparsers: Any) -> None:
 
 def run_verify(args: argparse.Namespace) -> int:
     verdict = verify_path(args.logfile, partial=args.partial)
-    if args.json:
-        json.dump(verdict.doc, sys.stdout, indent=1, sort_keys=True)
-        sys.stdout.write("\n")
-    else:
-        sys.stdout.write(render_text(verdict.doc))
+    with closed_pipe_is_quiet():
+        if args.json:
+            json.dump(verdict.doc, sys.stdout, indent=1, sort_keys=True)
+            sys.stdout.write("\n")
+        else:
+            sys.stdout.write(render_text(verdict.doc))
+        sys.stdout.flush()
+    # The verdict stands whether or not anyone read all of it (`verify LOG | head -1`).
     return verdict.code
+
+
+@contextlib.contextmanager
+def closed_pipe_is_quiet() -> Iterator[None]:
+    """Output whose reader may go away (`| head`): stop writing quietly, as `cat` would.
+
+    The block must flush what it writes; on a closed pipe stdout is pointed at /dev/null, or
+    Python would fail again flushing it at exit and print a traceback.
+    """
+    try:
+        yield
+    except BrokenPipeError:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
 
 
 def verify_path(path: str, *, partial: bool = False) -> Verdict:

@@ -33,7 +33,6 @@ from buraco_p2p.crypto.elgamal import (
     InvalidCiphertext,
     deck_bytes,
     decode_deck,
-    open_deck,
 )
 from buraco_p2p.crypto.errors import CryptoError, ProofError
 from buraco_p2p.crypto.group import (
@@ -60,7 +59,6 @@ __all__ = [
     "random_permutation",
     "shuffle_and_prove",
     "shuffle_deck",
-    "shuffle_vector",
     "verify_shuffle",
 ]
 
@@ -535,38 +533,3 @@ def decode_and_verify(
 
 # ---------------------------------------------------------------------------------------------
 # Test vector
-
-
-def shuffle_vector() -> dict[str, object]:
-    """A deterministic shuffle of an 8-card open deck with its proof, for protocol/vectors/.
-
-    Everything is derived from fixed seeds, so regenerating gives the same bytes; a second
-    implementation can check its verifier against `proof` and its prover against all of it
-    (given the same random stream, see docs/protocol.md 1.7).
-    """
-    rng = DeterministicRandomSource(b"buraco-p2p/vectors/shuffle")
-    n = 8
-    cards = [Point.hash_to_group(b"buraco-p2p/vectors/shuffle/card", bytes([i])) for i in range(n)]
-    table_key = Point.base_mul(Scalar.random_nonzero(rng))
-    ctx = ProofContext(table_id=bytes(range(16)), hand=3, log_index=17, prover=b"seat-1")
-    deck_in = open_deck(cards)
-    deck_out, witness = shuffle_deck(deck_in, table_key, rng)
-    proof = prove_shuffle(ctx, table_key, deck_in, deck_out, witness, rng)
-    verify_shuffle(ctx, table_key, deck_in, deck_out, proof)
-    gens = generators(ctx.table_id, ctx.hand, n)
-    return {
-        "description": "Terelius-Wikstrom shuffle of an open deck of 8 points (section 1.7)",
-        "rng_seed": b"buraco-p2p/vectors/shuffle".hex(),
-        "table_id": ctx.table_id.hex(),
-        "hand": ctx.hand,
-        "log_index": ctx.log_index,
-        "prover": ctx.prover.hex(),
-        "n": n,
-        "table_key": table_key.to_bytes().hex(),
-        "generators": [g.to_bytes().hex() for g in (gens.h, *gens.hs)],
-        "input_deck": deck_bytes(deck_in).hex(),
-        "permutation": list(witness.permutation),
-        "randomness": [r.to_bytes().hex() for r in witness.randomness],
-        "output_deck": deck_bytes(deck_out).hex(),
-        "proof": proof.to_bytes().hex(),
-    }

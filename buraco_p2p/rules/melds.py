@@ -16,15 +16,8 @@ from dataclasses import dataclass
 from typing import Final
 
 from buraco_p2p.cards import ACE, DEUCE, FACES, JOKER_RANK, Card, Suit
-from buraco_p2p.rules.ruleset import (
-    AceMode,
-    BuracoShape,
-    End,
-    GoingOut,
-    MeldKind,
-    RuleSet,
-    WildEnd,
-)
+from buraco_p2p.rules.choices import AceMode, BuracoShape, End, GoingOut, MeldKind, WildEnd
+from buraco_p2p.rules.ruleset import RuleSet
 
 LOW_ACE: Final = 1
 HIGH_ACE: Final = 14

@@ -7,8 +7,9 @@ from dataclasses import dataclass
 from typing import Final
 
 from buraco_p2p.cards import Card
+from buraco_p2p.rules.choices import PotUnplayed
 from buraco_p2p.rules.melds import Meld
-from buraco_p2p.rules.ruleset import PotUnplayed, RuleSet
+from buraco_p2p.rules.ruleset import RuleSet
 
 # The line names, in the order they are reported.
 MELDS: Final = "melds"

@@ -39,7 +39,8 @@ API overview:
   silent and manual parties, a clock moved by `advance`.
 
 Modules: `entry` (format, hash, signature, step heads), `bodies` (kinds and schemas),
-`terms` (genesis), `states` (transition table), `table` (the checks), `deal` (one deal's
+`terms` (genesis), `states` (transition table), `table` (the log gate: what every entry
+shares), `checks` (each kind's content checks), `flow` (the next step), `deal` (one deal's
 state, the verifier's opening of a finished hand), `produce` (our own entries), `peer`,
 `replay`, `evidence`, `router`, `events`, `errors`.
 

@@ -2,19 +2,38 @@
 
 A refused entry is evidence against its author because anybody holding the log up to it can
 replay that prefix (`replay`, the same code every peer runs) and watch the entry fail the same
-way; two entries signed by one author for one index are evidence by themselves.
+way; two entries signed by one author for one index are evidence by themselves (but for a
+void agreement, which may take the index of an entry its author made before the table fell
+silent).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
+from buraco_p2p.session import bodies
 from buraco_p2p.session.entry import Entry, decode_entry
 from buraco_p2p.session.errors import LogError
 from buraco_p2p.session.table import Table
 from buraco_p2p.session.terms import parse_genesis
 
-__all__ = ["check_equivocation", "confirm_refusal"]
+__all__ = ["check_equivocation", "confirm_refusal", "equivocates"]
+
+
+def equivocates(a: Entry, b: Entry) -> bool:
+    """Whether two signed entries are one party's two different answers for one index.
+
+    A void agreement may take the index of a round entry a present party made before the
+    table went silent (`Table._open_void` starts it at the log's end, behind the entries of
+    the step that were applied): that party's entry and its void at one index are both
+    honest, so a void entry and another kind never count as equivocation.
+    """
+    return (
+        a.author == b.author
+        and a.index == b.index
+        and a.wire != b.wire
+        and (a.kind == bodies.VOID) == (b.kind == bodies.VOID)
+    )
 
 
 def check_equivocation(genesis: Entry | bytes, first: bytes, second: bytes) -> int:
@@ -26,7 +45,7 @@ def check_equivocation(genesis: Entry | bytes, first: bytes, second: bytes) -> i
         if e.table != terms.table_id:
             raise ValueError("an entry of another table")
         e.verify(terms.keys)
-    if a.author != b.author or a.index != b.index or a.wire == b.wire:
+    if not equivocates(a, b):
         raise ValueError("not two different entries by one author for one index")
     return a.author
 

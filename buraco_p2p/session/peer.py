@@ -46,6 +46,7 @@ from buraco_p2p.session.errors import (
     WrongTable,
 )
 from buraco_p2p.session.events import Event, Fault, Refused, TimedOut
+from buraco_p2p.session.evidence import equivocates
 from buraco_p2p.session.states import Phase
 from buraco_p2p.session.table import Table
 from buraco_p2p.session.terms import parse_genesis
@@ -271,7 +272,7 @@ class Peer:
         return next(iter(slot.values()))  # an entry out of turn: apply() refuses it
 
     def _conflict(self, held: Entry, new: Entry) -> Event:
-        if held.author == new.author and held.wire != new.wire:
+        if equivocates(held, new):
             err: LogError = Equivocation(
                 "two different entries signed for one log index",
                 index=new.index, author=new.author, evidence=(held.wire, new.wire),

@@ -2,10 +2,11 @@
 append it, whether it is a single entry or a round, and which phases may follow.
 
 This is the one place that says who may append what when (docs/protocol.md's diagram is made
-from `TRANSITIONS`). `buraco_p2p.session.table.Table` follows it: the phase picks the row, the
-row's `who` picks the authors of the next step from the table's state, and the next phase is
-one of the row's `then` (which one is decided by the game: a move that needs private reveals
-is followed by a shares round, a move that ends the hand by the count, ...).
+from `TRANSITIONS`). `buraco_p2p.session.table.Table` follows it: the phase picks the row, which
+says what kind the next entry must be; when a step is complete, `buraco_p2p.session.flow`
+picks the next phase among the row's `then` (which one is decided by the game: a move that
+needs private reveals is followed by a shares round, a move that ends the hand by the count,
+...) and the authors its `who` names from the table's state, and asserts both fit the table.
 
 Who:
 

@@ -40,10 +40,9 @@ from buraco_p2p.crypto.shares import (
     verify_share,
     verify_share_batch,
 )
-from buraco_p2p.crypto.shuffle import shuffle_vector
 from buraco_p2p.crypto.transcript import ProofContext, Transcript, encode_item
 from protocol.gen import files as vectorfiles
-from protocol.gen.deck import deck_session_vector, shuffle_162_vector
+from protocol.gen.deck import deck_session_vector, shuffle_162_vector, shuffle_vector
 from protocol.gen.game import card_text
 
 __all__ = ["FILES", "generate", "main"]

@@ -4,6 +4,8 @@
   at three (108 cards): every seat's key announcement, the shuffles in seat order and the deal's
   share batches, as the deck messages of 1.8 with their log index and sender, then what each
   seat learns. The seats' secrets are included so that a reader can open every hand.
+- `shuffle.json`: one shuffle of an open deck of 8 test points with its proof, its permutation
+  and re-encryption factors.
 - `shuffle_162.json`: one shuffle of the 162-card open deck (the real card points of 1.4) with
   its proof, its permutation and re-encryption factors.
 
@@ -14,6 +16,7 @@ here only build them.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
 
@@ -28,7 +31,7 @@ from buraco_p2p.crypto.keys import KeyPair
 from buraco_p2p.crypto.shuffle import generators, prove_shuffle, shuffle_deck, verify_shuffle
 from buraco_p2p.crypto.transcript import ProofContext
 
-__all__ = ["deck_session_vector", "player_id", "shuffle_162_vector"]
+__all__ = ["deck_session_vector", "player_id", "shuffle_162_vector", "shuffle_vector"]
 
 TABLE_ID: Final = bytes.fromhex("0f1e2d3c4b5a69788796a5b4c3d2e1f0")
 FIRST_INDEX: Final = 3
@@ -129,22 +132,53 @@ def deck_session_vector(seats: int, deck_size: int, dealer: int) -> dict[str, ob
     }
 
 
+def shuffle_vector() -> dict[str, object]:
+    """A shuffle of an 8-card open deck with its proof (`shuffle.json`).
+
+    Everything is derived from fixed seeds, so regenerating gives the same bytes; a second
+    implementation can check its verifier against `proof` and its prover against all of it
+    (given the same random stream, see docs/protocol.md 1.7).
+    """
+    n = 8
+    cards = [Point.hash_to_group(b"buraco-p2p/vectors/shuffle/card", bytes([i])) for i in range(n)]
+    ctx = ProofContext(table_id=bytes(range(16)), hand=3, log_index=17, prover=b"seat-1")
+    return _shuffle(
+        b"buraco-p2p/vectors/shuffle",
+        cards,
+        ctx,
+        "Terelius-Wikstrom shuffle of an open deck of 8 points (section 1.7)",
+    )
+
+
 def shuffle_162_vector() -> dict[str, object]:
     """A shuffle of the 162-card open deck under a fixed table key, with its proof."""
-    seed = b"buraco-p2p/vectors/shuffle/162"
-    rng = DeterministicRandomSource(seed)
-    n = 162
-    table_key = Point.base_mul(Scalar.random_nonzero(rng))
     ctx = ProofContext(table_id=TABLE_ID, hand=0, log_index=9, prover=player_id(5))
-    deck_in = open_deck(card_points(n))
+    return _shuffle(
+        b"buraco-p2p/vectors/shuffle/162",
+        card_points(162),
+        ctx,
+        "Terelius-Wikstrom shuffle of the 162-card open deck (card ids 0..161, "
+        "points of section 1.4) by the sixth seat of a six-seat table (section 1.7); drawn as "
+        "shuffle.json's vector is, from the stream of rng_seed",
+    )
+
+
+def _shuffle(
+    seed: bytes, cards: Sequence[Point], ctx: ProofContext, description: str
+) -> dict[str, object]:
+    """One shuffle of the open deck of `cards`: the table key, then the shuffle and its
+    proof, drawn in that order from the stream of `seed`; the proof is checked before it is
+    written."""
+    rng = DeterministicRandomSource(seed)
+    n = len(cards)
+    table_key = Point.base_mul(Scalar.random_nonzero(rng))
+    deck_in = open_deck(cards)
     deck_out, witness = shuffle_deck(deck_in, table_key, rng)
     proof = prove_shuffle(ctx, table_key, deck_in, deck_out, witness, rng)
     verify_shuffle(ctx, table_key, deck_in, deck_out, proof)
     gens = generators(ctx.table_id, ctx.hand, n)
     return {
-        "description": "Terelius-Wikstrom shuffle of the 162-card open deck (card ids 0..161, "
-        "points of section 1.4) by the sixth seat of a six-seat table (section 1.7); drawn as "
-        "shuffle.json's vector is, from the stream of rng_seed",
+        "description": description,
         "rng_seed": seed.hex(),
         "table_id": ctx.table_id.hex(),
         "hand": ctx.hand,

@@ -25,10 +25,10 @@ from buraco_p2p.crypto.shuffle import (
     random_permutation,
     shuffle_and_prove,
     shuffle_deck,
-    shuffle_vector,
     verify_shuffle,
 )
 from buraco_p2p.crypto.transcript import ProofContext
+from protocol.gen.deck import shuffle_vector
 
 CTX = ProofContext(table_id=b"table-0123456789", hand=2, log_index=9, prover=b"alice")
 N = 6

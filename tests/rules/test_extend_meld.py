@@ -1,6 +1,7 @@
 """Adding cards to a meld on the table."""
 
 import pytest
+from rules_helpers import CLASSIC, FE, IT, PC, meld
 
 from buraco_p2p.rules import (
     IllegalMeld,
@@ -8,18 +9,8 @@ from buraco_p2p.rules import (
     RuleSet,
     evaluate_meld,
     extend_meld,
-    get_preset,
     parse_cards,
 )
-
-CLASSIC = get_preset("classic")
-IT = get_preset("italian")
-FE = get_preset("fechado")
-PC = get_preset("playingcards")
-
-
-def meld(text: str, rules: RuleSet = CLASSIC, **kw: object) -> Meld:
-    return evaluate_meld(parse_cards(text), rules, **kw)  # type: ignore[arg-type]
 
 
 def extend(m: Meld, text: str, rules: RuleSet = CLASSIC, **kw: object) -> Meld:

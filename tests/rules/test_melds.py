@@ -1,13 +1,13 @@
 """Meld validation and layout: the seeds' own examples, wildcard rules, and every error code."""
 
 import pytest
+from rules_helpers import CLASSIC, FE, IT, PC, US, meld
 
 from buraco_p2p.cards import Card, Suit
 from buraco_p2p.rules import (
     MELD_ERROR_CODES,
     End,
     IllegalMeld,
-    Meld,
     MeldKind,
     RuleSet,
     evaluate_meld,
@@ -16,16 +16,6 @@ from buraco_p2p.rules import (
     parse_card,
     parse_cards,
 )
-
-US = get_preset("us")
-CLASSIC = get_preset("classic")
-IT = get_preset("italian")
-FE = get_preset("fechado")
-PC = get_preset("playingcards")
-
-
-def meld(text: str, rules: RuleSet = CLASSIC, **kw: object) -> Meld:
-    return evaluate_meld(parse_cards(text), rules, **kw)  # type: ignore[arg-type]
 
 
 def suited(seq: str, suit: str) -> str:

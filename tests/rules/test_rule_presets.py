@@ -1,6 +1,7 @@
 """Every row of the preset table, preset by preset, as data and as behaviour."""
 
 import pytest
+from rules_helpers import ALL, CLASSIC, FE, IT, PC, US
 
 from buraco_p2p.rules import (
     PRESETS,
@@ -25,12 +26,6 @@ from buraco_p2p.rules import (
     parse_cards,
 )
 
-US = get_preset("us")
-CLASSIC = get_preset("classic")
-PC = get_preset("playingcards")
-IT = get_preset("italian")
-FE = get_preset("fechado")
-ALL = [US, CLASSIC, PC, IT, FE]
 WITH_JOKERS = [CLASSIC, PC, IT, FE]
 WITH_SETS = [US, CLASSIC, IT, FE]
 

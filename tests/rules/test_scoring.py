@@ -1,6 +1,7 @@
 """A team's score lines for a finished hand."""
 
 import pytest
+from rules_helpers import ALL, CLASSIC, FE, IT, PC, US
 
 from buraco_p2p.rules import (
     LINE_NAMES,
@@ -8,18 +9,10 @@ from buraco_p2p.rules import (
     RuleSet,
     ScoreLine,
     evaluate_meld,
-    get_preset,
     parse_cards,
     score_team_hand,
     total,
 )
-
-US = get_preset("us")
-CLASSIC = get_preset("classic")
-PC = get_preset("playingcards")
-IT = get_preset("italian")
-FE = get_preset("fechado")
-ALL = [US, CLASSIC, PC, IT, FE]
 
 
 def melds(rules: RuleSet, *texts: str) -> list[Meld]:

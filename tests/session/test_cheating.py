@@ -262,6 +262,20 @@ def _tampered_table(kind: str, cheater: int, change: object, relay: bool = False
     return r
 
 
+def _named_by_every_honest_party(
+    r: Router, cheater: int, says: str = "", deliveries: int = 5000
+) -> None:
+    """Play the tampered table out (up to `deliveries`): every honest party's first fault is
+    a refusal of the cheater's entry (its reason containing `says`), and their logs agree."""
+    r.start()
+    r.run(deliveries)
+    for p in _honest(r, cheater):
+        errs = [f.error for f in faults(r, p)]
+        assert errs and isinstance(errs[0], RejectedEntry) and errs[0].author == cheater
+        assert says in errs[0].reason
+    assert same_logs(r, _honest(r, cheater))
+
+
 def _flip(b: bytes, at: int) -> bytes:
     return b[:at] + bytes([b[at] ^ 1]) + b[at + 1 :]
 
@@ -272,13 +286,7 @@ def test_a_bad_shuffle_proof_is_caught() -> None:
         "shuffle", cheater,
         lambda e, _: resign(e, cheater, body={**e.body, "proof": _flip(e.body["proof"], 40)}),
     )  # fmt: skip
-    r.start()
-    r.run(5000)
-    for p in _honest(r, cheater):
-        errs = [f.error for f in faults(r, p)]
-        assert errs and isinstance(errs[0], RejectedEntry) and errs[0].author == cheater
-        assert "deck" in errs[0].reason
-    assert same_logs(r, _honest(r, cheater))
+    _named_by_every_honest_party(r, cheater, "deck")
     assert all(p.table.hand is not None and p.table.hand.view is None for p in r.peers)
 
 
@@ -296,14 +304,24 @@ def test_a_wrong_or_missing_decryption_share_is_caught(how: str) -> None:
         return resign(e, cheater, body={**e.body, "shares": shares})
 
     r = _tampered_table("deal", cheater, change)
-    r.start()
-    r.run(5000)
-    for p in _honest(r, cheater):
-        errs = [f.error for f in faults(r, p)]
-        assert errs and isinstance(errs[0], RejectedEntry) and errs[0].author == cheater
-    assert same_logs(r, _honest(r, cheater))
+    _named_by_every_honest_party(r, cheater)
     # the deal never completed: nobody is on turn, no card of the cheater's victims opened
     assert all(r.peers[p].table.phase is Phase.DEAL for p in _honest(r, cheater))
+
+
+@pytest.mark.parametrize("kind", ["reveal", "deal"])
+def test_a_nonce_that_does_not_open_its_commitment_is_a_refusal_naming_its_author(
+    kind: str,
+) -> None:
+    """The seat draw's nonce (reveal) and the cut's (deal) are checked against the author's
+    commitment; a wrong one is a typed refusal naming that author, not a crash."""
+    cheater = 2
+
+    def change(e: Entry, _: int) -> Entry:
+        return resign(e, cheater, body={**e.body, "n": _flip(e.body["n"], 0)})
+
+    r = _tampered_table(kind, cheater, change)
+    _named_by_every_honest_party(r, cheater, "does not match the commitment")
 
 
 def test_equivocation_is_caught_with_two_signed_entries() -> None:
@@ -337,13 +355,7 @@ def test_a_wrong_score_is_caught() -> None:
         return resign(e, cheater, body={**e.body, "totals": totals})
 
     r = _tampered_table("result", cheater, change)
-    r.start()
-    r.run()
-    for p in _honest(r, cheater):
-        errs = [f.error for f in faults(r, p)]
-        assert errs and isinstance(errs[0], RejectedEntry) and errs[0].author == cheater
-        assert "score" in errs[0].reason
-    assert same_logs(r, _honest(r, cheater))
+    _named_by_every_honest_party(r, cheater, "score", deliveries=1_000_000)
 
 
 def test_hostile_moves_raise_only_typed_refusals(first_turn: Router) -> None:

@@ -8,12 +8,14 @@ from session_helpers import faults, forge, same_logs, snapshot, table
 
 from buraco_p2p.engine import Discard
 from buraco_p2p.session import (
+    Fault,
     HandStarted,
     MatchEnded,
     Phase,
     Router,
     TimedOut,
     Voided,
+    check_equivocation,
     decode_entry,
     replay,
 )
@@ -126,3 +128,37 @@ def test_a_withheld_entry_is_named_after_the_timeout(kind: str) -> None:
     for p in waiting:
         (ev,) = _timed_out(r, p)
         assert ev.parties == (culprit,)
+
+
+def test_an_entry_the_void_overtook_is_no_equivocation() -> None:
+    """A void agreement may take the index of a round entry a present party had already
+    made: party 2's commitment and its void both stand at index 3 when party 1 is silent.
+    Heard late, after the void, the commitment is a stale entry, not two signatures of one
+    party's for one index: nobody is accused and the table goes on."""
+    held_back: list[bytes] = []
+
+    def tamper(sender: int, receiver: int, data: bytes) -> bytes | None:
+        if sender == 2 and receiver == 0 and decode_entry(data).kind == "commit":
+            held_back.append(data)
+            return None
+        return data
+
+    r = table("us", seed=12, timeout_ms=1000, tamper=tamper)
+    r.silent = {1}
+    r.start()
+    r.run()
+    r.advance(2.0)
+    for p in (0, 2, 3):
+        r.act(p, r.peers[p].propose_void("end", r.now, silent=(1,)))
+    r.run()
+    assert all(r.peers[p].table.closed for p in (0, 2, 3))
+    assert same_logs(r, [0, 2, 3])
+    (late,) = held_back
+    stale = decode_entry(late)
+    void = r.peers[0].log[stale.index]
+    assert void.kind == "void" and void.author == stale.author == 2
+    out = r.peers[0].receive(late, r.now)
+    assert not [e for e in out.events if isinstance(e, Fault)]
+    assert not faults(r, 0)
+    with pytest.raises(ValueError, match="not two different entries"):
+        check_equivocation(r.peers[0].log[0], void.wire, late)

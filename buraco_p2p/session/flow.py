@@ -1,0 +1,206 @@
+"""Which step follows a complete one: the hand's flow and the match's, as the game decides it.
+
+`buraco_p2p.session.states.TRANSITIONS` says, for each phase, which kind is expected, who
+appends it and which phases may follow; this module picks among those `then` phases once a
+step is complete, from what the game says (the seat draw's seed seats the parties, the deck
+names the next shuffler, the engine names the seat on turn and whether the hand has ended, the
+deck which parties owe shares, the match whether it is over), and sets the authors of the next
+step. It starts each hand (a fresh hand key, deck and cut draw) and closes the match. It
+checks nothing: every entry was checked in full before its step could complete.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from buraco_p2p.crypto.deck import DeckSession
+from buraco_p2p.crypto.keys import KeyPair
+from buraco_p2p.crypto.randomness import (
+    CoinContext,
+    CommitReveal,
+    new_nonce,
+    permutation,
+    uniform_choice,
+    uniform_int,
+)
+from buraco_p2p.engine import HandState, Match, PlayerView, deal_layout, score_hand
+from buraco_p2p.session.checks import reveal_cards
+from buraco_p2p.session.deal import Deal
+from buraco_p2p.session.events import (
+    Event,
+    HandEnded,
+    HandStarted,
+    MatchEnded,
+    SeatsDrawn,
+    Voided,
+    YourTurn,
+)
+from buraco_p2p.session.produce import CUT
+from buraco_p2p.session.states import Phase, Who
+
+if TYPE_CHECKING:
+    from buraco_p2p.session.table import Table
+
+__all__ = ["next_step"]
+
+
+def next_step(t: Table) -> list[Event]:
+    """Begin the step that follows the one just completed; returns the events it causes.
+    The phase it moves to is always one the transition table lists after the last, and
+    its authors fit the new phase's row."""
+    rule = t.rule
+    events = _next(t)
+    # The flow only chooses among what the transition table allows: the next phase, and
+    # authors of the shape its row gives (pragma: the table and this flow never disagree).
+    if t.phase not in rule.then:  # pragma: no cover
+        raise AssertionError(f"{rule.kind!r} is not followed by {t.phase.value!r}")
+    if not t.closed:
+        now = t.rule
+        if now.who is Who.ALL and t.authors != tuple(range(t.n)):  # pragma: no cover
+            raise AssertionError(f"{now.kind!r} is a round of every party, not {t.authors}")
+        if not now.round and len(t.authors) != 1:  # pragma: no cover
+            raise AssertionError(f"{now.kind!r} is one entry, not a round of {t.authors}")
+    return events
+
+
+def _set(t: Table, phase: Phase, authors: Sequence[int]) -> None:
+    t.phase = phase
+    t.authors = tuple(authors)
+
+
+def _next(t: Table) -> list[Event]:
+    everyone = tuple(range(t.n))
+    if t.voiding is not None:
+        action = t.voiding
+        t.voiding = None
+        t.fault = None
+        events: list[Event] = [Voided(action, t.silent)]
+        if action == "end" or t.match is None:
+            _set(t, Phase.CLOSED, ())
+            return events
+        t.silent = ()
+        return events + _start_hand(t)
+    phase = t.phase
+    hand = t.hand
+    if phase is Phase.SEATS_COMMIT:
+        _set(t, Phase.SEATS_REVEAL, everyone)
+        return []
+    if phase is Phase.SEATS_REVEAL:
+        seed = t.seat_draw.seed()
+        t.seating = tuple(permutation(seed, t.n, label=b"seats"))
+        ps = [0] * t.n
+        for s, p in enumerate(t.seating):
+            ps[p] = s
+        t.party_seat = tuple(ps)
+        dealer = uniform_choice(seed, t.n, label=b"dealer")
+        t.match = Match(t.rules, first_dealer=dealer)
+        return [SeatsDrawn(t.seating, dealer), *_start_hand(t)]
+    assert hand is not None
+    if phase is Phase.HAND_KEYS:
+        _set(t, Phase.SHUFFLE, (t.seating[0],))
+        return []
+    if phase is Phase.SHUFFLE:
+        nxt = hand.deck.next_shuffler
+        if nxt is not None:
+            _set(t, Phase.SHUFFLE, (t.seating[nxt],))
+            return []
+        _set(t, Phase.DEAL, everyone)
+        return []
+    if phase is Phase.DEAL:
+        return _dealt(t, hand)
+    if phase in (Phase.TURN, Phase.REVEAL):
+        return _after_move(t, hand)
+    if phase is Phase.COUNT:
+        assert hand.view is not None
+        hand.result = score_hand(hand.view)
+        _set(t, Phase.RESULT, everyone)
+        return []
+    if phase is Phase.RESULT:
+        assert t.match is not None and hand.result is not None
+        t.match.record(hand.result)
+        t.hands_played += 1
+        _set(t, Phase.OPEN, everyone)
+        return [HandEnded(hand.result)]
+    if phase is Phase.OPEN:
+        if hand.opened is not None:
+            t.opened.append(hand.opened)
+        assert t.match is not None
+        if t.match.over:
+            _set(t, Phase.FINAL, everyone)
+            return []
+        return _start_hand(t)
+    if phase is Phase.FINAL:
+        assert t.match is not None
+        _set(t, Phase.CLOSED, ())
+        return [MatchEnded(tuple(t.match.scores), t.match.winner)]
+    raise AssertionError(phase)  # pragma: no cover
+
+
+def _start_hand(t: Table) -> list[Event]:
+    assert t.match is not None
+    number = 0 if t.hand is None else t.hand.number + 1
+    rules = t.rules
+    dealer = t.match.dealer
+    # The engine's own play order for this deal, at any seat count.
+    order = HandState(t.match.next_setup(), None, None).order
+    layout = deal_layout(rules)
+    rng = t._rng
+    keypair = KeyPair.generate(rng) if rng is not None else None
+    deck = DeckSession(
+        table_id=t.terms.table_id,
+        hand=number,
+        players=[t.terms.keys[p].raw for p in t.seating],
+        me=t.my_seat,
+        keypair=keypair,
+        layout=layout,
+        play_order=order,
+        rng=rng,
+    )
+    cut = CommitReveal(CoinContext(t.terms.table_id, CUT, number), t.n)
+    t.hand = Deal(
+        number,
+        dealer,
+        layout.face_up,
+        deck,
+        cut,
+        keypair,
+        new_nonce(rng) if rng is not None else None,
+    )
+    _set(t, Phase.HAND_KEYS, tuple(range(t.n)))
+    return []
+
+
+def _dealt(t: Table, hand: Deal) -> list[Event]:
+    assert t.match is not None
+    seed = hand.cut.seed()
+    cut = uniform_int(seed, 1, t.rules.deck_size - 1, label=b"cut")
+    setup = t.match.next_setup(cut=cut)
+    seat = t.my_seat
+    hand.view = PlayerView(setup, seat) if seat is not None else HandState(setup, None, None)
+    events: list[Event] = [HandStarted(hand.number, hand.dealer, cut)]
+    events += reveal_cards(t, hand, hand.early)
+    hand.early = []
+    return events + _to_turn(t, hand)
+
+
+def _after_move(t: Table, hand: Deal) -> list[Event]:
+    view = hand.view
+    assert view is not None
+    if view.ended:
+        _set(t, Phase.COUNT, tuple(range(t.n)))
+        return []
+    owing = [p for p in range(t.n) if hand.deck.owed_by(t.party_seat[p])]
+    if owing and t.phase is Phase.TURN:
+        _set(t, Phase.REVEAL, owing)
+        return []
+    return _to_turn(t, hand)
+
+
+def _to_turn(t: Table, hand: Deal) -> list[Event]:
+    view = hand.view
+    assert view is not None
+    _set(t, Phase.TURN, (t.seating[view.turn],))
+    if view.turn == t.my_seat:
+        return [YourTurn(view.turn)]
+    return []

@@ -15,11 +15,21 @@ from types import ModuleType
 from buraco_p2p import __version__, audit
 from buraco_p2p.bots import selfplay
 from buraco_p2p.net import commands
+from buraco_p2p.play import botpeer, hostjoin, local, netselfplay
 from buraco_p2p.ui import command as play
 
 # Each exposes `register(subparsers)`; every parser it registers sets `func=` to a callable
 # taking the parsed namespace and returning an exit code.
-COMMAND_MODULES: tuple[ModuleType, ...] = (commands, selfplay, audit, play)
+COMMAND_MODULES: tuple[ModuleType, ...] = (
+    commands,
+    selfplay,
+    audit,
+    play,
+    botpeer,
+    netselfplay,
+    local,
+    hostjoin,
+)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -31,6 +31,7 @@ from buraco_p2p.net.identity import Identity, PeerKey, load_or_create_identity
 from buraco_p2p.net.invite import Endpoint, Invite, InviteError
 from buraco_p2p.net.lobby import Lobby, printable
 from buraco_p2p.net.mesh import JoinRequest, Mesh, auto_approve, host_table, join_table
+from buraco_p2p.net.shortcode import ShortCode, fetch_invite, is_short_code
 from buraco_p2p.net.table import JoinRefused
 
 __all__ = ["UsageError", "register"]
@@ -193,6 +194,10 @@ async def _host_main(args: argparse.Namespace) -> int:
             _print(f"table created; you are {identity.nickname} ({identity.public.fingerprint()})")
             _print("invite code (give it to the other players):")
             _print(invite.to_text())
+            short = ShortCode.for_invite(invite)
+            if short is not None:
+                _print("short code (to read aloud; joiners then compare your fingerprint):")
+                _print(short.to_text())
             async with contextlib.AsyncExitStack() as stack:
                 if args.lan:
                     from buraco_p2p.net.discovery import announce_table
@@ -268,10 +273,25 @@ async def _pick_lan_table() -> Invite:
         raise NetError(f"no table number {choice!r}") from exc
 
 
+async def _fetch_short(text: str, identity: Identity) -> Invite:
+    """The full invite, from the host a short code names (one attempt: a wrong secret or a
+    wrong address does not get better by retrying)."""
+    code = ShortCode.from_text(text)
+    _print(f"* asking the host at {code.endpoint} for the full invite ...")
+    invite = await fetch_invite(code, identity)
+    _print(
+        "* short code accepted; the host was not known in advance: compare its fingerprint "
+        "below with the host's, by voice"
+    )
+    return invite
+
+
 async def _join_main(args: argparse.Namespace) -> int:
     identity = _identity(args)
     if args.lan:
         invite = await _pick_lan_table()
+    elif args.code and is_short_code(args.code):
+        invite = await _fetch_short(args.code, identity)
     elif args.code:
         invite = Invite.from_text(args.code)
     else:
@@ -402,5 +422,9 @@ def register(subparsers: Any) -> None:
     host.set_defaults(func=lambda args: _run(_host_main, args))
     join = subparsers.add_parser("join", help="join a table with an invite code")
     _common(join)
-    join.add_argument("code", nargs="?", help="the invite code from the host")
+    join.add_argument(
+        "code",
+        nargs="?",
+        help="the invite code from the host (BRC-...), or its short code (BRS-...)",
+    )
     join.set_defaults(func=lambda args: _run(_join_main, args))

@@ -31,6 +31,7 @@ __all__ = [
     "KIND_DATA",
     "KIND_HS_FINISH",
     "KIND_HS_INIT",
+    "KIND_HS_INIT_SHORT",
     "KIND_HS_RESPONSE",
     "KIND_READY",
     "KIND_VERSION_ALERT",
@@ -56,6 +57,9 @@ MAX_COUNTER = 2**64 - 1
 KIND_HS_INIT = 0x01
 KIND_HS_RESPONSE = 0x02
 KIND_HS_FINISH = 0x03
+# INIT of a joiner holding only a short code (shortcode.py): the transcript starts from a
+# fixed label instead of the table id it does not know yet.
+KIND_HS_INIT_SHORT = 0x04
 KIND_VERSION_ALERT = 0x0F
 # Traffic frames (sealed).
 KIND_READY = 0x10

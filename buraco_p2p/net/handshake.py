@@ -50,6 +50,7 @@ from buraco_p2p.net.errors import (
 from buraco_p2p.net.framing import (
     KIND_HS_FINISH,
     KIND_HS_INIT,
+    KIND_HS_INIT_SHORT,
     KIND_HS_RESPONSE,
     KIND_VERSION_ALERT,
     PROTOCOL_VERSION,
@@ -64,6 +65,7 @@ __all__ = [
     "HINT_LEN",
     "MAX_TABLE_ID_LEN",
     "MIN_ROOM_SECRET_LEN",
+    "SHORT_TABLE_ID",
     "HandshakeResult",
     "InitiatorHandshake",
     "ResponderHandshake",
@@ -81,12 +83,19 @@ HINT_LEN = 8
 MIN_ROOM_SECRET_LEN = 16
 MAX_ROOM_SECRET_LEN = 64
 MAX_TABLE_ID_LEN = 64
+# The table id a short-code handshake (INIT kind 0x04) hashes into H0: the joiner knows only the
+# host's address and the room secret, and learns the real table id over the finished link.
+SHORT_TABLE_ID = b"buraco-p2p short invite v1"
 _ZERO_NONCE = bytes(12)
 _MAX_NICK_BYTES = 255
 
 
 def _sha256(data: bytes) -> bytes:
     return hashlib.sha256(data).digest()
+
+
+def _h0(table_id: bytes) -> bytes:
+    return _sha256(PROLOGUE_LABEL + bytes((len(table_id),)) + table_id)
 
 
 def _hkdf(room_secret: bytes, shared: bytes, info: bytes) -> tuple[bytes, bytes]:
@@ -140,6 +149,7 @@ class HandshakeResult:
     session_hash: bytes  # H4: unique to this session, usable as a channel binding
     # The responder answered under one of its retired room secrets (always False for I).
     retired_secret: bool = False
+    short: bool = False  # a short-code handshake (keyed by the room secret, not the table id)
 
 
 class _Handshake:
@@ -161,8 +171,9 @@ class _Handshake:
         self._retired = False
         self._expected = expected_peer
         self._ephemeral = ephemeral if ephemeral is not None else X25519PrivateKey.generate()
-        self._hash = _sha256(PROLOGUE_LABEL + bytes((len(table_id),)) + table_id)  # H0
+        self._hash = _h0(table_id)
         self._shared = b""
+        self._short = False
 
     def _mix(self, data: bytes) -> bytes:
         self._hash = _sha256(self._hash + data)
@@ -231,6 +242,7 @@ class _Handshake:
             receive_key=receive,
             session_hash=self._hash,
             retired_secret=self._retired,
+            short=self._short,
         )
 
 
@@ -249,11 +261,35 @@ def _check_frame(frame: Frame, kind: int) -> None:
 
 
 class InitiatorHandshake(_Handshake):
-    """The side that opened the connection: `start()`, then `receive_response()`."""
+    """The side that opened the connection: `start()`, then `receive_response()`.
+
+    With `short=True` it is a joiner holding only a short code: INIT has kind 0x04 and H0
+    hashes `SHORT_TABLE_ID` (the `table_id` argument is ignored).
+    """
+
+    def __init__(
+        self,
+        identity: Identity,
+        *,
+        room_secret: bytes,
+        table_id: bytes,
+        expected_peer: PeerKey | None = None,
+        ephemeral: X25519PrivateKey | None = None,
+        short: bool = False,
+    ) -> None:
+        super().__init__(
+            identity,
+            room_secret=room_secret,
+            table_id=SHORT_TABLE_ID if short else table_id,
+            expected_peer=expected_peer,
+            ephemeral=ephemeral,
+        )
+        self._short = short
 
     def start(self) -> bytes:
-        hint = secret_hint(self._room_secret, self._table_id)
-        message = encode_frame(KIND_HS_INIT, _public_bytes(self._ephemeral) + hint)
+        kind = KIND_HS_INIT_SHORT if self._short else KIND_HS_INIT
+        hint = secret_hint(self._room_secret, self._table_id)  # SHORT_TABLE_ID's when short
+        message = encode_frame(kind, _public_bytes(self._ephemeral) + hint)
         self._mix(message)  # H1
         return message
 
@@ -273,14 +309,31 @@ class InitiatorHandshake(_Handshake):
         return message, self._finish(peer, nickname, initiator=True)
 
 
+def _hint_map(
+    secrets: list[tuple[bytes, bool]], table_id: bytes
+) -> dict[bytes, tuple[bytes, bool]]:
+    """Each secret (and whether it is retired) by its hint for `table_id`."""
+    by_hint: dict[bytes, tuple[bytes, bool]] = {}
+    for secret, retired in secrets:
+        hint = secret_hint(secret, table_id)
+        known = by_hint.get(hint)
+        if known is not None and known[0] != secret:
+            raise ValueError("two room secrets of the table have the same hint")
+        by_hint.setdefault(hint, (secret, retired))
+    return by_hint
+
+
 class ResponderHandshake(_Handshake):
     """The side that accepted the connection: `receive_init()`, then `receive_finish()`.
 
     It answers under `room_secret` or any of `retired_secrets`, whichever the initiator's hint
-    names (`HandshakeResult.retired_secret` says it was a retired one).
+    names (`HandshakeResult.retired_secret` says it was a retired one). With
+    `accept_short=True` (a host) it also answers a short-code INIT (kind 0x04), whose
+    transcript and hint start from `SHORT_TABLE_ID`; the result then says `short`.
     """
 
     _k3 = b""
+    accept_short = False
 
     def __init__(
         self,
@@ -299,22 +352,24 @@ class ResponderHandshake(_Handshake):
             expected_peer=expected_peer,
             ephemeral=ephemeral,
         )
-        self._by_hint: dict[bytes, tuple[bytes, bool]] = {}
-        for secret, retired in [(room_secret, False), *((s, True) for s in retired_secrets)]:
-            hint = secret_hint(secret, table_id)
-            known = self._by_hint.get(hint)
-            if known is not None and known[0] != secret:
-                raise ValueError("two room secrets of the table have the same hint")
-            self._by_hint.setdefault(hint, (secret, retired))
+        self._secrets = [(room_secret, False), *((s, True) for s in retired_secrets)]
+        self._by_hint = _hint_map(self._secrets, table_id)
+
+    def _short_hints(self) -> dict[bytes, tuple[bytes, bool]]:
+        return _hint_map(self._secrets, SHORT_TABLE_ID)
 
     def receive_init(self, frame: Frame) -> bytes:
         """Check message 1 and return message 2."""
-        _check_frame(frame, KIND_HS_INIT)
+        if self.accept_short and frame.kind == KIND_HS_INIT_SHORT:
+            self._short = True
+            self._hash = _h0(SHORT_TABLE_ID)
+        _check_frame(frame, KIND_HS_INIT_SHORT if self._short else KIND_HS_INIT)
         if len(frame.body) != 32 + HINT_LEN:
             raise HandshakeError(
                 f"handshake init must carry a 32-byte key and a {HINT_LEN}-byte secret hint"
             )
-        chosen = self._by_hint.get(frame.body[32:])
+        hints = self._short_hints() if self._short else self._by_hint
+        chosen = hints.get(frame.body[32:])
         if chosen is None:
             raise HandshakeError(
                 "handshake init names a room secret this table does not have "

@@ -194,6 +194,8 @@ class SecureLink:
         self.session_hash: bytes = result.session_hash
         # We accepted it under a retired room secret (a replaced invite): seated peers only.
         self.retired_secret: bool = result.retired_secret
+        # Made from a short code (shortcode.py): good only for fetching the invite.
+        self.short: bool = result.short
         self.address = address
         self.label = _peer_label(result, address)
 
@@ -347,7 +349,7 @@ async def _run_initiator(
     if frame is None:
         raise HandshakeError(
             "peer closed the connection before answering the handshake "
-            "(it does not take our room secret: a wrong invite, or not that table)"
+            "(a wrong room secret for that table: a wrong invite, or another table)"
         )
     finish, result = state.receive_response(frame)
     label[0] = _peer_label(result, frames.address)
@@ -408,8 +410,13 @@ async def handshake(
     address: str | None = None,
     preseat: PreseatLimits | None = None,
     retired_secrets: Sequence[bytes] = (),
+    short: bool = False,
+    accept_short: bool = False,
 ) -> SecureLink:
     """Run the key exchange over `stream` and return the secure link.
+
+    `short` (initiator): the short-code handshake, keyed by the room secret alone;
+    `accept_short` (responder, a host): answer that one too (the link then says `short`).
 
     On any failure the stream is closed and a `HandshakeError` (or subclass) naming the peer is
     raised; `HandshakeTimeout` if the whole exchange takes longer than `timeout` seconds.
@@ -427,6 +434,7 @@ async def handshake(
                     room_secret=room_secret,
                     table_id=table_id,
                     expected_peer=expected_peer,
+                    short=short,
                 )
                 result, receive_cipher = await _run_initiator(frames, i_state, label)
                 send_cipher = SendCipher(result.send_key, max_frame)
@@ -438,6 +446,7 @@ async def handshake(
                     expected_peer=expected_peer,
                     retired_secrets=retired_secrets,
                 )
+                r_state.accept_short = accept_short
                 result, send_cipher = await _run_responder(frames, r_state, label)
                 receive_cipher = ReceiveCipher(result.receive_key)
     except trio.TooSlowError:
@@ -482,6 +491,7 @@ async def connect(
     timeout: float = 10.0,
     max_frame: int = DEFAULT_MAX_FRAME,
     limits: codec.Limits = codec.DEFAULT_LIMITS,
+    short: bool = False,
 ) -> SecureLink:
     """Open a TCP connection and run the handshake as initiator, all within `timeout`."""
     address = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
@@ -504,4 +514,5 @@ async def connect(
         max_frame=max_frame,
         limits=limits,
         address=address,
+        short=short,
     )

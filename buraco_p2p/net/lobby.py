@@ -11,6 +11,12 @@ withdrawn and comes back is a new prompt with a new number, and a `y` typed for 
 cannot seat it. Any other line is chat as usual; a `y` or `n` with no prompt on screen is
 answered with a notice and sent nowhere (it is not chat: it was meant as an answer).
 
+Hand-off to the match: when every seat is taken, each player types `/ready` (a `["ready"]`
+message to the table); once every seated player is ready, the lobby stops and, if a match
+runner has been installed (`set_match_runner`, done by the network-play layer above this
+one), hands it the mesh, the input lines and the messages the lobby received that were not
+chat (the first messages of the match). Without a runner the lobby stays a lobby.
+
 Everything shown on screen that came from the network (nicknames, chat text) is stripped
 of control characters first: a peer must not be able to rewrite another player's terminal.
 """
@@ -40,6 +46,20 @@ MAX_CHAT = 500
 ANSWER_DELAY = 1.0
 ANSWERS = {"y": True, "n": False}
 Output = Callable[[str], None]
+MAX_BACKLOG = 1000
+
+# The match runner: (mesh, input lines, messages held back, output) -> exit code.
+MatchRunner = Callable[
+    [Mesh, "trio.MemoryReceiveChannel[str]", list[tuple[PeerKey, Any]], Output],
+    Awaitable[int],
+]
+_match_runner: MatchRunner | None = None
+
+
+def set_match_runner(runner: MatchRunner | None) -> None:
+    """Install what runs the match once every seated player is ready."""
+    global _match_runner
+    _match_runner = runner
 
 
 class _Prompt:
@@ -70,6 +90,9 @@ class Lobby:
         # Called with the number of seated players when it changes (the LAN announcement).
         self.on_seats: Callable[[int], Awaitable[None]] | None = None
         self._seats_shown = 0
+        self.ready: set[bytes] = set()
+        self.backlog: list[tuple[PeerKey, Any]] = []
+        self._all_ready = trio.Event()
 
     def name(self, key: PeerKey) -> str:
         """A seated peer's nickname, with its short fingerprint if another seated nickname
@@ -153,17 +176,38 @@ class Lobby:
             return True
         if text == "/quit":
             return False
+        if text == "/ready":
+            await self.mesh.broadcast(["ready"])
+            self._mark_ready(self.mesh.me)
+            return True
         if text == "/who":
             self.out(self.seats_text())
             return True
         if text.startswith("/"):
-            self.out("* commands: /who, /quit; anything else is chat")
+            self.out("* commands: /who, /ready, /quit; anything else is chat")
             return True
         await self.mesh.broadcast(["chat", text[:MAX_CHAT]])
         self.out(f"<{self.mesh.identity.nickname}> {printable(text)}")
         return True
 
+    def _mark_ready(self, key: PeerKey) -> None:
+        roster = self.mesh.roster
+        if roster is None or roster.member(key) is None:
+            return
+        if key.raw not in self.ready:
+            self.ready.add(key.raw)
+            self.out(f"* {self.name(key)} is ready")
+        if roster.full and all(m.key.raw in self.ready for m in roster.members):
+            self._all_ready.set()
+
     def show_message(self, peer: PeerKey, message: Any) -> None:
+        if message == ["ready"]:
+            self._mark_ready(peer)
+            return
+        if not (isinstance(message, list) and message and message[0] == "chat"):
+            if len(self.backlog) < MAX_BACKLOG:
+                self.backlog.append((peer, message))
+            return
         if (
             isinstance(message, list)
             and len(message) == 2
@@ -189,15 +233,25 @@ class Lobby:
 
     async def run(
         self, lines: trio.MemoryReceiveChannel[str], *, quit_on_eof: bool = False
-    ) -> None:
+    ) -> int:
         """Until /quit, or (with `quit_on_eof`) the end of input.
 
         Without it the lobby outlives its input: a host started under `nohup` or with its
         input redirected keeps its table open for the others until it is stopped.
         """
+        start = False
         async with trio.open_nursery() as nursery:
             nursery.start_soon(self._pump_messages)
             nursery.start_soon(self._pump_events)
+
+            async def when_ready() -> None:
+                nonlocal start
+                await self._all_ready.wait()
+                if _match_runner is not None:
+                    start = True
+                    nursery.cancel_scope.cancel()
+
+            nursery.start_soon(when_ready)
             async for line in lines:
                 if not await self.handle_line(line):
                     break
@@ -213,6 +267,10 @@ class Lobby:
                     )
                     await trio.sleep_forever()
             nursery.cancel_scope.cancel()
+        if start and _match_runner is not None:
+            self.out("* everyone is ready: the match starts")
+            return await _match_runner(self.mesh, lines, self.backlog, self.out)
+        return 0
 
     async def _pump_messages(self) -> None:
         while True:
@@ -223,6 +281,10 @@ class Lobby:
         while True:
             event = await self.mesh.next_event()
             self.show_event(event)
+            if isinstance(event, RosterChanged) and self.mesh.me.raw in self.ready:
+                # seats taken after we said ready must hear it too
+                with contextlib.suppress(NetError):
+                    await self.mesh.broadcast(["ready"])
             if isinstance(event, RosterChanged) and self.on_seats is not None:
                 seats = len(event.roster.members)
                 if seats != self._seats_shown:

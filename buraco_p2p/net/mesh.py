@@ -70,6 +70,7 @@ from buraco_p2p.net.reliable import (
     parse_record,
 )
 from buraco_p2p.net.server import LinkServer
+from buraco_p2p.net.shortcode import send_invite
 from buraco_p2p.net.table import (
     DEFAULT_SEATS,
     KICKED,
@@ -994,6 +995,7 @@ class Mesh:
             is_member=self.door.is_member,
             on_error=self._reject,
         )
+        self.server.accept_short = self.is_host
         self.listeners = listeners
         bound = listeners[0].socket.getsockname()[1]
         share_listening_port(listeners)
@@ -1003,6 +1005,12 @@ class Mesh:
     async def _handle_accepted(self, link: SecureLink) -> None:
         """One accepted link, start to end: whatever it provokes ends that link only."""
         try:
+            if link.short and link.retired_secret:  # a replaced invite's short code
+                self._reject(link.label, TableError("fetched an invite with a replaced short code"))
+                return
+            if link.short:  # only a host accepts these: the joiner fetches the invite
+                await send_invite(link, self.invite)
+                return
             await self.door.handle_link(link)
         except Exception as exc:
             self._reject(link.label, MeshError(f"{link.label}: {_describe(exc)}"))

@@ -144,6 +144,8 @@ class LinkServer:
         self.is_member = is_member
         self.on_error = on_error
         self.on_warning = on_warning
+        # A host also answers short-code handshakes (shortcode.py); such links are never seated.
+        self.accept_short = False
         self.peak_pending = 0
         self.refused = 0
         self.evicted = 0
@@ -256,6 +258,7 @@ class LinkServer:
                     limits=self.limits,
                     address=address,
                     preseat=self.preseat,
+                    accept_short=self.accept_short,
                 )
         except LinkError as exc:
             self.failed += 1
@@ -269,7 +272,7 @@ class LinkServer:
             return
         self.completed += 1
         if not link.seated:
-            if self.is_member is not None and self.is_member(link.peer):
+            if not link.short and self.is_member is not None and self.is_member(link.peer):
                 link.seat()
             elif self.unseated >= self.max_unseated:
                 self.refused_unseated += 1

@@ -14,6 +14,7 @@ import sys
 from typing import Any
 
 from buraco_p2p.bots import selfplay
+from buraco_p2p.play import local
 from buraco_p2p.ui.app import run_client
 from buraco_p2p.ui.practice import PracticeTable
 from buraco_p2p.ui.theme import no_color
@@ -50,6 +51,18 @@ def register(subparsers: Any) -> None:
         metavar="SECONDS",
         help="pause before each bot move (default 0.6)",
     )
+    pp.add_argument(
+        "--line",
+        action="store_true",
+        help="play in line mode against bot peer processes, all cryptography on",
+    )
+    pp.add_argument("--bots", choices=("heuristic", "random"), help="bot strength (--line)")
+    pp.add_argument("--data-dir", metavar="DIR", help="where tables are kept")
+    pp.add_argument(
+        "--practice",
+        action="store_true",
+        help="the practice table in this process, no cryptography (implied by --seed)",
+    )
     pp.set_defaults(func=run_play)
 
 
@@ -61,8 +74,23 @@ def run_play(args: argparse.Namespace) -> int:
     except selfplay.UsageError as exc:
         sys.stderr.write(f"buraco-p2p play: error: {exc}\n")
         return selfplay.EXIT_USAGE
+    if args.line:
+        return local.play_line(args, rules)
     if not (sys.stdin.isatty() and sys.stdout.isatty()):
         return selfplay.run_play(args)
+    # A seeded deal can only be dealt without cryptography: --seed means the practice table.
+    if not args.practice and args.seed is None:
+        from pathlib import Path
+
+        from buraco_p2p.net.identity import load_or_create_identity
+        from buraco_p2p.play.store import default_data_dir
+        from buraco_p2p.ui.session_feed import SessionFeed
+
+        root = Path(args.data_dir) if args.data_dir else default_data_dir()
+        session = SessionFeed(rules, load_or_create_identity(None, None), root,
+                              bots=args.bots or "")  # fmt: skip
+        run_client(session, ascii=args.ascii, colour=not no_color())
+        return 0
     seed = args.seed if args.seed is not None else int.from_bytes(os.urandom(4), "big")
     feed = PracticeTable(rules, seed, bot_delay=args.bot_delay)
     run_client(feed, ascii=args.ascii, colour=not no_color())

@@ -85,6 +85,7 @@ __all__ = [
     "invite_vector",
     "main",
     "mesh_vector",
+    "shortcode_vector",
     "typed",
     "untyped",
 ]
@@ -97,6 +98,7 @@ FILES: Final = (
     "identity_keys.json",
     "mesh.json",
     "candidates.json",
+    "shortcode.json",
 )
 
 Vector = vectorfiles.Vector
@@ -1078,6 +1080,116 @@ def _recheck(binary: bytes, offset: int, value: int) -> bytes:
     return body + hashlib.sha256(b"buraco-p2p/invite/v1" + body).digest()[:4]
 
 
+def _short_recheck(body: bytes) -> bytes:
+    """A short code's `body` with its checksum made right (to reach the later checks)."""
+    return body + hashlib.sha256(b"buraco-p2p/short/v1" + body).digest()[:2]
+
+
+def shortcode_vector() -> Vector:
+    """A short code (2.13), the short-code handshake on handshake.json's inputs, and the
+    invite message the host sends first on that link."""
+    from buraco_p2p.net.handshake import SHORT_TABLE_ID
+    from buraco_p2p.net.shortcode import ShortCode, ShortCodeError, invite_message
+
+    i = _inputs()
+    invite = _invite()
+    code = ShortCode(invite.addresses[0], i.room_secret)
+    binary, text = code.to_bytes(), code.to_text()
+    v6 = ShortCode(invite.addresses[1], i.room_secret)
+    if ShortCode.from_text(text) != code or ShortCode.from_text(v6.to_text()) != v6:
+        raise AssertionError("the short code vector does not round-trip")
+    grouped = text.split("-")
+    body = binary[:-2]
+    port_0 = body[:5] + b"\x00\x00" + body[7:]
+    position = len("BRS-") + 20  # inside the room secret
+    typo = text[:position] + ("B" if text[position] != "B" else "C") + text[position + 1 :]
+    refused = [
+        {"name": "one character of the room secret changed", "text": typo},
+        {"name": "checksum byte changed", "binary": (binary[:-1] + bytes((binary[-1] ^ 1,))).hex()},
+        {"name": "version 2", "binary": _short_recheck(b"\x24" + body[1:]).hex()},
+        {"name": "family 5", "binary": _short_recheck(b"\x15" + body[1:]).hex()},
+        {"name": "port 0", "binary": _short_recheck(port_0).hex()},
+        {"name": "last byte missing", "binary": binary[:-1].hex()},
+        {"name": "a trailing byte", "binary": (binary + b"\x00").hex()},
+        {"name": "text cut short", "text": text[:-3]},
+        {"name": "a character outside base32", "text": text[:-1] + "1"},
+    ]  # fmt: skip
+    for case in refused:
+        try:
+            if "text" in case:
+                ShortCode.from_text(case["text"])
+            else:
+                ShortCode.from_bytes(bytes.fromhex(case["binary"]))
+        except ShortCodeError as exc:
+            if case is refused[0] and "checksum" not in str(exc):
+                raise AssertionError("the altered short code passed its checksum") from exc
+            continue
+        raise AssertionError(f"short code case {case['name']!r} is accepted")
+    alice = Identity.from_seed(i.initiator_seed, INITIATOR_NICK)
+    bob = Identity.from_seed(i.responder_seed, RESPONDER_NICK)
+    init = InitiatorHandshake(
+        alice, room_secret=i.room_secret, table_id=b"\x00", short=True,
+        ephemeral=X25519PrivateKey.from_private_bytes(i.initiator_ephemeral),
+    )  # fmt: skip
+    resp = ResponderHandshake(
+        bob, room_secret=i.room_secret, table_id=i.table_id,
+        ephemeral=X25519PrivateKey.from_private_bytes(i.responder_ephemeral),
+    )  # fmt: skip
+    resp.accept_short = True
+    m1 = init.start()
+    m2 = resp.receive_init(_parse(m1))
+    m3, result_i = init.receive_response(_parse(m2))
+    result_r = resp.receive_finish(_parse(m3))
+    if not (
+        m1[5] == 0x04 and result_r.short
+        and result_r.peer == alice.public and result_i.peer == bob.public
+    ):  # fmt: skip
+        raise AssertionError("the short-code handshake did not complete as specified")
+    ready = SendCipher(result_r.send_key).seal(KIND_READY, b"")
+    first = SendCipher(result_r.send_key)
+    first.seal(KIND_READY, b"")
+    message = codec.pack(invite_message(invite))
+    frame = first.seal(KIND_DATA, message)
+    return {
+        "description": "a short code (docs/protocol.md section 2.13) for the first address of "
+        "invite.json's invite, with an IPv6 one, text forms a reader accepts, inputs it refuses "
+        "(each with ShortCodeError); then the short-code handshake run on handshake.json's "
+        "inputs (INIT of kind 0x04, H0 over the fixed table id, the initiator pinning nobody), "
+        "and the host's first two frames on that link: READY and the invite message.",
+        "code": {
+            "ip": str(code.endpoint.ip),
+            "port": code.endpoint.port,
+            "room_secret": i.room_secret.hex(),
+            "binary": binary.hex(),
+            "checksum": binary[-2:].hex(),
+            "text": text,
+        },
+        "code_ipv6": {
+            "ip": str(v6.endpoint.ip),
+            "port": v6.endpoint.port,
+            "binary": v6.to_bytes().hex(),
+            "text": v6.to_text(),
+        },
+        "accepted_text_forms": [text.lower(), "".join(grouped), " ".join(grouped)],
+        "refused": refused,
+        "handshake": {
+            "short_table_id": SHORT_TABLE_ID.hex(),
+            "H0": _sha256(PROLOGUE_LABEL + bytes((len(SHORT_TABLE_ID),)) + SHORT_TABLE_ID).hex(),
+            "m1": m1.hex(),
+            "m2": m2.hex(),
+            "m3": m3.hex(),
+            "session_hash": result_r.session_hash.hex(),
+            "k_ir": result_i.send_key.hex(),
+            "k_ri": result_i.receive_key.hex(),
+        },
+        "host_frames": {
+            "ready": ready.hex(),
+            "invite_message": message.hex(),
+            "invite_frame": frame.hex(),
+        },
+    }
+
+
 # --- files ----------------------------------------------------------------------------------
 
 
@@ -1091,6 +1203,7 @@ def generate() -> dict[str, Vector]:
         "identity_keys.json": identity_keys_vector(),
         "mesh.json": mesh_vector(),
         "candidates.json": candidates_vector(),
+        "shortcode.json": shortcode_vector(),
     }
 
 

@@ -34,7 +34,9 @@ from protocol.gen import files as vectorfiles
 
 __all__ = ["FILES", "generate", "identities", "main", "play_match", "vector_log"]
 
-FILES: Final = ("session.json",)
+FILES: Final = ("session.json", "session_2.json", "session_3.json")
+"""Four seats, then the same match at two and at three seats (each player its own side; at
+three, the side change of the first pot taken)."""
 
 Vector = vectorfiles.Vector
 
@@ -60,13 +62,16 @@ def play_match(
     seed: int = SEED,
     target: int | None = TARGET,
     table_id: bytes = TABLE_ID,
+    players: int = 4,
 ) -> list[Entry]:
-    """Four heuristic bots play a whole match through session peers delivering every entry to
+    """Heuristic bots play a whole match through session peers delivering every entry to
     every peer in FIFO order; returns the log (byte-identical at every peer, checked)."""
     rules = get_preset(preset)
+    if players != 4:
+        rules = rules.with_overrides({"players": players})
     if target is not None:
         rules = dataclasses.replace(rules, target_score=target)
-    ids = identities()
+    ids = identities(players)
     genesis = make_genesis(table_id, ids, rules)
     peers = [
         Peer(genesis, ident, DeterministicRandomSource(peer_seed(seed, n)))
@@ -88,9 +93,9 @@ def play_match(
 
 
 @functools.cache
-def vector_log() -> tuple[Entry, ...]:
-    """The log of the vectors' match (played once per process)."""
-    return tuple(play_match())
+def vector_log(players: int = 4) -> tuple[Entry, ...]:
+    """The log of the vectors' match at `players` seats (played once per process)."""
+    return tuple(play_match(players=players))
 
 
 def _canonical_state(state: list[Any]) -> bytes:
@@ -147,9 +152,9 @@ def _hands(log: list[Entry]) -> tuple[list[dict[str, Any]], Table]:
 
 
 @functools.cache
-def session_vector() -> Vector:
+def session_vector(players: int = 4) -> Vector:
     """The vector (made once per process: the match takes seconds to play with every proof)."""
-    log = list(vector_log())
+    log = list(vector_log(players))
     wires = [e.wire for e in log]
     heads: list[bytes] = []
     step = -1
@@ -173,8 +178,9 @@ def session_vector() -> Vector:
     file = encode_log(wires)
     return {
         "description": (
-            "a whole match of four session peers (section 4): preset "
-            f"{PRESET} with target_score {TARGET}, so one hand ends it"
+            f"a whole match of {players} session peers (section 4): preset "
+            f"{PRESET} with target_score {TARGET}"
+            + (", so one hand ends it" if len(hands) == 1 else f", over {len(hands)} hands")
         ),
         "table_id": TABLE_ID.hex(),
         "parties": [
@@ -185,7 +191,7 @@ def session_vector() -> Vector:
                 "fingerprint": i.public.fingerprint(),
                 "drbg_seed": peer_seed(SEED, n).hex(),
             }
-            for n, i in enumerate(identities())
+            for n, i in enumerate(identities(players))
         ],
         "rules_digest": terms.rules.digest().hex(),
         "seating": list(replayed.seating),
@@ -201,7 +207,11 @@ def session_vector() -> Vector:
 
 
 def generate() -> dict[str, Vector]:
-    return {"session.json": session_vector()}
+    return {
+        "session.json": session_vector(4),
+        "session_2.json": session_vector(2),
+        "session_3.json": session_vector(3),
+    }
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -60,7 +60,12 @@ def check_shape(state: list[Any], seats: int) -> None:
 def check_step(before: list[Any], wire: list[int], after: list[Any], seats: int = 4) -> None:
     check_shape(after, seats)
     kind, seat = wire[0], wire[1]
-    team = next(i for i, side in enumerate(before[19]) if seat in side)
+    team = _side(before, seat)
+    if after[20] != before[20]:
+        _check_side_change(before, after, seat)
+    # The mover's melds before the move, and where they stand after it (a side change renumbers
+    # the sides; the mover is then the seat that plays alone, whose melds stay its own).
+    melds_b, melds_a = before[12][team], after[12][_side(after, seat)]
     hands_b, hands_a = before[6], after[6]
     for other in range(seats):
         if other != seat:
@@ -91,12 +96,12 @@ def check_step(before: list[Any], wire: list[int], after: list[Any], seats: int 
         melds = _split_laydown(wire)
         shown = [s for m in melds for s in m]
         assert all(s in pub_a for s in shown)
-        old = before[12][team]
-        if after[12][team] == old:  # under the opening minimum: shown, kept in the hand
+        old = melds_b
+        if melds_a == old:  # under the opening minimum: shown, kept in the hand
             assert hand == hands_b[seat]
             return
-        assert after[12][team][: len(old)] == old
-        laid = [m[0] for m in after[12][team][len(old) :]]
+        assert melds_a[: len(old)] == old
+        laid = [m[0] for m in melds_a[len(old) :]]
         # Melds shown earlier in the turn to open (element 18) go down first.
         earlier = [m[0] for m in before[18]]
         assert laid == earlier + melds
@@ -104,7 +109,7 @@ def check_step(before: list[Any], wire: list[int], after: list[Any], seats: int 
         return
     if kind == 4:
         index, added = wire[2], wire[4:]
-        assert after[12][team][index][0] == before[12][team][index][0] + added
+        assert melds_a[index][0] == melds_b[index][0] + added
         assert all(s in pub_a for s in added)
         _check_left(hands_b[seat], added, hand, before, after)
         return
@@ -114,6 +119,21 @@ def check_step(before: list[Any], wire: list[int], after: list[Any], seats: int 
         _check_left(hands_b[seat], [slot], hand, before, after)
         return
     raise AssertionError(f"unknown move kind {kind}")
+
+
+def _side(state: list[Any], seat: int) -> int:
+    return next(i for i, side in enumerate(state[19]) if seat in side)
+
+
+def _check_side_change(before: list[Any], after: list[Any], seat: int) -> None:
+    """4.9 element 20: at three seats, once, the mover took the first pot and plays alone; the
+    two others become one side whose melds are the lower seat's, then the other's."""
+    assert before[20] == [] and len(before[19]) == 3
+    solo, partners, turn = after[20]
+    assert solo == seat and sorted(partners) == list(partners) and seat not in partners
+    assert turn == before[5] and sorted([[solo], list(partners)]) == after[19]
+    merged = [m for p in partners for m in before[12][_side(before, p)]]
+    assert [m[0] for m in after[12][_side(after, partners[0])]] == [m[0] for m in merged]
 
 
 def _check_left(

@@ -27,9 +27,10 @@ STEP_DOMAIN = b"buraco-p2p/log/v1/step\x00"
 KEYS = {"v", "t", "i", "p", "a", "k", "b", "s"}
 
 
-@pytest.fixture(scope="module")
-def vec() -> Any:
-    return json.loads((VECTORS / "session.json").read_text(encoding="utf-8"))
+@pytest.fixture(scope="module", params=["session.json", "session_2.json", "session_3.json"])
+def vec(request: pytest.FixtureRequest) -> Any:
+    """The four-seat match, then the same at two and at three seats."""
+    return json.loads((VECTORS / request.param).read_text(encoding="utf-8"))
 
 
 def canonical(value: Any) -> bytes:

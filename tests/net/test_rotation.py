@@ -22,6 +22,7 @@ from buraco_p2p.net.internet import answer_reply_code
 from buraco_p2p.net.invite import Endpoint
 from buraco_p2p.net.mesh import JoinRequest, Mesh, MeshError, host_table, join_table
 from buraco_p2p.net.reply import ReplyCode
+from buraco_p2p.net.shortcode import ShortCode, ShortCodeLinkError, fetch_invite
 from buraco_p2p.net.table import JoinRefused
 
 
@@ -224,3 +225,14 @@ async def test_a_reply_code_made_with_a_replaced_invite_is_still_read() -> None:
         other = ReplyCode((nowhere,)).to_text(bytes(16), old.table_id)
         await answer_reply_code(host, port, other, said.append, window=0.2)
         assert any("reply code refused" in line for line in said)
+
+
+async def test_a_replaced_short_code_fetches_no_invite() -> None:
+    async with host_table(Identity.generate("ana"), config=FAST) as host:
+        old = ShortCode.for_invite(host.invite)
+        new = ShortCode.for_invite(host.rotate_invite())
+        assert old is not None and new is not None
+        with pytest.raises(ShortCodeLinkError):
+            await fetch_invite(old, Identity.generate("eve"), timeout=5)
+        assert any("replaced short code" in r for r in host.rejections)
+        assert await fetch_invite(new, Identity.generate("caio"), timeout=5) == host.invite

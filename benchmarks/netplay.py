@@ -1,0 +1,125 @@
+"""Network play timings: bot peer processes over real loopback links, all crypto on, printed
+as one JSON object.
+
+    python benchmarks/netplay.py [--players 4] [--rules classic] [--target 1000] [--seed 1]
+
+One whole match (the preset with `target_score` lowered to `--target` so that it ends in a
+few hands) among `--players` `bot-peer` processes, then a second table for the resume figure.
+Every process stamps its events with CLOCK_MONOTONIC, which all processes on one machine
+share.
+
+- hand_setup_p50_s: per peer and hand, from applying the entry before the hand's keys round
+  to applying the last entry of its deal round (keys, every shuffle made and verified, the
+  deal's shares checked, own cards opened); the median.
+- move_p50_ms / move_p99_ms: per move, from the mover's `play` to the moment the last other
+  peer has applied the signed move entry.
+- match_s: wall time of the whole match, process start to the last peer done.
+- peak_rss_mb: the largest peak resident set size of any peer process.
+- resume_s: a peer is SIGKILLed in the middle of a hand and started again from its data
+  directory; from the kill to its log holding every entry the host had at the moment of the
+  kill (process start, log replay and catch-up from the peers included).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from buraco_p2p.logfile import decode_log
+from buraco_p2p.play.cluster import Cluster
+
+
+def _pct(xs: list[float], q: float) -> float:
+    xs = sorted(xs)
+    return xs[min(len(xs) - 1, int(q * len(xs)))] if xs else float("nan")
+
+
+def match(tmp: Path, players: int, rules: str, target: int, seed: int) -> dict[str, Any]:
+    host_args = ["--rules", rules, "--players", str(players), "--rule", f"target_score={target}"]
+    t0 = time.monotonic()
+    with Cluster(players, tmp / "m", tmp, seed=seed, host_args=host_args, stats=True) as c:
+        c.start()
+        c.wait_done(1800)
+        match_s = time.monotonic() - t0
+        docs = [json.loads(c.stats_path(i).read_text()) for i in range(players)]
+    setups: list[float] = []
+    for d in docs:
+        entries = d["applied"]
+        at = {e[0]: e[3] for e in entries}
+        kinds = [(e[0], e[1]) for e in entries]
+        i = 0
+        while i < len(kinds):
+            if kinds[i][1] == "keys":
+                start = at.get(kinds[i][0] - 1)
+                j = i
+                while j < len(kinds) and kinds[j][1] != "move":
+                    j += 1
+                end = at.get(kinds[j - 1][0])
+                if start is not None and end is not None:
+                    setups.append(end - start)
+                i = j
+            i += 1
+    moves: list[float] = []
+    for d in docs:
+        for index, t_play in d["played"]:
+            others = [
+                o["applied"][index][3] for o in docs if o is not d and index < len(o["applied"])
+            ]
+            if others and all(x is not None for x in others):
+                moves.append((max(others) - t_play) * 1000)
+    return {
+        "hand_setup_p50_s": round(statistics.median(setups), 3),
+        "move_p50_ms": round(_pct(moves, 0.5), 2),
+        "move_p99_ms": round(_pct(moves, 0.99), 2),
+        "match_s": round(match_s, 1),
+        "peak_rss_mb": round(max(d["rss_mb"] for d in docs), 1),
+        "hands": sum(1 for e in docs[0]["applied"] if e[1] == "keys") // players,
+        "moves": len(moves),
+        "entries": len(docs[0]["applied"]),
+    }
+
+
+def resume(tmp: Path, players: int, rules: str, seed: int) -> float:
+    host_args = ["--rules", rules, "--players", str(players)]
+    with Cluster(players, tmp / "r", None, seed=seed, hands=2, host_args=host_args) as c:
+        c.start()
+        victim = players - 1
+        host_log = c.root / "peer-0" / "tables"
+        # let the first hand get under way (past its deal) before the kill
+        deadline = time.monotonic() + 300
+        while time.monotonic() < deadline:
+            c.poll(0.2)
+            logs = list(host_log.glob("*/log"))
+            if logs and len(decode_log(logs[0].read_bytes())) > 120:
+                break
+        t_kill = time.monotonic()
+        c.kill(victim)
+        have = len(decode_log(logs[0].read_bytes()))
+        c.extra[victim] = ["--report-at", str(have)]
+        c.resume(victim)
+        reached = float(c.wait_line(victim, "reached", 120))
+        c.wait_done(600)
+    return reached - t_kill
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--players", type=int, default=4)
+    ap.add_argument("--rules", default="classic")
+    ap.add_argument("--target", type=int, default=1000)
+    ap.add_argument("--seed", type=int, default=1)
+    args = ap.parse_args()
+    with tempfile.TemporaryDirectory(prefix="netplay-bench-") as d:
+        out = match(Path(d), args.players, args.rules, args.target, args.seed)
+        out["resume_s"] = round(resume(Path(d), args.players, args.rules, args.seed + 1), 2)
+    out.update(players=args.players, rules=args.rules, target_score=args.target)
+    print(json.dumps(out))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,210 @@
+"""`buraco-p2p bot-peer`: one bot as its own peer process, as a person's client would be.
+
+It hosts, joins or resumes a table (see `play.node`), plays its seat with a bot that sees only
+its own view, and speaks a line protocol on stdout for the process that started it:
+
+    invite CODE     the table's invite (after hosting, joining or resuming)
+    table HEX       the table id (its directory in the data dir; what `--resume` takes)
+    done N          the log is complete (the match closed, or `--hands` hands were played)
+                    and, with `--log-out`, written there: N entries
+
+It keeps serving the table (peers catching up fetch entries from it) until its standard input
+ends, then exits 0. Used by `play`, `host --bots` and `selfplay --network`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import random
+import resource
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import trio
+
+from buraco_p2p.bots import BOT_NAMES, make_bot
+from buraco_p2p.engine import Move
+from buraco_p2p.logfile import encode_log
+from buraco_p2p.net.identity import Identity
+from buraco_p2p.net.invite import Invite
+from buraco_p2p.play.node import open_node
+from buraco_p2p.rules import RuleError, get_preset, parse_overrides
+from buraco_p2p.session import Peer
+
+__all__ = ["SEED_ENV", "cut_after_hands", "derive", "register"]
+
+SEED_ENV = "BURACO_P2P_BOT_SEED"
+
+
+def derive(seed: int, what: str) -> bytes:
+    """A 32-byte value of a reproducible self-play run (never for real play)."""
+    return hashlib.sha256(f"buraco-p2p/netselfplay/{seed}/{what}".encode()).digest()
+
+
+def cut_after_hands(peer: Peer, hands: int | None) -> list[bytes] | None:
+    """The log to keep once it is complete: all of it once the match closed, else the
+    entries before hand `hands + 1` began (None while that has not happened)."""
+    log = peer.log
+    if peer.table.closed:
+        return [e.wire for e in log]
+    if hands is None:
+        return None
+    n = peer.table.n
+    starts = [e.index for e in log if e.kind == "keys"][::n]
+    if len(starts) > hands:
+        return [e.wire for e in log[: starts[hands]]]
+    return None
+
+
+def register(subparsers: Any) -> None:
+    p = subparsers.add_parser(
+        "bot-peer",
+        help="run one bot as its own peer process (used by play, host --bots, selfplay)",
+    )
+    how = p.add_mutually_exclusive_group(required=True)
+    how.add_argument("--host", action="store_true", help="host a new table")
+    how.add_argument("--join", metavar="CODE", help="join the table of an invite code")
+    how.add_argument("--resume", metavar="TABLE", help="resume a table (its id, hex)")
+    p.add_argument("--data-dir", required=True, metavar="DIR", help="where tables are kept")
+    p.add_argument("--rules", default="classic", metavar="PRESET")
+    p.add_argument("--rule", action="append", default=[], metavar="KEY=VALUE")
+    p.add_argument("--players", type=int, metavar="N")
+    p.add_argument("--bot", default="heuristic", choices=BOT_NAMES)
+    p.add_argument("--name", default=None, metavar="NICK")
+    p.add_argument("--seed", type=int, metavar="S", help="reproducible keys and table (tests)")
+    p.add_argument("--index", type=int, default=0, metavar="I", help="with --seed")
+    p.add_argument("--hands", type=int, metavar="N", help="done after N hands")
+    p.add_argument("--log-out", metavar="FILE", help="write the log here when done")
+    p.add_argument("--port", type=int, default=0, metavar="PORT", help="host: listen port")
+    p.add_argument("--timeout-ms", type=int, default=120_000, metavar="MS")
+    p.add_argument("--void", choices=("void", "end"), help="after a timeout, propose this")
+    p.add_argument("--stats", metavar="FILE", help="write timings (JSON) here when done")
+    p.add_argument(
+        "--report-at", type=int, metavar="N", help="say `reached T` once the log holds N entries"
+    )
+    p.set_defaults(func=run)
+
+
+def _announce(inv: Invite) -> None:
+    _say(f"invite {inv.to_text()}")
+    _say(f"table {inv.table_id.hex()}")
+
+
+def _say(line: str) -> None:
+    sys.stdout.write(line + "\n")
+    sys.stdout.flush()
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        return trio.run(_main, args)
+    except KeyboardInterrupt:
+        return 130
+
+
+async def _main(args: argparse.Namespace) -> int:
+    root = Path(args.data_dir)
+    seed: int | None = args.seed
+    i = args.index
+    name = args.name or f"bot{i}"
+    ident_seed = derive(seed, f"identity/{i}") if seed is not None else os.urandom(32)
+    if os.environ.get(SEED_ENV):
+        # a host that starts bots for its table knows their keys and seats them at once
+        ident_seed = bytes.fromhex(os.environ[SEED_ENV])
+    rules = None
+    resume = bytes.fromhex(args.resume) if args.resume else None
+    if resume is not None:
+        from buraco_p2p.play.store import TableStore
+
+        _, saved_seed = TableStore.for_table(resume, root).load_secret()
+        ident_seed = saved_seed or ident_seed
+    elif args.host:
+        try:
+            rules = get_preset(args.rules)
+            changes = parse_overrides(args.rule)
+            if args.players is not None:
+                changes["players"] = args.players
+            if changes:
+                rules = rules.with_overrides(changes)
+        except (RuleError, ValueError) as exc:
+            sys.stderr.write(f"buraco-p2p bot-peer: error: {exc}\n")
+            return 2
+    identity = Identity.from_seed(ident_seed, name)
+    bot = make_bot(args.bot)
+
+    def choose(peer: Peer, rng: random.Random) -> Move:
+        view = peer.table.view
+        assert view is not None
+        return bot.choose_move(view, rng)
+
+    invite = Invite.from_text(args.join) if args.join else None
+    async with trio.open_nursery() as nursery:
+
+        async def parent_gone() -> None:
+            # the process that started us closed our input, or died: nobody needs us
+            await _stdin_closed()
+            nursery.cancel_scope.cancel()
+
+        nursery.start_soon(parent_gone)
+        await _serve(args, root, identity, choose, invite, resume, rules, seed, ident_seed)
+    return 0
+
+
+async def _serve(
+    args: argparse.Namespace, root: Path, identity: Identity, choose: Any,
+    invite: Invite | None, resume: bytes | None, rules: Any, seed: int | None,
+    ident_seed: bytes,
+) -> None:  # fmt: skip
+    i = args.index
+    async with open_node(
+        identity, root, rules=rules, invite=invite, resume=resume,
+        table_id=derive(seed, "table")[:16] if seed is not None and args.host else None,
+        rng_secret=derive(seed, f"rng/{i}") if seed is not None else None,
+        identity_seed=ident_seed, timeout_ms=args.timeout_ms, port=args.port,
+        on_invite=_announce,
+        choose=choose, void_action=args.void,
+    ) as driver:  # fmt: skip
+        if args.report_at is not None:
+            await driver.wait_until(lambda p: len(p.log) >= args.report_at)
+            _say(f"reached {time.monotonic():.6f}")
+        await driver.wait_until(lambda p: cut_after_hands(p, args.hands) is not None)
+        wires = cut_after_hands(driver.peer, args.hands)
+        assert wires is not None
+        if args.log_out:
+            tmp = args.log_out + ".tmp"
+            with open(tmp, "wb") as f:
+                f.write(encode_log(wires))
+            os.replace(tmp, args.log_out)
+        if args.stats:
+            _write_stats(args.stats, driver, wires)
+        _say(f"done {len(wires)}")
+        await trio.sleep_forever()
+
+
+def _write_stats(path: str, driver: Any, wires: list[bytes]) -> None:
+    """Timings for the benchmark: entries applied here (index, kind, author, time), our
+    moves' play times, the peak resident memory."""
+    log = driver.peer.log[: len(wires)]
+    doc = {
+        "applied": [[e.index, e.kind, e.author, driver.applied_at.get(e.index)] for e in log],
+        "played": [[i, t] for i, t in driver.played_at.items()],
+        "party": driver.peer.party,
+        "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+    }
+    with open(path, "w") as f:
+        json.dump(doc, f)
+
+
+async def _stdin_closed() -> None:
+    """Return when standard input ends (the parent is finished with us, or gone)."""
+    await trio.to_thread.run_sync(_drain_stdin, abandon_on_cancel=True)
+
+
+def _drain_stdin() -> None:
+    while sys.stdin.buffer.read(4096):
+        pass

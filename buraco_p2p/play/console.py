@@ -1,0 +1,122 @@
+"""The line-mode table in a running match: typed commands in, table text out.
+
+`console(driver, lines, write)` shows the events as they come, the table whenever it is our
+turn, and turns typed lines into moves and chat. It returns when the match closes or the
+input ends (`quit` or end of file): the match then stays in the data directory.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import trio
+
+from buraco_p2p.engine import IllegalMove
+from buraco_p2p.net.identity import PeerKey
+from buraco_p2p.play.driver import Driver, my_turn
+from buraco_p2p.play.line import HELP, LineError, describe_event, parse_command, render
+from buraco_p2p.session import Event
+
+__all__ = ["console"]
+
+Write = Callable[[str], None]
+
+
+class _Console:
+    def __init__(self, driver: Driver, write: Write) -> None:
+        self.driver = driver
+        self.write = write
+        self.terms = driver.peer.table.terms
+        self.shown_turn = -1
+
+    def nick(self, party: int) -> str:
+        return self.terms.nicknames[party]
+
+    def names(self) -> list[str]:
+        t = self.driver.peer.table
+        if not t.seating:
+            return list(self.terms.nicknames)
+        return [self.nick(p) + (" (you)" if p == self.driver.peer.party else "")
+                for p in t.seating]  # fmt: skip
+
+    def on_events(self, events: list[Event]) -> None:
+        view = self.driver.peer.table.view
+        for ev in events:
+            text = describe_event(ev, self.names(), view, self.nick)
+            if text is not None:
+                self.write(text)
+        self.maybe_show()
+
+    def on_chat(self, key: PeerKey, text: str) -> None:
+        who = [k.raw for k in self.terms.keys].index(key.raw) if key in self.terms.keys else -1
+        self.write(f"<{self.nick(who) if who >= 0 else key.short()}> {text}")
+
+    def show(self) -> None:
+        peer = self.driver.peer
+        view, seat = peer.table.view, peer.table.my_seat
+        if view is None or seat is None:
+            self.write("no hand in play yet")
+            return
+        self.write(render(view, seat, self.names()))
+
+    def maybe_show(self) -> None:
+        peer = self.driver.peer
+        at = len(peer.log)
+        if my_turn(peer) and self.shown_turn != at:
+            self.shown_turn = at
+            self.show()
+            self.write("your move (help lists the commands)")
+
+    def command(self, line: str) -> bool:
+        """Handle one typed line; False to leave."""
+        words = line.split()
+        if not words:
+            return True
+        cmd = words[0].lower()
+        if cmd in ("quit", "exit"):
+            return False
+        if cmd == "help":
+            self.write(HELP)
+        elif cmd == "show":
+            self.show()
+        elif cmd in ("end", "void") and len(words) == 1:
+            self.write(self.driver.agree(cmd))
+        elif cmd in ("say", "chat"):
+            self.driver.chat(line.split(None, 1)[1] if len(words) > 1 else "")
+        else:
+            peer = self.driver.peer
+            view, seat = peer.table.view, peer.table.my_seat
+            if view is None or seat is None or not my_turn(peer):
+                self.write("not your turn")
+                return True
+            try:
+                self.driver.play(parse_command(line, view, seat))
+            except (LineError, IllegalMove) as exc:
+                self.write(f"refused: {exc}")
+        return True
+
+
+async def console(
+    driver: Driver, lines: trio.MemoryReceiveChannel[str], write: Write
+) -> bool:
+    """Run the table until the match closes (True) or the input ends or says quit (False)."""
+    c = _Console(driver, write)
+    driver.on_events = c.on_events
+    driver.on_chat = c.on_chat
+    c.maybe_show()
+    async with trio.open_nursery() as nursery:
+        closed = False
+
+        async def watch() -> None:
+            nonlocal closed
+            await driver.wait_until(lambda p: p.table.closed)
+            closed = True
+            nursery.cancel_scope.cancel()
+
+        nursery.start_soon(watch)
+        async for line in lines:
+            if not c.command(line):
+                break
+            c.maybe_show()
+        nursery.cancel_scope.cancel()
+    return closed

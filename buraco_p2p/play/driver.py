@@ -1,0 +1,373 @@
+"""One session `Peer` run over a `Mesh`: the I/O loop around the sans-IO table protocol.
+
+Every call on the peer is followed, before anything else happens, by appending the entries it
+persisted to the table's log file (fsync'd); only then are its entries queued for sending and
+its events handed on. So a process killed at any moment restarts from a log that holds every
+entry it ever acted on, and `play.keyed` rebuilds its secrets from that log.
+
+Messages on the mesh (msgpack arrays):
+
+    ["e", wire]     a log entry (ours, or one we relay: the peer lists entries first heard
+                    from others, which is how an author that equivocates meets both of its
+                    signatures at every honest peer)
+    ["sync", n]     "I hold the first n entries": the receiver answers with every entry of
+                    its log from index n and its own entries not yet in its log
+    ["chat", text]  a line of table chat
+
+A peer asks everyone for `sync` when it starts, whenever a link comes (back) up, and when its
+log has not grown for `resync_after` seconds while the table waits for someone: that is the
+whole catch-up and loss-recovery mechanism, since entries are idempotent (a peer drops
+duplicates by hash) and self-authenticating (signed, chained).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import random
+import time
+from collections.abc import Callable
+from typing import Any
+
+import trio
+
+from buraco_p2p.engine import Move
+from buraco_p2p.net.errors import MeshError
+from buraco_p2p.net.identity import Identity, PeerKey
+from buraco_p2p.net.mesh import Mesh, PeerUp, StreamReset
+from buraco_p2p.net.reliable import SendBufferFull
+from buraco_p2p.play.keyed import LogKeyedRandom
+from buraco_p2p.play.store import TableStore
+from buraco_p2p.session import (
+    Entry,
+    Event,
+    Output,
+    Peer,
+    TimedOut,
+    bodies,
+    decode_entry,
+    parse_genesis,
+)
+from buraco_p2p.session.entry import make_entry
+from buraco_p2p.session.states import Phase
+
+__all__ = ["Chooser", "Driver", "my_turn"]
+
+log = logging.getLogger(__name__)
+
+Chooser = Callable[[Peer, random.Random], Move]
+MAX_CHAT = 500
+
+
+FAULTS_ENV = "BURACO_P2P_NETFAULTS"
+
+
+def _faults_from_env() -> tuple[float, float, random.Random] | None:
+    """Fault injection for tests: `drop,max_delay_s,seed` drops that share of the messages
+    this peer sends and delays (so reorders) the rest by up to that long."""
+    spec = os.environ.get(FAULTS_ENV)
+    if not spec:
+        return None
+    drop, delay, seed = spec.split(",")
+    return float(drop), float(delay), random.Random(int(seed))
+
+
+def my_turn(peer: Peer) -> bool:
+    """Whether the table waits for our move now (not for a round, a void or a fault)."""
+    t = peer.table
+    return (
+        t.phase is Phase.TURN
+        and t.voiding is None
+        and t.fault is None
+        and t.waiting_for[:1] == (peer.party,)
+    )
+
+
+class Driver:
+    """Runs `peer` over `mesh`, persisting into `store`. `choose` plays our turns (a bot);
+    without it the caller answers with `play`. `on_events` sees every event, `on_chat` every
+    chat line; `void_action` ("void" or "end"), if set, is proposed once a party has kept the
+    table waiting past the table's timeout."""
+
+    def __init__(
+        self,
+        mesh: Mesh,
+        peer: Peer,
+        store: TableStore,
+        *,
+        secret: bytes,
+        saved: int,
+        choose: Chooser | None = None,
+        on_events: Callable[[list[Event]], None] | None = None,
+        on_chat: Callable[[PeerKey, str], None] | None = None,
+        void_action: str | None = None,
+        resync_after: float = 1.0,
+        tick_every: float = 0.25,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.mesh = mesh
+        self.peer = peer
+        self.store = store
+        self.keys = parse_genesis(peer.log[0]).keys
+        self.choose = choose
+        self.on_events = on_events
+        self.on_chat = on_chat
+        self.void_action = void_action
+        self.resync_after = resync_after
+        self.tick_every = tick_every
+        self.clock = clock
+        self._secret = secret
+        self._saved = saved
+        self._pending: dict[int, bytes] = {}
+        self._send_in, self._send_out = trio.open_memory_channel[tuple[PeerKey | None, Any]](
+            1 << 20
+        )
+        self._changed = trio.Event()
+        self._grew_at = clock()
+        self._voided_for: int | None = None
+        self.refused = 0
+        # Clock readings for measurement: when each entry was applied here, when we played.
+        self.applied_at: dict[int, float] = {}
+        self.played_at: dict[int, float] = {}
+
+    # -- construction -----------------------------------------------------------------------
+
+    @classmethod
+    def fresh(
+        cls,
+        mesh: Mesh,
+        genesis: Entry,
+        identity: Identity,
+        store: TableStore,
+        secret: bytes,
+        **kw: Any,
+    ) -> Driver:
+        """A new match: the genesis is written first, then the peer starts."""
+        store.append([genesis.wire])
+        return cls._build(mesh, [genesis.wire], identity, store, secret, **kw)
+
+    @classmethod
+    def restore(
+        cls, mesh: Mesh, identity: Identity, store: TableStore, secret: bytes, **kw: Any
+    ) -> Driver:
+        """A restarted match: the saved log is replayed through a fresh peer."""
+        wires = store.load_log()
+        if not wires:
+            raise ValueError("no saved log to resume")
+        return cls._build(mesh, wires, identity, store, secret, **kw)
+
+    @classmethod
+    def _build(
+        cls, mesh: Mesh, wires: list[bytes], identity: Identity, store: TableStore,
+        secret: bytes, **kw: Any,
+    ) -> Driver:  # fmt: skip
+        genesis = decode_entry(wires[0])
+        rng = LogKeyedRandom(secret)
+        peer = Peer(genesis, identity, rng, time.monotonic())
+        rng.position = lambda: len(peer.table.log)
+        d = cls(mesh, peer, store, secret=secret, saved=len(wires), **kw)
+        now = d.clock()
+        d._handle(peer.start(now))
+        for wire in wires[1:]:
+            d._handle(peer.receive(wire, now))
+        return d
+
+    # -- API for the caller ------------------------------------------------------------------
+
+    @property
+    def table_closed(self) -> bool:
+        return self.peer.table.closed
+
+    async def wait_until(self, pred: Callable[[Peer], bool]) -> None:
+        while not pred(self.peer):
+            await self._changed.wait()
+
+    def play(self, move: Move) -> None:
+        """Our move (raises the engine's `IllegalMove` and changes nothing if illegal)."""
+        self.played_at[len(self.peer.log)] = self.clock()
+        self._handle(self.peer.play(move, self.clock(), defer=True))
+        self._bump()
+
+    def agree(self, action: str) -> str:
+        """A person's agreement to void the hand ("void") or end the match ("end") after a
+        timeout: joins the round another party opened, or opens one naming the parties the
+        table waits for. Returns what happened, in words."""
+        self.void_action = action
+        t = self.peer.table
+        if t.voiding not in (None, "pending"):
+            self._join_void()
+            return f"joined the agreement to {t.voiding}"
+        try:
+            self._handle(self.peer.propose_void(action, self.clock()))
+        except ValueError as exc:
+            return f"no agreement proposed: {exc}"
+        return f"proposed: {action}"
+
+    def chat(self, text: str) -> None:
+        self._queue(None, ["chat", text[:MAX_CHAT]])
+
+    async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(self._sender)
+            nursery.start_soon(self._receiver)
+            nursery.start_soon(self._mesh_events)
+            nursery.start_soon(self._ticker)
+            self._queue(None, ["sync", len(self.peer.log)])
+            task_status.started()
+            await self._work()
+
+    # -- internals ---------------------------------------------------------------------------
+
+    def _queue(self, to: PeerKey | None, msg: Any) -> None:
+        self._send_in.send_nowait((to, msg))
+
+    def _handle(self, out: Output) -> None:
+        """Persist first (durable on return), then queue the sends, then the events."""
+        t = self.clock()
+        for e in out.persist:
+            self.applied_at[e.index] = t
+        fresh = [e for e in out.persist if e.index >= self._saved]
+        if fresh:
+            self.store.append([e.wire for e in fresh])
+            self._saved = fresh[-1].index + 1
+        n = len(self.peer.log)
+        for k in [k for k in self._pending if k < n]:
+            del self._pending[k]
+        for wire in out.send:
+            e = decode_entry(wire)
+            if e.index >= n:
+                self._pending[e.index] = wire
+            self._queue(None, ["e", wire])
+        for wire in out.relay:
+            self._queue(None, ["e", wire])
+        if out.persist:
+            self._grew_at = self.clock()
+            self._bump()
+        if out.events:
+            for ev in out.events:
+                if isinstance(ev, TimedOut):
+                    self._on_timeout(ev)
+            if self.on_events is not None:
+                self.on_events(out.events)
+
+    def _bump(self) -> None:
+        self._changed.set()
+        self._changed = trio.Event()
+
+    def _join_void(self) -> None:
+        """Sign our part of a void round another party opened (it names the same silent
+        parties and action: a void round takes one of each). The session's `propose_void`
+        starts a round; a round already under way is joined here, at our index in it."""
+        t = self.peer.table
+        if self.void_action is None or t.voiding in (None, "pending") or t.closed:
+            return
+        index = t.index_of(self.peer.party)
+        if index is None or index in self._pending:
+            return
+        entry = make_entry(
+            self.peer.identity, table=t.terms.table_id, index=index, prev=t.step_prev,
+            author=self.peer.party, kind=bodies.VOID,
+            body={"action": t.voiding, "silent": list(t.silent)},
+        )  # fmt: skip
+        self._pending[index] = entry.wire
+        self._queue(None, ["e", entry.wire])
+        self._handle(self.peer.receive(entry.wire, self.clock(), defer=True))
+
+    def _on_timeout(self, ev: TimedOut) -> None:
+        at = len(self.peer.log)
+        if self.peer.table.voiding is not None:
+            self._join_void()
+            return
+        if self.void_action is None or self._voided_for == at or self.peer.table.closed:
+            return
+        # One proposer, so that two present parties never open rounds naming different
+        # silent sets: the lowest party present; the others join the round it opens.
+        present = [p for p in range(self.peer.table.n) if p not in ev.parties]
+        if not present or present[0] != self.peer.party:
+            return
+        self._voided_for = at
+        try:
+            self._handle(self.peer.propose_void(self.void_action, self.clock()))
+        except ValueError as exc:
+            log.info("no void proposed: %s", exc)
+
+    async def _work(self) -> None:
+        """Apply what can be applied, one entry at a time so the network keeps flowing, and
+        play our turn if a bot plays for us."""
+        while True:
+            while self.peer.busy:
+                self._handle(self.peer.work(self.clock()))
+                await trio.sleep(0)
+            self._join_void()
+            if self.choose is not None and my_turn(self.peer):
+                seed = self._secret + len(self.peer.log).to_bytes(8, "big")
+                view_rng = random.Random(seed)
+                move = self.choose(self.peer, view_rng)
+                self.play(move)
+                continue
+            return
+
+    async def _sender(self) -> None:
+        faults = _faults_from_env()
+        async with trio.open_nursery() as nursery:
+            async for to, msg in self._send_out:
+                if faults is None:
+                    await self._send(to, msg)
+                    continue
+                drop, delay, rng = faults
+                if rng.random() < drop:
+                    continue  # lost: the receiver's sync has to find it again
+                nursery.start_soon(self._send_later, to, msg, rng.uniform(0, delay))
+
+    async def _send_later(self, to: PeerKey | None, msg: Any, delay: float) -> None:
+        await trio.sleep(delay)
+        await self._send(to, msg)
+
+    async def _send(self, to: PeerKey | None, msg: Any) -> None:
+        try:
+            if to is None:
+                await self.mesh.broadcast(msg)
+            else:
+                await self.mesh.send(to, msg)
+        except (SendBufferFull, MeshError) as exc:
+            log.warning("send failed: %s", exc)
+
+    async def _receiver(self) -> None:
+        while True:
+            key, msg = await self.mesh.receive()
+            self._on_message(key, msg)
+            await self._work()
+
+    def _on_message(self, key: PeerKey, msg: Any) -> None:
+        if not isinstance(msg, list) or not msg or not isinstance(msg[0], str):
+            log.info("malformed message from %s", key.fingerprint())
+            return
+        tag = msg[0]
+        if tag == "e" and len(msg) == 2 and isinstance(msg[1], bytes):
+            out = self.peer.receive(msg[1], self.clock(), defer=True)
+            self.refused += sum(1 for ev in out.events if type(ev).__name__ == "Refused")
+            self._handle(out)
+        elif tag == "sync" and len(msg) == 2 and type(msg[1]) is int and msg[1] >= 0:
+            for e in self.peer.log[msg[1] :]:
+                self._queue(key, ["e", e.wire])
+            for wire in self._pending.values():
+                self._queue(key, ["e", wire])
+        elif tag == "chat" and len(msg) == 2 and isinstance(msg[1], str) and self.on_chat:
+            self.on_chat(key, msg[1][:MAX_CHAT])
+        # anything else (genesis agreement leftovers, a newer client's tags) is ignored
+
+    async def _mesh_events(self) -> None:
+        while True:
+            ev = await self.mesh.next_event()
+            if isinstance(ev, PeerUp | StreamReset):
+                self._queue(ev.peer, ["sync", len(self.peer.log)])
+
+    async def _ticker(self) -> None:
+        while True:
+            await trio.sleep(self.tick_every)
+            now = self.clock()
+            self._handle(self.peer.tick(now))
+            if not self.peer.table.closed and now - self._grew_at >= self.resync_after:
+                self._grew_at = now
+                self._queue(None, ["sync", len(self.peer.log)])
+            await self._work()

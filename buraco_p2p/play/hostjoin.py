@@ -1,0 +1,148 @@
+"""`host` and `join` go on to the match: rules for the host, bots for empty seats, resume.
+
+The lobby (`net.lobby`) fills the seats; once every seated player has typed `/ready` it hands
+the mesh to the runner installed here, which agrees the genesis, opens the table directory
+and plays the match in line mode. `host --bots N` starts N `bot-peer` processes that join
+with the invite (the host seats them without asking: it made their identities); `join CODE`
+for a table already in the data directory resumes it instead of asking for a seat again.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import sys
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import trio
+
+from buraco_p2p.bots.selfplay import UsageError, resolve_rules
+from buraco_p2p.net import lobby as lobby_mod
+from buraco_p2p.net.commands import _run, _stdin_lines
+from buraco_p2p.net.identity import Identity, PeerKey, load_or_create_identity
+from buraco_p2p.net.invite import Invite, InviteError
+from buraco_p2p.net.lobby import Lobby
+from buraco_p2p.net.mesh import JoinRequest, Mesh, host_table
+from buraco_p2p.play.botpeer import SEED_ENV
+from buraco_p2p.play.cluster import Cluster
+from buraco_p2p.play.console import console
+from buraco_p2p.play.local import resume_line
+from buraco_p2p.play.node import start_on_mesh
+from buraco_p2p.play.store import default_data_dir
+from buraco_p2p.rules import RuleSet
+
+__all__ = ["register"]
+
+
+def _say(text: str) -> None:
+    print(text, flush=True)
+
+
+def _runner(rules: RuleSet | None, root: Path) -> lobby_mod.MatchRunner:
+    async def run(
+        mesh: Mesh,
+        lines: trio.MemoryReceiveChannel[str],
+        held: list[tuple[PeerKey, Any]],
+        out: Callable[[str], None],
+    ) -> int:
+        async with start_on_mesh(
+            mesh, mesh.identity, root, rules=rules if mesh.is_host else None, held=held
+        ) as driver:
+            out(f"table {mesh.table_id.hex()} (after a crash: buraco-p2p resume "
+                f"{mesh.table_id.hex()}, or join with the same code)")  # fmt: skip
+            closed = await console(driver, lines, out)
+        out("the match is over" if closed else "left the table; resume returns to it")
+        return 0
+
+    return run
+
+
+def register(subparsers: Any) -> None:
+    """Add the match options to `host` and `join` (registered before us)."""
+    host: argparse.ArgumentParser = subparsers.choices["host"]
+    host.add_argument("--rules", default="classic", metavar="PRESET", help="rule preset")
+    host.add_argument("--rule", action="append", default=[], metavar="KEY=VALUE")
+    host.add_argument("--bots", type=int, default=0, metavar="N", help="fill N seats with bots")
+    host.add_argument("--data-dir", metavar="DIR", help="where tables are kept")
+    host_func: Callable[[argparse.Namespace], int] = host.get_default("func")
+
+    def run_host(args: argparse.Namespace) -> int:
+        try:
+            rules = resolve_rules(args.rules, args.rule)
+        except UsageError as exc:
+            sys.stderr.write(f"buraco-p2p host: error: {exc}\n")
+            return 2
+        if not 0 <= args.bots < rules.players:
+            sys.stderr.write(f"buraco-p2p host: error: --bots must be 0..{rules.players - 1}\n")
+            return 2
+        root = Path(args.data_dir) if args.data_dir else default_data_dir()
+        lobby_mod.set_match_runner(_runner(rules, root))
+        if args.bots:
+            return _run(lambda a: _host_with_bots(a, rules, root), args)
+        return host_func(args)
+
+    host.set_defaults(func=run_host)
+
+    join: argparse.ArgumentParser = subparsers.choices["join"]
+    join.add_argument("--data-dir", metavar="DIR", help="where tables are kept")
+    join_func: Callable[[argparse.Namespace], int] = join.get_default("func")
+
+    def run_join(args: argparse.Namespace) -> int:
+        root = Path(args.data_dir) if args.data_dir else default_data_dir()
+        if args.code:
+            with contextlib.suppress(InviteError):
+                tid = Invite.from_text(args.code).table_id.hex()
+                if (root / "tables" / tid / "log").exists():
+                    _say(f"this table is in {root}: resuming it")
+                    ns = argparse.Namespace(table=tid, data_dir=str(root),
+                                            config_dir=args.config_dir)  # fmt: skip
+                    return resume_line(ns)
+        lobby_mod.set_match_runner(_runner(None, root))
+        return join_func(args)
+
+    join.set_defaults(func=run_join)
+
+
+async def _host_with_bots(args: argparse.Namespace, rules: RuleSet, root: Path) -> int:
+    config = Path(args.config_dir) if args.config_dir else None
+    identity = load_or_create_identity(config, args.nick)
+    seeds = [os.urandom(32) for _ in range(args.bots)]
+    bot_keys = {Identity.from_seed(s, "bot").public.raw for s in seeds}
+    box: list[Lobby] = []
+
+    async def approve(request: JoinRequest) -> bool:
+        if request.key.raw in bot_keys:
+            await trio.lowlevel.checkpoint()
+            return True
+        if args.auto_approve:
+            return True
+        return await box[0].approve(request)
+
+    root.mkdir(parents=True, exist_ok=True, mode=0o700)
+    bot_root = Path(tempfile.mkdtemp(prefix="bots-", dir=root))
+    cluster = Cluster(rules.players, bot_root, None, humans=[0])
+    for k, seed in enumerate(seeds, 1):
+        cluster.env[k] = {SEED_ENV: seed.hex()}
+    with cluster:
+        async with host_table(
+            identity, listen_host=args.listen, port=int(args.port), approve=approve
+        ) as mesh:
+            lobby = Lobby(mesh, _say)
+            box.append(lobby)
+            _say(f"table created; you are {identity.nickname} ({identity.public.fingerprint()})")
+            _say("invite code (give it to the other players):")
+            _say(mesh.invite.to_text())
+            cluster.invite = mesh.invite.to_text()
+            for k in range(1, args.bots + 1):
+                cluster.join(k)
+            _say(f"* {args.bots} bots are joining; type /ready when every seat is taken")
+            send, recv = trio.open_memory_channel[str](16)
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(_stdin_lines, send)
+                code = await lobby.run(recv)
+                nursery.cancel_scope.cancel()
+    return code

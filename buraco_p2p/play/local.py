@@ -1,0 +1,111 @@
+"""`buraco-p2p play --line` and `buraco-p2p resume`: you and bot peer processes on loopback.
+
+`play` hosts a table in this process (your peer, with your identity from the config
+directory) and starts one `bot-peer` process per other seat, each joining with the invite as a
+person's client would: its own identity, its own link, the same session and cryptography. The
+match is then played in line mode. Everything is in the data directory, so `resume TABLE`
+(the table id `play` prints) brings your peer back; bots still running carry on with you.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+import trio
+
+from buraco_p2p.net.commands import _stdin_lines
+from buraco_p2p.net.identity import Identity, load_or_create_identity
+from buraco_p2p.net.invite import Invite
+from buraco_p2p.play.cluster import Cluster
+from buraco_p2p.play.console import console
+from buraco_p2p.play.node import open_node
+from buraco_p2p.play.store import default_data_dir
+from buraco_p2p.rules import RuleSet
+
+__all__ = ["play_line", "resume_line"]
+
+
+def _say(text: str) -> None:
+    print(text, flush=True)
+
+
+def _me(config_dir: str | None, nick: str | None) -> Identity:
+    return load_or_create_identity(Path(config_dir) if config_dir else None, nick)
+
+
+def play_line(args: argparse.Namespace, rules: RuleSet) -> int:
+    """You at seat 0 of a new table, bots at the others; the match in line mode."""
+    root = Path(args.data_dir) if getattr(args, "data_dir", None) else default_data_dir()
+    me = _me(getattr(args, "config_dir", None), getattr(args, "nick", None))
+    bot_root = Path(tempfile.mkdtemp(prefix="bots-", dir=_ensure(root)))
+    peer_args = ["--bot", args.bots] if getattr(args, "bots", None) else []
+    cluster = Cluster(rules.players, bot_root, None, seed=None, humans=[0], peer_args=peer_args)
+    with cluster:
+        return trio.run(_play_main, me, root, rules, cluster)
+
+
+def _ensure(p: Path) -> Path:
+    p.mkdir(parents=True, exist_ok=True, mode=0o700)
+    return p
+
+
+async def _play_main(me: Identity, root: Path, rules: RuleSet, cluster: Cluster) -> int:
+    def on_invite(inv: Invite) -> None:
+        cluster.invite = inv.to_text()
+        cluster.table = inv.table_id.hex()
+        _say(f"table {inv.table_id.hex()} (resume with: buraco-p2p resume {inv.table_id.hex()})")
+        for i in range(1, rules.players):
+            cluster.join(i)
+        _say(f"{rules.players - 1} bot peers are joining; the seats are drawn by the table")
+
+    async with open_node(me, root, rules=rules, on_invite=on_invite) as driver:
+        return await _run_console(driver)
+
+
+async def _run_console(driver: object) -> int:
+    from buraco_p2p.play.driver import Driver
+
+    assert isinstance(driver, Driver)
+    send, recv = trio.open_memory_channel[str](64)
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(_stdin_lines, send)
+        closed = await console(driver, recv, _say)
+        nursery.cancel_scope.cancel()
+    if closed:
+        _say("the match is over; its log is in the data directory")
+        return 0
+    _say("left the table; `buraco-p2p resume` returns to it")
+    return 0
+
+
+def resume_line(args: argparse.Namespace) -> int:
+    root = Path(args.data_dir) if args.data_dir else default_data_dir()
+    try:
+        table = bytes.fromhex(args.table)
+    except ValueError:
+        sys.stderr.write("buraco-p2p resume: error: TABLE is a table id in hex\n")
+        return 2
+    if not (root / "tables" / table.hex() / "secret").exists():
+        sys.stderr.write(f"buraco-p2p resume: error: no table {table.hex()} in {root}\n")
+        return 2
+    me = _me(args.config_dir, None)
+
+    async def main() -> int:
+        async with open_node(me, root, resume=table) as driver:
+            return await _run_console(driver)
+
+    return trio.run(main)
+
+
+def register(subparsers: object) -> None:
+    rp = subparsers.add_parser(  # type: ignore[attr-defined]
+        "resume", help="return to a table after a crash or a quit (line mode)"
+    )
+    rp.add_argument("table", metavar="TABLE", help="the table id (hex) `play` printed")
+    rp.add_argument("--data-dir", metavar="DIR", help=f"tables directory (default {os.sep}...)")
+    rp.add_argument("--config-dir", metavar="DIR", help="where your identity is kept")
+    rp.set_defaults(func=resume_line)

@@ -1,0 +1,207 @@
+"""One peer of a networked match, from the mesh to the end: agree the genesis, run the driver.
+
+`open_node` hosts, joins or resumes a table and yields a running `Driver`. A new table gets a
+directory in the data dir (`play.store`) before anything is sent; a resumed one reads it back:
+the host listens on the port it had and restores its roster, a joiner dials the invite again,
+and the saved log is replayed before catching up from the peers.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import secrets
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
+from typing import Any
+
+import trio
+
+from buraco_p2p.net.identity import Identity, PeerKey
+from buraco_p2p.net.invite import Invite
+from buraco_p2p.net.mesh import Mesh, MeshConfig, RosterChanged, host_table, join_table
+from buraco_p2p.net.table import Roster
+from buraco_p2p.play.driver import Driver
+from buraco_p2p.play.genesis import GenesisError, assemble, check_terms, sign_terms, terms_body
+from buraco_p2p.play.store import TableMeta, TableStore
+from buraco_p2p.rules import RuleSet
+from buraco_p2p.session import Entry, decode_entry, parse_genesis
+from buraco_p2p.session.errors import LogError
+
+__all__ = ["agree_genesis", "open_node", "start_on_mesh"]
+
+Backlog = list[tuple[PeerKey, Any]]
+
+
+async def agree_genesis(
+    mesh: Mesh,
+    identity: Identity,
+    rules: RuleSet | None,
+    timeout_ms: int,
+    held: Backlog | None = None,
+) -> tuple[Entry, Backlog]:
+    """Host (`rules` given): wait for every seat, propose, collect, publish. Others: sign the
+    host's terms if they name the roster, then take the signed genesis. Messages that arrive
+    for the match meanwhile are returned for the driver."""
+    backlog: Backlog = list(held or [])
+    if mesh.is_host:
+        assert rules is not None
+        await mesh.wait_all_up(rules.players)
+        assert mesh.roster is not None
+        members = mesh.roster.members
+        body = terms_body(members, rules, timeout_ms)
+        await mesh.broadcast(["terms", body])
+        sigs: dict[bytes, bytes] = {identity.public.raw: sign_terms(identity, mesh.table_id, body)}
+        early, backlog = backlog, []
+        while len(sigs) < len(members):
+            key, msg = early.pop(0) if early else await mesh.receive()
+            if isinstance(msg, list) and len(msg) == 2 and msg[0] == "gsig":
+                sigs[key.raw] = msg[1] if isinstance(msg[1], bytes) else b""
+            else:
+                backlog.append((key, msg))
+        genesis = assemble(mesh.table_id, body, [sigs[m.key.raw] for m in members])
+        await mesh.broadcast(["e", genesis.wire])
+        return genesis, backlog
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(_say_ready, mesh)
+        result = await _take_genesis(mesh, identity, backlog)
+        nursery.cancel_scope.cancel()
+    return result
+
+
+async def _say_ready(mesh: Mesh) -> None:
+    """A joiner is ready as soon as it is seated: it says so to everyone seated, again
+    whenever the roster changes (a lobby starts the match once every seat is ready)."""
+    await mesh.broadcast(["ready"])
+    while True:
+        ev = await mesh.next_event()
+        if isinstance(ev, RosterChanged):
+            await mesh.broadcast(["ready"])
+
+
+async def _take_genesis(
+    mesh: Mesh, identity: Identity, backlog: Backlog
+) -> tuple[Entry, Backlog]:
+    held = list(backlog)
+    backlog.clear()
+    while True:
+        key, msg = held.pop(0) if held else await mesh.receive()
+        roster = mesh.roster
+        host = roster.host.key if roster is not None else None
+        if key != host or roster is None or not isinstance(msg, list) or len(msg) != 2:
+            backlog.append((key, msg))
+            continue
+        if msg[0] == "terms":
+            check_terms(msg[1], roster.members, identity.public)
+            await mesh.send(key, ["gsig", sign_terms(identity, mesh.table_id, msg[1])])
+        elif msg[0] == "e" and isinstance(msg[1], bytes):
+            try:
+                genesis = decode_entry(msg[1])
+                terms = parse_genesis(genesis)
+            except LogError as exc:
+                raise GenesisError(f"the host's genesis: {exc}") from None
+            if [k.raw for k in terms.keys] != [m.key.raw for m in roster.members]:
+                raise GenesisError("the host's genesis does not name the roster")
+            return genesis, backlog
+        else:
+            backlog.append((key, msg))
+
+
+@contextlib.asynccontextmanager
+async def open_node(
+    identity: Identity,
+    root: Path,
+    *,
+    rules: RuleSet | None = None,
+    invite: Invite | None = None,
+    resume: bytes | None = None,
+    table_id: bytes | None = None,
+    rng_secret: bytes | None = None,
+    identity_seed: bytes | None = None,
+    timeout_ms: int = 120_000,
+    on_invite: Callable[[Invite], None] | None = None,
+    config: MeshConfig | None = None,
+    port: int = 0,
+    **driver_kw: Any,
+) -> AsyncIterator[Driver]:
+    """Host (`rules`), join (`invite`) or resume (`resume` = a table id in `root`) a table;
+    yields its running driver (the match goes on in the background until the block ends)."""
+    store: TableStore
+    if resume is not None:
+        store = TableStore.for_table(resume, root)
+        meta = store.load_meta()
+        secret, _ = store.load_secret()
+        inv = Invite.from_bytes(meta.invite)
+        if meta.host:
+            saved = store.load_roster()
+            roster = Roster.from_wire(saved, "saved roster") if saved is not None else None
+            cm = host_table(
+                identity, port=meta.port, table_id=inv.table_id, room_secret=inv.room_secret,
+                roster=roster, config=config,
+            )  # fmt: skip
+        else:
+            cm = join_table(identity, inv, config=config)
+        async with cm as mesh:
+            if on_invite is not None:
+                on_invite(inv)
+            if store.load_log():
+                driver = Driver.restore(mesh, identity, store, secret, **driver_kw)
+                backlog: Backlog = []
+            else:
+                genesis, backlog = await agree_genesis(mesh, identity, rules, timeout_ms)
+                driver = Driver.fresh(mesh, genesis, identity, store, secret, **driver_kw)
+            async with _running(driver, backlog):
+                yield driver
+        return
+    if invite is None:
+        tid = table_id or secrets.token_bytes(16)
+        cm = host_table(identity, port=port, table_id=tid, config=config)
+    else:
+        cm = join_table(identity, invite, config=config)
+    async with cm as mesh:
+        if on_invite is not None:
+            on_invite(mesh.invite)
+        async with start_on_mesh(
+            mesh, identity, root, rules=rules, timeout_ms=timeout_ms,
+            rng_secret=rng_secret, identity_seed=identity_seed, **driver_kw,
+        ) as driver:  # fmt: skip
+            yield driver
+
+
+@contextlib.asynccontextmanager
+async def start_on_mesh(
+    mesh: Mesh,
+    identity: Identity,
+    root: Path,
+    *,
+    rules: RuleSet | None,
+    timeout_ms: int = 120_000,
+    held: Backlog | None = None,
+    rng_secret: bytes | None = None,
+    identity_seed: bytes | None = None,
+    **driver_kw: Any,
+) -> AsyncIterator[Driver]:
+    """A new match on a mesh whose seats are taken (from `open_node`, or a lobby): the
+    table directory first, then the genesis, then the driver."""
+    inv = mesh.invite
+    store = TableStore.for_table(inv.table_id, root)
+    bound = inv.addresses[0].port if mesh.is_host and inv.addresses else 0
+    meta = TableMeta(inv.to_bytes(), mesh.is_host, bound, 0)
+    secret = store.create(meta, identity_seed, rng_secret)
+    genesis, backlog = await agree_genesis(mesh, identity, rules, timeout_ms, held)
+    if mesh.is_host and mesh.roster is not None:
+        store.save_roster(mesh.roster.to_wire())
+    driver = Driver.fresh(mesh, genesis, identity, store, secret, **driver_kw)
+    async with _running(driver, backlog):
+        yield driver
+
+
+@contextlib.asynccontextmanager
+async def _running(driver: Driver, backlog: Backlog) -> AsyncIterator[None]:
+    for key, msg in backlog:
+        driver._on_message(key, msg)
+    async with trio.open_nursery() as nursery:
+        await nursery.start(driver.run)
+        try:
+            yield
+        finally:
+            nursery.cancel_scope.cancel()

@@ -1,0 +1,193 @@
+"""One table's directory on disk: what a peer needs to continue after any crash.
+
+Layout of `<data dir>/tables/<table id hex>/` (directory 0700, every file 0600):
+
+    log      the match log in the `buraco_p2p.logfile` format: the header, then one record
+             per entry in log order, appended, flushed and fsync'd before the entry is acted
+             on (sent, shown, answered). A crash can leave a partial last record: loading
+             drops it (the entry is fetched again from the peers).
+    secret   msgpack map {"rng": 32 bytes, "identity": 32 bytes or nil}: the secret every
+             random draw of this peer derives from (`play.keyed`: hand keys, commit-reveal
+             nonces and shuffles are rebuilt from it and the log, so no key is written), and,
+             for a bot peer, its identity's private seed (a person's identity stays in the
+             config directory). Written once, atomically.
+    table    msgpack map {"invite": invite bytes, "host": bool, "port": int, "seat": int}:
+             how to reach the table again (the host listens on the same port).
+    roster   the host's last roster (`Roster.to_wire`), so a restarted host readmits the
+             seated peers (host only).
+
+Cards revealed to us need no file of their own: they are opened by decryption shares that
+are in the log, with our hand key rebuilt from `secret`.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets as _secrets
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import platformdirs
+
+from buraco_p2p import codec
+from buraco_p2p.logfile import LogFileError, decode_log, header, record
+
+__all__ = ["StoreError", "TableMeta", "TableStore", "default_data_dir"]
+
+APP_NAME = "buraco-p2p"
+DATA_ENV = "BURACO_P2P_DATA"
+
+
+class StoreError(Exception):
+    """A table directory that cannot be used: names the file and why."""
+
+
+def default_data_dir() -> Path:
+    """`$BURACO_P2P_DATA` if set (tests, several peers on one machine), else platformdirs'."""
+    override = os.environ.get(DATA_ENV)
+    if override:
+        return Path(override)
+    return Path(platformdirs.user_data_dir(APP_NAME))
+
+
+@dataclass(frozen=True)
+class TableMeta:
+    invite: bytes
+    host: bool
+    port: int
+    seat: int
+
+    def to_wire(self) -> dict[str, Any]:
+        return {"invite": self.invite, "host": self.host, "port": self.port, "seat": self.seat}
+
+    @classmethod
+    def from_wire(cls, value: Any) -> TableMeta:
+        if not isinstance(value, dict) or set(value) != {"invite", "host", "port", "seat"}:
+            raise StoreError("table: not a map of invite, host, port, seat")
+        inv, host, port, seat = value["invite"], value["host"], value["port"], value["seat"]
+        if not isinstance(inv, bytes) or type(host) is not bool:
+            raise StoreError("table: invite must be bytes and host a boolean")
+        if type(port) is not int or not 0 <= port <= 65535 or type(seat) is not int:
+            raise StoreError("table: port must be 0..65535 and seat an integer")
+        return cls(inv, host, port, seat)
+
+
+class TableStore:
+    """The files of one table. `append(wire)` is durable when it returns."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._log_fd: int | None = None
+
+    @classmethod
+    def for_table(cls, table_id: bytes, root: Path | None = None) -> TableStore:
+        return cls((root or default_data_dir()) / "tables" / table_id.hex())
+
+    # -- secret and table ---------------------------------------------------------------
+
+    def create(
+        self, meta: TableMeta, identity_seed: bytes | None, rng_secret: bytes | None = None
+    ) -> bytes:
+        """Make the directory and its secret (once: a restart keeps the first); returns the
+        randomness secret. `rng_secret` is for reproducible self-play only."""
+        self.path.mkdir(mode=0o700, parents=True, exist_ok=True)
+        os.chmod(self.path, 0o700)
+        if not (self.path / "secret").exists():
+            rng = rng_secret if rng_secret is not None else _secrets.token_bytes(32)
+            _write_atomic(self.path / "secret", codec.pack({"rng": rng, "identity": identity_seed}))
+        self.save_meta(meta)
+        return self.load_secret()[0]
+
+    def save_meta(self, meta: TableMeta) -> None:
+        _write_atomic(self.path / "table", codec.pack(meta.to_wire()))
+
+    def save_roster(self, roster: Any) -> None:
+        _write_atomic(self.path / "roster", codec.pack(roster))
+
+    def load_roster(self) -> Any:
+        return self._read_msgpack("roster") if (self.path / "roster").exists() else None
+
+    def load_meta(self) -> TableMeta:
+        return TableMeta.from_wire(self._read_msgpack("table"))
+
+    def load_secret(self) -> tuple[bytes, bytes | None]:
+        value = self._read_msgpack("secret")
+        if not isinstance(value, dict) or set(value) != {"rng", "identity"}:
+            raise StoreError("secret: not a map of rng, identity")
+        rng, ident = value["rng"], value["identity"]
+        if not isinstance(rng, bytes) or len(rng) != 32:
+            raise StoreError("secret: rng must be 32 bytes")
+        if ident is not None and (not isinstance(ident, bytes) or len(ident) != 32):
+            raise StoreError("secret: identity must be 32 bytes or nil")
+        return rng, ident
+
+    def _read_msgpack(self, name: str) -> Any:
+        try:
+            data = (self.path / name).read_bytes()
+        except OSError as exc:
+            raise StoreError(f"{name}: {exc.strerror or exc}") from None
+        try:
+            return codec.unpack(data)
+        except codec.CodecError as exc:
+            raise StoreError(f"{name}: not msgpack ({exc})") from None
+
+    # -- log ------------------------------------------------------------------------------
+
+    def load_log(self) -> list[bytes]:
+        """The entries saved so far; a partial last record (a crash mid-write) is cut off."""
+        path = self.path / "log"
+        try:
+            data = path.read_bytes()
+        except FileNotFoundError:
+            return []
+        if len(data) <= len(header()):
+            return []
+        try:
+            return decode_log(data)
+        except LogFileError as exc:
+            if not exc.reason.startswith("truncated") or exc.offset <= len(header()):
+                raise StoreError(f"log: {exc}") from None
+            good = decode_log(data[: exc.offset])
+            with open(path, "r+b") as f:
+                f.truncate(exc.offset)
+                os.fsync(f.fileno())
+            return good
+
+    def append(self, wires: list[bytes]) -> None:
+        """Append entries to the log and fsync before returning."""
+        if not wires:
+            return
+        if self._log_fd is None:
+            path = self.path / "log"
+            fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+            if os.fstat(fd).st_size == 0:
+                os.write(fd, header())
+            self._log_fd = fd
+        data = b"".join(record(w) for w in wires)
+        view = memoryview(data)
+        while view:
+            n = os.write(self._log_fd, view)
+            view = view[n:]
+        os.fsync(self._log_fd)
+
+    def close(self) -> None:
+        if self._log_fd is not None:
+            os.close(self._log_fd)
+            self._log_fd = None
+
+
+def _write_atomic(path: Path, data: bytes) -> None:
+    fd, tmp_name = tempfile.mkstemp(prefix=".tmp-", dir=path.parent)
+    tmp = Path(tmp_name)
+    try:
+        os.fchmod(fd, 0o600)
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise

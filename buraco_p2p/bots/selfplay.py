@@ -46,7 +46,9 @@ def register(subparsers: Any) -> None:
             "score lines and each match's result. The same seed gives the same games."
         ),
     )
-    sp.add_argument("--rules", required=True, metavar="PRESET", help="rule preset name")
+    sp.add_argument(
+        "--rules", metavar="PRESET", help="rule preset name (needed but with --network)"
+    )
     sp.add_argument("--seed", required=True, type=int, metavar="N", help="seed of the deals")
     sp.add_argument("--matches", type=int, default=1, metavar="K", help="matches (default 1)")
     sp.add_argument("--json", action="store_true", help="print one JSON document")
@@ -165,6 +167,8 @@ def _guard_pipe(command: Callable[[argparse.Namespace], int], args: argparse.Nam
 
 def _selfplay(args: argparse.Namespace) -> int:
     try:
+        if args.rules is None:
+            raise UsageError("--rules PRESET is required")
         rules = resolve_rules(args.rules, args.rule, args.players)
         bots = resolve_bots(args.bots, rules.players, match_sides(rules))
         if not 1 <= args.matches <= MAX_MATCHES:

@@ -180,7 +180,7 @@ async def _host_main(args: argparse.Namespace) -> int:
         return await lobby_box[0].approve(request)
 
     async with host_table(
-        identity, listen_host=args.listen, port=args.port, approve=approve
+        identity, listen_host=args.listen, port=args.port, approve=approve, seats=args.seats
     ) as mesh:
         lobby = Lobby(mesh, _print)
         lobby_box.append(lobby)
@@ -203,7 +203,7 @@ async def _host_main(args: argparse.Namespace) -> int:
                     from buraco_p2p.net.discovery import announce_table
 
                     announcement = await stack.enter_async_context(
-                        announce_table(invite, identity.nickname, port)
+                        announce_table(invite, identity.nickname, port, seats=args.seats)
                     )
                     lobby.on_seats = announcement.update
                     _print("* announced on the local network")
@@ -254,7 +254,7 @@ async def _pick_lan_table() -> Invite:
     for n, table in enumerate(tables, 1):
         _print(
             f"  {n}. {printable(table.host_nickname, 40)} ({table.host_fingerprint}) "
-            f"{table.seats_taken}/4 seated"
+            f"{table.seats_taken}/{table.seats} seated"
         )
     if len(tables) == 1:
         return tables[0].invite
@@ -419,7 +419,8 @@ def register(subparsers: Any) -> None:
     host.add_argument(
         "--upnp", action="store_true", help="map the port on the router with UPnP (multicast)"
     )
-    host.set_defaults(func=lambda args: _run(_host_main, args))
+    # The table's seat count; the match layer sets it from the rules (`--players`).
+    host.set_defaults(func=lambda args: _run(_host_main, args), seats=4)
     join = subparsers.add_parser("join", help="join a table with an invite code")
     _common(join)
     join.add_argument(

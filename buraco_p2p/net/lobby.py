@@ -34,9 +34,11 @@ from buraco_p2p.net.identity import PeerKey, confusable_nicknames
 from buraco_p2p.net.mesh import (
     JoinRequest,
     Mesh,
+    NicknameChanged,
     PeerDown,
     PeerUp,
     RosterChanged,
+    SeatFreed,
     StreamReset,
 )
 
@@ -183,12 +185,31 @@ class Lobby:
         if text == "/who":
             self.out(self.seats_text())
             return True
+        if text.startswith("/kick"):
+            await self._kick(text[len("/kick") :].strip())
+            return True
         if text.startswith("/"):
-            self.out("* commands: /who, /ready, /quit; anything else is chat")
+            kick = ", /kick SEAT" if self.mesh.is_host else ""
+            self.out(f"* commands: /who, /ready{kick}, /quit; anything else is chat")
             return True
         await self.mesh.broadcast(["chat", text[:MAX_CHAT]])
         self.out(f"<{self.mesh.identity.nickname}> {printable(text)}")
         return True
+
+    async def _kick(self, arg: str) -> None:
+        """Host: free a seat by its number as `/who` shows it; every seat sees it go."""
+        roster = self.mesh.roster
+        if not self.mesh.is_host or roster is None:
+            self.out("* only the host can free a seat")
+            return
+        member = next((m for m in roster.members if arg == str(m.seat + 1)), None)
+        if member is None or member.key == self.mesh.me:
+            self.out(f"* /kick takes the number of another player's seat (2..{roster.seats})")
+            return
+        try:
+            await self.mesh.kick(member.key)
+        except NetError as exc:
+            self.out(f"* cannot free seat {arg}: {exc}")
 
     def _mark_ready(self, key: PeerKey) -> None:
         roster = self.mesh.roster
@@ -229,7 +250,19 @@ class Lobby:
         elif isinstance(event, PeerDown):
             self.out(f"* {self.name(event.peer)} disconnected")
         elif isinstance(event, StreamReset):
-            self.out(f"* {self.name(event.peer)} restarted and lost some messages")
+            # The peer came back without its saved delivery state: what it had not consumed
+            # before it stopped may be gone, which the mesh cannot know, so say only this.
+            self.out(f"* {self.name(event.peer)} restarted")
+        elif isinstance(event, SeatFreed):
+            how = "was removed by the host" if event.reason == "kicked" else "left the table"
+            who = "you" if event.peer == self.mesh.me else printable(event.nickname, 40)
+            self.out(f"* {who} ({event.peer.short()}) {how}: seat {event.seat + 1} is free")
+            self.ready.discard(event.peer.raw)
+        elif isinstance(event, NicknameChanged):
+            self.out(
+                f"* {printable(event.old, 40)} ({event.peer.short()}) is now called "
+                f"{printable(event.new, 40)}"
+            )
 
     async def run(
         self, lines: trio.MemoryReceiveChannel[str], *, quit_on_eof: bool = False

@@ -67,15 +67,19 @@ def register(subparsers: Any) -> None:
     host.add_argument("--rules", default="classic", metavar="PRESET", help="rule preset")
     host.add_argument("--rule", action="append", default=[], metavar="KEY=VALUE")
     host.add_argument("--bots", type=int, default=0, metavar="N", help="fill N seats with bots")
+    host.add_argument(
+        "--players", type=int, metavar="N", help="seats: 2, 3, 4 or 6 (as --rule players=N)"
+    )
     host.add_argument("--data-dir", metavar="DIR", help="where tables are kept")
     host_func: Callable[[argparse.Namespace], int] = host.get_default("func")
 
     def run_host(args: argparse.Namespace) -> int:
         try:
-            rules = resolve_rules(args.rules, args.rule)
+            rules = resolve_rules(args.rules, args.rule, args.players)
         except UsageError as exc:
             sys.stderr.write(f"buraco-p2p host: error: {exc}\n")
             return 2
+        args.seats = rules.players
         if not 0 <= args.bots < rules.players:
             sys.stderr.write(f"buraco-p2p host: error: --bots must be 0..{rules.players - 1}\n")
             return 2
@@ -129,7 +133,8 @@ async def _host_with_bots(args: argparse.Namespace, rules: RuleSet, root: Path) 
         cluster.env[k] = {SEED_ENV: seed.hex()}
     with cluster:
         async with host_table(
-            identity, listen_host=args.listen, port=int(args.port), approve=approve
+            identity, listen_host=args.listen, port=int(args.port), approve=approve,
+            seats=rules.players,
         ) as mesh:
             lobby = Lobby(mesh, _say)
             box.append(lobby)

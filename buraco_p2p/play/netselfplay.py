@@ -27,10 +27,6 @@ EXIT_USAGE = 2
 def register(subparsers: Any) -> None:
     """Add `--network` and `--log-dir` to the `selfplay` subcommand registered before us."""
     sp: argparse.ArgumentParser = subparsers.choices["selfplay"]
-    for action in sp._actions:
-        if action.dest == "rules":
-            action.required = False
-            action.default = None
     sp.add_argument(
         "--network", action="store_true",
         help="one bot peer process per seat over loopback, all crypto on (needs --log-dir)",
@@ -45,8 +41,6 @@ def register(subparsers: Any) -> None:
     def func(args: argparse.Namespace) -> int:
         if args.network:
             return run_network(args)
-        if args.rules is None:
-            sp.error("the following arguments are required: --rules")
         return inner(args)
 
     sp.set_defaults(func=func)

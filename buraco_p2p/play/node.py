@@ -19,7 +19,7 @@ import trio
 from buraco_p2p.net.identity import Identity, PeerKey
 from buraco_p2p.net.invite import Invite
 from buraco_p2p.net.mesh import Mesh, MeshConfig, RosterChanged, host_table, join_table
-from buraco_p2p.net.table import Roster
+from buraco_p2p.net.table import DEFAULT_SEATS, Roster
 from buraco_p2p.play.driver import Driver
 from buraco_p2p.play.genesis import GenesisError, assemble, check_terms, sign_terms, terms_body
 from buraco_p2p.play.store import TableMeta, TableStore
@@ -154,7 +154,8 @@ async def open_node(
         return
     if invite is None:
         tid = table_id or secrets.token_bytes(16)
-        cm = host_table(identity, port=port, table_id=tid, config=config)
+        seats = rules.players if rules is not None else DEFAULT_SEATS
+        cm = host_table(identity, port=port, table_id=tid, config=config, seats=seats)
     else:
         cm = join_table(identity, invite, config=config)
     async with cm as mesh:

@@ -119,7 +119,6 @@ def test_bad_selfplay_arguments_exit_2_with_a_clear_message(
     "argv",
     [
         ["selfplay", "--rules", "us", "--seed", "one"],
-        ["selfplay", "--seed", "1"],
         ["selfplay", "--rules", "us"],
     ],
 )
@@ -128,6 +127,11 @@ def test_unparsable_arguments_exit_2(capsys: pytest.CaptureFixture[str], argv: l
         main(argv)
     assert exc.value.code == 2
     assert "error" in capsys.readouterr().err
+
+
+def test_selfplay_without_rules_says_so_in_one_line(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run(capsys, "selfplay", "--seed", "1")
+    assert code == 2 and out == "" and err.count("\n") == 1 and "--rules" in err
 
 
 def test_play_with_a_bad_preset_exits_2(capsys: pytest.CaptureFixture[str]) -> None:

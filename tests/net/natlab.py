@@ -240,6 +240,18 @@ def run_in(namespace: str, fn: Callable[[], Awaitable[T]]) -> InNamespace:
     return InNamespace(namespace, fn)
 
 
+async def wait_event(event: threading.Event) -> None:
+    """Wait for a thread's event from a namespace's trio loop without a worker thread.
+
+    Linux threads inherit their creator's network namespace, and trio keeps its worker
+    threads in one process-wide cache: a worker started here would stay in the lab's
+    namespace and later run another test's blocking call (a child process, a name lookup)
+    there. So code running in a namespace polls instead of calling `trio.to_thread`.
+    """
+    while not event.is_set():
+        await trio.sleep(0.01)
+
+
 def punch_all(lab: Lab, homes: list[Home], port: int, window: float = 3.0) -> dict[
     tuple[int, int], str
 ]:
@@ -356,7 +368,7 @@ def portmap_responder(
                         await sock.sendto(reply, source)
 
             nursery.start_soon(loop)
-            await trio.to_thread.run_sync(stop.wait)
+            await wait_event(stop)
             nursery.cancel_scope.cancel()
 
     running = run_in(home.router, serve)
@@ -377,7 +389,7 @@ def stun_responder(lab: Lab, stop: threading.Event) -> InNamespace:
             for listener in await trio.open_tcp_listeners(STUN_PORT, host="0.0.0.0"):
                 nursery.start_soon(serve_binding, listener)
             ready.set()
-            await trio.to_thread.run_sync(stop.wait)
+            await wait_event(stop)
             nursery.cancel_scope.cancel()
 
     running = run_in(lab.inet, serve)

@@ -246,3 +246,24 @@ def test_cli_join_with_a_mistyped_code_says_why(tmp_path: Path) -> None:
     )
     assert result.returncode == 1
     assert "checksum" in result.stderr
+
+
+async def test_the_host_frees_a_seat_by_its_number_and_every_lobby_shows_it() -> None:
+    async with table_of_four() as meshes, trio.open_nursery() as nursery:
+        screens = [Screen() for _ in meshes]
+        inputs = []
+        for mesh, screen in zip(meshes, screens, strict=True):
+            send, recv = trio.open_memory_channel[str](8)
+            inputs.append(send)
+            nursery.start_soon(Lobby(mesh, screen).run, recv)
+        await inputs[1].send("/kick 3")  # not the host: refused, nothing changes
+        await screens[1].wait_for("only the host can free a seat")
+        await inputs[0].send("/kick 1")  # the host's own seat
+        await screens[0].wait_for("/kick takes the number of another player's seat")
+        await inputs[0].send("/kick 3")
+        for i in (0, 1, 3):
+            line = await screens[i].wait_for("was removed by the host: seat 3 is free")
+            assert "caio" in line
+        await screens[2].wait_for("you (")
+        assert meshes[0].roster is not None and meshes[0].roster.member(meshes[2].me) is None
+        nursery.cancel_scope.cancel()

@@ -29,6 +29,7 @@ from natlab import (
     run_in,
     stun_responder,
     unavailable,
+    wait_event,
 )
 
 from buraco_p2p.net.candidates import Candidate, CandidateKind, NatClass
@@ -205,7 +206,7 @@ def test_a_host_behind_a_nat_is_reached_through_a_pasted_reply_code(lab: Lab) ->
         )
         invite_box.append(Invite.from_text(invite.to_text()))
         made_invite.set()
-        await trio.to_thread.run_sync(pasted.wait)
+        await wait_event(pasted)
         code = ReplyCode.from_text(reply_box[0], secret, table)
         target = next(c.endpoint for c in code.candidates if c.kind == CandidateKind.REFLEXIVE)
         stream = await simultaneous_open(PUNCH_PORT, target, window=5)
@@ -215,7 +216,7 @@ def test_a_host_behind_a_nat_is_reached_through_a_pasted_reply_code(lab: Lab) ->
             return (link.peer, await link.receive())
 
     async def joiner() -> object:
-        await trio.to_thread.run_sync(made_invite.wait)
+        await wait_event(made_invite)
         invite = invite_box[0]
         assert invite.nat_class == NatClass.INDEPENDENT
         target = invite.addresses[invite.kinds.index(CandidateKind.REFLEXIVE)]
@@ -298,7 +299,7 @@ def test_a_router_that_grants_a_mapping_lets_a_stranger_dial_in(lab: Lab, pcp: b
             return await stream.receive_some(100)
 
     async def stranger() -> None:
-        await trio.to_thread.run_sync(listening.wait)
+        await wait_event(listening)
         if not mapped_box:
             return  # the host's error is reported by its own join()
         ep = mapped_box[0].external
@@ -376,3 +377,15 @@ def test_a_joiner_seats_itself_at_a_host_behind_a_nat_through_a_pasted_reply_cod
     host_out, joiner_out = trio.run(run)
     assert f"dialing {joiner_home.public_ip}:" in host_out
     assert "give the host this reply code" in joiner_out
+
+
+def test_the_lab_leaves_no_thread_in_its_namespaces() -> None:
+    """Runs after the lab's tests (file order): a thread still inside a lab namespace would
+    later serve another test's blocking call there (see natlab.wait_event)."""
+    mine = os.readlink("/proc/thread-self/ns/net")
+    strays = [
+        tid
+        for tid in os.listdir("/proc/self/task")
+        if os.readlink(f"/proc/self/task/{tid}/ns/net") != mine
+    ]
+    assert strays == []

@@ -82,3 +82,14 @@ def test_a_person_joins_two_bots_and_the_host_then_everyone_ready_starts_the_mat
     logs = list((tmp_path / "a" / "tables").glob("*/log"))
     assert len(logs) == 1
     assert len(decode_log(logs[0].read_bytes())) > 10
+
+
+def test_host_refuses_an_impossible_seat_count_in_one_line(tmp_path: Path) -> None:
+    for argv in (["--players", "5"], ["--players", "0"], ["--rule", "teams=2"]):
+        done = subprocess.run(
+            [sys.executable, "-m", "buraco_p2p", "host", *argv],
+            capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL,
+            env={**os.environ, "BURACO_P2P_HOME": str(tmp_path / "cfg")},
+        )  # fmt: skip
+        assert done.returncode == 2, (argv, done.stderr)
+        assert done.stdout == "" and len(done.stderr.strip().splitlines()) == 1, done.stderr

@@ -35,22 +35,14 @@ def test_selfplay_network_one_hand(tmp_path: Path, capsys: pytest.CaptureFixture
     assert (tables[0] / "log").read_bytes().startswith(data.pop()[:200])
 
 
-def _deck_takes_any_count() -> bool:
-    import inspect
-
-    from buraco_p2p.crypto.deck import DeckSession
-
-    return "four distinct player ids" not in inspect.getsource(DeckSession.__init__)
-
-
-@pytest.mark.skipif(not _deck_takes_any_count(), reason="the deck's crypto plays four seats only")
-def test_three_players_network(tmp_path: Path) -> None:
-    """Nothing assumes four seats: a three-player table over processes."""
-    with Cluster(3, tmp_path / "d", tmp_path, seed=2, hands=1,
-                 host_args=["--rules", "classic", "--players", "3"]) as c:  # fmt: skip
+@pytest.mark.parametrize("players", [2, 3, 6])
+def test_other_seat_counts_over_the_network(tmp_path: Path, players: int) -> None:
+    """Nothing assumes four seats: a table of two, three or six peer processes."""
+    with Cluster(players, tmp_path / "d", tmp_path, seed=2, hands=1,
+                 host_args=["--rules", "classic", "--players", str(players)]) as c:  # fmt: skip
         c.start()
         c.wait_done(240)
-    logs = {c.log_path(i).read_bytes() for i in range(3)}
+    logs = {c.log_path(i).read_bytes() for i in range(players)}
     assert len(logs) == 1
     assert verify_path(str(c.log_path(0)), partial=True).code == 0
 

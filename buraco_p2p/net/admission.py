@@ -19,7 +19,7 @@ import contextlib
 import itertools
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import trio
 
@@ -101,6 +101,10 @@ class Door:
                 return member
         return None
 
+    def _welcome(self, seat: int) -> list[Any]:
+        assert self.table is not None
+        return welcome_message(seat, self.table.roster, self.mesh.mesh_secret)
+
     def is_member(self, key: PeerKey) -> bool:
         """Whether `key` holds a seat: its links skip the stranger's limits and caps."""
         roster = self.mesh.roster
@@ -140,7 +144,12 @@ class Door:
             if admission.member is None:
                 await link.send(refused_message(admission.reason))
                 return
-            await link.send(welcome_message(admission.member.seat, table.roster))
+            await link.send(self._welcome(admission.member.seat))
+        elif link.retired_secret:
+            why = "this invite was replaced by a newer one: ask the host for the new invite"
+            await link.send(refused_message(why))
+            mesh._reject(link.label, TableError("asked for a seat with a replaced invite"))
+            return
         elif verdict == "full":
             await link.send(refused_message("the table is full"))
             mesh._reject(link.label, TableError("tried to join a full table"))
@@ -178,7 +187,7 @@ class Door:
                 await link.send(refused_message(admission.reason))
                 return
             if admission.returning:
-                await link.send(welcome_message(admission.member.seat, table.roster))
+                await link.send(self._welcome(admission.member.seat))
         link.seat()
         mesh._set_roster(table.roster)
         await self.announce_roster(except_key=key)
@@ -228,7 +237,7 @@ class Door:
                 # The seat stands only if the welcome reaches a live link.
                 try:
                     with trio.fail_after(mesh.config.hello_timeout):
-                        await link.send(welcome_message(admission.member.seat, table.roster))
+                        await link.send(self._welcome(admission.member.seat))
                 except (LinkError, trio.TooSlowError) as exc:
                     if table.vacate(key):
                         mesh._set_roster(table.roster)

@@ -45,7 +45,7 @@ __all__ = [
     "encode_frame",
 ]
 
-PROTOCOL_VERSION = 1
+PROTOCOL_VERSION = 2
 HEADER_LEN = 6  # u32 length, version, kind
 TAG_LEN = 16
 # 1 MiB of payload (the codec's default limit) plus the AEAD tag and version/kind bytes.

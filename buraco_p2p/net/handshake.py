@@ -2,7 +2,7 @@
 
 A SIGMA-I style exchange of three messages, with the room secret mixed into every key::
 
-    I -> R   HS_INIT      e_i                                   (X25519 ephemeral, 32 bytes)
+    I -> R   HS_INIT      e_i || hint                           (X25519 ephemeral, 32 bytes)
     R -> I   HS_RESPONSE  e_r || AEAD_k2(id_r || nick_r || sig_r)
     I -> R   HS_FINISH    AEAD_k3(id_i || nick_i || sig_i)
     R -> I   READY        first sealed traffic frame (empty), so I knows R accepted it
@@ -20,12 +20,19 @@ secret as input keying material, and their `info` carries a hash of the transcri
   learns neither;
 * the traffic keys depend on the whole transcript, so any tampering gives different keys.
 
+`hint` names the room secret the initiator used (`secret_hint`), so a responder that accepts
+several (a table whose invite was replaced: `retired_secrets`) knows which one to answer with
+before it learns who is connecting; the result says whether a retired one was used, and the
+caller decides what such a peer may do (a table seats nobody new with a replaced invite).
+
 `docs/protocol.md` section 2.3 lists every byte of every hash and KDF input.
 """
 
 from __future__ import annotations
 
 import hashlib
+import hmac
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from cryptography.exceptions import InvalidTag
@@ -55,12 +62,14 @@ from buraco_p2p.net.framing import (
 from buraco_p2p.net.identity import Identity, PeerKey, validate_nickname
 
 __all__ = [
+    "HINT_LEN",
     "MAX_TABLE_ID_LEN",
     "MIN_ROOM_SECRET_LEN",
     "SHORT_TABLE_ID",
     "HandshakeResult",
     "InitiatorHandshake",
     "ResponderHandshake",
+    "secret_hint",
     "version_alert",
 ]
 
@@ -69,6 +78,8 @@ HS_KEYS_INFO = b"buraco-p2p v1 handshake keys"
 TRAFFIC_KEYS_INFO = b"buraco-p2p v1 traffic keys"
 RESPONDER_SIG_LABEL = b"buraco-p2p v1 responder signature\x00"
 INITIATOR_SIG_LABEL = b"buraco-p2p v1 initiator signature\x00"
+SECRET_HINT_LABEL = b"buraco-p2p v2 secret hint\x00"
+HINT_LEN = 8
 MIN_ROOM_SECRET_LEN = 16
 MAX_ROOM_SECRET_LEN = 64
 MAX_TABLE_ID_LEN = 64
@@ -90,6 +101,27 @@ def _h0(table_id: bytes) -> bytes:
 def _hkdf(room_secret: bytes, shared: bytes, info: bytes) -> tuple[bytes, bytes]:
     okm = HKDF(algorithm=hashes.SHA256(), length=64, salt=room_secret, info=info).derive(shared)
     return okm[:32], okm[32:]
+
+
+def _check_secret(room_secret: bytes) -> None:
+    if not isinstance(room_secret, bytes) or not (
+        MIN_ROOM_SECRET_LEN <= len(room_secret) <= MAX_ROOM_SECRET_LEN
+    ):
+        raise ValueError(f"room secret must be {MIN_ROOM_SECRET_LEN}..{MAX_ROOM_SECRET_LEN} bytes")
+
+
+def secret_hint(room_secret: bytes, table_id: bytes) -> bytes:
+    """The 8 bytes of HS_INIT that tell the responder which room secret the initiator holds.
+
+    A keyed hash (HMAC-SHA256 under the secret, over a label and the table id), so it gives an
+    eavesdropper, who never sees an invite, nothing to work with: it does not reveal the secret
+    (a PRF output), it cannot be computed without the secret, and knowing it is no help in
+    the handshake, which still needs the secret itself to open message 2 or make message 3.
+    What it does show is whether two handshakes to a table used the same secret.
+    """
+    _check_secret(room_secret)
+    data = SECRET_HINT_LABEL + bytes((len(table_id),)) + table_id
+    return hmac.new(room_secret, data, hashlib.sha256).digest()[:HINT_LEN]
 
 
 def _public_bytes(key: X25519PrivateKey) -> bytes:
@@ -115,6 +147,8 @@ class HandshakeResult:
     send_key: bytes
     receive_key: bytes
     session_hash: bytes  # H4: unique to this session, usable as a channel binding
+    # The responder answered under one of its retired room secrets (always False for I).
+    retired_secret: bool = False
     short: bool = False  # a short-code handshake (keyed by the room secret, not the table id)
 
 
@@ -128,16 +162,13 @@ class _Handshake:
         expected_peer: PeerKey | None = None,
         ephemeral: X25519PrivateKey | None = None,
     ) -> None:
-        if not isinstance(room_secret, bytes) or not (
-            MIN_ROOM_SECRET_LEN <= len(room_secret) <= MAX_ROOM_SECRET_LEN
-        ):
-            raise ValueError(
-                f"room secret must be {MIN_ROOM_SECRET_LEN}..{MAX_ROOM_SECRET_LEN} bytes"
-            )
+        _check_secret(room_secret)
         if not isinstance(table_id, bytes) or not 1 <= len(table_id) <= MAX_TABLE_ID_LEN:
             raise ValueError(f"table id must be 1..{MAX_TABLE_ID_LEN} bytes")
         self._identity = identity
         self._room_secret = room_secret
+        self._table_id = table_id
+        self._retired = False
         self._expected = expected_peer
         self._ephemeral = ephemeral if ephemeral is not None else X25519PrivateKey.generate()
         self._hash = _h0(table_id)
@@ -210,6 +241,7 @@ class _Handshake:
             send_key=send,
             receive_key=receive,
             session_hash=self._hash,
+            retired_secret=self._retired,
             short=self._short,
         )
 
@@ -256,7 +288,8 @@ class InitiatorHandshake(_Handshake):
 
     def start(self) -> bytes:
         kind = KIND_HS_INIT_SHORT if self._short else KIND_HS_INIT
-        message = encode_frame(kind, _public_bytes(self._ephemeral))
+        hint = secret_hint(self._room_secret, self._table_id)  # SHORT_TABLE_ID's when short
+        message = encode_frame(kind, _public_bytes(self._ephemeral) + hint)
         self._mix(message)  # H1
         return message
 
@@ -276,15 +309,54 @@ class InitiatorHandshake(_Handshake):
         return message, self._finish(peer, nickname, initiator=True)
 
 
+def _hint_map(
+    secrets: list[tuple[bytes, bool]], table_id: bytes
+) -> dict[bytes, tuple[bytes, bool]]:
+    """Each secret (and whether it is retired) by its hint for `table_id`."""
+    by_hint: dict[bytes, tuple[bytes, bool]] = {}
+    for secret, retired in secrets:
+        hint = secret_hint(secret, table_id)
+        known = by_hint.get(hint)
+        if known is not None and known[0] != secret:
+            raise ValueError("two room secrets of the table have the same hint")
+        by_hint.setdefault(hint, (secret, retired))
+    return by_hint
+
+
 class ResponderHandshake(_Handshake):
     """The side that accepted the connection: `receive_init()`, then `receive_finish()`.
 
-    With `accept_short=True` (a host) it also answers a short-code INIT (kind 0x04), whose
-    transcript starts from `SHORT_TABLE_ID`; the result then says `short`.
+    It answers under `room_secret` or any of `retired_secrets`, whichever the initiator's hint
+    names (`HandshakeResult.retired_secret` says it was a retired one). With
+    `accept_short=True` (a host) it also answers a short-code INIT (kind 0x04), whose
+    transcript and hint start from `SHORT_TABLE_ID`; the result then says `short`.
     """
 
     _k3 = b""
     accept_short = False
+
+    def __init__(
+        self,
+        identity: Identity,
+        *,
+        room_secret: bytes,
+        table_id: bytes,
+        expected_peer: PeerKey | None = None,
+        ephemeral: X25519PrivateKey | None = None,
+        retired_secrets: Sequence[bytes] = (),
+    ) -> None:
+        super().__init__(
+            identity,
+            room_secret=room_secret,
+            table_id=table_id,
+            expected_peer=expected_peer,
+            ephemeral=ephemeral,
+        )
+        self._secrets = [(room_secret, False), *((s, True) for s in retired_secrets)]
+        self._by_hint = _hint_map(self._secrets, table_id)
+
+    def _short_hints(self) -> dict[bytes, tuple[bytes, bool]]:
+        return _hint_map(self._secrets, SHORT_TABLE_ID)
 
     def receive_init(self, frame: Frame) -> bytes:
         """Check message 1 and return message 2."""
@@ -292,10 +364,20 @@ class ResponderHandshake(_Handshake):
             self._short = True
             self._hash = _h0(SHORT_TABLE_ID)
         _check_frame(frame, KIND_HS_INIT_SHORT if self._short else KIND_HS_INIT)
-        if len(frame.body) != 32:
-            raise HandshakeError("handshake init must carry exactly one 32-byte key")
+        if len(frame.body) != 32 + HINT_LEN:
+            raise HandshakeError(
+                f"handshake init must carry a 32-byte key and a {HINT_LEN}-byte secret hint"
+            )
+        hints = self._short_hints() if self._short else self._by_hint
+        chosen = hints.get(frame.body[32:])
+        if chosen is None:
+            raise HandshakeError(
+                "handshake init names a room secret this table does not have "
+                "(a wrong invite, or one for another table)"
+            )
+        self._room_secret, self._retired = chosen
         self._mix(frame.header + frame.body)  # H1
-        self._exchange(frame.body)
+        self._exchange(frame.body[:32])
         ephemeral = _public_bytes(self._ephemeral)
         # The frame header (hashed into H2) holds the length, known before sealing.
         sealed_len = len(_identity_payload(self._identity)) + 64 + TAG_LEN

@@ -170,10 +170,18 @@ async def answer_reply_code(
     from buraco_p2p.net.punch import PunchError, simultaneous_open
     from buraco_p2p.net.reply import ReplyCode, ReplyCodeError
 
-    try:
-        code = ReplyCode.from_text(text, mesh.room_secret, mesh.table_id)
-    except ReplyCodeError as exc:
-        say(f"* reply code refused: {exc}")
+    # Keyed with the invite the joiner holds: the current one, or a replaced one (a seated
+    # player coming back; the handshake after the punch turns away anyone else).
+    code: ReplyCode | None = None
+    refusal: ReplyCodeError | None = None
+    for secret in (mesh.room_secret, *reversed(mesh.retired_secrets)):
+        try:
+            code = ReplyCode.from_text(text, secret, mesh.table_id)
+            break
+        except ReplyCodeError as exc:
+            refusal = refusal or exc
+    if code is None:
+        say(f"* reply code refused: {refusal}")
         return
     if mesh.server is None:
         say("* reply code ignored: the table is not listening")

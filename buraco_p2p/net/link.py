@@ -11,7 +11,7 @@ until `SecureLink.seat()`; `server.LinkServer` is what accepts them.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass
 from types import TracebackType
 from typing import Any
@@ -192,6 +192,8 @@ class SecureLink:
         self.peer: PeerKey = result.peer
         self.peer_nickname: str = result.peer_nickname
         self.session_hash: bytes = result.session_hash
+        # We accepted it under a retired room secret (a replaced invite): seated peers only.
+        self.retired_secret: bool = result.retired_secret
         # Made from a short code (shortcode.py): good only for fetching the invite.
         self.short: bool = result.short
         self.address = address
@@ -345,7 +347,10 @@ async def _run_initiator(
     await frames.stream.send_all(state.start())
     frame = await frames.read_frame()
     if frame is None:
-        raise HandshakeError("peer closed the connection before answering the handshake")
+        raise HandshakeError(
+            "peer closed the connection before answering the handshake "
+            "(a wrong room secret for that table: a wrong invite, or another table)"
+        )
     finish, result = state.receive_response(frame)
     label[0] = _peer_label(result, frames.address)
     await frames.stream.send_all(finish)
@@ -404,6 +409,7 @@ async def handshake(
     limits: codec.Limits = codec.DEFAULT_LIMITS,
     address: str | None = None,
     preseat: PreseatLimits | None = None,
+    retired_secrets: Sequence[bytes] = (),
     short: bool = False,
     accept_short: bool = False,
 ) -> SecureLink:
@@ -414,7 +420,8 @@ async def handshake(
 
     On any failure the stream is closed and a `HandshakeError` (or subclass) naming the peer is
     raised; `HandshakeTimeout` if the whole exchange takes longer than `timeout` seconds.
-    With `preseat`, the link reads under those limits until `SecureLink.seat()`.
+    With `preseat`, the link reads under those limits until `SecureLink.seat()`. A responder
+    also answers under `retired_secrets`; `SecureLink.retired_secret` then says so.
     """
     address = address if address is not None else stream_address(stream)
     label = [f"peer ({address})" if address else "peer (unknown address)"]
@@ -437,6 +444,7 @@ async def handshake(
                     room_secret=room_secret,
                     table_id=table_id,
                     expected_peer=expected_peer,
+                    retired_secrets=retired_secrets,
                 )
                 r_state.accept_short = accept_short
                 result, send_cipher = await _run_responder(frames, r_state, label)

@@ -24,9 +24,10 @@ Every record a peer sends is checked against the records its link carries before
 dispatched (`PEER_TAGS` and the like); anything else, and anything at all that handling one
 peer's input raises, closes that peer's link only, with the reason in `rejections`.
 
-API: `broadcast(msg)`, `send(peer, msg)`, `receive() -> (peer, msg)`, `kick(peer)` (host),
-and `next_event()` for `PeerUp`/`PeerDown`/`RosterChanged`/`StreamReset`/`SeatFreed`/
-`NicknameChanged`. The table's seat count is the roster's `seats` (`host_table(seats=...)`).
+API: `broadcast(msg)`, `send(peer, msg)`, `receive() -> (peer, msg)`, `kick(peer)` and
+`rotate_invite()` (host), and `next_event()` for `PeerUp`/`PeerDown`/`RosterChanged`/
+`StreamReset`/`SeatFreed`/`NicknameChanged`. The table's seat count is the roster's `seats`
+(`host_table(seats=...)`).
 """
 
 from __future__ import annotations
@@ -46,6 +47,7 @@ from buraco_p2p import codec
 from buraco_p2p.net.admission import Approver, Door, JoinRequest, auto_approve
 from buraco_p2p.net.candidates import CandidateKind, NatClass, describe_link, host_candidates
 from buraco_p2p.net.errors import LinkClosed, LinkError, MeshError, NetError
+from buraco_p2p.net.handshake import secret_hint
 from buraco_p2p.net.identity import Identity, PeerKey
 from buraco_p2p.net.invite import Endpoint, Invite
 from buraco_p2p.net.link import ConnectError, SecureLink, connect, handshake
@@ -254,7 +256,12 @@ class Mesh:
         self.identity = identity
         self.me = identity.public
         self.table_id = table_id
+        # The invite's secret (the host's current one); `retired_secrets` are those of the
+        # invites `rotate_invite` replaced; `mesh_secret` keys links between seated peers
+        # (the host's is the table's first secret unless told; a joiner's comes in its welcome).
         self.room_secret = room_secret
+        self.retired_secrets: tuple[bytes, ...] = ()
+        self.mesh_secret = room_secret
         self.config = config
         self.is_host = is_host
         self.roster: Roster | None = None
@@ -302,6 +309,24 @@ class Mesh:
             self.table_id, self.room_secret, host.key.raw, addresses,
             kinds=kinds, nat_class=int(self.nat_class),
         )  # fmt: skip
+
+    def rotate_invite(self) -> Invite:
+        """Host: a fresh invite (new room secret; same table, host key and addresses).
+
+        The replaced invites' secrets still open handshakes, so every seated identity keeps
+        reconnecting with the invite it has, but the door refuses them to anyone without a
+        seat. Persist `room_secret`, `retired_secrets` and `mesh_secret` for a restart.
+        """
+        if not self.is_host or self.server is None:
+            raise MeshError("only the host can issue a new invite")
+        taken = {secret_hint(s, self.table_id) for s in (self.room_secret, *self.retired_secrets)}
+        fresh = secrets.token_bytes(16)
+        while secret_hint(fresh, self.table_id) in taken:  # pragma: no cover - 2^-64
+            fresh = secrets.token_bytes(16)
+        self.retired_secrets = (*self.retired_secrets, self.room_secret)
+        self.room_secret = fresh
+        self.server.room_secret, self.server.retired_secrets = fresh, self.retired_secrets
+        return self.invite
 
     def peers(self) -> tuple[PeerKey, ...]:
         """Everyone seated except us, in seat order."""
@@ -785,15 +810,21 @@ class Mesh:
     def _is_host_key(self, key: PeerKey) -> bool:
         return self.roster is not None and self.roster.host.key == key
 
+    def _secret_for(self, peer: PeerKey) -> bytes:
+        """The host is dialed with the invite's secret, everyone else with the mesh secret."""
+        return self.room_secret if self.roster is None or self._is_host_key(peer) else (
+            self.mesh_secret
+        )
+
     async def _connect(self, ep: Endpoint, peer: PeerKey) -> SecureLink:
-        """A direct link to `peer` at `ep`, keyed by this table's room secret."""
+        """A direct link to `peer` at `ep`, keyed by this table's room or mesh secret."""
         if self.punch_port is not None and ep in self.punch_targets:
             return await self._punch(ep, peer)
         return await connect(
             ep.host,
             ep.port,
             self.identity,
-            room_secret=self.room_secret,
+            room_secret=self._secret_for(peer),
             table_id=self.table_id,
             expected_peer=peer,
             timeout=self.config.direct_timeout,
@@ -807,7 +838,7 @@ class Mesh:
         except PunchError as exc:
             raise ConnectError(str(exc)) from None
         link = await handshake(
-            stream, self.identity, room_secret=self.room_secret, table_id=self.table_id,
+            stream, self.identity, room_secret=self._secret_for(peer), table_id=self.table_id,
             initiator=True, expected_peer=peer, timeout=self.config.direct_timeout,
             address=str(ep),
         )  # fmt: skip
@@ -873,7 +904,7 @@ class Mesh:
             try:
                 await link.send(join_message(self.advertised))
                 answer = await link.receive()  # no timeout: a person may be deciding
-                roster = parse_welcome(answer, link.label, self.me, self.table_id)
+                roster, mesh_secret = parse_welcome(answer, link.label, self.me, self.table_id)
             except JoinRefused:
                 await link.aclose()
                 raise
@@ -887,8 +918,15 @@ class Mesh:
                 with trio.CancelScope(shield=True):
                     await link.aclose()
                 raise
+            self._adopt_mesh_secret(mesh_secret)
             return link, roster
         raise MeshError("cannot reach the host: " + ("; ".join(errors) or "no addresses"))
+
+    def _adopt_mesh_secret(self, secret: bytes) -> None:
+        """Joiner: the host's mesh secret keys our links with the other seated peers."""
+        self.mesh_secret = secret
+        if self.server is not None:
+            self.server.room_secret = secret
 
     async def _host_connector(
         self, link: SecureLink, addresses: tuple[Endpoint, ...], host: PeerKey
@@ -950,7 +988,8 @@ class Mesh:
         self.server = LinkServer(
             self.identity,
             self._handle_accepted,
-            room_secret=self.room_secret,
+            room_secret=self.room_secret if self.is_host else self.mesh_secret,
+            retired_secrets=self.retired_secrets if self.is_host else (),
             table_id=self.table_id,
             handshake_timeout=self.config.handshake_timeout,
             is_member=self.door.is_member,
@@ -966,6 +1005,9 @@ class Mesh:
     async def _handle_accepted(self, link: SecureLink) -> None:
         """One accepted link, start to end: whatever it provokes ends that link only."""
         try:
+            if link.short and link.retired_secret:  # a replaced invite's short code
+                self._reject(link.label, TableError("fetched an invite with a replaced short code"))
+                return
             if link.short:  # only a host accepts these: the joiner fetches the invite
                 await send_invite(link, self.invite)
                 return
@@ -1062,19 +1104,25 @@ async def host_table(
     roster: Roster | None = None,
     state: MeshState | None = None,
     seats: int = DEFAULT_SEATS,
+    retired_secrets: tuple[bytes, ...] = (),
+    mesh_secret: bytes | None = None,
 ) -> AsyncIterator[Mesh]:
     """Create a table of `seats` (the rules' player count), listen for joiners, and yield
     the host's mesh (seat 0).
 
     A host that restarts passes its table id, room secret, last `roster` and saved `state`
     (and listens on the same port, so the invite stays valid): the seated peers then
-    reconnect on their own and delivery resumes where it stopped.
+    reconnect on their own and delivery resumes where it stopped. A host that rotated its
+    invite (`Mesh.rotate_invite`) also passes `retired_secrets` and `mesh_secret` (which is
+    otherwise the table's first room secret).
     """
     table_id = table_id if table_id is not None else secrets.token_bytes(16)
     room_secret = room_secret if room_secret is not None else secrets.token_bytes(16)
     async with _mesh_scope(
         identity, table_id, room_secret, config=config, state=state, is_host=True
     ) as (mesh, nursery):
+        mesh.retired_secrets = tuple(retired_secrets)
+        mesh.mesh_secret = mesh_secret if mesh_secret is not None else room_secret
         bound = await nursery.start(mesh._serve, listen_host, port)
         mesh.advertised = advertise or local_endpoints(bound, listen_host)
         me = Member(0, identity.public, identity.nickname, mesh.advertised)

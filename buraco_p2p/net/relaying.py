@@ -126,7 +126,7 @@ class Relays:
             link = await handshake(
                 stream,
                 mesh.identity,
-                room_secret=mesh.room_secret,
+                room_secret=mesh.mesh_secret,
                 table_id=mesh.table_id,
                 initiator=False,
                 expected_peer=stream.peer,
@@ -158,7 +158,7 @@ class Relays:
             return await handshake(
                 stream,
                 mesh.identity,
-                room_secret=mesh.room_secret,
+                room_secret=mesh.mesh_secret,
                 table_id=mesh.table_id,
                 initiator=True,
                 expected_peer=key,

@@ -100,6 +100,9 @@ class LinkServer:
     * message size: a stranger's link reads under `preseat` limits until the handler calls
       `SecureLink.seat()`, so a greeting costs at most a few KiB to decode.
 
+    Besides `room_secret` it answers handshakes under `retired_secrets` (a replaced invite's):
+    such a link has `retired_secret` set, and the handler seats nobody new on it.
+
     Completed links go to `handler`, which owns them until it returns (the link is closed
     after that); a `LinkError` escaping the handler ends only that link. Running out of file
     descriptors on accept is reported once through `on_warning` (one line) and retried.
@@ -112,6 +115,7 @@ class LinkServer:
         *,
         room_secret: bytes,
         table_id: bytes,
+        retired_secrets: tuple[bytes, ...] = (),
         handshake_timeout: float = 10.0,
         max_handshakes: int = 64,
         max_handshakes_per_source: int = 8,
@@ -126,6 +130,9 @@ class LinkServer:
         self.identity = identity
         self.handler = handler
         self.room_secret = room_secret
+        # Secrets of replaced invites: still answered (their hint names them), and the link
+        # says so (`SecureLink.retired_secret`) for the handler to refuse a newcomer.
+        self.retired_secrets = retired_secrets
         self.table_id = table_id
         self.handshake_timeout = handshake_timeout
         self.max_handshakes = max_handshakes
@@ -243,6 +250,7 @@ class LinkServer:
                     stream,
                     self.identity,
                     room_secret=self.room_secret,
+                    retired_secrets=self.retired_secrets,
                     table_id=self.table_id,
                     initiator=False,
                     timeout=self.handshake_timeout,

@@ -31,6 +31,8 @@ DEFAULT_SEATS = 4
 MIN_SEATS = 2
 MAX_SEATS = 6
 MAX_REASON_LEN = 200
+MIN_MESH_SECRET = 16
+MAX_MESH_SECRET = 64
 # Departures a roster remembers, newest last: enough for any peer that was away a while.
 MAX_DEPARTURES = 32
 KICKED = "kicked"
@@ -232,8 +234,10 @@ def parse_hello(msg: Any, sender: str) -> tuple[str, tuple[Endpoint, ...]]:
     raise TableError(f"{sender} opened a link without a valid join or mesh greeting")
 
 
-def welcome_message(seat: int, roster: Roster) -> list[Any]:
-    return ["welcome", seat, roster.to_wire()]
+def welcome_message(seat: int, roster: Roster, mesh_secret: bytes) -> list[Any]:
+    """The host seats the joiner at `seat`. `mesh_secret` keys the links between seated
+    peers: it outlives invite rotations, so joiners seated under different invites meet."""
+    return ["welcome", seat, roster.to_wire(), mesh_secret]
 
 
 def refused_message(reason: str) -> list[Any]:
@@ -244,21 +248,25 @@ def roster_message(roster: Roster) -> list[Any]:
     return ["roster", roster.to_wire()]
 
 
-def parse_welcome(msg: Any, host: str, me: PeerKey, table_id: bytes) -> Roster:
-    """The host's answer to a join: our roster, or `JoinRefused` with the host's reason."""
+def parse_welcome(msg: Any, host: str, me: PeerKey, table_id: bytes) -> tuple[Roster, bytes]:
+    """The host's answer to a join: our roster and the table's mesh secret, or `JoinRefused`
+    with the host's reason."""
     if isinstance(msg, list) and len(msg) == 2 and msg[0] == "refused":
         reason = msg[1] if isinstance(msg[1], str) else "no reason given"
         printable = "".join(ch if ch.isprintable() else "?" for ch in reason[:MAX_REASON_LEN])
         raise JoinRefused(f"{host} refused to seat us: {printable}")
-    if not (isinstance(msg, list) and len(msg) == 3 and msg[0] == "welcome"):
+    if not (isinstance(msg, list) and len(msg) == 4 and msg[0] == "welcome"):
         raise TableError(f"{host} answered the join with something other than welcome/refused")
+    secret = msg[3]
+    if not isinstance(secret, bytes) or not MIN_MESH_SECRET <= len(secret) <= MAX_MESH_SECRET:
+        raise TableError(f"{host} sent a welcome whose mesh secret is not 16..64 bytes")
     roster = Roster.from_wire(msg[2], host)
     check_roster(roster, host, table_id)
     seat = msg[1]
     mine = roster.member(me)
     if mine is None or type(seat) is not int or mine.seat != seat:
         raise RosterError(f"roster from {host} does not seat us where the welcome says")
-    return roster
+    return roster, secret
 
 
 def check_roster(roster: Roster, sender: str, table_id: bytes) -> None:

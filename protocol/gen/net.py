@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import hmac
 import ipaddress
 import struct
 import sys
@@ -43,8 +44,10 @@ from buraco_p2p.net.framing import (
     frame_header,
 )
 from buraco_p2p.net.handshake import (
+    HINT_LEN,
     HS_KEYS_INFO,
     PROLOGUE_LABEL,
+    SECRET_HINT_LABEL,
     TRAFFIC_KEYS_INFO,
     HandshakeResult,
     InitiatorHandshake,
@@ -528,6 +531,10 @@ def handshake_vector() -> Vector:
         X25519PublicKey.from_public_bytes(_x25519_public(i.responder_ephemeral))
     )
     h0 = _sha256(PROLOGUE_LABEL + bytes((len(i.table_id),)) + i.table_id)
+    hint_input = SECRET_HINT_LABEL + bytes((len(i.table_id),)) + i.table_id
+    hint = hmac.new(i.room_secret, hint_input, hashlib.sha256).digest()[:HINT_LEN]
+    if m1[HEADER_LEN + 32 :] != hint:
+        raise AssertionError("the secret hint walk disagrees with the state machine")
     h1 = _sha256(h0 + m1)
     hdr2, e_r, c2 = m2[:HEADER_LEN], m2[HEADER_LEN : HEADER_LEN + 32], m2[HEADER_LEN + 32 :]
     h2 = _sha256(h1 + hdr2 + e_r)
@@ -565,6 +572,8 @@ def handshake_vector() -> Vector:
         "initiator": _identity_json(s.initiator, i.initiator_ephemeral),
         "responder": _identity_json(s.responder, i.responder_ephemeral),
         "H0": h0.hex(),
+        "E_i": m1[HEADER_LEN : HEADER_LEN + 32].hex(),
+        "hint": hint.hex(),
         "m1": m1.hex(),
         "H1": h1.hex(),
         "ss": ss.hex(),
@@ -651,13 +660,13 @@ def frames_vector() -> Vector:
         first[: HEADER_LEN + 3] + bytes((first[HEADER_LEN + 3] ^ 0x80,)) + first[HEADER_LEN + 4 :]
     )
     as_close = first[:5] + bytes((KIND_CLOSE,)) + first[HEADER_LEN:]
-    as_v2 = first[:4] + b"\x02" + first[5:]
+    as_v3 = first[:4] + b"\x03" + first[5:]
     tag_cut = frame_header(KIND_DATA, 15) + first[HEADER_LEN : HEADER_LEN + 15]
-    oversized = struct.pack(">I", DEFAULT_MAX_FRAME + 1) + b"\x01\x11"
+    oversized = struct.pack(">I", DEFAULT_MAX_FRAME + 1) + b"\x02\x11"
     refused = [
         _refusal("a bit flipped in the ciphertext", "responder", 0, flipped, "DecryptError"),
         _refusal("kind byte changed DATA -> CLOSE", "responder", 0, as_close, "DecryptError"),
-        _refusal("version byte changed 1 -> 2", "responder", 0, as_v2, "DecryptError"),
+        _refusal("version byte changed 2 -> 3", "responder", 0, as_v3, "DecryptError"),
         _refusal("replayed: frame #0 again at #1", "responder", 1, ir[0], "DecryptError"),
         _refusal("reordered: frame #1 first", "responder", 0, ir[1], "DecryptError"),
         _refusal("dropped: frame #2 right after #0", "responder", 1, ir[2], "DecryptError"),
@@ -870,6 +879,7 @@ def _mesh_records() -> tuple[list[dict[str, object]], list[dict[str, object]]]:
     host, bia = s.responder.public, s.initiator.public
     caio = Identity.from_seed(rng.bytes(32), "Caio").public
     inc_host, inc_bia = rng.bytes(16), rng.bytes(16)
+    mesh_secret = rng.bytes(16)
     table_id = s.inputs.table_id
     v4 = Endpoint.parse("192.168.1.20", 47100)
     v6 = Endpoint.parse("2001:db8::20", 47100)
@@ -887,8 +897,8 @@ def _mesh_records() -> tuple[list[dict[str, object]], list[dict[str, object]]]:
         ("join greeting without addresses", "the same, reachable through the relay only",
          join_message(())),
         ("mesh greeting", "the dialer of a link between two seated peers", mesh_message()),
-        ("welcome", "the host's answer: seat 1 (0-based), and the roster",
-         welcome_message(1, roster)),
+        ("welcome", "the host's answer: seat 1 (0-based), the roster and the mesh secret",
+         welcome_message(1, roster, mesh_secret)),
         ("refused", "the host's final answer", refused_message("the table is full")),
         ("roster after a kick", "seat 1 freed by a kick, seat 2 taken: lawful after `welcome`",
          roster_message(kicked)),
@@ -908,7 +918,7 @@ def _mesh_records() -> tuple[list[dict[str, object]], list[dict[str, object]]]:
     ]  # fmt: skip
     for name, _, value in ok:
         if name.startswith(("welcome", "roster")):
-            wire = value[-1]
+            wire = value[2] if name.startswith("welcome") else value[1]
             if Roster.from_wire(wire, "vector").to_wire() != wire:
                 raise AssertionError(f"{name}: the roster does not round-trip")
     succession(roster, kicked, "vector")
@@ -962,7 +972,8 @@ def mesh_vector() -> Vector:
         "whole payload of one DATA frame: their values and canonical encodings; `closes_the_link` "
         "lists records that a receiver must refuse on the named link by closing that link. Keys "
         "are handshake.json's (the host is the responder, bia the initiator) and one drawn from "
-        "the stream of 1.1 seeded with `buraco-p2p/vectors/mesh`, as are both incarnations.",
+        "the stream of 1.1 seeded with `buraco-p2p/vectors/mesh`, as are both incarnations and "
+        "the welcome's mesh secret (drawn in that order).",
         "records": records,
         "closes_the_link": refused,
     }

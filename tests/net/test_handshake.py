@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import os
+import sys
 
 import pytest
 from cryptography.hazmat.primitives import serialization
@@ -34,6 +35,7 @@ from buraco_p2p.net.handshake import (
     HandshakeResult,
     InitiatorHandshake,
     ResponderHandshake,
+    secret_hint,
     version_alert,
 )
 from buraco_p2p.net.identity import Identity, PeerKey
@@ -110,14 +112,74 @@ def test_identities_never_travel_in_clear(alice: Identity, bob: Identity) -> Non
         assert secret not in wire
 
 
-def test_wrong_room_secret_fails_at_message_two(alice: Identity, bob: Identity) -> None:
-    with pytest.raises(HandshakeError, match="room secret"):
+def test_wrong_room_secret_is_refused_at_message_one(alice: Identity, bob: Identity) -> None:
+    """The hint names a secret the responder does not hold: it answers nothing."""
+    with pytest.raises(HandshakeError, match="room secret this table does not have"):
         run(alice, bob, room_i=os.urandom(16))
 
 
 def test_wrong_table_id_fails(alice: Identity, bob: Identity) -> None:
-    with pytest.raises(HandshakeError, match="authentication"):
+    with pytest.raises(HandshakeError, match="does not have"):
         run(alice, bob, table_i=b"other-table")
+
+
+def test_a_copied_hint_without_the_secret_gets_nowhere(
+    alice: Identity, bob: Identity, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Someone who copies the hint off the wire, but lacks the secret, is answered under the
+    real secret and cannot open the answer."""
+    real_hint = secret_hint(ROOM, TABLE)
+    module = sys.modules[InitiatorHandshake.__module__]
+    monkeypatch.setattr(module, "secret_hint", lambda secret, table: real_hint)
+    forger = InitiatorHandshake(alice, room_secret=os.urandom(16), table_id=TABLE)
+    resp = ResponderHandshake(bob, room_secret=ROOM, table_id=TABLE)
+    m2 = resp.receive_init(parse(forger.start()))
+    with pytest.raises(HandshakeError, match="authentication"):
+        forger.receive_response(parse(m2))
+
+
+def test_responder_answers_under_a_retired_secret_and_says_so(
+    alice: Identity, bob: Identity
+) -> None:
+    old, older, new = os.urandom(16), os.urandom(16), os.urandom(16)
+    for secret, retired in ((new, False), (old, True), (older, True)):
+        init = InitiatorHandshake(alice, room_secret=secret, table_id=TABLE)
+        resp = ResponderHandshake(
+            bob, room_secret=new, table_id=TABLE, retired_secrets=(old, older)
+        )
+        m2 = resp.receive_init(parse(init.start()))
+        m3, result_i = init.receive_response(parse(m2))
+        result_r = resp.receive_finish(parse(m3))
+        assert result_r.retired_secret is retired
+        assert result_i.retired_secret is False
+        assert result_i.send_key == result_r.receive_key
+    stranger = InitiatorHandshake(alice, room_secret=os.urandom(16), table_id=TABLE)
+    resp = ResponderHandshake(bob, room_secret=new, table_id=TABLE, retired_secrets=(old,))
+    with pytest.raises(HandshakeError, match="does not have"):
+        resp.receive_init(parse(stranger.start()))
+
+
+def test_an_init_without_a_hint_is_refused(bob: Identity) -> None:
+    """The version-1 INIT (a bare key) under version 2's byte is refused, not guessed at."""
+    resp = ResponderHandshake(bob, room_secret=ROOM, table_id=TABLE)
+    with pytest.raises(HandshakeError, match="secret hint"):
+        resp.receive_init(parse(encode_frame(KIND_HS_INIT, _raw(X25519PrivateKey.generate()))))
+
+
+def test_a_version_one_init_gets_a_version_alert(bob: Identity) -> None:
+    resp = ResponderHandshake(bob, room_secret=ROOM, table_id=TABLE)
+    old = encode_frame(KIND_HS_INIT, _raw(X25519PrivateKey.generate()), version=1)
+    with pytest.raises(VersionMismatch, match="version 1"):
+        resp.receive_init(parse(old))
+    assert parse(version_alert()).body == b"\x02"
+
+
+def test_secret_hint_depends_on_secret_and_table() -> None:
+    base = secret_hint(ROOM, TABLE)
+    assert len(base) == 8
+    assert secret_hint(ROOM, b"table-0002") != base
+    assert secret_hint(bytes(16), TABLE) != base
+    assert base not in ROOM + TABLE
 
 
 def test_initiator_checks_expected_peer(alice: Identity, bob: Identity) -> None:
@@ -164,18 +226,19 @@ def _tamper_run(alice: Identity, bob: Identity, index: int, position: int) -> bo
 
 def test_version_mismatch_both_ways(alice: Identity, bob: Identity) -> None:
     resp = ResponderHandshake(bob, room_secret=ROOM, table_id=TABLE)
-    future = encode_frame(KIND_HS_INIT, bytes(32), version=2)
-    with pytest.raises(VersionMismatch, match="version 2"):
+    future = encode_frame(KIND_HS_INIT, bytes(40), version=3)
+    with pytest.raises(VersionMismatch, match="version 3"):
         resp.receive_init(parse(future))
     init = InitiatorHandshake(alice, room_secret=ROOM, table_id=TABLE)
     init.start()
-    with pytest.raises(VersionMismatch, match="speaks: 1"):
+    with pytest.raises(VersionMismatch, match="speaks: 2"):
         init.receive_response(parse(version_alert()))
 
 
 @pytest.mark.parametrize(
     "body",
-    [b"", bytes(31), bytes(33), bytes(32)],  # bytes(32) is the all-zero (low-order) point
+    # bytes(32) + the right hint: the all-zero (low-order) point; the others have bad lengths.
+    [b"", bytes(31), bytes(33), bytes(32), bytes(40), bytes(32) + secret_hint(ROOM, TABLE)],
 )
 def test_malformed_or_low_order_init(bob: Identity, body: bytes) -> None:
     resp = ResponderHandshake(bob, room_secret=ROOM, table_id=TABLE)
@@ -248,9 +311,12 @@ def test_key_schedule_matches_the_specification() -> None:
 
     shared = eph_i.exchange(eph_r.public_key())
     h0 = _sha(b"buraco-p2p handshake v1\x00" + bytes([len(TABLE)]) + TABLE)
-    assert m1 == (34).to_bytes(4, "big") + b"\x01\x01" + _raw(eph_i)
+    hint = hmac.new(
+        ROOM, b"buraco-p2p v2 secret hint\x00" + bytes([len(TABLE)]) + TABLE, hashlib.sha256
+    ).digest()[:8]
+    assert m1 == (42).to_bytes(4, "big") + b"\x02\x01" + _raw(eph_i) + hint
     h1 = _sha(h0 + m1)
-    assert m2[:6] == (len(m2) - 4).to_bytes(4, "big") + b"\x01\x02"
+    assert m2[:6] == (len(m2) - 4).to_bytes(4, "big") + b"\x02\x02"
     assert m2[6:38] == _raw(eph_r)
     h2 = _sha(h1 + m2[:38])
     keys = _hkdf(ROOM, shared, b"buraco-p2p v1 handshake keys" + h2, 64)
@@ -262,7 +328,7 @@ def test_key_schedule_matches_the_specification() -> None:
         block_r[-64:], b"buraco-p2p v1 responder signature\x00" + _sha(h2 + payload_r)
     )
     h3 = _sha(h2 + m2[38:])
-    assert m3[4:6] == b"\x01\x03"
+    assert m3[4:6] == b"\x02\x03"
     block_i = ChaCha20Poly1305(k3).decrypt(bytes(12), m3[6:], h3)
     payload_i = alice.public.raw + bytes([5]) + b"alice"
     assert block_i[:-64] == payload_i
@@ -289,7 +355,8 @@ def test_arbitrary_frames_into_the_responder_are_handshake_errors(
         resp.receive_init(frame)
     except HandshakeError:
         return
-    assert (version, kind, len(body)) == (1, KIND_HS_INIT, 32)
+    assert (version, kind, len(body)) == (2, KIND_HS_INIT, 40)
+    assert body[32:] == secret_hint(ROOM, TABLE)
 
 
 @given(st.binary(min_size=0, max_size=400))

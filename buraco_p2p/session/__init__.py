@@ -31,9 +31,9 @@ API overview:
 - `states.TRANSITIONS`: the transition table (phase -> kind, who appends, round or single,
   next phases).
 - Events (`buraco_p2p.session.events`): `SeatsDrawn`, `HandStarted`, `CardSeen`,
-  `YourTurn`, `MoveApplied`, `HandEnded`, `MatchEnded`, `TimedOut`, `Voided`, `Refused`
-  (an entry dropped, the table goes on), `Fault` (an entry refused with evidence; the table
-  accepts only a void agreement after it).
+  `YourTurn`, `MoveApplied`, `HandEnded`, `MatchEnded`, `TimedOut`, `VoidProposed`, `Voided`,
+  `Refused` (an entry dropped, the table goes on), `Fault` (an entry refused with evidence;
+  the table accepts only a void agreement after it).
 - `Router(peers, choose, relay=..., tamper=..., shuffle=...)`: a deterministic in-memory
   table (tests, self-play): FIFO or seeded-random delivery, optional relaying, tampering,
   silent and manual parties, a clock moved by `advance`.
@@ -82,6 +82,7 @@ from buraco_p2p.session.events import (
     SeatsDrawn,
     TimedOut,
     Voided,
+    VoidProposed,
     YourTurn,
 )
 from buraco_p2p.session.evidence import check_equivocation, confirm_refusal
@@ -120,6 +121,7 @@ __all__ = [
     "Table",
     "Terms",
     "TimedOut",
+    "VoidProposed",
     "Voided",
     "WrongTable",
     "YourTurn",

@@ -6,7 +6,9 @@ received entry to `receive` with the current clock reading, sends what `Output.s
 every other party, writes `Output.persist` to disk before acting on it, and shows
 `Output.events`. It answers `YourTurn` with `play(move)`, and calls `tick(now)` now and then so
 the peer can report a party that keeps the table waiting (`TimedOut`); the present parties may
-then `propose_void`.
+then `propose_void`, or `join_void` a proposal another present party made (`VoidProposed`).
+Void entries are held apart and applied only as a whole round, at one point every present
+party has reached (`buraco_p2p.session.agreement`).
 
 Entries of a round arrive in any order; the peer holds each until its index comes. Our own
 entries pass through the same `Table.apply` as everybody else's (only their signature and
@@ -34,9 +36,10 @@ from buraco_p2p.crypto.errors import CryptoError
 from buraco_p2p.crypto.group import RandomSource
 from buraco_p2p.crypto.shuffle import shuffle_and_prove
 from buraco_p2p.crypto.transcript import ProofContext
-from buraco_p2p.engine import Move
+from buraco_p2p.engine import IllegalMove, IllegalMoveCode, Move
 from buraco_p2p.net.identity import Identity, PeerKey
 from buraco_p2p.session import bodies
+from buraco_p2p.session.agreement import Ballots
 from buraco_p2p.session.entry import Entry, decode_entry, make_entry, step_head
 from buraco_p2p.session.errors import (
     BrokenChain,
@@ -45,7 +48,7 @@ from buraco_p2p.session.errors import (
     OutOfTurn,
     WrongTable,
 )
-from buraco_p2p.session.events import Event, Fault, Refused, TimedOut
+from buraco_p2p.session.events import Event, Fault, Refused, TimedOut, VoidProposed
 from buraco_p2p.session.evidence import equivocates
 from buraco_p2p.session.states import Phase
 from buraco_p2p.session.table import Table
@@ -90,9 +93,10 @@ class Peer:
         self.identity = identity
         self.table = Table(genesis, me=self.party, rng=rng)
         self._rng = rng
-        # index -> (author, is a void entry) -> entry: a void agreement may take the index of
-        # an entry a present party made for a step that the void closes before it completes.
-        self._inbox: dict[int, dict[tuple[int, bool], Entry]] = {}
+        # index -> author -> entry, for every kind but void; void entries are held apart
+        # (a void may take the index of an entry its author made for the step it closes).
+        self._inbox: dict[int, dict[int, Entry]] = {}
+        self._ballots = Ballots(self.table.n, self.table.rules.deck_size)
         self._seen: set[bytes] = {genesis.hash}
         self._own: set[bytes] = set()
         self._produced: set[int] = set()
@@ -108,10 +112,22 @@ class Peer:
 
     @property
     def busy(self) -> bool:
-        """Whether `work` has an entry it can apply now."""
-        if self.table.closed or (self.table.fault is not None and not self._void_waiting()):
+        """Whether `work` has an entry it can apply now (or our void to sign)."""
+        if self.table.closed:
             return False
-        return self._next() is not None
+        return self._vote_due() or self._next() is not None
+
+    @property
+    def agreement(self) -> tuple[str, tuple[int, ...]] | None:
+        """The void agreement we signed or are about to sign: (action, silent parties)."""
+        return self._ballots.mine
+
+    @property
+    def proposal(self) -> tuple[str, tuple[int, ...], int] | None:
+        """A present party's void proposal we hold and could join: (action, silent, party)."""
+        if self.table.closed:
+            return None
+        return self._ballots.proposal(len(self.table.log))
 
     def start(self, now: float, *, defer: bool = False) -> Output:
         """Our first entries (the seat draw's commitment)."""
@@ -148,24 +164,39 @@ class Peer:
             return out
         self._seen.add(entry.hash)
         out.relay.append(entry.wire)
+        if entry.kind == bodies.VOID and entry.author != self.party:
+            vote = self._ballots.hear(entry)
+            if vote is not None and self._ballots.mine is None:
+                out.events.append(VoidProposed(entry.author, vote.action, vote.silent))
         if entry.index < len(table.log):
             held = table.log[entry.index]
             out.events.append(self._conflict(held, entry))
             return out
-        slot = self._inbox.setdefault(entry.index, {})
-        key = (entry.author, entry.kind == bodies.VOID)
-        other = slot.get(key)
-        if other is not None:
-            out.events.append(self._conflict(other, entry))
-            return out
-        slot[key] = entry
+        if entry.kind == bodies.VOID:
+            other = self._ballots.file(entry)
+            if other is not None:
+                out.events.append(self._conflict(other, entry))
+                return out
+        else:
+            slot = self._inbox.setdefault(entry.index, {})
+            other = slot.get(entry.author)
+            if other is not None:
+                out.events.append(self._conflict(other, entry))
+                return out
+            slot[entry.author] = entry
         if not defer:
             out.extend(self.run(now))
         return out
 
     def play(self, move: Move, now: float, *, defer: bool = False) -> Output:
         """Our move (answering `YourTurn`). An illegal move raises `IllegalMove` and changes
-        nothing; a legal one is checked again by `Table.apply` like anybody's."""
+        nothing; a legal one is checked again by `Table.apply` like anybody's. Once we have
+        agreed to a void, we move no more."""
+        if self._ballots.mine is not None:
+            raise IllegalMove(
+                IllegalMoveCode.WRONG_PLAYER, "the table is stopping: a void is agreed",
+                self.table.my_seat,
+            )  # fmt: skip
         index, body = self.table.move_body(move)
         entry = self._sign(index, bodies.MOVE, body)
         out = Output(send=[entry.wire])
@@ -177,12 +208,15 @@ class Peer:
     def work(self, now: float) -> Output:
         """Apply the next entry whose turn has come (at most one), then make what we owe."""
         out = Output()
+        if self._vote_due():
+            return self._vote(now)
         entry = self._next()
         if entry is None:
             return out
         table = self.table
         if (
-            table.phase is Phase.SHUFFLE
+            self._ballots.mine is None
+            and table.phase is Phase.SHUFFLE
             and entry.kind == bodies.SHUFFLE
             and self._speculated is None
         ):
@@ -213,8 +247,12 @@ class Peer:
         return out
 
     def propose_void(self, action: str, now: float, silent: tuple[int, ...] = ()) -> Output:
-        """Our part of a void agreement naming the silent parties (default: every party the
-        table waits for, or the author of the fault that stopped it)."""
+        """Agree to a void round naming the silent parties (default: every party the table
+        waits for, or the author of the fault that stopped it). Our void is signed where our
+        log stands, or further on if another present party signed further on (we catch up
+        first); from now on we apply no entry past that point and make none of our own.
+        Raises `ValueError` if we are among the silent, have agreed to something else, or the
+        table is not waiting for them."""
         table = self.table
         if not silent:
             if table.fault is not None and table.fault.author is not None:
@@ -222,24 +260,31 @@ class Peer:
             else:
                 silent = self._missing()
         silent = tuple(sorted(set(silent)))
-        active = [p for p in range(table.n) if p not in silent]
-        if self.party not in active:
+        if self.party in silent:
             raise ValueError("a silent party cannot agree to its own void")
-        start = len(table.log)
-        index = start + active.index(self.party)
-        prev = table.void_prev()
-        entry = make_entry(
-            self.identity, table=table.terms.table_id, index=index, prev=prev,
-            author=self.party, kind=bodies.VOID,
-            body={"action": action, "silent": list(silent)},
-        )  # fmt: skip
-        self._seen.add(entry.hash)
-        self._own.add(entry.hash)
-        self._produced.add(index)
-        self._inbox.setdefault(index, {})[(self.party, True)] = entry
-        out = Output(send=[entry.wire])
-        out.extend(self.run(now))
-        return out
+        if action not in bodies.VOID_ACTIONS:
+            raise ValueError(f"the action must be one of {bodies.VOID_ACTIONS}")
+        mine = self._ballots.mine
+        if mine is not None and mine != (action, silent):
+            raise ValueError(f"already agreed to {mine[0]!r} naming {mine[1]}")
+        length = len(table.log)
+        self._ballots.mine = (action, silent)
+        if self._ballots.target(length) == length and not table.can_void(silent):
+            self._ballots.mine = mine
+            raise ValueError(f"the table is not waiting for parties {silent}")
+        return self.run(now)
+
+    def join_void(self, now: float) -> Output:
+        """Agree to the void another present party proposed (its action and silent parties;
+        see `proposal`). Nothing happens if there is none or we have agreed already."""
+        prop = self.proposal
+        if prop is None or self._ballots.mine is not None:
+            return Output()
+        action, silent, _ = prop
+        if self.party in silent:
+            return Output()
+        self._ballots.mine = (action, silent)
+        return self.run(now)
 
     # ------------------------------------------------------------------ internals
 
@@ -249,27 +294,69 @@ class Peer:
         out = []
         for p in table.waiting_for:
             index = table.index_of(p)
-            if p != self.party and (p, False) not in self._inbox.get(index or -1, {}):
+            if p != self.party and p not in self._inbox.get(index or -1, {}):
                 out.append(p)
         return tuple(out)
 
-    def _void_waiting(self) -> bool:
-        nxt = self._inbox.get(len(self.table.log), {})
-        return any(e.kind == bodies.VOID for e in nxt.values())
-
     def _next(self) -> Entry | None:
+        """The entry to apply next: the next void of a round under way; the first of a
+        complete void round at the end of the log; else the entry due at the end of the log,
+        unless the table stopped at a fault or we have agreed to a void and reached its
+        point."""
         table = self.table
-        slot = self._inbox.get(len(table.log))
+        length = len(table.log)
+        if table.closed:
+            return None
+        if table.voiding is not None:
+            return self._ballots.get(length, table.expected_author(length))
+        first = self._ballots.round_at(length)
+        if first is not None:
+            return first
+        if table.fault is not None:
+            return None
+        if self._ballots.mine is not None and length >= self._ballots.target(length):
+            return None
+        slot = self._inbox.get(length)
         if not slot:
             return None
-        author = table.expected_author(len(table.log))
-        voiding = table.voiding is not None
-        if author is not None and (author, voiding) in slot:
-            return slot[(author, voiding)]
-        voids = [e for (_, v), e in slot.items() if v]
-        if voids:
-            return voids[0]
+        author = table.expected_author(length)
+        if author is not None and author in slot:
+            return slot[author]
         return next(iter(slot.values()))  # an entry out of turn: apply() refuses it
+
+    def _vote_due(self) -> bool:
+        """Whether we have agreed to a void and our log stands at its point unsigned."""
+        ballots = self._ballots
+        if ballots.mine is None or self.table.voiding is not None or self.table.closed:
+            return False
+        length = len(self.table.log)
+        return ballots.signed_at != length and ballots.target(length) == length
+
+    def _vote(self, now: float) -> Output:
+        """Sign our void at the end of our log, its point. If the table no longer waits for
+        the silent parties there (their entries came after all), the void still goes out, so
+        that the others catch up to this point and find the same; then we give the agreement
+        up and go on with the hand."""
+        table = self.table
+        ballots = self._ballots
+        assert ballots.mine is not None
+        action, silent = ballots.mine
+        length = len(table.log)
+        active = [p for p in range(table.n) if p not in silent]
+        entry = make_entry(
+            self.identity, table=table.terms.table_id, index=length + active.index(self.party),
+            prev=table.void_prev(), author=self.party, kind=bodies.VOID,
+            body={"action": action, "silent": list(silent)},
+        )  # fmt: skip
+        self._seen.add(entry.hash)
+        self._own.add(entry.hash)
+        ballots.file(entry)
+        ballots.signed_at = length
+        out = Output(send=[entry.wire])
+        if not table.can_void(silent):
+            ballots.decline(length)
+            out.extend(self._produce(now))
+        return out
 
     def _conflict(self, held: Entry, new: Entry) -> Event:
         if equivocates(held, new):
@@ -285,9 +372,12 @@ class Peer:
     def _apply(self, entry: Entry, now: float) -> Output:
         out = Output()
         table = self.table
-        slot = self._inbox.get(entry.index)
-        if slot is not None:
-            slot.pop((entry.author, entry.kind == bodies.VOID), None)
+        void = entry.kind == bodies.VOID
+        slot = None if void else self._inbox.get(entry.index)
+        if void:
+            self._ballots.drop(entry)
+        elif slot is not None:
+            slot.pop(entry.author, None)
         before = table.step_start
         try:
             events = table.apply(entry, own=entry.hash in self._own, signed=True)
@@ -305,12 +395,16 @@ class Peer:
             self._since = now
             self._timed_out = False
             self._speculated = None
-        out.extend(self._produce(now))
+        if table.voiding is None:
+            if void:  # the round is complete: the agreement is carried out
+                self._ballots.reset()
+            self._ballots.prune(len(table.log))
+            out.extend(self._produce(now))
         return out
 
     def _produce(self, now: float) -> Output:
         out = Output()
-        if self.table.index_of(self.party) in self._produced:
+        if self._ballots.mine is not None or self.table.index_of(self.party) in self._produced:
             return out
         made = self.table.produce()
         if made is None:
@@ -321,7 +415,7 @@ class Peer:
         if index == len(self.table.log):
             out.extend(self._apply(entry, now))
         else:
-            self._inbox.setdefault(index, {})[(self.party, kind == bodies.VOID)] = entry
+            self._inbox.setdefault(index, {})[self.party] = entry
         return out
 
     def _sign(self, index: int, kind: str, body: dict[str, Any]) -> Entry:
@@ -366,7 +460,7 @@ class Peer:
         self._seen.add(own.hash)
         self._own.add(own.hash)
         self._produced.add(index)
-        self._inbox.setdefault(index, {})[(self.party, False)] = own
+        self._inbox.setdefault(index, {})[self.party] = own
         return Output(send=[own.wire])
 
 

@@ -188,22 +188,27 @@ class Table:
         silent ones it names, which must be parties the table is waiting for or the author
         of the fault that stopped it (the body is checked again by its schema)."""
         silent = entry.body.get("silent")
-        if self.phase in (Phase.GENESIS, Phase.CLOSED) or not isinstance(silent, list):
+        if not isinstance(silent, list) or not self.can_void(silent):
             return
-        if not silent or not all(type(p) is int and 0 <= p < self.n for p in silent):
-            return
-        blamable = set(self.waiting_for)
-        if self.fault is not None and self.fault.author is not None:
-            blamable.add(self.fault.author)
         active = tuple(p for p in range(self.n) if p not in silent)
-        if not active or not set(silent) <= blamable:
-            return
         self.voiding = "pending"
         self.silent = tuple(sorted(set(silent)))
         self.step_prev = self.void_prev()
         self.step_hashes = []
         self.step_start = len(self.log)
         self.authors = active
+
+    def can_void(self, silent: list[int] | tuple[int, ...]) -> bool:
+        """Whether a void round may start here naming `silent`: parties the table waits for
+        (or the author of the fault that stopped it), never every party."""
+        if self.phase in (Phase.GENESIS, Phase.CLOSED) or not silent:
+            return False
+        if not all(type(p) is int and 0 <= p < self.n for p in silent):
+            return False
+        blamable = set(self.waiting_for)
+        if self.fault is not None and self.fault.author is not None:
+            blamable.add(self.fault.author)
+        return set(silent) <= blamable and len(set(silent)) < self.n
 
     def check_move(self, seat: int, move: Move) -> tuple[int, ...]:
         """Validate before reveal: what a move by `seat` must pass before any card of it is

@@ -195,7 +195,7 @@ class Driver:
         prop = self.peer.proposal
         if prop is not None and self.peer.agreement is None:
             self._join_void()
-            return f"joined the agreement to {prop[0]}"
+            return f"joined the agreement to {prop[0].action}"
         try:
             self._handle(self.peer.propose_void(action, self.clock()))
         except ValueError as exc:

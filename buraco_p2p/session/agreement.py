@@ -11,7 +11,7 @@ parties), and a peer:
 - applies a void round only once it holds the whole round at the end of its log: a void from
   every present party, all with the same point, action and silent parties;
 - once it has agreed (proposed or joined), applies no entry past the highest point any present
-  party has signed for the same silent parties (its *target*), produces no entry of its own,
+  party has signed for the same motion (its *target*), produces no entry of its own,
   and signs its void when its log reaches the target;
 - if the target moves up (another present party signed at a later point because it holds more
   entries), catches up to it with those entries (every present party relays what it first
@@ -34,17 +34,25 @@ from buraco_p2p.session import bodies
 from buraco_p2p.session.bodies import BodyError, check_body
 from buraco_p2p.session.entry import Entry
 
-__all__ = ["Ballots", "Vote"]
+__all__ = ["Ballots", "Motion", "Vote"]
+
+
+@dataclass(frozen=True, slots=True)
+class Motion:
+    """What a void agreement decides: its action, the silent parties (the present ones, in
+    party order, are its authors), and for "replace" the new identity key of each."""
+
+    action: str
+    silent: tuple[int, ...]
+    keys: tuple[bytes, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
 class Vote:
-    """What one void entry says: the log length its round starts at, its action, and the
-    silent parties (the present ones, in party order, are its authors)."""
+    """What one void entry says: the log length its round starts at, and its motion."""
 
     point: int
-    action: str
-    silent: tuple[int, ...]
+    motion: Motion
 
 
 class Ballots:
@@ -54,32 +62,32 @@ class Ballots:
         self.n = parties
         self.deck_size = deck_size
         self.held: dict[int, dict[int, Entry]] = {}
-        self.mine: tuple[str, tuple[int, ...]] | None = None  # (action, silent) we agreed
+        self.mine: Motion | None = None  # what we agreed to
         self.signed_at: int | None = None  # the point of our latest void
         self.declined = -1  # a point where a void could not stand: votes up to it are moot
-        self.heard: tuple[str, tuple[int, ...], int] | None = None  # the last proposal heard
+        self.heard: tuple[Motion, int] | None = None  # the last proposal heard, its author
 
     def vote(self, entry: Entry) -> Vote | None:
         """The vote a void entry casts, or None for one no round can take (a malformed body,
         an author among the silent)."""
         try:
-            parsed: tuple[str, tuple[int, ...]] = check_body(  # type: ignore[assignment]
+            parsed: tuple[str, tuple[int, ...], tuple[bytes, ...]] = check_body(  # type: ignore[assignment]
                 bodies.VOID, entry.body, self.n, self.deck_size
             )
         except BodyError:
             return None
-        action, silent = parsed
-        if entry.author in silent:
+        motion = Motion(*parsed)
+        if entry.author in motion.silent:
             return None
-        active = [p for p in range(self.n) if p not in silent]
-        return Vote(entry.index - active.index(entry.author), action, silent)
+        active = [p for p in range(self.n) if p not in motion.silent]
+        return Vote(entry.index - active.index(entry.author), motion)
 
     def hear(self, entry: Entry) -> Vote | None:
         """Note another party's void as a proposal to join (even one our log has passed: its
         author may be behind us, and joining then signs at our point); returns its vote."""
         v = self.vote(entry)
         if v is not None and v.point > self.declined:
-            self.heard = (v.action, v.silent, entry.author)
+            self.heard = (v.motion, entry.author)
         return v
 
     def decline(self, point: int) -> None:
@@ -144,7 +152,7 @@ class Ballots:
             v = self.vote(e)
             if v is None or v.point != length or v.point <= self.declined:
                 continue
-            active = [p for p in range(self.n) if p not in v.silent]
+            active = [p for p in range(self.n) if p not in v.motion.silent]
             if all(
                 (o := self.get(length + k, a)) is not None and self.vote(o) == v
                 for k, a in enumerate(active)
@@ -158,15 +166,15 @@ class Ballots:
         assert self.mine is not None
         best = length
         for v, _ in self._votes(length):
-            if v.silent == self.mine[1] and v.point > best:
+            if v.motion == self.mine and v.point > best:
                 best = v.point
         return best
 
-    def proposal(self, length: int) -> tuple[str, tuple[int, ...], int] | None:
-        """A present party's void to join: (action, silent, its author); of those we hold, the
+    def proposal(self, length: int) -> tuple[Motion, int] | None:
+        """A present party's void to join: (its motion, its author); of those we hold, the
         one at the highest point, then from the lowest party; else the last one heard."""
         votes = self._votes(length)
         if not votes:
             return self.heard
         v, e = max(votes, key=lambda ve: (ve[0].point, -ve[1].author))
-        return v.action, v.silent, e.author
+        return v.motion, e.author

@@ -97,6 +97,7 @@ class VoidProposed:
     party: int
     action: str
     silent: tuple[int, ...]
+    keys: tuple[bytes, ...] = ()  # "replace": the new identity of each silent party
 
 
 @dataclass(frozen=True, slots=True)

@@ -39,7 +39,8 @@ from buraco_p2p.crypto.transcript import ProofContext
 from buraco_p2p.engine import IllegalMove, IllegalMoveCode, Move
 from buraco_p2p.net.identity import Identity, PeerKey
 from buraco_p2p.session import bodies
-from buraco_p2p.session.agreement import Ballots
+from buraco_p2p.session.agreement import Ballots, Motion
+from buraco_p2p.session.bodies import BodyError, check_body
 from buraco_p2p.session.entry import Entry, decode_entry, make_entry, step_head
 from buraco_p2p.session.errors import (
     BrokenChain,
@@ -85,19 +86,38 @@ class Output:
 class Peer:
     """One party's session of one match."""
 
-    def __init__(self, genesis: Entry, identity: Identity, rng: RandomSource, now: float = 0.0):
+    def __init__(
+        self,
+        genesis: Entry,
+        identity: Identity,
+        rng: RandomSource,
+        now: float = 0.0,
+        *,
+        heir: bool = False,
+    ):
+        """`heir`: `identity` is not in the genesis but is to take a seat over by a "replace"
+        agreement; the peer follows the log (`party` is -1) until that agreement is applied,
+        then plays the seat from the hand it starts."""
         keys = [k.raw for k in _terms_keys(genesis)]
-        if identity.public.raw not in keys:
-            raise ValueError("this identity is not a party of the genesis")
-        self.party = keys.index(identity.public.raw)
+        mine = identity.public.raw
         self.identity = identity
-        self.table = Table(genesis, me=self.party, rng=rng)
+        if heir:
+            if mine in keys:
+                raise ValueError("an heir's identity must be new to the table")
+            self.party = -1
+            self.table = Table(genesis, heir=(mine, rng))
+        else:
+            if mine not in keys:
+                raise ValueError("this identity is not a party of the genesis")
+            self.party = keys.index(mine)
+            self.table = Table(genesis, me=self.party, rng=rng)
         self._rng = rng
         # index -> author -> entry, for every kind but void; void entries are held apart
         # (a void may take the index of an entry its author made for the step it closes).
         self._inbox: dict[int, dict[int, Entry]] = {}
         self._ballots = Ballots(self.table.n, self.table.rules.deck_size)
         self._seen: set[bytes] = {genesis.hash}
+        self._unverified: set[bytes] = set()  # signed by a proposed heir, not yet a party
         self._own: set[bytes] = set()
         self._produced: set[int] = set()
         self._since = now
@@ -118,13 +138,13 @@ class Peer:
         return self._vote_due() or self._next() is not None
 
     @property
-    def agreement(self) -> tuple[str, tuple[int, ...]] | None:
-        """The void agreement we signed or are about to sign: (action, silent parties)."""
+    def agreement(self) -> Motion | None:
+        """The void agreement we signed or are about to sign."""
         return self._ballots.mine
 
     @property
-    def proposal(self) -> tuple[str, tuple[int, ...], int] | None:
-        """A present party's void proposal we hold and could join: (action, silent, party)."""
+    def proposal(self) -> tuple[Motion, int] | None:
+        """A present party's void proposal we hold and could join: (its motion, its author)."""
         if self.table.closed:
             return None
         return self._ballots.proposal(len(self.table.log))
@@ -153,10 +173,12 @@ class Peer:
                                                  evidence=(entry.wire,))))  # fmt: skip
             return out
         try:
-            entry.verify(table.terms.keys)
+            entry.verify(tuple(table.keys))
         except LogError as exc:
-            out.events.append(Refused(exc))
-            return out
+            if not self._heir_signed(entry):
+                out.events.append(Refused(exc))
+                return out
+            self._unverified.add(entry.hash)  # checked again when it is applied
         if entry.index >= len(table.log) + MAX_AHEAD:
             out.events.append(Refused(BrokenChain(
                 f"index {entry.index} is too far ahead of the log ({len(table.log)})",
@@ -167,7 +189,8 @@ class Peer:
         if entry.kind == bodies.VOID and entry.author != self.party:
             vote = self._ballots.hear(entry)
             if vote is not None and self._ballots.mine is None:
-                out.events.append(VoidProposed(entry.author, vote.action, vote.silent))
+                m = vote.motion
+                out.events.append(VoidProposed(entry.author, m.action, m.silent, m.keys))
         if entry.index < len(table.log):
             held = table.log[entry.index]
             out.events.append(self._conflict(held, entry))
@@ -246,14 +269,23 @@ class Peer:
             out.events.append(TimedOut(waiting, now - self._since))
         return out
 
-    def propose_void(self, action: str, now: float, silent: tuple[int, ...] = ()) -> Output:
+    def propose_void(
+        self,
+        action: str,
+        now: float,
+        silent: tuple[int, ...] = (),
+        keys: tuple[bytes, ...] = (),
+    ) -> Output:
         """Agree to a void round naming the silent parties (default: every party the table
-        waits for, or the author of the fault that stopped it). Our void is signed where our
-        log stands, or further on if another present party signed further on (we catch up
-        first); from now on we apply no entry past that point and make none of our own.
-        Raises `ValueError` if we are among the silent, have agreed to something else, or the
-        table is not waiting for them."""
+        waits for, or the author of the fault that stopped it); for "replace", `keys` names
+        the new identity key of each. Our void is signed where our log stands, or further on
+        if another present party signed further on (we catch up first); from now on we apply
+        no entry past that point and make none of our own. Raises `ValueError` if we are among
+        the silent, have agreed to something else, the table is not waiting for them, or the
+        keys are not valid new identities."""
         table = self.table
+        if self.party < 0:
+            raise ValueError("an heir is not a party until its seat passes to it")
         if not silent:
             if table.fault is not None and table.fault.author is not None:
                 silent = (table.fault.author,)
@@ -262,13 +294,21 @@ class Peer:
         silent = tuple(sorted(set(silent)))
         if self.party in silent:
             raise ValueError("a silent party cannot agree to its own void")
-        if action not in bodies.VOID_ACTIONS:
-            raise ValueError(f"the action must be one of {bodies.VOID_ACTIONS}")
+        body: dict[str, Any] = {"action": action, "silent": list(silent)}
+        if action == bodies.REPLACE:
+            body["keys"] = list(keys)
+            if {bytes(k) for k in keys} & {k.raw for k in table.keys}:
+                raise ValueError("a new identity is already at the table")
+        try:
+            check_body(bodies.VOID, body, table.n, table.rules.deck_size)
+        except BodyError as exc:
+            raise ValueError(str(exc)) from None
+        motion = Motion(action, silent, tuple(keys) if action == bodies.REPLACE else ())
         mine = self._ballots.mine
-        if mine is not None and mine != (action, silent):
-            raise ValueError(f"already agreed to {mine[0]!r} naming {mine[1]}")
+        if mine is not None and mine != motion:
+            raise ValueError(f"already agreed to {mine.action!r} naming {mine.silent}")
         length = len(table.log)
-        self._ballots.mine = (action, silent)
+        self._ballots.mine = motion
         if self._ballots.target(length) == length and not table.can_void(silent):
             self._ballots.mine = mine
             raise ValueError(f"the table is not waiting for parties {silent}")
@@ -278,12 +318,12 @@ class Peer:
         """Agree to the void another present party proposed (its action and silent parties;
         see `proposal`). Nothing happens if there is none or we have agreed already."""
         prop = self.proposal
-        if prop is None or self._ballots.mine is not None:
+        if prop is None or self._ballots.mine is not None or self.party < 0:
             return Output()
-        action, silent, _ = prop
-        if self.party in silent:
+        motion, _ = prop
+        if self.party in motion.silent:
             return Output()
-        self._ballots.mine = (action, silent)
+        self._ballots.mine = motion
         return self.run(now)
 
     # ------------------------------------------------------------------ internals
@@ -340,13 +380,16 @@ class Peer:
         table = self.table
         ballots = self._ballots
         assert ballots.mine is not None
-        action, silent = ballots.mine
+        motion = ballots.mine
+        silent = motion.silent
         length = len(table.log)
         active = [p for p in range(table.n) if p not in silent]
+        body: dict[str, Any] = {"action": motion.action, "silent": list(silent)}
+        if motion.action == bodies.REPLACE:
+            body["keys"] = list(motion.keys)
         entry = make_entry(
             self.identity, table=table.terms.table_id, index=length + active.index(self.party),
-            prev=table.void_prev(), author=self.party, kind=bodies.VOID,
-            body={"action": action, "silent": list(silent)},
+            prev=table.void_prev(), author=self.party, kind=bodies.VOID, body=body,
         )  # fmt: skip
         self._seen.add(entry.hash)
         self._own.add(entry.hash)
@@ -357,6 +400,24 @@ class Peer:
             ballots.decline(length)
             out.extend(self._produce(now))
         return out
+
+    def _heir_signed(self, entry: Entry) -> bool:
+        """Whether `entry` is signed by a new identity a held "replace" void names for its
+        author: an heir may be heard before its agreement is applied here; the table checks
+        the signature again when the entry's turn comes."""
+        for slot in self._ballots.held.values():
+            for e in slot.values():
+                v = self._ballots.vote(e)
+                if v is None or entry.author not in v.motion.silent or not v.motion.keys:
+                    continue
+                key = v.motion.keys[v.motion.silent.index(entry.author)]
+                try:
+                    entry.verify(tuple(PeerKey(key) if p == entry.author else k
+                                       for p, k in enumerate(self.table.keys)))  # fmt: skip
+                except (LogError, ValueError):
+                    continue
+                return True
+        return False
 
     def _conflict(self, held: Entry, new: Entry) -> Event:
         if equivocates(held, new):
@@ -379,6 +440,13 @@ class Peer:
         elif slot is not None:
             slot.pop(entry.author, None)
         before = table.step_start
+        if entry.hash in self._unverified:  # the heir's seat passed to it, or not
+            self._unverified.discard(entry.hash)
+            try:
+                entry.verify(tuple(table.keys))
+            except LogError as exc:
+                out.events.append(Refused(exc))
+                return out
         try:
             events = table.apply(entry, own=entry.hash in self._own, signed=True)
         except LogError as exc:
@@ -398,6 +466,8 @@ class Peer:
         if table.voiding is None:
             if void:  # the round is complete: the agreement is carried out
                 self._ballots.reset()
+                if self.party < 0 and table.me is not None:  # our seat passed to us
+                    self.party = table.me
             self._ballots.prune(len(table.log))
             out.extend(self._produce(now))
         return out

@@ -22,6 +22,7 @@ from typing import Any
 from buraco_p2p.crypto.group import RandomSource
 from buraco_p2p.crypto.randomness import CoinContext, CommitReveal, new_nonce
 from buraco_p2p.engine import HandState, IllegalMove, IllegalMoveCode, Match, Move
+from buraco_p2p.net.identity import PeerKey
 from buraco_p2p.session import bodies
 from buraco_p2p.session.bodies import BodyError, check_body
 from buraco_p2p.session.checks import Refusal, check_entry, check_move
@@ -41,11 +42,19 @@ class Table:
     """One match's log through the state machine, as seat `me` (party index) or as a verifier.
 
     `me` is this peer's party (its position in the genesis); `rng` its private random source
-    (nonces, hand keys, proofs). A verifier passes neither.
+    (nonces, hand keys, proofs). A verifier passes neither. An heir (an identity that is to
+    take a seat over by a "replace" agreement) passes `heir`: its identity key and random
+    source; it follows the log as a verifier and becomes that party when the agreement that
+    names its key is applied.
     """
 
     def __init__(
-        self, genesis: Entry, *, me: int | None = None, rng: RandomSource | None = None
+        self,
+        genesis: Entry,
+        *,
+        me: int | None = None,
+        rng: RandomSource | None = None,
+        heir: tuple[bytes, RandomSource] | None = None,
     ) -> None:
         self.terms: Terms = parse_genesis(genesis)
         n = self.terms.parties
@@ -73,6 +82,11 @@ class Table:
         self.opened: list[tuple[int, ...]] = []  # verifier: every finished hand's cards
         self.silent: tuple[int, ...] = ()
         self.voiding: str | None = None
+        self.void_keys: tuple[bytes, ...] = ()
+        # Each party's identity key now: the genesis's, then its successors' ("replace").
+        self.keys: list[PeerKey] = list(self.terms.keys)
+        self.successions: list[tuple[int, int, PeerKey]] = []  # (log index, party, new key)
+        self.heir = heir if me is None else None
         self.seat_draw = CommitReveal(CoinContext(self.terms.table_id, SEATS, 0), n)
         self._seat_nonce = new_nonce(rng) if rng is not None else None
 
@@ -145,6 +159,7 @@ class Table:
         saved = None
         if entry.kind == bodies.VOID and self.voiding is None:
             saved = (self.authors, self.step_prev, self.step_start, self.step_hashes, self.silent)
+            self.void_keys = ()
             self._open_void(entry)
         try:
             return self._apply_in_step(entry, own, signed)
@@ -160,7 +175,7 @@ class Table:
         if entry.prev != self.step_prev:
             raise Refusal(BrokenChain, "previous hash does not name the step before")
         if not (own or signed):
-            entry.verify(self.terms.keys)
+            entry.verify(tuple(self.keys))
         rule = self.rule
         if entry.kind != rule.kind:
             raise Refusal(OutOfTurn, f"a {entry.kind!r} entry where {rule.kind!r} is expected")

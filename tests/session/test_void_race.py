@@ -14,6 +14,7 @@ import random
 from session_helpers import same_logs, table
 
 from buraco_p2p.session import Fault, Phase, Router, Voided, VoidProposed, decode_entry, replay
+from buraco_p2p.session.agreement import Motion
 
 
 def _withhold_first(kind: str, author: int, reach: set[int]) -> tuple[object, list[tuple]]:
@@ -84,7 +85,7 @@ def test_the_late_entry_reaches_a_party_before_it_joins() -> None:
     r.act(0, r.peers[0].propose_void("end", r.now, silent=(1,)))
     r.run()
     for p in (2, 3):
-        assert r.peers[p].proposal == ("end", (1,), 0)
+        assert r.peers[p].proposal == (Motion("end", (1,)), 0)
         assert VoidProposed(0, "end", (1,)) in r.events[p]
     r.act(3, r.peers[3].join_void(r.now))
     r.act(2, r.peers[2].join_void(r.now))

@@ -96,7 +96,9 @@ class _Console:
         return True
 
 
-async def console(driver: Driver, lines: trio.MemoryReceiveChannel[str], write: Write) -> bool:
+async def console(
+    driver: Driver, lines: trio.MemoryReceiveChannel[str], write: Write
+) -> bool:
     """Run the table until the match closes (True) or the input ends or says quit (False)."""
     c = _Console(driver, write)
     driver.on_events = c.on_events

@@ -133,10 +133,7 @@ async def _host_with_bots(args: argparse.Namespace, rules: RuleSet, root: Path) 
         cluster.env[k] = {SEED_ENV: seed.hex()}
     with cluster:
         async with host_table(
-            identity,
-            listen_host=args.listen,
-            port=int(args.port),
-            approve=approve,
+            identity, listen_host=args.listen, port=int(args.port), approve=approve,
             seats=rules.players,
         ) as mesh:
             lobby = Lobby(mesh, _say)

@@ -78,7 +78,9 @@ async def _say_ready(mesh: Mesh) -> None:
             await mesh.broadcast(["ready"])
 
 
-async def _take_genesis(mesh: Mesh, identity: Identity, backlog: Backlog) -> tuple[Entry, Backlog]:
+async def _take_genesis(
+    mesh: Mesh, identity: Identity, backlog: Backlog
+) -> tuple[Entry, Backlog]:
     held = list(backlog)
     backlog.clear()
     while True:

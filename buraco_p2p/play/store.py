@@ -179,3 +179,5 @@ class TableStore:
         if self._log_fd is not None:
             os.close(self._log_fd)
             self._log_fd = None
+
+

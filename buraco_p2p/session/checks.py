@@ -254,9 +254,10 @@ def _on_void(t: Table, party: int, parsed: Any) -> list[Event]:
         if action == bodies.REPLACE:
             if t.match is None:
                 raise reject("a seat can be taken over only once the seats are drawn")
-            current = {k.raw for k in t.keys}
-            if any(k in current for k in keys):
-                raise reject("a new identity is already at the table")
+            seated = {k.raw for k in t.keys} | {k.raw for k in t.terms.keys}
+            seated |= {k.raw for _, _, k in t.successions}
+            if any(k in seated for k in keys):
+                raise reject("a new identity is already at the table (or was)")
         t.voiding = action
         t.void_keys = tuple(keys)
     elif action != t.voiding or tuple(keys) != t.void_keys:

@@ -297,7 +297,8 @@ class Peer:
         body: dict[str, Any] = {"action": action, "silent": list(silent)}
         if action == bodies.REPLACE:
             body["keys"] = list(keys)
-            if {bytes(k) for k in keys} & {k.raw for k in table.keys}:
+            seated = {k.raw for k in table.keys} | {k.raw for k in table.terms.keys}
+            if {bytes(k) for k in keys} & seated:
                 raise ValueError("a new identity is already at the table")
         try:
             check_body(bodies.VOID, body, table.n, table.rules.deck_size)

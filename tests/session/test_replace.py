@@ -84,6 +84,7 @@ def test_a_silent_party_is_replaced_and_the_heir_plays_the_match_out() -> None:
     assert r.peers[0].table.keys[GONE].raw == new
     rep = replay(e.wire for e in log)
     assert rep.closed and rep.hands >= 1
+    assert rep.successions == ((at, GONE, heir_id.public.fingerprint()),)
     t = Table(log[0])
     for e in log[1:]:
         t.apply(e)

@@ -13,7 +13,17 @@ import random
 
 from session_helpers import same_logs, table
 
-from buraco_p2p.session import Fault, Phase, Router, Voided, VoidProposed, decode_entry, replay
+from buraco_p2p.crypto import DeterministicRandomSource
+from buraco_p2p.session import (
+    Fault,
+    Peer,
+    Phase,
+    Router,
+    Voided,
+    VoidProposed,
+    decode_entry,
+    replay,
+)
 from buraco_p2p.session.agreement import Motion
 
 
@@ -187,3 +197,26 @@ def test_any_delivery_order_closes_one_round() -> None:
         _release(r, held)
         r.run()
         _closed_alike(r, present, (silent,))
+
+
+def test_a_restarted_peer_replays_a_log_with_a_void_round() -> None:
+    """A client that restarts feeds its saved log to a fresh peer, void entries included:
+    the round is whole in what it is fed, so it is applied where it stands."""
+    tamper, held = _withhold_first("commit", 1, {0})
+    r = table("us", seed=25, timeout_ms=1000, relay=True, tamper=tamper)
+    r.start()
+    r.silent = {1}
+    r.run()
+    r.advance(2.0)
+    for p in (0, 2, 3):
+        r.act(p, r.peers[p].propose_void("end", r.now, silent=(1,)))
+    _release(r, held)
+    r.run()
+    _closed_alike(r, [0, 2, 3], (1,))
+    old = r.peers[2]
+    fresh = Peer(old.log[0], old.identity, DeterministicRandomSource(bytes([25, 2]) * 16))
+    fresh.start(0.0)
+    for e in old.log[1:]:
+        fresh.receive(e.wire, 0.0)
+    assert [e.wire for e in fresh.log] == [e.wire for e in old.log]
+    assert fresh.table.closed

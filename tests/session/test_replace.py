@@ -14,12 +14,15 @@ from buraco_p2p.net.identity import Identity
 from buraco_p2p.rules import get_preset
 from buraco_p2p.session import (
     BadSignature,
+    Fault,
     MatchEnded,
     Peer,
+    Refused,
     RejectedEntry,
     Router,
     Voided,
     VoidProposed,
+    decode_entry,
     make_entry,
     make_genesis,
     replay,
@@ -139,3 +142,63 @@ def test_a_replace_round_naming_a_seated_key_is_refused_by_the_table() -> None:
             with pytest.raises(RejectedEntry, match="already at the table"):
                 v.apply(e)
             break
+
+
+def test_the_heirs_first_entries_may_arrive_before_the_replace_round_is_whole() -> None:
+    """A present party hears the heir's hand key before the last void entry of the round
+    that seats it: the entry is held (the held void names its key) and applied in turn."""
+    r, heir_id = _stalled(45)
+    present = [p for p in range(4) if p != GONE]
+    heir = _heir(r, heir_id)
+    r.peers[GONE] = heir
+    r.silent = set()
+    new = heir_id.public.raw
+    late: list[tuple[int, int, bytes]] = []
+    heard_early: list[bool] = []
+
+    def tamper(sender: int, receiver: int, data: bytes) -> bytes | None:
+        e = decode_entry(data)
+        if (
+            receiver == present[0]
+            and e.kind == "void"
+            and e.author == present[-1]
+            and not heard_early
+        ):
+            late.append((sender, receiver, data))
+            return None
+        if receiver == present[0] and e.author == GONE and late and not heard_early:
+            heard_early.append(True)
+            r.queue.extend(late)  # the void follows the heir's entry
+        return data
+
+    r.tamper = tamper
+    for p in present:
+        r.act(p, r.peers[p].propose_void("replace", r.now, (GONE,), (new,)))
+    r.run()
+    assert heard_early
+    for p in range(4):
+        assert r.peers[p].table.closed, p
+    assert same_logs(r, [0, 1, 2, 3])
+    assert not [e for e in r.events[present[0]] if isinstance(e, Refused | Fault)]
+
+
+def test_an_entry_under_a_proposed_key_is_dropped_if_the_seat_does_not_pass() -> None:
+    """Held on the strength of a proposed replacement that never completes, an entry signed
+    by the would-be heir is dropped when its turn comes, without stopping the table."""
+    r, heir_id = _stalled(46)
+    present = [p for p in range(4) if p != GONE]
+    t = r.peers[present[0]].table
+    r.act(present[1], r.peers[present[1]].propose_void(
+        "replace", r.now, (GONE,), (heir_id.public.raw,)))  # fmt: skip
+    r.run()
+    index = len(t.log)
+    expected = t.expected_author(index)
+    assert expected == GONE
+    forged = make_entry(
+        heir_id, table=t.terms.table_id, index=index, prev=t.step_prev, author=GONE,
+        kind=t.rule.kind, body={},
+    )  # fmt: skip
+    out = r.peers[present[0]].receive(forged.wire, r.now)
+    assert not [e for e in out.events if isinstance(e, Fault)]
+    assert [e for e in out.events if isinstance(e, Refused) and isinstance(e.error, BadSignature)]
+    assert r.peers[present[0]].table.fault is None

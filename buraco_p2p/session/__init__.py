@@ -14,9 +14,12 @@ API overview:
   `.hash`), `decode_entry(bytes)`, `make_entry(identity, ...)`, `step_head(hashes)`: the log
   format (`buraco_p2p.session.entry` documents the encoding, hash and signature input;
   `buraco_p2p.session.bodies` every kind's body).
-- `Peer(genesis, identity, rng, now)`: one party. `start(now)`, `receive(bytes, now)`,
-  `play(move, now)`, `tick(now)`, `propose_void(action, now)`, and `busy`/`work(now)` for a
-  host that wants to send before the next expensive check. Each returns an `Output`
+- `Peer(genesis, identity, rng, now, heir=False)`: one party (or, with `heir`, a new identity
+  that follows the log until a "replace" agreement passes a seat to it). `start(now)`,
+  `receive(bytes, now)`, `play(move, now)`, `tick(now)`, `propose_void(action, now, silent,
+  keys)`, `join_void(now)` (with `proposal` and `agreement`; the bookkeeping is in
+  `agreement`), and `busy`/`work(now)` for a host that wants to send before the next
+  expensive check. Each returns an `Output`
   (`send`: wire bytes for every other party, `persist`: entries appended in log order,
   `events`, `relay`: entries first heard from others). `peer.table` is its `Table`
   (`.view`: the engine view of the current hand, `.log`, `.phase`, `.match`).

@@ -64,7 +64,7 @@ class Ballots:
         self.held: dict[int, dict[int, Entry]] = {}
         self.mine: Motion | None = None  # what we agreed to
         self.signed_at: int | None = None  # the point of our latest void
-        self.declined = -1  # a point where a void could not stand: votes up to it are moot
+        self.declined = -1  # votes up to this point are moot (a round applied, or refused)
         self.heard: tuple[Motion, int] | None = None  # the last proposal heard, its author
 
     def vote(self, entry: Entry) -> Vote | None:
@@ -84,10 +84,12 @@ class Ballots:
 
     def hear(self, entry: Entry) -> Vote | None:
         """Note another party's void as a proposal to join (even one our log has passed: its
-        author may be behind us, and joining then signs at our point); returns its vote."""
+        author may be behind us, and joining then signs at our point); returns its vote, or
+        None for a vote that is moot (for a point a round or a refusal has settled)."""
         v = self.vote(entry)
-        if v is not None and v.point > self.declined:
-            self.heard = (v.motion, entry.author)
+        if v is None or v.point <= self.declined:
+            return None
+        self.heard = (v.motion, entry.author)
         return v
 
     def decline(self, point: int) -> None:
@@ -99,11 +101,13 @@ class Ballots:
         self.declined = point
         self.prune(point + 1)
 
-    def reset(self) -> None:
-        """The round was applied: the agreement is carried out."""
+    def reset(self, length: int) -> None:
+        """The round was applied (the log is now `length` long): the agreement is carried out,
+        and a void heard late for an earlier point is no proposal for the next hand."""
         self.mine = None
         self.signed_at = None
         self.heard = None
+        self.declined = length - 1
 
     def file(self, entry: Entry) -> Entry | None:
         """Hold a void entry; returns the different entry its author already signed for that

@@ -466,7 +466,7 @@ class Peer:
             self._speculated = None
         if table.voiding is None:
             if void:  # the round is complete: the agreement is carried out
-                self._ballots.reset()
+                self._ballots.reset(len(table.log))
                 if self.party < 0 and table.me is not None:  # our seat passed to us
                     self.party = table.me
             self._ballots.prune(len(table.log))

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import random
 
-from session_helpers import same_logs, table
+from session_helpers import identities, same_logs, table
 
 from buraco_p2p.crypto import DeterministicRandomSource
 from buraco_p2p.session import (
@@ -22,6 +22,7 @@ from buraco_p2p.session import (
     Voided,
     VoidProposed,
     decode_entry,
+    make_entry,
     replay,
 )
 from buraco_p2p.session.agreement import Motion
@@ -220,3 +221,42 @@ def test_a_restarted_peer_replays_a_log_with_a_void_round() -> None:
         fresh.receive(e.wire, 0.0)
     assert [e.wire for e in fresh.log] == [e.wire for e in old.log]
     assert fresh.table.closed
+
+
+def test_a_void_heard_late_for_an_earlier_point_proposes_nothing() -> None:
+    """After a round voided the hand, a void entry for a point before it (sent before its
+    author caught up, delivered late) is no proposal to void the new hand."""
+    tamper, held = _withhold_first("commit", 1, {0})
+    r = table("us", seed=26, timeout_ms=1000, relay=True, tamper=tamper)
+    r.start()
+    r.silent = {1}
+    r.run()
+    r.advance(2.0)
+    for p in (0, 2, 3):
+        r.act(p, r.peers[p].propose_void("end", r.now, silent=(1,)))
+    _release(r, held)
+    r.run()
+    _closed_alike(r, [0, 2, 3], (1,))
+    # the same, voiding the hand of a match under way: a stale void of party 2's arrives late
+    r = table("us", seed=27, timeout_ms=1000, relay=True)
+    r.manual = {0, 1, 2, 3}
+    r.start()
+    r.run()
+    stalled = r.turns[-1]
+    others = [p for p in range(4) if p != stalled]
+    r.advance(2.0)
+    t = r.peers[others[0]].table
+    point, prev = len(t.log) - 1, t.log[-1].prev
+    for p in others:
+        r.act(p, r.peers[p].propose_void("void", r.now, silent=(stalled,)))
+    r.run()
+    assert all(Voided("void", (stalled,)) in r.events[p] for p in others)
+    active = [p for p in range(4) if p != stalled]
+    late = make_entry(
+        identities()[others[1]], table=t.terms.table_id,
+        index=point + active.index(others[1]), prev=prev, author=others[1], kind="void",
+        body={"action": "void", "silent": [stalled]},
+    )  # fmt: skip
+    out = r.peers[others[0]].receive(late.wire, r.now)
+    assert not [e for e in out.events if isinstance(e, VoidProposed)]
+    assert r.peers[others[0]].proposal is None

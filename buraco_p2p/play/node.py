@@ -22,6 +22,7 @@ from buraco_p2p.net.mesh import Mesh, MeshConfig, RosterChanged, host_table, joi
 from buraco_p2p.net.table import DEFAULT_SEATS, Roster
 from buraco_p2p.play.driver import Driver
 from buraco_p2p.play.genesis import GenesisError, assemble, check_terms, sign_terms, terms_body
+from buraco_p2p.play.heir import Heirs, fetch_genesis
 from buraco_p2p.play.store import TableMeta, TableStore
 from buraco_p2p.rules import RuleSet
 from buraco_p2p.session import Entry, decode_entry, parse_genesis
@@ -121,10 +122,12 @@ async def open_node(
     on_invite: Callable[[Invite], None] | None = None,
     config: MeshConfig | None = None,
     port: int = 0,
+    heir: bool = False,
     **driver_kw: Any,
 ) -> AsyncIterator[Driver]:
-    """Host (`rules`), join (`invite`) or resume (`resume` = a table id in `root`) a table;
-    yields its running driver (the match goes on in the background until the block ends)."""
+    """Host (`rules`), join (`invite`; with `heir`, to take over a seat: `play.heir`) or
+    resume (`resume` = a table id in `root`) a table; yields its running driver (the match
+    goes on in the background until the block ends)."""
     store: TableStore
     if resume is not None:
         store = TableStore.for_table(resume, root)
@@ -149,7 +152,7 @@ async def open_node(
             else:
                 genesis, backlog = await agree_genesis(mesh, identity, rules, timeout_ms)
                 driver = Driver.fresh(mesh, genesis, identity, store, secret, **driver_kw)
-            async with _running(driver, backlog):
+            async with _running(driver, backlog, root):
                 yield driver
         return
     if invite is None:
@@ -163,7 +166,7 @@ async def open_node(
             on_invite(mesh.invite)
         async with start_on_mesh(
             mesh, identity, root, rules=rules, timeout_ms=timeout_ms,
-            rng_secret=rng_secret, identity_seed=identity_seed, **driver_kw,
+            rng_secret=rng_secret, identity_seed=identity_seed, heir=heir, **driver_kw,
         ) as driver:  # fmt: skip
             yield driver
 
@@ -179,6 +182,7 @@ async def start_on_mesh(
     held: Backlog | None = None,
     rng_secret: bytes | None = None,
     identity_seed: bytes | None = None,
+    heir: bool = False,
     **driver_kw: Any,
 ) -> AsyncIterator[Driver]:
     """A new match on a mesh whose seats are taken (from `open_node`, or a lobby): the
@@ -188,21 +192,30 @@ async def start_on_mesh(
     bound = inv.addresses[0].port if mesh.is_host and inv.addresses else 0
     meta = TableMeta(inv.to_bytes(), mesh.is_host, bound, 0)
     secret = store.create(meta, identity_seed, rng_secret)
-    genesis, backlog = await agree_genesis(mesh, identity, rules, timeout_ms, held)
+    if heir:  # a match under way, whose log we take up from its genesis
+        genesis, backlog = await fetch_genesis(mesh, identity)
+    else:
+        genesis, backlog = await agree_genesis(mesh, identity, rules, timeout_ms, held)
     if mesh.is_host and mesh.roster is not None:
         store.save_roster(mesh.roster.to_wire())
     driver = Driver.fresh(mesh, genesis, identity, store, secret, **driver_kw)
-    async with _running(driver, backlog):
+    async with _running(driver, backlog, root):
         yield driver
 
 
 @contextlib.asynccontextmanager
-async def _running(driver: Driver, backlog: Backlog) -> AsyncIterator[None]:
+async def _running(driver: Driver, backlog: Backlog, root: Path) -> AsyncIterator[None]:
     for key, msg in backlog:
         driver._on_message(key, msg)
+    heirs = Heirs(driver, root / "heirs") if driver.mesh.is_host else None
+    driver.replacer = heirs
     async with trio.open_nursery() as nursery:
         await nursery.start(driver.run)
+        if heirs is not None:  # the host seats bots for parties replaced by agreement
+            nursery.start_soon(heirs.run)
         try:
             yield
         finally:
             nursery.cancel_scope.cancel()
+            if heirs is not None:
+                heirs.close()

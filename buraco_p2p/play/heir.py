@@ -24,6 +24,7 @@ import logging
 import os
 import queue
 import sys
+import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -45,6 +46,7 @@ log = logging.getLogger(__name__)
 Backlog = list[tuple[PeerKey, Any]]
 SEED_ENV = "BURACO_P2P_BOT_SEED"  # as `play.botpeer`: the identity seed of a started bot
 ASK_EVERY = 1.0  # seconds between asks for the genesis
+GRACE = 60.0  # seconds a started bot has to take its seat before it may be replaced in turn
 
 
 class HeirError(RuntimeError):
@@ -98,6 +100,11 @@ class Heirs:
             return "no agreement proposed: nobody has kept the table waiting past its timeout"
         if d.peer.proposal is not None or d.peer.agreement is not None:
             return d.agree("replace")
+        now = time.monotonic()
+        starting = [p.index for p in self.procs
+                    if p.proc.poll() is None and now - p.started < GRACE]  # fmt: skip
+        if set(silent) & set(starting):
+            return "no agreement proposed: the bot taking that seat is still starting"
         seeds = [(p, self.make_seed(p)) for p in silent]
         keys = tuple(Identity.from_seed(s, "heir").public.raw for _, s in seeds)
         try:
@@ -124,11 +131,12 @@ class Heirs:
                 self._spawn(party, seed, mesh.invite.to_text())
 
     def _spawn(self, party: int, seed: bytes, invite: str) -> None:
-        name = f"heir-{party}-{Identity.from_seed(seed, 'heir').public.short()}"
+        short = Identity.from_seed(seed, "heir").public.short()
+        name = f"heir-{party}-{short}"
         data = self.root / name
         data.mkdir(parents=True, exist_ok=True, mode=0o700)
         argv = [sys.executable, "-m", "buraco_p2p", "bot-peer", "--join", invite, "--heir",
-                "--data-dir", str(data), "--name", f"bot{party}", *self.args]  # fmt: skip
+                "--data-dir", str(data), "--name", f"bot-{short}", *self.args]  # fmt: skip
         if self.log_out is not None:
             argv += ["--log-out", self.log_out(party)]
         env = {SEED_ENV: seed.hex()}

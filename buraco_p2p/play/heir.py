@@ -129,6 +129,17 @@ class Heirs:
                     except MeshError as exc:
                         log.warning("could not free the seat of %s: %s", old.fingerprint(), exc)
                 self._spawn(party, seed, mesh.invite.to_text())
+                await self._save_roster_once_seated(heir.public)
+
+    async def _save_roster_once_seated(self, key: PeerKey) -> None:
+        """Keep the roster on disk with the new key in its seat, so a host that restarts
+        seats the bot and not the player it replaced."""
+        mesh = self.driver.mesh
+        with trio.move_on_after(GRACE):
+            while mesh.roster is None or mesh.roster.member(key) is None:
+                await trio.sleep(0.2)
+        if mesh.roster is not None:
+            self.driver.store.save_roster(mesh.roster.to_wire())
 
     def _spawn(self, party: int, seed: bytes, invite: str) -> None:
         short = Identity.from_seed(seed, "heir").public.short()

@@ -61,3 +61,28 @@ def test_a_peer_gone_for_good_is_replaced_by_a_bot_and_the_match_ends(tmp_path: 
         assert s["old_fingerprint"] == old.fingerprint()
         assert s["new_fingerprint"] != old.fingerprint()
         assert "succession: party" in render_text(verdict.doc)
+
+
+def test_without_the_host_nobody_seats_a_bot_and_the_match_ends(tmp_path: Path) -> None:
+    """Only the host can free a seat and let a new key in: with the host gone, the bots
+    that would replace propose to end the match instead."""
+    with Cluster(4, tmp_path / "d", tmp_path, seed=23,
+                 peer_args=["--timeout-ms", "3000", "--void", "replace"]) as c:  # fmt: skip
+        c.start()
+        host_dir = c.root / "peer-1" / "tables"
+        for _ in range(600):
+            c.poll(0.2)
+            logs = list(host_dir.glob("*/log"))
+            if logs and len(decode_log(logs[0].read_bytes())) > 60:
+                break
+        c.kill(0)
+        c.skip.add(0)
+        c.wait_done(240)
+    datas = {c.log_path(i).read_bytes() for i in range(1, 4)}
+    assert len(datas) == 1
+    entries = [decode_entry(w) for w in decode_log(datas.pop())]
+    voids = [e for e in entries if e.kind == "void"]
+    assert voids and {e.body["action"] for e in voids} == {"end"}
+    assert {tuple(e.body["silent"]) for e in voids} == {(0,)}
+    assert not list(tmp_path.glob("*heir*"))
+    assert verify_path(str(c.log_path(1))).code == 0

@@ -31,7 +31,8 @@ API overview:
 - `states.TRANSITIONS`: the transition table (phase -> kind, who appends, round or single,
   next phases).
 - Events (`buraco_p2p.session.events`): `SeatsDrawn`, `HandStarted`, `CardSeen`,
-  `YourTurn`, `MoveApplied`, `HandEnded`, `MatchEnded`, `TimedOut`, `Voided`, `Refused`
+  `YourTurn`, `MoveApplied`, `HandEnded`, `TimeUp`, `MatchEnded`, `TimedOut`, `Voided`,
+  `Refused`
   (an entry dropped, the table goes on), `Fault` (an entry refused with evidence; the table
   accepts only a void agreement after it).
 - `Router(peers, choose, relay=..., tamper=..., shuffle=...)`: a deterministic in-memory
@@ -50,7 +51,9 @@ deal round (shares for the other hands and the face-up card + cut nonce, all) ->
 turn: move (the mover's own shares for what it shows) [-> shares round by the parties that
 owe a private reveal: a drawn card, a pot] ... -> count round (shares opening every hand
 card, all) -> result round (totals + state hash, all) -> open round (hand secret, all) ->
-next hand's keys round, or the final round (scores, all) and the log is closed. Before the
+next hand's keys round, or the final round (scores, all) and the log is closed. In a match
+with a time limit (rule `minutes`), a round of clocks (all) follows the open round until the
+time is up (`flow.time_is_up`; `Peer.clock_ms` is what a party reports). Before the
 first hand: the genesis, a seat-draw commit round and its reveal round.
 
 Parties and seats: a party is an identity's position in the genesis and signs as `author`;
@@ -81,6 +84,7 @@ from buraco_p2p.session.events import (
     Refused,
     SeatsDrawn,
     TimedOut,
+    TimeUp,
     Voided,
     YourTurn,
 )
@@ -119,6 +123,7 @@ __all__ = [
     "SessionError",
     "Table",
     "Terms",
+    "TimeUp",
     "TimedOut",
     "Voided",
     "WrongTable",

@@ -20,6 +20,8 @@ A body that does not match its kind's schema raises `BodyError`; the table turns
     open     secret (32 bytes: the hand's secret key, a canonical nonzero scalar)
     final    scores [int per side, 1..N]
     void     action ("void": deal the hand again; "end": the match ends), silent [parties]
+    time     ms (int, 0..2^31-1: the author's clock, milliseconds since it saw the seats
+             drawn), a round by every party after each hand of a match with a time limit
 
 where shares = {slots: [slot, ...] strictly ascending, batch: 32 bytes per slot + 64}.
 """
@@ -47,6 +49,7 @@ __all__ = [
     "REVEAL",
     "SHARES",
     "SHUFFLE",
+    "TIME",
     "VOID",
     "BodyError",
     "Shares",
@@ -66,8 +69,10 @@ RESULT: Final = "result"
 OPEN: Final = "open"
 FINAL: Final = "final"
 VOID: Final = "void"
+TIME: Final = "time"
 KINDS: Final = (
-    GENESIS, COMMIT, REVEAL, KEYS, SHUFFLE, DEAL, MOVE, SHARES, END, RESULT, OPEN, FINAL, VOID
+    GENESIS, COMMIT, REVEAL, KEYS, SHUFFLE, DEAL, MOVE, SHARES, END, RESULT, OPEN, FINAL, VOID,
+    TIME,
 )  # fmt: skip
 
 MAX_SLOTS: Final = 162
@@ -75,6 +80,7 @@ MAX_DECK_BYTES: Final = 64 * MAX_SLOTS
 MAX_PROOF_BYTES: Final = 1 << 19
 MIN_TIMEOUT_MS: Final = 1_000
 MAX_TIMEOUT_MS: Final = 86_400_000
+MAX_CLOCK_MS: Final = 2**31 - 1
 VOID_ACTIONS: Final = ("void", "end")
 
 
@@ -145,7 +151,7 @@ def check_body(kind: str, body: Mapping[str, Any], parties: int, deck_size: int 
     """Check a non-genesis body against its kind's schema; return its parsed value:
     bytes for commit/reveal/open, (key, c) for keys, (deck, proof) for shuffle, (Shares, n)
     for deal, (Move, Shares | None) for move, Shares | None for shares/end, (totals, state)
-    for result, scores for final, (action, silent) for void."""
+    for result, scores for final, (action, silent) for void, the clock reading for time."""
     if kind == COMMIT:
         _exact(body, {"c"})
         return _bytes(body, "c", 32)
@@ -198,4 +204,7 @@ def check_body(kind: str, body: Mapping[str, Any], parties: int, deck_size: int 
         if any(a >= b for a, b in pairwise(out)):
             raise BodyError("'silent' must be strictly ascending")
         return action, out
+    if kind == TIME:
+        _exact(body, {"ms"})
+        return _int(body["ms"], 0, MAX_CLOCK_MS, "'ms'")
     raise BodyError(f"unknown entry kind {kind!r}")

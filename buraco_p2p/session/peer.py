@@ -21,6 +21,12 @@ signature and files it; applying queued entries (proof checks, engine moves) hap
 verifies the shuffle it builds on (shuffling reveals nothing; the verification still gates
 everything that follows). `busy` says whether `work` has something to do; `receive`, `play`
 and `start` also run that work to completion unless told `defer=True`.
+
+A match with a time limit (rule `minutes`): the peer's clock is the `now` its host passes,
+counted from the call in which it saw the seats drawn (`clock_start`); after each hand it
+reports that clock in the round of clocks (`clock_ms`), and the round decides, alike at
+every replica, whether the time is up. `minute` (default 60.0) is how many units of `now`
+make a minute, so a test can run a timed match on a fast clock.
 """
 
 from __future__ import annotations
@@ -45,8 +51,9 @@ from buraco_p2p.session.errors import (
     OutOfTurn,
     WrongTable,
 )
-from buraco_p2p.session.events import Event, Fault, Refused, TimedOut
+from buraco_p2p.session.events import Event, Fault, Refused, SeatsDrawn, TimedOut
 from buraco_p2p.session.evidence import equivocates
+from buraco_p2p.session.produce import produce_time
 from buraco_p2p.session.states import Phase
 from buraco_p2p.session.table import Table
 from buraco_p2p.session.terms import parse_genesis
@@ -82,7 +89,15 @@ class Output:
 class Peer:
     """One party's session of one match."""
 
-    def __init__(self, genesis: Entry, identity: Identity, rng: RandomSource, now: float = 0.0):
+    def __init__(
+        self,
+        genesis: Entry,
+        identity: Identity,
+        rng: RandomSource,
+        now: float = 0.0,
+        *,
+        minute: float = 60.0,
+    ) -> None:
         keys = [k.raw for k in _terms_keys(genesis)]
         if identity.public.raw not in keys:
             raise ValueError("this identity is not a party of the genesis")
@@ -99,6 +114,10 @@ class Peer:
         self._since = now
         self._timed_out = False
         self._speculated: int | None = None
+        # A match with a time limit: our clock from the moment we saw the seats drawn, in
+        # the host's `now` units; `minute` is how many of them make a minute of the rule.
+        self.minute = minute
+        self.clock_start: float | None = None
 
     # ------------------------------------------------------------------ host API
 
@@ -241,6 +260,13 @@ class Peer:
         out.extend(self.run(now))
         return out
 
+    def clock_ms(self, now: float) -> int:
+        """Our match clock in milliseconds of the rule's minutes (0 before the seat draw):
+        what our entry of a round of clocks reports."""
+        if self.clock_start is None:
+            return 0
+        return int((now - self.clock_start) * 60_000 / self.minute)
+
     # ------------------------------------------------------------------ internals
 
     def _missing(self) -> tuple[int, ...]:
@@ -301,6 +327,8 @@ class Peer:
             del self._inbox[entry.index]
         out.persist.append(entry)
         out.events += events
+        if self.clock_start is None and any(isinstance(e, SeatsDrawn) for e in events):
+            self.clock_start = now
         if table.step_start != before:
             self._since = now
             self._timed_out = False
@@ -313,6 +341,8 @@ class Peer:
         if self.table.index_of(self.party) in self._produced:
             return out
         made = self.table.produce()
+        if made is None and self.table.phase is Phase.TIME:
+            made = produce_time(self.table, self.clock_ms(now))
         if made is None:
             return out
         index, kind, body = made

@@ -1,0 +1,182 @@
+"""A match of a fixed length in minutes: the round of clocks after each hand, the time-up
+verdict every replica reaches at the same place in the log, and the logs `verify` refuses."""
+
+from __future__ import annotations
+
+import pytest
+from session_helpers import bot_chooser, identities, run_until
+
+from buraco_p2p.crypto import DeterministicRandomSource
+from buraco_p2p.rules import get_preset
+from buraco_p2p.session import (
+    BadSignature,
+    Entry,
+    LogError,
+    OutOfTurn,
+    Peer,
+    Phase,
+    Router,
+    TimeUp,
+    make_entry,
+    make_genesis,
+    replay,
+)
+from buraco_p2p.session.flow import time_is_up
+
+TABLE = b"time-limit-table"
+
+
+def _router(minutes: int, n: int = 2, minute: tuple[float, ...] = ()) -> Router:
+    rules = get_preset("classic").with_overrides({"players": n, "minutes": minutes})
+    ids = identities(n)
+    g = make_genesis(TABLE, ids, rules)
+    minute = minute or (60.0,) * n
+    peers = [
+        Peer(g, ids[k], DeterministicRandomSource(bytes([7, k]) * 16), minute=minute[k])
+        for k in range(n)
+    ]
+    r = Router(peers, bot_chooser(7))
+    r.start()
+    return r
+
+
+def _in_hand(r: Router, number: int) -> None:
+    """Deliver until hand `number` is being played (a few moves into it)."""
+    t = r.peers[0].table
+
+    def playing() -> bool:
+        view = t.view
+        return (
+            t.hand is not None and t.hand.number == number and view is not None
+            and len(view.moves) >= 3
+        )  # fmt: skip
+
+    run_until(r, playing)
+    assert playing()
+
+
+def _time_entries(log: list[Entry]) -> list[Entry]:
+    return [e for e in log if e.kind == "time"]
+
+
+def test_the_verdict_is_more_than_half_of_the_clocks() -> None:
+    assert time_is_up(1, [60_000, 60_000])
+    assert not time_is_up(1, [60_000, 59_999])  # two players: both clocks
+    assert time_is_up(2, [0, 120_000, 120_001])
+    assert not time_is_up(2, [0, 0, 120_000])
+    assert not time_is_up(1, [0, 0, 60_000, 60_000])  # four: three of four
+    assert time_is_up(1, [0, 60_000, 60_000, 60_000])
+
+
+def test_time_up_in_the_middle_of_a_hand_ends_the_match_after_that_hand() -> None:
+    r = _router(minutes=1)
+    _in_hand(r, 1)  # hand 0 played and its round of clocks said "go on"
+    r.advance(61.0)  # the time is up in the middle of hand 1
+    r.run()
+    peers = r.peers
+    assert all(p.table.closed for p in peers)
+    logs = {tuple(e.wire for e in p.log) for p in peers}
+    assert len(logs) == 1
+    t = peers[0].table
+    assert t.match is not None and t.match.time_is_up
+    assert t.hands_played == 2 and t.match.winner is not None
+    rounds = _time_entries(peers[0].log)
+    assert len(rounds) == 2 * 2  # one round of two clocks after each hand
+    assert all(e.body["ms"] < 60_000 for e in rounds[:2])
+    assert all(e.body["ms"] >= 60_000 for e in rounds[2:])
+    # the round of clocks is the last step before the final scores, in every peer's log
+    kinds = [e.kind for e in peers[0].log]
+    assert kinds[-4:] == ["time", "time", "final", "final"]
+    for p in range(2):
+        ups = [e for e in r.events[p] if isinstance(e, TimeUp)]
+        assert [(u.hand, len(u.clocks)) for u in ups] == [(1, 2)]
+    rep = replay(e.wire for e in peers[0].log)
+    assert rep.closed and rep.hands == 2 and rep.winner == t.match.winner
+
+
+def test_one_fast_clock_of_two_does_not_end_the_match() -> None:
+    r = _router(minutes=1, minute=(1e-6, 60.0))  # party 0's clock runs a million times fast
+    _in_hand(r, 1)
+    rounds = _time_entries(r.peers[1].log)
+    assert len(rounds) == 2 and rounds[0].body["ms"] >= 60_000 > rounds[1].body["ms"]
+    assert r.peers[1].table.match is not None and not r.peers[1].table.match.time_is_up
+    r.advance(61.0)
+    r.run()
+    assert all(p.table.closed for p in r.peers) and r.peers[0].table.hands_played == 2
+
+
+@pytest.fixture(scope="module")
+def timed_log() -> list[Entry]:
+    r = _router(minutes=1)
+    _in_hand(r, 0)
+    r.advance(61.0)
+    r.run()
+    assert r.peers[0].table.closed
+    return list(r.peers[0].log)
+
+
+def test_a_timed_log_replays(timed_log: list[Entry]) -> None:
+    rep = replay(e.wire for e in timed_log)
+    assert rep.closed and rep.table.match is not None and rep.table.match.time_is_up
+
+
+def test_a_partial_round_of_clocks_is_refused(timed_log: list[Entry]) -> None:
+    """The final scores after a round only one party signed: the other's clock is missing."""
+    first = next(i for i, e in enumerate(timed_log) if e.kind == "time")
+    final = timed_log[first + 2]
+    assert final.kind == "final"
+    ids = identities(2)
+    early = make_entry(
+        ids[final.author], table=TABLE, index=first + 1,
+        prev=final.prev,
+        author=final.author, kind="final", body=dict(final.body),
+    )  # fmt: skip
+    with pytest.raises(OutOfTurn) as err:
+        replay([*timed_log[: first + 1], early])
+    assert err.value.index == first + 1 and err.value.author == final.author
+    with pytest.raises(LogError, match="ends before the match result"):
+        replay(timed_log[: first + 1], require_closed=True)
+
+
+def test_a_clock_signed_by_another_party_is_refused(timed_log: list[Entry]) -> None:
+    first = next(i for i, e in enumerate(timed_log) if e.kind == "time")
+    theirs = timed_log[first + 1]
+    ids = identities(2)
+    forged = make_entry(
+        ids[0], table=TABLE, index=theirs.index, prev=theirs.prev, author=theirs.author,
+        kind="time", body={"ms": 3_600_000},
+    )  # fmt: skip
+    with pytest.raises(BadSignature) as err:
+        replay([*timed_log[: first + 1], forged])
+    assert err.value.index == theirs.index and err.value.author == theirs.author
+
+
+def test_a_time_entry_in_a_match_without_a_time_limit_is_refused() -> None:
+    r = _router(minutes=0)
+    t = r.peers[0].table
+    run_until(r, lambda: t.hands_played == 1 and t.phase is Phase.HAND_KEYS)
+    assert t.phase is Phase.HAND_KEYS
+    log = list(t.log)
+    cut = t.step_start  # the first entry of hand 1: the time round would go here
+    ids = identities(2)
+    forged = make_entry(
+        ids[0], table=TABLE, index=cut, prev=t.step_prev, author=0, kind="time",
+        body={"ms": 60_000},
+    )  # fmt: skip
+    with pytest.raises(OutOfTurn, match="minutes=0") as err:
+        replay([*log[:cut], forged])
+    assert err.value.index == cut and err.value.author == 0
+
+
+@pytest.mark.parametrize("body", [{"ms": -1}, {"ms": 2**31}, {"ms": "1"}, {"ms": 1, "x": 2}, {}])
+def test_a_malformed_clock_is_refused(timed_log: list[Entry], body: dict[str, object]) -> None:
+    first = next(i for i, e in enumerate(timed_log) if e.kind == "time")
+    mine = timed_log[first]
+    ids = identities(2)
+    bad = make_entry(
+        ids[mine.author], table=TABLE, index=mine.index, prev=mine.prev, author=mine.author,
+        kind="time", body=body,
+    )  # fmt: skip
+    with pytest.raises(LogError) as err:
+        replay([*timed_log[:first], bad])
+    assert type(err.value).__name__ == "MalformedEntry" and err.value.index == first

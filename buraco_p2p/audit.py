@@ -147,8 +147,8 @@ def verify_bytes(data: bytes, *, partial: bool = False, name: str = "log") -> Ve
     table = result.table
     if not result.closed:
         between_hands = (
-            table.phase is Phase.HAND_KEYS
-            and len(table.waiting_for) == table.n  # no key of the next hand yet
+            table.phase in (Phase.HAND_KEYS, Phase.TIME)
+            and len(table.waiting_for) == table.n  # no key (or clock) after the hand yet
             and result.hands > 0
         )
         if not (partial and between_hands):

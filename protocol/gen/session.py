@@ -64,12 +64,18 @@ def play_match(
     target: int | None = TARGET,
     table_id: bytes = TABLE_ID,
     players: int = 4,
+    minutes: int = 0,
 ) -> list[Entry]:
     """Heuristic bots play a whole match through session peers delivering every entry to
-    every peer in FIFO order; returns the log (byte-identical at every peer, checked)."""
+    every peer in FIFO order; returns the log (byte-identical at every peer, checked).
+
+    With `minutes` (a time limit), the router's clock (a thousandth of a second a delivery)
+    runs through the first hand, then moves on 61 seconds a minute in the middle of the
+    second, so the round of clocks after the first hand says "go on" and the one after the
+    second "the time is up" (unless the lead is tied: then a hand more, and the final round)."""
     rules = get_preset(preset)
-    if players != 4:
-        rules = rules.with_overrides({"players": players})
+    if players != 4 or minutes:
+        rules = rules.with_overrides({"players": players, "minutes": minutes})
     if target is not None:
         rules = dataclasses.replace(rules, target_score=target)
     ids = identities(players)
@@ -86,9 +92,18 @@ def play_match(
 
     router = Router(peers, choose)
     router.start()
+    first = peers[0].table
+    for _ in range(1_000_000 if minutes else 0):
+        if not router.queue:
+            break
+        router.run(1)
+        hand, view = first.hand, first.view
+        if hand is not None and hand.number == 1 and view is not None and len(view.moves) >= 2:
+            router.advance(61.0 * minutes)  # once: the time is up in the middle of hand 1
+            break
     router.run()
     logs = [[e.wire for e in p.log] for p in peers]
-    if any(log != logs[0] for log in logs) or not peers[0].table.closed:
+    if any(log != logs[0] for log in logs) or not first.closed:
         raise AssertionError("the peers did not finish the match with one log")
     return list(peers[0].log)
 
@@ -97,49 +112,11 @@ TIMED_MINUTES: Final = 1
 TIMED_PLAYERS: Final = 2
 
 
-def play_timed_match(players: int = TIMED_PLAYERS, seed: int = SEED) -> list[Entry]:
-    """A match with a time limit of one minute: the router's clock (a thousandth of a second
-    a delivery) runs through the first hand, then moves on 61 seconds in the middle of the
-    second, so the round of clocks after the first hand says "go on" and the one after the
-    second "the time is up" (unless the lead is tied: then a hand more, and the final round)."""
-    rules = get_preset(PRESET).with_overrides(
-        {"players": players, "minutes": TIMED_MINUTES}
-    )
-    ids = identities(players)
-    genesis = make_genesis(TABLE_ID, ids, rules)
-    peers = [
-        Peer(genesis, ident, DeterministicRandomSource(peer_seed(seed, n)))
-        for n, ident in enumerate(ids)
-    ]
-    bot = make_bot("heuristic")
-    rng = random.Random(seed)
-
-    def choose(party: int, view: HandState) -> Move:
-        return bot.choose_move(view, rng)
-
-    router = Router(peers, choose)
-    router.start()
-    first = peers[0].table
-    for _ in range(1_000_000):
-        if not router.queue:
-            break
-        router.run(1)
-        hand, view = first.hand, first.view
-        if hand is not None and hand.number == 1 and view is not None and len(view.moves) >= 2:
-            router.advance(61.0)  # once: the next delivery is of another step
-            break
-    router.run()
-    logs = [[e.wire for e in p.log] for p in peers]
-    if any(log != logs[0] for log in logs) or not first.closed:
-        raise AssertionError("the peers did not finish the timed match with one log")
-    return list(peers[0].log)
-
-
 @functools.cache
 def vector_log(players: int = 4, timed: bool = False) -> tuple[Entry, ...]:
     """The log of the vectors' match at `players` seats (played once per process)."""
     if timed:
-        return tuple(play_timed_match(players))
+        return tuple(play_match(players=players, target=None, minutes=TIMED_MINUTES))
     return tuple(play_match(players=players))
 
 

@@ -3,10 +3,14 @@ verdict every replica reaches at the same place in the log, and the logs `verify
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from session_helpers import bot_chooser, identities, run_until
 
+from buraco_p2p.audit import render_text, verify_path
 from buraco_p2p.crypto import DeterministicRandomSource
+from buraco_p2p.logfile import encode_log
 from buraco_p2p.rules import get_preset
 from buraco_p2p.session import (
     BadSignature,
@@ -180,3 +184,13 @@ def test_a_malformed_clock_is_refused(timed_log: list[Entry], body: dict[str, ob
     with pytest.raises(LogError) as err:
         replay([*timed_log[:first], bad])
     assert type(err.value).__name__ == "MalformedEntry" and err.value.index == first
+
+
+def test_verify_summarises_a_timed_match(timed_log: list[Entry], tmp_path: Path) -> None:
+    path = tmp_path / "timed.log"
+    path.write_bytes(encode_log(e.wire for e in timed_log))
+    verdict = verify_path(str(path))
+    assert verdict.code == 0
+    doc = verdict.doc
+    assert (doc["minutes"], doc["clock_rounds"], doc["time_up"]) == (1, 1, True)
+    assert "time limit 1 min: 1 rounds of clocks, the time is up" in render_text(doc)

@@ -102,7 +102,7 @@ def test_selfplay_log_minutes_is_a_log_verify_accepts(
 def test_bad_minutes_exit_2(
     capsys: pytest.CaptureFixture[str], extra: list[str], message: str
 ) -> None:
-    for command in (["selfplay", "--seed", "1"], ["play"]):
+    for command in (["selfplay", "--seed", "1"], ["play"], ["host"]):
         code = main([*command, "--rules", "classic", *extra])
         err = capsys.readouterr().err
         assert code == 2 and message in err and len(err.strip().splitlines()) == 1

@@ -21,6 +21,7 @@ from buraco_p2p.session import (
     Phase,
     Router,
     TimeUp,
+    decode_entry,
     make_entry,
     make_genesis,
     replay,
@@ -194,3 +195,23 @@ def test_verify_summarises_a_timed_match(timed_log: list[Entry], tmp_path: Path)
     doc = verdict.doc
     assert (doc["minutes"], doc["clock_rounds"], doc["time_up"]) == (1, 1, True)
     assert "time limit 1 min: 1 rounds of clocks, the time is up" in render_text(doc)
+
+
+def test_a_clock_reading_is_saved_before_it_is_sent() -> None:
+    """A reading cannot be made twice the same: each party's `time` entry is in its own log
+    (persisted) before any other party can receive it, so a restart never re-signs it."""
+    r = _router(minutes=1, n=3)
+    _in_hand(r, 0)
+    r.advance(61.0)
+    sent: set[bytes] = set()
+    for _ in range(200_000):
+        if not r.queue:
+            break
+        for sender, _to, data in r.queue:
+            entry = decode_entry(data)
+            if entry.kind == "time" and entry.hash not in sent:
+                saved = {e.hash for e in r.persisted[sender]}
+                assert entry.hash in saved, f"party {sender} sent a reading it had not saved"
+                sent.add(entry.hash)
+        r.run(1)
+    assert all(p.table.closed for p in r.peers) and len(sent) == 3

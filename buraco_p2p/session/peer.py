@@ -277,6 +277,10 @@ class Peer:
             index = table.index_of(p)
             if p != self.party and (p, False) not in self._inbox.get(index or -1, {}):
                 out.append(p)
+        if table.phase is Phase.TIME and table.voiding is None:
+            # Readings are made in turn (see `_produce`): the first one missing holds up the
+            # parties after it, who are not to blame.
+            return tuple(out[:1])
         return tuple(out)
 
     def _void_waiting(self) -> bool:

@@ -20,6 +20,7 @@ from buraco_p2p.session import (
     Peer,
     Phase,
     Router,
+    TimedOut,
     TimeUp,
     decode_entry,
     make_entry,
@@ -215,3 +216,23 @@ def test_a_clock_reading_is_saved_before_it_is_sent() -> None:
                 sent.add(entry.hash)
         r.run(1)
     assert all(p.table.closed for p in r.peers) and len(sent) == 3
+
+
+def test_a_silent_party_in_a_round_of_clocks_is_the_only_one_blamed() -> None:
+    """Readings are made in turn, so the parties after a silent one wait too: only the
+    silent one is named, and the others can agree to end the match without it."""
+    r = _router(minutes=1, n=3)
+    t0 = r.peers[0].table
+    run_until(r, lambda: t0.phase is Phase.TIME)
+    assert t0.phase is Phase.TIME
+    r.silent = {1}
+    r.run()
+    r.advance(200.0)  # past the table's timeout
+    for p in (0, 2):
+        timed_out = [e for e in r.events[p] if isinstance(e, TimedOut)]
+        assert [e.parties for e in timed_out] == [(1,)]
+    for p in (0, 2):
+        r.act(p, r.peers[p].propose_void("end", r.now))
+    r.run()
+    assert r.peers[0].table.closed and r.peers[2].table.closed
+    assert [e.wire for e in r.peers[0].log] == [e.wire for e in r.peers[2].log]

@@ -112,7 +112,7 @@ TRANSITIONS: dict[Phase, Rule] = {
     ),
     Phase.TIME: Rule(
         bodies.TIME, Who.ALL, True, (Phase.HAND_KEYS, Phase.FINAL),
-        "a match with a time limit: each party's clock; the time is up when it is for most",
+        "in a match with a time limit: each party's clock, in turn; up when over half say so",
     ),
     Phase.FINAL: Rule(
         bodies.FINAL, Who.ALL, True, (Phase.CLOSED,),

@@ -14,7 +14,8 @@ API overview:
   `.hash`), `decode_entry(bytes)`, `make_entry(identity, ...)`, `step_head(hashes)`: the log
   format (`buraco_p2p.session.entry` documents the encoding, hash and signature input;
   `buraco_p2p.session.bodies` every kind's body).
-- `Peer(genesis, identity, rng, now)`: one party. `start(now)`, `receive(bytes, now)`,
+- `Peer(genesis, identity, rng, now, minute=60.0)`: one party (`minute`: the units of `now`
+  in a minute of a timed match's clock). `start(now)`, `receive(bytes, now)`,
   `play(move, now)`, `tick(now)`, `propose_void(action, now)`, and `busy`/`work(now)` for a
   host that wants to send before the next expensive check. Each returns an `Output`
   (`send`: wire bytes for every other party, `persist`: entries appended in log order,

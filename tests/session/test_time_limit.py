@@ -236,3 +236,25 @@ def test_a_silent_party_in_a_round_of_clocks_is_the_only_one_blamed() -> None:
     r.run()
     assert r.peers[0].table.closed and r.peers[2].table.closed
     assert [e.wire for e in r.peers[0].log] == [e.wire for e in r.peers[2].log]
+
+
+def test_verify_refuses_a_round_of_clocks_one_party_did_not_sign(
+    timed_log: list[Entry], tmp_path: Path
+) -> None:
+    """`buraco-p2p verify` on a log whose final scores follow a round of clocks signed by
+    party 0 alone: exit 1, naming the entry that took party 1's place and its author."""
+    first = next(i for i, e in enumerate(timed_log) if e.kind == "time")
+    final = timed_log[first + 2]
+    ids = identities(2)
+    early = make_entry(
+        ids[final.author], table=TABLE, index=first + 1, prev=final.prev,
+        author=final.author, kind="final", body=dict(final.body),
+    )  # fmt: skip
+    path = tmp_path / "partial.log"
+    path.write_bytes(encode_log([e.wire for e in timed_log[: first + 1]] + [early.wire]))
+    verdict = verify_path(str(path))
+    assert verdict.code == 1
+    doc = verdict.doc
+    assert (doc["index"], doc["author"], doc["error"], doc["kind"]) == (
+        first + 1, final.author, "OutOfTurn", "final",
+    )  # fmt: skip

@@ -64,7 +64,11 @@ def run_network(args: argparse.Namespace) -> int:
         host_args += ["--players", str(args.players)]
     if args.minutes is not None:
         host_args += ["--rule", f"minutes={args.minutes}"]
-    players = _players(args)
+    try:
+        players = _players(args)
+    except ValueError as exc:  # UsageError: a bad --players, --minutes or --rule
+        sys.stderr.write(f"buraco-p2p selfplay: error: {exc}\n")
+        return EXIT_USAGE
     names = [b.strip() for b in args.bots.split(",")]
     root = Path(tempfile.mkdtemp(prefix="peers-", dir=log_dir))
     t0 = time.monotonic()

@@ -98,6 +98,8 @@ class Peer:
         *,
         minute: float = 60.0,
     ) -> None:
+        if not minute > 0:
+            raise ValueError(f"a minute must last a positive time, not {minute}")
         keys = [k.raw for k in _terms_keys(genesis)]
         if identity.public.raw not in keys:
             raise ValueError("this identity is not a party of the genesis")

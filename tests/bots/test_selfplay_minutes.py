@@ -106,3 +106,12 @@ def test_bad_minutes_exit_2(
         code = main([*command, "--rules", "classic", *extra])
         err = capsys.readouterr().err
         assert code == 2 and message in err and len(err.strip().splitlines()) == 1
+
+
+def test_bad_minutes_with_network_exit_2(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    code = main(["selfplay", "--network", "--log-dir", str(tmp_path), "--seed", "1",
+                 "--minutes", "3000"])  # fmt: skip
+    err = capsys.readouterr().err
+    assert code == 2 and "minutes=3000" in err and len(err.strip().splitlines()) == 1

@@ -147,8 +147,8 @@ def time_is_up(rules_minutes: int, clocks: Sequence[int]) -> bool:
     """The round of clocks' verdict: the time is up when more than half of the parties'
     clocks (milliseconds since each saw the seats drawn) have reached the limit.
 
-    No single fast clock (or lying party) ends a match early, and at four or six no one
-    party's slow clock keeps it going; at two both clocks must agree."""
+    No single fast clock (or lying party) ends a match early, and at three, four or six no
+    one party's slow clock keeps it going; at two both clocks must agree."""
     limit = rules_minutes * 60_000
     return 2 * sum(1 for ms in clocks if ms >= limit) > len(clocks)
 

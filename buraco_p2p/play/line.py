@@ -44,6 +44,7 @@ from buraco_p2p.session import (
     TimedOut,
     TimeUp,
     Voided,
+    VoidProposed,
 )
 
 __all__ = ["HELP", "LineError", "describe_event", "parse_command", "render", "sorted_hand"]
@@ -156,6 +157,9 @@ def describe_event(
         return f"waiting for {who} for {ev.waited:.0f} s"
     if isinstance(ev, TimeUp):
         return f"the time is up after hand {ev.hand}: the match ends (a tied lead plays on)"
+    if isinstance(ev, VoidProposed):
+        who = ", ".join(nick(p) for p in ev.silent)
+        return f"{nick(ev.party)} proposes: {ev.action} (missing: {who}); type {ev.action} to agree"
     if isinstance(ev, Voided):
         return f"agreed: {ev.action} (missing: {', '.join(nick(p) for p in ev.silent)})"
     if isinstance(ev, Fault):

@@ -19,6 +19,7 @@ __all__ = [
     "SeatsDrawn",
     "TimeUp",
     "TimedOut",
+    "VoidProposed",
     "Voided",
     "YourTurn",
 ]
@@ -100,6 +101,17 @@ class Voided:
 
 
 @dataclass(frozen=True, slots=True)
+class VoidProposed:
+    """Another present party signed a void agreement (`party`, its action, the parties it
+    names silent); `Peer.join_void` adds ours."""
+
+    party: int
+    action: str
+    silent: tuple[int, ...]
+    keys: tuple[bytes, ...] = ()  # "replace": the new identity of each silent party
+
+
+@dataclass(frozen=True, slots=True)
 class Refused:
     """An entry this peer dropped without stopping the table: a replay from another table or
     position, a bad signature, a duplicate slot from an author not on turn. `error` says why."""
@@ -125,6 +137,7 @@ Event = (
     | MatchEnded
     | TimedOut
     | TimeUp
+    | VoidProposed
     | Voided
     | Refused
     | Fault

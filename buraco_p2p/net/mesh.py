@@ -6,7 +6,7 @@ peer also listens for its peers. For each pair, the peer with the *higher* seat 
 lower one, so there is never a race between two links for one pair; a joiner dials the
 host itself. A pair whose direct link cannot be opened within `direct_timeout` talks
 through the host (`relaying.py`), with the same handshake run end to end over the relayed
-channel.
+channel. Opening links and keeping them open is `dialing.py`; the events are `events.py`.
 
 Delivery is exactly once and in order per sender across link failures and restarts
 (`reliable.py`): every link starts with a `Resume` exchange and missed messages are sent
@@ -46,13 +46,23 @@ import trio
 from buraco_p2p import codec
 from buraco_p2p.net.admission import Approver, Door, JoinRequest, auto_approve
 from buraco_p2p.net.candidates import CandidateKind, NatClass, describe_link, host_candidates
+from buraco_p2p.net.dialing import Dialer
 from buraco_p2p.net.errors import LinkClosed, LinkError, MeshError, NetError
+from buraco_p2p.net.events import (
+    MeshEvent,
+    NicknameChanged,
+    PeerDown,
+    PeerUp,
+    RosterChanged,
+    SeatFreed,
+    StreamReset,
+)
 from buraco_p2p.net.handshake import secret_hint
 from buraco_p2p.net.identity import Identity, PeerKey
 from buraco_p2p.net.invite import Endpoint, Invite
-from buraco_p2p.net.link import ConnectError, SecureLink, connect, handshake
+from buraco_p2p.net.link import SecureLink
 from buraco_p2p.net.outbox import LinkRun, Outbox
-from buraco_p2p.net.punch import PunchError, share_listening_port, simultaneous_open
+from buraco_p2p.net.punch import share_listening_port
 from buraco_p2p.net.relay import RELAY_TAGS, parse_relay
 from buraco_p2p.net.relaying import Relays
 from buraco_p2p.net.reliable import (
@@ -78,15 +88,10 @@ from buraco_p2p.net.table import (
     LEFT,
     Departure,
     HostTable,
-    JoinRefused,
     Member,
     Roster,
-    RosterError,
     TableError,
     check_roster,
-    join_message,
-    mesh_message,
-    parse_welcome,
     roster_message,
     succession,
 )
@@ -119,59 +124,7 @@ HOST_TO_JOINER_TAGS = PEER_TAGS | RELAY_TAGS | {"roster"}
 SEND_QUEUE_HEADROOM = 1024
 
 
-# -- events --------------------------------------------------------------------------------
 
-
-@dataclass(frozen=True)
-class PeerUp:
-    peer: PeerKey
-    nickname: str
-    relayed: bool
-
-
-@dataclass(frozen=True)
-class PeerDown:
-    peer: PeerKey
-    reason: str
-
-
-@dataclass(frozen=True)
-class RosterChanged:
-    roster: Roster
-
-
-@dataclass(frozen=True)
-class StreamReset:
-    """`peer` restarted without its saved state.
-
-    Some of its earlier messages may never arrive, and our unacknowledged messages were sent
-    to it again: the application has to resynchronise with it at its own level.
-    """
-
-    peer: PeerKey
-
-
-@dataclass(frozen=True)
-class SeatFreed:
-    """`peer` no longer holds `seat`: the host kicked it, or it left. `peer` may be us,
-    and then the table is over for us (nothing reconnects any more)."""
-
-    peer: PeerKey
-    seat: int
-    nickname: str
-    reason: str  # "kicked" or "left"
-
-
-@dataclass(frozen=True)
-class NicknameChanged:
-    """The roster shows the seated `peer` under a new nickname."""
-
-    peer: PeerKey
-    old: str
-    new: str
-
-
-MeshEvent = PeerUp | PeerDown | RosterChanged | StreamReset | SeatFreed | NicknameChanged
 @dataclass(frozen=True)
 class MeshConfig:
     heartbeat_interval: float = 1.0
@@ -284,6 +237,7 @@ class Mesh:
         ](math.inf)
         self._events_send, self._events_recv = trio.open_memory_channel[MeshEvent](MAX_EVENTS)
         self.relays = Relays(self)
+        self.dialer = Dialer(self)
         self.unseated: str | None = None  # why our own seat was freed, once it is
         self.door = Door(self)
         self._roster_changed = trio.Event()
@@ -532,7 +486,7 @@ class Mesh:
                 and not self._closed
             ):
                 p.connector = True
-                self._nursery.start_soon(self._peer_connector, m.key)
+                self._nursery.start_soon(self.dialer.peer_connector, m.key)
         self._emit(RosterChanged(roster))
         if change is None:
             return
@@ -810,62 +764,6 @@ class Mesh:
     def _is_host_key(self, key: PeerKey) -> bool:
         return self.roster is not None and self.roster.host.key == key
 
-    def _secret_for(self, peer: PeerKey) -> bytes:
-        """The host is dialed with the invite's secret, everyone else with the mesh secret."""
-        return self.room_secret if self.roster is None or self._is_host_key(peer) else (
-            self.mesh_secret
-        )
-
-    async def _connect(self, ep: Endpoint, peer: PeerKey) -> SecureLink:
-        """A direct link to `peer` at `ep`, keyed by this table's room or mesh secret."""
-        if self.punch_port is not None and ep in self.punch_targets:
-            return await self._punch(ep, peer)
-        return await connect(
-            ep.host,
-            ep.port,
-            self.identity,
-            room_secret=self._secret_for(peer),
-            table_id=self.table_id,
-            expected_peer=peer,
-            timeout=self.config.direct_timeout,
-        )
-
-    async def _punch(self, ep: Endpoint, peer: PeerKey) -> SecureLink:
-        """A link to `peer` by simultaneous open to `ep` (the peer dials us at the same time)."""
-        assert self.punch_port is not None
-        try:
-            stream = await simultaneous_open(self.punch_port, ep, window=self.punch_window)
-        except PunchError as exc:
-            raise ConnectError(str(exc)) from None
-        link = await handshake(
-            stream, self.identity, room_secret=self._secret_for(peer), table_id=self.table_id,
-            initiator=True, expected_peer=peer, timeout=self.config.direct_timeout,
-            address=str(ep),
-        )  # fmt: skip
-        self.punched.add(peer)
-        return link
-
-    async def _dial_direct(self, key: PeerKey) -> SecureLink | None:
-        if self._direct_refused(key) or self.roster is None:
-            return None
-        member = self.roster.member(key)
-        if member is None:
-            return None
-        for ep in member.addresses:
-            try:
-                link = await self._connect(ep, key)
-            except LinkError as exc:
-                self._reject(str(ep), exc)
-                continue
-            try:
-                await link.send(mesh_message())
-            except LinkError as exc:
-                self._reject(str(ep), exc)
-                await link.aclose()
-                continue
-            return link
-        return None
-
     def _seated(self, key: PeerKey) -> bool:
         """Both `key` and we hold a seat: links between us are wanted."""
         roster = self.roster
@@ -876,86 +774,6 @@ class Mesh:
             and roster.member(key) is not None
         )
 
-    async def _peer_connector(self, key: PeerKey) -> None:
-        delay = self.config.redial_min
-        while self._seated(key):
-            link = await self._dial_direct(key)
-            if link is not None:
-                delay = self.config.redial_min
-                await self._run_link(key, link, relayed=False)
-            else:
-                link = await self.relays.dial(key)
-                if link is not None:
-                    delay = self.config.redial_min
-                    await self.relays.run(key, link)
-            await trio.sleep(delay)
-            delay = min(delay * 2, self.config.redial_max)
-
-    async def _connect_host(self, addresses: tuple[Endpoint, ...], host: PeerKey) -> tuple[
-        SecureLink, Roster
-    ]:
-        errors: list[str] = []
-        for ep in addresses:
-            try:
-                link = await self._connect(ep, host)
-            except LinkError as exc:
-                errors.append(str(exc))
-                continue
-            try:
-                await link.send(join_message(self.advertised))
-                answer = await link.receive()  # no timeout: a person may be deciding
-                roster, mesh_secret = parse_welcome(answer, link.label, self.me, self.table_id)
-            except JoinRefused:
-                await link.aclose()
-                raise
-            except NetError as exc:
-                errors.append(str(exc))
-                await link.aclose()
-                continue
-            except BaseException:
-                # Given up (cancelled) while waiting for the answer: hang up now, so the host
-                # withdraws its question instead of seating someone who is gone.
-                with trio.CancelScope(shield=True):
-                    await link.aclose()
-                raise
-            self._adopt_mesh_secret(mesh_secret)
-            return link, roster
-        raise MeshError("cannot reach the host: " + ("; ".join(errors) or "no addresses"))
-
-    def _adopt_mesh_secret(self, secret: bytes) -> None:
-        """Joiner: the host's mesh secret keys our links with the other seated peers."""
-        self.mesh_secret = secret
-        if self.server is not None:
-            self.server.room_secret = secret
-
-    async def _host_connector(
-        self, link: SecureLink, addresses: tuple[Endpoint, ...], host: PeerKey
-    ) -> None:
-        delay = self.config.redial_min
-        while self._seated(self.me):
-            await self._run_link(host, link, relayed=False)
-            while self._seated(self.me):
-                await trio.sleep(delay)
-                delay = min(delay * 2, self.config.redial_max)
-                assert self.roster is not None
-                known = self.roster.host.addresses
-                candidates = known + tuple(a for a in addresses if a not in known)
-                try:
-                    link, roster = await self._connect_host(candidates, host)
-                except JoinRefused as exc:
-                    self._reject("host", exc)
-                    return
-                except MeshError as exc:
-                    self._reject("host", exc)
-                    continue
-                delay = self.config.redial_min
-                try:
-                    self._set_roster(roster, link.label)
-                except RosterError as exc:
-                    self._reject(link.label, exc)
-                    await link.aclose()
-                    continue
-                break
 
     # -- accepting ---------------------------------------------------------------------------
 
@@ -1163,10 +981,10 @@ async def join_table(
         mesh.advertised = advertise or local_endpoints(bound, listen_host)
         if before_dial is not None:
             await before_dial(mesh, bound)
-        link, roster = await mesh._connect_host(invite.addresses, host_key)
+        link, roster = await mesh.dialer.connect_host(invite.addresses, host_key)
         if roster.host.key != host_key:
             await link.aclose()
             raise MeshError("the host's roster names someone else as host")
         mesh._set_roster(roster)
-        nursery.start_soon(mesh._host_connector, link, invite.addresses, host_key)
+        nursery.start_soon(mesh.dialer.host_connector, link, invite.addresses, host_key)
         yield mesh

@@ -186,7 +186,7 @@ class Relays:
             while True:
                 await trio.sleep(delay)
                 delay = min(delay * 2, mesh.config.direct_retry_max)
-                direct = await mesh._dial_direct(key)
+                direct = await mesh.dialer.dial_direct(key)
                 if direct is not None:
                     upgraded = True
                     await mesh._run_link(key, direct, relayed=False)

@@ -11,6 +11,9 @@ The mesh proper (`mesh.py`) owns the links once they are open; this module only 
 
 from __future__ import annotations
 
+import contextlib
+import errno
+import socket
 from typing import TYPE_CHECKING
 
 import trio
@@ -19,7 +22,8 @@ from buraco_p2p.net.errors import LinkError, MeshError, NetError
 from buraco_p2p.net.identity import PeerKey
 from buraco_p2p.net.invite import Endpoint
 from buraco_p2p.net.link import ConnectError, SecureLink, connect, handshake
-from buraco_p2p.net.punch import PunchError, simultaneous_open
+from buraco_p2p.net.outbox import LinkRun
+from buraco_p2p.net.punch import PunchError, reusable_socket, simultaneous_open
 from buraco_p2p.net.table import (
     JoinRefused,
     Roster,
@@ -32,7 +36,14 @@ from buraco_p2p.net.table import (
 if TYPE_CHECKING:
     from buraco_p2p.net.mesh import Mesh
 
-__all__ = ["Dialer"]
+__all__ = ["STAGGER", "Dialer"]
+
+# Between the starts of two connection attempts to the host (RFC 8305 says 250 ms).
+STAGGER = 0.25
+
+
+class _PortBusy(Exception):
+    """Our listening port cannot dial this destination now: dial from any port."""
 
 
 class Dialer:
@@ -49,10 +60,23 @@ class Dialer:
         )
 
     async def connect(self, ep: Endpoint, peer: PeerKey) -> SecureLink:
-        """A direct link to `peer` at `ep`, keyed by this table's room or mesh secret."""
+        """A direct link to `peer` at `ep`, keyed by this table's room or mesh secret.
+
+        A joiner listening on every interface dials the host from its listening port, so
+        the address the host sees (and passes on for punching, punching.py) is the public
+        one of that port; where that port cannot be used it dials from any port.
+        """
         mesh = self.mesh
         if mesh.punch_port is not None and ep in mesh.punch_targets:
             return await self.punch(ep, peer)
+        if (
+            not mesh.is_host
+            and mesh.listen_wildcard
+            and mesh.listen_port is not None
+            and (mesh.roster is None or mesh._is_host_key(peer))
+        ):
+            with contextlib.suppress(_PortBusy):
+                return await self._connect_from(mesh.listen_port, ep, peer)
         return await connect(
             ep.host,
             ep.port,
@@ -62,6 +86,37 @@ class Dialer:
             expected_peer=peer,
             timeout=mesh.config.direct_timeout,
         )
+
+    async def _connect_from(self, port: int, ep: Endpoint, peer: PeerKey) -> SecureLink:
+        """`connect`, from local `port` (shared with our listener); `_PortBusy` if it is taken
+        for this destination (a connection to it in TIME-WAIT, say)."""
+        mesh = self.mesh
+        timeout = mesh.config.direct_timeout
+        deadline = trio.current_time() + timeout
+        family = socket.AF_INET6 if ep.ip.version == 6 else socket.AF_INET
+        try:
+            sock = await reusable_socket(family, port)
+        except OSError:
+            raise _PortBusy from None
+        try:
+            with trio.fail_after(timeout):
+                await sock.connect((ep.host, ep.port))
+        except trio.TooSlowError:
+            sock.close()
+            raise ConnectError(f"cannot connect to {ep}: timed out") from None
+        except OSError as exc:
+            sock.close()
+            if exc.errno in (errno.EADDRNOTAVAIL, errno.EADDRINUSE):
+                raise _PortBusy from None
+            raise ConnectError(f"cannot connect to {ep}: {exc.strerror or exc}") from exc
+        except BaseException:
+            sock.close()
+            raise
+        return await handshake(
+            trio.SocketStream(sock), mesh.identity, room_secret=self.secret_for(peer),
+            table_id=mesh.table_id, initiator=True, expected_peer=peer,
+            timeout=max(0.0, deadline - trio.current_time()), address=str(ep),
+        )  # fmt: skip
 
     async def punch(self, ep: Endpoint, peer: PeerKey) -> SecureLink:
         """A link to `peer` by simultaneous open to `ep` (the peer dials us at the same time)."""
@@ -76,7 +131,7 @@ class Dialer:
             initiator=True, expected_peer=peer, timeout=mesh.config.direct_timeout,
             address=str(ep),
         )  # fmt: skip
-        mesh.punched.add(peer)
+        mesh.punched.add(str(ep))
         return link
 
     async def dial_direct(self, key: PeerKey) -> SecureLink | None:
@@ -102,32 +157,48 @@ class Dialer:
         return None
 
     async def peer_connector(self, key: PeerKey) -> None:
+        """Keep the link to a lower seat up. A direct link that opened some other way (a
+        punch timed by the host) is left alone while it lives: never replaced by the relay."""
         mesh = self.mesh
         delay = mesh.config.redial_min
         while mesh._seated(key):
-            link = await self.dial_direct(key)
+            await self._while_direct(key)
+            link = await self.dial_direct(key) if mesh._seated(key) else None
             if link is not None:
                 delay = mesh.config.redial_min
                 await mesh._run_link(key, link, relayed=False)
-            else:
+            elif mesh._seated(key) and self._direct_run(key) is None:
                 link = await mesh.relays.dial(key)
-                if link is not None:
+                if link is not None and self._direct_run(key) is not None:
+                    await link.aclose()
+                elif link is not None:
                     delay = mesh.config.redial_min
                     await mesh.relays.run(key, link)
             await trio.sleep(delay)
             delay = min(delay * 2, mesh.config.redial_max)
+
+    def _direct_run(self, key: PeerKey) -> LinkRun | None:
+        run = self.mesh._live_run_or_none(key)
+        return run if run is not None and not run.relayed else None
+
+    async def _while_direct(self, key: PeerKey) -> None:
+        """Wait while a direct link to `key` is live."""
+        while (run := self._direct_run(key)) is not None:
+            await run.done.wait()
 
     async def connect_host(self, addresses: tuple[Endpoint, ...], host: PeerKey) -> tuple[
         SecureLink, Roster
     ]:
         mesh = self.mesh
         errors: list[str] = []
-        for ep in addresses:
-            try:
-                link = await self.connect(ep, host)
-            except LinkError as exc:
-                errors.append(str(exc))
-                continue
+        remaining = list(addresses)
+        while remaining:
+            failed: set[Endpoint] = set()
+            won = await self.first_link(remaining, host, errors, failed)
+            if won is None:
+                break
+            ep, link = won
+            remaining = [a for a in remaining if a != ep and a not in failed]
             try:
                 await link.send(join_message(mesh.advertised))
                 answer = await link.receive()  # no timeout: a person may be deciding
@@ -148,6 +219,42 @@ class Dialer:
             self.adopt_mesh_secret(mesh_secret)
             return link, roster
         raise MeshError("cannot reach the host: " + ("; ".join(errors) or "no addresses"))
+
+    async def first_link(
+        self,
+        addresses: list[Endpoint],
+        peer: PeerKey,
+        errors: list[str],
+        failed: set[Endpoint],
+    ) -> tuple[Endpoint, SecureLink] | None:
+        """The first of `addresses` to give a link, tried as in RFC 8305: each starts
+        `STAGGER` seconds after the one before, or as soon as that one fails, and the first
+        link made ends the others. So a LAN address in an invite that does not answer from
+        another home costs a quarter second, not a whole connect timeout."""
+        won: list[tuple[Endpoint, SecureLink]] = []
+
+        async def attempt(ep: Endpoint, done: trio.Event, scope: trio.CancelScope) -> None:
+            try:
+                link = await self.connect(ep, peer)
+            except LinkError as exc:
+                errors.append(str(exc))
+                failed.add(ep)
+                done.set()
+                return
+            if won:
+                with trio.CancelScope(shield=True):
+                    await link.aclose()
+                return
+            won.append((ep, link))
+            scope.cancel()
+
+        async with trio.open_nursery() as nursery:
+            for ep in addresses:
+                done = trio.Event()
+                nursery.start_soon(attempt, ep, done, nursery.cancel_scope)
+                with trio.move_on_after(STAGGER):
+                    await done.wait()
+        return won[0] if won else None
 
     def adopt_mesh_secret(self, secret: bytes) -> None:
         """Joiner: the host's mesh secret keys our links with the other seated peers."""

@@ -63,6 +63,7 @@ from buraco_p2p.net.invite import Endpoint, Invite
 from buraco_p2p.net.link import SecureLink
 from buraco_p2p.net.outbox import LinkRun, Outbox
 from buraco_p2p.net.punch import share_listening_port
+from buraco_p2p.net.punching import HOST_PUNCH_TAGS, JOINER_PUNCH_TAGS, Punches
 from buraco_p2p.net.relay import RELAY_TAGS, parse_relay
 from buraco_p2p.net.relaying import Relays
 from buraco_p2p.net.reliable import (
@@ -118,8 +119,9 @@ MAX_EVENTS = 1024
 # The records a seated peer may send once its link is resumed (before that: only "r"),
 # by who the two ends are; anything else ends the link.
 PEER_TAGS = frozenset({"d", "a"})
-JOINER_TO_HOST_TAGS = PEER_TAGS | RELAY_TAGS | {LEAVE}
-HOST_TO_JOINER_TAGS = PEER_TAGS | RELAY_TAGS | {"roster"}
+JOINER_TO_HOST_TAGS = PEER_TAGS | RELAY_TAGS | JOINER_PUNCH_TAGS | {LEAVE}
+HOST_TO_JOINER_TAGS = PEER_TAGS | RELAY_TAGS | HOST_PUNCH_TAGS | {"roster"}
+PUNCH_TAGS = HOST_PUNCH_TAGS | JOINER_PUNCH_TAGS
 # Records a link may have queued beyond a full retransmit buffer (acks, roster, relay).
 SEND_QUEUE_HEADROOM = 1024
 
@@ -142,6 +144,10 @@ class MeshConfig:
     max_unread_bytes: int = 64 << 20
     # Relayed bytes one link may have queued; past it the host drops the relayed channel.
     relay_queue_bytes: int = 4 << 20
+    # Host: time simultaneous opens between joiners behind NATs (punching.py); a joiner's
+    # window for one such punch.
+    punch_peers: bool = True
+    punch_window: float = 5.0
     # Test hook: True refuses direct links between the two keys (either order).
     refuse_direct: Callable[[PeerKey, PeerKey], bool] | None = None
     # Test hook on the host: sees every relayed chunk (source, destination, bytes).
@@ -226,7 +232,10 @@ class Mesh:
         self.punch_port: int | None = None
         self.punch_targets: frozenset[Endpoint] = frozenset()
         self.punch_window = 120.0
-        self.punched: set[PeerKey] = set()
+        # Remote addresses ("host:port") of the links made by a simultaneous open.
+        self.punched: set[str] = set()
+        self.listen_port: int | None = None
+        self.listen_wildcard = False  # listening on every interface (not one address)
         self.rejections: deque[str] = deque(maxlen=200)
         self._nursery = nursery
         self._state = state
@@ -238,6 +247,7 @@ class Mesh:
         self._events_send, self._events_recv = trio.open_memory_channel[MeshEvent](MAX_EVENTS)
         self.relays = Relays(self)
         self.dialer = Dialer(self)
+        self.punches = Punches(self)
         self.unseated: str | None = None  # why our own seat was freed, once it is
         self.door = Door(self)
         self._roster_changed = trio.Event()
@@ -307,7 +317,8 @@ class Mesh:
             None,
         )
         return describe_link(
-            relayed=p.run.relayed, punched=peer in self.punched, remote=remote, remote_kind=kind
+            relayed=p.run.relayed, punched=address in self.punched, remote=remote,
+            remote_kind=kind,
         )
 
     def is_relayed(self, peer: PeerKey) -> bool:
@@ -651,6 +662,8 @@ class Mesh:
                     self._emit(up)
                 if restarted is not None:
                     self._emit(StreamReset(p.key))
+                if self.is_host and not run.relayed:
+                    self.punches.link_up(p.key, link.address)
                 liveness.on_receive(trio.current_time())
                 nursery.start_soon(self._heartbeat, p, run)
                 await self._read_loop(p, link, liveness)
@@ -727,6 +740,8 @@ class Mesh:
                         raise SequenceError(f"{name} sent a resume record mid-link")
                 elif tag in RELAY_TAGS:
                     await self.relays.on_record(p.key, parse_relay(msg, name))
+                elif tag in PUNCH_TAGS:
+                    await self.punches.on_record(p.key, msg, name)
                 elif tag == LEAVE:
                     if msg != [LEAVE]:
                         raise MeshError(f"{name} sent a malformed leave record")
@@ -817,6 +832,8 @@ class Mesh:
         self.listeners = listeners
         bound = listeners[0].socket.getsockname()[1]
         share_listening_port(listeners)
+        self.listen_port = bound
+        self.listen_wildcard = listen_host in ("", "0.0.0.0", "::")
         await self._nursery.start(self._listen, self.server, listeners)
         task_status.started(bound)
 
@@ -979,6 +996,10 @@ async def join_table(
     ) as (mesh, nursery):
         bound = await nursery.start(mesh._serve, listen_host, port)
         mesh.advertised = advertise or local_endpoints(bound, listen_host)
+        # How the host's addresses were learnt, so the link to it says "mapped" where it is.
+        for ep, kind in zip(invite.addresses, invite.kinds, strict=False):
+            with contextlib.suppress(ValueError):
+                mesh.candidate_kinds[ep] = CandidateKind(kind)
         if before_dial is not None:
             await before_dial(mesh, bound)
         link, roster = await mesh.dialer.connect_host(invite.addresses, host_key)

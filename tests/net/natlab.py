@@ -22,6 +22,7 @@ import secrets
 import shutil
 import subprocess
 import threading
+import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
@@ -397,3 +398,134 @@ def stun_responder(lab: Lab, stop: threading.Event) -> InNamespace:
         running.join(1)
         raise TimeoutError("the STUN responder did not start")
     return running
+
+
+@dataclass
+class TableOutcome:
+    """What `mesh_table` saw: per ordered pair of homes (a, b), how a's link to b was made
+    (`Mesh.how_linked`); the seconds from the invite to every link up (and direct where it
+    could be); what each home received from whom over the mesh."""
+
+    links: dict[tuple[int, int], str | None]
+    up_s: float
+    received: dict[int, list[int]]
+    relayed_chunks: int
+
+
+class _Countdown:
+    """A thread-safe count that sets `event` when it reaches zero."""
+
+    def __init__(self, count: int) -> None:
+        self.count, self.lock, self.event = count, threading.Lock(), threading.Event()
+
+    def done(self) -> None:
+        with self.lock:
+            self.count -= 1
+            if self.count <= 0:
+                self.event.set()
+
+
+def mesh_table(
+    homes: list[Home],
+    *,
+    host_port: int = 4464,
+    port: int = 4470,
+    direct_wait: float = 15.0,
+    timeout: float = 60.0,
+) -> TableOutcome:
+    """A real table of `len(homes)` seats: the host in `homes[0]`, one joiner per other home.
+
+    The host's router grants it a port mapping (the lab's PCP responder), which it adds to
+    its invite, as `--internet` does; the joiners have no STUN server and no mapping. Every
+    peer listens on every IPv4 interface of its home. Each waits until all its links are up
+    and, for up to `direct_wait` seconds, none is relayed (links that cannot punch stay
+    relayed); then every peer sends one message to all and reads one from each.
+    """
+    from buraco_p2p.net.candidates import CandidateKind
+    from buraco_p2p.net.identity import Identity
+    from buraco_p2p.net.invite import Invite
+    from buraco_p2p.net.mesh import Mesh, host_table, join_table
+    from buraco_p2p.net.portmap import map_port
+
+    ids = {h.index: Identity.generate(f"p{h.index}") for h in homes}
+    by_key = {ident.public: i for i, ident in ids.items()}
+    invite_box: list[Invite] = []
+    invite_ready = threading.Event()
+    settled, finished = _Countdown(len(homes)), _Countdown(len(homes))
+    started: list[float] = []
+    up_at: dict[int, float] = {}
+    links: dict[tuple[int, int], str | None] = {}
+    received: dict[int, list[int]] = {}
+    chunks: list[int] = []
+    lock = threading.Lock()
+
+    async def play(me: int, mesh: Mesh) -> None:
+        await mesh.wait_all_up(len(homes))
+        with trio.move_on_after(direct_wait):
+            while any(mesh.is_relayed(k) or not mesh.is_up(k) for k in mesh.peers()):
+                await trio.sleep(0.02)
+        with lock:
+            up_at[me] = time.perf_counter()
+            for k in mesh.peers():
+                links[(me, by_key[k])] = mesh.how_linked(k)
+        settled.done()
+        await wait_event(settled.event)
+        await mesh.broadcast({"from": me})
+        got: list[int] = []
+        with trio.fail_after(20):
+            while len(got) < len(homes) - 1:
+                peer, message = await mesh.receive()
+                if isinstance(message, dict) and message.get("from") == by_key[peer]:
+                    got.append(by_key[peer])
+        with lock:
+            received[me] = sorted(got)
+        finished.done()
+        await wait_event(finished.event)
+        await trio.sleep(0.2)  # the last acks, so nobody reports a peer down early
+
+    def host(home: Home) -> Callable[[], Awaitable[None]]:
+        async def go() -> None:
+            async with host_table(
+                ids[home.index], listen_host="0.0.0.0", port=host_port, seats=len(homes)
+            ) as mesh:
+                mapping = await map_port(host_port)
+                mesh.advertise_also(mapping.external, CandidateKind.MAPPED)
+                invite_box.append(mesh.invite)
+                started.append(time.perf_counter())
+                invite_ready.set()
+                try:
+                    await play(home.index, mesh)
+                finally:
+                    chunks.append(mesh.relayed_chunks)
+
+        return go
+
+    def joiner(home: Home) -> Callable[[], Awaitable[None]]:
+        async def go() -> None:
+            await wait_event(invite_ready)
+            async with join_table(
+                ids[home.index], invite_box[0], listen_host="0.0.0.0", port=port
+            ) as mesh:
+                await play(home.index, mesh)
+
+        return go
+
+    stop = threading.Event()
+    responder = portmap_responder(homes[0], stop)
+    try:
+        threads = [run_in(homes[0].namespace, host(homes[0]))]
+        threads += [run_in(h.namespace, joiner(h)) for h in homes[1:]]
+        errors: list[BaseException] = []
+        for t in threads:
+            try:
+                t.join(timeout)
+            except BaseException as exc:  # every thread is joined before one error is raised
+                errors.append(exc)
+        if errors:
+            raise errors[0]
+    finally:
+        stop.set()
+        responder.join(10)
+    return TableOutcome(
+        links, round(max(up_at.values()) - started[0], 3), received, sum(chunks)
+    )

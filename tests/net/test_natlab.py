@@ -24,6 +24,7 @@ from natlab import (
     STUN_PORT,
     Home,
     Lab,
+    mesh_table,
     portmap_responder,
     punch_all,
     run_in,
@@ -377,6 +378,38 @@ def test_a_joiner_seats_itself_at_a_host_behind_a_nat_through_a_pasted_reply_cod
     host_out, joiner_out = trio.run(run)
     assert f"dialing {joiner_home.public_ip}:" in host_out
     assert "give the host this reply code" in joiner_out
+
+
+def test_four_homes_behind_cone_nats_form_a_table_with_every_link_direct(lab: Lab) -> None:
+    """The host's router maps its port; the joiners have no STUN and no mapping: the host
+    tells each where it sees it and times their punches, so no link stays on the relay."""
+    homes = [lab.add_home() for _ in range(4)]
+    table = mesh_table(homes)
+    joiners = (2, 3, 4)
+    for a in range(1, 5):
+        for b in range(1, 5):
+            if a == b:
+                continue
+            how = table.links[(a, b)]
+            if a in joiners and b in joiners:
+                assert how == "direct (punched)", (a, b, how)
+            else:
+                assert how in ("direct", "mapped"), (a, b, how)
+    assert table.links[(2, 1)] == "mapped"  # a joiner reaches the host through its mapping
+    assert table.received == {i: [j for j in range(1, 5) if j != i] for i in range(1, 5)}
+
+
+def test_a_symmetric_home_keeps_its_joiner_links_on_the_relay_and_the_table_plays(
+    lab: Lab,
+) -> None:
+    homes = [lab.add_home(symmetric=k == 3) for k in range(4)]
+    table = mesh_table(homes, direct_wait=8.0)
+    assert table.links[(2, 3)] == table.links[(3, 2)] == "direct (punched)"
+    for other in (2, 3):
+        assert table.links[(4, other)] == table.links[(other, 4)] == "relayed by the host"
+    assert table.links[(4, 1)] == "mapped"
+    assert table.relayed_chunks > 0
+    assert table.received == {i: [j for j in range(1, 5) if j != i] for i in range(1, 5)}
 
 
 def test_the_lab_leaves_no_thread_in_its_namespaces() -> None:

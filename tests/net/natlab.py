@@ -321,11 +321,13 @@ def punch_all(lab: Lab, homes: list[Home], port: int, window: float = 3.0) -> di
 
 
 def portmap_responder(
-    home: Home, stop: threading.Event, *, pcp: bool = True
+    home: Home, stop: threading.Event, *, pcp: bool = True, log: list[bytes] | None = None
 ) -> InNamespace:
     """The router's own PCP (or, with `pcp=False`, NAT-PMP only) responder on lan:5351.
 
-    A granted mapping is a real nftables DNAT rule on the router: wan:port -> home:port.
+    A granted mapping is a real nftables DNAT rule on the router: wan:port -> home:port,
+    for the lifetime asked; a request of lifetime 0 (a deletion) grants nothing and is
+    answered with lifetime 0. Every request received is appended to `log` if given.
     """
     import socket
     import struct
@@ -337,20 +339,27 @@ def portmap_responder(
              "iifname", "wan", "tcp", "dport", str(port), "dnat", "to", f"{home.lan_ip}:{port}")
 
     def answer(data: bytes) -> bytes | None:
+        if log is not None:
+            log.append(data)
         if data[:1] == b"\x02" and len(data) >= 60:
             if not pcp:
                 return struct.pack(">BBHI", 0, 0x80 | data[1], 1, 1)
             port = struct.unpack(">H", data[40:42])[0]
-            grant(port)
-            head = struct.pack(">BBBBII", 2, 0x81, 0, 0, 7200, 1) + bytes(12)
+            lifetime = struct.unpack(">I", data[4:8])[0]
+            if lifetime:
+                grant(port)
+            head = struct.pack(">BBBBII", 2, 0x81, 0, 0, lifetime, 1) + bytes(12)
             mapped = bytes(10) + b"\xff\xff" + public.packed
             return head + data[24:36] + struct.pack(">B3xHH", 6, port, port) + mapped
         if data[:2] == b"\x00\x00":
             return struct.pack(">BBHI", 0, 128, 0, 1) + public.packed
         if data[:2] == b"\x00\x02" and len(data) == 12:
             port = struct.unpack(">H", data[4:6])[0]
+            lifetime = struct.unpack(">I", data[8:12])[0]
+            if not lifetime:
+                return struct.pack(">BBHIHHI", 0, 130, 0, 1, port, 0, 0)
             grant(port)
-            return struct.pack(">BBHIHHI", 0, 130, 0, 1, port, port, 7200)
+            return struct.pack(">BBHIHHI", 0, 130, 0, 1, port, port, lifetime)
         return None
 
     ready = threading.Event()

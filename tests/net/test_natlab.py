@@ -37,7 +37,7 @@ from buraco_p2p.net.candidates import Candidate, CandidateKind, NatClass
 from buraco_p2p.net.identity import Identity
 from buraco_p2p.net.invite import Endpoint, Invite
 from buraco_p2p.net.link import handshake
-from buraco_p2p.net.portmap import PortMapError, map_port
+from buraco_p2p.net.portmap import PortMapError, hold_mapping, map_port
 from buraco_p2p.net.punch import PunchError, simultaneous_open
 from buraco_p2p.net.reply import ReplyCode
 from buraco_p2p.net.stun import StunError, binding, probe
@@ -318,6 +318,60 @@ def test_a_router_that_grants_a_mapping_lets_a_stranger_dial_in(lab: Lab, pcp: b
     finally:
         stop.set()
         responder.join(10)
+
+
+@pytest.mark.parametrize("pcp", [True, False], ids=["PCP", "NAT-PMP"])
+def test_a_held_mapping_is_renewed_at_half_its_lifetime_and_deleted_at_the_end(
+    lab: Lab, pcp: bool
+) -> None:
+    """The clock is injected: the first wait returns at once (the lifetime's half has
+    passed), later ones never; no real time passes between the requests."""
+    import struct
+
+    home = lab.add_home()
+    stop = threading.Event()
+    log: list[bytes] = []
+    responder = portmap_responder(home, stop, pcp=pcp, log=log)
+    waits: list[float] = []
+
+    async def clock(seconds: float) -> None:
+        waits.append(seconds)
+        if len(waits) > 1:
+            await trio.sleep_forever()
+
+    def lifetime(request: bytes) -> int:
+        field = request[4:8] if pcp else request[8:12]
+        return int(struct.unpack(">I", field)[0])
+
+    def maps() -> list[bytes]:
+        opcode = b"\x02\x01" if pcp else b"\x00\x02"
+        return [r for r in log if r[:2] == opcode]
+
+    async def go() -> tuple[int, Endpoint]:
+        async with hold_mapping(PUNCH_PORT, sleep=clock) as held:
+            with trio.fail_after(10):
+                while held.renewals < 1:
+                    await trio.sleep(0.01)
+            renewals, external = held.renewals, held.mapping.external
+        with trio.fail_after(10):
+            while len(maps()) < 3:
+                await trio.sleep(0.01)
+        return renewals, external
+
+    try:
+        renewals, external = run_in(home.namespace, go).join(30)
+    finally:
+        stop.set()
+        responder.join(10)
+    assert renewals == 1
+    assert external == Endpoint.parse(home.public_ip, PUNCH_PORT)
+    assert waits[0] == 3600  # half of the 7200 s the responder granted
+    first, renewal, deletion = maps()
+    assert lifetime(first) == lifetime(renewal) == 7200 and lifetime(deletion) == 0
+    if pcp:  # the same nonce renews and deletes the same mapping (RFC 6887 section 11.2.1)
+        assert first[24:36] == renewal[24:36] == deletion[24:36]
+    else:  # a deletion suggests external port 0 (RFC 6886 section 3.4)
+        assert deletion[6:8] == b"\x00\x00"
 
 
 def test_no_port_mapping_where_nobody_answers(lab: Lab) -> None:

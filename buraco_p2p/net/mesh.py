@@ -6,7 +6,8 @@ peer also listens for its peers. For each pair, the peer with the *higher* seat 
 lower one, so there is never a race between two links for one pair; a joiner dials the
 host itself. A pair whose direct link cannot be opened within `direct_timeout` talks
 through the host (`relaying.py`), with the same handshake run end to end over the relayed
-channel. Opening links and keeping them open is `dialing.py`; the events are `events.py`.
+channel. Opening links and keeping them open is `dialing.py`; the events are `events.py`,
+the settings and the persisted state `meshconfig.py`, punching between joiners `punching.py`.
 
 Delivery is exactly once and in order per sender across link failures and restarts
 (`reliable.py`): every link starts with a `Resume` exchange and missed messages are sent
@@ -38,7 +39,6 @@ import math
 import secrets
 from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable
-from dataclasses import dataclass
 from typing import Any
 
 import trio
@@ -61,17 +61,16 @@ from buraco_p2p.net.handshake import secret_hint
 from buraco_p2p.net.identity import Identity, PeerKey
 from buraco_p2p.net.invite import Endpoint, Invite
 from buraco_p2p.net.link import SecureLink
+from buraco_p2p.net.meshconfig import MeshConfig, MeshState
 from buraco_p2p.net.outbox import LinkRun, Outbox
 from buraco_p2p.net.punch import share_listening_port
 from buraco_p2p.net.punching import HOST_PUNCH_TAGS, JOINER_PUNCH_TAGS, Punches
 from buraco_p2p.net.relay import RELAY_TAGS, parse_relay
 from buraco_p2p.net.relaying import Relays
 from buraco_p2p.net.reliable import (
-    DEFAULT_MAX_BUFFER,
     INCARNATION_LEN,
     RELIABLE_TAGS,
     Ack,
-    ChannelState,
     Data,
     Liveness,
     ReliableChannel,
@@ -126,66 +125,6 @@ PUNCH_TAGS = HOST_PUNCH_TAGS | JOINER_PUNCH_TAGS
 SEND_QUEUE_HEADROOM = 1024
 
 
-
-@dataclass(frozen=True)
-class MeshConfig:
-    heartbeat_interval: float = 1.0
-    heartbeat_timeout: float = 5.0
-    direct_timeout: float = 3.0
-    handshake_timeout: float = 10.0
-    hello_timeout: float = 10.0
-    redial_min: float = 0.05
-    redial_max: float = 2.0
-    # A relayed pair keeps trying the direct link, with this backoff, and moves to it.
-    direct_retry_min: float = 1.0
-    direct_retry_max: float = 30.0
-    max_buffer: int = DEFAULT_MAX_BUFFER
-    # Encoded bytes of one peer's messages that may wait unread in our inbox.
-    max_unread_bytes: int = 64 << 20
-    # Relayed bytes one link may have queued; past it the host drops the relayed channel.
-    relay_queue_bytes: int = 4 << 20
-    # Host: time simultaneous opens between joiners behind NATs (punching.py); a joiner's
-    # window for one such punch.
-    punch_peers: bool = True
-    punch_window: float = 5.0
-    # Test hook: True refuses direct links between the two keys (either order).
-    refuse_direct: Callable[[PeerKey, PeerKey], bool] | None = None
-    # Test hook on the host: sees every relayed chunk (source, destination, bytes).
-    relay_tap: Callable[[PeerKey, PeerKey, bytes], None] | None = None
-
-
-@dataclass(frozen=True)
-class MeshState:
-    """Delivery state to persist with the application's own state (see `Mesh.snapshot`)."""
-
-    incarnation: bytes
-    channels: dict[bytes, ChannelState]
-
-    def to_wire(self) -> list[Any]:
-        return [self.incarnation, {k.hex(): v.to_wire() for k, v in self.channels.items()}]
-
-    @classmethod
-    def from_wire(cls, value: Any) -> MeshState:
-        if (
-            not isinstance(value, list)
-            or len(value) != 2
-            or not isinstance(value[0], bytes)
-            or len(value[0]) != INCARNATION_LEN
-            or not isinstance(value[1], dict)
-        ):
-            raise MeshError("saved mesh state is malformed")
-        channels: dict[bytes, ChannelState] = {}
-        for key, state in value[1].items():
-            try:
-                raw = bytes.fromhex(key) if isinstance(key, str) else b""
-            except ValueError:
-                raw = b""
-            if len(raw) != 32:
-                raise MeshError("saved mesh state names an invalid peer key")
-            channels[raw] = ChannelState.from_wire(state)
-            if channels[raw].incarnation != value[0]:
-                raise MeshError("saved mesh state mixes incarnations")
-        return cls(value[0], channels)
 class _Peer:
     def __init__(self, key: PeerKey, channel: ReliableChannel) -> None:
         self.key = key

@@ -204,10 +204,15 @@ class Punches:
             mesh._enqueue(run, [SEEN, endpoint_wire(observed)])
         for other in mesh.peers():
             if other != key and mesh.is_up(other):
-                self.relay_opened(key, other)
+                self.pair(key, other)
 
     def relay_opened(self, a: PeerKey, b: PeerKey) -> None:
-        """Host: `a` and `b` talk (or are about to) through us: time a punch for them."""
+        """Host: `a` opened a relayed channel to `b`, so they have no direct link: punch."""
+        self.pair(a, b)
+
+    def pair(self, a: PeerKey, b: PeerKey) -> None:
+        """Host: time a punch between joiners `a` and `b`, unless one is under way, the
+        pair's backoff has not run out, or they need none."""
         mesh = self.mesh
         pair = frozenset((a, b))
         if (
@@ -222,10 +227,12 @@ class Punches:
         mesh._nursery.start_soon(self._coordinate, a, b, pair)
 
     def _behind_nat(self, key: PeerKey) -> bool:
-        seen, member = self.observed.get(key), self.mesh.roster and self.mesh.roster.member(key)
-        return seen is not None and bool(member) and all(
-            ep.ip != seen.ip for ep in member.addresses  # type: ignore[union-attr]
-        )
+        """We see `key` at an address its roster entry does not list."""
+        seen = self.observed.get(key)
+        member = self.mesh.roster.member(key) if self.mesh.roster is not None else None
+        if seen is None or member is None:
+            return False
+        return all(ep.ip != seen.ip for ep in member.addresses)
 
     def _wanted(self, a: PeerKey, b: PeerKey) -> bool:
         mesh = self.mesh

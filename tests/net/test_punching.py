@@ -126,6 +126,7 @@ async def test_a_punch_record_for_a_peer_not_seated_is_ignored_and_a_bad_one_clo
     ):
         with trio.fail_after(10):
             await bia.wait_all_up(2)
+            await host.wait_all_up(2)
         await host._send_raw(bia.me, ["punch", CAIO.raw, [["198.51.100.9", 40404]]])
         with trio.fail_after(10):
             while not any("not seated" in r for r in bia.rejections):

@@ -11,7 +11,8 @@ mapping, the joiners have no STUN server and no mapping, the host times their pu
   many are direct on both ends (goal 6); joiner_links_punched_cone: of the 3 joiner-joiner
   links, how many were made by a simultaneous open.
 - table_up_s_cone: from the host's invite to all four seated with every link up and direct
-  (goal <= 5 s).
+  (goal <= 5 s). hand_played_cone: four bots then played a hand over those links and every
+  home holds the same log (hand_entries_cone entries).
 - direct_links_one_symmetric: the same with one joiner's home behind `masquerade
   fully-random`: its two joiner links cannot be punched and stay on the relay (relayed_links_
   one_symmetric); its link to the host goes through the host's mapping. (The issue's goal of 3
@@ -31,6 +32,7 @@ import argparse
 import json
 import statistics
 import sys
+import tempfile
 import threading
 import time
 from pathlib import Path
@@ -68,14 +70,18 @@ def _count(table: TableOutcome, homes: int) -> tuple[int, int, int]:
 
 def measure(tries: int) -> dict[str, Any]:
     out: dict[str, Any] = {}
-    with Lab() as lab:
+    with Lab() as lab, tempfile.TemporaryDirectory() as tables:
         homes = [lab.add_home() for _ in range(4)]
-        table = mesh_table(homes)
+        table = mesh_table(homes, hand_dir=Path(tables), timeout=300)
         direct, _, punched = _count(table, 4)
         out["direct_links_cone"] = direct
         out["joiner_links_punched_cone"] = punched
         out["table_up_s_cone"] = table.up_s
         out["table_played_cone"] = all(len(v) == 3 for v in table.received.values())
+        out["hand_played_cone"] = (
+            len(table.hand_digests) == 4 and len(set(table.hand_digests.values())) == 1
+        )
+        out["hand_entries_cone"] = max(table.hand_entries.values(), default=0)
     with Lab() as lab:
         homes = [lab.add_home(symmetric=k == 3) for k in range(4)]
         table = mesh_table(homes, direct_wait=8.0)

@@ -16,6 +16,7 @@ belongs to its home. Used by tests/net/test_natlab.py and benchmarks/internet.py
 from __future__ import annotations
 
 import ctypes
+import hashlib
 import ipaddress
 import os
 import secrets
@@ -25,6 +26,7 @@ import threading
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, TypeVar
 
 import trio
@@ -419,6 +421,9 @@ class TableOutcome:
     up_s: float
     received: dict[int, list[int]]
     relayed_chunks: int
+    # With `hand_dir`: each home's log once the first hand is over (entries, SHA-256).
+    hand_entries: dict[int, int] = field(default_factory=dict)
+    hand_digests: dict[int, str] = field(default_factory=dict)
 
 
 class _Countdown:
@@ -441,6 +446,7 @@ def mesh_table(
     port: int = 4470,
     direct_wait: float = 15.0,
     timeout: float = 60.0,
+    hand_dir: Path | None = None,
 ) -> TableOutcome:
     """A real table of `len(homes)` seats: the host in `homes[0]`, one joiner per other home.
 
@@ -448,7 +454,9 @@ def mesh_table(
     its invite, as `--internet` does; the joiners have no STUN server and no mapping. Every
     peer listens on every IPv4 interface of its home. Each waits until all its links are up
     and, for up to `direct_wait` seconds, none is relayed (links that cannot punch stay
-    relayed); then every peer sends one message to all and reads one from each.
+    relayed); then every peer sends one message to all and reads one from each. With
+    `hand_dir` (where each peer keeps its table), the table then plays one hand of the
+    classic rules, each seat a bot, over these links.
     """
     from buraco_p2p.net.candidates import CandidateKind
     from buraco_p2p.net.identity import Identity
@@ -461,6 +469,9 @@ def mesh_table(
     invite_box: list[Invite] = []
     invite_ready = threading.Event()
     settled, finished = _Countdown(len(homes)), _Countdown(len(homes))
+    handed = _Countdown(len(homes))
+    hand_entries: dict[int, int] = {}
+    hand_digests: dict[int, str] = {}
     started: list[float] = []
     up_at: dict[int, float] = {}
     links: dict[tuple[int, int], str | None] = {}
@@ -488,9 +499,36 @@ def mesh_table(
                     got.append(by_key[peer])
         with lock:
             received[me] = sorted(got)
+        if hand_dir is not None:
+            await play_hand(me, mesh)
         finished.done()
         await wait_event(finished.event)
         await trio.sleep(0.2)  # the last acks, so nobody reports a peer down early
+
+    async def play_hand(me: int, mesh: Mesh) -> None:
+        from buraco_p2p.bots import make_bot
+        from buraco_p2p.play.botpeer import cut_after_hands
+        from buraco_p2p.play.node import start_on_mesh
+        from buraco_p2p.rules import get_preset
+
+        assert hand_dir is not None
+        rules = get_preset("classic").with_overrides({"players": len(homes)})
+        bot = make_bot("heuristic")
+
+        def choose(peer: Any, rng: Any) -> Any:
+            return bot.choose_move(peer.table.view, rng)
+
+        async with start_on_mesh(
+            mesh, ids[me], hand_dir / f"p{me}", rules=rules if mesh.is_host else None,
+            choose=choose,
+        ) as driver:  # fmt: skip
+            await driver.wait_until(lambda p: cut_after_hands(p, 1) is not None)
+            wires = cut_after_hands(driver.peer, 1)
+            with lock:
+                hand_entries[me] = len(wires or [])
+                hand_digests[me] = hashlib.sha256(b"".join(wires or [])).hexdigest()
+            handed.done()
+            await wait_event(handed.event)
 
     def host(home: Home) -> Callable[[], Awaitable[None]]:
         async def go() -> None:
@@ -536,5 +574,6 @@ def mesh_table(
         stop.set()
         responder.join(10)
     return TableOutcome(
-        links, round(max(up_at.values()) - started[0], 3), received, sum(chunks)
+        links, round(max(up_at.values()) - started[0], 3), received, sum(chunks), hand_entries,
+        hand_digests,
     )

@@ -434,11 +434,14 @@ def test_a_joiner_seats_itself_at_a_host_behind_a_nat_through_a_pasted_reply_cod
     assert "give the host this reply code" in joiner_out
 
 
-def test_four_homes_behind_cone_nats_form_a_table_with_every_link_direct(lab: Lab) -> None:
+def test_four_homes_behind_cone_nats_form_a_table_with_every_link_direct_and_play_a_hand(
+    lab: Lab, tmp_path: Path
+) -> None:
     """The host's router maps its port; the joiners have no STUN and no mapping: the host
-    tells each where it sees it and times their punches, so no link stays on the relay."""
+    tells each where it sees it and times their punches, so no link stays on the relay.
+    Then four bots play a hand of the classic rules over those links."""
     homes = [lab.add_home() for _ in range(4)]
-    table = mesh_table(homes)
+    table = mesh_table(homes, hand_dir=tmp_path, timeout=240)
     joiners = (2, 3, 4)
     for a in range(1, 5):
         for b in range(1, 5):
@@ -451,6 +454,9 @@ def test_four_homes_behind_cone_nats_form_a_table_with_every_link_direct(lab: La
                 assert how in ("direct", "mapped"), (a, b, how)
     assert table.links[(2, 1)] == "mapped"  # a joiner reaches the host through its mapping
     assert table.received == {i: [j for j in range(1, 5) if j != i] for i in range(1, 5)}
+    entries = set(table.hand_entries.values())
+    assert len(table.hand_entries) == 4 and len(entries) == 1 and entries.pop() > 10
+    assert len(set(table.hand_digests.values())) == 1  # every home holds the same log
 
 
 def test_a_symmetric_home_keeps_its_joiner_links_on_the_relay_and_the_table_plays(

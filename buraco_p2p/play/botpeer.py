@@ -40,7 +40,6 @@ from buraco_p2p.session import Peer
 __all__ = ["SEED_ENV", "cut_after_hands", "derive", "register"]
 
 
-
 def derive(seed: int, what: str) -> bytes:
     """A 32-byte value of a reproducible self-play run (never for real play)."""
     return hashlib.sha256(f"buraco-p2p/netselfplay/{seed}/{what}".encode()).digest()
@@ -87,6 +86,9 @@ def register(subparsers: Any) -> None:
     p.add_argument("--heir", action="store_true",
                    help="with --join: take the seat a replace agreement passes to us")  # fmt: skip
     p.add_argument("--stats", metavar="FILE", help="write timings (JSON) here when done")
+    # A timed match's minute in seconds of this peer's clock: tests run a match with a time
+    # limit of one minute in a fraction of a second.
+    p.add_argument("--minute-seconds", type=float, default=60.0, help=argparse.SUPPRESS)
     p.add_argument(
         "--report-at", type=int, metavar="N", help="say `reached T` once the log holds N entries"
     )
@@ -170,7 +172,7 @@ async def _serve(
         rng_secret=derive(seed, f"rng/{i}") if seed is not None else None,
         identity_seed=ident_seed, timeout_ms=args.timeout_ms, port=args.port,
         on_invite=_announce, heir=args.heir,
-        choose=choose, void_action=args.void,
+        choose=choose, void_action=args.void, minute=args.minute_seconds,
     ) as driver:  # fmt: skip
         _bot_replaces(args, driver, seed)
         if args.report_at is not None:
@@ -197,7 +199,8 @@ def _bot_replaces(args: argparse.Namespace, driver: Any, seed: int | None) -> No
     heirs = driver.replacer
     if not isinstance(heirs, Heirs):
         return
-    heirs.args = ["--bot", args.bot, "--timeout-ms", str(args.timeout_ms)]
+    heirs.args = ["--bot", args.bot, "--timeout-ms", str(args.timeout_ms),
+                  "--minute-seconds", str(args.minute_seconds)]  # fmt: skip
     if args.void:
         heirs.args += ["--void", args.void]
     if args.hands is not None:

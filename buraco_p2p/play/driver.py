@@ -167,10 +167,11 @@ class Driver:
     ) -> Driver:  # fmt: skip
         genesis = decode_entry(wires[0])
         rng = LogKeyedRandom(secret)
+        minute: float = kw.pop("minute", 60.0)  # a timed match's minute, in clock seconds
         # an identity the genesis does not name is an heir: it follows the log until a
         # "replace" agreement passes a seat to it (also when it resumes after that)
         heir = identity.public not in parse_genesis(genesis).keys
-        peer = Peer(genesis, identity, rng, time.monotonic(), heir=heir)
+        peer = Peer(genesis, identity, rng, time.monotonic(), heir=heir, minute=minute)
         rng.position = lambda: len(peer.table.log)
         d = cls(mesh, peer, store, secret=secret, saved=len(wires), **kw)
         now = d.clock()

@@ -15,6 +15,9 @@ Layout of `<data dir>/tables/<table id hex>/` (directory 0700, every file 0600):
              how to reach the table again (the host listens on the same port).
     roster   the host's last roster (`Roster.to_wire`), so a restarted host readmits the
              seated peers (host only).
+    rules    msgpack map {"rules": `RuleSet.to_wire()`, "timeout": int ms}: the terms the host
+             proposes, so a host restarted before the genesis was signed proposes the same
+             ones (host only; written with the table file, before the invite is shown).
 
 Cards revealed to us need no file of their own: they are opened by decryption shares that
 are in the log, with our hand key rebuilt from `secret`.
@@ -108,6 +111,18 @@ class TableStore:
 
     def save_roster(self, roster: Any) -> None:
         write_private(self.path / "roster", codec.pack(roster))
+
+    def save_rules(self, rules: Any, timeout_ms: int) -> None:
+        write_private(self.path / "rules", codec.pack({"rules": rules, "timeout": timeout_ms}))
+
+    def load_rules(self) -> tuple[Any, int]:
+        """The saved terms (the rules' wire form, unchecked: `RuleSet.from_wire` checks it)."""
+        value = self._read_msgpack("rules")
+        if not isinstance(value, dict) or set(value) != {"rules", "timeout"}:
+            raise StoreError("rules: not a map of rules, timeout")
+        if type(value["timeout"]) is not int or value["timeout"] <= 0:
+            raise StoreError("rules: timeout must be a positive integer")
+        return value["rules"], value["timeout"]
 
     def load_roster(self) -> Any:
         return self._read_msgpack("roster") if (self.path / "roster").exists() else None

@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import random
 import stat
+import time
 from pathlib import Path
 
 import pytest
@@ -86,6 +87,26 @@ def test_dropped_and_delayed_messages_still_end_in_identical_logs(tmp_path: Path
         c.env[i] = {"BURACO_P2P_NETFAULTS": f"0.1,0.05,{i}"}
     with c:
         c.start()
+        c.wait_done(300)
+    logs = {c.log_path(i).read_bytes() for i in range(4)}
+    assert len(logs) == 1
+    assert verify_path(str(c.log_path(0)), partial=True).code == 0
+
+
+def test_first_join_waits_for_a_restarting_host(tmp_path: Path) -> None:
+    """Bot peers whose first join finds the host down (killed after it announced the table)
+    keep trying until the host is back from its directory; the match then runs as usual."""
+    with Cluster(4, tmp_path / "d", tmp_path, seed=8, hands=1) as c:
+        c.start_host()
+        c.kill(0)
+        for i in range(1, 4):
+            c.join(i)
+        errs = [c.root / f"peer-{i}.stderr" for i in range(1, 4)]
+        deadline = time.monotonic() + 60
+        while not all(p.exists() and b"trying again" in p.read_bytes() for p in errs):
+            assert time.monotonic() < deadline, "the joiners never met the host down"
+            c.poll(0.1)  # a joiner that gives up instead exits, and the cluster raises
+        c.resume(0)
         c.wait_done(300)
     logs = {c.log_path(i).read_bytes() for i in range(4)}
     assert len(logs) == 1

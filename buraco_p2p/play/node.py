@@ -179,9 +179,15 @@ async def open_node(
         if meta.host:
             saved = store.load_roster()
             roster = Roster.from_wire(saved, "saved roster") if saved is not None else None
+            wires = store.load_log()
+            if wires:
+                seats = len(parse_genesis(decode_entry(wires[0])).keys)
+            else:
+                rules, timeout_ms = _saved_rules(store)
+                seats = rules.players
             cm = host_table(
                 identity, port=meta.port, table_id=inv.table_id, room_secret=inv.room_secret,
-                roster=roster, config=config,
+                roster=roster, config=config, seats=seats,
             )  # fmt: skip
         else:
             wires = store.load_log()
@@ -190,14 +196,14 @@ async def open_node(
                 patience = parse_genesis(decode_entry(wires[0])).timeout_ms / 1000
             cm = join_patiently(identity, inv, patience=patience, config=config)
         async with cm as mesh:
+            if meta.host:
+                mesh.roster_saver = _roster_saver(store)
             if on_invite is not None:
                 on_invite(inv)
             if store.load_log():
                 driver = Driver.restore(mesh, identity, store, secret, **driver_kw)
                 backlog: Backlog = []
             else:
-                if meta.host and rules is None:
-                    rules, timeout_ms = _saved_rules(store)
                 genesis, backlog = await agree_genesis(mesh, identity, rules, timeout_ms)
                 driver = Driver.fresh(mesh, genesis, identity, store, secret, **driver_kw)
             async with _running(driver, backlog):
@@ -241,6 +247,10 @@ async def start_on_mesh(
     secret = store.create(meta, identity_seed, rng_secret)
     if mesh.is_host and rules is not None:
         store.save_rules(rules.to_wire(), timeout_ms)
+    if mesh.is_host:
+        mesh.roster_saver = _roster_saver(store)
+        if mesh.roster is not None:
+            store.save_roster(mesh.roster.to_wire())
     if on_invite is not None:
         on_invite(inv)
     genesis, backlog = await agree_genesis(mesh, identity, rules, timeout_ms, held)
@@ -249,6 +259,13 @@ async def start_on_mesh(
     driver = Driver.fresh(mesh, genesis, identity, store, secret, **driver_kw)
     async with _running(driver, backlog):
         yield driver
+
+
+def _roster_saver(store: TableStore) -> Callable[[Roster], None]:
+    def save(roster: Roster) -> None:
+        store.save_roster(roster.to_wire())
+
+    return save
 
 
 def _saved_rules(store: TableStore) -> tuple[RuleSet, int]:

@@ -1,9 +1,14 @@
 """One session `Peer` run over a `Mesh`: the I/O loop around the sans-IO table protocol.
 
-Every call on the peer is followed, before anything else happens, by appending the entries it
-persisted to the table's log file (fsync'd); only then are its entries queued for sending and
-its events handed on. So a process killed at any moment restarts from a log that holds every
-entry it ever acted on, and `play.keyed` rebuilds its secrets from that log.
+What the peer produces is held until the entries it persisted are appended to the table's
+log file and synced; only then are its entries queued for sending and its events handed on.
+So a process killed at any moment restarts from a log that holds every entry it ever acted
+on, and `play.keyed` rebuilds its secrets from that log. The driver applies what it can before
+it syncs (every message already received, every entry that can be applied, our own move when
+a bot plays it) and syncs once for all of them: the sync, not the checks, is what a move costs
+on this path, and nothing waits on an entry's effects until the sync that covers it is done.
+A run of work without anything to send is cut every `BATCH_BUDGET` seconds, so a long catch-up
+still lets the links breathe.
 
 Messages on the mesh (msgpack arrays):
 
@@ -57,6 +62,10 @@ log = logging.getLogger(__name__)
 
 Chooser = Callable[[Peer, random.Random], Move]
 MAX_CHAT = 500
+# Work done between two syncs when nothing is to be sent meanwhile, in seconds.
+BATCH_BUDGET = 0.02
+# Messages already received that are filed before the work they allow is done.
+MAX_DRAIN = 256
 
 
 FAULTS_ENV = "BURACO_P2P_NETFAULTS"
@@ -119,6 +128,7 @@ class Driver:
         self._secret = secret
         self._saved = saved
         self._pending: dict[int, bytes] = {}
+        self._held = Output()
         self._send_in, self._send_out = trio.open_memory_channel[tuple[PeerKey | None, Any]](
             1 << 20
         )
@@ -170,6 +180,7 @@ class Driver:
         d._handle(peer.start(now))
         for wire in wires[1:]:
             d._handle(peer.receive(wire, now))
+        d._flush()
         return d
 
     # -- API for the caller ------------------------------------------------------------------
@@ -184,6 +195,10 @@ class Driver:
 
     def play(self, move: Move) -> None:
         """Our move (raises the engine's `IllegalMove` and changes nothing if illegal)."""
+        self._play(move)
+        self._flush()
+
+    def _play(self, move: Move) -> None:
         self.played_at[len(self.peer.log)] = self.clock()
         self._handle(self.peer.play(move, self.clock(), defer=True))
         self._bump()
@@ -196,11 +211,14 @@ class Driver:
         t = self.peer.table
         if t.voiding not in (None, "pending"):
             self._join_void()
+            self._flush()
             return f"joined the agreement to {t.voiding}"
         try:
             self._handle(self.peer.propose_void(action, self.clock()))
         except ValueError as exc:
             return f"no agreement proposed: {exc}"
+        finally:
+            self._flush()
         return f"proposed: {action}"
 
     def chat(self, text: str) -> None:
@@ -222,10 +240,21 @@ class Driver:
         self._send_in.send_nowait((to, msg))
 
     def _handle(self, out: Output) -> None:
-        """Persist first (durable on return), then queue the sends, then the events."""
+        """Hold what the peer produced until the next `_flush`."""
         t = self.clock()
         for e in out.persist:
             self.applied_at[e.index] = t
+        self._held.extend(out)
+
+    def _flush(self) -> None:
+        """Persist what is held (durable on return), then queue its sends, then its events;
+        again for what those events produce. Called before every wait, so nothing held is
+        ever seen by the network or the caller before it is on disk."""
+        while self._held.persist or self._held.send or self._held.relay or self._held.events:
+            out, self._held = self._held, Output()
+            self._act(out)
+
+    def _act(self, out: Output) -> None:
         fresh = [e for e in out.persist if e.index >= self._saved]
         if fresh:
             self.store.append([e.wire for e in fresh])
@@ -270,6 +299,7 @@ class Driver:
             body={"action": t.voiding, "silent": list(t.silent)},
         )  # fmt: skip
         self._pending[index] = entry.wire
+        self._flush()  # whatever the round builds on is on disk before we sign it away
         self._queue(None, ["e", entry.wire])
         self._handle(self.peer.receive(entry.wire, self.clock(), defer=True))
 
@@ -292,19 +322,25 @@ class Driver:
             log.info("no void proposed: %s", exc)
 
     async def _work(self) -> None:
-        """Apply what can be applied, one entry at a time so the network keeps flowing, and
-        play our turn if a bot plays for us."""
+        """Apply what can be applied and play our turn if a bot plays for us, syncing once
+        for a run of entries: before anything is to be sent, and every `BATCH_BUDGET`
+        seconds of work (then the network gets its turn)."""
+        since = self.clock()
         while True:
             while self.peer.busy:
                 self._handle(self.peer.work(self.clock()))
-                await trio.sleep(0)
+                if self._held.send or self.clock() - since >= BATCH_BUDGET:
+                    self._flush()
+                    await trio.sleep(0)
+                    since = self.clock()
             self._join_void()
             if self.choose is not None and my_turn(self.peer):
                 seed = self._secret + len(self.peer.log).to_bytes(8, "big")
                 view_rng = random.Random(seed)
                 move = self.choose(self.peer, view_rng)
-                self.play(move)
+                self._play(move)
                 continue
+            self._flush()
             return
 
     async def _sender(self) -> None:
@@ -336,6 +372,12 @@ class Driver:
         while True:
             key, msg = await self.mesh.receive()
             self._on_message(key, msg)
+            for _ in range(MAX_DRAIN):
+                try:
+                    key, msg = self.mesh.receive_nowait()
+                except trio.WouldBlock:
+                    break
+                self._on_message(key, msg)
             await self._work()
 
     def _on_message(self, key: PeerKey, msg: Any) -> None:
@@ -367,6 +409,7 @@ class Driver:
             await trio.sleep(self.tick_every)
             now = self.clock()
             self._handle(self.peer.tick(now))
+            self._flush()
             if not self.peer.table.closed and now - self._grew_at >= self.resync_after:
                 self._grew_at = now
                 self._queue(None, ["sync", len(self.peer.log)])

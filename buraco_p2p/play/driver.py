@@ -14,7 +14,7 @@ Messages on the mesh (msgpack arrays):
 
     ["e", wire]     a log entry (ours, or one we relay: the peer lists entries first heard
                     from others, which is how an author that equivocates meets both of its
-                    signatures at every honest peer)
+                    signatures at every honest peer; relayed to every party but the author)
     ["sync", n]     "I hold the first n entries": the receiver answers with every entry of
                     its log from index n and its own entries not yet in its log
     ["chat", text]  a line of table chat
@@ -268,7 +268,11 @@ class Driver:
                 self._pending[e.index] = wire
             self._queue(None, ["e", wire])
         for wire in out.relay:
-            self._queue(None, ["e", wire])
+            # to every other party but the author, who gains nothing from its own entry back
+            author = self.keys[decode_entry(wire).author].raw
+            for key in self.mesh.peers():
+                if key.raw != author:
+                    self._queue(key, ["e", wire])
         if out.persist:
             self._grew_at = self.clock()
             self._bump()

@@ -27,6 +27,7 @@ duplicates by hash) and self-authenticating (signed, chained).
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import os
 import random
@@ -129,6 +130,7 @@ class Driver:
         self._saved = saved
         self._pending: dict[int, bytes] = {}
         self._held = Output()
+        self._filed: set[bytes] = set()
         self._send_in, self._send_out = trio.open_memory_channel[tuple[PeerKey | None, Any]](
             1 << 20
         )
@@ -390,8 +392,15 @@ class Driver:
             return
         tag = msg[0]
         if tag == "e" and len(msg) == 2 and isinstance(msg[1], bytes):
+            # Every entry comes once from its author and once relayed by each other party:
+            # a copy byte for byte of one the peer has filed is dropped before it is decoded.
+            digest = hashlib.sha256(msg[1]).digest()
+            if digest in self._filed:
+                return
             out = self.peer.receive(msg[1], self.clock(), defer=True)
             self.refused += sum(1 for ev in out.events if type(ev).__name__ == "Refused")
+            if out.relay:  # filed (or held as evidence): a later copy can change nothing
+                self._filed.add(digest)
             self._handle(out)
         elif tag == "sync" and len(msg) == 2 and type(msg[1]) is int and msg[1] >= 0:
             for e in self.peer.log[msg[1] :]:

@@ -81,6 +81,10 @@ def register(subparsers: Any) -> None:
     p.add_argument("--hands", type=int, metavar="N", help="done after N hands")
     p.add_argument("--log-out", metavar="FILE", help="write the log here when done")
     p.add_argument("--port", type=int, default=0, metavar="PORT", help="host: listen port")
+    p.add_argument(
+        "--listen", default="127.0.0.1", metavar="ADDR",
+        help="numeric address the other peers reach this one on (default 127.0.0.1)",
+    )  # fmt: skip
     p.add_argument("--timeout-ms", type=int, default=120_000, metavar="MS")
     p.add_argument("--void", choices=("void", "end"), help="after a timeout, propose this")
     p.add_argument("--stats", metavar="FILE", help="write timings (JSON) here when done")
@@ -166,6 +170,7 @@ async def _serve(
         table_id=derive(seed, "table")[:16] if seed is not None and args.host else None,
         rng_secret=derive(seed, f"rng/{i}") if seed is not None else None,
         identity_seed=ident_seed, timeout_ms=args.timeout_ms, port=args.port,
+        listen_host=args.listen,
         on_invite=_announce,
         choose=choose, void_action=args.void,
     ) as driver:  # fmt: skip

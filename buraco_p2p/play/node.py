@@ -121,10 +121,12 @@ async def open_node(
     on_invite: Callable[[Invite], None] | None = None,
     config: MeshConfig | None = None,
     port: int = 0,
+    listen_host: str = "127.0.0.1",
     **driver_kw: Any,
 ) -> AsyncIterator[Driver]:
     """Host (`rules`), join (`invite`) or resume (`resume` = a table id in `root`) a table;
-    yields its running driver (the match goes on in the background until the block ends)."""
+    yields its running driver (the match goes on in the background until the block ends).
+    `listen_host` is the numeric address peers reach us on (loopback unless told)."""
     store: TableStore
     if resume is not None:
         store = TableStore.for_table(resume, root)
@@ -136,10 +138,10 @@ async def open_node(
             roster = Roster.from_wire(saved, "saved roster") if saved is not None else None
             cm = host_table(
                 identity, port=meta.port, table_id=inv.table_id, room_secret=inv.room_secret,
-                roster=roster, config=config,
+                roster=roster, config=config, listen_host=listen_host,
             )  # fmt: skip
         else:
-            cm = join_table(identity, inv, config=config)
+            cm = join_table(identity, inv, config=config, listen_host=listen_host)
         async with cm as mesh:
             if on_invite is not None:
                 on_invite(inv)
@@ -155,9 +157,10 @@ async def open_node(
     if invite is None:
         tid = table_id or secrets.token_bytes(16)
         seats = rules.players if rules is not None else DEFAULT_SEATS
-        cm = host_table(identity, port=port, table_id=tid, config=config, seats=seats)
+        cm = host_table(identity, port=port, table_id=tid, config=config, seats=seats,
+                        listen_host=listen_host)  # fmt: skip
     else:
-        cm = join_table(identity, invite, config=config)
+        cm = join_table(identity, invite, config=config, listen_host=listen_host)
     async with cm as mesh:
         if on_invite is not None:
             on_invite(mesh.invite)

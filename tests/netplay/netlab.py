@@ -28,9 +28,9 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "net"))
 
-from natlab import Lab, _run, unavailable  # noqa: E402
+from natlab import Lab, _run, unavailable
 
-from buraco_p2p.play.cluster import Cluster  # noqa: E402
+from buraco_p2p.play.cluster import Cluster
 
 __all__ = ["LabCluster", "Machine", "Switch", "unavailable"]
 

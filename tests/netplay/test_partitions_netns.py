@@ -7,8 +7,10 @@ Needs root, `ip netns` and nftables; skipped with the reason elsewhere.
 
 from __future__ import annotations
 
+import os
+import random
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -91,3 +93,69 @@ def test_a_partition_and_a_pulled_cable_heal_to_identical_logs(
         assert 3 not in c.done
         c.wait_done(180)
     _same_logs_the_audit_accepts(c)
+
+
+def test_a_tenth_of_every_links_segments_lost_still_ends_in_identical_logs(
+    lab: tuple[Switch, list[Machine]], tmp_path: Path
+) -> None:
+    """The switch drops one TCP segment in ten, from the first dial to the last entry: the
+    senders retransmit, so the rest arrive late and out of order, handshakes included."""
+    switch, machines = lab
+    switch.lose(10)
+    with LabCluster(machines, tmp_path / "d", tmp_path, seed=33, hands=1) as c:
+        c.start(60)
+        c.wait_done(180)
+    assert switch.lost() > 0
+    _same_logs_the_audit_accepts(c)
+
+
+def _apply_fault(
+    switch: Switch, machines: list[Machine], rnd: random.Random
+) -> Callable[[], int]:
+    """One random fault on the switch; returns what undoes it (a count of frames it cut)."""
+    kind = rnd.choice(["split", "isolate", "cable"])
+    shuffled = rnd.sample(machines, len(machines))
+    if kind == "cable":
+        victim = shuffled[0]
+        switch.unplug(victim)
+
+        def plug() -> int:
+            switch.plug(victim)
+            return 0
+
+        return plug
+    cut = 1 if kind == "isolate" else len(machines) // 2
+    switch.partition(shuffled[:cut], shuffled[cut:])
+    return switch.heal
+
+
+@pytest.mark.slow
+def test_a_whole_match_through_loss_partitions_and_pulled_cables(
+    lab: tuple[Switch, list[Machine]], tmp_path: Path
+) -> None:
+    """A whole match while the switch loses one TCP segment in twenty and, again and again,
+    splits the table in two, isolates one machine (the host's too) or pulls a cable, each
+    for a random 1 to 9 seconds. The seed of the faults is in the test's output."""
+    switch, machines = lab
+    fault_seed = int.from_bytes(os.urandom(4), "big")
+    print(f"fault seed {fault_seed}")
+    rnd = random.Random(fault_seed)
+    switch.lose(5)
+    everyone = set(range(len(machines)))
+    faults = 0
+    with LabCluster(machines, tmp_path / "d", tmp_path, seed=34) as c:
+        c.start(60)
+        deadline = time.monotonic() + 1500
+        while not everyone <= c.done:
+            assert time.monotonic() < deadline, f"not done after {faults} faults"
+            _drain(c, rnd.uniform(0.5, 4))
+            undo = _apply_fault(switch, machines, rnd)
+            try:
+                _drain(c, rnd.uniform(1, 9))
+            finally:
+                undo()
+            faults += 1
+        c.wait_done(60)
+    print(f"{faults} faults, {switch.lost()} segments lost")
+    log = _same_logs_the_audit_accepts(c)
+    assert faults >= 5 and log

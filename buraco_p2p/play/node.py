@@ -17,7 +17,7 @@ from typing import Any
 import trio
 
 from buraco_p2p.net.identity import Identity, PeerKey
-from buraco_p2p.net.invite import Invite
+from buraco_p2p.net.invite import Endpoint, Invite
 from buraco_p2p.net.mesh import Mesh, MeshConfig, RosterChanged, host_table, join_table
 from buraco_p2p.net.table import DEFAULT_SEATS, Roster
 from buraco_p2p.play.driver import Driver
@@ -122,11 +122,14 @@ async def open_node(
     config: MeshConfig | None = None,
     port: int = 0,
     listen_host: str = "127.0.0.1",
+    advertise: tuple[Endpoint, ...] | None = None,
     **driver_kw: Any,
 ) -> AsyncIterator[Driver]:
     """Host (`rules`), join (`invite`) or resume (`resume` = a table id in `root`) a table;
     yields its running driver (the match goes on in the background until the block ends).
-    `listen_host` is the numeric address peers reach us on (loopback unless told)."""
+    We listen on `listen_host`:`port` (loopback, any free port unless told; a resumed host
+    takes its saved port) and tell the peers `advertise` (by default, where we listen)."""
+    where: dict[str, Any] = {"listen_host": listen_host, "advertise": advertise}
     store: TableStore
     if resume is not None:
         store = TableStore.for_table(resume, root)
@@ -138,10 +141,10 @@ async def open_node(
             roster = Roster.from_wire(saved, "saved roster") if saved is not None else None
             cm = host_table(
                 identity, port=meta.port, table_id=inv.table_id, room_secret=inv.room_secret,
-                roster=roster, config=config, listen_host=listen_host,
+                roster=roster, config=config, **where,
             )  # fmt: skip
         else:
-            cm = join_table(identity, inv, config=config, listen_host=listen_host)
+            cm = join_table(identity, inv, config=config, port=port, **where)
         async with cm as mesh:
             if on_invite is not None:
                 on_invite(inv)
@@ -157,10 +160,9 @@ async def open_node(
     if invite is None:
         tid = table_id or secrets.token_bytes(16)
         seats = rules.players if rules is not None else DEFAULT_SEATS
-        cm = host_table(identity, port=port, table_id=tid, config=config, seats=seats,
-                        listen_host=listen_host)  # fmt: skip
+        cm = host_table(identity, port=port, table_id=tid, config=config, seats=seats, **where)
     else:
-        cm = join_table(identity, invite, config=config, listen_host=listen_host)
+        cm = join_table(identity, invite, config=config, port=port, **where)
     async with cm as mesh:
         if on_invite is not None:
             on_invite(mesh.invite)

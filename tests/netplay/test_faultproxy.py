@@ -8,9 +8,11 @@ import random
 import secrets
 from pathlib import Path
 
+import pytest
 import trio
 
 from buraco_p2p.audit import verify_path
+from buraco_p2p.cli import main
 from buraco_p2p.net.invite import Invite
 from buraco_p2p.play.cluster import Cluster
 
@@ -81,3 +83,13 @@ async def test_links_delayed_stalled_and_cut_mid_stream_still_end_in_identical_l
     assert all(log == logs[0] for log in logs), [len(log) for log in logs]
     for i in range(4):
         assert verify_path(str(c.log_path(i)), partial=True).code == 0
+
+
+def test_a_bot_peer_advertising_a_forwarder_needs_its_port(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The forwarder listens on the advertised address at the peer's own port, so that
+    port has to be fixed in advance."""
+    code = main(["bot-peer", "--host", "--data-dir", str(tmp_path), "--advertise", "127.0.0.2"])
+    assert code == 2
+    assert "--advertise needs --port" in capsys.readouterr().err

@@ -21,6 +21,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -148,8 +149,18 @@ class Switch(Lab):
         return dropped
 
     def unplug(self, m: Machine) -> None:
-        """Pull the machine's cable: its interface goes down (no carrier, no route)."""
+        """Pull the machine's cable: its interface goes down (no carrier, no route). Returns
+        once the switch has seen the carrier go (the kernel tells it a moment later), so from
+        then on nothing crosses the switch to or from the machine."""
         _run("ip", "-n", m.namespace, "link", "set", "eth0", "down")
+        deadline = time.monotonic() + 10
+        while "state disabled" not in subprocess.run(
+            ["bridge", "-n", self.inet, "link", "show", "dev", m.port],
+            capture_output=True, text=True, check=True,
+        ).stdout:  # fmt: skip
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"switch port {m.port} still forwards after unplugging")
+            time.sleep(0.02)
 
     def plug(self, m: Machine) -> None:
         """Plug it back in: the interface and its subnet route come back up."""

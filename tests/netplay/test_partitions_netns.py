@@ -130,12 +130,12 @@ def _apply_fault(
 
 
 @pytest.mark.slow
-def test_a_whole_match_through_loss_partitions_and_pulled_cables(
+def test_whole_matches_through_loss_partitions_and_pulled_cables(
     lab: tuple[Switch, list[Machine]], tmp_path: Path
 ) -> None:
-    """A whole match while the switch loses one TCP segment in twenty and, again and again,
-    splits the table in two, isolates one machine (the host's too) or pulls a cable, each
-    for a random 1 to 9 seconds. The seed of the faults is in the test's output."""
+    """Three whole matches while the switch loses one TCP segment in twenty and, again and
+    again, splits the table in two, isolates one machine (the host's too) or pulls a cable,
+    each for a random 1 to 9 seconds. The seed of the faults is in the test's output."""
     switch, machines = lab
     fault_seed = int.from_bytes(os.urandom(4), "big")
     print(f"fault seed {fault_seed}")
@@ -143,19 +143,21 @@ def test_a_whole_match_through_loss_partitions_and_pulled_cables(
     switch.lose(5)
     everyone = set(range(len(machines)))
     faults = 0
-    with LabCluster(machines, tmp_path / "d", tmp_path, seed=34) as c:
-        c.start(60)
-        deadline = time.monotonic() + 1500
-        while not everyone <= c.done:
-            assert time.monotonic() < deadline, f"not done after {faults} faults"
-            _drain(c, rnd.uniform(0.5, 4))
-            undo = _apply_fault(switch, machines, rnd)
-            try:
-                _drain(c, rnd.uniform(1, 9))
-            finally:
-                undo()
-            faults += 1
-        c.wait_done(60)
+    for seed in (34, 35, 36):
+        where = tmp_path / f"match{seed}"
+        with LabCluster(machines, where, where, seed=seed) as c:
+            c.start(60)
+            deadline = time.monotonic() + 900
+            while not everyone <= c.done:
+                assert time.monotonic() < deadline, f"not done after {faults} faults"
+                _drain(c, rnd.uniform(0.5, 4))
+                undo = _apply_fault(switch, machines, rnd)
+                try:
+                    _drain(c, rnd.uniform(1, 9))
+                finally:
+                    undo()
+                faults += 1
+            c.wait_done(60)
+        _same_logs_the_audit_accepts(c)
     print(f"{faults} faults, {switch.lost()} segments lost")
-    log = _same_logs_the_audit_accepts(c)
-    assert faults >= 5 and log
+    assert faults >= 5

@@ -16,6 +16,8 @@ from typing import Any
 
 import trio
 
+from buraco_p2p.net.commands import RETRY_FIRST, RETRY_MAX
+from buraco_p2p.net.errors import MeshError
 from buraco_p2p.net.identity import Identity, PeerKey
 from buraco_p2p.net.invite import Endpoint, Invite
 from buraco_p2p.net.mesh import Mesh, MeshConfig, RosterChanged, host_table, join_table
@@ -144,7 +146,7 @@ async def open_node(
                 roster=roster, config=config, **where,
             )  # fmt: skip
         else:
-            cm = join_table(identity, inv, config=config, port=port, **where)
+            cm = _joined(identity, inv, config=config, port=port, **where)
         async with cm as mesh:
             if on_invite is not None:
                 on_invite(inv)
@@ -162,7 +164,7 @@ async def open_node(
         seats = rules.players if rules is not None else DEFAULT_SEATS
         cm = host_table(identity, port=port, table_id=tid, config=config, seats=seats, **where)
     else:
-        cm = join_table(identity, invite, config=config, port=port, **where)
+        cm = _joined(identity, invite, config=config, port=port, **where)
     async with cm as mesh:
         if on_invite is not None:
             on_invite(mesh.invite)
@@ -171,6 +173,25 @@ async def open_node(
             rng_secret=rng_secret, identity_seed=identity_seed, **driver_kw,
         ) as driver:  # fmt: skip
             yield driver
+
+
+@contextlib.asynccontextmanager
+async def _joined(identity: Identity, invite: Invite, **kw: Any) -> AsyncIterator[Mesh]:
+    """`join_table`, tried again with a growing pause (as `join` does) while the host cannot
+    be reached: it may be restarting, or the network between us down for a while. Once we
+    are seated, the mesh dials the host again on its own."""
+    delay = RETRY_FIRST
+    while True:
+        stack = contextlib.AsyncExitStack()
+        try:
+            mesh = await stack.enter_async_context(join_table(identity, invite, **kw))
+        except MeshError:
+            await trio.sleep(delay)
+            delay = min(delay * 2, RETRY_MAX)
+            continue
+        async with stack:
+            yield mesh
+        return
 
 
 @contextlib.asynccontextmanager

@@ -52,7 +52,7 @@ class FaultProxy:
         self.accepted = 0
         self.forwarded = 0
         self.cuts = 0
-        self.held = 0  # chunks that waited for a stall to end
+        self.held = 0  # connections and chunks that waited for a stall to end
         self._flowing = trio.Event()
         self._flowing.set()
 
@@ -84,7 +84,9 @@ class FaultProxy:
 
     async def _carry(self, client: trio.SocketStream) -> None:
         async with client:
-            await self._flowing.wait()
+            if not self._flowing.is_set():
+                self.held += 1
+                await self._flowing.wait()
             try:
                 target = await trio.open_tcp_stream(*self.target)
             except OSError:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import random
 import secrets
+import time
 from pathlib import Path
 
 import pytest
@@ -83,6 +84,38 @@ async def test_links_delayed_stalled_and_cut_mid_stream_still_end_in_identical_l
     assert all(log == logs[0] for log in logs), [len(log) for log in logs]
     for i in range(4):
         assert verify_path(str(c.log_path(i)), partial=True).code == 0
+
+
+def _drain(c: Cluster, seconds: float) -> None:
+    """Take in the peers' lines for `seconds` (a peer that exits with an error raises)."""
+    deadline = time.monotonic() + seconds
+    while (left := deadline - time.monotonic()) > 0:
+        c.poll(left)
+
+
+async def test_joiners_that_cannot_reach_the_host_keep_trying(tmp_path: Path) -> None:
+    """The host's forwarder holds every connection while three bot peers try to join, for
+    longer than a dial's timeout: they try again, with a growing pause, and are seated once
+    it lets them through (as `join` does; they used to exit with "cannot reach the host")."""
+    c = Cluster(4, tmp_path / "d", tmp_path, seed=37, hands=1)
+    proxies = _proxied(c, random.Random(37))
+    async with trio.open_nursery() as nursery:
+        for p in proxies:
+            await nursery.start(p.serve)
+        try:
+            await trio.to_thread.run_sync(c.start_host)
+            proxies[0].stall()
+            for i in (1, 2, 3):
+                c.join(i)
+            await trio.to_thread.run_sync(_drain, c, 8)
+            assert proxies[0].held >= 3 and not c.done
+            proxies[0].resume()
+            await trio.to_thread.run_sync(c.wait_done, 120)
+        finally:
+            await trio.to_thread.run_sync(c.close)
+            nursery.cancel_scope.cancel()
+    logs = [c.log_path(i).read_bytes() for i in range(4)]
+    assert all(log == logs[0] for log in logs)
 
 
 def test_a_bot_peer_advertising_a_forwarder_needs_its_port(

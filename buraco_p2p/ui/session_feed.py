@@ -23,7 +23,7 @@ from buraco_p2p.play.cluster import Cluster
 from buraco_p2p.play.driver import Driver, my_turn
 from buraco_p2p.play.node import open_node
 from buraco_p2p.rules import RuleSet
-from buraco_p2p.session import Event, Fault, HandEnded, HandStarted, TimedOut, Voided
+from buraco_p2p.session import Event, Fault, HandEnded, HandStarted, TimedOut, TimeUp, Voided
 from buraco_p2p.ui.feed import (
     ChatLine,
     Complaint,
@@ -145,6 +145,8 @@ class SessionFeed:
                 self._complaints.append(Complaint(-1, str(ev.error.author), str(ev.error)))
             elif isinstance(ev, TimedOut | Voided):
                 self._chat.append(ChatLine(None, type(ev).__name__))
+            elif isinstance(ev, TimeUp):
+                self._chat.append(ChatLine(None, "the time is up (a tied lead plays on)"))
         self._turn_since = time.monotonic()
         self._publish()
 

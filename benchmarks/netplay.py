@@ -15,6 +15,9 @@ share.
   peer has applied the signed move entry.
 - match_s: wall time of the whole match, process start to the last peer done.
 - peak_rss_mb: the largest peak resident set size of any peer process.
+- cpu_ms_per_entry: processor time (user and system) of a peer over the match, averaged over
+  the peers, per log entry: the cost that the figures above multiply on a loaded machine.
+- syncs_per_entry: log syncs (fdatasync) of a peer per log entry, averaged over the peers.
 - resume_s: a peer is SIGKILLed in the middle of a hand and started again from its data
   directory; from the kill to its log holding every entry the host had at the moment of the
   kill (process start, log replay and catch-up from the peers included).
@@ -78,6 +81,12 @@ def match(tmp: Path, players: int, rules: str, target: int, seed: int) -> dict[s
         "move_p99_ms": round(_pct(moves, 0.99), 2),
         "match_s": round(match_s, 1),
         "peak_rss_mb": round(max(d["rss_mb"] for d in docs), 1),
+        "cpu_ms_per_entry": round(
+            1000 * sum(d["cpu_s"] for d in docs) / len(docs) / len(docs[0]["applied"]), 2
+        ),
+        "syncs_per_entry": round(
+            sum(d["syncs"] for d in docs) / len(docs) / len(docs[0]["applied"]), 2
+        ),
         "hands": sum(1 for e in docs[0]["applied"] if e[1] == "keys") // players,
         "moves": len(moves),
         "entries": len(docs[0]["applied"]),

@@ -185,6 +185,9 @@ class Mesh:
         ](math.inf)
         self._events_send, self._events_recv = trio.open_memory_channel[MeshEvent](MAX_EVENTS)
         self.relays = Relays(self)
+        # Host: called with every new roster, so a host restarted at any moment seats the
+        # same peers in the same seats (a joiner ignores a roster older than its own).
+        self.roster_saver: Callable[[Roster], None] | None = None
         self.dialer = Dialer(self)
         self.punches = Punches(self)
         self.unseated: str | None = None  # why our own seat was freed, once it is
@@ -299,7 +302,15 @@ class Mesh:
 
     async def receive(self) -> tuple[PeerKey, Any]:
         """The next message from any peer, in order per sender, each exactly once."""
-        key, incarnation, payload, size = await self._inbox_recv.receive()
+        return self._took(await self._inbox_recv.receive())
+
+    def receive_nowait(self) -> tuple[PeerKey, Any]:
+        """`receive` without waiting (`trio.WouldBlock` if no message is in): a caller that
+        takes every message already here before acting on them can act once for all."""
+        return self._took(self._inbox_recv.receive_nowait())
+
+    def _took(self, item: tuple[PeerKey, bytes | None, Any, int]) -> tuple[PeerKey, Any]:
+        key, incarnation, payload, size = item
         p = self._peers[key]
         p.unread_bytes -= size
         p.channel.consumed(incarnation)
@@ -423,6 +434,8 @@ class Mesh:
             return
         change = succession(old, roster, sender) if old is not None else None
         self.roster = roster
+        if self.is_host and self.roster_saver is not None:
+            self.roster_saver(roster)
         my_seat = self._seat(self.me)
         for m in roster.members:
             if m.key == self.me:

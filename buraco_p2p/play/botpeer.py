@@ -204,13 +204,16 @@ async def _serve(
 
 def _write_stats(path: str, driver: Any, wires: list[bytes]) -> None:
     """Timings for the benchmark: entries applied here (index, kind, author, time), our
-    moves' play times, the peak resident memory."""
+    moves' play times, the peak resident memory, the processor time used."""
     log = driver.peer.log[: len(wires)]
+    usage = resource.getrusage(resource.RUSAGE_SELF)
     doc = {
         "applied": [[e.index, e.kind, e.author, driver.applied_at.get(e.index)] for e in log],
         "played": [[i, t] for i, t in driver.played_at.items()],
         "party": driver.peer.party,
-        "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+        "rss_mb": usage.ru_maxrss / 1024,
+        "cpu_s": usage.ru_utime + usage.ru_stime,
+        "syncs": driver.store.syncs,
     }
     with open(path, "w") as f:
         json.dump(doc, f)

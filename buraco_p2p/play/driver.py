@@ -1,15 +1,20 @@
 """One session `Peer` run over a `Mesh`: the I/O loop around the sans-IO table protocol.
 
-Every call on the peer is followed, before anything else happens, by appending the entries it
-persisted to the table's log file (fsync'd); only then are its entries queued for sending and
-its events handed on. So a process killed at any moment restarts from a log that holds every
-entry it ever acted on, and `play.keyed` rebuilds its secrets from that log.
+What the peer produces is held until the entries it persisted are appended to the table's
+log file and synced; only then are its entries queued for sending and its events handed on.
+So a process killed at any moment restarts from a log that holds every entry it ever acted
+on, and `play.keyed` rebuilds its secrets from that log. The driver applies what it can before
+it syncs (every message already received, every entry that can be applied, our own move when
+a bot plays it) and syncs once for all of them: the sync, not the checks, is what a move costs
+on this path, and nothing waits on an entry's effects until the sync that covers it is done.
+A run of work without anything to send is cut every `BATCH_BUDGET` seconds, so a long catch-up
+still lets the links breathe.
 
 Messages on the mesh (msgpack arrays):
 
     ["e", wire]     a log entry (ours, or one we relay: the peer lists entries first heard
                     from others, which is how an author that equivocates meets both of its
-                    signatures at every honest peer)
+                    signatures at every honest peer; relayed to every party but the author)
     ["sync", n]     "I hold the first n entries": the receiver answers with every entry of
                     its log from index n and its own entries not yet in its log
     ["chat", text]  a line of table chat
@@ -22,6 +27,7 @@ duplicates by hash) and self-authenticating (signed, chained).
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import os
 import random
@@ -55,6 +61,10 @@ log = logging.getLogger(__name__)
 
 Chooser = Callable[[Peer, random.Random], Move]
 MAX_CHAT = 500
+# Work done between two syncs when nothing is to be sent meanwhile, in seconds.
+BATCH_BUDGET = 0.02
+# Messages already received that are filed before the work they allow is done.
+MAX_DRAIN = 256
 
 
 FAULTS_ENV = "BURACO_P2P_NETFAULTS"
@@ -118,6 +128,8 @@ class Driver:
         self._secret = secret
         self._saved = saved
         self._pending: dict[int, bytes] = {}
+        self._held = Output()
+        self._filed: set[bytes] = set()
         self._send_in, self._send_out = trio.open_memory_channel[tuple[PeerKey | None, Any]](
             1 << 20
         )
@@ -170,6 +182,7 @@ class Driver:
         d._handle(peer.start(now))
         for wire in wires[1:]:
             d._handle(peer.receive(wire, now))
+        d._flush()
         return d
 
     # -- API for the caller ------------------------------------------------------------------
@@ -184,6 +197,10 @@ class Driver:
 
     def play(self, move: Move) -> None:
         """Our move (raises the engine's `IllegalMove` and changes nothing if illegal)."""
+        self._play(move)
+        self._flush()
+
+    def _play(self, move: Move) -> None:
         self.played_at[len(self.peer.log)] = self.clock()
         self._handle(self.peer.play(move, self.clock(), defer=True))
         self._bump()
@@ -196,11 +213,14 @@ class Driver:
         prop = self.peer.proposal
         if prop is not None and self.peer.agreement is None:
             self._join_void()
+            self._flush()
             return f"joined the agreement to {prop[0].action}"
         try:
             self._handle(self.peer.propose_void(action, self.clock()))
         except ValueError as exc:
             return f"no agreement proposed: {exc}"
+        finally:
+            self._flush()
         return f"proposed: {action}"
 
     def chat(self, text: str) -> None:
@@ -222,10 +242,21 @@ class Driver:
         self._send_in.send_nowait((to, msg))
 
     def _handle(self, out: Output) -> None:
-        """Persist first (durable on return), then queue the sends, then the events."""
+        """Hold what the peer produced until the next `_flush`."""
         t = self.clock()
         for e in out.persist:
             self.applied_at[e.index] = t
+        self._held.extend(out)
+
+    def _flush(self) -> None:
+        """Persist what is held (durable on return), then queue its sends, then its events;
+        again for what those events produce. Called before every wait, so nothing held is
+        ever seen by the network or the caller before it is on disk."""
+        while self._held.persist or self._held.send or self._held.relay or self._held.events:
+            out, self._held = self._held, Output()
+            self._act(out)
+
+    def _act(self, out: Output) -> None:
         fresh = [e for e in out.persist if e.index >= self._saved]
         if fresh:
             self.store.append([e.wire for e in fresh])
@@ -239,7 +270,11 @@ class Driver:
                 self._pending[e.index] = wire
             self._queue(None, ["e", wire])
         for wire in out.relay:
-            self._queue(None, ["e", wire])
+            # to every other party but the author, who gains nothing from its own entry back
+            author = self.keys[decode_entry(wire).author].raw
+            for key in self.mesh.peers():
+                if key.raw != author:
+                    self._queue(key, ["e", wire])
         if out.persist:
             self._grew_at = self.clock()
             self._bump()
@@ -281,19 +316,25 @@ class Driver:
             log.info("no void proposed: %s", exc)
 
     async def _work(self) -> None:
-        """Apply what can be applied, one entry at a time so the network keeps flowing, and
-        play our turn if a bot plays for us."""
+        """Apply what can be applied and play our turn if a bot plays for us, syncing once
+        for a run of entries: before anything is to be sent, and every `BATCH_BUDGET`
+        seconds of work (then the network gets its turn)."""
+        since = self.clock()
         while True:
             while self.peer.busy:
                 self._handle(self.peer.work(self.clock()))
-                await trio.sleep(0)
+                if self._held.send or self.clock() - since >= BATCH_BUDGET:
+                    self._flush()
+                    await trio.sleep(0)
+                    since = self.clock()
             self._join_void()
             if self.choose is not None and my_turn(self.peer):
                 seed = self._secret + len(self.peer.log).to_bytes(8, "big")
                 view_rng = random.Random(seed)
                 move = self.choose(self.peer, view_rng)
-                self.play(move)
+                self._play(move)
                 continue
+            self._flush()
             return
 
     async def _sender(self) -> None:
@@ -325,6 +366,12 @@ class Driver:
         while True:
             key, msg = await self.mesh.receive()
             self._on_message(key, msg)
+            for _ in range(MAX_DRAIN):
+                try:
+                    key, msg = self.mesh.receive_nowait()
+                except trio.WouldBlock:
+                    break
+                self._on_message(key, msg)
             await self._work()
 
     def _on_message(self, key: PeerKey, msg: Any) -> None:
@@ -333,8 +380,15 @@ class Driver:
             return
         tag = msg[0]
         if tag == "e" and len(msg) == 2 and isinstance(msg[1], bytes):
+            # Every entry comes once from its author and once relayed by each other party:
+            # a copy byte for byte of one the peer has filed is dropped before it is decoded.
+            digest = hashlib.sha256(msg[1]).digest()
+            if digest in self._filed:
+                return
             out = self.peer.receive(msg[1], self.clock(), defer=True)
             self.refused += sum(1 for ev in out.events if type(ev).__name__ == "Refused")
+            if out.relay:  # filed (or held as evidence): a later copy can change nothing
+                self._filed.add(digest)
             self._handle(out)
         elif tag == "sync" and len(msg) == 2 and type(msg[1]) is int and msg[1] >= 0:
             for e in self.peer.log[msg[1] :]:
@@ -356,6 +410,7 @@ class Driver:
             await trio.sleep(self.tick_every)
             now = self.clock()
             self._handle(self.peer.tick(now))
+            self._flush()
             if not self.peer.table.closed and now - self._grew_at >= self.resync_after:
                 self._grew_at = now
                 self._queue(None, ["sync", len(self.peer.log)])

@@ -4,11 +4,17 @@
 directory in the data dir (`play.store`) before anything is sent; a resumed one reads it back:
 the host listens on the port it had and restores its roster, a joiner dials the invite again,
 and the saved log is replayed before catching up from the peers.
+
+A joiner that cannot reach the host, on its first join or when it resumes, keeps trying with a
+growing pause until the table's timeout: the host may be restarting too (it comes back on the
+same port, from its own directory). The host's invite is announced only once its table
+directory exists, so a host killed at any moment after announcing resumes with that invite.
 """
 
 from __future__ import annotations
 
 import contextlib
+import logging
 import secrets
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
@@ -16,22 +22,64 @@ from typing import Any
 
 import trio
 
-from buraco_p2p.net.commands import RETRY_FIRST, RETRY_MAX
 from buraco_p2p.net.errors import MeshError
 from buraco_p2p.net.identity import Identity, PeerKey
 from buraco_p2p.net.invite import Endpoint, Invite
-from buraco_p2p.net.mesh import Mesh, MeshConfig, RosterChanged, host_table, join_table
+from buraco_p2p.net.mesh import (
+    Mesh,
+    MeshConfig,
+    RosterChanged,
+    host_table,
+    join_table,
+)
 from buraco_p2p.net.table import DEFAULT_SEATS, Roster
 from buraco_p2p.play.driver import Driver
 from buraco_p2p.play.genesis import GenesisError, assemble, check_terms, sign_terms, terms_body
-from buraco_p2p.play.store import TableMeta, TableStore
-from buraco_p2p.rules import RuleSet
+from buraco_p2p.play.store import StoreError, TableMeta, TableStore
+from buraco_p2p.rules import RuleError, RuleSet
 from buraco_p2p.session import Entry, decode_entry, parse_genesis
 from buraco_p2p.session.errors import LogError
 
-__all__ = ["agree_genesis", "open_node", "start_on_mesh"]
+__all__ = ["agree_genesis", "join_patiently", "open_node", "start_on_mesh"]
+
+log = logging.getLogger(__name__)
 
 Backlog = list[tuple[PeerKey, Any]]
+
+# The pause between attempts to reach the host doubles from the first to the last.
+JOIN_RETRY_FIRST = 0.1
+JOIN_RETRY_MAX = 2.0
+
+
+@contextlib.asynccontextmanager
+async def join_patiently(
+    identity: Identity,
+    invite: Invite,
+    *,
+    patience: float,
+    config: MeshConfig | None = None,
+    **kw: Any,
+) -> AsyncIterator[Mesh]:
+    """`join_table`, tried again with a growing pause while no address of the invite answers,
+    for up to `patience` seconds (then its `MeshError` is raised). A refusal (`JoinRefused`)
+    is final, and an error once seated is the caller's: only reaching the host is retried.
+    `kw` goes to `join_table` (where we listen, what we advertise)."""
+    deadline = trio.current_time() + patience
+    delay = JOIN_RETRY_FIRST
+    async with contextlib.AsyncExitStack() as stack:
+        while True:
+            try:
+                joining = join_table(identity, invite, config=config, **kw)
+                mesh = await stack.enter_async_context(joining)
+            except MeshError as exc:
+                if trio.current_time() + delay > deadline:
+                    raise
+                log.warning("%s; trying again in %g s", exc, delay)
+                await trio.sleep(delay)
+                delay = min(delay * 2, JOIN_RETRY_MAX)
+                continue
+            break
+        yield mesh
 
 
 async def agree_genesis(
@@ -80,9 +128,7 @@ async def _say_ready(mesh: Mesh) -> None:
             await mesh.broadcast(["ready"])
 
 
-async def _take_genesis(
-    mesh: Mesh, identity: Identity, backlog: Backlog
-) -> tuple[Entry, Backlog]:
+async def _take_genesis(mesh: Mesh, identity: Identity, backlog: Backlog) -> tuple[Entry, Backlog]:
     held = list(backlog)
     backlog.clear()
     while True:
@@ -141,13 +187,27 @@ async def open_node(
         if meta.host:
             saved = store.load_roster()
             roster = Roster.from_wire(saved, "saved roster") if saved is not None else None
+            wires = store.load_log()
+            if wires:
+                seats = len(parse_genesis(decode_entry(wires[0])).keys)
+            else:
+                rules, timeout_ms = _saved_rules(store)
+                seats = rules.players
             cm = host_table(
                 identity, port=meta.port, table_id=inv.table_id, room_secret=inv.room_secret,
-                roster=roster, config=config, **where,
+                roster=roster, config=config, seats=seats, **where,
             )  # fmt: skip
         else:
-            cm = _joined(identity, inv, config=config, port=port, **where)
+            wires = store.load_log()
+            patience = timeout_ms / 1000
+            if wires:
+                patience = parse_genesis(decode_entry(wires[0])).timeout_ms / 1000
+            cm = join_patiently(
+                identity, inv, patience=patience, config=config, port=port, **where
+            )  # fmt: skip
         async with cm as mesh:
+            if meta.host:
+                mesh.roster_saver = _roster_saver(store)
             if on_invite is not None:
                 on_invite(inv)
             if store.load_log():
@@ -164,34 +224,15 @@ async def open_node(
         seats = rules.players if rules is not None else DEFAULT_SEATS
         cm = host_table(identity, port=port, table_id=tid, config=config, seats=seats, **where)
     else:
-        cm = _joined(identity, invite, config=config, port=port, **where)
-    async with cm as mesh:
-        if on_invite is not None:
-            on_invite(mesh.invite)
-        async with start_on_mesh(
-            mesh, identity, root, rules=rules, timeout_ms=timeout_ms,
-            rng_secret=rng_secret, identity_seed=identity_seed, **driver_kw,
-        ) as driver:  # fmt: skip
-            yield driver
-
-
-@contextlib.asynccontextmanager
-async def _joined(identity: Identity, invite: Invite, **kw: Any) -> AsyncIterator[Mesh]:
-    """`join_table`, tried again with a growing pause (as `join` does) while the host cannot
-    be reached: it may be restarting, or the network between us down for a while. Once we
-    are seated, the mesh dials the host again on its own."""
-    delay = RETRY_FIRST
-    while True:
-        stack = contextlib.AsyncExitStack()
-        try:
-            mesh = await stack.enter_async_context(join_table(identity, invite, **kw))
-        except MeshError:
-            await trio.sleep(delay)
-            delay = min(delay * 2, RETRY_MAX)
-            continue
-        async with stack:
-            yield mesh
-        return
+        cm = join_patiently(
+            identity, invite, patience=timeout_ms / 1000, config=config, port=port, **where
+        )  # fmt: skip
+    async with cm as mesh, start_on_mesh(
+        mesh, identity, root, rules=rules, timeout_ms=timeout_ms,
+        rng_secret=rng_secret, identity_seed=identity_seed, on_invite=on_invite,
+        **driver_kw,
+    ) as driver:  # fmt: skip
+        yield driver
 
 
 @contextlib.asynccontextmanager
@@ -205,21 +246,47 @@ async def start_on_mesh(
     held: Backlog | None = None,
     rng_secret: bytes | None = None,
     identity_seed: bytes | None = None,
+    on_invite: Callable[[Invite], None] | None = None,
     **driver_kw: Any,
 ) -> AsyncIterator[Driver]:
     """A new match on a mesh whose seats are taken (from `open_node`, or a lobby): the
-    table directory first, then the genesis, then the driver."""
+    table directory first (then `on_invite` hears the invite), then the genesis, then the
+    driver."""
     inv = mesh.invite
     store = TableStore.for_table(inv.table_id, root)
     bound = inv.addresses[0].port if mesh.is_host and inv.addresses else 0
     meta = TableMeta(inv.to_bytes(), mesh.is_host, bound, 0)
     secret = store.create(meta, identity_seed, rng_secret)
+    if mesh.is_host and rules is not None:
+        store.save_rules(rules.to_wire(), timeout_ms)
+    if mesh.is_host:
+        mesh.roster_saver = _roster_saver(store)
+        if mesh.roster is not None:
+            store.save_roster(mesh.roster.to_wire())
+    if on_invite is not None:
+        on_invite(inv)
     genesis, backlog = await agree_genesis(mesh, identity, rules, timeout_ms, held)
     if mesh.is_host and mesh.roster is not None:
         store.save_roster(mesh.roster.to_wire())
     driver = Driver.fresh(mesh, genesis, identity, store, secret, **driver_kw)
     async with _running(driver, backlog):
         yield driver
+
+
+def _roster_saver(store: TableStore) -> Callable[[Roster], None]:
+    def save(roster: Roster) -> None:
+        store.save_roster(roster.to_wire())
+
+    return save
+
+
+def _saved_rules(store: TableStore) -> tuple[RuleSet, int]:
+    """A host restarted before its genesis was signed proposes the terms it saved."""
+    wire, timeout_ms = store.load_rules()
+    try:
+        return RuleSet.from_wire(wire), timeout_ms
+    except RuleError as exc:
+        raise StoreError(f"rules: {exc}") from None
 
 
 @contextlib.asynccontextmanager

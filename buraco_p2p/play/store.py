@@ -3,9 +3,11 @@
 Layout of `<data dir>/tables/<table id hex>/` (directory 0700, every file 0600):
 
     log      the match log in the `buraco_p2p.logfile` format: the header, then one record
-             per entry in log order, appended, flushed and fsync'd before the entry is acted
-             on (sent, shown, answered). A crash can leave a partial last record: loading
-             drops it (the entry is fetched again from the peers).
+             per entry in log order, appended and synced (`fdatasync`, which also makes the
+             file's new length durable) before the entry is acted on (sent, shown,
+             answered); the directory is synced once when the file is created. A crash can
+             leave a partial last record: loading drops it (the entry is fetched again from
+             the peers).
     secret   msgpack map {"rng": 32 bytes, "identity": 32 bytes or nil}: the secret every
              random draw of this peer derives from (`play.keyed`: hand keys, commit-reveal
              nonces and shuffles are rebuilt from it and the log, so no key is written), and,
@@ -15,6 +17,9 @@ Layout of `<data dir>/tables/<table id hex>/` (directory 0700, every file 0600):
              how to reach the table again (the host listens on the same port).
     roster   the host's last roster (`Roster.to_wire`), so a restarted host readmits the
              seated peers (host only).
+    rules    msgpack map {"rules": `RuleSet.to_wire()`, "timeout": int ms}: the terms the host
+             proposes, so a host restarted before the genesis was signed proposes the same
+             ones (host only; written with the table file, before the invite is shown).
 
 Cards revealed to us need no file of their own: they are opened by decryption shares that
 are in the log, with our hand key rebuilt from `secret`.
@@ -80,6 +85,7 @@ class TableStore:
     def __init__(self, path: Path) -> None:
         self.path = path
         self._log_fd: int | None = None
+        self.syncs = 0  # log syncs so far (the benchmark reports them)
 
     @classmethod
     def for_table(cls, table_id: bytes, root: Path | None = None) -> TableStore:
@@ -108,6 +114,18 @@ class TableStore:
 
     def save_roster(self, roster: Any) -> None:
         write_private(self.path / "roster", codec.pack(roster))
+
+    def save_rules(self, rules: Any, timeout_ms: int) -> None:
+        write_private(self.path / "rules", codec.pack({"rules": rules, "timeout": timeout_ms}))
+
+    def load_rules(self) -> tuple[Any, int]:
+        """The saved terms (the rules' wire form, unchecked: `RuleSet.from_wire` checks it)."""
+        value = self._read_msgpack("rules")
+        if not isinstance(value, dict) or set(value) != {"rules", "timeout"}:
+            raise StoreError("rules: not a map of rules, timeout")
+        if type(value["timeout"]) is not int or value["timeout"] <= 0:
+            raise StoreError("rules: timeout must be a positive integer")
+        return value["rules"], value["timeout"]
 
     def load_roster(self) -> Any:
         return self._read_msgpack("roster") if (self.path / "roster").exists() else None
@@ -159,21 +177,26 @@ class TableStore:
             return good
 
     def append(self, wires: list[bytes]) -> None:
-        """Append entries to the log and fsync before returning."""
+        """Append entries to the log, durable when this returns: one write and one sync for
+        all of them (a batch costs what one entry does)."""
         if not wires:
             return
+        data = b"".join(record(w) for w in wires)
         if self._log_fd is None:
             path = self.path / "log"
+            created = not path.exists()
             fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
             if os.fstat(fd).st_size == 0:
-                os.write(fd, header())
+                data = header() + data
             self._log_fd = fd
-        data = b"".join(record(w) for w in wires)
+            if created:
+                _sync_dir(self.path)
         view = memoryview(data)
         while view:
             n = os.write(self._log_fd, view)
             view = view[n:]
-        os.fsync(self._log_fd)
+        _datasync(self._log_fd)
+        self.syncs += 1
 
     def close(self) -> None:
         if self._log_fd is not None:
@@ -181,3 +204,21 @@ class TableStore:
             self._log_fd = None
 
 
+def _datasync(fd: int) -> None:
+    """The data and what reading it back needs (the length), not the timestamps."""
+    if hasattr(os, "fdatasync"):
+        os.fdatasync(fd)
+    else:  # pragma: no cover - macOS, Windows
+        os.fsync(fd)
+
+
+def _sync_dir(path: Path) -> None:
+    """Make a new name in `path` durable (POSIX; a no-op where directories cannot be opened)."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:  # pragma: no cover - Windows
+        return
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)

@@ -96,7 +96,7 @@ def _drain(c: Cluster, seconds: float) -> None:
 async def test_joiners_that_cannot_reach_the_host_keep_trying(tmp_path: Path) -> None:
     """The host's forwarder holds every connection while three bot peers try to join, for
     longer than a dial's timeout: they try again, with a growing pause, and are seated once
-    it lets them through (as `join` does; they used to exit with "cannot reach the host")."""
+    it lets them through, as `join` does."""
     c = Cluster(4, tmp_path / "d", tmp_path, seed=37, hands=1)
     proxies = _proxied(c, random.Random(37))
     async with trio.open_nursery() as nursery:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import random
 import stat
+import time
 from pathlib import Path
 
 import pytest
@@ -62,13 +63,10 @@ def _kill_and_resume(tmp_path: Path, rnd: random.Random, kills: int) -> None:
     assert verify_path(str(c.log_path(0)), partial=True).code == 0
 
 
-@pytest.mark.slow
 def test_sigkill_and_resume(tmp_path: Path) -> None:
-    """Two random kills (the host included when drawn) during one hand; same logs after.
-
-    With the soak tests: a peer killed before it joined and restarted while the host was
-    being killed too gave up with "cannot reach the host" instead of retrying (seen once in
-    seven fresh-clone runs); the bot peer's join has no retry yet."""
+    """Two random kills (the host included when drawn) during one hand; same logs after:
+    a peer killed before it joined, or whose host is down too, joins again once the host
+    is back, and a host killed before the genesis keeps its seated peers in their seats."""
     _kill_and_resume(tmp_path, random.Random(int.from_bytes(os.urandom(4), "big")), 2)
 
 
@@ -86,6 +84,45 @@ def test_dropped_and_delayed_messages_still_end_in_identical_logs(tmp_path: Path
         c.env[i] = {"BURACO_P2P_NETFAULTS": f"0.1,0.05,{i}"}
     with c:
         c.start()
+        c.wait_done(300)
+    logs = {c.log_path(i).read_bytes() for i in range(4)}
+    assert len(logs) == 1
+    assert verify_path(str(c.log_path(0)), partial=True).code == 0
+
+
+def test_first_join_waits_for_a_restarting_host(tmp_path: Path) -> None:
+    """Bot peers whose first join finds the host down (killed after it announced the table)
+    keep trying until the host is back from its directory; the match then runs as usual."""
+    with Cluster(4, tmp_path / "d", tmp_path, seed=8, hands=1) as c:
+        c.start_host()
+        c.kill(0)
+        for i in range(1, 4):
+            c.join(i)
+        errs = [c.root / f"peer-{i}.stderr" for i in range(1, 4)]
+        deadline = time.monotonic() + 60
+        while not all(p.exists() and b"trying again" in p.read_bytes() for p in errs):
+            assert time.monotonic() < deadline, "the joiners never met the host down"
+            c.poll(0.1)  # a joiner that gives up instead exits, and the cluster raises
+        c.resume(0)
+        c.wait_done(300)
+    logs = {c.log_path(i).read_bytes() for i in range(4)}
+    assert len(logs) == 1
+    assert verify_path(str(c.log_path(0)), partial=True).code == 0
+
+
+def test_host_killed_before_the_genesis_keeps_its_seated_peers(tmp_path: Path) -> None:
+    """Two joiners seated, then the host is killed before the table is full: restarted
+    from its directory it seats them where they were (a joiner ignores a roster older than
+    the one it holds, so a host that forgot its seating would leave them waiting)."""
+    with Cluster(4, tmp_path / "d", tmp_path, seed=9, hands=1) as c:
+        c.start_host()
+        for i in (1, 2):
+            c.join(i)
+            c.wait_line(i, "table", 60)
+        c.kill(0)
+        c.resume(0)
+        c.wait_line(0, "table", 60)
+        c.join(3)
         c.wait_done(300)
     logs = {c.log_path(i).read_bytes() for i in range(4)}
     assert len(logs) == 1

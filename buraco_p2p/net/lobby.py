@@ -17,6 +17,11 @@ runner has been installed (`set_match_runner`, done by the network-play layer ab
 one), hands it the mesh, the input lines and the messages the lobby received that were not
 chat (the first messages of the match). Without a runner the lobby stays a lobby.
 
+A full-screen front end drives the same `Lobby` without its line loop: `until_ready()` shows
+the table's messages and events until every seat is ready, `handle_line` takes what the
+player typed, `request` is the join prompt on screen (with `answerable_at`, when a y/n may
+answer it), and `on_message` sees the table messages that are neither chat nor ready first.
+
 Everything shown on screen that came from the network (nicknames, chat text) is stripped
 of control characters first: a peer must not be able to rewrite another player's terminal.
 """
@@ -95,6 +100,26 @@ class Lobby:
         self.ready: set[bytes] = set()
         self.backlog: list[tuple[PeerKey, Any]] = []
         self._all_ready = trio.Event()
+        # Sees every message that is neither chat nor ready; True keeps it from the backlog.
+        self.on_message: Callable[[PeerKey, Any], bool] | None = None
+
+    @property
+    def request(self) -> JoinRequest | None:
+        """The join request on the host's screen, waiting for y or n."""
+        return self._prompt.request if self._prompt is not None else None
+
+    @property
+    def answerable_at(self) -> float:
+        """When (trio's clock) a y or n may answer the request on screen."""
+        return self._prompt.shown_at + self.answer_delay if self._prompt is not None else 0.0
+
+    async def until_ready(self) -> None:
+        """Show the table's messages and events until every seat is taken and ready."""
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(self._pump_messages)
+            nursery.start_soon(self._pump_events)
+            await self._all_ready.wait()
+            nursery.cancel_scope.cancel()
 
     def name(self, key: PeerKey) -> str:
         """A seated peer's nickname, with its short fingerprint if another seated nickname
@@ -226,6 +251,8 @@ class Lobby:
             self._mark_ready(peer)
             return
         if not (isinstance(message, list) and message and message[0] == "chat"):
+            if self.on_message is not None and self.on_message(peer, message):
+                return
             if len(self.backlog) < MAX_BACKLOG:
                 self.backlog.append((peer, message))
             return

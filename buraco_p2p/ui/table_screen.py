@@ -28,6 +28,15 @@ def clock_text(seconds: float) -> str:
     return f"{s // 60}:{s % 60:02d}"
 
 
+# How a peer's link was made, in the few letters a seat label has room for.
+LINK_WORDS = {
+    "direct (IPv6)": "IPv6",
+    "direct (punched)": "punched",
+    "mapped": "mapped",
+    "relayed by the host": "relayed",
+}
+
+
 class Screen(MeldRows, HandRows):
     """Builds the rows of the table for one client at one size and moment."""
 
@@ -114,8 +123,10 @@ class Screen(MeldRows, HandRows):
         if info.is_bot:
             tag += " bot"
         if not info.connected:
-            tag = "disconnected"
-        lines.append([("class:dim", "  " + tag)])
+            lines.append([("class:complaint", "  [offline]")])
+        else:
+            how = LINK_WORDS.get(info.link, info.link)
+            lines.append([("class:dim", "  " + tag + (f" · {how}" if how else ""))])
         if view is not None:
             n = len(view.hands[seat])
             side = snap.side_of(seat)

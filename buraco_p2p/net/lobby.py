@@ -217,9 +217,13 @@ class Lobby:
             kick = ", /kick SEAT" if self.mesh.is_host else ""
             self.out(f"* commands: /who, /ready{kick}, /quit; anything else is chat")
             return True
-        await self.mesh.broadcast(["chat", text[:MAX_CHAT]])
-        self.out(f"<{self.mesh.identity.nickname}> {printable(text)}")
+        await self.chat(text)
         return True
+
+    async def chat(self, text: str) -> None:
+        """Say `text` to the table as chat, whatever it looks like (never an answer)."""
+        await self.mesh.broadcast(["chat", text[:MAX_CHAT]])
+        self.out(f"<{printable(self.mesh.identity.nickname, 40)}> {printable(text)}")
 
     async def _kick(self, arg: str) -> None:
         """Host: free a seat by its number as `/who` shows it; every seat sees it go."""

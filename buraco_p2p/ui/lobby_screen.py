@@ -21,7 +21,14 @@ MIN_COLS, MIN_ROWS = 60, 16
 
 
 def _wrap(text: str, cols: int) -> list[str]:
-    return [text[i : i + cols] for i in range(0, len(text), cols)] or [""]
+    """`text` in lines of at most `cols`, broken after a dash where it can be (an invite
+    code read back with its line breaks is the same code: whitespace is ignored)."""
+    lines: list[str] = []
+    while len(text) > cols:
+        cut = text.rfind("-", 0, cols) + 1 or cols
+        lines.append(text[:cut])
+        text = text[cut:]
+    return [*lines, text]
 
 
 def _countdown(left: float) -> str:
@@ -115,7 +122,7 @@ def lobby_rows(m: LobbyModel, cols: int, rows: int, now: float) -> list[Row]:
     if m.invite:
         where = f" (also in {m.invite_file})" if m.invite_file is not None else ""
         top.append(cv.fit([("class:label", " Invite code"), ("class:dim", where)], cols))
-        top += [cv.fit([("", line)], cols) for line in _wrap(m.invite, cols)]
+        top += [cv.fit([("", " " + line)], cols) for line in _wrap(m.invite, cols - 1)]
         if m.short:
             top.append(cv.fit([("class:label", " Short code "), ("", m.short)], cols))
     elif m.host_fingerprint:

@@ -43,12 +43,16 @@ LINK_POLL_S = 1.0
 
 
 class ShuffleCount:
-    """Where a hand's shuffles and deal stand: `shuffles` of `seats` verified, `deals` of
-    `seats` decryption-share entries verified, `progress` for the screen (None once dealt)."""
+    """Where hand `hand`'s shuffles and deal stand (-1: before the first hand): `shuffles` of
+    `seats` verified, `deals` of `seats` decryption-share entries verified, `progress` for the
+    screen (None once dealt)."""
 
-    __slots__ = ("deals", "progress", "seats", "shuffles")
+    __slots__ = ("deals", "hand", "progress", "seats", "shuffles")
 
-    def __init__(self, seats: int, shuffles: int, deals: int, progress: Progress | None) -> None:
+    def __init__(
+        self, hand: int, seats: int, shuffles: int, deals: int, progress: Progress | None
+    ) -> None:
+        self.hand = hand
         self.seats = seats
         self.shuffles = shuffles
         self.deals = deals
@@ -61,20 +65,25 @@ def shuffle_count(t: Table) -> ShuffleCount:
     hand = t.hand
     phase = t.phase
     done = len(t.step_hashes)
+    # A hand is counted as played from its result on: the count is then the last hand's.
+    number = t.hands_played - 1 if phase in (Phase.OPEN, Phase.FINAL, Phase.CLOSED) else (
+        t.hands_played
+    )
     if phase in (Phase.SEATS_COMMIT, Phase.SEATS_REVEAL):
-        return ShuffleCount(n, 0, 0, Progress("drawing the seats", None, done, len(t.authors)))
+        seats = Progress("drawing the seats", None, done, len(t.authors))
+        return ShuffleCount(-1, n, 0, 0, seats)
     if hand is None:
-        return ShuffleCount(n, 0, 0, None)
+        return ShuffleCount(-1, n, 0, 0, None)
     if phase is Phase.HAND_KEYS:
-        return ShuffleCount(n, 0, 0, Progress("hand keys", None, done, len(t.authors)))
+        return ShuffleCount(number, n, 0, 0, Progress("hand keys", None, done, len(t.authors)))
     if phase is Phase.SHUFFLE:
         nxt = hand.deck.next_shuffler
         shuffles = n if nxt is None else nxt
-        seat = None if nxt is None else nxt
-        return ShuffleCount(n, shuffles, 0, Progress("shuffling", seat, shuffles, n))
+        return ShuffleCount(number, n, shuffles, 0, Progress("shuffling", nxt, shuffles, n))
     if phase is Phase.DEAL:
-        return ShuffleCount(n, n, done, Progress("dealing: shares verified", None, done, n))
-    return ShuffleCount(n, n, n, None)
+        deal = Progress("dealing: shares verified", None, done, n)
+        return ShuffleCount(number, n, n, done, deal)
+    return ShuffleCount(number, n, n, n, None)
 
 
 class DriverFeed:
@@ -197,23 +206,23 @@ class DriverFeed:
         d = self.driver
         if d is None:
             return
-        t = d.peer.table
-        count = shuffle_count(t)
-        hand = t.hands_played
-        last_hand, last = self._shuffles_said
-        if t.phase is not Phase.SHUFFLE or count.shuffles == 0:
+        count = shuffle_count(d.peer.table)
+        last_hand, said = self._shuffles_said
+        if count.hand < 0 or count.hand < last_hand:
             return
-        if (hand, count.shuffles) == (last_hand, last):
-            return
-        self._shuffles_said = (hand, count.shuffles)
-        who = self._nick(count.shuffles - 1)
-        text = f"shuffle {count.shuffles}/{count.seats} verified ({who})"
-        self._chat.append(ChatLine(None, text))
+        if count.hand > last_hand:
+            said = 0
+        # Every shuffle verified since the last look, even if several came in one batch.
+        for k in range(said + 1, count.shuffles + 1):
+            text = f"shuffle {k}/{count.seats} verified ({self._nick(k - 1)})"
+            self._chat.append(ChatLine(None, text))
+        self._shuffles_said = (count.hand, max(said, count.shuffles))
         del self._chat[:-MAX_CHAT]
 
     def _on_events(self, events: list[Event]) -> None:
         d = self.driver
         n = d.peer.table.n if d is not None else 0
+        self._say_shuffles()
         for ev in events:
             if isinstance(ev, HandStarted):
                 self._hand_over = False

@@ -20,12 +20,12 @@ __all__ = ["lobby_rows"]
 MIN_COLS, MIN_ROWS = 60, 16
 
 
-def _wrap(text: str, cols: int) -> list[str]:
-    """`text` in lines of at most `cols`, broken after a dash where it can be (an invite
+def _wrap(text: str, cols: int, sep: str = "-") -> list[str]:
+    """`text` in lines of at most `cols`, broken after a `sep` where it can be (an invite
     code read back with its line breaks is the same code: whitespace is ignored)."""
     lines: list[str] = []
     while len(text) > cols:
-        cut = text.rfind("-", 0, cols) + 1 or cols
+        cut = text.rfind(sep, 0, cols) + 1 or cols
         lines.append(text[:cut])
         text = text[cut:]
     return [*lines, text]
@@ -120,9 +120,13 @@ def lobby_rows(m: LobbyModel, cols: int, rows: int, now: float) -> list[Row]:
     title = [("class:title", f" buraco-p2p · lobby · {role}")]
     top: list[Row] = [cv.spread(title, [("class:title", me)], cols, "class:title")]
     if m.invite:
-        where = f" (also in {m.invite_file})" if m.invite_file is not None else ""
+        where = " (select it with the mouse; also in the file below)" if m.invite_file else ""
         top.append(cv.fit([("class:label", " Invite code"), ("class:dim", where)], cols))
         top += [cv.fit([("", " " + line)], cols) for line in _wrap(m.invite, cols - 1)]
+        if m.invite_file is not None:
+            path = _wrap(str(m.invite_file), cols - 6, "/")
+            top += [cv.fit([("class:dim", " file " if i == 0 else "      "), ("", line)], cols)
+                    for i, line in enumerate(path)]  # fmt: skip
         if m.short:
             top.append(cv.fit([("class:label", " Short code "), ("", m.short)], cols))
     elif m.host_fingerprint:

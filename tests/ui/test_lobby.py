@@ -78,8 +78,12 @@ def test_host_lobby_by_keys_approves_chats_sets_rules_and_starts_the_table(
                 assert "Bob" in screen and bob.public.fingerprint() in screen
                 assert re.search(r"expires in [12]:\d\d", screen), screen
 
-                # Keys that are not y or n answer nothing: the request stays on screen.
-                await press("x", "r", "c", "h", "i", ENTER)
+                # Keys that are not y or n answer nothing, nor does a chat line "y": the
+                # request stays on screen.
+                await press("x")
+                assert "answer the join request with y or n" in app.screen_text()
+                await press("c", "y", ENTER, "k", "2")
+                await until(lambda: any("<Alice> y" in line for line in host.model.log), "chat")
                 assert lobby.request is not None and _seated(host) == 1
                 assert "Join request #1" in app.screen_text()
 
@@ -125,6 +129,38 @@ def test_host_lobby_by_keys_approves_chats_sets_rules_and_starts_the_table(
                 assert app.client.snap.seats[bob_seat].link == "direct"
 
                 await press("q", "y")
+                await asyncio.wait_for(task, WAIT)
+            finally:
+                if not task.done():
+                    app.app.exit()
+                    await asyncio.wait_for(task, WAIT)
+
+    asyncio.run(main())
+
+
+def test_the_host_frees_a_seat_by_k_and_its_number(tmp_path: Path) -> None:
+    async def main() -> None:
+        alice = Identity.from_seed(b"\x33" * 32, "Alice")
+        bob = Identity.from_seed(b"\x44" * 32, "Bob")
+        host = LobbyFeed(alice, tmp_path / "a", rules=resolve_rules("us", [], 2), preset="us",
+                         auto=True)  # fmt: skip
+        with create_pipe_input() as keys:
+            app = TableApp(host, input=keys, output=SizedOutput(80, 24), lobby=host.model)
+            task = asyncio.ensure_future(app.run())
+            try:
+                await until(lambda: host.model.lobby is not None, "the host's table")
+                joiner = LobbyFeed(bob, tmp_path / "b", code=host.model.invite)
+                app._spawn(joiner.run)
+                await until(lambda: _seated(host) == 2, "Bob seated (auto-approve)")
+                await until(lambda: "Seats 2/2" in app.screen_text(), "the seats redrawn")
+                keys.send_text("k")
+                await until(lambda: "kick which seat?" in app.screen_text(), "the kick prompt")
+                keys.send_text("2")
+                await until(lambda: _seated(host) == 1, "seat 2 freed")
+                await until(lambda: "2 (empty)" in app.screen_text(), "the empty seat drawn")
+                await until(lambda: any("removed by the host" in line
+                                        for line in joiner.model.log), "Bob told")  # fmt: skip
+                keys.send_text("q")
                 await asyncio.wait_for(task, WAIT)
             finally:
                 if not task.done():

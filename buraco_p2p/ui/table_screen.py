@@ -122,11 +122,11 @@ class Screen(MeldRows, HandRows):
         tag = "partner" if partner else "opponent"
         if info.is_bot:
             tag += " bot"
+        lines.append([("class:dim", "  " + tag)])
         if not info.connected:
             lines.append([("class:complaint", "  [offline]")])
-        else:
-            how = LINK_WORDS.get(info.link, info.link)
-            lines.append([("class:dim", "  " + tag + (f" · {how}" if how else ""))])
+        elif info.link:
+            lines.append([("class:dim", "  " + LINK_WORDS.get(info.link, info.link))])
         if view is not None:
             n = len(view.hands[seat])
             side = snap.side_of(seat)

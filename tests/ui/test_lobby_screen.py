@@ -19,7 +19,7 @@ from buraco_p2p.net.identity import Identity
 from buraco_p2p.rules import PRESETS
 from buraco_p2p.ui import TableApp
 from buraco_p2p.ui.lobby_screen import lobby_rows
-from buraco_p2p.ui.netplay import LobbyFeed, invite_path
+from buraco_p2p.ui.netplay import LobbyFeed, ResumeFeed, invite_path
 from tests.ui.ui_helpers import ENTER, WAIT, SizedOutput, text_of, until
 
 
@@ -128,7 +128,28 @@ def test_host_lobby_by_keys_approves_chats_sets_rules_and_starts_the_table(
                 assert app.client.snap.seats[bob_seat].connected
                 assert app.client.snap.seats[bob_seat].link == "direct"
 
+                hand = app.client.hand()
                 await press("q", "y")
+                await asyncio.wait_for(task, WAIT)
+            finally:
+                if not task.done():
+                    app.app.exit()
+                    await asyncio.wait_for(task, WAIT)
+
+        # Alice comes back alone: `resume` opens the table where it was, Bob shown offline.
+        assert host.table_id is not None
+        again = ResumeFeed(alice, tmp_path / "alice", host.table_id)
+        with create_pipe_input() as keys:
+            app = TableApp(again, input=keys, output=SizedOutput(80, 24))
+            task = asyncio.ensure_future(app.run())
+            try:
+                await until(lambda: app.client.snap.view is not None, "the replayed table")
+                await until(lambda: "[offline]" in app.screen_text(), "Bob shown offline")
+                screen = app.screen_text()
+                assert "network table (resumed)" in screen and "2/2 shuffles verified" in screen
+                assert app.client.hand() == hand
+                assert screen.count("[offline]") == 1
+                keys.send_text("qy")
                 await asyncio.wait_for(task, WAIT)
             finally:
                 if not task.done():

@@ -77,8 +77,9 @@ class LobbyModel:
     # -- from the lobby (trio side) -------------------------------------------------------
 
     def out(self, text: str) -> None:
-        """The lobby's output: notices and chat, one entry per line."""
-        self.log.extend(text.split("\n"))
+        """The lobby's output: notices and chat, one entry per line (the seat lists the line
+        lobby prints are left out: the screen shows the seats above)."""
+        self.log.extend(line for line in text.split("\n") if not line.startswith("  seat "))
         del self.log[:-MAX_LOG]
         self.on_change()
 

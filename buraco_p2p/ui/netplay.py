@@ -21,6 +21,7 @@ import logging
 import os
 import sys
 import tempfile
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -64,14 +65,23 @@ def invite_path(root: Path, table_id: bytes) -> Path:
 
 
 class _ToScreen(logging.Handler):
-    """Log records into the lobby's notices: stderr would scribble over the full screen."""
+    """Log records into the lobby's notices, then the table's feed: stderr would scribble
+    over the full screen."""
 
-    def __init__(self, model: LobbyModel) -> None:
+    def __init__(self, feed: TableFeed, model: LobbyModel | None) -> None:
         super().__init__(logging.WARNING)
+        self.feed = feed
         self.model = model
 
     def emit(self, record: logging.LogRecord) -> None:
-        self.model.say(f"{record.levelname.lower()}: {record.getMessage()}")
+        if threading.current_thread() is not threading.main_thread():
+            return  # the screen belongs to the main thread's loops; a helper thread's is lost
+        text = f"{record.levelname.lower()}: {record.getMessage()}"
+        with contextlib.suppress(RuntimeError):  # outside the trio run: nowhere to show it
+            if self.model is not None and self.model.active:
+                self.model.say(text)
+            elif isinstance(self.feed, DriverFeed):
+                self.feed.line(None, text)
 
 
 class LobbyFeed(DriverFeed):
@@ -261,11 +271,11 @@ class ResumeFeed(DriverFeed):
 
 
 @contextlib.contextmanager
-def _logging_to(model: LobbyModel | None) -> Iterator[None]:
+def _logging_to(feed: TableFeed, model: LobbyModel | None) -> Iterator[None]:
     names = ("buraco_p2p", "trio")
     saved = [(logging.getLogger(n), logging.getLogger(n).handlers[:],
               logging.getLogger(n).propagate) for n in names]  # fmt: skip
-    handler: logging.Handler = _ToScreen(model) if model is not None else logging.NullHandler()
+    handler = _ToScreen(feed, model)
     for lg, _, _ in saved:
         lg.handlers[:] = [handler]
         lg.propagate = False
@@ -287,7 +297,7 @@ def run_full_screen(feed: TableFeed, *, ascii: bool = False, lobby: LobbyModel |
 
     app = TableApp(feed, ascii=ascii, colour=not no_color(), lobby=lobby)
     try:
-        with _logging_to(lobby):
+        with _logging_to(feed, lobby):
             try:
                 asyncio.run(app.run())
             except BaseExceptionGroup as group:

@@ -104,8 +104,12 @@ def test_host_lobby_by_keys_approves_chats_sets_rules_and_starts_the_table(
                 chosen = host.model.preset
                 assert chosen != "classic" and chosen in PRESETS
                 await until(lambda: joiner.model.preset == chosen, "the rules at Bob's")
+                # An override typed by the host: seen by Bob, and what the genesis binds.
+                await press("o", *"target_score=2500", ENTER)
+                await until(lambda: joiner.model.overrides == ("target_score=2500",),
+                            "the override at Bob's")  # fmt: skip
                 bob_screen = text_of(lobby_rows(joiner.model, 80, 24, 0.0))
-                assert f"Rules {chosen}" in bob_screen
+                assert f"Rules {chosen} with target_score=2500" in bob_screen
                 assert alice.public.fingerprint() in bob_screen  # the host's, to compare
 
                 # Ready on both sides: the same application switches to the table.
@@ -118,6 +122,7 @@ def test_host_lobby_by_keys_approves_chats_sets_rules_and_starts_the_table(
                 await until(lambda: "2/2 shuffles verified" in app.screen_text(), "the count")
                 screen = app.screen_text()
                 assert "network table" in screen and chosen in screen.splitlines()[0]
+                assert "/ 2500" in screen.splitlines()[1]
                 assert "lobby" not in screen and "Bob" in screen
                 chat = [line.text for line in app.client.snap.chat]
                 nicks = [s.nick for s in app.client.snap.seats]

@@ -257,6 +257,8 @@ class Lobby:
         if not (isinstance(message, list) and message and message[0] == "chat"):
             if self.on_message is not None and self.on_message(peer, message):
                 return
+            if self._rules_shown(peer, message):
+                return
             if len(self.backlog) < MAX_BACKLOG:
                 self.backlog.append((peer, message))
             return
@@ -267,6 +269,26 @@ class Lobby:
             and isinstance(message[1], str)
         ):
             self.out(f"<{self.name(peer)}> {printable(message[1])}")
+
+    def _rules_shown(self, peer: PeerKey, message: Any) -> bool:
+        """The host's `["rules", preset, [overrides]]` (a full-screen host announces what it
+        chose): shown as a notice; the genesis proposed at the start is what binds."""
+        roster = self.mesh.roster
+        if not (isinstance(message, list) and len(message) == 3 and message[0] == "rules"):
+            return False
+        preset, overrides = message[1], message[2]
+        if (
+            roster is None
+            or peer != roster.host.key
+            or not isinstance(preset, str)
+            or not isinstance(overrides, list)
+            or not all(isinstance(o, str) for o in overrides)
+        ):
+            return True
+        over = ", ".join(printable(o, 40) for o in overrides[:16])
+        self.out(f"* the host chose the rules: {printable(preset, 40)}"
+                 + (f" with {over}" if over else ""))  # fmt: skip
+        return True
 
     def show_event(self, event: object) -> None:
         if isinstance(event, RosterChanged):

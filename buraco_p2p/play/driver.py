@@ -44,11 +44,9 @@ from buraco_p2p.session import (
     Output,
     Peer,
     TimedOut,
-    bodies,
     decode_entry,
     parse_genesis,
 )
-from buraco_p2p.session.entry import make_entry
 from buraco_p2p.session.states import Phase
 
 __all__ = ["Chooser", "Driver", "my_turn"]
@@ -78,6 +76,7 @@ def my_turn(peer: Peer) -> bool:
     return (
         t.phase is Phase.TURN
         and t.voiding is None
+        and peer.agreement is None
         and t.fault is None
         and t.waiting_for[:1] == (peer.party,)
     )
@@ -193,10 +192,10 @@ class Driver:
         timeout: joins the round another party opened, or opens one naming the parties the
         table waits for. Returns what happened, in words."""
         self.void_action = action
-        t = self.peer.table
-        if t.voiding not in (None, "pending"):
+        prop = self.peer.proposal
+        if prop is not None and self.peer.agreement is None:
             self._join_void()
-            return f"joined the agreement to {t.voiding}"
+            return f"joined the agreement to {prop[0].action}"
         try:
             self._handle(self.peer.propose_void(action, self.clock()))
         except ValueError as exc:
@@ -255,27 +254,16 @@ class Driver:
         self._changed = trio.Event()
 
     def _join_void(self) -> None:
-        """Sign our part of a void round another party opened (it names the same silent
-        parties and action: a void round takes one of each). The session's `propose_void`
-        starts a round; a round already under way is joined here, at our index in it."""
-        t = self.peer.table
-        if self.void_action is None or t.voiding in (None, "pending") or t.closed:
+        """Sign our part of the void another present party proposed (its silent parties and
+        action: a void round takes one of each), if we agree to voids at all."""
+        if self.void_action is None or self.peer.table.closed:
             return
-        index = t.index_of(self.peer.party)
-        if index is None or index in self._pending:
-            return
-        entry = make_entry(
-            self.peer.identity, table=t.terms.table_id, index=index, prev=t.step_prev,
-            author=self.peer.party, kind=bodies.VOID,
-            body={"action": t.voiding, "silent": list(t.silent)},
-        )  # fmt: skip
-        self._pending[index] = entry.wire
-        self._queue(None, ["e", entry.wire])
-        self._handle(self.peer.receive(entry.wire, self.clock(), defer=True))
+        if self.peer.agreement is None and self.peer.proposal is not None:
+            self._handle(self.peer.join_void(self.clock()))
 
     def _on_timeout(self, ev: TimedOut) -> None:
         at = len(self.peer.log)
-        if self.peer.table.voiding is not None:
+        if self.peer.proposal is not None or self.peer.agreement is not None:
             self._join_void()
             return
         if self.void_action is None or self._voided_for == at or self.peer.table.closed:

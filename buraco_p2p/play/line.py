@@ -43,6 +43,7 @@ from buraco_p2p.session import (
     SeatsDrawn,
     TimedOut,
     Voided,
+    VoidProposed,
 )
 
 __all__ = ["HELP", "LineError", "describe_event", "parse_command", "render", "sorted_hand"]
@@ -153,6 +154,9 @@ def describe_event(
     if isinstance(ev, TimedOut):
         who = ", ".join(nick(p) for p in ev.parties)
         return f"waiting for {who} for {ev.waited:.0f} s"
+    if isinstance(ev, VoidProposed):
+        who = ", ".join(nick(p) for p in ev.silent)
+        return f"{nick(ev.party)} proposes: {ev.action} (missing: {who}); type {ev.action} to agree"
     if isinstance(ev, Voided):
         return f"agreed: {ev.action} (missing: {', '.join(nick(p) for p in ev.silent)})"
     if isinstance(ev, Fault):

@@ -14,9 +14,12 @@ API overview:
   `.hash`), `decode_entry(bytes)`, `make_entry(identity, ...)`, `step_head(hashes)`: the log
   format (`buraco_p2p.session.entry` documents the encoding, hash and signature input;
   `buraco_p2p.session.bodies` every kind's body).
-- `Peer(genesis, identity, rng, now)`: one party. `start(now)`, `receive(bytes, now)`,
-  `play(move, now)`, `tick(now)`, `propose_void(action, now)`, and `busy`/`work(now)` for a
-  host that wants to send before the next expensive check. Each returns an `Output`
+- `Peer(genesis, identity, rng, now, heir=False)`: one party (or, with `heir`, a new identity
+  that follows the log until a "replace" agreement passes a seat to it). `start(now)`,
+  `receive(bytes, now)`, `play(move, now)`, `tick(now)`, `propose_void(action, now, silent,
+  keys)`, `join_void(now)` (with `proposal` and `agreement`; the bookkeeping is in
+  `agreement`), and `busy`/`work(now)` for a host that wants to send before the next
+  expensive check. Each returns an `Output`
   (`send`: wire bytes for every other party, `persist`: entries appended in log order,
   `events`, `relay`: entries first heard from others). `peer.table` is its `Table`
   (`.view`: the engine view of the current hand, `.log`, `.phase`, `.match`).
@@ -31,9 +34,9 @@ API overview:
 - `states.TRANSITIONS`: the transition table (phase -> kind, who appends, round or single,
   next phases).
 - Events (`buraco_p2p.session.events`): `SeatsDrawn`, `HandStarted`, `CardSeen`,
-  `YourTurn`, `MoveApplied`, `HandEnded`, `MatchEnded`, `TimedOut`, `Voided`, `Refused`
-  (an entry dropped, the table goes on), `Fault` (an entry refused with evidence; the table
-  accepts only a void agreement after it).
+  `YourTurn`, `MoveApplied`, `HandEnded`, `MatchEnded`, `TimedOut`, `VoidProposed`, `Voided`,
+  `Refused` (an entry dropped, the table goes on), `Fault` (an entry refused with evidence;
+  the table accepts only a void agreement after it).
 - `Router(peers, choose, relay=..., tamper=..., shuffle=...)`: a deterministic in-memory
   table (tests, self-play): FIFO or seeded-random delivery, optional relaying, tampering,
   silent and manual parties, a clock moved by `advance`.
@@ -82,6 +85,7 @@ from buraco_p2p.session.events import (
     SeatsDrawn,
     TimedOut,
     Voided,
+    VoidProposed,
     YourTurn,
 )
 from buraco_p2p.session.evidence import check_equivocation, confirm_refusal
@@ -120,6 +124,7 @@ __all__ = [
     "Table",
     "Terms",
     "TimedOut",
+    "VoidProposed",
     "Voided",
     "WrongTable",
     "YourTurn",

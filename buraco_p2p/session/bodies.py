@@ -19,7 +19,10 @@ A body that does not match its kind's schema raises `BodyError`; the table turns
     result   totals [int per side, 1..N], state (32 bytes: the engine's state hash)
     open     secret (32 bytes: the hand's secret key, a canonical nonzero scalar)
     final    scores [int per side, 1..N]
-    void     action ("void": deal the hand again; "end": the match ends), silent [parties]
+    void     action ("void": deal the hand again; "end": the match ends; "replace": deal
+             again, the silent parties' seats taken by the new identities), silent
+             [parties], and for "replace" only, keys [identity key (32 bytes), one per silent
+             party, valid Ed25519 keys, distinct]
 
 where shares = {slots: [slot, ...] strictly ascending, batch: 32 bytes per slot + 64}.
 """
@@ -32,6 +35,7 @@ from itertools import pairwise
 from typing import Any, Final
 
 from buraco_p2p.engine import IllegalMove, move_from_wire
+from buraco_p2p.net.identity import PeerKey
 
 __all__ = [
     "COMMIT",
@@ -75,7 +79,8 @@ MAX_DECK_BYTES: Final = 64 * MAX_SLOTS
 MAX_PROOF_BYTES: Final = 1 << 19
 MIN_TIMEOUT_MS: Final = 1_000
 MAX_TIMEOUT_MS: Final = 86_400_000
-VOID_ACTIONS: Final = ("void", "end")
+VOID_ACTIONS: Final = ("void", "end", "replace")
+REPLACE: Final = "replace"
 
 
 class BodyError(ValueError):
@@ -145,7 +150,8 @@ def check_body(kind: str, body: Mapping[str, Any], parties: int, deck_size: int 
     """Check a non-genesis body against its kind's schema; return its parsed value:
     bytes for commit/reveal/open, (key, c) for keys, (deck, proof) for shuffle, (Shares, n)
     for deal, (Move, Shares | None) for move, Shares | None for shares/end, (totals, state)
-    for result, scores for final, (action, silent) for void."""
+    for result, scores for final, (action, silent, keys) for void (keys empty but for
+    "replace")."""
     if kind == COMMIT:
         _exact(body, {"c"})
         return _bytes(body, "c", 32)
@@ -187,15 +193,29 @@ def check_body(kind: str, body: Mapping[str, Any], parties: int, deck_size: int 
         _exact(body, {"scores"})
         return _ints(body, "scores", parties)
     if kind == VOID:
-        _exact(body, {"action", "silent"})
-        action = body["action"]
+        action = body.get("action")
         if action not in VOID_ACTIONS:
             raise BodyError(f"'action' must be one of {VOID_ACTIONS}")
+        _exact(body, {"action", "silent", "keys"} if action == REPLACE else {"action", "silent"})
         silent = body["silent"]
         if not isinstance(silent, list) or not 0 < len(silent) < parties:
             raise BodyError("'silent' must list 1..N-1 parties")
         out = tuple(_int(p, 0, parties - 1, "a silent party") for p in silent)
         if any(a >= b for a, b in pairwise(out)):
             raise BodyError("'silent' must be strictly ascending")
-        return action, out
+        if action != REPLACE:
+            return action, out, ()
+        keys = body["keys"]
+        if not isinstance(keys, list) or len(keys) != len(out):
+            raise BodyError("'keys' must list one identity key per silent party")
+        for k in keys:
+            if not isinstance(k, bytes):
+                raise BodyError("an identity key must be bytes")
+            try:
+                PeerKey(k)
+            except ValueError as exc:
+                raise BodyError(f"'keys': {exc}") from None
+        if len(set(keys)) != len(keys):
+            raise BodyError("'keys' must be distinct")
+        return action, out, tuple(keys)
     raise BodyError(f"unknown entry kind {kind!r}")

@@ -247,12 +247,20 @@ def check_move(t: Table, seat: int, move: Move) -> tuple[int, ...]:
 
 
 def _on_void(t: Table, party: int, parsed: Any) -> list[Event]:
-    action, silent = parsed
+    action, silent, keys = parsed
     if tuple(silent) != t.silent:
         raise reject("a void agreement naming other silent parties")
     if t.voiding == "pending":
+        if action == bodies.REPLACE:
+            if t.match is None:
+                raise reject("a seat can be taken over only once the seats are drawn")
+            seated = {k.raw for k in t.keys} | {k.raw for k in t.terms.keys}
+            seated |= {k.raw for _, _, k in t.successions}
+            if any(k in seated for k in keys):
+                raise reject("a new identity is already at the table (or was)")
         t.voiding = action
-    elif action != t.voiding:
+        t.void_keys = tuple(keys)
+    elif action != t.voiding or tuple(keys) != t.void_keys:
         raise reject(f"a void agreement for {action!r}, the round agrees on {t.voiding!r}")
     return []
 

@@ -18,6 +18,7 @@ __all__ = [
     "Refused",
     "SeatsDrawn",
     "TimedOut",
+    "VoidProposed",
     "Voided",
     "YourTurn",
 ]
@@ -89,6 +90,17 @@ class Voided:
 
 
 @dataclass(frozen=True, slots=True)
+class VoidProposed:
+    """Another present party signed a void agreement (`party`, its action, the parties it
+    names silent); `Peer.join_void` adds ours."""
+
+    party: int
+    action: str
+    silent: tuple[int, ...]
+    keys: tuple[bytes, ...] = ()  # "replace": the new identity of each silent party
+
+
+@dataclass(frozen=True, slots=True)
 class Refused:
     """An entry this peer dropped without stopping the table: a replay from another table or
     position, a bad signature, a duplicate slot from an author not on turn. `error` says why."""
@@ -113,6 +125,7 @@ Event = (
     | HandEnded
     | MatchEnded
     | TimedOut
+    | VoidProposed
     | Voided
     | Refused
     | Fault

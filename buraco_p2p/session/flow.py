@@ -25,6 +25,8 @@ from buraco_p2p.crypto.randomness import (
     uniform_int,
 )
 from buraco_p2p.engine import HandState, Match, PlayerView, deal_layout, score_hand
+from buraco_p2p.net.identity import PeerKey
+from buraco_p2p.session.bodies import REPLACE
 from buraco_p2p.session.checks import reveal_cards
 from buraco_p2p.session.deal import Deal
 from buraco_p2p.session.events import (
@@ -79,7 +81,10 @@ def _next(t: Table) -> list[Event]:
         if action == "end" or t.match is None:
             _set(t, Phase.CLOSED, ())
             return events
+        if action == REPLACE:
+            _succeed(t)
         t.silent = ()
+        t.void_keys = ()
         return events + _start_hand(t)
     phase = t.phase
     hand = t.hand
@@ -137,6 +142,19 @@ def _next(t: Table) -> list[Event]:
     raise AssertionError(phase)  # pragma: no cover
 
 
+def _succeed(t: Table) -> None:
+    """The seats of the silent parties pass to the new identities the agreement names; an
+    heir named among them becomes that party (the hand about to start is its first)."""
+    index = len(t.log) - 1
+    for party, raw in zip(t.silent, t.void_keys, strict=True):
+        key = PeerKey(raw)
+        t.keys[party] = key
+        t.successions.append((index, party, key))
+        if t.heir is not None and t.heir[0] == raw:
+            t.me, t._rng = party, t.heir[1]
+            t.heir = None
+
+
 def _start_hand(t: Table) -> list[Event]:
     assert t.match is not None
     number = 0 if t.hand is None else t.hand.number + 1
@@ -150,7 +168,7 @@ def _start_hand(t: Table) -> list[Event]:
     deck = DeckSession(
         table_id=t.terms.table_id,
         hand=number,
-        players=[t.terms.keys[p].raw for p in t.seating],
+        players=[t.keys[p].raw for p in t.seating],
         me=t.my_seat,
         keypair=keypair,
         layout=layout,

@@ -6,7 +6,9 @@ received entry to `receive` with the current clock reading, sends what `Output.s
 every other party, writes `Output.persist` to disk before acting on it, and shows
 `Output.events`. It answers `YourTurn` with `play(move)`, and calls `tick(now)` now and then so
 the peer can report a party that keeps the table waiting (`TimedOut`); the present parties may
-then `propose_void`.
+then `propose_void`, or `join_void` a proposal another present party made (`VoidProposed`).
+Void entries are held apart and applied only as a whole round, at one point every present
+party has reached (`buraco_p2p.session.agreement`).
 
 Entries of a round arrive in any order; the peer holds each until its index comes. Our own
 entries pass through the same `Table.apply` as everybody else's (only their signature and
@@ -34,9 +36,11 @@ from buraco_p2p.crypto.errors import CryptoError
 from buraco_p2p.crypto.group import RandomSource
 from buraco_p2p.crypto.shuffle import shuffle_and_prove
 from buraco_p2p.crypto.transcript import ProofContext
-from buraco_p2p.engine import Move
+from buraco_p2p.engine import IllegalMove, IllegalMoveCode, Move
 from buraco_p2p.net.identity import Identity, PeerKey
 from buraco_p2p.session import bodies
+from buraco_p2p.session.agreement import Ballots, Motion
+from buraco_p2p.session.bodies import BodyError, check_body
 from buraco_p2p.session.entry import Entry, decode_entry, make_entry, step_head
 from buraco_p2p.session.errors import (
     BrokenChain,
@@ -45,7 +49,7 @@ from buraco_p2p.session.errors import (
     OutOfTurn,
     WrongTable,
 )
-from buraco_p2p.session.events import Event, Fault, Refused, TimedOut
+from buraco_p2p.session.events import Event, Fault, Refused, TimedOut, VoidProposed
 from buraco_p2p.session.evidence import equivocates
 from buraco_p2p.session.states import Phase
 from buraco_p2p.session.table import Table
@@ -82,18 +86,38 @@ class Output:
 class Peer:
     """One party's session of one match."""
 
-    def __init__(self, genesis: Entry, identity: Identity, rng: RandomSource, now: float = 0.0):
+    def __init__(
+        self,
+        genesis: Entry,
+        identity: Identity,
+        rng: RandomSource,
+        now: float = 0.0,
+        *,
+        heir: bool = False,
+    ):
+        """`heir`: `identity` is not in the genesis but is to take a seat over by a "replace"
+        agreement; the peer follows the log (`party` is -1) until that agreement is applied,
+        then plays the seat from the hand it starts."""
         keys = [k.raw for k in _terms_keys(genesis)]
-        if identity.public.raw not in keys:
-            raise ValueError("this identity is not a party of the genesis")
-        self.party = keys.index(identity.public.raw)
+        mine = identity.public.raw
         self.identity = identity
-        self.table = Table(genesis, me=self.party, rng=rng)
+        if heir:
+            if mine in keys:
+                raise ValueError("an heir's identity must be new to the table")
+            self.party = -1
+            self.table = Table(genesis, heir=(mine, rng))
+        else:
+            if mine not in keys:
+                raise ValueError("this identity is not a party of the genesis")
+            self.party = keys.index(mine)
+            self.table = Table(genesis, me=self.party, rng=rng)
         self._rng = rng
-        # index -> (author, is a void entry) -> entry: a void agreement may take the index of
-        # an entry a present party made for a step that the void closes before it completes.
-        self._inbox: dict[int, dict[tuple[int, bool], Entry]] = {}
+        # index -> author -> entry, for every kind but void; void entries are held apart
+        # (a void may take the index of an entry its author made for the step it closes).
+        self._inbox: dict[int, dict[int, Entry]] = {}
+        self._ballots = Ballots(self.table.n, self.table.rules.deck_size)
         self._seen: set[bytes] = {genesis.hash}
+        self._unverified: set[bytes] = set()  # signed by a proposed heir, not yet a party
         self._own: set[bytes] = set()
         self._produced: set[int] = set()
         self._since = now
@@ -108,10 +132,22 @@ class Peer:
 
     @property
     def busy(self) -> bool:
-        """Whether `work` has an entry it can apply now."""
-        if self.table.closed or (self.table.fault is not None and not self._void_waiting()):
+        """Whether `work` has an entry it can apply now (or our void to sign)."""
+        if self.table.closed:
             return False
-        return self._next() is not None
+        return self._vote_due() or self._next() is not None
+
+    @property
+    def agreement(self) -> Motion | None:
+        """The void agreement we signed or are about to sign."""
+        return self._ballots.mine
+
+    @property
+    def proposal(self) -> tuple[Motion, int] | None:
+        """A present party's void proposal we hold and could join: (its motion, its author)."""
+        if self.table.closed:
+            return None
+        return self._ballots.proposal(len(self.table.log))
 
     def start(self, now: float, *, defer: bool = False) -> Output:
         """Our first entries (the seat draw's commitment)."""
@@ -137,10 +173,12 @@ class Peer:
                                                  evidence=(entry.wire,))))  # fmt: skip
             return out
         try:
-            entry.verify(table.terms.keys)
+            entry.verify(tuple(table.keys))
         except LogError as exc:
-            out.events.append(Refused(exc))
-            return out
+            if not self._heir_signed(entry):
+                out.events.append(Refused(exc))
+                return out
+            self._unverified.add(entry.hash)  # checked again when it is applied
         if entry.index >= len(table.log) + MAX_AHEAD:
             out.events.append(Refused(BrokenChain(
                 f"index {entry.index} is too far ahead of the log ({len(table.log)})",
@@ -148,24 +186,40 @@ class Peer:
             return out
         self._seen.add(entry.hash)
         out.relay.append(entry.wire)
+        if entry.kind == bodies.VOID and entry.author != self.party:
+            vote = self._ballots.hear(entry)
+            if vote is not None and self._ballots.mine is None:
+                m = vote.motion
+                out.events.append(VoidProposed(entry.author, m.action, m.silent, m.keys))
         if entry.index < len(table.log):
             held = table.log[entry.index]
             out.events.append(self._conflict(held, entry))
             return out
-        slot = self._inbox.setdefault(entry.index, {})
-        key = (entry.author, entry.kind == bodies.VOID)
-        other = slot.get(key)
-        if other is not None:
-            out.events.append(self._conflict(other, entry))
-            return out
-        slot[key] = entry
+        if entry.kind == bodies.VOID:
+            other = self._ballots.file(entry)
+            if other is not None:
+                out.events.append(self._conflict(other, entry))
+                return out
+        else:
+            slot = self._inbox.setdefault(entry.index, {})
+            other = slot.get(entry.author)
+            if other is not None:
+                out.events.append(self._conflict(other, entry))
+                return out
+            slot[entry.author] = entry
         if not defer:
             out.extend(self.run(now))
         return out
 
     def play(self, move: Move, now: float, *, defer: bool = False) -> Output:
         """Our move (answering `YourTurn`). An illegal move raises `IllegalMove` and changes
-        nothing; a legal one is checked again by `Table.apply` like anybody's."""
+        nothing; a legal one is checked again by `Table.apply` like anybody's. Once we have
+        agreed to a void, we move no more."""
+        if self._ballots.mine is not None:
+            raise IllegalMove(
+                IllegalMoveCode.WRONG_PLAYER, "the table is stopping: a void is agreed",
+                self.table.my_seat,
+            )  # fmt: skip
         index, body = self.table.move_body(move)
         entry = self._sign(index, bodies.MOVE, body)
         out = Output(send=[entry.wire])
@@ -177,12 +231,15 @@ class Peer:
     def work(self, now: float) -> Output:
         """Apply the next entry whose turn has come (at most one), then make what we owe."""
         out = Output()
+        if self._vote_due():
+            return self._vote(now)
         entry = self._next()
         if entry is None:
             return out
         table = self.table
         if (
-            table.phase is Phase.SHUFFLE
+            self._ballots.mine is None
+            and table.phase is Phase.SHUFFLE
             and entry.kind == bodies.SHUFFLE
             and self._speculated is None
         ):
@@ -212,34 +269,63 @@ class Peer:
             out.events.append(TimedOut(waiting, now - self._since))
         return out
 
-    def propose_void(self, action: str, now: float, silent: tuple[int, ...] = ()) -> Output:
-        """Our part of a void agreement naming the silent parties (default: every party the
-        table waits for, or the author of the fault that stopped it)."""
+    def propose_void(
+        self,
+        action: str,
+        now: float,
+        silent: tuple[int, ...] = (),
+        keys: tuple[bytes, ...] = (),
+    ) -> Output:
+        """Agree to a void round naming the silent parties (default: every party the table
+        waits for, or the author of the fault that stopped it); for "replace", `keys` names
+        the new identity key of each. Our void is signed where our log stands, or further on
+        if another present party signed further on (we catch up first); from now on we apply
+        no entry past that point and make none of our own. Raises `ValueError` if we are among
+        the silent, have agreed to something else, the table is not waiting for them, or the
+        keys are not valid new identities."""
         table = self.table
+        if self.party < 0:
+            raise ValueError("an heir is not a party until its seat passes to it")
         if not silent:
             if table.fault is not None and table.fault.author is not None:
                 silent = (table.fault.author,)
             else:
                 silent = self._missing()
         silent = tuple(sorted(set(silent)))
-        active = [p for p in range(table.n) if p not in silent]
-        if self.party not in active:
+        if self.party in silent:
             raise ValueError("a silent party cannot agree to its own void")
-        start = len(table.log)
-        index = start + active.index(self.party)
-        prev = table.void_prev()
-        entry = make_entry(
-            self.identity, table=table.terms.table_id, index=index, prev=prev,
-            author=self.party, kind=bodies.VOID,
-            body={"action": action, "silent": list(silent)},
-        )  # fmt: skip
-        self._seen.add(entry.hash)
-        self._own.add(entry.hash)
-        self._produced.add(index)
-        self._inbox.setdefault(index, {})[(self.party, True)] = entry
-        out = Output(send=[entry.wire])
-        out.extend(self.run(now))
-        return out
+        body: dict[str, Any] = {"action": action, "silent": list(silent)}
+        if action == bodies.REPLACE:
+            body["keys"] = list(keys)
+            seated = {k.raw for k in table.keys} | {k.raw for k in table.terms.keys}
+            if {bytes(k) for k in keys} & seated:
+                raise ValueError("a new identity is already at the table")
+        try:
+            check_body(bodies.VOID, body, table.n, table.rules.deck_size)
+        except BodyError as exc:
+            raise ValueError(str(exc)) from None
+        motion = Motion(action, silent, tuple(keys) if action == bodies.REPLACE else ())
+        mine = self._ballots.mine
+        if mine is not None and mine != motion:
+            raise ValueError(f"already agreed to {mine.action!r} naming {mine.silent}")
+        length = len(table.log)
+        self._ballots.mine = motion
+        if self._ballots.target(length) == length and not table.can_void(silent):
+            self._ballots.mine = mine
+            raise ValueError(f"the table is not waiting for parties {silent}")
+        return self.run(now)
+
+    def join_void(self, now: float) -> Output:
+        """Agree to the void another present party proposed (its action and silent parties;
+        see `proposal`). Nothing happens if there is none or we have agreed already."""
+        prop = self.proposal
+        if prop is None or self._ballots.mine is not None or self.party < 0:
+            return Output()
+        motion, _ = prop
+        if self.party in motion.silent:
+            return Output()
+        self._ballots.mine = motion
+        return self.run(now)
 
     # ------------------------------------------------------------------ internals
 
@@ -249,27 +335,90 @@ class Peer:
         out = []
         for p in table.waiting_for:
             index = table.index_of(p)
-            if p != self.party and (p, False) not in self._inbox.get(index or -1, {}):
+            if p != self.party and p not in self._inbox.get(index or -1, {}):
                 out.append(p)
         return tuple(out)
 
-    def _void_waiting(self) -> bool:
-        nxt = self._inbox.get(len(self.table.log), {})
-        return any(e.kind == bodies.VOID for e in nxt.values())
-
     def _next(self) -> Entry | None:
+        """The entry to apply next: the next void of a round under way; the first of a
+        complete void round at the end of the log; else the entry due at the end of the log,
+        unless the table stopped at a fault or we have agreed to a void and reached its
+        point."""
         table = self.table
-        slot = self._inbox.get(len(table.log))
+        length = len(table.log)
+        if table.closed:
+            return None
+        if table.voiding is not None:
+            return self._ballots.get(length, table.expected_author(length))
+        first = self._ballots.round_at(length)
+        if first is not None:
+            return first
+        if table.fault is not None:
+            return None
+        if self._ballots.mine is not None and length >= self._ballots.target(length):
+            return None
+        slot = self._inbox.get(length)
         if not slot:
             return None
-        author = table.expected_author(len(table.log))
-        voiding = table.voiding is not None
-        if author is not None and (author, voiding) in slot:
-            return slot[(author, voiding)]
-        voids = [e for (_, v), e in slot.items() if v]
-        if voids:
-            return voids[0]
+        author = table.expected_author(length)
+        if author is not None and author in slot:
+            return slot[author]
         return next(iter(slot.values()))  # an entry out of turn: apply() refuses it
+
+    def _vote_due(self) -> bool:
+        """Whether we have agreed to a void and our log stands at its point unsigned."""
+        ballots = self._ballots
+        if ballots.mine is None or self.table.voiding is not None or self.table.closed:
+            return False
+        length = len(self.table.log)
+        return ballots.signed_at != length and ballots.target(length) == length
+
+    def _vote(self, now: float) -> Output:
+        """Sign our void at the end of our log, its point. If the table no longer waits for
+        the silent parties there (their entries came after all), the void still goes out, so
+        that the others catch up to this point and find the same; then we give the agreement
+        up and go on with the hand."""
+        table = self.table
+        ballots = self._ballots
+        assert ballots.mine is not None
+        motion = ballots.mine
+        silent = motion.silent
+        length = len(table.log)
+        active = [p for p in range(table.n) if p not in silent]
+        body: dict[str, Any] = {"action": motion.action, "silent": list(silent)}
+        if motion.action == bodies.REPLACE:
+            body["keys"] = list(motion.keys)
+        entry = make_entry(
+            self.identity, table=table.terms.table_id, index=length + active.index(self.party),
+            prev=table.void_prev(), author=self.party, kind=bodies.VOID, body=body,
+        )  # fmt: skip
+        self._seen.add(entry.hash)
+        self._own.add(entry.hash)
+        ballots.file(entry)
+        ballots.signed_at = length
+        out = Output(send=[entry.wire])
+        if not table.can_void(silent):
+            ballots.decline(length)
+            out.extend(self._produce(now))
+        return out
+
+    def _heir_signed(self, entry: Entry) -> bool:
+        """Whether `entry` is signed by a new identity a held "replace" void names for its
+        author: an heir may be heard before its agreement is applied here; the table checks
+        the signature again when the entry's turn comes."""
+        for slot in self._ballots.held.values():
+            for e in slot.values():
+                v = self._ballots.vote(e)
+                if v is None or entry.author not in v.motion.silent or not v.motion.keys:
+                    continue
+                key = v.motion.keys[v.motion.silent.index(entry.author)]
+                try:
+                    entry.verify(tuple(PeerKey(key) if p == entry.author else k
+                                       for p, k in enumerate(self.table.keys)))  # fmt: skip
+                except (LogError, ValueError):
+                    continue
+                return True
+        return False
 
     def _conflict(self, held: Entry, new: Entry) -> Event:
         if equivocates(held, new):
@@ -285,10 +434,20 @@ class Peer:
     def _apply(self, entry: Entry, now: float) -> Output:
         out = Output()
         table = self.table
-        slot = self._inbox.get(entry.index)
-        if slot is not None:
-            slot.pop((entry.author, entry.kind == bodies.VOID), None)
+        void = entry.kind == bodies.VOID
+        slot = None if void else self._inbox.get(entry.index)
+        if void:
+            self._ballots.drop(entry)
+        elif slot is not None:
+            slot.pop(entry.author, None)
         before = table.step_start
+        if entry.hash in self._unverified:  # the heir's seat passed to it, or not
+            self._unverified.discard(entry.hash)
+            try:
+                entry.verify(tuple(table.keys))
+            except LogError as exc:
+                out.events.append(Refused(exc))
+                return out
         try:
             events = table.apply(entry, own=entry.hash in self._own, signed=True)
         except LogError as exc:
@@ -305,12 +464,18 @@ class Peer:
             self._since = now
             self._timed_out = False
             self._speculated = None
-        out.extend(self._produce(now))
+        if table.voiding is None:
+            if void:  # the round is complete: the agreement is carried out
+                self._ballots.reset(len(table.log))
+                if self.party < 0 and table.me is not None:  # our seat passed to us
+                    self.party = table.me
+            self._ballots.prune(len(table.log))
+            out.extend(self._produce(now))
         return out
 
     def _produce(self, now: float) -> Output:
         out = Output()
-        if self.table.index_of(self.party) in self._produced:
+        if self._ballots.mine is not None or self.table.index_of(self.party) in self._produced:
             return out
         made = self.table.produce()
         if made is None:
@@ -321,7 +486,7 @@ class Peer:
         if index == len(self.table.log):
             out.extend(self._apply(entry, now))
         else:
-            self._inbox.setdefault(index, {})[(self.party, kind == bodies.VOID)] = entry
+            self._inbox.setdefault(index, {})[self.party] = entry
         return out
 
     def _sign(self, index: int, kind: str, body: dict[str, Any]) -> Entry:
@@ -366,7 +531,7 @@ class Peer:
         self._seen.add(own.hash)
         self._own.add(own.hash)
         self._produced.add(index)
-        self._inbox.setdefault(index, {})[(self.party, False)] = own
+        self._inbox.setdefault(index, {})[self.party] = own
         return Output(send=[own.wire])
 
 

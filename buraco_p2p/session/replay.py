@@ -25,6 +25,8 @@ class Replay:
     closed: bool
     fingerprints: tuple[str, ...]
     opened: tuple[tuple[int, ...], ...]
+    # (log index of the "replace" round's last entry, party, the new identity's fingerprint)
+    successions: tuple[tuple[int, int, str], ...] = ()
 
 
 def replay(entries: Iterable[bytes | Entry], *, require_closed: bool = False) -> Replay:
@@ -56,6 +58,7 @@ def replay(entries: Iterable[bytes | Entry], *, require_closed: bool = False) ->
         closed=table.closed,
         fingerprints=table.terms.fingerprints(),
         opened=tuple(table.opened),
+        successions=tuple((i, p, k.fingerprint()) for i, p, k in table.successions),
     )
 
 

@@ -22,6 +22,7 @@ from typing import Any
 from buraco_p2p.crypto.group import RandomSource
 from buraco_p2p.crypto.randomness import CoinContext, CommitReveal, new_nonce
 from buraco_p2p.engine import HandState, IllegalMove, IllegalMoveCode, Match, Move
+from buraco_p2p.net.identity import PeerKey
 from buraco_p2p.session import bodies
 from buraco_p2p.session.bodies import BodyError, check_body
 from buraco_p2p.session.checks import Refusal, check_entry, check_move
@@ -41,11 +42,19 @@ class Table:
     """One match's log through the state machine, as seat `me` (party index) or as a verifier.
 
     `me` is this peer's party (its position in the genesis); `rng` its private random source
-    (nonces, hand keys, proofs). A verifier passes neither.
+    (nonces, hand keys, proofs). A verifier passes neither. An heir (an identity that is to
+    take a seat over by a "replace" agreement) passes `heir`: its identity key and random
+    source; it follows the log as a verifier and becomes that party when the agreement that
+    names its key is applied.
     """
 
     def __init__(
-        self, genesis: Entry, *, me: int | None = None, rng: RandomSource | None = None
+        self,
+        genesis: Entry,
+        *,
+        me: int | None = None,
+        rng: RandomSource | None = None,
+        heir: tuple[bytes, RandomSource] | None = None,
     ) -> None:
         self.terms: Terms = parse_genesis(genesis)
         n = self.terms.parties
@@ -73,6 +82,11 @@ class Table:
         self.opened: list[tuple[int, ...]] = []  # verifier: every finished hand's cards
         self.silent: tuple[int, ...] = ()
         self.voiding: str | None = None
+        self.void_keys: tuple[bytes, ...] = ()
+        # Each party's identity key now: the genesis's, then its successors' ("replace").
+        self.keys: list[PeerKey] = list(self.terms.keys)
+        self.successions: list[tuple[int, int, PeerKey]] = []  # (log index, party, new key)
+        self.heir = heir if me is None else None
         self.seat_draw = CommitReveal(CoinContext(self.terms.table_id, SEATS, 0), n)
         self._seat_nonce = new_nonce(rng) if rng is not None else None
 
@@ -145,6 +159,7 @@ class Table:
         saved = None
         if entry.kind == bodies.VOID and self.voiding is None:
             saved = (self.authors, self.step_prev, self.step_start, self.step_hashes, self.silent)
+            self.void_keys = ()
             self._open_void(entry)
         try:
             return self._apply_in_step(entry, own, signed)
@@ -160,7 +175,7 @@ class Table:
         if entry.prev != self.step_prev:
             raise Refusal(BrokenChain, "previous hash does not name the step before")
         if not (own or signed):
-            entry.verify(self.terms.keys)
+            entry.verify(tuple(self.keys))
         rule = self.rule
         if entry.kind != rule.kind:
             raise Refusal(OutOfTurn, f"a {entry.kind!r} entry where {rule.kind!r} is expected")
@@ -188,22 +203,27 @@ class Table:
         silent ones it names, which must be parties the table is waiting for or the author
         of the fault that stopped it (the body is checked again by its schema)."""
         silent = entry.body.get("silent")
-        if self.phase in (Phase.GENESIS, Phase.CLOSED) or not isinstance(silent, list):
+        if not isinstance(silent, list) or not self.can_void(silent):
             return
-        if not silent or not all(type(p) is int and 0 <= p < self.n for p in silent):
-            return
-        blamable = set(self.waiting_for)
-        if self.fault is not None and self.fault.author is not None:
-            blamable.add(self.fault.author)
         active = tuple(p for p in range(self.n) if p not in silent)
-        if not active or not set(silent) <= blamable:
-            return
         self.voiding = "pending"
         self.silent = tuple(sorted(set(silent)))
         self.step_prev = self.void_prev()
         self.step_hashes = []
         self.step_start = len(self.log)
         self.authors = active
+
+    def can_void(self, silent: list[int] | tuple[int, ...]) -> bool:
+        """Whether a void round may start here naming `silent`: parties the table waits for
+        (or the author of the fault that stopped it), never every party."""
+        if self.phase in (Phase.GENESIS, Phase.CLOSED) or not silent:
+            return False
+        if not all(type(p) is int and 0 <= p < self.n for p in silent):
+            return False
+        blamable = set(self.waiting_for)
+        if self.fault is not None and self.fault.author is not None:
+            blamable.add(self.fault.author)
+        return set(silent) <= blamable and len(set(silent)) < self.n
 
     def check_move(self, seat: int, move: Move) -> tuple[int, ...]:
         """Validate before reveal: what a move by `seat` must pass before any card of it is

@@ -4,7 +4,7 @@ void agreement of the others that voids the hand or ends the match, in the log."
 from __future__ import annotations
 
 import pytest
-from session_helpers import faults, forge, same_logs, snapshot, table
+from session_helpers import faults, forge, identities, same_logs, snapshot, table
 
 from buraco_p2p.engine import Discard
 from buraco_p2p.session import (
@@ -17,6 +17,7 @@ from buraco_p2p.session import (
     Voided,
     check_equivocation,
     decode_entry,
+    make_entry,
     replay,
 )
 
@@ -101,11 +102,23 @@ def test_a_void_cannot_name_a_party_the_table_is_not_waiting_for() -> None:
     r.start()
     r.run()
     snap = snapshot(r)
-    # naming party 1, who has committed: the others refuse the void entry
-    out = snap.peers[0].propose_void("end", snap.now, silent=(1,))
-    assert not snap.peers[0].table.closed
-    assert out.persist == []
-    assert not any(isinstance(e, MatchEnded) for e in out.events)
+    # naming party 1, who has committed: nobody agrees to it, not even the proposer
+    with pytest.raises(ValueError, match="not waiting for"):
+        snap.peers[0].propose_void("end", snap.now, silent=(1,))
+    assert snap.peers[0].agreement is None
+    # a whole round of void entries naming party 1, signed by 0, 2 and 3: refused by all
+    t = snap.peers[0].table
+    for k, p in enumerate((0, 2, 3)):
+        e = make_entry(
+            identities()[p], table=t.terms.table_id, index=len(t.log) + k, prev=t.void_prev(),
+            author=p, kind="void", body={"action": "end", "silent": [1]},
+        )  # fmt: skip
+        snap.inject(p, e.wire)
+    snap.run()
+    for p in (0, 1, 3):
+        assert not snap.peers[p].table.closed
+        assert not any(isinstance(e, MatchEnded) for e in snap.events[p])
+        assert all(e.kind != "void" for e in snap.peers[p].log)
 
 
 @pytest.mark.parametrize("kind", ["reveal", "keys", "deal", "shares"])

@@ -1,0 +1,184 @@
+"""The void agreement's bookkeeping at one peer: the void entries it holds, and its own vote.
+
+A void round must start at one log index, the same at every present party, but the present
+parties stop at different places: one may already hold (and have applied) an entry of the
+silent party that another never received. If each signed its void where its own log stands
+and applied it at once, two present parties could commit to different points, and the round
+would never close. So void entries are not applied as they arrive. Each names its *point*
+(the log length its round starts at: its index minus its author's place among the present
+parties), and a peer:
+
+- applies a void round only once it holds the whole round at the end of its log: a void from
+  every present party, all with the same point, action and silent parties;
+- once it has agreed (proposed or joined), applies no entry past the highest point any present
+  party has signed for the same motion (its *target*), produces no entry of its own,
+  and signs its void when its log reaches the target;
+- if the target moves up (another present party signed at a later point because it holds more
+  entries), catches up to it with those entries (every present party relays what it first
+  hears) and signs again there; its earlier void is left behind as a stale entry;
+- drops voids whose point its log has passed;
+- if, at its target, the table no longer waits for the silent parties (their entries came
+  after all), still signs there (so the others catch up to the same point and find the same),
+  then gives the agreement up and goes on with the hand: nobody can apply a void there.
+
+A round can only complete where every present party signed: a party whose first void is at
+point M never signs below M, so no round below the highest first point completes, and every
+party ends at the same point with the same log. See docs/protocol.md 4.5.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from buraco_p2p.session import bodies
+from buraco_p2p.session.bodies import BodyError, check_body
+from buraco_p2p.session.entry import Entry
+
+__all__ = ["Ballots", "Motion", "Vote"]
+
+
+@dataclass(frozen=True, slots=True)
+class Motion:
+    """What a void agreement decides: its action, the silent parties (the present ones, in
+    party order, are its authors), and for "replace" the new identity key of each."""
+
+    action: str
+    silent: tuple[int, ...]
+    keys: tuple[bytes, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Vote:
+    """What one void entry says: the log length its round starts at, and its motion."""
+
+    point: int
+    motion: Motion
+
+
+class Ballots:
+    """The void entries a peer holds (index -> author -> entry) and its own agreement."""
+
+    def __init__(self, parties: int, deck_size: int) -> None:
+        self.n = parties
+        self.deck_size = deck_size
+        self.held: dict[int, dict[int, Entry]] = {}
+        self.mine: Motion | None = None  # what we agreed to
+        self.signed_at: int | None = None  # the point of our latest void
+        self.declined = -1  # votes up to this point are moot (a round applied, or refused)
+        self.heard: tuple[Motion, int] | None = None  # the last proposal heard, its author
+
+    def vote(self, entry: Entry) -> Vote | None:
+        """The vote a void entry casts, or None for one no round can take (a malformed body,
+        an author among the silent)."""
+        try:
+            parsed: tuple[str, tuple[int, ...], tuple[bytes, ...]] = check_body(  # type: ignore[assignment]
+                bodies.VOID, entry.body, self.n, self.deck_size
+            )
+        except BodyError:
+            return None
+        motion = Motion(*parsed)
+        if entry.author in motion.silent:
+            return None
+        active = [p for p in range(self.n) if p not in motion.silent]
+        return Vote(entry.index - active.index(entry.author), motion)
+
+    def hear(self, entry: Entry) -> Vote | None:
+        """Note another party's void as a proposal to join (even one our log has passed: its
+        author may be behind us, and joining then signs at our point); returns its vote, or
+        None for a vote that is moot (for a point a round or a refusal has settled)."""
+        v = self.vote(entry)
+        if v is None or v.point <= self.declined:
+            return None
+        self.heard = (v.motion, entry.author)
+        return v
+
+    def decline(self, point: int) -> None:
+        """Give our agreement up at `point`, where the table no longer waits for the silent
+        parties: votes up to there can never form a round."""
+        self.mine = None
+        self.signed_at = None
+        self.heard = None
+        self.declined = point
+        self.prune(point + 1)
+
+    def reset(self, length: int) -> None:
+        """The round was applied (the log is now `length` long): the agreement is carried out,
+        and a void heard late for an earlier point is no proposal for the next hand."""
+        self.mine = None
+        self.signed_at = None
+        self.heard = None
+        self.declined = length - 1
+
+    def file(self, entry: Entry) -> Entry | None:
+        """Hold a void entry; returns the different entry its author already signed for that
+        index, if any (equivocation), and then holds nothing."""
+        slot = self.held.setdefault(entry.index, {})
+        other = slot.get(entry.author)
+        if other is not None:
+            return other
+        slot[entry.author] = entry
+        return None
+
+    def get(self, index: int, author: int | None) -> Entry | None:
+        return self.held.get(index, {}).get(author) if author is not None else None
+
+    def drop(self, entry: Entry) -> None:
+        slot = self.held.get(entry.index, {})
+        if slot.get(entry.author) is entry:
+            del slot[entry.author]
+        if not slot:
+            self.held.pop(entry.index, None)
+
+    def prune(self, length: int) -> None:
+        """Forget voids at indices the log has passed, and voids whose point it has passed."""
+        for index in [i for i in self.held if i < length]:
+            del self.held[index]
+        for index, slot in list(self.held.items()):
+            for author, e in list(slot.items()):
+                v = self.vote(e)
+                if v is None or v.point < length:
+                    del slot[author]
+            if not slot:
+                del self.held[index]
+
+    def _votes(self, length: int) -> list[tuple[Vote, Entry]]:
+        out = []
+        for slot in self.held.values():
+            for e in slot.values():
+                v = self.vote(e)
+                if v is not None and v.point >= length and v.point > self.declined:
+                    out.append((v, e))
+        return out
+
+    def round_at(self, length: int) -> Entry | None:
+        """The first entry of a complete void round starting at `length`, if we hold one."""
+        for e in self.held.get(length, {}).values():
+            v = self.vote(e)
+            if v is None or v.point != length or v.point <= self.declined:
+                continue
+            active = [p for p in range(self.n) if p not in v.motion.silent]
+            if all(
+                (o := self.get(length + k, a)) is not None and self.vote(o) == v
+                for k, a in enumerate(active)
+            ):
+                return e
+        return None
+
+    def target(self, length: int) -> int:
+        """Where our void round is to start: the end of our log, or the highest point a
+        present party has signed for the same silent parties."""
+        assert self.mine is not None
+        best = length
+        for v, _ in self._votes(length):
+            if v.motion == self.mine and v.point > best:
+                best = v.point
+        return best
+
+    def proposal(self, length: int) -> tuple[Motion, int] | None:
+        """A present party's void to join: (its motion, its author); of those we hold, the
+        one at the highest point, then from the lowest party; else the last one heard."""
+        votes = self._votes(length)
+        if not votes:
+            return self.heard
+        v, e = max(votes, key=lambda ve: (ve[0].point, -ve[1].author))
+        return v.motion, e.author

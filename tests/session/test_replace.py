@@ -1,0 +1,204 @@
+"""A party that does not come back is replaced: the present parties sign a "replace" void
+naming a new identity for its seat; the hand under way is dealt again, and from that hand on
+the new identity (an heir peer that followed the log) plays the seat with fresh hand keys."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+from session_helpers import bot_chooser, identities, resign, run_until, same_logs
+
+from buraco_p2p.crypto import DeterministicRandomSource
+from buraco_p2p.net.identity import Identity
+from buraco_p2p.rules import get_preset
+from buraco_p2p.session import (
+    BadSignature,
+    Fault,
+    MatchEnded,
+    Peer,
+    Refused,
+    RejectedEntry,
+    Router,
+    Voided,
+    VoidProposed,
+    decode_entry,
+    make_entry,
+    make_genesis,
+    replay,
+)
+from buraco_p2p.session.table import Table
+
+GONE = 2
+
+
+def _stalled(seed: int) -> tuple[Router, Identity]:
+    """A short match with party GONE silent once the first hand is under way, and the others
+    past the table's timeout; returns the router and an heir identity for the seat."""
+    rules = dataclasses.replace(get_preset("us"), target_score=300)
+    g = make_genesis(b"replace-table-01", identities(), rules, timeout_ms=1000)
+    peers = [Peer(g, i, DeterministicRandomSource(bytes([seed, n]) * 16))
+             for n, i in enumerate(identities())]  # fmt: skip
+    r = Router(peers, bot_chooser(seed), relay=True)
+    r.start()
+    run_until(r, lambda: len(r.peers[0].log) > 40)
+    r.silent = {GONE}
+    r.run()
+    r.advance(2.0)
+    return r, Identity.from_seed(b"\x77" * 32, "heir")
+
+
+def _heir(r: Router, identity: Identity) -> Peer:
+    """The heir follows the log from the genesis (what a `sync` would give it)."""
+    log = r.peers[0].log
+    heir = Peer(log[0], identity, DeterministicRandomSource(b"\x55" * 32), r.now, heir=True)
+    for e in log[1:]:
+        heir.receive(e.wire, r.now)
+    assert heir.party == -1 and len(heir.log) == len(log)
+    return heir
+
+
+def test_a_silent_party_is_replaced_and_the_heir_plays_the_match_out() -> None:
+    r, heir_id = _stalled(41)
+    present = [p for p in range(4) if p != GONE]
+    heir = _heir(r, heir_id)
+    r.peers[GONE] = heir
+    r.silent = set()
+    new = heir_id.public.raw
+    r.act(present[0], r.peers[present[0]].propose_void("replace", r.now, (GONE,), (new,)))
+    r.run()
+    for p in present[1:]:
+        assert VoidProposed(present[0], "replace", (GONE,), (new,)) in r.events[p]
+        r.act(p, r.peers[p].join_void(r.now))
+    r.run()
+    assert heir.party == GONE
+    for p in range(4):
+        peer = r.peers[p]
+        assert peer.table.closed, p
+        assert Voided("replace", (GONE,)) in r.events[p]
+        assert [e for e in r.events[p] if isinstance(e, MatchEnded)]
+    assert same_logs(r, [0, 1, 2, 3])
+    log = r.peers[0].log
+    (at,) = [e.index for e in log if e.kind == "void" and e.author == present[-1]]
+    later = [e for e in log[at + 1 :] if e.author == GONE]
+    assert later  # the heir's keys, shuffles, moves...
+    for e in later:
+        e.verify(tuple(r.peers[0].table.keys))
+    assert r.peers[0].table.keys[GONE].raw == new
+    rep = replay(e.wire for e in log)
+    assert rep.closed and rep.hands >= 1
+    assert rep.successions == ((at, GONE, heir_id.public.fingerprint()),)
+    t = Table(log[0])
+    for e in log[1:]:
+        t.apply(e)
+    assert t.successions == [(at, GONE, r.peers[0].table.keys[GONE])]
+    # the seat's first entry after the replacement, signed with the genesis key instead
+    first = later[0]
+    forged = resign(first, GONE)
+    v = Table(log[0])
+    for e in log[1 : first.index]:
+        v.apply(e)
+    with pytest.raises(BadSignature):
+        v.apply(forged)
+
+
+@pytest.mark.parametrize(
+    "keys, why",
+    [
+        (lambda: (identities()[1].public.raw,), "already at the table"),
+        (lambda: (b"\x01" + b"\x00" * 31,), "small-order"),
+        (lambda: (b"\x00" * 31,), "32 bytes"),
+        (lambda: (), "one identity key per silent party"),
+    ],
+)
+def test_a_replace_naming_a_bad_key_is_refused_before_anything_is_signed(
+    keys: object, why: str
+) -> None:
+    r, _ = _stalled(43)
+    p = next(p for p in range(4) if p != GONE)
+    with pytest.raises(ValueError, match=why):
+        r.peers[p].propose_void("replace", r.now, (GONE,), keys())  # type: ignore[operator]
+    assert r.peers[p].agreement is None
+
+
+def test_a_replace_round_naming_a_seated_key_is_refused_by_the_table() -> None:
+    """Even signed by every present party, a replace that names a key already at the table
+    is refused: validate before anyone sends the new identity anything."""
+    r, _ = _stalled(44)
+    t = r.peers[0].table
+    present = [p for p in range(4) if p != GONE]
+    seated = identities()[present[0]].public.raw
+    v = Table(t.log[0])
+    for e in t.log[1:]:
+        v.apply(e)
+    prev = v.void_prev()
+    for k, p in enumerate(present):
+        e = make_entry(
+            identities()[p], table=t.terms.table_id, index=len(t.log) + k, prev=prev,
+            author=p, kind="void",
+            body={"action": "replace", "silent": [GONE], "keys": [seated]},
+        )  # fmt: skip
+        if k == 0:
+            with pytest.raises(RejectedEntry, match="already at the table"):
+                v.apply(e)
+            break
+
+
+def test_the_heirs_first_entries_may_arrive_before_the_replace_round_is_whole() -> None:
+    """A present party hears the heir's hand key before the last void entry of the round
+    that seats it: the entry is held (the held void names its key) and applied in turn."""
+    r, heir_id = _stalled(45)
+    present = [p for p in range(4) if p != GONE]
+    heir = _heir(r, heir_id)
+    r.peers[GONE] = heir
+    r.silent = set()
+    new = heir_id.public.raw
+    late: list[tuple[int, int, bytes]] = []
+    heard_early: list[bool] = []
+
+    def tamper(sender: int, receiver: int, data: bytes) -> bytes | None:
+        e = decode_entry(data)
+        if (
+            receiver == present[0]
+            and e.kind == "void"
+            and e.author == present[-1]
+            and not heard_early
+        ):
+            late.append((sender, receiver, data))
+            return None
+        if receiver == present[0] and e.author == GONE and late and not heard_early:
+            heard_early.append(True)
+            r.queue.extend(late)  # the void follows the heir's entry
+        return data
+
+    r.tamper = tamper
+    for p in present:
+        r.act(p, r.peers[p].propose_void("replace", r.now, (GONE,), (new,)))
+    r.run()
+    assert heard_early
+    for p in range(4):
+        assert r.peers[p].table.closed, p
+    assert same_logs(r, [0, 1, 2, 3])
+    assert not [e for e in r.events[present[0]] if isinstance(e, Refused | Fault)]
+
+
+def test_an_entry_under_a_proposed_key_is_dropped_if_the_seat_does_not_pass() -> None:
+    """Held on the strength of a proposed replacement that never completes, an entry signed
+    by the would-be heir is dropped when its turn comes, without stopping the table."""
+    r, heir_id = _stalled(46)
+    present = [p for p in range(4) if p != GONE]
+    t = r.peers[present[0]].table
+    r.act(present[1], r.peers[present[1]].propose_void(
+        "replace", r.now, (GONE,), (heir_id.public.raw,)))  # fmt: skip
+    r.run()
+    index = len(t.log)
+    expected = t.expected_author(index)
+    assert expected == GONE
+    forged = make_entry(
+        heir_id, table=t.terms.table_id, index=index, prev=t.step_prev, author=GONE,
+        kind=t.rule.kind, body={},
+    )  # fmt: skip
+    out = r.peers[present[0]].receive(forged.wire, r.now)
+    assert not [e for e in out.events if isinstance(e, Fault)]
+    assert [e for e in out.events if isinstance(e, Refused) and isinstance(e.error, BadSignature)]
+    assert r.peers[present[0]].table.fault is None

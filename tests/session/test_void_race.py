@@ -1,0 +1,262 @@
+"""Present parties that start a void agreement while holding different parts of the log.
+
+A silent party's last entry may reach some present parties and not others before it falls
+silent; relayed, it reaches the rest late, in any order with the void entries. Every test
+here delivers the entries in an order that left the round open for good when each peer
+signed and applied its void where its own log stood: the present parties must still close
+one round at one point, with identical logs.
+"""
+
+from __future__ import annotations
+
+import random
+
+from session_helpers import identities, same_logs, table
+
+from buraco_p2p.crypto import DeterministicRandomSource
+from buraco_p2p.session import (
+    Fault,
+    Peer,
+    Phase,
+    Router,
+    Voided,
+    VoidProposed,
+    decode_entry,
+    make_entry,
+    replay,
+)
+from buraco_p2p.session.agreement import Motion
+
+
+def _withhold_first(kind: str, author: int, reach: set[int]) -> tuple[object, list[tuple]]:
+    """A tamper that lets `author`'s first `kind` entry reach only `reach`; every other copy
+    of it (sent or relayed) is kept in the returned list as (sender, receiver, bytes)."""
+    held: list[tuple[int, int, bytes]] = []
+    target: list[bytes] = []
+
+    def tamper(sender: int, receiver: int, data: bytes) -> bytes | None:
+        e = decode_entry(data)
+        if not target and e.author == author and e.kind == kind:
+            target.append(data)
+        if target and data == target[0] and not (sender == author and receiver in reach):
+            held.append((sender, receiver, data))
+            return None
+        return data
+
+    return tamper, held  # type: ignore[return-value]
+
+
+def _release(r: Router, held: list[tuple[int, int, bytes]]) -> None:
+    r.tamper = None
+    for sender, receiver, data in held:
+        r.queue.append((sender, receiver, data))
+    held.clear()
+
+
+def _closed_alike(r: Router, present: list[int], silent: tuple[int, ...]) -> None:
+    for p in present:
+        assert r.peers[p].table.closed, p
+        assert [e for e in r.events[p] if isinstance(e, Voided)] == [Voided("end", silent)]
+    assert same_logs(r, present)
+    assert replay(e.wire for e in r.peers[present[0]].log).closed
+
+
+def test_a_party_ahead_and_two_behind_close_one_round() -> None:
+    """Party 1's commitment reaches party 0 only: party 0 completes the commit round and
+    moves on to the reveals, parties 2 and 3 stay in the commit round. All three agree to
+    end the match before the relayed commitment reaches 2 and 3: they catch up to party 0's
+    point and sign again there."""
+    tamper, held = _withhold_first("commit", 1, {0})
+    r = table("us", seed=21, timeout_ms=1000, relay=True, tamper=tamper)
+    r.start()
+    r.silent = {1}
+    r.run()
+    assert len(r.peers[0].log) > len(r.peers[2].log) == len(r.peers[3].log)
+    r.advance(2.0)
+    for p in (0, 2, 3):
+        r.act(p, r.peers[p].propose_void("end", r.now, silent=(1,)))
+    r.run()
+    assert not any(r.peers[p].table.closed for p in (0, 2, 3))
+    _release(r, held)
+    r.run()
+    _closed_alike(r, [0, 2, 3], (1,))
+    void = next(e for e in r.peers[0].log if e.kind == "void")
+    assert void.index == 6  # party 0's point: the genesis, four commitments, its reveal
+
+
+def test_the_late_entry_reaches_a_party_before_it_joins() -> None:
+    """Party 0 proposes while it and party 3 lack party 1's commitment; party 2 receives the
+    commitment first and goes on, then joins. Parties 0 and 3 catch up to party 2's point."""
+    tamper, held = _withhold_first("commit", 1, {2})
+    r = table("us", seed=22, timeout_ms=1000, relay=True, tamper=tamper)
+    r.start()
+    r.silent = {1}
+    r.run()
+    r.advance(2.0)
+    r.act(0, r.peers[0].propose_void("end", r.now, silent=(1,)))
+    r.run()
+    for p in (2, 3):
+        assert r.peers[p].proposal == (Motion("end", (1,)), 0)
+        assert VoidProposed(0, "end", (1,)) in r.events[p]
+    r.act(3, r.peers[3].join_void(r.now))
+    r.act(2, r.peers[2].join_void(r.now))
+    r.run()
+    assert not any(r.peers[p].table.closed for p in (0, 2, 3))
+    _release(r, held)
+    r.run()
+    _closed_alike(r, [0, 2, 3], (1,))
+
+
+def test_an_entry_heard_after_agreeing_is_held_back() -> None:
+    """Every present party has signed at one point; the silent party's entry for that point
+    then reaches one of them: it is not applied, the round closes where it was signed."""
+    tamper, held = _withhold_first("commit", 1, set())
+    r = table("us", seed=23, timeout_ms=1000, relay=True, tamper=tamper)
+    r.start()
+    r.silent = {1}
+    r.run()
+    r.advance(2.0)
+    for p in (0, 2, 3):
+        r.act(p, r.peers[p].propose_void("end", r.now, silent=(1,)))
+    (stale,) = {d for _, _, d in held}
+    r.tamper = None
+    r.queue.appendleft((1, 3, stale))  # before any void: party 3 holds every void of its own
+    r.run()
+    _closed_alike(r, [0, 2, 3], (1,))
+    assert [e.kind for e in r.peers[3].log[2:]] == ["void"] * 3
+    r.inject(1, stale, to=[0, 2])
+    r.run()
+    assert not any(isinstance(e, Fault) for p in (0, 2) for e in r.events[p])
+
+
+def test_a_late_move_that_unblocks_the_table_cancels_the_agreement() -> None:
+    """The mover's move reaches one present party before the mover falls silent; the others
+    agree to end the match. The party holding the move is past the point where the table
+    waited for the mover: it signs there, the others catch up to it, and all three find
+    the table no longer waits for the silent party; the hand goes on, no void in the log."""
+    r = table("us", seed=24, timeout_ms=1000, relay=True)
+    r.manual = {0, 1, 2, 3}
+    r.start()
+    r.run()
+    mover = r.turns[-1]
+    present = [p for p in range(4) if p != mover]
+    view = r.peers[mover].table.view
+    assert view is not None
+    move = r.choose(mover, view)
+    first = present[-1]
+    tamper, held = _withhold_first("move", mover, {first})
+    r.tamper = tamper  # type: ignore[assignment]
+    r.act(mover, r.peers[mover].play(move, r.now))
+    r.silent = {mover}
+    r.run()
+    r.advance(2.0)
+    for p in present[:-1]:
+        r.act(p, r.peers[p].propose_void("end", r.now, silent=(mover,)))
+    r.run()
+    r.act(first, r.peers[first].join_void(r.now))
+    r.run()
+    (late,) = {d for _, _, d in held}
+    _release(r, held)
+    r.run()
+    assert same_logs(r, present)
+    for p in present:
+        peer = r.peers[p]
+        assert peer.agreement is None and not peer.table.closed
+        assert all(e.kind != "void" for e in peer.log)
+        assert peer.table.phase in (Phase.TURN, Phase.REVEAL)
+        assert late in [e.wire for e in peer.log]
+
+
+def test_any_delivery_order_closes_one_round() -> None:
+    """Seeded random orders: the silent party's commitment reaches a random set of present
+    parties, the present parties propose or join in a random order with random deliveries
+    between, and the held copies are released at a random moment."""
+    for seed in range(12):
+        rnd = random.Random(seed)
+        silent = rnd.randrange(4)
+        present = [p for p in range(4) if p != silent]
+        reach = {p for p in present if rnd.random() < 0.5}
+        tamper, held = _withhold_first("commit", silent, reach)
+        r = table("us", seed=30 + seed, timeout_ms=1000, relay=True, tamper=tamper,
+                  shuffle=random.Random(seed))  # fmt: skip
+        r.start()
+        r.silent = {silent}
+        r.run()
+        r.advance(2.0)
+        order = present[:]
+        rnd.shuffle(order)
+        release_at = rnd.randrange(len(order) + 1)
+        for k, p in enumerate(order):
+            if k == release_at:
+                _release(r, held)
+            peer = r.peers[p]
+            if peer.proposal is None or rnd.random() < 0.5:
+                r.act(p, peer.propose_void("end", r.now, silent=(silent,)))
+            else:
+                r.act(p, peer.join_void(r.now))
+            r.run(rnd.randrange(6))
+        _release(r, held)
+        r.run()
+        _closed_alike(r, present, (silent,))
+
+
+def test_a_restarted_peer_replays_a_log_with_a_void_round() -> None:
+    """A client that restarts feeds its saved log to a fresh peer, void entries included:
+    the round is whole in what it is fed, so it is applied where it stands."""
+    tamper, held = _withhold_first("commit", 1, {0})
+    r = table("us", seed=25, timeout_ms=1000, relay=True, tamper=tamper)
+    r.start()
+    r.silent = {1}
+    r.run()
+    r.advance(2.0)
+    for p in (0, 2, 3):
+        r.act(p, r.peers[p].propose_void("end", r.now, silent=(1,)))
+    _release(r, held)
+    r.run()
+    _closed_alike(r, [0, 2, 3], (1,))
+    old = r.peers[2]
+    fresh = Peer(old.log[0], old.identity, DeterministicRandomSource(bytes([25, 2]) * 16))
+    fresh.start(0.0)
+    for e in old.log[1:]:
+        fresh.receive(e.wire, 0.0)
+    assert [e.wire for e in fresh.log] == [e.wire for e in old.log]
+    assert fresh.table.closed
+
+
+def test_a_void_heard_late_for_an_earlier_point_proposes_nothing() -> None:
+    """After a round voided the hand, a void entry for a point before it (sent before its
+    author caught up, delivered late) is no proposal to void the new hand."""
+    tamper, held = _withhold_first("commit", 1, {0})
+    r = table("us", seed=26, timeout_ms=1000, relay=True, tamper=tamper)
+    r.start()
+    r.silent = {1}
+    r.run()
+    r.advance(2.0)
+    for p in (0, 2, 3):
+        r.act(p, r.peers[p].propose_void("end", r.now, silent=(1,)))
+    _release(r, held)
+    r.run()
+    _closed_alike(r, [0, 2, 3], (1,))
+    # the same, voiding the hand of a match under way: a stale void of party 2's arrives late
+    r = table("us", seed=27, timeout_ms=1000, relay=True)
+    r.manual = {0, 1, 2, 3}
+    r.start()
+    r.run()
+    stalled = r.turns[-1]
+    others = [p for p in range(4) if p != stalled]
+    r.advance(2.0)
+    t = r.peers[others[0]].table
+    point, prev = len(t.log) - 1, t.log[-1].prev
+    for p in others:
+        r.act(p, r.peers[p].propose_void("void", r.now, silent=(stalled,)))
+    r.run()
+    assert all(Voided("void", (stalled,)) in r.events[p] for p in others)
+    active = [p for p in range(4) if p != stalled]
+    late = make_entry(
+        identities()[others[1]], table=t.terms.table_id,
+        index=point + active.index(others[1]), prev=prev, author=others[1], kind="void",
+        body={"action": "void", "silent": [stalled]},
+    )  # fmt: skip
+    out = r.peers[others[0]].receive(late.wire, r.now)
+    assert not [e for e in out.events if isinstance(e, VoidProposed)]
+    assert r.peers[others[0]].proposal is None

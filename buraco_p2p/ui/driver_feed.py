@@ -40,6 +40,11 @@ __all__ = ["DriverFeed", "ShuffleCount", "shuffle_count"]
 
 MAX_CHAT = 50
 LINK_POLL_S = 1.0
+VOIDED = {
+    "void": "the hand was voided by agreement: it is dealt again",
+    "end": "the match was ended by agreement",
+    "replace": "the missing players' seats pass to new players: the hand is dealt again",
+}
 
 
 class ShuffleCount:
@@ -241,8 +246,7 @@ class DriverFeed:
                 names = ", ".join(self._party_nick(p) for p in ev.parties)
                 self.line(None, f"waiting for {names} past the table's limit")
             elif isinstance(ev, Voided):
-                self.line(None, "the hand was voided" if ev.action == "void"
-                          else "the match was ended by agreement")  # fmt: skip
+                self.line(None, VOIDED.get(ev.action, f"agreed by the table: {ev.action}"))
         self._turn_since = time.monotonic()
         self._say_shuffles()
         self._publish()

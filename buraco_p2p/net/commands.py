@@ -144,16 +144,19 @@ async def _maybe_upnp(
             yield mapping.external
         return
     # `--internet` asks the gateway by PCP or NAT-PMP, then by UPnP, and plays on without one.
-    from buraco_p2p.net.portmap import PortMapError, map_port
+    # A PCP/NAT-PMP mapping is renewed while the table runs and deleted when it ends.
+    from buraco_p2p.net.portmap import PortMapError, hold_mapping
 
-    try:
-        mapped = await map_port(port)
-    except PortMapError as exc:
-        _print(f"* no PCP/NAT-PMP mapping: {exc}")
-    else:
-        _print(f"* port mapped by {mapped.protocol}: {mapped.external}")
-        yield mapped.external
-        return
+    async with contextlib.AsyncExitStack() as stack:
+        try:
+            held = await stack.enter_async_context(hold_mapping(port))
+        except PortMapError as exc:
+            _print(f"* no PCP/NAT-PMP mapping: {exc}")
+        else:
+            mapped = held.mapping
+            _print(f"* port mapped by {mapped.protocol}: {mapped.external}")
+            yield mapped.external
+            return
     async with contextlib.AsyncExitStack() as stack:
         try:
             mapping = await stack.enter_async_context(upnp_mapping(port))

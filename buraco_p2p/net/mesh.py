@@ -6,7 +6,8 @@ peer also listens for its peers. For each pair, the peer with the *higher* seat 
 lower one, so there is never a race between two links for one pair; a joiner dials the
 host itself. A pair whose direct link cannot be opened within `direct_timeout` talks
 through the host (`relaying.py`), with the same handshake run end to end over the relayed
-channel.
+channel. Opening links and keeping them open is `dialing.py`; the events are `events.py`,
+the settings and the persisted state `meshconfig.py`, punching between joiners `punching.py`.
 
 Delivery is exactly once and in order per sender across link failures and restarts
 (`reliable.py`): every link starts with a `Resume` exchange and missed messages are sent
@@ -38,7 +39,6 @@ import math
 import secrets
 from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable
-from dataclasses import dataclass
 from typing import Any
 
 import trio
@@ -46,21 +46,31 @@ import trio
 from buraco_p2p import codec
 from buraco_p2p.net.admission import Approver, Door, JoinRequest, auto_approve
 from buraco_p2p.net.candidates import CandidateKind, NatClass, describe_link, host_candidates
+from buraco_p2p.net.dialing import Dialer
 from buraco_p2p.net.errors import LinkClosed, LinkError, MeshError, NetError
+from buraco_p2p.net.events import (
+    MeshEvent,
+    NicknameChanged,
+    PeerDown,
+    PeerUp,
+    RosterChanged,
+    SeatFreed,
+    StreamReset,
+)
 from buraco_p2p.net.handshake import secret_hint
 from buraco_p2p.net.identity import Identity, PeerKey
 from buraco_p2p.net.invite import Endpoint, Invite
-from buraco_p2p.net.link import ConnectError, SecureLink, connect, handshake
+from buraco_p2p.net.link import SecureLink
+from buraco_p2p.net.meshconfig import MeshConfig, MeshState
 from buraco_p2p.net.outbox import LinkRun, Outbox
-from buraco_p2p.net.punch import PunchError, share_listening_port, simultaneous_open
+from buraco_p2p.net.punch import share_listening_port
+from buraco_p2p.net.punching import HOST_PUNCH_TAGS, JOINER_PUNCH_TAGS, Punches
 from buraco_p2p.net.relay import RELAY_TAGS, parse_relay
 from buraco_p2p.net.relaying import Relays
 from buraco_p2p.net.reliable import (
-    DEFAULT_MAX_BUFFER,
     INCARNATION_LEN,
     RELIABLE_TAGS,
     Ack,
-    ChannelState,
     Data,
     Liveness,
     ReliableChannel,
@@ -78,15 +88,10 @@ from buraco_p2p.net.table import (
     LEFT,
     Departure,
     HostTable,
-    JoinRefused,
     Member,
     Roster,
-    RosterError,
     TableError,
     check_roster,
-    join_message,
-    mesh_message,
-    parse_welcome,
     roster_message,
     succession,
 )
@@ -113,120 +118,13 @@ MAX_EVENTS = 1024
 # The records a seated peer may send once its link is resumed (before that: only "r"),
 # by who the two ends are; anything else ends the link.
 PEER_TAGS = frozenset({"d", "a"})
-JOINER_TO_HOST_TAGS = PEER_TAGS | RELAY_TAGS | {LEAVE}
-HOST_TO_JOINER_TAGS = PEER_TAGS | RELAY_TAGS | {"roster"}
+JOINER_TO_HOST_TAGS = PEER_TAGS | RELAY_TAGS | JOINER_PUNCH_TAGS | {LEAVE}
+HOST_TO_JOINER_TAGS = PEER_TAGS | RELAY_TAGS | HOST_PUNCH_TAGS | {"roster"}
+PUNCH_TAGS = HOST_PUNCH_TAGS | JOINER_PUNCH_TAGS
 # Records a link may have queued beyond a full retransmit buffer (acks, roster, relay).
 SEND_QUEUE_HEADROOM = 1024
 
 
-# -- events --------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class PeerUp:
-    peer: PeerKey
-    nickname: str
-    relayed: bool
-
-
-@dataclass(frozen=True)
-class PeerDown:
-    peer: PeerKey
-    reason: str
-
-
-@dataclass(frozen=True)
-class RosterChanged:
-    roster: Roster
-
-
-@dataclass(frozen=True)
-class StreamReset:
-    """`peer` restarted without its saved state.
-
-    Some of its earlier messages may never arrive, and our unacknowledged messages were sent
-    to it again: the application has to resynchronise with it at its own level.
-    """
-
-    peer: PeerKey
-
-
-@dataclass(frozen=True)
-class SeatFreed:
-    """`peer` no longer holds `seat`: the host kicked it, or it left. `peer` may be us,
-    and then the table is over for us (nothing reconnects any more)."""
-
-    peer: PeerKey
-    seat: int
-    nickname: str
-    reason: str  # "kicked" or "left"
-
-
-@dataclass(frozen=True)
-class NicknameChanged:
-    """The roster shows the seated `peer` under a new nickname."""
-
-    peer: PeerKey
-    old: str
-    new: str
-
-
-MeshEvent = PeerUp | PeerDown | RosterChanged | StreamReset | SeatFreed | NicknameChanged
-@dataclass(frozen=True)
-class MeshConfig:
-    heartbeat_interval: float = 1.0
-    heartbeat_timeout: float = 5.0
-    direct_timeout: float = 3.0
-    handshake_timeout: float = 10.0
-    hello_timeout: float = 10.0
-    redial_min: float = 0.05
-    redial_max: float = 2.0
-    # A relayed pair keeps trying the direct link, with this backoff, and moves to it.
-    direct_retry_min: float = 1.0
-    direct_retry_max: float = 30.0
-    max_buffer: int = DEFAULT_MAX_BUFFER
-    # Encoded bytes of one peer's messages that may wait unread in our inbox.
-    max_unread_bytes: int = 64 << 20
-    # Relayed bytes one link may have queued; past it the host drops the relayed channel.
-    relay_queue_bytes: int = 4 << 20
-    # Test hook: True refuses direct links between the two keys (either order).
-    refuse_direct: Callable[[PeerKey, PeerKey], bool] | None = None
-    # Test hook on the host: sees every relayed chunk (source, destination, bytes).
-    relay_tap: Callable[[PeerKey, PeerKey, bytes], None] | None = None
-
-
-@dataclass(frozen=True)
-class MeshState:
-    """Delivery state to persist with the application's own state (see `Mesh.snapshot`)."""
-
-    incarnation: bytes
-    channels: dict[bytes, ChannelState]
-
-    def to_wire(self) -> list[Any]:
-        return [self.incarnation, {k.hex(): v.to_wire() for k, v in self.channels.items()}]
-
-    @classmethod
-    def from_wire(cls, value: Any) -> MeshState:
-        if (
-            not isinstance(value, list)
-            or len(value) != 2
-            or not isinstance(value[0], bytes)
-            or len(value[0]) != INCARNATION_LEN
-            or not isinstance(value[1], dict)
-        ):
-            raise MeshError("saved mesh state is malformed")
-        channels: dict[bytes, ChannelState] = {}
-        for key, state in value[1].items():
-            try:
-                raw = bytes.fromhex(key) if isinstance(key, str) else b""
-            except ValueError:
-                raw = b""
-            if len(raw) != 32:
-                raise MeshError("saved mesh state names an invalid peer key")
-            channels[raw] = ChannelState.from_wire(state)
-            if channels[raw].incarnation != value[0]:
-                raise MeshError("saved mesh state mixes incarnations")
-        return cls(value[0], channels)
 class _Peer:
     def __init__(self, key: PeerKey, channel: ReliableChannel) -> None:
         self.key = key
@@ -273,7 +171,10 @@ class Mesh:
         self.punch_port: int | None = None
         self.punch_targets: frozenset[Endpoint] = frozenset()
         self.punch_window = 120.0
-        self.punched: set[PeerKey] = set()
+        # Remote addresses ("host:port") of the links made by a simultaneous open.
+        self.punched: set[str] = set()
+        self.listen_port: int | None = None
+        self.listen_wildcard = False  # listening on every interface (not one address)
         self.rejections: deque[str] = deque(maxlen=200)
         self._nursery = nursery
         self._state = state
@@ -284,6 +185,8 @@ class Mesh:
         ](math.inf)
         self._events_send, self._events_recv = trio.open_memory_channel[MeshEvent](MAX_EVENTS)
         self.relays = Relays(self)
+        self.dialer = Dialer(self)
+        self.punches = Punches(self)
         self.unseated: str | None = None  # why our own seat was freed, once it is
         self.door = Door(self)
         self._roster_changed = trio.Event()
@@ -353,7 +256,8 @@ class Mesh:
             None,
         )
         return describe_link(
-            relayed=p.run.relayed, punched=peer in self.punched, remote=remote, remote_kind=kind
+            relayed=p.run.relayed, punched=address in self.punched, remote=remote,
+            remote_kind=kind,
         )
 
     def is_relayed(self, peer: PeerKey) -> bool:
@@ -532,7 +436,7 @@ class Mesh:
                 and not self._closed
             ):
                 p.connector = True
-                self._nursery.start_soon(self._peer_connector, m.key)
+                self._nursery.start_soon(self.dialer.peer_connector, m.key)
         self._emit(RosterChanged(roster))
         if change is None:
             return
@@ -697,6 +601,8 @@ class Mesh:
                     self._emit(up)
                 if restarted is not None:
                     self._emit(StreamReset(p.key))
+                if self.is_host and not run.relayed:
+                    self.punches.link_up(p.key, link.address)
                 liveness.on_receive(trio.current_time())
                 nursery.start_soon(self._heartbeat, p, run)
                 await self._read_loop(p, link, liveness)
@@ -773,6 +679,8 @@ class Mesh:
                         raise SequenceError(f"{name} sent a resume record mid-link")
                 elif tag in RELAY_TAGS:
                     await self.relays.on_record(p.key, parse_relay(msg, name))
+                elif tag in PUNCH_TAGS:
+                    await self.punches.on_record(p.key, msg, name)
                 elif tag == LEAVE:
                     if msg != [LEAVE]:
                         raise MeshError(f"{name} sent a malformed leave record")
@@ -810,62 +718,6 @@ class Mesh:
     def _is_host_key(self, key: PeerKey) -> bool:
         return self.roster is not None and self.roster.host.key == key
 
-    def _secret_for(self, peer: PeerKey) -> bytes:
-        """The host is dialed with the invite's secret, everyone else with the mesh secret."""
-        return self.room_secret if self.roster is None or self._is_host_key(peer) else (
-            self.mesh_secret
-        )
-
-    async def _connect(self, ep: Endpoint, peer: PeerKey) -> SecureLink:
-        """A direct link to `peer` at `ep`, keyed by this table's room or mesh secret."""
-        if self.punch_port is not None and ep in self.punch_targets:
-            return await self._punch(ep, peer)
-        return await connect(
-            ep.host,
-            ep.port,
-            self.identity,
-            room_secret=self._secret_for(peer),
-            table_id=self.table_id,
-            expected_peer=peer,
-            timeout=self.config.direct_timeout,
-        )
-
-    async def _punch(self, ep: Endpoint, peer: PeerKey) -> SecureLink:
-        """A link to `peer` by simultaneous open to `ep` (the peer dials us at the same time)."""
-        assert self.punch_port is not None
-        try:
-            stream = await simultaneous_open(self.punch_port, ep, window=self.punch_window)
-        except PunchError as exc:
-            raise ConnectError(str(exc)) from None
-        link = await handshake(
-            stream, self.identity, room_secret=self._secret_for(peer), table_id=self.table_id,
-            initiator=True, expected_peer=peer, timeout=self.config.direct_timeout,
-            address=str(ep),
-        )  # fmt: skip
-        self.punched.add(peer)
-        return link
-
-    async def _dial_direct(self, key: PeerKey) -> SecureLink | None:
-        if self._direct_refused(key) or self.roster is None:
-            return None
-        member = self.roster.member(key)
-        if member is None:
-            return None
-        for ep in member.addresses:
-            try:
-                link = await self._connect(ep, key)
-            except LinkError as exc:
-                self._reject(str(ep), exc)
-                continue
-            try:
-                await link.send(mesh_message())
-            except LinkError as exc:
-                self._reject(str(ep), exc)
-                await link.aclose()
-                continue
-            return link
-        return None
-
     def _seated(self, key: PeerKey) -> bool:
         """Both `key` and we hold a seat: links between us are wanted."""
         roster = self.roster
@@ -876,86 +728,6 @@ class Mesh:
             and roster.member(key) is not None
         )
 
-    async def _peer_connector(self, key: PeerKey) -> None:
-        delay = self.config.redial_min
-        while self._seated(key):
-            link = await self._dial_direct(key)
-            if link is not None:
-                delay = self.config.redial_min
-                await self._run_link(key, link, relayed=False)
-            else:
-                link = await self.relays.dial(key)
-                if link is not None:
-                    delay = self.config.redial_min
-                    await self.relays.run(key, link)
-            await trio.sleep(delay)
-            delay = min(delay * 2, self.config.redial_max)
-
-    async def _connect_host(self, addresses: tuple[Endpoint, ...], host: PeerKey) -> tuple[
-        SecureLink, Roster
-    ]:
-        errors: list[str] = []
-        for ep in addresses:
-            try:
-                link = await self._connect(ep, host)
-            except LinkError as exc:
-                errors.append(str(exc))
-                continue
-            try:
-                await link.send(join_message(self.advertised))
-                answer = await link.receive()  # no timeout: a person may be deciding
-                roster, mesh_secret = parse_welcome(answer, link.label, self.me, self.table_id)
-            except JoinRefused:
-                await link.aclose()
-                raise
-            except NetError as exc:
-                errors.append(str(exc))
-                await link.aclose()
-                continue
-            except BaseException:
-                # Given up (cancelled) while waiting for the answer: hang up now, so the host
-                # withdraws its question instead of seating someone who is gone.
-                with trio.CancelScope(shield=True):
-                    await link.aclose()
-                raise
-            self._adopt_mesh_secret(mesh_secret)
-            return link, roster
-        raise MeshError("cannot reach the host: " + ("; ".join(errors) or "no addresses"))
-
-    def _adopt_mesh_secret(self, secret: bytes) -> None:
-        """Joiner: the host's mesh secret keys our links with the other seated peers."""
-        self.mesh_secret = secret
-        if self.server is not None:
-            self.server.room_secret = secret
-
-    async def _host_connector(
-        self, link: SecureLink, addresses: tuple[Endpoint, ...], host: PeerKey
-    ) -> None:
-        delay = self.config.redial_min
-        while self._seated(self.me):
-            await self._run_link(host, link, relayed=False)
-            while self._seated(self.me):
-                await trio.sleep(delay)
-                delay = min(delay * 2, self.config.redial_max)
-                assert self.roster is not None
-                known = self.roster.host.addresses
-                candidates = known + tuple(a for a in addresses if a not in known)
-                try:
-                    link, roster = await self._connect_host(candidates, host)
-                except JoinRefused as exc:
-                    self._reject("host", exc)
-                    return
-                except MeshError as exc:
-                    self._reject("host", exc)
-                    continue
-                delay = self.config.redial_min
-                try:
-                    self._set_roster(roster, link.label)
-                except RosterError as exc:
-                    self._reject(link.label, exc)
-                    await link.aclose()
-                    continue
-                break
 
     # -- accepting ---------------------------------------------------------------------------
 
@@ -999,6 +771,8 @@ class Mesh:
         self.listeners = listeners
         bound = listeners[0].socket.getsockname()[1]
         share_listening_port(listeners)
+        self.listen_port = bound
+        self.listen_wildcard = listen_host in ("", "0.0.0.0", "::")
         await self._nursery.start(self._listen, self.server, listeners)
         task_status.started(bound)
 
@@ -1161,12 +935,16 @@ async def join_table(
     ) as (mesh, nursery):
         bound = await nursery.start(mesh._serve, listen_host, port)
         mesh.advertised = advertise or local_endpoints(bound, listen_host)
+        # How the host's addresses were learnt, so the link to it says "mapped" where it is.
+        for ep, kind in zip(invite.addresses, invite.kinds, strict=False):
+            with contextlib.suppress(ValueError):
+                mesh.candidate_kinds[ep] = CandidateKind(kind)
         if before_dial is not None:
             await before_dial(mesh, bound)
-        link, roster = await mesh._connect_host(invite.addresses, host_key)
+        link, roster = await mesh.dialer.connect_host(invite.addresses, host_key)
         if roster.host.key != host_key:
             await link.aclose()
             raise MeshError("the host's roster names someone else as host")
         mesh._set_roster(roster)
-        nursery.start_soon(mesh._host_connector, link, invite.addresses, host_key)
+        nursery.start_soon(mesh.dialer.host_connector, link, invite.addresses, host_key)
         yield mesh

@@ -19,10 +19,12 @@ port u16, lifetime u32).
 
 from __future__ import annotations
 
+import contextlib
 import ipaddress
 import secrets
 import socket
 import struct
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -110,7 +112,10 @@ def parse_pcp_map_response(data: bytes, nonce: bytes) -> Mapping:
 
 
 def natpmp_map_request(internal_port: int, lifetime: int = LIFETIME) -> bytes:
-    return struct.pack(">BBHHHI", NATPMP_VERSION, 2, 0, internal_port, internal_port, lifetime)
+    """A TCP mapping request; with `lifetime` 0 a deletion, whose suggested external port
+    must be 0 (RFC 6886 section 3.4)."""
+    external = internal_port if lifetime else 0
+    return struct.pack(">BBHHHI", NATPMP_VERSION, 2, 0, internal_port, external, lifetime)
 
 
 def natpmp_address_request() -> bytes:
@@ -153,28 +158,131 @@ async def _ask(sock: trio.socket.SocketType, gateway: str, request: bytes) -> by
     raise PortMapError(f"the router at {gateway} did not answer on UDP port {PORT}")
 
 
+class _Asker:
+    """One client of the gateway for one internal port: the first request picks PCP or
+    NAT-PMP, and later ones (a renewal, the deletion) speak the same, with the same nonce."""
+
+    def __init__(self, sock: trio.socket.SocketType, gateway: str, internal_port: int) -> None:
+        self.sock, self.gateway, self.internal_port = sock, gateway, internal_port
+        self.client = ipaddress.IPv4Address(sock.getsockname()[0])
+        self.nonce = secrets.token_bytes(12)
+        self.protocol: str | None = None
+        self.public: ipaddress.IPv4Address | None = None
+
+    async def map(self, lifetime: int = LIFETIME) -> Mapping:
+        if self.protocol != "NAT-PMP":
+            request = pcp_map_request(self.client, self.internal_port, self.nonce, lifetime)
+            try:
+                mapping = parse_pcp_map_response(
+                    await _ask(self.sock, self.gateway, request), self.nonce
+                )
+            except PortMapError as exc:
+                speaks_natpmp = "NAT-PMP" in str(exc) or "PCP version" in str(exc)
+                if self.protocol == "PCP" or not (speaks_natpmp or "did not answer" in str(exc)):
+                    raise
+            else:
+                self.protocol = "PCP"
+                return mapping
+        if self.public is None:
+            self.public = parse_natpmp_address(
+                await _ask(self.sock, self.gateway, natpmp_address_request())
+            )
+        request = natpmp_map_request(self.internal_port, lifetime)
+        answer = await _ask(self.sock, self.gateway, request)
+        if lifetime == 0:
+            # A deletion's answer carries external port 0 (RFC 6886 section 3.4).
+            if len(answer) != 16 or answer[:2] != b"\x00\x82" or answer[2:4] != b"\x00\x00":
+                raise PortMapError("the router refused to delete the NAT-PMP mapping")
+            self.protocol = "NAT-PMP"
+            return Mapping("NAT-PMP", Endpoint(self.public, self.internal_port), 0)
+        mapping = parse_natpmp_map(answer, self.public)
+        self.protocol = "NAT-PMP"
+        return mapping
+
+
 async def map_port(
     internal_port: int, gateway: ipaddress.IPv4Address | None = None
 ) -> Mapping:
-    """A TCP mapping of `internal_port` on the default gateway: PCP first, then NAT-PMP."""
+    """A TCP mapping of `internal_port` on the default gateway: PCP first, then NAT-PMP.
+
+    It lapses after its lifetime; `hold_mapping` renews it and deletes it at the end.
+    """
     gateway = gateway or default_gateway()
     if gateway is None:
         raise PortMapError("no IPv4 default gateway to ask for a port mapping")
     sock = trio.socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     with sock:
         await sock.connect((str(gateway), PORT))
-        client = ipaddress.IPv4Address(sock.getsockname()[0])
-        nonce = secrets.token_bytes(12)
-        pcp_error: PortMapError | None = None
+        return await _Asker(sock, str(gateway), internal_port).map()
+
+
+@dataclass
+class HeldMapping:
+    """A mapping kept alive by `hold_mapping`: the latest answer, renewals, the last error."""
+
+    mapping: Mapping
+    renewals: int = 0
+    error: PortMapError | None = None
+
+
+# A renewal that fails is tried again this long after (while the mapping still holds).
+RENEW_RETRY = 30.0
+# The shortest wait between renewals, whatever lifetime the router grants.
+MIN_RENEW = 10.0
+Sleep = Callable[[float], Awaitable[None]]
+
+
+@contextlib.asynccontextmanager
+async def hold_mapping(
+    internal_port: int,
+    gateway: ipaddress.IPv4Address | None = None,
+    *,
+    sleep: Sleep = trio.sleep,
+) -> AsyncIterator[HeldMapping]:
+    """A TCP mapping of `internal_port` (as `map_port`), renewed and then deleted.
+
+    A mapping lapses at the end of the lifetime the router granted, so it is renewed at half
+    of it (RFC 6886 section 3.3, RFC 6887 section 11.2.1), with the same nonce; when the block
+    ends it is deleted with a request of lifetime 0, so the router does not keep a port open
+    to a program that has stopped. `sleep` is the clock (tests drive it).
+    """
+    gateway = gateway or default_gateway()
+    if gateway is None:
+        raise PortMapError("no IPv4 default gateway to ask for a port mapping")
+    sock = trio.socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    with sock:
+        await sock.connect((str(gateway), PORT))
+        asker = _Asker(sock, str(gateway), internal_port)
+        held = HeldMapping(await asker.map())
+
+        async def renew() -> None:
+            wait = max(held.mapping.lifetime / 2, MIN_RENEW)
+            while True:
+                await sleep(wait)
+                try:
+                    held.mapping = await asker.map()
+                    held.renewals += 1
+                    held.error = None
+                    wait = max(held.mapping.lifetime / 2, MIN_RENEW)
+                except PortMapError as exc:
+                    held.error = exc
+                    wait = RENEW_RETRY
+
         try:
-            answer = await _ask(sock, str(gateway), pcp_map_request(client, internal_port, nonce))
-            return parse_pcp_map_response(answer, nonce)
-        except PortMapError as exc:
-            if "NAT-PMP" not in str(exc) and "PCP version" not in str(exc):
-                pcp_error = exc
-        if pcp_error is not None and "did not answer" not in str(pcp_error):
-            raise pcp_error
-        public = parse_natpmp_address(await _ask(sock, str(gateway), natpmp_address_request()))
-        return parse_natpmp_map(
-            await _ask(sock, str(gateway), natpmp_map_request(internal_port)), public
-        )
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(renew)
+                try:
+                    yield held
+                finally:
+                    nursery.cancel_scope.cancel()
+        except BaseExceptionGroup as group:  # the caller's own error comes out unwrapped
+            if len(group.exceptions) == 1:
+                raise group.exceptions[0] from None
+            raise
+        finally:
+            with (
+                trio.CancelScope(shield=True),
+                trio.move_on_after(sum(TRIES) + 0.5),
+                contextlib.suppress(PortMapError, OSError),
+            ):
+                await asker.map(lifetime=0)

@@ -97,18 +97,21 @@ async def simultaneous_open(
     with trio.move_on_after(window):
         while True:
             sock = await reusable_socket(family, local_port, local_host)
+            opened = False
             try:
                 with trio.move_on_after(ATTEMPT_TIMEOUT):
                     await sock.connect((remote.host, remote.port))
+                    opened = True
                     return trio.SocketStream(sock)
                 last = "timed out"
             except OSError as exc:
                 last = exc.strerror or str(exc)
                 if exc.errno not in (errno.ECONNREFUSED, errno.ECONNRESET, errno.ETIMEDOUT,
                                      errno.EHOSTUNREACH, errno.ENETUNREACH, errno.EADDRNOTAVAIL):
-                    sock.close()
                     raise PunchError(f"cannot punch to {remote}: {last}") from exc
-                # A refusal comes back at once: pace the retries like a timeout would.
-                await trio.sleep(0.05)
-            sock.close()
+            finally:
+                if not opened:  # also when cancelled: another candidate won
+                    sock.close()
+            # A refusal comes back at once: pace the retries like a timeout would.
+            await trio.sleep(0.05)
     raise PunchError(f"no connection to {remote} within {window:g} s ({last})")

@@ -82,6 +82,8 @@ class Relays:
             raise RelayError(f"peer {sender.fingerprint()} asked to relay outside the table")
         if target == sender:
             raise RelayError(f"peer {sender.fingerprint()} asked to relay to itself")
+        if rec.kind == "ro":
+            mesh.punches.relay_opened(sender, target)
         if rec.kind == "rd":
             self.relayed_chunks += 1
             if mesh.config.relay_tap is not None:
@@ -137,6 +139,12 @@ class Relays:
             mesh._reject(f"relay from {stream.peer.fingerprint()}", exc)
             self.streams.pop((stream.peer, stream.chan), None)
             return
+        live = mesh._live_run_or_none(stream.peer)
+        if live is not None and not live.relayed and live.link.address in mesh.punched:
+            # A relay dialed while the punch was opening: the punched link stays.
+            self.streams.pop((stream.peer, stream.chan), None)
+            await link.aclose()
+            return
         try:
             await mesh._run_link(stream.peer, link, relayed=True)
         finally:
@@ -186,7 +194,7 @@ class Relays:
             while True:
                 await trio.sleep(delay)
                 delay = min(delay * 2, mesh.config.direct_retry_max)
-                direct = await mesh._dial_direct(key)
+                direct = await mesh.dialer.dial_direct(key)
                 if direct is not None:
                     upgraded = True
                     await mesh._run_link(key, direct, relayed=False)

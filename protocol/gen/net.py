@@ -56,6 +56,7 @@ from buraco_p2p.net.handshake import (
 )
 from buraco_p2p.net.identity import Identity, PeerKey
 from buraco_p2p.net.invite import Endpoint, Invite, InviteChecksumError
+from buraco_p2p.net.punching import punch_message
 from buraco_p2p.net.relay import RelayRecord
 from buraco_p2p.net.reliable import Ack, Data, Resume
 from buraco_p2p.net.table import (
@@ -915,6 +916,13 @@ def _mesh_records() -> tuple[list[dict[str, object]], list[dict[str, object]]]:
         ("relay data", "the host to caio: a chunk of channel 7, from bia",
          RelayRecord("rd", bia, 7, bytes(range(16))).to_wire()),
         ("relay close", "either way", RelayRecord("rc", caio, 7).to_wire()),
+        ("seen", "the host to bia: the address:port it sees bia's link come from",
+         ["seen", ["198.51.100.7", 40404]]),
+        ("ping", "the host to bia: a round-trip probe", ["ping", 3141592653]),
+        ("pong", "bia to the host: the answer, same nonce", ["pong", 3141592653]),
+        ("punch", "the host to bia: dial caio now, at these candidates",
+         punch_message(caio, (Endpoint.parse("198.51.100.9", 40404),
+                              Endpoint.parse("192.168.7.3", 40404)))),
     ]  # fmt: skip
     for name, _, value in ok:
         if name.startswith(("welcome", "roster")):
@@ -957,6 +965,21 @@ def _mesh_records() -> tuple[list[dict[str, object]], list[dict[str, object]]]:
          ["roster", {**roster.to_wire(), "seats": 1}]),
         ("relay chunk of 16385 bytes", "a joiner, from the host",
          ["rd", bia.raw, 7, bytes(16385)]),
+        ("punch to a multicast address", "a joiner, from the host",
+         ["punch", caio.raw, [["224.0.0.251", 5353]]]),
+        ("punch to the loopback", "a joiner, from the host",
+         ["punch", caio.raw, [["127.0.0.1", 22]]]),
+        ("punch to the unspecified address", "a joiner, from the host",
+         ["punch", caio.raw, [["::", 40404]]]),
+        ("punch with no candidate", "a joiner, from the host", ["punch", caio.raw, []]),
+        ("punch with 9 candidates", "a joiner, from the host",
+         ["punch", caio.raw, [[f"198.51.100.{i}", 40404] for i in range(1, 10)]]),
+        ("punch with port 0", "a joiner, from the host",
+         ["punch", caio.raw, [["198.51.100.9", 0]]]),
+        ("ping nonce of 2^32", "a joiner, from the host", ["ping", 2**32]),
+        ("pong from the host", "a joiner, from the host", ["pong", 1]),
+        ("punch between joiners", "a joiner, from a joiner",
+         ["punch", caio.raw, [["198.51.100.9", 40404]]]),
     ]  # fmt: skip
     refused = [
         {"name": name, "link": link, "value": typed(value), "msgpack": codec.pack(value).hex()}

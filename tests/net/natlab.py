@@ -16,14 +16,17 @@ belongs to its home. Used by tests/net/test_natlab.py and benchmarks/internet.py
 from __future__ import annotations
 
 import ctypes
+import hashlib
 import ipaddress
 import os
 import secrets
 import shutil
 import subprocess
 import threading
+import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, TypeVar
 
 import trio
@@ -320,11 +323,13 @@ def punch_all(lab: Lab, homes: list[Home], port: int, window: float = 3.0) -> di
 
 
 def portmap_responder(
-    home: Home, stop: threading.Event, *, pcp: bool = True
+    home: Home, stop: threading.Event, *, pcp: bool = True, log: list[bytes] | None = None
 ) -> InNamespace:
     """The router's own PCP (or, with `pcp=False`, NAT-PMP only) responder on lan:5351.
 
-    A granted mapping is a real nftables DNAT rule on the router: wan:port -> home:port.
+    A granted mapping is a real nftables DNAT rule on the router: wan:port -> home:port,
+    for the lifetime asked; a request of lifetime 0 (a deletion) grants nothing and is
+    answered with lifetime 0. Every request received is appended to `log` if given.
     """
     import socket
     import struct
@@ -336,20 +341,27 @@ def portmap_responder(
              "iifname", "wan", "tcp", "dport", str(port), "dnat", "to", f"{home.lan_ip}:{port}")
 
     def answer(data: bytes) -> bytes | None:
+        if log is not None:
+            log.append(data)
         if data[:1] == b"\x02" and len(data) >= 60:
             if not pcp:
                 return struct.pack(">BBHI", 0, 0x80 | data[1], 1, 1)
             port = struct.unpack(">H", data[40:42])[0]
-            grant(port)
-            head = struct.pack(">BBBBII", 2, 0x81, 0, 0, 7200, 1) + bytes(12)
+            lifetime = struct.unpack(">I", data[4:8])[0]
+            if lifetime:
+                grant(port)
+            head = struct.pack(">BBBBII", 2, 0x81, 0, 0, lifetime, 1) + bytes(12)
             mapped = bytes(10) + b"\xff\xff" + public.packed
             return head + data[24:36] + struct.pack(">B3xHH", 6, port, port) + mapped
         if data[:2] == b"\x00\x00":
             return struct.pack(">BBHI", 0, 128, 0, 1) + public.packed
         if data[:2] == b"\x00\x02" and len(data) == 12:
             port = struct.unpack(">H", data[4:6])[0]
+            lifetime = struct.unpack(">I", data[8:12])[0]
+            if not lifetime:
+                return struct.pack(">BBHIHHI", 0, 130, 0, 1, port, 0, 0)
             grant(port)
-            return struct.pack(">BBHIHHI", 0, 130, 0, 1, port, port, 7200)
+            return struct.pack(">BBHIHHI", 0, 130, 0, 1, port, port, lifetime)
         return None
 
     ready = threading.Event()
@@ -397,3 +409,171 @@ def stun_responder(lab: Lab, stop: threading.Event) -> InNamespace:
         running.join(1)
         raise TimeoutError("the STUN responder did not start")
     return running
+
+
+@dataclass
+class TableOutcome:
+    """What `mesh_table` saw: per ordered pair of homes (a, b), how a's link to b was made
+    (`Mesh.how_linked`); the seconds from the invite to every link up (and direct where it
+    could be); what each home received from whom over the mesh."""
+
+    links: dict[tuple[int, int], str | None]
+    up_s: float
+    received: dict[int, list[int]]
+    relayed_chunks: int
+    # With `hand_dir`: each home's log once the first hand is over (entries, SHA-256).
+    hand_entries: dict[int, int] = field(default_factory=dict)
+    hand_digests: dict[int, str] = field(default_factory=dict)
+
+
+class _Countdown:
+    """A thread-safe count that sets `event` when it reaches zero."""
+
+    def __init__(self, count: int) -> None:
+        self.count, self.lock, self.event = count, threading.Lock(), threading.Event()
+
+    def done(self) -> None:
+        with self.lock:
+            self.count -= 1
+            if self.count <= 0:
+                self.event.set()
+
+
+def mesh_table(
+    homes: list[Home],
+    *,
+    host_port: int = 4464,
+    port: int = 4470,
+    direct_wait: float = 15.0,
+    timeout: float = 60.0,
+    hand_dir: Path | None = None,
+) -> TableOutcome:
+    """A real table of `len(homes)` seats: the host in `homes[0]`, one joiner per other home.
+
+    The host's router grants it a port mapping (the lab's PCP responder), which it adds to
+    its invite, as `--internet` does; the joiners have no STUN server and no mapping. Every
+    peer listens on every IPv4 interface of its home. Each waits until all its links are up
+    and, for up to `direct_wait` seconds, none is relayed (links that cannot punch stay
+    relayed); then every peer sends one message to all and reads one from each. With
+    `hand_dir` (where each peer keeps its table), the table then plays one hand of the
+    classic rules, each seat a bot, over these links.
+    """
+    from buraco_p2p.net.candidates import CandidateKind
+    from buraco_p2p.net.identity import Identity
+    from buraco_p2p.net.invite import Invite
+    from buraco_p2p.net.mesh import Mesh, host_table, join_table
+    from buraco_p2p.net.portmap import map_port
+
+    ids = {h.index: Identity.generate(f"p{h.index}") for h in homes}
+    by_key = {ident.public: i for i, ident in ids.items()}
+    invite_box: list[Invite] = []
+    invite_ready = threading.Event()
+    settled, finished = _Countdown(len(homes)), _Countdown(len(homes))
+    handed = _Countdown(len(homes))
+    hand_entries: dict[int, int] = {}
+    hand_digests: dict[int, str] = {}
+    started: list[float] = []
+    up_at: dict[int, float] = {}
+    links: dict[tuple[int, int], str | None] = {}
+    received: dict[int, list[int]] = {}
+    chunks: list[int] = []
+    lock = threading.Lock()
+
+    async def play(me: int, mesh: Mesh) -> None:
+        await mesh.wait_all_up(len(homes))
+        with trio.move_on_after(direct_wait):
+            while any(mesh.is_relayed(k) or not mesh.is_up(k) for k in mesh.peers()):
+                await trio.sleep(0.02)
+        with lock:
+            up_at[me] = time.perf_counter()
+            for k in mesh.peers():
+                links[(me, by_key[k])] = mesh.how_linked(k)
+        settled.done()
+        await wait_event(settled.event)
+        await mesh.broadcast({"from": me})
+        got: list[int] = []
+        with trio.fail_after(20):
+            while len(got) < len(homes) - 1:
+                peer, message = await mesh.receive()
+                if isinstance(message, dict) and message.get("from") == by_key[peer]:
+                    got.append(by_key[peer])
+        with lock:
+            received[me] = sorted(got)
+        if hand_dir is not None:
+            await play_hand(me, mesh)
+        finished.done()
+        await wait_event(finished.event)
+        await trio.sleep(0.2)  # the last acks, so nobody reports a peer down early
+
+    async def play_hand(me: int, mesh: Mesh) -> None:
+        from buraco_p2p.bots import make_bot
+        from buraco_p2p.play.botpeer import cut_after_hands
+        from buraco_p2p.play.node import start_on_mesh
+        from buraco_p2p.rules import get_preset
+
+        assert hand_dir is not None
+        rules = get_preset("classic").with_overrides({"players": len(homes)})
+        bot = make_bot("heuristic")
+
+        def choose(peer: Any, rng: Any) -> Any:
+            return bot.choose_move(peer.table.view, rng)
+
+        async with start_on_mesh(
+            mesh, ids[me], hand_dir / f"p{me}", rules=rules if mesh.is_host else None,
+            choose=choose,
+        ) as driver:  # fmt: skip
+            await driver.wait_until(lambda p: cut_after_hands(p, 1) is not None)
+            wires = cut_after_hands(driver.peer, 1)
+            with lock:
+                hand_entries[me] = len(wires or [])
+                hand_digests[me] = hashlib.sha256(b"".join(wires or [])).hexdigest()
+            handed.done()
+            await wait_event(handed.event)
+
+    def host(home: Home) -> Callable[[], Awaitable[None]]:
+        async def go() -> None:
+            async with host_table(
+                ids[home.index], listen_host="0.0.0.0", port=host_port, seats=len(homes)
+            ) as mesh:
+                mapping = await map_port(host_port)
+                mesh.advertise_also(mapping.external, CandidateKind.MAPPED)
+                invite_box.append(mesh.invite)
+                started.append(time.perf_counter())
+                invite_ready.set()
+                try:
+                    await play(home.index, mesh)
+                finally:
+                    chunks.append(mesh.relayed_chunks)
+
+        return go
+
+    def joiner(home: Home) -> Callable[[], Awaitable[None]]:
+        async def go() -> None:
+            await wait_event(invite_ready)
+            async with join_table(
+                ids[home.index], invite_box[0], listen_host="0.0.0.0", port=port
+            ) as mesh:
+                await play(home.index, mesh)
+
+        return go
+
+    stop = threading.Event()
+    responder = portmap_responder(homes[0], stop)
+    try:
+        threads = [run_in(homes[0].namespace, host(homes[0]))]
+        threads += [run_in(h.namespace, joiner(h)) for h in homes[1:]]
+        errors: list[BaseException] = []
+        for t in threads:
+            try:
+                t.join(timeout)
+            except BaseException as exc:  # every thread is joined before one error is raised
+                errors.append(exc)
+        if errors:
+            raise errors[0]
+    finally:
+        stop.set()
+        responder.join(10)
+    return TableOutcome(
+        links, round(max(up_at.values()) - started[0], 3), received, sum(chunks), hand_entries,
+        hand_digests,
+    )

@@ -24,6 +24,7 @@ from natlab import (
     STUN_PORT,
     Home,
     Lab,
+    mesh_table,
     portmap_responder,
     punch_all,
     run_in,
@@ -36,7 +37,7 @@ from buraco_p2p.net.candidates import Candidate, CandidateKind, NatClass
 from buraco_p2p.net.identity import Identity
 from buraco_p2p.net.invite import Endpoint, Invite
 from buraco_p2p.net.link import handshake
-from buraco_p2p.net.portmap import PortMapError, map_port
+from buraco_p2p.net.portmap import PortMapError, hold_mapping, map_port
 from buraco_p2p.net.punch import PunchError, simultaneous_open
 from buraco_p2p.net.reply import ReplyCode
 from buraco_p2p.net.stun import StunError, binding, probe
@@ -319,6 +320,60 @@ def test_a_router_that_grants_a_mapping_lets_a_stranger_dial_in(lab: Lab, pcp: b
         responder.join(10)
 
 
+@pytest.mark.parametrize("pcp", [True, False], ids=["PCP", "NAT-PMP"])
+def test_a_held_mapping_is_renewed_at_half_its_lifetime_and_deleted_at_the_end(
+    lab: Lab, pcp: bool
+) -> None:
+    """The clock is injected: the first wait returns at once (the lifetime's half has
+    passed), later ones never; no real time passes between the requests."""
+    import struct
+
+    home = lab.add_home()
+    stop = threading.Event()
+    log: list[bytes] = []
+    responder = portmap_responder(home, stop, pcp=pcp, log=log)
+    waits: list[float] = []
+
+    async def clock(seconds: float) -> None:
+        waits.append(seconds)
+        if len(waits) > 1:
+            await trio.sleep_forever()
+
+    def lifetime(request: bytes) -> int:
+        field = request[4:8] if pcp else request[8:12]
+        return int(struct.unpack(">I", field)[0])
+
+    def maps() -> list[bytes]:
+        opcode = b"\x02\x01" if pcp else b"\x00\x02"
+        return [r for r in log if r[:2] == opcode]
+
+    async def go() -> tuple[int, Endpoint]:
+        async with hold_mapping(PUNCH_PORT, sleep=clock) as held:
+            with trio.fail_after(10):
+                while held.renewals < 1:
+                    await trio.sleep(0.01)
+            renewals, external = held.renewals, held.mapping.external
+        with trio.fail_after(10):
+            while len(maps()) < 3:
+                await trio.sleep(0.01)
+        return renewals, external
+
+    try:
+        renewals, external = run_in(home.namespace, go).join(30)
+    finally:
+        stop.set()
+        responder.join(10)
+    assert renewals == 1
+    assert external == Endpoint.parse(home.public_ip, PUNCH_PORT)
+    assert waits[0] == 3600  # half of the 7200 s the responder granted
+    first, renewal, deletion = maps()
+    assert lifetime(first) == lifetime(renewal) == 7200 and lifetime(deletion) == 0
+    if pcp:  # the same nonce renews and deletes the same mapping (RFC 6887 section 11.2.1)
+        assert first[24:36] == renewal[24:36] == deletion[24:36]
+    else:  # a deletion suggests external port 0 (RFC 6886 section 3.4)
+        assert deletion[6:8] == b"\x00\x00"
+
+
 def test_no_port_mapping_where_nobody_answers(lab: Lab) -> None:
     home = lab.add_home()
 
@@ -377,6 +432,44 @@ def test_a_joiner_seats_itself_at_a_host_behind_a_nat_through_a_pasted_reply_cod
     host_out, joiner_out = trio.run(run)
     assert f"dialing {joiner_home.public_ip}:" in host_out
     assert "give the host this reply code" in joiner_out
+
+
+def test_four_homes_behind_cone_nats_form_a_table_with_every_link_direct_and_play_a_hand(
+    lab: Lab, tmp_path: Path
+) -> None:
+    """The host's router maps its port; the joiners have no STUN and no mapping: the host
+    tells each where it sees it and times their punches, so no link stays on the relay.
+    Then four bots play a hand of the classic rules over those links."""
+    homes = [lab.add_home() for _ in range(4)]
+    table = mesh_table(homes, hand_dir=tmp_path, timeout=240)
+    joiners = (2, 3, 4)
+    for a in range(1, 5):
+        for b in range(1, 5):
+            if a == b:
+                continue
+            how = table.links[(a, b)]
+            if a in joiners and b in joiners:
+                assert how == "direct (punched)", (a, b, how)
+            else:
+                assert how in ("direct", "mapped"), (a, b, how)
+    assert table.links[(2, 1)] == "mapped"  # a joiner reaches the host through its mapping
+    assert table.received == {i: [j for j in range(1, 5) if j != i] for i in range(1, 5)}
+    entries = set(table.hand_entries.values())
+    assert len(table.hand_entries) == 4 and len(entries) == 1 and entries.pop() > 10
+    assert len(set(table.hand_digests.values())) == 1  # every home holds the same log
+
+
+def test_a_symmetric_home_keeps_its_joiner_links_on_the_relay_and_the_table_plays(
+    lab: Lab,
+) -> None:
+    homes = [lab.add_home(symmetric=k == 3) for k in range(4)]
+    table = mesh_table(homes, direct_wait=8.0)
+    assert table.links[(2, 3)] == table.links[(3, 2)] == "direct (punched)"
+    for other in (2, 3):
+        assert table.links[(4, other)] == table.links[(other, 4)] == "relayed by the host"
+    assert table.links[(4, 1)] == "mapped"
+    assert table.relayed_chunks > 0
+    assert table.received == {i: [j for j in range(1, 5) if j != i] for i in range(1, 5)}
 
 
 def test_the_lab_leaves_no_thread_in_its_namespaces() -> None:

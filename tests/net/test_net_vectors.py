@@ -28,6 +28,7 @@ from buraco_p2p.net.handshake import InitiatorHandshake, ResponderHandshake
 from buraco_p2p.net.identity import Identity, PeerKey
 from buraco_p2p.net.invite import Invite
 from buraco_p2p.net.mesh import HOST_TO_JOINER_TAGS, JOINER_TO_HOST_TAGS, PEER_TAGS
+from buraco_p2p.net.punching import HOST_PUNCH_TAGS, JOINER_PUNCH_TAGS, parse_punch_record
 from buraco_p2p.net.relay import RELAY_TAGS, parse_relay
 from buraco_p2p.net.reliable import Resume, parse_record
 from buraco_p2p.net.table import Roster, parse_hello, parse_welcome
@@ -463,6 +464,8 @@ def test_mesh_records_encode_canonically_and_parse(case: dict[str, Any]) -> None
         Roster.from_wire(value[1], "host")
     elif tag == "leave":
         assert value == ["leave"] and tag in JOINER_TO_HOST_TAGS
+    elif tag in HOST_PUNCH_TAGS | JOINER_PUNCH_TAGS:
+        parse_punch_record(value, "host")
     else:
         assert tag == "refused" and isinstance(value[1], str)
 
@@ -488,6 +491,8 @@ def _accepts(link: str, value: Any) -> bool:
                 Roster.from_wire(value[1], "host")
             elif tag in RELAY_TAGS:
                 parse_relay(value, "host")
+            elif tag in HOST_PUNCH_TAGS:
+                parse_punch_record(value, "host")
             else:
                 parse_record(value, "host")
         else:

@@ -1,0 +1,138 @@
+"""The host's part in punching between joiners, on loopback (tests/net/test_natlab.py has the
+real NATs): what it tells a joiner, what a joiner refuses to dial, and the round trip."""
+
+from __future__ import annotations
+
+import pytest
+import trio
+from mesh_helpers import FAST
+
+from buraco_p2p.net.identity import Identity
+from buraco_p2p.net.invite import Endpoint
+from buraco_p2p.net.mesh import host_table, join_table
+from buraco_p2p.net.punching import (
+    MAX_PUNCH_CANDIDATES,
+    Punch,
+    PunchRecordError,
+    check_candidate,
+    parse_observed,
+    parse_punch_record,
+    punch_message,
+)
+
+CAIO = Identity.generate("caio").public
+
+
+@pytest.mark.parametrize(
+    ("ip", "why"),
+    [
+        ("224.0.0.251", "multicast"),
+        ("ff02::1", "multicast"),
+        ("0.0.0.0", "unspecified"),
+        ("::", "unspecified"),
+        ("127.0.0.1", "loopback"),
+        ("::1", "loopback"),
+        ("169.254.1.1", "link-local"),
+        ("fe80::1", "link-local"),
+        ("255.255.255.255", "broadcast"),
+        ("240.0.0.1", "reserved"),
+    ],
+)
+def test_a_joiner_refuses_to_dial_what_is_no_peer_address(ip: str, why: str) -> None:
+    with pytest.raises(PunchRecordError, match=why):
+        check_candidate(Endpoint.parse(ip, 40404), "host")
+    with pytest.raises(PunchRecordError, match=why):
+        parse_punch_record(["punch", CAIO.raw, [[ip, 40404]]], "host")
+
+
+@pytest.mark.parametrize(
+    "record",
+    [
+        ["punch", CAIO.raw, []],
+        ["punch", CAIO.raw, [["198.51.100.9", 40404 + i] for i in range(MAX_PUNCH_CANDIDATES + 1)]],
+        ["punch", CAIO.raw, [["198.51.100.9", 0]]],
+        ["punch", CAIO.raw, [["198.51.100.9", 65536]]],
+        ["punch", CAIO.raw, [["example.org", 40404]]],
+        ["punch", CAIO.raw, [["198.51.100.9", True]]],
+        ["punch", CAIO.raw[:31], [["198.51.100.9", 40404]]],
+        ["punch", bytes(32), [["198.51.100.9", 40404]]],
+        ["punch", CAIO.raw, [["198.51.100.9", 40404]], 1],
+        ["ping", -1],
+        ["ping", 2**32],
+        ["pong", "1"],
+        ["seen", ["198.51.100.9"]],
+    ],
+)
+def test_malformed_punch_records_are_refused(record: list[object]) -> None:
+    with pytest.raises(PunchRecordError):
+        parse_punch_record(record, "host")
+
+
+def test_a_punch_record_round_trips_and_keeps_its_order() -> None:
+    eps = (Endpoint.parse("198.51.100.9", 40404), Endpoint.parse("2001:db8::9", 40404))
+    parsed = parse_punch_record(punch_message(CAIO, eps), "host")
+    assert parsed == Punch(CAIO, eps)
+
+
+def test_a_seen_record_may_name_any_address_since_it_is_only_shown() -> None:
+    parsed = parse_punch_record(["seen", ["127.0.0.1", 50000]], "host")
+    assert getattr(parsed, "address", None) == Endpoint.parse("127.0.0.1", 50000)
+
+
+def test_observed_addresses_parse_from_link_labels() -> None:
+    assert parse_observed("198.51.100.9:40404") == Endpoint.parse("198.51.100.9", 40404)
+    assert parse_observed("[2001:db8::9]:40404") == Endpoint.parse("2001:db8::9", 40404)
+    assert parse_observed("relay") is None
+    assert parse_observed(None) is None
+
+
+async def test_a_joiner_on_every_interface_dials_the_host_from_its_listening_port() -> None:
+    """So the address the host sees is the one to punch to; the host tells the joiner."""
+    async with (
+        host_table(Identity.generate("ana"), config=FAST) as host,
+        join_table(
+            Identity.generate("bia"), host.invite, listen_host="0.0.0.0", config=FAST
+        ) as bia,
+    ):
+        with trio.fail_after(10):
+            await bia.wait_all_up(2)
+            while bia.punches.seen is None:
+                await trio.sleep(0.01)
+        seen = host.punches.observed[bia.me]
+        assert seen.port == bia.listen_port
+        assert bia.punches.seen == seen
+
+
+async def test_a_host_does_not_time_punches_between_joiners_it_sees_at_their_own_addresses(
+) -> None:
+    """On a LAN (here loopback) the plain dial works: no punch is coordinated."""
+    async with (
+        host_table(Identity.generate("ana"), config=FAST) as host,
+        join_table(Identity.generate("bia"), host.invite, config=FAST) as bia,
+        join_table(Identity.generate("caio"), host.invite, config=FAST) as caio,
+    ):
+        with trio.fail_after(10):
+            for mesh in (host, bia, caio):
+                await mesh.wait_all_up(3)
+        assert host.punches.coordinated == 0
+        assert bia.how_linked(caio.me) == caio.how_linked(bia.me) == "direct"
+
+
+async def test_a_punch_record_for_a_peer_not_seated_is_ignored_and_a_bad_one_closes_the_link(
+) -> None:
+    async with (
+        host_table(Identity.generate("ana"), config=FAST) as host,
+        join_table(Identity.generate("bia"), host.invite, config=FAST) as bia,
+    ):
+        with trio.fail_after(10):
+            await bia.wait_all_up(2)
+            await host.wait_all_up(2)
+        await host._send_raw(bia.me, ["punch", CAIO.raw, [["198.51.100.9", 40404]]])
+        with trio.fail_after(10):
+            while not any("not seated" in r for r in bia.rejections):
+                await trio.sleep(0.01)
+        assert bia.is_up(host.me)
+        await host._send_raw(bia.me, ["punch", CAIO.raw, [["224.0.0.251", 5353]]])
+        with trio.fail_after(10):
+            while not any("multicast" in r for r in bia.rejections):
+                await trio.sleep(0.01)

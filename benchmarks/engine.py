@@ -17,7 +17,7 @@
 Targets (issue "rules engine"): replay >= 20,000 moves/s, self-play >= 20 hands/s,
 win rate > 0.9; (issue "tables of two, three and six"): self-play at six >= 20 hands/s.
 Each speed is also given per second of this process's CPU time (`*_per_cpu_s*`), which a
-loaded machine disturbs less than wall time.
+loaded machine disturbs less than wall time; `load_avg_1m` and `cpus` say how loaded it was.
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ from __future__ import annotations
 import argparse
 import gc
 import json
+import os
 import random
 import time
 from typing import Any
@@ -164,6 +165,9 @@ def main() -> None:
         "selfplay_hands_per_s_6p_by_preset": six_by_preset,
         **strength,
         "elapsed_s": round(time.perf_counter() - t_start, 2),
+        # The machine's load when the run ended: wall-time figures mean little above ~1 a core.
+        "load_avg_1m": round(os.getloadavg()[0], 2),
+        "cpus": os.cpu_count(),
     }
     print(json.dumps(out))
 

@@ -147,8 +147,8 @@ def verify_bytes(data: bytes, *, partial: bool = False, name: str = "log") -> Ve
     table = result.table
     if not result.closed:
         between_hands = (
-            table.phase is Phase.HAND_KEYS
-            and len(table.waiting_for) == table.n  # no key of the next hand yet
+            table.phase in (Phase.HAND_KEYS, Phase.TIME)
+            and len(table.waiting_for) == table.n  # no key (or clock) after the hand yet
             and result.hands > 0
         )
         if not (partial and between_hands):
@@ -218,6 +218,14 @@ def _summary(result: Replay, name: str) -> dict[str, Any]:
     table = result.table
     terms = table.terms
     voids = sum(1 for e in table.log if e.kind == "void")
+    timed: dict[str, Any] = {}
+    if terms.rules.minutes:
+        # a match with a time limit: its rounds of clocks, and whether one found the time up
+        timed = {
+            "minutes": terms.rules.minutes,
+            "clock_rounds": sum(1 for e in table.log if e.kind == "time") // table.n,
+            "time_up": table.match is not None and table.match.time_is_up,
+        }
     return {
         "result": "fair",
         "file": _display(name),
@@ -233,6 +241,7 @@ def _summary(result: Replay, name: str) -> dict[str, Any]:
         "scores": list(result.scores),
         "winner": result.winner,
         "players": _players(terms, table.seating),
+        **timed,
     }
 
 
@@ -268,6 +277,11 @@ def render_text(doc: dict[str, Any]) -> str:
         f"  {'final' if doc['complete'] else 'current'} score: {scores}"
         + (f" (winner: team {winner})" if winner is not None else "")
     )
+    if "minutes" in doc:
+        up = "the time is up" if doc["time_up"] else "the time is not up"
+        lines.append(
+            f"  time limit {doc['minutes']} min: {doc['clock_rounds']} rounds of clocks, {up}"
+        )
     if doc["void_entries"]:
         lines.append(f"  {doc['void_entries']} void agreement entries")
     for p in doc["players"]:

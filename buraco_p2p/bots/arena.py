@@ -90,13 +90,18 @@ def play_match(
     rng: random.Random,
     max_hands: int = MAX_HANDS_PER_MATCH,
     on_hand: Callable[[HandRecord, tuple[int, ...]], None] | None = None,
+    clock: Callable[[], float] | None = None,
 ) -> MatchRecord:
     """Play a match to its end. `rng` decides the first dealer, every cut and shuffle, and
     seeds one random source per seat for the bots. `on_hand(record, match_scores)` is called
-    after each hand (to print a match as it goes)."""
+    after each hand (to print a match as it goes). A match with a time limit (rule `minutes`)
+    needs `clock` (seconds): after each hand, the match ends if the time is up."""
     n = rules.players
     if len(bots) != n:
         raise ValueError(f"a match of {n} players needs {n} bots")
+    if rules.minutes and clock is None:
+        raise ValueError("a match with a time limit (rule minutes) needs a clock")
+    start = clock() if clock is not None else 0.0
     first_dealer = rng.randrange(n)
     bot_rngs = [random.Random(rng.getrandbits(64)) for _ in range(n)]
     match = Match(rules, first_dealer)
@@ -109,6 +114,8 @@ def play_match(
         rng.shuffle(perm)
         record = play_hand(setup, perm, bots, bot_rngs)
         match.record(record.result)
+        if clock is not None:
+            match.check_time(clock() - start)
         hands.append(record)
         if on_hand is not None:
             on_hand(record, tuple(match.scores))

@@ -16,6 +16,7 @@ import json
 import os
 import random
 import sys
+import time
 from collections.abc import Callable, Sequence
 from typing import Any, TextIO
 
@@ -75,7 +76,8 @@ def register(subparsers: Any) -> None:
     )
     _add_rule_option(sp)
     _add_players_option(sp)
-    sp.set_defaults(func=run_selfplay)
+    add_minutes_option(sp)
+    sp.set_defaults(func=run_selfplay, clock=time.monotonic)
 
 
 def _add_rule_option(p: argparse.ArgumentParser) -> None:
@@ -97,23 +99,38 @@ def _add_players_option(p: argparse.ArgumentParser) -> None:
     )
 
 
+def add_minutes_option(p: argparse.ArgumentParser) -> None:
+    """`--minutes M` (play, host, selfplay): a match of a fixed length in time."""
+    p.add_argument(
+        "--minutes",
+        type=int,
+        metavar="M",
+        help=(
+            "end the match with the hand in progress when M minutes are up; the side with "
+            "the most points wins (the same as --rule minutes=M)"
+        ),
+    )
+
+
 # ---------------------------------------------------------------------- argument checks
 
 _WORDS = {1: "one", 2: "two", 3: "three", 4: "four", 6: "six"}
 
 
-def resolve_rules(preset: str, overrides: Sequence[str], players: int | None = None) -> RuleSet:
-    """The preset with the `--rule` overrides (and `--players`) applied; bad input is a
-    `UsageError`."""
+def resolve_rules(
+    preset: str, overrides: Sequence[str], players: int | None = None, minutes: int | None = None
+) -> RuleSet:
+    """The preset with the `--rule` overrides (and `--players`, `--minutes`) applied; bad
+    input is a `UsageError`."""
     try:
         rules = get_preset(preset)
         changes = parse_overrides(overrides)
-        if players is not None:
-            if "players" in changes and changes["players"] != players:
-                raise UsageError(
-                    f"--players {players} and --rule players={changes['players']} disagree"
-                )
-            changes["players"] = players
+        for key, value in (("players", players), ("minutes", minutes)):
+            if value is None:
+                continue
+            if key in changes and changes[key] != value:
+                raise UsageError(f"--{key} {value} and --rule {key}={changes[key]} disagree")
+            changes[key] = value
         return rules.with_overrides(changes) if changes else rules
     except (RuleError, ValueError) as exc:
         raise UsageError(str(exc)) from None
@@ -169,7 +186,7 @@ def _selfplay(args: argparse.Namespace) -> int:
     try:
         if args.rules is None:
             raise UsageError("--rules PRESET is required")
-        rules = resolve_rules(args.rules, args.rule, args.players)
+        rules = resolve_rules(args.rules, args.rule, args.players, args.minutes)
         bots = resolve_bots(args.bots, rules.players, match_sides(rules))
         if not 1 <= args.matches <= MAX_MATCHES:
             raise UsageError(f"--matches must be 1..{MAX_MATCHES}, not {args.matches}")
@@ -180,12 +197,14 @@ def _selfplay(args: argparse.Namespace) -> int:
     except UsageError as exc:
         return _usage("selfplay", exc)
     out = sys.stdout
+    # Only a match with a time limit reads the clock (`args.clock`, which a test replaces).
+    clock: Callable[[], float] | None = args.clock if rules.minutes else None
     if args.log is not None:
         return _selfplay_log(args, rules, bots, out)
     if args.json:
         # Keep only each match's summary document, not its move logs.
         docs = [
-            match_document(k, play_match(rules, bots, match_rng(args.seed, k)))
+            match_document(k, play_match(rules, bots, match_rng(args.seed, k), clock=clock))
             for k in _range(args)
         ]
         json.dump(selfplay_document(rules, args.seed, bots, docs), out, indent=1)
@@ -196,7 +215,9 @@ def _selfplay(args: argparse.Namespace) -> int:
     unfinished = 0
     for k in _range(args):
         out.write(f"match {k} of {args.matches}\n")
-        record = play_match(rules, bots, match_rng(args.seed, k), on_hand=_printer(out))
+        record = play_match(
+            rules, bots, match_rng(args.seed, k), on_hand=_printer(out), clock=clock
+        )
         _write_result(out, record)
         if record.winner is None:
             unfinished += 1
@@ -213,7 +234,7 @@ def _selfplay(args: argparse.Namespace) -> int:
 
 def _play(args: argparse.Namespace) -> int:
     try:
-        rules = resolve_rules(args.rules, args.rule, args.players)
+        rules = resolve_rules(args.rules, args.rule, args.players, args.minutes)
     except UsageError as exc:
         return _usage("play", exc)
     seed = getattr(args, "seed", None)
@@ -224,22 +245,32 @@ def _play(args: argparse.Namespace) -> int:
     overrides = "".join(f" --rule {r}" for r in args.rule)
     if args.players is not None:
         overrides += f" --players {args.players}"
+    if args.minutes is not None:
+        overrides += f" --minutes {args.minutes}"
     out.write(
         f"{_WORDS[rules.players]} heuristic bots, rules {_rules_text(rules)}, seed {seed}\n"
         f"(replay: buraco-p2p selfplay --rules {args.rules}{overrides} --seed {seed})\n"
     )
     out.flush()
-    record = play_match(rules, bots, match_rng(seed, 1), on_hand=_printer(out))
+    clock = getattr(args, "clock", time.monotonic) if rules.minutes else None
+    record = play_match(rules, bots, match_rng(seed, 1), on_hand=_printer(out), clock=clock)
     _write_result(out, record)
     return 0
 
 
 def session_match(
-    rules: RuleSet, bots: Sequence[Bot], seed: int, hands: int | None = None
+    rules: RuleSet,
+    bots: Sequence[Bot],
+    seed: int,
+    hands: int | None = None,
+    clock: Callable[[], float] | None = None,
 ) -> list[Entry]:
-    """One match among four in-memory session peers, all crypto on, each bot seeing only its
+    """One match among in-memory session peers, all crypto on, each bot seeing only its
     own seat's view: the log (up to the end of hand `hands` if given), the same for every
-    seed, as every peer holds it."""
+    seed, as every peer holds it. A match with a time limit needs `clock` (seconds), which
+    the peers read through the router between deliveries."""
+    if rules.minutes and clock is None:
+        raise ValueError("a match with a time limit (rule minutes) needs a clock")
     ident = [
         Identity.from_seed(_derive(seed, f"identity/{p}"), f"bot{p}") for p in range(rules.players)
     ]
@@ -255,9 +286,12 @@ def session_match(
         return bots[seat].choose_move(view, rng)
 
     router = Router(peers, choose)
+    start = clock() if clock is not None else 0.0
     router.start()
     first = peers[0]
     while router.queue:
+        if clock is not None:
+            router.now = max(router.now, clock() - start)
         router.run(1)
         hand = first.table.hand
         if hands is not None and hand is not None and hand.number >= hands:
@@ -280,7 +314,7 @@ def _derive(seed: int, what: str) -> bytes:
 def _selfplay_log(
     args: argparse.Namespace, rules: RuleSet, bots: Sequence[Bot], out: TextIO
 ) -> int:
-    log = session_match(rules, bots, args.seed, args.hands)
+    log = session_match(rules, bots, args.seed, args.hands, args.clock if rules.minutes else None)
     try:
         with open(args.log, "wb") as f:
             f.write(encode_log(e.wire for e in log))

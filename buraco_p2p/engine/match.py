@@ -88,6 +88,15 @@ class Match:
         in_progress = self._started == self.hand_number
         self._time_up_at = self.hand_number if in_progress else self.hand_number - 1
 
+    def check_time(self, elapsed: float) -> bool:
+        """For a match played in one process (self-play, the practice table), whose single
+        clock every seat shares: the time is up once `elapsed` seconds reach the rule's
+        minutes (then `time_up()`). Returns whether it is. A networked match decides this in
+        the session instead, from every party's clock."""
+        if self.rules.minutes and not self.time_is_up and elapsed >= self.rules.minutes * 60:
+            self.time_up()
+        return self.time_is_up
+
     def next_setup(self, cut: int | None = None) -> HandSetup:
         """The setup of the next hand; `cut` is the cut size from joint randomness, if any."""
         if self.over:

@@ -84,6 +84,9 @@ def register(subparsers: Any) -> None:
     p.add_argument("--timeout-ms", type=int, default=120_000, metavar="MS")
     p.add_argument("--void", choices=("void", "end"), help="after a timeout, propose this")
     p.add_argument("--stats", metavar="FILE", help="write timings (JSON) here when done")
+    # A timed match's minute in seconds of this peer's clock: tests run a match with a time
+    # limit of one minute in a fraction of a second.
+    p.add_argument("--minute-seconds", type=float, default=60.0, help=argparse.SUPPRESS)
     p.add_argument(
         "--report-at", type=int, metavar="N", help="say `reached T` once the log holds N entries"
     )
@@ -167,7 +170,7 @@ async def _serve(
         rng_secret=derive(seed, f"rng/{i}") if seed is not None else None,
         identity_seed=ident_seed, timeout_ms=args.timeout_ms, port=args.port,
         on_invite=_announce,
-        choose=choose, void_action=args.void,
+        choose=choose, void_action=args.void, minute=args.minute_seconds,
     ) as driver:  # fmt: skip
         if args.report_at is not None:
             await driver.wait_until(lambda p: len(p.log) >= args.report_at)

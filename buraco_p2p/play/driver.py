@@ -162,7 +162,8 @@ class Driver:
     ) -> Driver:  # fmt: skip
         genesis = decode_entry(wires[0])
         rng = LogKeyedRandom(secret)
-        peer = Peer(genesis, identity, rng, time.monotonic())
+        minute: float = kw.pop("minute", 60.0)  # a timed match's minute, in clock seconds
+        peer = Peer(genesis, identity, rng, time.monotonic(), minute=minute)
         rng.position = lambda: len(peer.table.log)
         d = cls(mesh, peer, store, secret=secret, saved=len(wires), **kw)
         now = d.clock()

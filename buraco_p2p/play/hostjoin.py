@@ -25,7 +25,7 @@ from typing import Any
 
 import trio
 
-from buraco_p2p.bots.selfplay import UsageError, resolve_rules
+from buraco_p2p.bots.selfplay import UsageError, add_minutes_option, resolve_rules
 from buraco_p2p.net import lobby as lobby_mod
 from buraco_p2p.net.commands import _run, _stdin_lines
 from buraco_p2p.net.identity import Identity, PeerKey, load_or_create_identity
@@ -91,13 +91,14 @@ def register(subparsers: Any) -> None:
     host.add_argument(
         "--players", type=int, metavar="N", help="seats: 2, 3, 4 or 6 (as --rule players=N)"
     )
+    add_minutes_option(host)
     host.add_argument("--data-dir", metavar="DIR", help="where tables are kept")
     _screen_options(host)
     host_func: Callable[[argparse.Namespace], int] = host.get_default("func")
 
     def run_host(args: argparse.Namespace) -> int:
         try:
-            rules = resolve_rules(args.rules, args.rule, args.players)
+            rules = resolve_rules(args.rules, args.rule, args.players, args.minutes)
         except UsageError as exc:
             sys.stderr.write(f"buraco-p2p host: error: {exc}\n")
             return 2
@@ -163,6 +164,7 @@ def _host_screen(args: argparse.Namespace, rules: RuleSet, root: Path) -> int:
         identity, root, rules=rules, preset=args.rules, overrides=tuple(args.rule),
         bots=args.bots, auto=args.auto_approve, listen=args.listen, port=args.port, lan=args.lan,
     )  # fmt: skip
+    feed.model.minutes = args.minutes
     return netplay.run_full_screen(feed, ascii=args.ascii, lobby=feed.model)
 
 

@@ -42,6 +42,7 @@ from buraco_p2p.session import (
     MoveApplied,
     SeatsDrawn,
     TimedOut,
+    TimeUp,
     Voided,
     VoidProposed,
 )
@@ -154,6 +155,8 @@ def describe_event(
     if isinstance(ev, TimedOut):
         who = ", ".join(nick(p) for p in ev.parties)
         return f"waiting for {who} for {ev.waited:.0f} s"
+    if isinstance(ev, TimeUp):
+        return f"the time is up after hand {ev.hand}: the match ends (a tied lead plays on)"
     if isinstance(ev, VoidProposed):
         who = ", ".join(nick(p) for p in ev.silent)
         return f"{nick(ev.party)} proposes: {ev.action} (missing: {who}); type {ev.action} to agree"

@@ -36,6 +36,8 @@ def register(subparsers: Any) -> None:
         "--timeout", type=float, default=600.0, metavar="S",
         help="with --network: give up after S seconds (default 600)",
     )  # fmt: skip
+    # The peers' minute in seconds of their clocks (a test's fast clock for --minutes).
+    sp.add_argument("--minute-seconds", type=float, default=None, help=argparse.SUPPRESS)
     inner: Callable[[argparse.Namespace], int] = sp.get_default("func")
 
     def func(args: argparse.Namespace) -> int:
@@ -60,7 +62,13 @@ def run_network(args: argparse.Namespace) -> int:
         host_args += ["--rule", r]
     if args.players is not None:
         host_args += ["--players", str(args.players)]
-    players = _players(args)
+    if args.minutes is not None:
+        host_args += ["--rule", f"minutes={args.minutes}"]
+    try:
+        players = _players(args)
+    except ValueError as exc:  # UsageError: a bad --players, --minutes or --rule
+        sys.stderr.write(f"buraco-p2p selfplay: error: {exc}\n")
+        return EXIT_USAGE
     names = [b.strip() for b in args.bots.split(",")]
     root = Path(tempfile.mkdtemp(prefix="peers-", dir=log_dir))
     t0 = time.monotonic()
@@ -68,6 +76,8 @@ def run_network(args: argparse.Namespace) -> int:
                       host_args=host_args)  # fmt: skip
     if len(names) == 1 and names[0] != "heuristic":
         cluster.peer_args = ["--bot", names[0]]
+    if args.minute_seconds is not None:
+        cluster.peer_args += ["--minute-seconds", str(args.minute_seconds)]
     try:
         with cluster:
             cluster.start()
@@ -92,4 +102,4 @@ def run_network(args: argparse.Namespace) -> int:
 def _players(args: argparse.Namespace) -> int:
     from buraco_p2p.bots.selfplay import resolve_rules
 
-    return resolve_rules(args.rules or "classic", args.rule, args.players).players
+    return resolve_rules(args.rules or "classic", args.rule, args.players, args.minutes).players

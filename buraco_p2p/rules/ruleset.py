@@ -5,7 +5,8 @@ The five sources disagree, so every point where they differ is a field here and 
 (`buraco_p2p.rules.presets`) is just a set of values. Peers agree on the rules of a table by
 comparing `digest()`, so the wire form is canonical and versioned. The pieces it is made of
 live beside it: the choices and errors (`choices`), each field's value forms (`values`), the
-ranges and what a player count implies (`ranges`); their public names are re-exported here.
+ranges and what a player count implies (`ranges`); each name is exported by the module that
+defines it (and the public ones by `buraco_p2p.rules`), never twice.
 """
 
 from __future__ import annotations
@@ -20,15 +21,12 @@ from typing import Any, Final, Literal
 import msgpack
 
 from buraco_p2p.rules.choices import (
-    FACE_SET_RANKS,
     HALF_TARGET,
-    SET_RANKS_ALLOWED,
     AceMode,
     BuracoShape,
     Direction,
     DiscardStart,
     DiscardTake,
-    End,
     GoingOut,
     MeldKind,
     OpeningCount,
@@ -39,49 +37,14 @@ from buraco_p2p.rules.choices import (
     WildEnd,
 )
 from buraco_p2p.rules.ranges import (
-    BONUS_MAX,
     CUT_BONUS_SIZE,
-    DEFAULT_TEAMS,
-    PLAYER_COUNTS,
-    POINTS_MAX,
-    POTS_BY_COUNT,
     RANGES,
     follow_player_count,
     validate,
 )
 from buraco_p2p.rules.values import coerce, kind_of, parse, same_plain, to_plain
 
-__all__ = [
-    "BONUS_MAX",
-    "CUT_BONUS_SIZE",
-    "DEFAULT_TEAMS",
-    "FACE_SET_RANKS",
-    "HALF_TARGET",
-    "OVERRIDABLE",
-    "PLAYER_COUNTS",
-    "POINTS_MAX",
-    "POTS_BY_COUNT",
-    "RANGES",
-    "SET_RANKS_ALLOWED",
-    "WIRE_VERSION",
-    "AceMode",
-    "BuracoShape",
-    "Direction",
-    "DiscardStart",
-    "DiscardTake",
-    "End",
-    "GoingOut",
-    "MeldKind",
-    "OpeningCount",
-    "PotUnplayed",
-    "RuleError",
-    "RuleOverrideError",
-    "RuleSet",
-    "StockOut",
-    "WildEnd",
-    "parse_override",
-    "parse_overrides",
-]
+__all__ = ["OVERRIDABLE", "WIRE_VERSION", "RuleSet", "parse_override", "parse_overrides"]
 
 WIRE_VERSION: Final = 1
 

@@ -14,8 +14,9 @@ API overview:
   `.hash`), `decode_entry(bytes)`, `make_entry(identity, ...)`, `step_head(hashes)`: the log
   format (`buraco_p2p.session.entry` documents the encoding, hash and signature input;
   `buraco_p2p.session.bodies` every kind's body).
-- `Peer(genesis, identity, rng, now, heir=False)`: one party (or, with `heir`, a new identity
-  that follows the log until a "replace" agreement passes a seat to it). `start(now)`,
+- `Peer(genesis, identity, rng, now, heir=False, minute=60.0)`: one party (or, with `heir`, a
+  new identity that follows the log until a "replace" agreement passes a seat to it;
+  `minute`: the units of `now` in a minute of a timed match's clock). `start(now)`,
   `receive(bytes, now)`, `play(move, now)`, `tick(now)`, `propose_void(action, now, silent,
   keys)`, `join_void(now)` (with `proposal` and `agreement`; the bookkeeping is in
   `agreement`), and `busy`/`work(now)` for a host that wants to send before the next
@@ -34,9 +35,9 @@ API overview:
 - `states.TRANSITIONS`: the transition table (phase -> kind, who appends, round or single,
   next phases).
 - Events (`buraco_p2p.session.events`): `SeatsDrawn`, `HandStarted`, `CardSeen`,
-  `YourTurn`, `MoveApplied`, `HandEnded`, `MatchEnded`, `TimedOut`, `VoidProposed`, `Voided`,
-  `Refused` (an entry dropped, the table goes on), `Fault` (an entry refused with evidence;
-  the table accepts only a void agreement after it).
+  `YourTurn`, `MoveApplied`, `HandEnded`, `TimeUp`, `MatchEnded`, `TimedOut`,
+  `VoidProposed`, `Voided`, `Refused` (an entry dropped, the table goes on), `Fault` (an entry
+  refused with evidence; the table accepts only a void agreement after it).
 - `Router(peers, choose, relay=..., tamper=..., shuffle=...)`: a deterministic in-memory
   table (tests, self-play): FIFO or seeded-random delivery, optional relaying, tampering,
   silent and manual parties, a clock moved by `advance`.
@@ -53,7 +54,9 @@ deal round (shares for the other hands and the face-up card + cut nonce, all) ->
 turn: move (the mover's own shares for what it shows) [-> shares round by the parties that
 owe a private reveal: a drawn card, a pot] ... -> count round (shares opening every hand
 card, all) -> result round (totals + state hash, all) -> open round (hand secret, all) ->
-next hand's keys round, or the final round (scores, all) and the log is closed. Before the
+next hand's keys round, or the final round (scores, all) and the log is closed. In a match
+with a time limit (rule `minutes`), a round of clocks (all) follows the open round until the
+time is up (`flow.time_is_up`; `Peer.clock_ms` is what a party reports). Before the
 first hand: the genesis, a seat-draw commit round and its reveal round.
 
 Parties and seats: a party is an identity's position in the genesis and signs as `author`;
@@ -84,6 +87,7 @@ from buraco_p2p.session.events import (
     Refused,
     SeatsDrawn,
     TimedOut,
+    TimeUp,
     Voided,
     VoidProposed,
     YourTurn,
@@ -123,6 +127,7 @@ __all__ = [
     "SessionError",
     "Table",
     "Terms",
+    "TimeUp",
     "TimedOut",
     "VoidProposed",
     "Voided",

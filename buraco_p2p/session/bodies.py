@@ -23,6 +23,8 @@ A body that does not match its kind's schema raises `BodyError`; the table turns
              again, the silent parties' seats taken by the new identities), silent
              [parties], and for "replace" only, keys [identity key (32 bytes), one per silent
              party, valid Ed25519 keys, distinct]
+    time     ms (int, 0..2^31-1: the author's clock, milliseconds since it saw the seats
+             drawn), a round by every party after each hand of a match with a time limit
 
 where shares = {slots: [slot, ...] strictly ascending, batch: 32 bytes per slot + 64}.
 """
@@ -51,6 +53,7 @@ __all__ = [
     "REVEAL",
     "SHARES",
     "SHUFFLE",
+    "TIME",
     "VOID",
     "BodyError",
     "Shares",
@@ -70,8 +73,10 @@ RESULT: Final = "result"
 OPEN: Final = "open"
 FINAL: Final = "final"
 VOID: Final = "void"
+TIME: Final = "time"
 KINDS: Final = (
-    GENESIS, COMMIT, REVEAL, KEYS, SHUFFLE, DEAL, MOVE, SHARES, END, RESULT, OPEN, FINAL, VOID
+    GENESIS, COMMIT, REVEAL, KEYS, SHUFFLE, DEAL, MOVE, SHARES, END, RESULT, OPEN, FINAL, VOID,
+    TIME,
 )  # fmt: skip
 
 MAX_SLOTS: Final = 162
@@ -79,6 +84,7 @@ MAX_DECK_BYTES: Final = 64 * MAX_SLOTS
 MAX_PROOF_BYTES: Final = 1 << 19
 MIN_TIMEOUT_MS: Final = 1_000
 MAX_TIMEOUT_MS: Final = 86_400_000
+MAX_CLOCK_MS: Final = 2**31 - 1
 VOID_ACTIONS: Final = ("void", "end", "replace")
 REPLACE: Final = "replace"
 
@@ -151,7 +157,7 @@ def check_body(kind: str, body: Mapping[str, Any], parties: int, deck_size: int 
     bytes for commit/reveal/open, (key, c) for keys, (deck, proof) for shuffle, (Shares, n)
     for deal, (Move, Shares | None) for move, Shares | None for shares/end, (totals, state)
     for result, scores for final, (action, silent, keys) for void (keys empty but for
-    "replace")."""
+    "replace"), the clock reading for time."""
     if kind == COMMIT:
         _exact(body, {"c"})
         return _bytes(body, "c", 32)
@@ -218,4 +224,7 @@ def check_body(kind: str, body: Mapping[str, Any], parties: int, deck_size: int 
         if len(set(keys)) != len(keys):
             raise BodyError("'keys' must be distinct")
         return action, out, tuple(keys)
+    if kind == TIME:
+        _exact(body, {"ms"})
+        return _int(body["ms"], 0, MAX_CLOCK_MS, "'ms'")
     raise BodyError(f"unknown entry kind {kind!r}")

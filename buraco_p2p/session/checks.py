@@ -79,6 +79,8 @@ def check_entry(t: Table, entry: Entry, parsed: Any) -> list[Event]:
     if kind == bodies.REVEAL:
         _draw("seat draw", t.seat_draw.add_reveal, party, parsed)
         return []
+    if kind == bodies.TIME:
+        return []  # any reading is the author's to give; the round's verdict is `flow`'s
     hand = t.hand
     assert hand is not None
     seat = t.party_seat[party]

@@ -17,6 +17,7 @@ __all__ = [
     "MoveApplied",
     "Refused",
     "SeatsDrawn",
+    "TimeUp",
     "TimedOut",
     "VoidProposed",
     "Voided",
@@ -82,6 +83,16 @@ class TimedOut:
 
 
 @dataclass(frozen=True, slots=True)
+class TimeUp:
+    """The time of a match with a time limit is up, as the round of clocks after the hand
+    just finished agreed (`clocks`: each party's reading in milliseconds, by party): the
+    match ends with that hand, or, while the lead is tied, with the next hand that breaks it."""
+
+    hand: int
+    clocks: tuple[int, ...]
+
+
+@dataclass(frozen=True, slots=True)
 class Voided:
     """The present parties agreed to void the hand ("void") or end the match ("end")."""
 
@@ -125,6 +136,7 @@ Event = (
     | HandEnded
     | MatchEnded
     | TimedOut
+    | TimeUp
     | VoidProposed
     | Voided
     | Refused

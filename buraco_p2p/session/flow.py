@@ -35,6 +35,7 @@ from buraco_p2p.session.events import (
     HandStarted,
     MatchEnded,
     SeatsDrawn,
+    TimeUp,
     Voided,
     YourTurn,
 )
@@ -134,12 +135,42 @@ def _next(t: Table) -> list[Event]:
         if t.match.over:
             _set(t, Phase.FINAL, everyone)
             return []
+        if t.rules.minutes and not t.match.time_is_up:
+            _set(t, Phase.TIME, everyone)
+            return []
         return _start_hand(t)
+    if phase is Phase.TIME:
+        return _clocks_read(t)
     if phase is Phase.FINAL:
         assert t.match is not None
         _set(t, Phase.CLOSED, ())
         return [MatchEnded(tuple(t.match.scores), t.match.winner)]
     raise AssertionError(phase)  # pragma: no cover
+
+
+def time_is_up(rules_minutes: int, clocks: Sequence[int]) -> bool:
+    """The round of clocks' verdict: the time is up when more than half of the parties'
+    clocks (milliseconds since each saw the seats drawn) have reached the limit.
+
+    No single fast clock (or lying party) ends a match early, and at three, four or six no
+    one party's slow clock keeps it going; at two both clocks must agree."""
+    limit = rules_minutes * 60_000
+    return 2 * sum(1 for ms in clocks if ms >= limit) > len(clocks)
+
+
+def _clocks_read(t: Table) -> list[Event]:
+    """The round of clocks after a hand is complete: the match ends there if the time is up
+    (every replica calls `Match.time_up` at this same place in the log), or goes on."""
+    assert t.match is not None and t.hand is not None
+    clocks = tuple(int(e.body["ms"]) for e in t.log[-t.n :])
+    if not time_is_up(t.rules.minutes, clocks):
+        return _start_hand(t)
+    t.match.time_up()
+    events: list[Event] = [TimeUp(t.hand.number, clocks)]
+    if t.match.over:
+        _set(t, Phase.FINAL, tuple(range(t.n)))
+        return events
+    return events + _start_hand(t)
 
 
 def _succeed(t: Table) -> None:

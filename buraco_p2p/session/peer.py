@@ -23,6 +23,12 @@ signature and files it; applying queued entries (proof checks, engine moves) hap
 verifies the shuffle it builds on (shuffling reveals nothing; the verification still gates
 everything that follows). `busy` says whether `work` has something to do; `receive`, `play`
 and `start` also run that work to completion unless told `defer=True`.
+
+A match with a time limit (rule `minutes`): the peer's clock is the `now` its host passes,
+counted from the call in which it saw the seats drawn (`clock_start`); after each hand it
+reports that clock in the round of clocks (`clock_ms`), and the round decides, alike at
+every replica, whether the time is up. `minute` (default 60.0) is how many units of `now`
+make a minute, so a test can run a timed match on a fast clock.
 """
 
 from __future__ import annotations
@@ -49,8 +55,9 @@ from buraco_p2p.session.errors import (
     OutOfTurn,
     WrongTable,
 )
-from buraco_p2p.session.events import Event, Fault, Refused, TimedOut, VoidProposed
+from buraco_p2p.session.events import Event, Fault, Refused, SeatsDrawn, TimedOut, VoidProposed
 from buraco_p2p.session.evidence import equivocates
+from buraco_p2p.session.produce import produce_time
 from buraco_p2p.session.states import Phase
 from buraco_p2p.session.table import Table
 from buraco_p2p.session.terms import parse_genesis
@@ -94,10 +101,14 @@ class Peer:
         now: float = 0.0,
         *,
         heir: bool = False,
-    ):
+        minute: float = 60.0,
+    ) -> None:
         """`heir`: `identity` is not in the genesis but is to take a seat over by a "replace"
         agreement; the peer follows the log (`party` is -1) until that agreement is applied,
-        then plays the seat from the hand it starts."""
+        then plays the seat from the hand it starts. `minute`: the units of `now` in a minute
+        of a timed match's clock."""
+        if not minute > 0:
+            raise ValueError(f"a minute must last a positive time, not {minute}")
         keys = [k.raw for k in _terms_keys(genesis)]
         mine = identity.public.raw
         self.identity = identity
@@ -123,6 +134,10 @@ class Peer:
         self._since = now
         self._timed_out = False
         self._speculated: int | None = None
+        # A match with a time limit: our clock from the moment we saw the seats drawn, in
+        # the host's `now` units; `minute` is how many of them make a minute of the rule.
+        self.minute = minute
+        self.clock_start: float | None = None
 
     # ------------------------------------------------------------------ host API
 
@@ -327,6 +342,13 @@ class Peer:
         self._ballots.mine = motion
         return self.run(now)
 
+    def clock_ms(self, now: float) -> int:
+        """Our match clock in milliseconds of the rule's minutes (0 before the seat draw):
+        what our entry of a round of clocks reports."""
+        if self.clock_start is None:
+            return 0
+        return int((now - self.clock_start) * 60_000 / self.minute)
+
     # ------------------------------------------------------------------ internals
 
     def _missing(self) -> tuple[int, ...]:
@@ -337,6 +359,10 @@ class Peer:
             index = table.index_of(p)
             if p != self.party and p not in self._inbox.get(index or -1, {}):
                 out.append(p)
+        if table.phase is Phase.TIME and table.voiding is None:
+            # Readings are made in turn (see `_produce`): the first one missing holds up the
+            # parties after it, who are not to blame.
+            return tuple(out[:1])
         return tuple(out)
 
     def _next(self) -> Entry | None:
@@ -460,6 +486,8 @@ class Peer:
             del self._inbox[entry.index]
         out.persist.append(entry)
         out.events += events
+        if self.clock_start is None and any(isinstance(e, SeatsDrawn) for e in events):
+            self.clock_start = now
         if table.step_start != before:
             self._since = now
             self._timed_out = False
@@ -478,6 +506,13 @@ class Peer:
         if self._ballots.mine is not None or self.table.index_of(self.party) in self._produced:
             return out
         made = self.table.produce()
+        if made is None and self.table.phase is Phase.TIME:
+            # A clock reading is the one entry that could not be made again the same: it is
+            # made only when it goes straight into our log (saved before it is sent), so a
+            # restarted peer never signs a second, different reading for its index.
+            if self.table.index_of(self.party) != len(self.table.log):
+                return out
+            made = produce_time(self.table, self.clock_ms(now))
         if made is None:
             return out
         index, kind, body = made

@@ -21,7 +21,7 @@ from buraco_p2p.session.states import Phase
 if TYPE_CHECKING:
     from buraco_p2p.session.table import Table
 
-__all__ = ["CUT", "SEATS", "produce_entry", "produce_move"]
+__all__ = ["CUT", "SEATS", "produce_entry", "produce_move", "produce_time"]
 
 SEATS = b"seats"
 CUT = b"cut"
@@ -77,6 +77,18 @@ def produce_entry(t: Table) -> tuple[int, str, dict[str, Any]] | None:
         assert t.match is not None
         return index, bodies.FINAL, {"scores": list(t.match.scores)}
     return None
+
+
+def produce_time(t: Table, clock_ms: int) -> tuple[int, str, dict[str, Any]] | None:
+    """Our entry of a round of clocks: `clock_ms`, the host's clock reading (milliseconds
+    since this peer saw the seats drawn), which the session itself never reads."""
+    me = t.me
+    if me is None or t.fault is not None or t.voiding is not None or t.phase is not Phase.TIME:
+        return None
+    index = t.index_of(me)
+    if index is None:
+        return None
+    return index, bodies.TIME, {"ms": max(0, min(clock_ms, bodies.MAX_CLOCK_MS))}
 
 
 def produce_move(t: Table, move: Move) -> tuple[int, dict[str, Any]]:

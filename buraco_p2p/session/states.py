@@ -43,6 +43,7 @@ class Phase(Enum):
     COUNT = "count"
     RESULT = "result"
     OPEN = "open"
+    TIME = "time"
     FINAL = "final"
     CLOSED = "closed"
 
@@ -106,8 +107,12 @@ TRANSITIONS: dict[Phase, Rule] = {
         "each seat's score of the hand and the engine's state hash",
     ),
     Phase.OPEN: Rule(
-        bodies.OPEN, Who.ALL, True, (Phase.HAND_KEYS, Phase.FINAL),
+        bodies.OPEN, Who.ALL, True, (Phase.HAND_KEYS, Phase.TIME, Phase.FINAL),
         "each seat's secret key of the finished hand, so the log opens every card",
+    ),
+    Phase.TIME: Rule(
+        bodies.TIME, Who.ALL, True, (Phase.HAND_KEYS, Phase.FINAL),
+        "in a match with a time limit: each party's clock, in turn; up when over half say so",
     ),
     Phase.FINAL: Rule(
         bodies.FINAL, Who.ALL, True, (Phase.CLOSED,),

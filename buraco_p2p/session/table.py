@@ -178,7 +178,10 @@ class Table:
             entry.verify(tuple(self.keys))
         rule = self.rule
         if entry.kind != rule.kind:
-            raise Refusal(OutOfTurn, f"a {entry.kind!r} entry where {rule.kind!r} is expected")
+            why = f"a {entry.kind!r} entry where {rule.kind!r} is expected"
+            if entry.kind == bodies.TIME and not self.rules.minutes:
+                why += " (this match has no time limit: rule minutes=0)"
+            raise Refusal(OutOfTurn, why)
         try:
             parsed = check_body(entry.kind, entry.body, self.n, self.rules.deck_size)
         except BodyError as exc:

@@ -42,6 +42,7 @@ def register(subparsers: Any) -> None:
         help="override one parameter of the preset (repeatable)",
     )
     pp.add_argument("--players", type=int, metavar="N", help="seats at the table (rule players)")
+    selfplay.add_minutes_option(pp)
     pp.add_argument("--seed", type=int, metavar="N", help="seed of the deals and the bots")
     pp.add_argument("--ascii", action="store_true", help="letters for suits (S H D C)")
     pp.add_argument(
@@ -68,7 +69,7 @@ def register(subparsers: Any) -> None:
 
 def run_play(args: argparse.Namespace) -> int:
     try:
-        rules = selfplay.resolve_rules(args.rules, args.rule, args.players)
+        rules = selfplay.resolve_rules(args.rules, args.rule, args.players, args.minutes)
         if not 0 <= args.bot_delay <= MAX_BOT_DELAY:
             raise selfplay.UsageError(f"--bot-delay must be 0..{MAX_BOT_DELAY:g} seconds")
     except selfplay.UsageError as exc:

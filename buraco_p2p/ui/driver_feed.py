@@ -24,7 +24,17 @@ from buraco_p2p.logfile import encode_log
 from buraco_p2p.net.identity import PeerKey
 from buraco_p2p.play.driver import Driver, my_turn
 from buraco_p2p.rules import RuleSet
-from buraco_p2p.session import Event, Fault, HandEnded, HandStarted, Phase, Table, TimedOut, Voided
+from buraco_p2p.session import (
+    Event,
+    Fault,
+    HandEnded,
+    HandStarted,
+    Phase,
+    Table,
+    TimedOut,
+    TimeUp,
+    Voided,
+)
 from buraco_p2p.ui.feed import (
     ChatLine,
     Complaint,
@@ -245,6 +255,8 @@ class DriverFeed:
             elif isinstance(ev, TimedOut):
                 names = ", ".join(self._party_nick(p) for p in ev.parties)
                 self.line(None, f"waiting for {names} past the table's limit")
+            elif isinstance(ev, TimeUp):
+                self.line(None, "the time is up (a tied lead plays on)")
             elif isinstance(ev, Voided):
                 self.line(None, VOIDED.get(ev.action, f"agreed by the table: {ev.action}"))
         self._turn_since = time.monotonic()

@@ -57,6 +57,7 @@ class LobbyModel:
         self.rules = rules  # the host's choice; a joiner's is what the host announced
         self.preset = preset
         self.overrides = overrides
+        self.minutes: int | None = None  # the host's --minutes, kept through rule changes
         self.rules_note = "" if rules is not None else "waiting for the host's rules"
         self.active = True  # False once the match starts: the table screen takes over
         self.status = "starting"
@@ -216,7 +217,7 @@ class LobbyModel:
 
     def _choose(self, preset: str, overrides: tuple[str, ...]) -> Intent | None:
         try:
-            rules = resolve_rules(preset, overrides, self._seats())
+            rules = resolve_rules(preset, overrides, self._seats(), self.minutes)
         except UsageError as exc:
             self.notice = f"not changed: {exc}"
             return None
@@ -230,7 +231,7 @@ class LobbyModel:
         for k in range(1, len(names) + 1):
             name = names[(at + step * k) % len(names)]
             try:
-                resolve_rules(name, self.overrides, self._seats())
+                resolve_rules(name, self.overrides, self._seats(), self.minutes)
             except UsageError:
                 continue
             return self._choose(name, self.overrides)

@@ -99,6 +99,7 @@ class PracticeTable:
         self._ready = trio.Event()
         self._hand_over = False
         self._turn_since = clock()
+        self._started = clock()
         self._snapshot = self._build()
 
     # ------------------------------------------------------------------ the feed
@@ -171,6 +172,9 @@ class PracticeTable:
             self._push(move)
         result = table.result()
         self.match.record(result)
+        if not self.match.time_is_up and self.match.check_time(self._clock() - self._started):
+            more = "" if self.match.over else ": the lead is tied, the match plays on"
+            self._chat.append(ChatLine(None, f"the time is up{more}"))
         self._results.append(result)
         self._hand_over = True
         self._publish()

@@ -34,9 +34,10 @@ from protocol.gen import files as vectorfiles
 
 __all__ = ["FILES", "generate", "identities", "main", "play_match", "vector_log"]
 
-FILES: Final = ("session.json", "session_2.json", "session_3.json")
+FILES: Final = ("session.json", "session_2.json", "session_3.json", "session_minutes.json")
 """Four seats, then the same match at two and at three seats (each player its own side; at
-three, the side change of the first pot taken)."""
+three, the side change of the first pot taken), then a match of two with a time limit whose
+end the round of clocks agrees."""
 
 Vector = vectorfiles.Vector
 
@@ -63,12 +64,18 @@ def play_match(
     target: int | None = TARGET,
     table_id: bytes = TABLE_ID,
     players: int = 4,
+    minutes: int = 0,
 ) -> list[Entry]:
     """Heuristic bots play a whole match through session peers delivering every entry to
-    every peer in FIFO order; returns the log (byte-identical at every peer, checked)."""
+    every peer in FIFO order; returns the log (byte-identical at every peer, checked).
+
+    With `minutes` (a time limit), the router's clock (a thousandth of a second a delivery)
+    runs through the first hand, then moves on 61 seconds a minute in the middle of the
+    second, so the round of clocks after the first hand says "go on" and the one after the
+    second "the time is up" (unless the lead is tied: then a hand more, and the final round)."""
     rules = get_preset(preset)
-    if players != 4:
-        rules = rules.with_overrides({"players": players})
+    if players != 4 or minutes:
+        rules = rules.with_overrides({"players": players, "minutes": minutes})
     if target is not None:
         rules = dataclasses.replace(rules, target_score=target)
     ids = identities(players)
@@ -85,17 +92,46 @@ def play_match(
 
     router = Router(peers, choose)
     router.start()
+    first = peers[0].table
+    for _ in range(1_000_000 if minutes else 0):
+        if not router.queue:
+            break
+        router.run(1)
+        hand, view = first.hand, first.view
+        if hand is not None and hand.number == 1 and view is not None and len(view.moves) >= 2:
+            router.advance(61.0 * minutes)  # once: the time is up in the middle of hand 1
+            break
     router.run()
     logs = [[e.wire for e in p.log] for p in peers]
-    if any(log != logs[0] for log in logs) or not peers[0].table.closed:
+    if any(log != logs[0] for log in logs) or not first.closed:
         raise AssertionError("the peers did not finish the match with one log")
     return list(peers[0].log)
 
 
+TIMED_MINUTES: Final = 1
+TIMED_PLAYERS: Final = 2
+
+
 @functools.cache
-def vector_log(players: int = 4) -> tuple[Entry, ...]:
+def vector_log(players: int = 4, timed: bool = False) -> tuple[Entry, ...]:
     """The log of the vectors' match at `players` seats (played once per process)."""
+    if timed:
+        return tuple(play_match(players=players, target=None, minutes=TIMED_MINUTES))
     return tuple(play_match(players=players))
+
+
+def time_rounds(log: Sequence[Entry], n: int, minutes: int) -> list[dict[str, Any]]:
+    """Each round of clocks: the hand before it, the readings by party, the verdict."""
+    out = []
+    clocks = [e for e in log if e.kind == "time"]
+    results = [e.index for e in log if e.kind == "result"][::n]
+    for k in range(0, len(clocks), n):
+        rnd = clocks[k : k + n]
+        ms = [int(e.body["ms"]) for e in rnd]
+        hand = sum(1 for r in results if r < rnd[0].index) - 1
+        up = 2 * sum(1 for x in ms if x >= minutes * 60_000) > n
+        out.append({"after_hand": hand, "first_entry": rnd[0].index, "ms": ms, "up": up})
+    return out
 
 
 def _canonical_state(state: list[Any]) -> bytes:
@@ -152,9 +188,9 @@ def _hands(log: list[Entry]) -> tuple[list[dict[str, Any]], Table]:
 
 
 @functools.cache
-def session_vector(players: int = 4) -> Vector:
+def session_vector(players: int = 4, timed: bool = False) -> Vector:
     """The vector (made once per process: the match takes seconds to play with every proof)."""
-    log = list(vector_log(players))
+    log = list(vector_log(players, timed))
     wires = [e.wire for e in log]
     heads: list[bytes] = []
     step = -1
@@ -176,12 +212,26 @@ def session_vector(players: int = 4) -> Vector:
     match = replayed.match
     assert match is not None
     file = encode_log(wires)
-    return {
-        "description": (
+    if timed:
+        description = (
+            f"a whole match of {players} session peers (section 4) with a time limit: preset "
+            f"{PRESET} with minutes {TIMED_MINUTES}, over {len(hands)} hands; after each hand "
+            "a round of clocks (4.4), the last of which finds the time up"
+        )
+    else:
+        description = (
             f"a whole match of {players} session peers (section 4): preset "
             f"{PRESET} with target_score {TARGET}"
             + (", so one hand ends it" if len(hands) == 1 else f", over {len(hands)} hands")
-        ),
+        )
+    extra: dict[str, Any] = {}
+    if timed:
+        extra = {
+            "minutes": TIMED_MINUTES,
+            "time_rounds": time_rounds(log, players, TIMED_MINUTES),
+        }
+    return {
+        "description": description,
         "table_id": TABLE_ID.hex(),
         "parties": [
             {
@@ -203,6 +253,7 @@ def session_vector(players: int = 4) -> Vector:
         "hands": hands,
         "final_scores": list(match.scores),
         "winner": match.winner,
+        **extra,
     }
 
 
@@ -211,6 +262,7 @@ def generate() -> dict[str, Vector]:
         "session.json": session_vector(4),
         "session_2.json": session_vector(2),
         "session_3.json": session_vector(3),
+        "session_minutes.json": session_vector(TIMED_PLAYERS, timed=True),
     }
 
 

@@ -27,9 +27,12 @@ STEP_DOMAIN = b"buraco-p2p/log/v1/step\x00"
 KEYS = {"v", "t", "i", "p", "a", "k", "b", "s"}
 
 
-@pytest.fixture(scope="module", params=["session.json", "session_2.json", "session_3.json"])
+@pytest.fixture(
+    scope="module",
+    params=["session.json", "session_2.json", "session_3.json", "session_minutes.json"],
+)
 def vec(request: pytest.FixtureRequest) -> Any:
-    """The four-seat match, then the same at two and at three seats."""
+    """The four-seat match, then the same at two and at three seats, then a timed match."""
     return json.loads((VECTORS / request.param).read_text(encoding="utf-8"))
 
 
@@ -149,3 +152,29 @@ def test_the_public_state_after_every_move(vec: Any) -> None:
         assert all(hand["opened_deck"][s] == c for s, c in before[15])
         assert sorted(hand["opened_deck"]) == list(range(len(hand["opened_deck"])))
     assert seen == sorted(moves)
+
+
+def test_the_rounds_of_clocks_of_a_timed_match() -> None:
+    """4.4, "A match of a fixed length in minutes": after each hand's `open` round, a `time`
+    round of every party; the time is up when more than half the readings reach the limit,
+    and then the `final` round follows (the lead is not tied), else the next `keys` round."""
+    vec = json.loads((VECTORS / "session_minutes.json").read_text(encoding="utf-8"))
+    decoded = [decode(bytes.fromhex(e["wire"])) for e in vec["entries"]]
+    n = len(vec["parties"])
+    assert decoded[0]["b"]["rules"]["minutes"] == vec["minutes"] > 0
+    limit = vec["minutes"] * 60_000
+    kinds = [e["k"] for e in decoded]
+    starts = [i for i, k in enumerate(kinds) if k == "time" and kinds[i - 1] == "open"]
+    assert len(starts) == len(vec["time_rounds"]) == len(vec["hands"])
+    for start, rnd in zip(starts, vec["time_rounds"], strict=True):
+        entries = decoded[start : start + n]
+        assert [e["k"] for e in entries] == ["time"] * n
+        assert [e["a"] for e in entries] == list(range(n))
+        assert all(set(e["b"]) == {"ms"} for e in entries)
+        ms = [e["b"]["ms"] for e in entries]
+        assert ms == rnd["ms"] and rnd["first_entry"] == start
+        up = 2 * sum(1 for x in ms if x >= limit) > n
+        assert up == rnd["up"]
+        after = [e["k"] for e in decoded[start + n : start + 2 * n]]
+        assert after == (["final"] * n if up else ["keys"] * n)
+    assert vec["time_rounds"][-1]["up"] and not any(r["up"] for r in vec["time_rounds"][:-1])

@@ -14,8 +14,7 @@ from buraco_p2p.cards import CardParseError
 from buraco_p2p.codec import DecodeError, EncodeError
 from buraco_p2p.engine import IllegalMove, IllegalMoveCode, LayDown, RevealError, legal_moves
 from buraco_p2p.engine.oracle import clear_public_melds
-from buraco_p2p.rules import IllegalMeld, RuleError
-from buraco_p2p.rules.ruleset import RuleOverrideError
+from buraco_p2p.rules import IllegalMeld, RuleError, RuleOverrideError
 
 COPIES: list[Callable[[object], object]] = [
     copy.copy,

@@ -108,3 +108,12 @@ def test_a_whole_match_of_random_hands(preset: str) -> None:
     assert m.over
     assert max(m.scores) >= 600 and m.winner == (0 if m.scores[0] > m.scores[1] else 1)
     assert [r.setup.dealer for r in m.results] == [(1 + i) % 4 for i in range(len(m.results))]
+
+
+def test_check_time_is_a_single_clock_for_a_match_in_one_process() -> None:
+    timed = Match(get_preset("classic").with_overrides({"minutes": 2}))
+    assert not timed.check_time(119.9) and not timed.time_is_up
+    assert timed.check_time(120.0) and timed.time_is_up
+    assert timed.check_time(0.0)  # once up, the time stays up
+    untimed = Match(get_preset("classic"))
+    assert not untimed.check_time(10**9) and not untimed.time_is_up

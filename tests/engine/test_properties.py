@@ -27,7 +27,7 @@ from buraco_p2p.engine import (
 )
 from buraco_p2p.engine.hand import PILE, POT, STOCK, TABLE
 from buraco_p2p.rules import PRESETS, RuleError, RuleSet, get_preset
-from buraco_p2p.rules.ruleset import RANGES
+from buraco_p2p.rules.ranges import RANGES
 
 PRESET_NAMES = sorted(PRESETS)
 

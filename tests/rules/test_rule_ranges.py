@@ -9,7 +9,7 @@ import msgpack
 import pytest
 
 from buraco_p2p.rules import PRESETS, RuleError, RuleSet, get_preset
-from buraco_p2p.rules.ruleset import RANGES
+from buraco_p2p.rules.ranges import RANGES
 
 US = get_preset("us")
 DOC = (Path(__file__).parents[2] / "docs" / "rules.md").read_text(encoding="utf-8")

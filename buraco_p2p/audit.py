@@ -241,8 +241,29 @@ def _summary(result: Replay, name: str) -> dict[str, Any]:
         "scores": list(result.scores),
         "winner": result.winner,
         "players": _players(terms, table.seating),
+        "successions": _successions(table),
         **timed,
     }
+
+
+def _successions(table: Any) -> list[dict[str, Any]]:
+    """Each seat a "replace" agreement passed to a new identity: the party, the index of
+    the round's last entry (the new key signs that party's entries after it), the key it
+    held before and the new one, as fingerprints."""
+    terms = table.terms
+    held = list(terms.keys)
+    out = []
+    for index, party, key in table.successions:
+        seating = tuple(table.seating)
+        out.append({
+            "party": party,
+            "seat": seating.index(party) if party in seating else None,
+            "from_index": index + 1,
+            "old_fingerprint": held[party].fingerprint(),
+            "new_fingerprint": key.fingerprint(),
+        })  # fmt: skip
+        held[party] = key
+    return out
 
 
 def render_text(doc: dict[str, Any]) -> str:
@@ -287,6 +308,11 @@ def render_text(doc: dict[str, Any]) -> str:
     for p in doc["players"]:
         seat = "" if p["seat"] is None else f" seat {p['seat']}"
         lines.append(f"  party {p['party']}{seat} {p['nickname']!r} {p['fingerprint']}")
+    for s in doc.get("successions", ()):
+        lines.append(
+            f"  succession: party {s['party']} seat {s['seat']} from entry {s['from_index']}: "
+            f"{s['old_fingerprint']} -> {s['new_fingerprint']}"
+        )
     return "\n".join(lines) + "\n"
 
 

@@ -32,13 +32,12 @@ from buraco_p2p.engine import Move
 from buraco_p2p.logfile import encode_log
 from buraco_p2p.net.identity import Identity
 from buraco_p2p.net.invite import Endpoint, Invite
+from buraco_p2p.play.heir import SEED_ENV, Heirs, heir_log_path
 from buraco_p2p.play.node import open_node
 from buraco_p2p.rules import RuleError, get_preset, parse_overrides
 from buraco_p2p.session import Peer
 
 __all__ = ["SEED_ENV", "cut_after_hands", "derive", "register"]
-
-SEED_ENV = "BURACO_P2P_BOT_SEED"
 
 
 def derive(seed: int, what: str) -> bytes:
@@ -90,7 +89,10 @@ def register(subparsers: Any) -> None:
         help="with --port: tell the peers ADDR:PORT, not the listening address (a forwarder's)",
     )  # fmt: skip
     p.add_argument("--timeout-ms", type=int, default=120_000, metavar="MS")
-    p.add_argument("--void", choices=("void", "end"), help="after a timeout, propose this")
+    p.add_argument("--void", choices=("void", "end", "replace"),
+                   help="after a timeout, propose this")  # fmt: skip
+    p.add_argument("--heir", action="store_true",
+                   help="with --join: take the seat a replace agreement passes to us")  # fmt: skip
     p.add_argument("--stats", metavar="FILE", help="write timings (JSON) here when done")
     # A timed match's minute in seconds of this peer's clock: tests run a match with a time
     # limit of one minute in a fraction of a second.
@@ -182,9 +184,10 @@ async def _serve(
         identity_seed=ident_seed, timeout_ms=args.timeout_ms, port=args.port,
         listen_host=args.listen,
         advertise=(Endpoint.parse(args.advertise, args.port),) if args.advertise else None,
-        on_invite=_announce,
+        on_invite=_announce, heir=args.heir,
         choose=choose, void_action=args.void, minute=args.minute_seconds,
     ) as driver:  # fmt: skip
+        _bot_replaces(args, driver, seed)
         if args.report_at is not None:
             await driver.wait_until(lambda p: len(p.log) >= args.report_at)
             _say(f"reached {time.monotonic():.6f}")
@@ -200,6 +203,25 @@ async def _serve(
             _write_stats(args.stats, driver, wires)
         _say(f"done {len(wires)}")
         await trio.sleep_forever()
+
+
+def _bot_replaces(args: argparse.Namespace, driver: Any, seed: int | None) -> None:
+    """Bots agree to what a present party proposes; a hosting bot starts its heirs as it
+    was started itself (strength, timeout, hands, a log next to its own)."""
+    driver.agree_any = True
+    heirs = driver.replacer
+    if not isinstance(heirs, Heirs):
+        return
+    heirs.args = ["--bot", args.bot, "--timeout-ms", str(args.timeout_ms),
+                  "--minute-seconds", str(args.minute_seconds)]  # fmt: skip
+    if args.void:
+        heirs.args += ["--void", args.void]
+    if args.hands is not None:
+        heirs.args += ["--hands", str(args.hands)]
+    if args.log_out:
+        heirs.log_out = lambda party: heir_log_path(args.log_out, party)
+    if seed is not None:
+        heirs.make_seed = lambda party: derive(seed, f"heir/{party}/{len(driver.peer.log)}")
 
 
 def _write_stats(path: str, driver: Any, wires: list[bytes]) -> None:

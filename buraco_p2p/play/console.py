@@ -79,7 +79,7 @@ class _Console:
             self.write(HELP)
         elif cmd == "show":
             self.show()
-        elif cmd in ("end", "void") and len(words) == 1:
+        elif cmd in ("end", "void", "replace") and len(words) == 1:
             self.write(self.driver.agree(cmd))
         elif cmd in ("say", "chat"):
             self.driver.chat(line.split(None, 1)[1] if len(words) > 1 else "")

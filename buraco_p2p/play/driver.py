@@ -95,8 +95,8 @@ def my_turn(peer: Peer) -> bool:
 class Driver:
     """Runs `peer` over `mesh`, persisting into `store`. `choose` plays our turns (a bot);
     without it the caller answers with `play`. `on_events` sees every event, `on_chat` every
-    chat line; `void_action` ("void" or "end"), if set, is proposed once a party has kept the
-    table waiting past the table's timeout."""
+    chat line; `void_action` ("void", "end" or "replace"), if set, is proposed once a party
+    has kept the table waiting past the table's timeout."""
 
     def __init__(
         self,
@@ -140,6 +140,11 @@ class Driver:
         # Clock readings for measurement: when each entry was applied here, when we played.
         self.applied_at: dict[int, float] = {}
         self.played_at: dict[int, float] = {}
+        # "replace": the host seats new identities (`play.heir.Heirs`); the parties the
+        # table last waited for past its timeout; bots agree to any present party's proposal.
+        self.replacer: Callable[[tuple[int, ...]], str] | None = None
+        self.waiting_on: tuple[int, ...] = ()
+        self.agree_any = False
 
     # -- construction -----------------------------------------------------------------------
 
@@ -175,7 +180,10 @@ class Driver:
         genesis = decode_entry(wires[0])
         rng = LogKeyedRandom(secret)
         minute: float = kw.pop("minute", 60.0)  # a timed match's minute, in clock seconds
-        peer = Peer(genesis, identity, rng, time.monotonic(), minute=minute)
+        # an identity the genesis does not name is an heir: it follows the log until a
+        # "replace" agreement passes a seat to it (also when it resumes after that)
+        heir = identity.public not in parse_genesis(genesis).keys
+        peer = Peer(genesis, identity, rng, time.monotonic(), heir=heir, minute=minute)
         rng.position = lambda: len(peer.table.log)
         d = cls(mesh, peer, store, secret=secret, saved=len(wires), **kw)
         now = d.clock()
@@ -215,6 +223,10 @@ class Driver:
             self._join_void()
             self._flush()
             return f"joined the agreement to {prop[0].action}"
+        if action == "replace":
+            if self.replacer is None:
+                return "no agreement proposed: only the host can seat a bot in a seat"
+            return self.replacer(self.waiting_on)
         try:
             self._handle(self.peer.propose_void(action, self.clock()))
         except ValueError as exc:
@@ -292,13 +304,14 @@ class Driver:
     def _join_void(self) -> None:
         """Sign our part of the void another present party proposed (its silent parties and
         action: a void round takes one of each), if we agree to voids at all."""
-        if self.void_action is None or self.peer.table.closed:
+        if (self.void_action is None and not self.agree_any) or self.peer.table.closed:
             return
         if self.peer.agreement is None and self.peer.proposal is not None:
             self._handle(self.peer.join_void(self.clock()))
 
     def _on_timeout(self, ev: TimedOut) -> None:
         at = len(self.peer.log)
+        self.waiting_on = ev.parties
         if self.peer.proposal is not None or self.peer.agreement is not None:
             self._join_void()
             return
@@ -310,8 +323,16 @@ class Driver:
         if not present or present[0] != self.peer.party:
             return
         self._voided_for = at
+        action = self.void_action
+        if action == "replace":
+            # the lowest party present is the host (party 0) unless the host is the one
+            # gone; only the host can seat a new identity, so without it the match ends
+            if self.replacer is not None:
+                log.info("%s", self.replacer(ev.parties))
+                return
+            action = "end"
         try:
-            self._handle(self.peer.propose_void(self.void_action, self.clock()))
+            self._handle(self.peer.propose_void(action, self.clock()))
         except ValueError as exc:
             log.info("no void proposed: %s", exc)
 

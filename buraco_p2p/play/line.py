@@ -15,6 +15,8 @@ Commands (`help` prints them):
     say TEXT                   chat to the table
     show                       show the table again
     end | void                 after a timeout: agree to end the match or void the hand
+    replace                    after a timeout: agree that bots take the missing players'
+                               seats from the hand dealt again (the host seats them)
     quit                       leave (the match stays on disk: `buraco-p2p resume` returns)
 """
 
@@ -161,7 +163,10 @@ def describe_event(
         who = ", ".join(nick(p) for p in ev.silent)
         return f"{nick(ev.party)} proposes: {ev.action} (missing: {who}); type {ev.action} to agree"
     if isinstance(ev, Voided):
-        return f"agreed: {ev.action} (missing: {', '.join(nick(p) for p in ev.silent)})"
+        gone = ", ".join(nick(p) for p in ev.silent)
+        if ev.action == "replace":
+            return f"agreed: replace (a bot takes the seat of {gone} from the next deal)"
+        return f"agreed: {ev.action} (missing: {gone})"
     if isinstance(ev, Fault):
         return f"FAULT: {ev.error}"
     return None

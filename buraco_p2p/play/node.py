@@ -35,6 +35,7 @@ from buraco_p2p.net.mesh import (
 from buraco_p2p.net.table import DEFAULT_SEATS, Roster
 from buraco_p2p.play.driver import Driver
 from buraco_p2p.play.genesis import GenesisError, assemble, check_terms, sign_terms, terms_body
+from buraco_p2p.play.heir import Heirs, fetch_genesis
 from buraco_p2p.play.store import StoreError, TableMeta, TableStore
 from buraco_p2p.rules import RuleError, RuleSet
 from buraco_p2p.session import Entry, decode_entry, parse_genesis
@@ -171,12 +172,14 @@ async def open_node(
     port: int = 0,
     listen_host: str = "127.0.0.1",
     advertise: tuple[Endpoint, ...] | None = None,
+    heir: bool = False,
     **driver_kw: Any,
 ) -> AsyncIterator[Driver]:
-    """Host (`rules`), join (`invite`) or resume (`resume` = a table id in `root`) a table;
-    yields its running driver (the match goes on in the background until the block ends).
-    We listen on `listen_host`:`port` (loopback, any free port unless told; a resumed host
-    takes its saved port) and tell the peers `advertise` (by default, where we listen)."""
+    """Host (`rules`), join (`invite`; with `heir`, to take over a seat: `play.heir`) or
+    resume (`resume` = a table id in `root`) a table; yields its running driver (the match
+    goes on in the background until the block ends). We listen on `listen_host`:`port`
+    (loopback, any free port unless told; a resumed host takes its saved port) and tell the
+    peers `advertise` (by default, where we listen)."""
     where: dict[str, Any] = {"listen_host": listen_host, "advertise": advertise}
     store: TableStore
     if resume is not None:
@@ -216,7 +219,7 @@ async def open_node(
             else:
                 genesis, backlog = await agree_genesis(mesh, identity, rules, timeout_ms)
                 driver = Driver.fresh(mesh, genesis, identity, store, secret, **driver_kw)
-            async with _running(driver, backlog):
+            async with _running(driver, backlog, root):
                 yield driver
         return
     if invite is None:
@@ -230,7 +233,7 @@ async def open_node(
     async with cm as mesh, start_on_mesh(
         mesh, identity, root, rules=rules, timeout_ms=timeout_ms,
         rng_secret=rng_secret, identity_seed=identity_seed, on_invite=on_invite,
-        **driver_kw,
+        heir=heir, **driver_kw,
     ) as driver:  # fmt: skip
         yield driver
 
@@ -247,6 +250,7 @@ async def start_on_mesh(
     rng_secret: bytes | None = None,
     identity_seed: bytes | None = None,
     on_invite: Callable[[Invite], None] | None = None,
+    heir: bool = False,
     **driver_kw: Any,
 ) -> AsyncIterator[Driver]:
     """A new match on a mesh whose seats are taken (from `open_node`, or a lobby): the
@@ -265,11 +269,14 @@ async def start_on_mesh(
             store.save_roster(mesh.roster.to_wire())
     if on_invite is not None:
         on_invite(inv)
-    genesis, backlog = await agree_genesis(mesh, identity, rules, timeout_ms, held)
+    if heir:  # a match under way, whose log we take up from its genesis
+        genesis, backlog = await fetch_genesis(mesh, identity)
+    else:
+        genesis, backlog = await agree_genesis(mesh, identity, rules, timeout_ms, held)
     if mesh.is_host and mesh.roster is not None:
         store.save_roster(mesh.roster.to_wire())
     driver = Driver.fresh(mesh, genesis, identity, store, secret, **driver_kw)
-    async with _running(driver, backlog):
+    async with _running(driver, backlog, root):
         yield driver
 
 
@@ -290,12 +297,18 @@ def _saved_rules(store: TableStore) -> tuple[RuleSet, int]:
 
 
 @contextlib.asynccontextmanager
-async def _running(driver: Driver, backlog: Backlog) -> AsyncIterator[None]:
+async def _running(driver: Driver, backlog: Backlog, root: Path) -> AsyncIterator[None]:
     for key, msg in backlog:
         driver._on_message(key, msg)
+    heirs = Heirs(driver, root / "heirs") if driver.mesh.is_host else None
+    driver.replacer = heirs
     async with trio.open_nursery() as nursery:
         await nursery.start(driver.run)
+        if heirs is not None:  # the host seats bots for parties replaced by agreement
+            nursery.start_soon(heirs.run)
         try:
             yield
         finally:
             nursery.cancel_scope.cancel()
+            if heirs is not None:
+                heirs.close()

@@ -12,6 +12,8 @@
 - key_to_screen_ms_p99 (and p50): from a key written to the terminal input to the end of the
   redraw that shows its effect, in the running application (prompt_toolkit on asyncio, the
   table on trio in guest mode), the key moving the cursor in the hand.
+- lobby_frame_ms_p99 (and p50): one full redraw of the host's lobby screen at 80x24, over a
+  real table hosted on 127.0.0.1 (the invite, the seats, the rules, a full log of chat).
 
 Target (the client issue): frame_ms_p99 <= 20.
 """
@@ -143,6 +145,48 @@ async def key_latency(seed: int, keys: int) -> list[float]:
     return sorted(times)
 
 
+def bench_lobby(frames: int) -> dict[str, Any]:
+    """Redraws of the host's lobby over a real mesh on loopback (nobody else seated)."""
+    import tempfile
+    from pathlib import Path
+
+    from buraco_p2p.net.identity import Identity
+    from buraco_p2p.net.lobby import Lobby
+    from buraco_p2p.net.mesh import host_table
+    from buraco_p2p.ui.netplay import LobbyFeed
+
+    times: list[float] = []
+
+    async def run(root: Path) -> None:
+        identity = Identity.from_seed(b"\x07" * 32, "Alice")
+        feed = LobbyFeed(identity, root, rules=get_preset("classic"))
+        async with host_table(identity, listen_host="127.0.0.1", seats=4) as mesh:
+            feed._show_invite(mesh)
+            feed.model.attach(Lobby(mesh, feed.model.out))
+            for k in range(60):
+                feed.model.out(f"<Bob> a chat line number {k} about the rules of the table")
+            out, buf = buffer_output(80, 24)
+            app = TableApp(feed, output=out, input=DummyInput(), lobby=feed.model)
+            with set_app(app.app):
+                for k in range(frames):
+                    feed.model.text = "typing" * (k % 8)
+                    renderer = app.app.renderer
+                    t = time.perf_counter()
+                    renderer.reset(leave_alternate_screen=False)
+                    renderer.render(app.app, app.app.layout)
+                    times.append((time.perf_counter() - t) * 1000)
+                    buf.seek(0)
+                    buf.truncate()
+
+    with tempfile.TemporaryDirectory() as root:
+        trio.run(run, Path(root))
+    times.sort()
+    return {
+        "lobby_frame_ms_p50": round(statistics.median(times), 2),
+        "lobby_frame_ms_p99": round(times[int(0.99 * (len(times) - 1))], 2),
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--frames", type=int, default=300, help="table positions redrawn")
@@ -155,6 +199,7 @@ def main() -> None:
     out["key_to_screen_ms_p50"] = round(statistics.median(lat), 2)
     out["key_to_screen_ms_p99"] = round(lat[int(0.99 * (len(lat) - 1))], 2)
     out["keys"] = len(lat)
+    out.update(bench_lobby(args.frames))
     out["trio"] = trio.__version__
     out["elapsed_s"] = round(time.perf_counter() - t0, 2)
     print(json.dumps(out))

@@ -59,12 +59,14 @@ JOIN_REQUEST_TIMEOUT = 120.0
 
 @dataclass(frozen=True)
 class JoinRequest:
-    """A request for a seat. `number` (1, 2, ... per host) names it on the host's screen."""
+    """A request for a seat. `number` (1, 2, ... per host) names it on the host's screen;
+    `deadline` (on trio's clock) is when it expires unanswered, for a countdown beside it."""
 
     key: PeerKey
     nickname: str
     addresses: tuple[Endpoint, ...]
     number: int = 0
+    deadline: float = float("inf")
 
 
 Approver = Callable[[JoinRequest], Awaitable[bool]]
@@ -214,7 +216,8 @@ class Door:
                 ok, left, expired = False, None, False
             else:
                 numbered = JoinRequest(
-                    request.key, request.nickname, request.addresses, next(self._numbers)
+                    request.key, request.nickname, request.addresses, next(self._numbers),
+                    deadline,
                 )
                 ok, left, expired = await self._approve_while_connected(link, numbered, deadline)
             if left is not None:

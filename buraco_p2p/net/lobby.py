@@ -17,6 +17,11 @@ runner has been installed (`set_match_runner`, done by the network-play layer ab
 one), hands it the mesh, the input lines and the messages the lobby received that were not
 chat (the first messages of the match). Without a runner the lobby stays a lobby.
 
+A full-screen front end drives the same `Lobby` without its line loop: `until_ready()` shows
+the table's messages and events until every seat is ready, `handle_line` takes what the
+player typed, `request` is the join prompt on screen (with `answerable_at`, when a y/n may
+answer it), and `on_message` sees the table messages that are neither chat nor ready first.
+
 Everything shown on screen that came from the network (nicknames, chat text) is stripped
 of control characters first: a peer must not be able to rewrite another player's terminal.
 """
@@ -95,6 +100,26 @@ class Lobby:
         self.ready: set[bytes] = set()
         self.backlog: list[tuple[PeerKey, Any]] = []
         self._all_ready = trio.Event()
+        # Sees every message that is neither chat nor ready; True keeps it from the backlog.
+        self.on_message: Callable[[PeerKey, Any], bool] | None = None
+
+    @property
+    def request(self) -> JoinRequest | None:
+        """The join request on the host's screen, waiting for y or n."""
+        return self._prompt.request if self._prompt is not None else None
+
+    @property
+    def answerable_at(self) -> float:
+        """When (trio's clock) a y or n may answer the request on screen."""
+        return self._prompt.shown_at + self.answer_delay if self._prompt is not None else 0.0
+
+    async def until_ready(self) -> None:
+        """Show the table's messages and events until every seat is taken and ready."""
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(self._pump_messages)
+            nursery.start_soon(self._pump_events)
+            await self._all_ready.wait()
+            nursery.cancel_scope.cancel()
 
     def name(self, key: PeerKey) -> str:
         """A seated peer's nickname, with its short fingerprint if another seated nickname
@@ -192,9 +217,13 @@ class Lobby:
             kick = ", /kick SEAT" if self.mesh.is_host else ""
             self.out(f"* commands: /who, /ready{kick}, /quit; anything else is chat")
             return True
-        await self.mesh.broadcast(["chat", text[:MAX_CHAT]])
-        self.out(f"<{self.mesh.identity.nickname}> {printable(text)}")
+        await self.chat(text)
         return True
+
+    async def chat(self, text: str) -> None:
+        """Say `text` to the table as chat, whatever it looks like (never an answer)."""
+        await self.mesh.broadcast(["chat", text[:MAX_CHAT]])
+        self.out(f"<{printable(self.mesh.identity.nickname, 40)}> {printable(text)}")
 
     async def _kick(self, arg: str) -> None:
         """Host: free a seat by its number as `/who` shows it; every seat sees it go."""
@@ -226,6 +255,10 @@ class Lobby:
             self._mark_ready(peer)
             return
         if not (isinstance(message, list) and message and message[0] == "chat"):
+            if self.on_message is not None and self.on_message(peer, message):
+                return
+            if self._rules_shown(peer, message):
+                return
             if len(self.backlog) < MAX_BACKLOG:
                 self.backlog.append((peer, message))
             return
@@ -236,6 +269,26 @@ class Lobby:
             and isinstance(message[1], str)
         ):
             self.out(f"<{self.name(peer)}> {printable(message[1])}")
+
+    def _rules_shown(self, peer: PeerKey, message: Any) -> bool:
+        """The host's `["rules", preset, [overrides]]` (a full-screen host announces what it
+        chose): shown as a notice; the genesis proposed at the start is what binds."""
+        roster = self.mesh.roster
+        if not (isinstance(message, list) and len(message) == 3 and message[0] == "rules"):
+            return False
+        preset, overrides = message[1], message[2]
+        if (
+            roster is None
+            or peer != roster.host.key
+            or not isinstance(preset, str)
+            or not isinstance(overrides, list)
+            or not all(isinstance(o, str) for o in overrides)
+        ):
+            return True
+        over = ", ".join(printable(o, 40) for o in overrides[:16])
+        self.out(f"* the host chose the rules: {printable(preset, 40)}"
+                 + (f" with {over}" if over else ""))  # fmt: skip
+        return True
 
     def show_event(self, event: object) -> None:
         if isinstance(event, RosterChanged):

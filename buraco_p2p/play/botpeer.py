@@ -31,7 +31,7 @@ from buraco_p2p.bots import BOT_NAMES, make_bot
 from buraco_p2p.engine import Move
 from buraco_p2p.logfile import encode_log
 from buraco_p2p.net.identity import Identity
-from buraco_p2p.net.invite import Invite
+from buraco_p2p.net.invite import Endpoint, Invite
 from buraco_p2p.play.heir import SEED_ENV, Heirs, heir_log_path
 from buraco_p2p.play.node import open_node
 from buraco_p2p.rules import RuleError, get_preset, parse_overrides
@@ -79,7 +79,15 @@ def register(subparsers: Any) -> None:
     p.add_argument("--index", type=int, default=0, metavar="I", help="with --seed")
     p.add_argument("--hands", type=int, metavar="N", help="done after N hands")
     p.add_argument("--log-out", metavar="FILE", help="write the log here when done")
-    p.add_argument("--port", type=int, default=0, metavar="PORT", help="host: listen port")
+    p.add_argument("--port", type=int, default=0, metavar="PORT", help="listen port")
+    p.add_argument(
+        "--listen", default="127.0.0.1", metavar="ADDR",
+        help="numeric address to listen on (default 127.0.0.1)",
+    )  # fmt: skip
+    p.add_argument(
+        "--advertise", metavar="ADDR",
+        help="with --port: tell the peers ADDR:PORT, not the listening address (a forwarder's)",
+    )  # fmt: skip
     p.add_argument("--timeout-ms", type=int, default=120_000, metavar="MS")
     p.add_argument("--void", choices=("void", "end", "replace"),
                    help="after a timeout, propose this")  # fmt: skip
@@ -121,6 +129,9 @@ async def _main(args: argparse.Namespace) -> int:
     if os.environ.get(SEED_ENV):
         # a host that starts bots for its table knows their keys and seats them at once
         ident_seed = bytes.fromhex(os.environ[SEED_ENV])
+    if args.advertise and not args.port:
+        sys.stderr.write("buraco-p2p bot-peer: error: --advertise needs --port\n")
+        return 2
     rules = None
     resume = bytes.fromhex(args.resume) if args.resume else None
     if resume is not None:
@@ -171,6 +182,8 @@ async def _serve(
         table_id=derive(seed, "table")[:16] if seed is not None and args.host else None,
         rng_secret=derive(seed, f"rng/{i}") if seed is not None else None,
         identity_seed=ident_seed, timeout_ms=args.timeout_ms, port=args.port,
+        listen_host=args.listen,
+        advertise=(Endpoint.parse(args.advertise, args.port),) if args.advertise else None,
         on_invite=_announce, heir=args.heir,
         choose=choose, void_action=args.void, minute=args.minute_seconds,
     ) as driver:  # fmt: skip

@@ -5,6 +5,11 @@ the mesh to the runner installed here, which agrees the genesis, opens the table
 and plays the match in line mode. `host --bots N` starts N `bot-peer` processes that join
 with the invite (the host seats them without asking: it made their identities); `join CODE`
 for a table already in the data directory resumes it instead of asking for a seat again.
+
+On a terminal, `host`, `join` and `resume` open the full-screen client instead (`ui.netplay`):
+the lobby screen, then the table in the same application. `--line` keeps the line lobby, and
+so do the switches whose exchanges the line front end alone carries (`--internet`, `--upnp`,
+`--stun`: port mappings and pasted reply codes; `join --lan`: picking a table by number).
 """
 
 from __future__ import annotations
@@ -61,8 +66,24 @@ def _runner(rules: RuleSet | None, root: Path) -> lobby_mod.MatchRunner:
     return run
 
 
+def _terminal() -> bool:
+    return sys.stdin.isatty() and sys.stdout.isatty()
+
+
+def _full_screen(args: argparse.Namespace) -> bool:
+    """Whether this `host` or `join` runs in the full-screen client."""
+    line_only = (getattr(args, "internet", False) or getattr(args, "upnp", False)
+                 or getattr(args, "stun", None))  # fmt: skip
+    return _terminal() and not args.line and not line_only
+
+
+def _screen_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--line", action="store_true", help="the line interface, not full screen")
+    parser.add_argument("--ascii", action="store_true", help="letters for suits (S H D C)")
+
+
 def register(subparsers: Any) -> None:
-    """Add the match options to `host` and `join` (registered before us)."""
+    """Add the match options to `host`, `join` and `resume` (registered before us)."""
     host: argparse.ArgumentParser = subparsers.choices["host"]
     host.add_argument("--rules", default="classic", metavar="PRESET", help="rule preset")
     host.add_argument("--rule", action="append", default=[], metavar="KEY=VALUE")
@@ -72,6 +93,7 @@ def register(subparsers: Any) -> None:
     )
     add_minutes_option(host)
     host.add_argument("--data-dir", metavar="DIR", help="where tables are kept")
+    _screen_options(host)
     host_func: Callable[[argparse.Namespace], int] = host.get_default("func")
 
     def run_host(args: argparse.Namespace) -> int:
@@ -85,6 +107,8 @@ def register(subparsers: Any) -> None:
             sys.stderr.write(f"buraco-p2p host: error: --bots must be 0..{rules.players - 1}\n")
             return 2
         root = Path(args.data_dir) if args.data_dir else default_data_dir()
+        if _full_screen(args):
+            return _host_screen(args, rules, root)
         lobby_mod.set_match_runner(_runner(rules, root))
         if args.bots:
             return _run(lambda a: _host_with_bots(a, rules, root), args)
@@ -94,6 +118,7 @@ def register(subparsers: Any) -> None:
 
     join: argparse.ArgumentParser = subparsers.choices["join"]
     join.add_argument("--data-dir", metavar="DIR", help="where tables are kept")
+    _screen_options(join)
     join_func: Callable[[argparse.Namespace], int] = join.get_default("func")
 
     def run_join(args: argparse.Namespace) -> int:
@@ -104,12 +129,73 @@ def register(subparsers: Any) -> None:
                 if (root / "tables" / tid / "log").exists():
                     _say(f"this table is in {root}: resuming it")
                     ns = argparse.Namespace(table=tid, data_dir=str(root),
-                                            config_dir=args.config_dir)  # fmt: skip
-                    return resume_line(ns)
+                                            config_dir=args.config_dir, line=args.line,
+                                            ascii=args.ascii)  # fmt: skip
+                    return run_resume(ns)
+        if args.code and not args.lan and _full_screen(args):
+            return _join_screen(args, root)
         lobby_mod.set_match_runner(_runner(None, root))
         return join_func(args)
 
     join.set_defaults(func=run_join)
+
+    resume: argparse.ArgumentParser = subparsers.choices["resume"]
+    _screen_options(resume)
+
+    def run_resume(args: argparse.Namespace) -> int:
+        if not _terminal() or args.line:
+            return resume_line(args)
+        return _resume_screen(args)
+
+    resume.set_defaults(func=run_resume)
+
+
+def _host_screen(args: argparse.Namespace, rules: RuleSet, root: Path) -> int:
+    from buraco_p2p.net.commands import UsageError as NetUsage
+    from buraco_p2p.ui import netplay
+
+    try:
+        netplay.check_address(args)
+        identity = netplay.identity_of(args)
+    except NetUsage as exc:
+        sys.stderr.write(f"buraco-p2p: {exc}\n")
+        return 2
+    feed = netplay.LobbyFeed(
+        identity, root, rules=rules, preset=args.rules, overrides=tuple(args.rule),
+        bots=args.bots, auto=args.auto_approve, listen=args.listen, port=args.port, lan=args.lan,
+    )  # fmt: skip
+    feed.model.minutes = args.minutes
+    return netplay.run_full_screen(feed, ascii=args.ascii, lobby=feed.model)
+
+
+def _join_screen(args: argparse.Namespace, root: Path) -> int:
+    from buraco_p2p.net.commands import UsageError as NetUsage
+    from buraco_p2p.ui import netplay
+
+    try:
+        netplay.check_address(args)
+        identity = netplay.identity_of(args)
+    except NetUsage as exc:
+        sys.stderr.write(f"buraco-p2p: {exc}\n")
+        return 2
+    feed = netplay.LobbyFeed(identity, root, code=args.code, listen=args.listen, port=args.port)
+    return netplay.run_full_screen(feed, ascii=args.ascii, lobby=feed.model)
+
+
+def _resume_screen(args: argparse.Namespace) -> int:
+    from buraco_p2p.ui import netplay
+
+    root = Path(args.data_dir) if args.data_dir else default_data_dir()
+    try:
+        table = bytes.fromhex(args.table)
+    except ValueError:
+        sys.stderr.write("buraco-p2p resume: error: TABLE is a table id in hex\n")
+        return 2
+    if not (root / "tables" / table.hex() / "secret").exists():
+        sys.stderr.write(f"buraco-p2p resume: error: no table {table.hex()} in {root}\n")
+        return 2
+    feed = netplay.ResumeFeed(netplay.identity_of(args), root, table)
+    return netplay.run_full_screen(feed, ascii=args.ascii, prog="buraco-p2p resume")
 
 
 async def _host_with_bots(args: argparse.Namespace, rules: RuleSet, root: Path) -> int:

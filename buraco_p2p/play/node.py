@@ -24,7 +24,7 @@ import trio
 
 from buraco_p2p.net.errors import MeshError
 from buraco_p2p.net.identity import Identity, PeerKey
-from buraco_p2p.net.invite import Invite
+from buraco_p2p.net.invite import Endpoint, Invite
 from buraco_p2p.net.mesh import (
     Mesh,
     MeshConfig,
@@ -59,16 +59,19 @@ async def join_patiently(
     *,
     patience: float,
     config: MeshConfig | None = None,
+    **kw: Any,
 ) -> AsyncIterator[Mesh]:
     """`join_table`, tried again with a growing pause while no address of the invite answers,
     for up to `patience` seconds (then its `MeshError` is raised). A refusal (`JoinRefused`)
-    is final, and an error once seated is the caller's: only reaching the host is retried."""
+    is final, and an error once seated is the caller's: only reaching the host is retried.
+    `kw` goes to `join_table` (where we listen, what we advertise)."""
     deadline = trio.current_time() + patience
     delay = JOIN_RETRY_FIRST
     async with contextlib.AsyncExitStack() as stack:
         while True:
             try:
-                mesh = await stack.enter_async_context(join_table(identity, invite, config=config))
+                joining = join_table(identity, invite, config=config, **kw)
+                mesh = await stack.enter_async_context(joining)
             except MeshError as exc:
                 if trio.current_time() + delay > deadline:
                     raise
@@ -167,12 +170,17 @@ async def open_node(
     on_invite: Callable[[Invite], None] | None = None,
     config: MeshConfig | None = None,
     port: int = 0,
+    listen_host: str = "127.0.0.1",
+    advertise: tuple[Endpoint, ...] | None = None,
     heir: bool = False,
     **driver_kw: Any,
 ) -> AsyncIterator[Driver]:
     """Host (`rules`), join (`invite`; with `heir`, to take over a seat: `play.heir`) or
     resume (`resume` = a table id in `root`) a table; yields its running driver (the match
-    goes on in the background until the block ends)."""
+    goes on in the background until the block ends). We listen on `listen_host`:`port`
+    (loopback, any free port unless told; a resumed host takes its saved port) and tell the
+    peers `advertise` (by default, where we listen)."""
+    where: dict[str, Any] = {"listen_host": listen_host, "advertise": advertise}
     store: TableStore
     if resume is not None:
         store = TableStore.for_table(resume, root)
@@ -190,14 +198,16 @@ async def open_node(
                 seats = rules.players
             cm = host_table(
                 identity, port=meta.port, table_id=inv.table_id, room_secret=inv.room_secret,
-                roster=roster, config=config, seats=seats,
+                roster=roster, config=config, seats=seats, **where,
             )  # fmt: skip
         else:
             wires = store.load_log()
             patience = timeout_ms / 1000
             if wires:
                 patience = parse_genesis(decode_entry(wires[0])).timeout_ms / 1000
-            cm = join_patiently(identity, inv, patience=patience, config=config)
+            cm = join_patiently(
+                identity, inv, patience=patience, config=config, port=port, **where
+            )  # fmt: skip
         async with cm as mesh:
             if meta.host:
                 mesh.roster_saver = _roster_saver(store)
@@ -215,9 +225,11 @@ async def open_node(
     if invite is None:
         tid = table_id or secrets.token_bytes(16)
         seats = rules.players if rules is not None else DEFAULT_SEATS
-        cm = host_table(identity, port=port, table_id=tid, config=config, seats=seats)
+        cm = host_table(identity, port=port, table_id=tid, config=config, seats=seats, **where)
     else:
-        cm = join_patiently(identity, invite, patience=timeout_ms / 1000, config=config)
+        cm = join_patiently(
+            identity, invite, patience=timeout_ms / 1000, config=config, port=port, **where
+        )  # fmt: skip
     async with cm as mesh, start_on_mesh(
         mesh, identity, root, rules=rules, timeout_ms=timeout_ms,
         rng_secret=rng_secret, identity_seed=identity_seed, on_invite=on_invite,

@@ -12,7 +12,13 @@ provides the same interface.
 - `run_client(feed, ...)`: run it in the terminal (blocking); `render(client, cols, rows, now)`
   builds a screen as rows of styled text, for tests and benchmarks.
 - `Client`: the player's state (cursor, selection, panels) and intents; `keys.press` maps keys.
-- `buraco_p2p.ui.command`: the `play` subcommand.
+- `buraco_p2p.ui.command`: the `play` subcommand; `TableApp(feed, lobby=model)` shows a lobby
+  first and switches to the table when the model says the match has started.
+
+Networked tables: `driver_feed` (a feed over a running session driver: snapshots, shuffle and
+deal progress, each peer's link), `session_feed` (you and bot peer processes), `netplay`
+(`host`, `join` and `resume`: the lobby, then the table, in one application), `lobby_model`
+and `lobby_screen` (the lobby's state, keys and screen over `net.lobby.Lobby`).
 
 Modules: `feed` (the interface), `practice` (the practice table), `client` and `keys` (intents),
 `app` (prompt_toolkit and trio), `table_screen` with `meld_rows` and `hand_rows` (the table),

@@ -23,6 +23,7 @@ from typing import Any
 import outcome
 import trio
 from prompt_toolkit.application import Application
+from prompt_toolkit.filters import Condition
 from prompt_toolkit.input import Input
 from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
 from prompt_toolkit.keys import Keys
@@ -38,6 +39,8 @@ from buraco_p2p.ui.client import Client, Panel
 from buraco_p2p.ui.feed import MoveRefused, SaveUnavailable, TableFeed
 from buraco_p2p.ui.glyphs import ASCII_SYMBOLS, Glyphs
 from buraco_p2p.ui.keys import Outcome, press
+from buraco_p2p.ui.lobby_model import LobbyModel
+from buraco_p2p.ui.lobby_screen import lobby_rows
 from buraco_p2p.ui.panels import (
     chat_panel,
     hand_end_panel,
@@ -109,8 +112,11 @@ class TableApp:
         output: Output | None = None,
         clock: Callable[[], float] = time.monotonic,
         log_dir: Path | None = None,
+        lobby: LobbyModel | None = None,
     ) -> None:
         self.feed = feed
+        self.lobby = lobby
+        self.ascii = ascii
         self.clock = clock
         self.log_dir = log_dir or Path.cwd()
         first = feed.snapshot()
@@ -126,7 +132,8 @@ class TableApp:
             layout=Layout(Window(control)),
             key_bindings=self._bindings(),
             full_screen=True,
-            mouse_support=True,
+            # Off in the lobby: a plain drag then selects the invite code in the terminal.
+            mouse_support=Condition(lambda: not self.in_lobby()),
             style=style(colour),
             refresh_interval=1.0,
             # Draw as soon as asked: waiting for an idle loop would spin while trio's guest
@@ -137,17 +144,28 @@ class TableApp:
         )
         # Escape alone must answer at once, not after the wait for a longer sequence.
         self.app.ttimeoutlen = 0.05
+        if lobby is not None:
+            lobby.on_change = self.app.invalidate
+
+    def in_lobby(self) -> bool:
+        """Whether the lobby is on screen (until the match starts, in the same application)."""
+        return self.lobby is not None and self.lobby.active
 
     # ------------------------------------------------------------------ drawing
 
     def _fragments(self) -> list[Any]:
         size = self.app.output.get_size()
-        return cv.join(render(self.client, size.columns, size.rows, self.clock(), self._click))
+        return cv.join(self._rows(size.columns, size.rows, self._click))
+
+    def _rows(self, cols: int, rows: int, click: Clicker | None) -> list[cv.Row]:
+        if self.lobby is not None and self.lobby.active:
+            return lobby_rows(self.lobby, cols, rows, self.clock())
+        return render(self.client, cols, rows, self.clock(), click)
 
     def screen_text(self) -> str:
         """The screen as the window draws it now, as plain text (for tests and logs)."""
         size = self.app.output.get_size()
-        rows = render(self.client, size.columns, size.rows, self.clock())
+        rows = self._rows(size.columns, size.rows, None)
         return "\n".join("".join(f[1] for f in row) for row in rows)
 
     def _click(self, target: str, index: int) -> Callable[[MouseEvent], object]:
@@ -186,6 +204,18 @@ class TableApp:
 
     def key(self, key: str) -> None:
         """One key press, as the bindings deliver it (also the tests' and benchmark's way in)."""
+        if self.lobby is not None and self.lobby.active:
+            self.keys_seen += 1
+            if key == "c-z":
+                self.app.suspend_to_background()
+                return
+            intent = self.lobby.key(key)
+            if intent == "quit":
+                self.app.exit()
+            elif callable(intent):
+                self._spawn(intent)
+            self.app.invalidate()
+            return
         result = press(self.client, key)
         self.keys_seen += 1
         if result is Outcome.QUIT:
@@ -240,6 +270,9 @@ class TableApp:
         while True:
             snap = await self.feed.next_snapshot(version)
             version = snap.version
+            if snap.rules.deck_size != self.client.snap.rules.deck_size:
+                # A joiner learns the table's rules from the genesis, after the lobby.
+                self.client.glyphs = Glyphs(ascii=self.ascii, deck_size=snap.rules.deck_size)
             self.client.update(snap)
             self.app.invalidate()
 

@@ -47,7 +47,10 @@ class SeatInfo:
     `side` is the side the seat plays on in this hand, now (an index of the view's per-side
     melds, pots and minimums; at three players it changes when the first pot is taken);
     `match_side` is the match score the seat's points go to (an index of
-    `TableSnapshot.scores`: a team's, or the player's own at two and three).
+    `TableSnapshot.scores`: a team's, or the player's own at two and three). `link` says how
+    the link to a networked peer was made ("direct (IPv6)", "relayed by the host", ...; empty
+    for this seat and at a table without links); `connected` is False only while that link
+    is really down.
     """
 
     seat: int
@@ -57,6 +60,7 @@ class SeatInfo:
     is_bot: bool = False
     connected: bool = True
     fingerprint: str = ""
+    link: str = ""
 
 
 @dataclass(frozen=True, slots=True)

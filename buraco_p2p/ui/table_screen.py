@@ -28,6 +28,15 @@ def clock_text(seconds: float) -> str:
     return f"{s // 60}:{s % 60:02d}"
 
 
+# How a peer's link was made, in the few letters a seat label has room for.
+LINK_WORDS = {
+    "direct (IPv6)": "IPv6",
+    "direct (punched)": "punched",
+    "mapped": "mapped",
+    "relayed by the host": "relayed",
+}
+
+
 class Screen(MeldRows, HandRows):
     """Builds the rows of the table for one client at one size and moment."""
 
@@ -113,9 +122,11 @@ class Screen(MeldRows, HandRows):
         tag = "partner" if partner else "opponent"
         if info.is_bot:
             tag += " bot"
-        if not info.connected:
-            tag = "disconnected"
         lines.append([("class:dim", "  " + tag)])
+        if not info.connected:
+            lines.append([("class:complaint", "  [offline]")])
+        elif info.link:
+            lines.append([("class:dim", "  " + LINK_WORDS.get(info.link, info.link))])
         if view is not None:
             n = len(view.hands[seat])
             side = snap.side_of(seat)

@@ -55,6 +55,24 @@ async def test_chat_reaches_every_lobby_and_control_characters_are_neutralised()
         nursery.cancel_scope.cancel()
 
 
+async def test_a_line_lobby_shows_the_rules_only_its_host_announces() -> None:
+    async with table_of_four() as meshes, trio.open_nursery() as nursery:
+        screen = Screen()
+        lobby = Lobby(meshes[1], screen)
+        _send, recv = trio.open_memory_channel[str](8)
+        nursery.start_soon(lobby.run, recv)
+        await meshes[2].broadcast(["rules", "us", []])  # not the host: dropped
+        await meshes[0].broadcast(["rules", "italian", ["target_score=2500"]])
+        await screen.wait_for("the host chose the rules: italian with target_score=2500")
+        await meshes[0].broadcast(["chat", "after the rules"])
+        await meshes[2].broadcast(["chat", "after mine"])  # a link keeps its order
+        await screen.wait_for("after the rules")
+        await screen.wait_for("after mine")
+        assert not any("rules: us" in line for line in screen.lines)
+        assert lobby.backlog == []
+        nursery.cancel_scope.cancel()
+
+
 @asynccontextmanager
 async def prompting_host(
     screen: Screen, answer_delay: float = 0.0

@@ -160,3 +160,26 @@ def test_a_small_terminal_gets_a_clear_message(pane: Pane) -> None:
     pane.type("q")
     pane.type("y")
     pane.wait_for(lambda s: s.rstrip().endswith("$"), "the shell prompt after quitting")
+
+
+def test_host_shows_the_lobby_with_the_invite_code_at_80x24(pane: Pane, tmp_path: Path) -> None:
+    data, config = tmp_path / "data", tmp_path / "config"
+    pane.type(f"buraco-p2p host --nick Alice --listen 127.0.0.1 --players 2 "
+              f"--data-dir {data} --config-dir {config}")  # fmt: skip
+    pane.send("Enter")
+    screen = pane.wait_for(lambda s: "Seats 1/2" in s, "the lobby")
+    lines = screen.splitlines()
+    assert len(lines) == 24 and "lobby · host" in lines[0] and "Alice" in lines[0]
+    files = list((data / "invites").glob("*.txt"))
+    assert len(files) == 1
+    code = files[0].read_text().strip()
+    start = next(i for i, line in enumerate(lines) if line.startswith(" BRC-"))
+    shown = "".join(line.strip() for line in lines[start : start + 4])
+    assert shown.startswith(code), (shown, code)  # the whole code, as it can be selected
+    assert "1 Alice (you, host)" in screen and "Rules classic" in screen
+    assert "r ready" in lines[-1] and "q quit" in lines[-1]
+    pane.type("p")
+    pane.wait_for(lambda s: "Rules classic" not in s and "* rules:" in s, "the next preset")
+    pane.type("q")
+    back = pane.wait_for(lambda s: s.rstrip().endswith("$"), "the shell prompt after quitting")
+    assert "Invite code" not in back and "r ready" not in back

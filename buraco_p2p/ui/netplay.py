@@ -1,0 +1,335 @@
+"""`host`, `join` and `resume` in the full-screen client: the lobby, then the table, in one app.
+
+`LobbyFeed` is a table feed whose `run()` first opens the mesh (hosting, or joining with
+retries while the host cannot be reached) and shows the lobby (`LobbyModel` on the lobby
+screen); once every seat is ready it agrees the genesis on that mesh, exactly as the line
+lobby's match runner does, and from then on it is a `DriverFeed`: the same application
+switches to the table screen, without a second application or a redraw of the terminal.
+`ResumeFeed` brings back a table from the data directory and shows it once its log has been
+replayed, catching up from the peers on screen.
+
+Failures end the application and come back as one line on the terminal it restored
+(`run_full_screen`), with the exit codes of the line front end.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import logging
+import os
+import sys
+import tempfile
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import trio
+
+from buraco_p2p.net.commands import (
+    EXIT_NETWORK,
+    EXIT_REFUSED,
+    EXIT_USAGE,
+    RETRY_FIRST,
+    RETRY_MAX,
+    UsageError,
+    check_can_listen,
+    check_listen,
+    check_port,
+)
+from buraco_p2p.net.errors import IdentityError, MeshError, NetError
+from buraco_p2p.net.identity import Identity, PeerKey, load_or_create_identity
+from buraco_p2p.net.invite import Invite, InviteError
+from buraco_p2p.net.lobby import Lobby
+from buraco_p2p.net.mesh import JoinRequest, Mesh, auto_approve, host_table, join_table
+from buraco_p2p.net.shortcode import ShortCode, fetch_invite, is_short_code
+from buraco_p2p.net.table import JoinRefused
+from buraco_p2p.play.botpeer import SEED_ENV
+from buraco_p2p.play.cluster import Cluster
+from buraco_p2p.play.node import open_node, start_on_mesh
+from buraco_p2p.privatefile import write_private
+from buraco_p2p.rules import RuleSet
+from buraco_p2p.ui.app import TableApp
+from buraco_p2p.ui.driver_feed import DriverFeed
+from buraco_p2p.ui.feed import TableFeed
+from buraco_p2p.ui.lobby_model import LobbyModel
+from buraco_p2p.ui.theme import no_color
+
+__all__ = ["LobbyFeed", "ResumeFeed", "invite_path", "run_full_screen"]
+
+
+def invite_path(root: Path, table_id: bytes) -> Path:
+    """Where the host's invite code is written, to copy from a file."""
+    return root / "invites" / f"{table_id.hex()}.txt"
+
+
+class _ToScreen(logging.Handler):
+    """Log records into the lobby's notices, then the table's feed: stderr would scribble
+    over the full screen."""
+
+    def __init__(self, feed: TableFeed, model: LobbyModel | None) -> None:
+        super().__init__(logging.WARNING)
+        self.feed = feed
+        self.model = model
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if threading.current_thread() is not threading.main_thread():
+            return  # the screen belongs to the main thread's loops; a helper thread's is lost
+        text = f"{record.levelname.lower()}: {record.getMessage()}"
+        with contextlib.suppress(RuntimeError):  # outside the trio run: nowhere to show it
+            if self.model is not None and self.model.active:
+                self.model.say(text)
+            elif isinstance(self.feed, DriverFeed):
+                self.feed.line(None, text)
+
+
+class LobbyFeed(DriverFeed):
+    """Host (`rules` given) or join (`invite` or `code` given) a table, lobby first."""
+
+    def __init__(
+        self,
+        identity: Identity,
+        root: Path,
+        *,
+        rules: RuleSet | None = None,
+        preset: str = "classic",
+        overrides: tuple[str, ...] = (),
+        code: str = "",
+        bots: int = 0,
+        auto: bool = False,
+        listen: str = "127.0.0.1",
+        port: int = 0,
+        lan: bool = False,
+    ) -> None:
+        super().__init__(rules, "network table")
+        self.identity = identity
+        self.root = root
+        self.code = code
+        self.n_bots = bots
+        self.auto = auto
+        self.listen = listen
+        self.port = port
+        self.lan = lan
+        self.model = LobbyModel(
+            identity.nickname, identity.public.fingerprint(), rules=rules, preset=preset,
+            overrides=overrides,
+        )  # fmt: skip
+        self.table_id: bytes | None = None
+
+    async def run(self) -> None:
+        if self.model.is_host:
+            await self._host()
+        else:
+            await self._join()
+
+    # -- host -----------------------------------------------------------------------------
+
+    async def _host(self) -> None:
+        rules = self.model.rules
+        assert rules is not None
+        box: list[Lobby] = []
+        seeds = [os.urandom(32) for _ in range(self.n_bots)]
+        bot_keys = {Identity.from_seed(s, "bot").public.raw for s in seeds}
+
+        async def approve(request: JoinRequest) -> bool:
+            if request.key.raw in bot_keys or self.auto:
+                return await auto_approve(request)
+            return await box[0].approve(request)
+
+        self.model.status = "opening the table"
+        async with host_table(
+            self.identity, listen_host=self.listen, port=self.port, approve=approve,
+            seats=rules.players,
+        ) as mesh, contextlib.AsyncExitStack() as stack:  # fmt: skip
+            lobby = Lobby(mesh, self.model.out)
+            box.append(lobby)
+            self._show_invite(mesh)
+            self.model.attach(lobby)
+            lobby.on_seats = self.model.announce_rules
+            if self.lan:
+                await self._announce(stack, mesh, lobby)
+            if seeds:
+                self._start_bots(stack, mesh, rules, seeds)
+            self.model.say("when every seat is taken, everyone presses r (ready)")
+            await self._lobby_then_match(mesh, lobby)
+
+    def _show_invite(self, mesh: Mesh) -> None:
+        invite = mesh.invite
+        self.table_id = invite.table_id
+        self.model.invite = invite.to_text()
+        short = ShortCode.for_invite(invite)
+        self.model.short = short.to_text() if short is not None else ""
+        path = invite_path(self.root, invite.table_id)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+            write_private(path, (self.model.invite + "\n").encode())
+            self.model.invite_file = path
+        except OSError as exc:
+            self.model.say(f"the invite could not be written to {path}: {exc.strerror or exc}")
+
+    async def _announce(self, stack: contextlib.AsyncExitStack, mesh: Mesh, lobby: Lobby) -> None:
+        from buraco_p2p.net.discovery import announce_table
+
+        port = mesh.advertised[0].port if mesh.advertised else self.port
+        seats = mesh.roster.seats if mesh.roster is not None else 4
+        ann = await stack.enter_async_context(
+            announce_table(mesh.invite, self.identity.nickname, port, seats=seats)
+        )
+
+        async def on_seats(n: int) -> None:
+            await self.model.announce_rules(n)
+            await ann.update(n)
+
+        lobby.on_seats = on_seats
+        self.model.say("announced on the local network")
+
+    def _start_bots(
+        self, stack: contextlib.AsyncExitStack, mesh: Mesh, rules: RuleSet, seeds: list[bytes]
+    ) -> None:
+        self.root.mkdir(parents=True, exist_ok=True, mode=0o700)
+        bot_root = Path(tempfile.mkdtemp(prefix="bots-", dir=self.root))
+        cluster = Cluster(rules.players, bot_root, None, humans=[0])
+        cluster.invite = mesh.invite.to_text()
+        for k, seed in enumerate(seeds, 1):
+            cluster.env[k] = {SEED_ENV: seed.hex()}
+        stack.enter_context(cluster)
+        for k in range(1, len(seeds) + 1):
+            cluster.join(k)
+        self.model.say(f"{len(seeds)} bot peers are joining")
+
+    # -- join -----------------------------------------------------------------------------
+
+    async def _join(self) -> None:
+        model = self.model
+        if is_short_code(self.code):
+            code = ShortCode.from_text(self.code)
+            model.status = f"asking the host at {code.endpoint} for the full invite"
+            model.on_change()
+            invite = await fetch_invite(code, self.identity)
+            model.say("short code accepted: compare the host's fingerprint by voice")
+        else:
+            invite = Invite.from_text(self.code)
+        model.host_fingerprint = PeerKey(invite.host_key).fingerprint()
+        self.table_id = invite.table_id
+        model.status = "waiting for the host to seat you"
+        model.say(f"asked the host ({model.host_fingerprint}) for a seat; waiting for its answer")
+        delay = RETRY_FIRST
+        while True:
+            try:
+                async with join_table(
+                    self.identity, invite, listen_host=self.listen, port=self.port
+                ) as mesh:
+                    lobby = Lobby(mesh, model.out)
+                    model.attach(lobby)
+                    model.say("seated: press r when you are ready")
+                    await self._lobby_then_match(mesh, lobby)
+                return
+            except MeshError as exc:
+                if model.lobby is not None:
+                    raise
+                model.say(f"{exc}; trying again in {delay:g} s")
+            await trio.sleep(delay)
+            delay = min(delay * 2, RETRY_MAX)
+
+    # -- both -----------------------------------------------------------------------------
+
+    async def _lobby_then_match(self, mesh: Mesh, lobby: Lobby) -> None:
+        if self.model.is_host:
+            await self.model.announce_rules()
+        await lobby.until_ready()
+        model = self.model
+        model.say("everyone is ready: the match starts")
+        rules = model.rules if model.is_host else None
+        self.rules = rules or self.rules
+        model.active = False
+        model.on_change()
+        async with start_on_mesh(
+            mesh, self.identity, self.root, rules=rules, held=lobby.backlog
+        ) as driver:
+            self.attach(driver)
+            tid = mesh.table_id.hex()
+            self.line(None, f"table {tid}; after a crash: buraco-p2p resume {tid}")
+            await self.follow()
+
+
+class ResumeFeed(DriverFeed):
+    """A table of the data directory, brought back and caught up on screen."""
+
+    def __init__(self, identity: Identity, root: Path, table_id: bytes) -> None:
+        super().__init__(None, "network table (resumed)")
+        self.identity = identity
+        self.root = root
+        self.table_id = table_id
+        self.line(None, f"resuming table {table_id.hex()}: replaying the log, then catching up")
+
+    async def run(self) -> None:
+        async with open_node(self.identity, self.root, resume=self.table_id) as driver:
+            self.attach(driver)
+            self.line(None, f"log replayed ({len(driver.peer.log)} entries); catching up")
+            await self.follow()
+
+
+@contextlib.contextmanager
+def _logging_to(feed: TableFeed, model: LobbyModel | None) -> Iterator[None]:
+    names = ("buraco_p2p", "trio")
+    saved = [(logging.getLogger(n), logging.getLogger(n).handlers[:],
+              logging.getLogger(n).propagate) for n in names]  # fmt: skip
+    handler = _ToScreen(feed, model)
+    for lg, _, _ in saved:
+        lg.handlers[:] = [handler]
+        lg.propagate = False
+    try:
+        yield
+    finally:
+        for lg, handlers, propagate in saved:
+            lg.handlers[:] = handlers
+            lg.propagate = propagate
+
+
+def run_full_screen(feed: TableFeed, *, ascii: bool = False, lobby: LobbyModel | None = None,
+                    prog: str = "buraco-p2p") -> int:  # fmt: skip
+    """Run the client for `feed` until the player quits; failures as one line and a code."""
+
+    def fail(text: str, code: int) -> int:
+        print(f"{prog}: {text}", file=sys.stderr, flush=True)
+        return code
+
+    app = TableApp(feed, ascii=ascii, colour=not no_color(), lobby=lobby)
+    try:
+        with _logging_to(feed, lobby):
+            try:
+                asyncio.run(app.run())
+            except BaseExceptionGroup as group:
+                raise _first(group) from group
+    except (UsageError, IdentityError) as exc:
+        return fail(str(exc), EXIT_USAGE)
+    except JoinRefused as exc:
+        return fail(str(exc), EXIT_REFUSED)
+    except (NetError, InviteError) as exc:
+        return fail(str(exc), EXIT_NETWORK)
+    except OSError as exc:
+        return fail(f"{exc.strerror or exc}", EXIT_NETWORK)
+    except KeyboardInterrupt:
+        return 130
+    return 0
+
+
+def _first(exc: BaseException) -> BaseException:
+    """The failure a group of one (trio's nurseries wrap every error) stands for."""
+    while isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
+        exc = exc.exceptions[0]
+    return exc
+
+
+def check_address(args: argparse.Namespace) -> None:
+    """The --listen and --port checks of the line front end, before the screen opens."""
+    args.port = check_port(args.port)
+    args.listen = check_listen(args.listen)
+    if args.port:
+        check_can_listen(args.listen, args.port)
+
+
+def identity_of(args: argparse.Namespace) -> Identity:
+    config = Path(args.config_dir) if getattr(args, "config_dir", None) else None
+    return load_or_create_identity(config, getattr(args, "nick", None))

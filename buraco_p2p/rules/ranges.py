@@ -144,6 +144,16 @@ def validate(r: RuleSet) -> None:
         f"bonuses must be 0..{BONUS_MAX}",
     )
     need(isinstance(r.go_out_by_discard_only, bool), "go_out_by_discard_only", "must be a bool")
+    # A hand run empty without going out is refilled by one stock card at the next turn. Once
+    # the team may go out, a wild drawn then can be neither discarded (that would go out on a
+    # wild) nor, in general, melded (no meld may take it, or melding it would go out where
+    # only a discard may), and the player would have no legal move.
+    need(
+        r.empty_hand_needs_going_out or r.discard_wild_to_go_out,
+        "empty_hand_needs_going_out",
+        "a hand may run empty only where a wild may be discarded to go out"
+        " (discard_wild_to_go_out=true): the one card drawn next could be a wild",
+    )
     need(
         r.vulnerable_from == HALF_TARGET or isinstance(r.vulnerable_from, int),
         "vulnerable_from",

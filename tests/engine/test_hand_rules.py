@@ -848,9 +848,15 @@ def test_clean_13_card_run_earns_its_special_bonus(preset: str, bonus: int) -> N
 
 def test_an_empty_hand_may_not_take_a_lone_card_it_could_not_discard() -> None:
     # Italian, changed so that a hand may run empty without going out: the player with no
-    # cards would hold only the pile's one card, which they may not discard that turn.
+    # cards would hold only the pile's one card, which they may not discard that turn. (A hand
+    # may run empty only where a wild may be discarded to go out.)
     rules = get_preset("italian").with_overrides(
-        {"hand_size": 3, "pots": 0, "empty_hand_needs_going_out": False}
+        {
+            "hand_size": 3,
+            "pots": 0,
+            "empty_hand_needs_going_out": False,
+            "discard_wild_to_go_out": True,
+        }
     )
     t = table_for(rules, face_up="9D", hands={3: "3S 4S 5S"}, stock="6S")
     ref = t.referee

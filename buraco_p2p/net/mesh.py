@@ -433,9 +433,9 @@ class Mesh:
         if old is not None and roster.version <= old.version:
             return
         change = succession(old, roster, sender) if old is not None else None
-        self.roster = roster
         if self.is_host and self.roster_saver is not None:
-            self.roster_saver(roster)
+            self.roster_saver(roster)  # first: a roster that failed to save is not adopted
+        self.roster = roster
         my_seat = self._seat(self.me)
         for m in roster.members:
             if m.key == self.me:

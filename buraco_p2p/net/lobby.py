@@ -48,6 +48,9 @@ from buraco_p2p.net.mesh import (
 )
 
 MAX_CHAT = 500
+# Bounds of the host's `["rules", preset, [overrides]]`: a longer list or override is malformed.
+MAX_RULE_OVERRIDES = 16
+MAX_RULE_TEXT = 80
 # How long a join prompt is on screen before a y/n can answer it: time to read it, so an
 # answer typed for the prompt it replaced is not taken for this one.
 ANSWER_DELAY = 1.0
@@ -251,8 +254,11 @@ class Lobby:
             self._all_ready.set()
 
     def show_message(self, peer: PeerKey, message: Any) -> None:
-        if message == ["ready"]:
-            self._mark_ready(peer)
+        """One application message (docs/protocol.md 2.10). `ready` and `rules` are the
+        lobby's own: a malformed one is dropped here and never reaches the match."""
+        if isinstance(message, list) and message and message[0] == "ready":
+            if message == ["ready"]:
+                self._mark_ready(peer)
             return
         if not (isinstance(message, list) and message and message[0] == "chat"):
             if self.on_message is not None and self.on_message(peer, message):
@@ -274,18 +280,20 @@ class Lobby:
         """The host's `["rules", preset, [overrides]]` (a full-screen host announces what it
         chose): shown as a notice; the genesis proposed at the start is what binds."""
         roster = self.mesh.roster
-        if not (isinstance(message, list) and len(message) == 3 and message[0] == "rules"):
+        if not (isinstance(message, list) and message and message[0] == "rules"):
             return False
-        preset, overrides = message[1], message[2]
         if (
-            roster is None
+            len(message) != 3
+            or roster is None
             or peer != roster.host.key
-            or not isinstance(preset, str)
-            or not isinstance(overrides, list)
-            or not all(isinstance(o, str) for o in overrides)
+            or not isinstance(message[1], str)
+            or not isinstance(message[2], list)
+            or len(message[2]) > MAX_RULE_OVERRIDES
+            or not all(isinstance(o, str) and len(o) <= MAX_RULE_TEXT for o in message[2])
         ):
-            return True
-        over = ", ".join(printable(o, 40) for o in overrides[:16])
+            return True  # malformed, or not the host's: dropped
+        preset, overrides = message[1], message[2]
+        over = ", ".join(printable(o, 40) for o in overrides)
         self.out(f"* the host chose the rules: {printable(preset, 40)}"
                  + (f" with {over}" if over else ""))  # fmt: skip
         return True

@@ -82,6 +82,22 @@ class _Prompt:
         self.answer, self.result = trio.open_memory_channel[bool](1)
 
 
+def rules_announced(message: Any) -> tuple[str, tuple[str, ...]] | None:
+    """(preset, overrides) of a well-formed `["rules", preset, [overrides]]`, else None
+    (docs/protocol.md 2.10); who may send it is the caller's check."""
+    if not (isinstance(message, list) and len(message) == 3 and message[0] == "rules"):
+        return None
+    preset, overrides = message[1], message[2]
+    if (
+        not isinstance(preset, str)
+        or not isinstance(overrides, list)
+        or len(overrides) > MAX_RULE_OVERRIDES
+        or not all(isinstance(o, str) and len(o) <= MAX_RULE_TEXT for o in overrides)
+    ):
+        return None
+    return preset, tuple(overrides)
+
+
 def printable(text: str, limit: int = MAX_CHAT) -> str:
     """`text` with every control/format character replaced, cut to `limit` characters."""
     return "".join(ch if ch.isprintable() else "\ufffd" for ch in text[:limit])
@@ -282,17 +298,10 @@ class Lobby:
         roster = self.mesh.roster
         if not (isinstance(message, list) and message and message[0] == "rules"):
             return False
-        if (
-            len(message) != 3
-            or roster is None
-            or peer != roster.host.key
-            or not isinstance(message[1], str)
-            or not isinstance(message[2], list)
-            or len(message[2]) > MAX_RULE_OVERRIDES
-            or not all(isinstance(o, str) and len(o) <= MAX_RULE_TEXT for o in message[2])
-        ):
+        announced = rules_announced(message)
+        if announced is None or roster is None or peer != roster.host.key:
             return True  # malformed, or not the host's: dropped
-        preset, overrides = message[1], message[2]
+        preset, overrides = announced
         over = ", ".join(printable(o, 40) for o in overrides)
         self.out(f"* the host chose the rules: {printable(preset, 40)}"
                  + (f" with {over}" if over else ""))  # fmt: skip

@@ -5,6 +5,10 @@ peer and is handed to the mesh; a `join` greeting is a request for a seat and on
 takes it: a returning identity gets its seat back at once, a new one waits for the host's
 `approve` callback (one question at a time), and the new roster goes to everyone.
 
+A host restarts from the roster it saved (`Mesh.roster_saver`), so every welcome carries a
+roster already saved: a joiner never holds a roster the restarted host does not know, and a
+seat whose roster cannot be saved is not given.
+
 Anyone holding the invite can ask, as often as they like and under as many identities as they
 like, so everything a request holds is bounded: at most `max_requests` wait at once (the next
 is refused at once), each is answered within `request_timeout` seconds of its arrival or

@@ -258,7 +258,10 @@ class Door:
                         await link.send(self._saved_welcome(admission.member.seat))
                 except (NetError, trio.TooSlowError) as exc:
                     if table.vacate(key):
-                        mesh._set_roster(table.roster)
+                        # A save that fails again leaves the disk a roster behind, which
+                        # the next save brings up to date; the joiner is told nothing more.
+                        with contextlib.suppress(OSError):
+                            mesh._set_roster(table.roster)
                         await self.announce_roster(except_key=key)
                     raise TableError(
                         f"{link.label} could not be welcomed ({exc}); seat not given"

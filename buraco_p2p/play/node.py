@@ -105,7 +105,7 @@ async def agree_genesis(
         early, backlog = backlog, []
         while len(sigs) < len(members):
             key, msg = early.pop(0) if early else await mesh.receive()
-            if _is_gsig(msg):  # a malformed one is dropped (docs/protocol.md 2.10)
+            if _is_gsig(msg):  # a malformed one goes to the match, which drops it (2.10)
                 sigs[key.raw] = msg[1]
             else:
                 backlog.append((key, msg))

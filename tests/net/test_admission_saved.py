@@ -129,14 +129,14 @@ async def ask(host: Host, who: Identity, addresses: tuple[Endpoint, ...]) -> Sec
     return link
 
 
-async def welcome(link: SecureLink, who: Identity) -> Roster | None:
+async def welcome(link: SecureLink, who: Identity, table_id: bytes = TABLE_ID) -> Roster | None:
     """The roster of the welcome `link` got, or None if it ended without one."""
     with trio.fail_after(10):
         try:
             message = await link.receive()
         except LinkError:
             return None
-    roster, _secret = parse_welcome(message, "the host", who.public, TABLE_ID)
+    roster, _secret = parse_welcome(message, "the host", who.public, table_id)
     return roster
 
 
@@ -295,16 +295,17 @@ async def test_a_roster_the_disk_refused_is_saved_before_the_next_welcome() -> N
         host.stop()
 
 
-@pytest.mark.parametrize("seats", [2, 6])
-async def test_a_new_seat_whose_save_fails_is_taken_back(seats: int) -> None:
-    """The seat stands only if it is saved and welcomed: a full disk gives no seat."""
+@pytest.mark.parametrize(("seats", "failed_saves"), [(2, 1), (6, 2)])
+async def test_a_new_seat_whose_save_fails_is_taken_back(seats: int, failed_saves: int) -> None:
+    """The seat stands only if it is saved and welcomed: a full disk gives no seat, also when
+    the roster that takes it back cannot be saved either; the next joiner is seated."""
     bia = Identity.generate("bia")
     async with host_table(Identity.generate("ana"), config=FAST, seats=seats) as mesh:
         disk = Disk()
         assert mesh.roster is not None
         disk.save(mesh.roster)
         mesh.roster_saver = disk.save
-        disk.full = 1
+        disk.full = failed_saves
         invite = mesh.invite
         link = await raw_link(invite, bia, invite.addresses[0], mesh.me)
         await link.send(join_message(addrs(40001)))
@@ -316,3 +317,13 @@ async def test_a_new_seat_whose_save_fails_is_taken_back(seats: int) -> None:
         assert mesh.roster.member(bia.public) is None
         assert all(r.member(bia.public) is None for r in disk.saved)
         assert mesh.roster.seats == seats
+        assert any("seat not given" in r for r in mesh.rejections), list(mesh.rejections)
+        caio = Identity.generate("caio")
+        link = await raw_link(invite, caio, invite.addresses[0], mesh.me)
+        await link.send(join_message(addrs(40002)))
+        with trio.fail_after(10):
+            got = await welcome(link, caio, invite.table_id)
+        assert got is not None and disk.holds(got) and got.member(bia.public) is None
+        member = got.member(caio.public)
+        assert member is not None and member.seat == 1
+        await link.aclose()

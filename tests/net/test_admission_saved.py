@@ -38,18 +38,20 @@ class HostDied(BaseException):
 
 
 class Disk:
-    """The host's roster file: every roster saved, oldest first. `die_at_next_save` kills the
-    host at its next save, before anything is written; `full` refuses that many saves with
-    the error a full disk gives."""
+    """The host's roster file: every roster saved, oldest first. With `saves_left` set, that
+    many more saves succeed and the next one kills the host before anything is written;
+    `full` refuses that many saves with the error a full disk gives."""
 
     def __init__(self) -> None:
         self.saved: list[Roster] = []
-        self.die_at_next_save = False
+        self.saves_left: int | None = None
         self.full = 0
 
     def save(self, roster: Roster) -> None:
-        if self.die_at_next_save:
-            raise HostDied(f"killed while saving roster version {roster.version}")
+        if self.saves_left is not None:
+            if self.saves_left == 0:
+                raise HostDied(f"killed while saving roster version {roster.version}")
+            self.saves_left -= 1
         if self.full:
             self.full -= 1
             raise OSError(errno.ENOSPC, "No space left on device")
@@ -184,7 +186,7 @@ async def test_a_host_killed_at_a_readmission_welcomes_nobody_with_the_unsaved_r
         assert seated is not None and host.disk.holds(seated)
         await link.aclose()
         # Back from another address; the host dies as it saves the roster that records it.
-        host.disk.die_at_next_save = True
+        host.disk.saves_left = 0
         link = await ask(host, bia, addrs(40002))
         got = await welcome(link, bia)
         with trio.fail_after(10):
@@ -218,11 +220,11 @@ async def test_a_host_killed_at_a_returning_request_welcomes_nobody_with_the_uns
         with trio.fail_after(10):
             while mesh.door.waiting < 2:
                 await trio.sleep(0.01)
+        # The first seat's roster is saved; the host dies as it saves the second request's.
+        host.disk.saves_left = 1
         second_waiting.set()
         seated = await welcome(first, bia)
         assert seated is not None and host.disk.holds(seated)
-        # The first welcome was saved; the host dies as it saves the second request's roster.
-        host.disk.die_at_next_save = True
         got = await welcome(second, bia)
         with trio.fail_after(10):
             await host.died.wait()
@@ -239,7 +241,7 @@ async def test_a_host_killed_at_a_new_seat_welcomes_nobody_and_gives_no_seat() -
     async with trio.open_nursery() as nursery:
         host = Host(nursery, approve=_approve_all)
         await host.start()
-        host.disk.die_at_next_save = True
+        host.disk.saves_left = 0
         link = await ask(host, bia, addrs(40001))
         assert await welcome(link, bia) is None
         with trio.fail_after(10):

@@ -6,24 +6,16 @@ peer also listens for its peers. For each pair, the peer with the *higher* seat 
 lower one, so there is never a race between two links for one pair; a joiner dials the
 host itself. A pair whose direct link cannot be opened within `direct_timeout` talks
 through the host (`relaying.py`), with the same handshake run end to end over the relayed
-channel. Opening links and keeping them open is `dialing.py`; the events are `events.py`,
+channel. Opening links and keeping them open is `dialing.py`, the listening side
+`accepting.py`, the life of each link once open `peerlinks.py`; the events are `events.py`,
 the settings and the persisted state `meshconfig.py`, punching between joiners `punching.py`.
 
 Delivery is exactly once and in order per sender across link failures and restarts
 (`reliable.py`): every link starts with a `Resume` exchange and missed messages are sent
-again. Heartbeats keep idle links checked; a link that hears nothing for
-`heartbeat_timeout` is closed and the peer reported down, and the dialing side keeps
-retrying (direct first, then relay) with a capped backoff.
-
-Every link writes through its own bounded queue, drained by its own sender task, so
-`send` and `broadcast` never wait for a socket: a peer that stops reading cannot hold up
-the others. A link whose queue overflows, or whose socket accepts nothing for
-`heartbeat_timeout`, is dropped and its peer reported down; what it missed is redelivered
-after the reconnect.
-
-Every record a peer sends is checked against the records its link carries before it is
-dispatched (`PEER_TAGS` and the like); anything else, and anything at all that handling one
-peer's input raises, closes that peer's link only, with the reason in `rejections`.
+again. A link that fails is closed and its peer reported down, and the dialing side keeps
+retrying (direct first, then relay) with a capped backoff. `send` and `broadcast` never wait
+for a socket, and anything one peer's input provokes closes that peer's link only, with the
+reason in `rejections`.
 
 API: `broadcast(msg)`, `send(peer, msg)`, `receive() -> (peer, msg)`, `kick(peer)` and
 `rotate_invite()` (host), and `next_event()` for `PeerUp`/`PeerDown`/`RosterChanged`/
@@ -48,7 +40,7 @@ from buraco_p2p.net.accepting import Acceptor, leaves
 from buraco_p2p.net.admission import Approver, Door, JoinRequest, auto_approve
 from buraco_p2p.net.candidates import CandidateKind, NatClass, describe_link, host_candidates
 from buraco_p2p.net.dialing import Dialer
-from buraco_p2p.net.errors import MeshError, NetError
+from buraco_p2p.net.errors import MeshError
 from buraco_p2p.net.events import (
     MeshEvent,
     NicknameChanged,
@@ -447,60 +439,7 @@ class Mesh:
             runs = [gone.run] if gone is not None else []
         for run in runs:
             if run is not None:
-                self._nursery.start_soon(self._retire, run, why)
-
-    async def _retire(self, run: LinkRun, why: str) -> None:
-        """Close a link whose peer lost its seat, once what we queued (the roster that
-        says so) is written, or after a heartbeat interval at most."""
-        with trio.move_on_after(self.config.heartbeat_interval):
-            await run.outbox.drained()
-        self._drop(run, MeshError(why))
-
-    def _live_run_or_none(self, key: PeerKey) -> LinkRun | None:
-        try:
-            return self._live_run(key)
-        except MeshError:
-            return None
-
-    def _live_run(self, key: PeerKey) -> LinkRun:
-        p = self._peers.get(key)
-        run = p.run if p is not None else None
-        if p is None or p.link is None or run is None or run.link is not p.link:
-            raise MeshError(f"no link to {key.fingerprint()}")
-        return run
-
-    def _enqueue(self, run: LinkRun, record: list[Any], relay_size: int = 0) -> bool:
-        """Queue a record on `run`'s link; a full queue drops the link (it is not reading)."""
-        if run.outbox.put(record, relay_size):
-            return True
-        if not run.outbox.closed and len(run.outbox) >= run.outbox.limit:
-            self._drop(
-                run,
-                MeshError(
-                    f"{run.link.label} is not reading: {len(run.outbox)} records are queued"
-                ),
-            )
-        return False
-
-    def _drop(self, run: LinkRun, error: NetError) -> None:
-        """End `run` from outside its reader, remembering why for the `PeerDown`."""
-        if run.error is None:
-            run.error = error
-        run.outbox.close()
-        run.scope.cancel()
-
-    async def _send_raw(self, key: PeerKey, message: list[Any]) -> None:
-        """A control/relay record on the current link to `key` (not sequenced, not waiting)."""
-        run = self._live_run(key)
-        if not self._enqueue(run, message):
-            raise MeshError(f"link to {key.fingerprint()} is closed or not reading")
-        await trio.lowlevel.checkpoint()
-
-    async def _send_relayed_chunk(self, key: PeerKey, message: list[Any], size: int) -> None:
-        """A chunk of one of our relayed streams: waits for room, never overflows the queue."""
-        run = self._live_run(key)
-        if not await run.outbox.put_paced(message, size):
-            raise MeshError(f"link to {key.fingerprint()} closed")
+                self._nursery.start_soon(self.links.retire, run, why)
 
     # -- links: their life cycle is `peerlinks.py`, the accepting side `accepting.py` ----------
 
@@ -511,6 +450,18 @@ class Mesh:
     async def _accept_peer_link(self, link: SecureLink) -> None:
         """A link whose greeting says it comes from a seated peer (the door checked that)."""
         await self.acceptor.accept_peer_link(link)
+
+    def _live_run_or_none(self, key: PeerKey) -> LinkRun | None:
+        return self.links.live_run_or_none(key)
+
+    def _enqueue(self, run: LinkRun, record: list[Any], relay_size: int = 0) -> bool:
+        return self.links.enqueue(run, record, relay_size)
+
+    async def _send_raw(self, key: PeerKey, message: list[Any]) -> None:
+        await self.links.send_raw(key, message)
+
+    async def _send_relayed_chunk(self, key: PeerKey, message: list[Any], size: int) -> None:
+        await self.links.send_relayed_chunk(key, message, size)
 
     def _is_host_key(self, key: PeerKey) -> bool:
         return self.roster is not None and self.roster.host.key == key

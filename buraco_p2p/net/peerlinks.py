@@ -147,7 +147,7 @@ class PeerLinks:
         async with trio.open_nursery() as nursery:
             nursery.start_soon(self._sender, run, liveness)
             try:
-                mesh._enqueue(run, p.channel.make_resume().to_wire())
+                self.enqueue(run, p.channel.make_resume().to_wire())
                 with trio.fail_after(mesh.config.handshake_timeout):
                     first = await link.receive()
                 record = parse_record(first, name)
@@ -157,12 +157,12 @@ class PeerLinks:
                 # the retransmissions and the link going live, so the order holds.
                 resend, restarted = p.channel.on_resume(record)
                 for r in resend:
-                    mesh._enqueue(run, r.to_wire())
+                    self.enqueue(run, r.to_wire())
                 p.link = link
                 if mesh.is_host and mesh.roster is not None:
                     # Seats may have changed since this peer's welcome, while no link was up
                     # to tell it: every (re)established link starts from the current roster.
-                    mesh._enqueue(run, roster_message(mesh.roster))
+                    self.enqueue(run, roster_message(mesh.roster))
                 run.up = True
                 member = mesh.roster.member(p.key) if mesh.roster else None
                 nickname = member.nickname if member is not None else link.peer_nickname
@@ -197,10 +197,10 @@ class PeerLinks:
                 run.outbox.sent()
             except trio.TooSlowError:
                 why = f"{link.label} stopped reading: a send was stuck for {stall:g} s"
-                mesh._drop(run, MeshError(why))
+                self.drop(run, MeshError(why))
                 return
             except LinkError as exc:
-                mesh._drop(run, exc)
+                self.drop(run, exc)
                 return
             liveness.on_send(trio.current_time())
 
@@ -214,7 +214,7 @@ class PeerLinks:
             p.ack_wake = trio.Event()
             if p.link is not run.link:
                 return
-            if not mesh._enqueue(run, p.channel.make_ack().to_wire()):
+            if not self.enqueue(run, p.channel.make_ack().to_wire()):
                 return
             next_at = trio.current_time() + mesh.config.heartbeat_interval
 
@@ -291,3 +291,58 @@ class PeerLinks:
         roster = Roster.from_wire(msg[1], name)
         check_roster(roster, name, mesh.table_id)
         mesh._set_roster(roster, name)
+
+    # -- a link's outgoing side, for the mesh and its other parts ------------------------
+
+    async def retire(self, run: LinkRun, why: str) -> None:
+        """Close a link whose peer lost its seat, once what we queued (the roster that
+        says so) is written, or after a heartbeat interval at most."""
+        with trio.move_on_after(self.mesh.config.heartbeat_interval):
+            await run.outbox.drained()
+        self.drop(run, MeshError(why))
+
+    def live_run_or_none(self, key: PeerKey) -> LinkRun | None:
+        try:
+            return self.live_run(key)
+        except MeshError:
+            return None
+
+    def live_run(self, key: PeerKey) -> LinkRun:
+        p = self.mesh._peers.get(key)
+        run = p.run if p is not None else None
+        if p is None or p.link is None or run is None or run.link is not p.link:
+            raise MeshError(f"no link to {key.fingerprint()}")
+        return run
+
+    def enqueue(self, run: LinkRun, record: list[Any], relay_size: int = 0) -> bool:
+        """Queue a record on `run`'s link; a full queue drops the link (it is not reading)."""
+        if run.outbox.put(record, relay_size):
+            return True
+        if not run.outbox.closed and len(run.outbox) >= run.outbox.limit:
+            self.drop(
+                run,
+                MeshError(
+                    f"{run.link.label} is not reading: {len(run.outbox)} records are queued"
+                ),
+            )
+        return False
+
+    def drop(self, run: LinkRun, error: NetError) -> None:
+        """End `run` from outside its reader, remembering why for the `PeerDown`."""
+        if run.error is None:
+            run.error = error
+        run.outbox.close()
+        run.scope.cancel()
+
+    async def send_raw(self, key: PeerKey, message: list[Any]) -> None:
+        """A control/relay record on the current link to `key` (not sequenced, not waiting)."""
+        run = self.live_run(key)
+        if not self.enqueue(run, message):
+            raise MeshError(f"link to {key.fingerprint()} is closed or not reading")
+        await trio.lowlevel.checkpoint()
+
+    async def send_relayed_chunk(self, key: PeerKey, message: list[Any], size: int) -> None:
+        """A chunk of one of our relayed streams: waits for room, never overflows the queue."""
+        run = self.live_run(key)
+        if not await run.outbox.put_paced(message, size):
+            raise MeshError(f"link to {key.fingerprint()} closed")

@@ -65,18 +65,16 @@ from buraco_p2p.net.peerlinks import (
 )
 from buraco_p2p.net.punching import Punches
 from buraco_p2p.net.relaying import Relays
-from buraco_p2p.net.reliable import INCARNATION_LEN, ReliableChannel, SendBufferFull
+from buraco_p2p.net.reliable import INCARNATION_LEN, SendBufferFull
+from buraco_p2p.net.seating import Seating
 from buraco_p2p.net.server import LinkServer
 from buraco_p2p.net.table import (
     DEFAULT_SEATS,
     KICKED,
     LEAVE,
-    Departure,
     HostTable,
     Member,
     Roster,
-    roster_message,
-    succession,
 )
 
 __all__ = [
@@ -160,6 +158,7 @@ class Mesh:
         self.door = Door(self)
         self.links = PeerLinks(self)
         self.acceptor = Acceptor(self)
+        self.seating = Seating(self)
         self._roster_changed = trio.Event()
         self._closed = False
         self.server: LinkServer | None = None
@@ -329,7 +328,7 @@ class Mesh:
     async def kick(self, peer: PeerKey) -> None:
         """Host: free `peer`'s seat. Every seated peer (and `peer` itself) gets the roster
         that records the kick and shows `SeatFreed`; then its links are closed."""
-        self._free_seat(peer, KICKED)
+        self.seating.free(peer, KICKED)
         await trio.lowlevel.checkpoint()
 
     async def leave(self) -> None:
@@ -338,22 +337,6 @@ class Mesh:
         if self.is_host or self.roster is None:
             raise MeshError("the host cannot leave its own table")
         await self._send_raw(self.roster.host.key, [LEAVE])
-
-    def _free_seat(self, peer: PeerKey, reason: str) -> None:
-        table = self.door.table
-        if table is None or self.roster is None:
-            raise MeshError("only the host can free a seat")
-        member = self.roster.member(peer)
-        if member is None or peer == self.me:
-            raise MeshError(f"{peer.fingerprint()} holds no seat the host can free")
-        old = self.roster
-        table.free(peer, reason)
-        message = roster_message(table.roster)
-        for m in old.members:  # the kicked peer too: that is how it learns
-            run = self._live_run_or_none(m.key) if m.key != self.me else None
-            if run is not None:
-                self._enqueue(run, message)
-        self._set_roster(table.roster)
 
     # -- internals: bookkeeping ------------------------------------------------------------
 
@@ -372,19 +355,6 @@ class Mesh:
         else:
             self.rejections.append(f"{who or 'unknown peer'}: {text}")
 
-    def _peer(self, key: PeerKey) -> Peer:
-        p = self._peers.get(key)
-        if p is None:
-            saved = self._state.channels.get(key.raw) if self._state else None
-            channel = ReliableChannel(
-                self._incarnation,
-                f"peer {key.fingerprint()}",
-                max_buffer=self.config.max_buffer,
-                state=saved,
-            )
-            p = self._peers[key] = Peer(key, channel)
-        return p
-
     def _seat(self, key: PeerKey) -> int:
         assert self.roster is not None
         m = self.roster.member(key)
@@ -395,53 +365,28 @@ class Mesh:
         return hook is not None and (hook(self.me, other) or hook(other, self.me))
 
     def _set_roster(self, roster: Roster, sender: str = "the host") -> None:
-        """Adopt `roster` if it is newer. It must keep every seat we knew, or record that
-        seat's departure (`RosterError` naming `sender` otherwise, and nothing changes)."""
-        old = self.roster
-        if old is not None and roster.version <= old.version:
-            return
-        change = succession(old, roster, sender) if old is not None else None
-        self.roster = roster
-        if self.is_host and self.roster_saver is not None:
-            self.roster_saver(roster)
-        my_seat = self._seat(self.me)
-        for m in roster.members:
-            if m.key == self.me:
-                continue
-            p = self._peer(m.key)
-            if (
-                not self.is_host
-                and m.seat != 0
-                and m.seat < my_seat
-                and not p.connector
-                and not self._closed
-            ):
-                p.connector = True
-                self._nursery.start_soon(self.dialer.peer_connector, m.key)
-        self._emit(RosterChanged(roster))
-        if change is None:
-            return
-        for before, after in change.renamed:
-            self._emit(NicknameChanged(after.key, before.nickname, after.nickname))
-        for departure in change.freed:
-            self._unseat(departure, old)
+        """Adopt `roster` if it is newer (`seating.py`); a roster that drops a seat without
+        recording its departure is a `RosterError` naming `sender`, and nothing changes."""
+        self.seating.adopt(roster, sender)
 
-    def _unseat(self, departure: Departure, old: Roster | None) -> None:
-        member = old.member(departure.key) if old is not None else None
-        nickname = member.nickname if member is not None else departure.key.short()
-        self._emit(SeatFreed(departure.key, departure.seat, nickname, departure.reason))
-        why = f"{nickname} ({departure.key.fingerprint()}) was {departure.reason}"
-        if departure.key == self.me:
-            self.unseated = departure.reason
-            runs = [p.run for p in self._peers.values()]
-        else:
-            gone = self._peers.get(departure.key)
-            runs = [gone.run] if gone is not None else []
-        for run in runs:
-            if run is not None:
-                self._nursery.start_soon(self.links.retire, run, why)
+    def _is_host_key(self, key: PeerKey) -> bool:
+        return self.roster is not None and self.roster.host.key == key
 
-    # -- links: their life cycle is `peerlinks.py`, the accepting side `accepting.py` ----------
+    def _seated(self, key: PeerKey) -> bool:
+        """Both `key` and we hold a seat: links between us are wanted."""
+        roster = self.roster
+        return (
+            not self._closed
+            and self.unseated is None
+            and roster is not None
+            and roster.member(key) is not None
+        )
+
+    def _close(self) -> None:
+        self._closed = True
+
+    # -- links: their life cycle is `peerlinks.py`, the accepting side `accepting.py` --------
+    # The mesh's other parts (dialing, admission, relaying, punching) reach links through these.
 
     async def _run_link(self, key: PeerKey, link: SecureLink, *, relayed: bool) -> None:
         """Own `link` until it dies; exactly one link per peer is live at a time."""
@@ -462,23 +407,6 @@ class Mesh:
 
     async def _send_relayed_chunk(self, key: PeerKey, message: list[Any], size: int) -> None:
         await self.links.send_relayed_chunk(key, message, size)
-
-    def _is_host_key(self, key: PeerKey) -> bool:
-        return self.roster is not None and self.roster.host.key == key
-
-    def _seated(self, key: PeerKey) -> bool:
-        """Both `key` and we hold a seat: links between us are wanted."""
-        roster = self.roster
-        return (
-            not self._closed
-            and self.unseated is None
-            and roster is not None
-            and roster.member(key) is not None
-        )
-
-
-    def _close(self) -> None:
-        self._closed = True
 
 
 def local_endpoints(port: int, listen_host: str) -> tuple[Endpoint, ...]:

@@ -84,10 +84,25 @@ class PeerLinks:
     def __init__(self, mesh: Mesh) -> None:
         self.mesh = mesh
 
+    def peer(self, key: PeerKey) -> Peer:
+        """Our record of `key`, made on first use with the delivery state saved for it."""
+        mesh = self.mesh
+        p = mesh._peers.get(key)
+        if p is None:
+            saved = mesh._state.channels.get(key.raw) if mesh._state else None
+            channel = ReliableChannel(
+                mesh._incarnation,
+                f"peer {key.fingerprint()}",
+                max_buffer=mesh.config.max_buffer,
+                state=saved,
+            )
+            p = mesh._peers[key] = Peer(key, channel)
+        return p
+
     async def run(self, key: PeerKey, link: SecureLink, *, relayed: bool) -> None:
         """Own `link` until it dies; exactly one link per peer is live at a time."""
         mesh = self.mesh
-        p = mesh._peer(key)
+        p = self.peer(key)
         limit = mesh.config.max_buffer + SEND_QUEUE_HEADROOM
         run = LinkRun(link, relayed, Outbox(limit, mesh.config.relay_queue_bytes))
         while p.run is not None:  # the newest link wins; wait until the old one is gone
@@ -259,7 +274,7 @@ class PeerLinks:
                 elif tag == LEAVE:
                     if msg != [LEAVE]:
                         raise MeshError(f"{name} sent a malformed leave record")
-                    mesh._free_seat(p.key, LEFT)
+                    mesh.seating.free(p.key, LEFT)
                 else:
                     self._on_roster(msg, name)
                 continue

@@ -7,8 +7,9 @@ lower one, so there is never a race between two links for one pair; a joiner dia
 host itself. A pair whose direct link cannot be opened within `direct_timeout` talks
 through the host (`relaying.py`), with the same handshake run end to end over the relayed
 channel. Opening links and keeping them open is `dialing.py`, the listening side
-`accepting.py`, the life of each link once open `peerlinks.py`; the events are `events.py`,
-the settings and the persisted state `meshconfig.py`, punching between joiners `punching.py`.
+`accepting.py`, the life of each link once open `peerlinks.py`, following the roster's
+seats `seating.py`; the events are `events.py`, the settings and the persisted state
+`meshconfig.py`, punching between joiners `punching.py`.
 
 Delivery is exactly once and in order per sender across link failures and restarts
 (`reliable.py`): every link starts with a `Resume` exchange and missed messages are sent

@@ -109,6 +109,9 @@ class DriverFeed:
         self.title = title
         self.driver: Driver | None = None
         self.bots = False  # the other seats are bot peers of ours
+        # Identity keys of the bot peers this process started (a host's `--bots`): it made
+        # them, so it knows; a seat whose key a `replace` changed is a bot heir for everyone.
+        self.bot_keys: frozenset[bytes] = frozenset()
         self._version = 0
         self._changed = trio.Event()
         self._chat: list[ChatLine] = []
@@ -299,14 +302,33 @@ class DriverFeed:
         t = d.peer.table
         view = t.view
         links = self._links or self._link_states()
+        bots = self._bot_parties()
         out = []
         for seat, party in enumerate(t.seating):
             side = view.side_of(seat) if view is not None else seat % sides
             up, how = links[seat] if seat < len(links) else (True, "")
             out.append(SeatInfo(seat, t.terms.nicknames[party], side, seat % sides,
-                                self.bots and party != d.peer.party, up,
-                                t.terms.keys[party].fingerprint(), how))  # fmt: skip
+                                party in bots, up, t.terms.keys[party].fingerprint(),
+                                how))  # fmt: skip
         return tuple(out)
+
+    def _bot_parties(self) -> frozenset[int]:
+        """The parties known here to be played by a bot: every other one at a table of our
+        own bot peers; one whose key is among `bot_keys` (the bots we started); one that a
+        `replace` in the log handed to an heir, which the table seats only as a bot."""
+        d = self.driver
+        if d is None:
+            return frozenset()
+        t = d.peer.table
+        me = d.peer.party
+        parties = range(len(t.terms.keys))
+        if self.bots:
+            return frozenset(p for p in parties if p != me)
+        heirs = {party for _, party, _ in t.successions}
+        return frozenset(
+            p for p in parties
+            if p != me and (p in heirs or t.terms.keys[p].raw in self.bot_keys)
+        )  # fmt: skip
 
     def _scores(self) -> tuple[int, ...]:
         d = self.driver

@@ -128,7 +128,8 @@ class LobbyFeed(DriverFeed):
         assert rules is not None
         box: list[Lobby] = []
         seeds = [os.urandom(32) for _ in range(self.n_bots)]
-        bot_keys = {Identity.from_seed(s, "bot").public.raw for s in seeds}
+        bot_keys = frozenset(Identity.from_seed(s, "bot").public.raw for s in seeds)
+        self.bot_keys = self.model.bots = bot_keys  # we make them, so we know them
 
         async def approve(request: JoinRequest) -> bool:
             if request.key.raw in bot_keys or self.auto:

@@ -22,7 +22,7 @@ import trio
 from buraco_p2p.engine import IllegalMove, Move, match_sides
 from buraco_p2p.logfile import encode_log
 from buraco_p2p.net.identity import PeerKey
-from buraco_p2p.play.driver import Driver, my_turn
+from buraco_p2p.play.driver import Driver, bot_parties, my_turn
 from buraco_p2p.rules import RuleSet
 from buraco_p2p.session import (
     Event,
@@ -313,22 +313,8 @@ class DriverFeed:
         return tuple(out)
 
     def _bot_parties(self) -> frozenset[int]:
-        """The parties known here to be played by a bot: every other one at a table of our
-        own bot peers; one whose key is among `bot_keys` (the bots we started); one that a
-        `replace` in the log handed to an heir, which the table seats only as a bot."""
         d = self.driver
-        if d is None:
-            return frozenset()
-        t = d.peer.table
-        me = d.peer.party
-        parties = range(len(t.terms.keys))
-        if self.bots:
-            return frozenset(p for p in parties if p != me)
-        heirs = {party for _, party, _ in t.successions}
-        return frozenset(
-            p for p in parties
-            if p != me and (p in heirs or t.terms.keys[p].raw in self.bot_keys)
-        )  # fmt: skip
+        return bot_parties(d.peer, self.bot_keys, self.bots) if d is not None else frozenset()
 
     def _scores(self) -> tuple[int, ...]:
         d = self.driver

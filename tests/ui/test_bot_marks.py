@@ -10,13 +10,18 @@ identities, so it knows which seats they take. At four seats a person (Bob, a se
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from pathlib import Path
 
 import pytest
 from prompt_toolkit.input import create_pipe_input
 
 from buraco_p2p.bots.selfplay import resolve_rules
+from buraco_p2p.crypto import DeterministicRandomSource
 from buraco_p2p.net.identity import Identity
+from buraco_p2p.play.driver import bot_parties
+from buraco_p2p.rules import get_preset
+from buraco_p2p.session import Peer, Router, make_genesis
 from buraco_p2p.ui import TableApp
 from buraco_p2p.ui.lobby_screen import lobby_rows
 from buraco_p2p.ui.netplay import LobbyFeed
@@ -100,3 +105,41 @@ def test_the_practice_table_marks_every_seat_but_the_players(players: int) -> No
             assert screen.count("opponent bot") + screen.count("partner bot") == players - 1
 
     asyncio.run(main())
+
+
+def test_a_bot_heir_is_marked_by_every_party_from_the_replace_on() -> None:
+    """A `replace` seats an heir, which only a bot is: every party marks that seat, from the
+    signed log alone (no hint from anyone), and none before."""
+    from tests.session.session_helpers import bot_chooser, identities, run_until
+
+    gone = 2
+    rules = dataclasses.replace(get_preset("us"), target_score=300)
+    g = make_genesis(b"bot-marks-table1", identities(), rules, timeout_ms=1000)
+    r = Router([Peer(g, i, DeterministicRandomSource(bytes([41, n]) * 16))
+                for n, i in enumerate(identities())], bot_chooser(41), relay=True)  # fmt: skip
+    r.start()
+    run_until(r, lambda: len(r.peers[0].log) > 40)
+    r.silent = {gone}
+    r.run()
+    r.advance(2.0)  # past the table's timeout: the others may replace the silent party
+    present = [p for p in range(4) if p != gone]
+    assert all(bot_parties(r.peers[p]) == frozenset() for p in present)
+    assert bot_parties(r.peers[0], frozenset({r.peers[1].table.keys[1].raw})) == {1}
+
+    heir_id = Identity.from_seed(b"\x99" * 32, "heir")
+    log = r.peers[0].log
+    heir = Peer(log[0], heir_id, DeterministicRandomSource(b"\x55" * 32), r.now, heir=True)
+    for e in log[1:]:
+        heir.receive(e.wire, r.now)
+    r.peers[gone] = heir
+    r.silent = set()
+    new = (heir_id.public.raw,)
+    r.act(present[0], r.peers[present[0]].propose_void("replace", r.now, (gone,), new))
+    r.run()
+    for p in present[1:]:
+        r.act(p, r.peers[p].join_void(r.now))
+    r.run()
+    assert heir.party == gone
+    for p in present:
+        assert bot_parties(r.peers[p]) == {gone}, p
+    assert gone not in bot_parties(heir)  # its own seat is not another's

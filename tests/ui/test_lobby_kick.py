@@ -67,6 +67,9 @@ class _Host(threading.Thread):
             with trio.fail_after(WAIT):
                 while not _full_at(self.joiner):
                     await trio.sleep(0.01)
+                # The kick reaches the joiner over its link: a peer whose link is down at
+                # that moment learns of it only when it comes back (the mesh's concern).
+                await mesh.wait_all_up()
                 await lobby.handle_line("/kick 2")
                 assert mesh.roster is not None and len(mesh.roster.members) == 1
             if not await trio.to_thread.run_sync(self.done.wait, WAIT):

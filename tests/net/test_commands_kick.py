@@ -43,6 +43,8 @@ async def test_a_kicked_line_joiner_exits_3_with_one_line(tmp_path: Path) -> Non
         buf: list[bytes] = []
         try:
             await read_until(joiner, buf, b"every seat is taken", 30)
+            with trio.fail_after(30):
+                await mesh.wait_all_up()  # the kick goes over the joiner's link
             await lobby.handle_line("/kick 2")
             await read_until(joiner, buf, b"was removed by the host", 15)
             with trio.fail_after(15):

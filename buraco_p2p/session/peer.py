@@ -8,7 +8,8 @@ every other party, writes `Output.persist` to disk before acting on it, and show
 the peer can report a party that keeps the table waiting (`TimedOut`); the present parties may
 then `propose_void`, or `join_void` a proposal another present party made (`VoidProposed`).
 Void entries are held apart and applied only as a whole round, at one point every present
-party has reached (`buraco_p2p.session.agreement`).
+party has reached: the peer's `Voter` (`buraco_p2p.session.voter`) holds them and decides
+when the peer stops and what it signs.
 
 Entries of a round arrive in any order; the peer holds each until its index comes. Our own
 entries pass through the same `Table.apply` as everybody else's (only their signature and
@@ -45,8 +46,7 @@ from buraco_p2p.crypto.transcript import ProofContext
 from buraco_p2p.engine import IllegalMove, IllegalMoveCode, Move
 from buraco_p2p.net.identity import Identity, PeerKey
 from buraco_p2p.session import bodies
-from buraco_p2p.session.agreement import Ballots, Motion
-from buraco_p2p.session.bodies import BodyError, check_body
+from buraco_p2p.session.agreement import Motion
 from buraco_p2p.session.entry import Entry, decode_entry, make_entry, step_head
 from buraco_p2p.session.errors import (
     BrokenChain,
@@ -55,12 +55,13 @@ from buraco_p2p.session.errors import (
     OutOfTurn,
     WrongTable,
 )
-from buraco_p2p.session.events import Event, Fault, Refused, SeatsDrawn, TimedOut, VoidProposed
+from buraco_p2p.session.events import Event, Fault, Refused, SeatsDrawn, TimedOut
 from buraco_p2p.session.evidence import equivocates
 from buraco_p2p.session.produce import produce_time
 from buraco_p2p.session.states import Phase
 from buraco_p2p.session.table import Table
 from buraco_p2p.session.terms import parse_genesis
+from buraco_p2p.session.voter import Voter
 
 __all__ = ["MAX_AHEAD", "Output", "Peer"]
 
@@ -126,7 +127,7 @@ class Peer:
         # index -> author -> entry, for every kind but void; void entries are held apart
         # (a void may take the index of an entry its author made for the step it closes).
         self._inbox: dict[int, dict[int, Entry]] = {}
-        self._ballots = Ballots(self.table.n, self.table.rules.deck_size)
+        self._voter = Voter(self.table, identity)
         self._seen: set[bytes] = {genesis.hash}
         self._unverified: set[bytes] = set()  # signed by a proposed heir, not yet a party
         self._own: set[bytes] = set()
@@ -150,19 +151,17 @@ class Peer:
         """Whether `work` has an entry it can apply now (or our void to sign)."""
         if self.table.closed:
             return False
-        return self._vote_due() or self._next() is not None
+        return self._voter.due() or self._next() is not None
 
     @property
     def agreement(self) -> Motion | None:
         """The void agreement we signed or are about to sign."""
-        return self._ballots.mine
+        return self._voter.agreement
 
     @property
     def proposal(self) -> tuple[Motion, int] | None:
         """A present party's void proposal we hold and could join: (its motion, its author)."""
-        if self.table.closed:
-            return None
-        return self._ballots.proposal(len(self.table.log))
+        return self._voter.proposal
 
     def start(self, now: float, *, defer: bool = False) -> Output:
         """Our first entries (the seat draw's commitment)."""
@@ -190,7 +189,7 @@ class Peer:
         try:
             entry.verify(tuple(table.keys))
         except LogError as exc:
-            if not self._heir_signed(entry):
+            if not self._voter.heir_signed(entry):
                 out.events.append(Refused(exc))
                 return out
             self._unverified.add(entry.hash)  # checked again when it is applied
@@ -202,16 +201,15 @@ class Peer:
         self._seen.add(entry.hash)
         out.relay.append(entry.wire)
         if entry.kind == bodies.VOID and entry.author != self.party:
-            vote = self._ballots.hear(entry)
-            if vote is not None and self._ballots.mine is None:
-                m = vote.motion
-                out.events.append(VoidProposed(entry.author, m.action, m.silent, m.keys))
+            proposed = self._voter.hear(entry)
+            if proposed is not None:
+                out.events.append(proposed)
         if entry.index < len(table.log):
             held = table.log[entry.index]
             out.events.append(self._conflict(held, entry))
             return out
         if entry.kind == bodies.VOID:
-            other = self._ballots.file(entry)
+            other = self._voter.ballots.file(entry)
             if other is not None:
                 out.events.append(self._conflict(other, entry))
                 return out
@@ -230,7 +228,7 @@ class Peer:
         """Our move (answering `YourTurn`). An illegal move raises `IllegalMove` and changes
         nothing; a legal one is checked again by `Table.apply` like anybody's. Once we have
         agreed to a void, we move no more."""
-        if self._ballots.mine is not None:
+        if self._voter.agreement is not None:
             raise IllegalMove(
                 IllegalMoveCode.WRONG_PLAYER, "the table is stopping: a void is agreed",
                 self.table.my_seat,
@@ -246,14 +244,14 @@ class Peer:
     def work(self, now: float) -> Output:
         """Apply the next entry whose turn has come (at most one), then make what we owe."""
         out = Output()
-        if self._vote_due():
+        if self._voter.due():
             return self._vote(now)
         entry = self._next()
         if entry is None:
             return out
         table = self.table
         if (
-            self._ballots.mine is None
+            self._voter.agreement is None
             and table.phase is Phase.SHUFFLE
             and entry.kind == bodies.SHUFFLE
             and self._speculated is None
@@ -298,48 +296,14 @@ class Peer:
         no entry past that point and make none of our own. Raises `ValueError` if we are among
         the silent, have agreed to something else, the table is not waiting for them, or the
         keys are not valid new identities."""
-        table = self.table
-        if self.party < 0:
-            raise ValueError("an heir is not a party until its seat passes to it")
-        if not silent:
-            if table.fault is not None and table.fault.author is not None:
-                silent = (table.fault.author,)
-            else:
-                silent = self._missing()
-        silent = tuple(sorted(set(silent)))
-        if self.party in silent:
-            raise ValueError("a silent party cannot agree to its own void")
-        body: dict[str, Any] = {"action": action, "silent": list(silent)}
-        if action == bodies.REPLACE:
-            body["keys"] = list(keys)
-            seated = {k.raw for k in table.keys} | {k.raw for k in table.terms.keys}
-            if {bytes(k) for k in keys} & seated:
-                raise ValueError("a new identity is already at the table")
-        try:
-            check_body(bodies.VOID, body, table.n, table.rules.deck_size)
-        except BodyError as exc:
-            raise ValueError(str(exc)) from None
-        motion = Motion(action, silent, tuple(keys) if action == bodies.REPLACE else ())
-        mine = self._ballots.mine
-        if mine is not None and mine != motion:
-            raise ValueError(f"already agreed to {mine.action!r} naming {mine.silent}")
-        length = len(table.log)
-        self._ballots.mine = motion
-        if self._ballots.target(length) == length and not table.can_void(silent):
-            self._ballots.mine = mine
-            raise ValueError(f"the table is not waiting for parties {silent}")
+        self._voter.propose(self.party, action, silent, tuple(keys), self._missing())
         return self.run(now)
 
     def join_void(self, now: float) -> Output:
         """Agree to the void another present party proposed (its action and silent parties;
         see `proposal`). Nothing happens if there is none or we have agreed already."""
-        prop = self.proposal
-        if prop is None or self._ballots.mine is not None or self.party < 0:
+        if not self._voter.join(self.party):
             return Output()
-        motion, _ = prop
-        if self.party in motion.silent:
-            return Output()
-        self._ballots.mine = motion
         return self.run(now)
 
     def clock_ms(self, now: float) -> int:
@@ -374,14 +338,10 @@ class Peer:
         length = len(table.log)
         if table.closed:
             return None
-        if table.voiding is not None:
-            return self._ballots.get(length, table.expected_author(length))
-        first = self._ballots.round_at(length)
-        if first is not None:
-            return first
-        if table.fault is not None:
-            return None
-        if self._ballots.mine is not None and length >= self._ballots.target(length):
+        void = self._voter.next_void()
+        if void is not None or table.voiding is not None:
+            return void
+        if table.fault is not None or self._voter.stopped():
             return None
         slot = self._inbox.get(length)
         if not slot:
@@ -391,60 +351,16 @@ class Peer:
             return slot[author]
         return next(iter(slot.values()))  # an entry out of turn: apply() refuses it
 
-    def _vote_due(self) -> bool:
-        """Whether we have agreed to a void and our log stands at its point unsigned."""
-        ballots = self._ballots
-        if ballots.mine is None or self.table.voiding is not None or self.table.closed:
-            return False
-        length = len(self.table.log)
-        return ballots.signed_at != length and ballots.target(length) == length
-
     def _vote(self, now: float) -> Output:
-        """Sign our void at the end of our log, its point. If the table no longer waits for
-        the silent parties there (their entries came after all), the void still goes out, so
-        that the others catch up to this point and find the same; then we give the agreement
-        up and go on with the hand."""
-        table = self.table
-        ballots = self._ballots
-        assert ballots.mine is not None
-        motion = ballots.mine
-        silent = motion.silent
-        length = len(table.log)
-        active = [p for p in range(table.n) if p not in silent]
-        body: dict[str, Any] = {"action": motion.action, "silent": list(silent)}
-        if motion.action == bodies.REPLACE:
-            body["keys"] = list(motion.keys)
-        entry = make_entry(
-            self.identity, table=table.terms.table_id, index=length + active.index(self.party),
-            prev=table.void_prev(), author=self.party, kind=bodies.VOID, body=body,
-        )  # fmt: skip
+        """Sign our void at its point (`Voter.vote`); if we gave the agreement up there, go
+        on with the hand."""
+        entry, declined = self._voter.vote(self.party)
         self._seen.add(entry.hash)
         self._own.add(entry.hash)
-        ballots.file(entry)
-        ballots.signed_at = length
         out = Output(send=[entry.wire])
-        if not table.can_void(silent):
-            ballots.decline(length)
+        if declined:
             out.extend(self._produce(now))
         return out
-
-    def _heir_signed(self, entry: Entry) -> bool:
-        """Whether `entry` is signed by a new identity a held "replace" void names for its
-        author: an heir may be heard before its agreement is applied here; the table checks
-        the signature again when the entry's turn comes."""
-        for slot in self._ballots.held.values():
-            for e in slot.values():
-                v = self._ballots.vote(e)
-                if v is None or entry.author not in v.motion.silent or not v.motion.keys:
-                    continue
-                key = v.motion.keys[v.motion.silent.index(entry.author)]
-                try:
-                    entry.verify(tuple(PeerKey(key) if p == entry.author else k
-                                       for p, k in enumerate(self.table.keys)))  # fmt: skip
-                except (LogError, ValueError):
-                    continue
-                return True
-        return False
 
     def _conflict(self, held: Entry, new: Entry) -> Event:
         if equivocates(held, new):
@@ -462,9 +378,8 @@ class Peer:
         table = self.table
         void = entry.kind == bodies.VOID
         slot = None if void else self._inbox.get(entry.index)
-        if void:
-            self._ballots.drop(entry)
-        elif slot is not None:
+        self._voter.take(entry)
+        if slot is not None:
             slot.pop(entry.author, None)
         before = table.step_start
         if entry.hash in self._unverified:  # the heir's seat passed to it, or not
@@ -493,17 +408,15 @@ class Peer:
             self._timed_out = False
             self._speculated = None
         if table.voiding is None:
-            if void:  # the round is complete: the agreement is carried out
-                self._ballots.reset(len(table.log))
-                if self.party < 0 and table.me is not None:  # our seat passed to us
-                    self.party = table.me
-            self._ballots.prune(len(table.log))
+            self._voter.settle(closed_round=void)  # a complete round: the agreement carried out
+            if void and self.party < 0 and table.me is not None:  # our seat passed to us
+                self.party = table.me
             out.extend(self._produce(now))
         return out
 
     def _produce(self, now: float) -> Output:
         out = Output()
-        if self._ballots.mine is not None or self.table.index_of(self.party) in self._produced:
+        if self._voter.agreement is not None or self.table.index_of(self.party) in self._produced:
             return out
         made = self.table.produce()
         if made is None and self.table.phase is Phase.TIME:

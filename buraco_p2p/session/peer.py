@@ -34,15 +34,9 @@ make a minute, so a test can run a timed match on a fast clock.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any
 
-from buraco_p2p.crypto.deck import ShuffleMessage
-from buraco_p2p.crypto.elgamal import deck_bytes, decode_deck
-from buraco_p2p.crypto.errors import CryptoError
 from buraco_p2p.crypto.group import RandomSource
-from buraco_p2p.crypto.shuffle import shuffle_and_prove
-from buraco_p2p.crypto.transcript import ProofContext
 from buraco_p2p.engine import IllegalMove, IllegalMoveCode, Move
 from buraco_p2p.net.identity import Identity, PeerKey
 from buraco_p2p.session import bodies
@@ -57,7 +51,8 @@ from buraco_p2p.session.errors import (
 )
 from buraco_p2p.session.events import Event, Fault, Refused, SeatsDrawn, TimedOut
 from buraco_p2p.session.evidence import equivocates
-from buraco_p2p.session.produce import produce_time
+from buraco_p2p.session.output import Output
+from buraco_p2p.session.produce import produce_shuffle_on, produce_time, shuffle_after
 from buraco_p2p.session.states import Phase
 from buraco_p2p.session.table import Table
 from buraco_p2p.session.terms import parse_genesis
@@ -70,25 +65,6 @@ __all__ = ["MAX_AHEAD", "Output", "Peer"]
 # cannot make a peer hold more than this many of its entries.
 MAX_AHEAD = 64
 _MAX_RUN = 100_000  # each `work` applies one entry; a bound, never reached in practice
-
-
-@dataclass
-class Output:
-    """What one call produced: entries to send to every other party (wire bytes), entries
-    appended to the log in order, events for the host, and entries first heard from others
-    (relay them where the transport does not broadcast). A host writes `persist` to disk
-    before it sends `send` or acts on `events`, so a restarted client resumes from its log."""
-
-    send: list[bytes] = field(default_factory=list)
-    persist: list[Entry] = field(default_factory=list)
-    events: list[Event] = field(default_factory=list)
-    relay: list[bytes] = field(default_factory=list)
-
-    def extend(self, other: Output) -> None:
-        self.send += other.send
-        self.persist += other.persist
-        self.events += other.events
-        self.relay += other.relay
 
 
 class Peer:
@@ -256,7 +232,7 @@ class Peer:
             and entry.kind == bodies.SHUFFLE
             and self._speculated is None
         ):
-            spec = self._speculate(entry, now)
+            spec = self._speculate(entry)
             if spec is not None:
                 return spec
         out.extend(self._apply(entry, now))
@@ -437,54 +413,34 @@ class Peer:
             self._inbox.setdefault(index, {})[self.party] = entry
         return out
 
-    def _sign(self, index: int, kind: str, body: dict[str, Any]) -> Entry:
+    def _sign(
+        self, index: int, kind: str, body: dict[str, Any], prev: bytes | None = None
+    ) -> Entry:
+        """Our entry, chained to the last complete step unless `prev` says otherwise."""
         table = self.table
         entry = make_entry(
-            self.identity, table=table.terms.table_id, index=index, prev=table.step_prev,
-            author=self.party, kind=kind, body=body,
+            self.identity, table=table.terms.table_id, index=index,
+            prev=table.step_prev if prev is None else prev, author=self.party, kind=kind,
+            body=body,
         )  # fmt: skip
         self._seen.add(entry.hash)
         self._own.add(entry.hash)
         self._produced.add(index)
         return entry
 
-    def _speculate(self, entry: Entry, now: float) -> Output | None:
+    def _speculate(self, entry: Entry) -> Output | None:
         """If the shuffle about to be verified is the one we build on, build ours first and
         send it: verification of the previous one follows in the next `work` call."""
-        table = self.table
-        hand = table.hand
-        seat = table.my_seat
-        if hand is None or seat is None or entry.author == self.party:
+        index = shuffle_after(self.table, entry)
+        if index is None:
             return None
-        deck = hand.deck
-        if deck.next_shuffler is None or deck.next_shuffler + 1 != seat:
-            return None
-        if table.expected_author(entry.index) != entry.author or deck.table_key is None:
-            return None
-        index = entry.index + 1
         self._speculated = index
-        try:
-            prev_deck = decode_deck(entry.body["deck"], deck.deck_size)
-        except (CryptoError, KeyError, TypeError, ValueError):
-            return None  # a malformed deck: the verification will name its author
-        ctx = ProofContext(table.terms.table_id, hand.number, index, deck.players[seat])
-        out_deck, proof = shuffle_and_prove(ctx, deck.table_key, prev_deck, self._rng)
-        msg = ShuffleMessage(seat, deck_bytes(out_deck), proof.to_bytes())
-        deck.remember_own(msg, index)  # ours: the deck need not verify it again
-        body = {"deck": msg.deck, "proof": msg.proof}
-        own = make_entry(
-            self.identity, table=table.terms.table_id, index=index,
-            prev=_head_after(entry), author=self.party, kind=bodies.SHUFFLE, body=body,
-        )  # fmt: skip
-        self._seen.add(own.hash)
-        self._own.add(own.hash)
-        self._produced.add(index)
+        body = produce_shuffle_on(self.table, entry, index)
+        if body is None:
+            return None
+        own = self._sign(index, bodies.SHUFFLE, body, prev=step_head([entry.hash]))
         self._inbox.setdefault(index, {})[self.party] = own
         return Output(send=[own.wire])
-
-
-def _head_after(entry: Entry) -> bytes:
-    return step_head([entry.hash])
 
 
 def _terms_keys(genesis: Entry) -> list[PeerKey]:

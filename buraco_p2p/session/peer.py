@@ -11,9 +11,10 @@ Void entries are held apart and applied only as a whole round, at one point ever
 party has reached: the peer's `Voter` (`buraco_p2p.session.voter`) holds them and decides
 when the peer stops and what it signs.
 
-Entries of a round arrive in any order; the peer holds each until its index comes. Our own
-entries pass through the same `Table.apply` as everybody else's (only their signature and
-proofs are not checked again). Equivocation: two different entries signed by one author for
+Entries of a round arrive in any order; the peer screens each as it arrives and holds it
+until its index comes (its `Inbox`, `buraco_p2p.session.inbox`). Our own entries pass
+through the same `Table.apply` as everybody else's (only their signature and proofs are not
+checked again). Equivocation: two different entries signed by one author for
 one index are a `Fault` whose evidence is both entries; a host that relays `Output.relay`
 (entries first heard from others) to the rest of the table makes a peer that sends different
 entries to different parties meet its own two signatures at every honest peer.
@@ -41,7 +42,7 @@ from buraco_p2p.engine import IllegalMove, IllegalMoveCode, Move
 from buraco_p2p.net.identity import Identity, PeerKey
 from buraco_p2p.session import bodies
 from buraco_p2p.session.agreement import Motion
-from buraco_p2p.session.entry import Entry, decode_entry, make_entry, step_head
+from buraco_p2p.session.entry import Entry, make_entry, step_head
 from buraco_p2p.session.errors import (
     BrokenChain,
     Equivocation,
@@ -51,6 +52,7 @@ from buraco_p2p.session.errors import (
 )
 from buraco_p2p.session.events import Event, Fault, Refused, SeatsDrawn, TimedOut
 from buraco_p2p.session.evidence import equivocates
+from buraco_p2p.session.inbox import MAX_AHEAD, Inbox
 from buraco_p2p.session.output import Output
 from buraco_p2p.session.produce import produce_shuffle_on, produce_time, shuffle_after
 from buraco_p2p.session.states import Phase
@@ -60,10 +62,6 @@ from buraco_p2p.session.voter import Voter
 
 __all__ = ["MAX_AHEAD", "Output", "Peer"]
 
-# How far past the end of its log a peer files entries: no step is longer than a round of
-# every party, so honest entries are never further ahead than a few steps; a hostile author
-# cannot make a peer hold more than this many of its entries.
-MAX_AHEAD = 64
 _MAX_RUN = 100_000  # each `work` applies one entry; a bound, never reached in practice
 
 
@@ -99,13 +97,10 @@ class Peer:
                 raise ValueError("this identity is not a party of the genesis")
             self.party = keys.index(mine)
             self.table = Table(genesis, me=self.party, rng=rng)
-        self._rng = rng
-        # index -> author -> entry, for every kind but void; void entries are held apart
-        # (a void may take the index of an entry its author made for the step it closes).
-        self._inbox: dict[int, dict[int, Entry]] = {}
+        # Void entries are held apart from the others (a void may take the index of an entry
+        # its author made for the step it closes).
         self._voter = Voter(self.table, identity)
-        self._seen: set[bytes] = {genesis.hash}
-        self._unverified: set[bytes] = set()  # signed by a proposed heir, not yet a party
+        self._inbox = Inbox(self.table, self._voter)
         self._own: set[bytes] = set()
         self._produced: set[int] = set()
         self._since = now
@@ -150,31 +145,13 @@ class Peer:
         """File one entry received from the table (any order, duplicates welcome)."""
         out = Output()
         try:
-            entry = decode_entry(data)
+            entry = self._inbox.screen(data)
         except LogError as exc:
             out.events.append(Refused(exc))
             return out
-        if entry.hash in self._seen:
+        if entry is None:
             return out
         table = self.table
-        if entry.table != table.terms.table_id or entry.version != table.log[0].version:
-            out.events.append(Refused(WrongTable("entry of another table or version",
-                                                 index=entry.index, author=entry.author,
-                                                 evidence=(entry.wire,))))  # fmt: skip
-            return out
-        try:
-            entry.verify(tuple(table.keys))
-        except LogError as exc:
-            if not self._voter.heir_signed(entry):
-                out.events.append(Refused(exc))
-                return out
-            self._unverified.add(entry.hash)  # checked again when it is applied
-        if entry.index >= len(table.log) + MAX_AHEAD:
-            out.events.append(Refused(BrokenChain(
-                f"index {entry.index} is too far ahead of the log ({len(table.log)})",
-                index=entry.index, author=entry.author, evidence=(entry.wire,))))  # fmt: skip
-            return out
-        self._seen.add(entry.hash)
         out.relay.append(entry.wire)
         if entry.kind == bodies.VOID and entry.author != self.party:
             proposed = self._voter.hear(entry)
@@ -184,18 +161,11 @@ class Peer:
             held = table.log[entry.index]
             out.events.append(self._conflict(held, entry))
             return out
-        if entry.kind == bodies.VOID:
-            other = self._voter.ballots.file(entry)
-            if other is not None:
-                out.events.append(self._conflict(other, entry))
-                return out
-        else:
-            slot = self._inbox.setdefault(entry.index, {})
-            other = slot.get(entry.author)
-            if other is not None:
-                out.events.append(self._conflict(other, entry))
-                return out
-            slot[entry.author] = entry
+        void = entry.kind == bodies.VOID
+        other = self._voter.ballots.file(entry) if void else self._inbox.file(entry)
+        if other is not None:
+            out.events.append(self._conflict(other, entry))
+            return out
         if not defer:
             out.extend(self.run(now))
         return out
@@ -297,7 +267,7 @@ class Peer:
         out = []
         for p in table.waiting_for:
             index = table.index_of(p)
-            if p != self.party and p not in self._inbox.get(index or -1, {}):
+            if p != self.party and not self._inbox.holds(index or -1, p):
                 out.append(p)
         if table.phase is Phase.TIME and table.voiding is None:
             # Readings are made in turn (see `_produce`): the first one missing holds up the
@@ -319,19 +289,13 @@ class Peer:
             return void
         if table.fault is not None or self._voter.stopped():
             return None
-        slot = self._inbox.get(length)
-        if not slot:
-            return None
-        author = table.expected_author(length)
-        if author is not None and author in slot:
-            return slot[author]
-        return next(iter(slot.values()))  # an entry out of turn: apply() refuses it
+        return self._inbox.due(length, table.expected_author(length))
 
     def _vote(self, now: float) -> Output:
         """Sign our void at its point (`Voter.vote`); if we gave the agreement up there, go
         on with the hand."""
         entry, declined = self._voter.vote(self.party)
-        self._seen.add(entry.hash)
+        self._inbox.seen.add(entry.hash)
         self._own.add(entry.hash)
         out = Output(send=[entry.wire])
         if declined:
@@ -353,13 +317,10 @@ class Peer:
         out = Output()
         table = self.table
         void = entry.kind == bodies.VOID
-        slot = None if void else self._inbox.get(entry.index)
         self._voter.take(entry)
-        if slot is not None:
-            slot.pop(entry.author, None)
+        unverified = self._inbox.take(entry)
         before = table.step_start
-        if entry.hash in self._unverified:  # the heir's seat passed to it, or not
-            self._unverified.discard(entry.hash)
+        if unverified:  # the heir's seat passed to it, or not
             try:
                 entry.verify(tuple(table.keys))
             except LogError as exc:
@@ -373,8 +334,6 @@ class Peer:
             else:
                 out.events.append(Fault(exc))
             return out
-        if slot is not None and not slot:
-            del self._inbox[entry.index]
         out.persist.append(entry)
         out.events += events
         if self.clock_start is None and any(isinstance(e, SeatsDrawn) for e in events):
@@ -410,7 +369,7 @@ class Peer:
         if index == len(self.table.log):
             out.extend(self._apply(entry, now))
         else:
-            self._inbox.setdefault(index, {})[self.party] = entry
+            self._inbox.keep_own(entry)
         return out
 
     def _sign(
@@ -423,7 +382,7 @@ class Peer:
             prev=table.step_prev if prev is None else prev, author=self.party, kind=kind,
             body=body,
         )  # fmt: skip
-        self._seen.add(entry.hash)
+        self._inbox.seen.add(entry.hash)
         self._own.add(entry.hash)
         self._produced.add(index)
         return entry
@@ -439,7 +398,7 @@ class Peer:
         if body is None:
             return None
         own = self._sign(index, bodies.SHUFFLE, body, prev=step_head([entry.hash]))
-        self._inbox.setdefault(index, {})[self.party] = own
+        self._inbox.keep_own(own)
         return Output(send=[own.wire])
 
 

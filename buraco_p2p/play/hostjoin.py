@@ -35,7 +35,7 @@ from buraco_p2p.net.mesh import JoinRequest, Mesh, host_table
 from buraco_p2p.play.botpeer import SEED_ENV
 from buraco_p2p.play.cluster import Cluster
 from buraco_p2p.play.console import console
-from buraco_p2p.play.local import resume_line
+from buraco_p2p.play.local import ResumeError, resume_failed, resume_line, resume_target
 from buraco_p2p.play.node import start_on_mesh
 from buraco_p2p.play.store import default_data_dir
 from buraco_p2p.rules import RuleSet
@@ -187,15 +187,10 @@ def _join_screen(args: argparse.Namespace, root: Path) -> int:
 def _resume_screen(args: argparse.Namespace) -> int:
     from buraco_p2p.ui import netplay
 
-    root = Path(args.data_dir) if args.data_dir else default_data_dir()
     try:
-        table = bytes.fromhex(args.table)
-    except ValueError:
-        sys.stderr.write("buraco-p2p resume: error: TABLE is a table id in hex\n")
-        return 2
-    if not (root / "tables" / table.hex() / "secret").exists():
-        sys.stderr.write(f"buraco-p2p resume: error: no table {table.hex()} in {root}\n")
-        return 2
+        root, table = resume_target(args)
+    except ResumeError as exc:
+        return resume_failed(exc)
     feed = netplay.ResumeFeed(netplay.identity_of(args), root, table)
     return netplay.run_full_screen(feed, ascii=args.ascii, prog="buraco-p2p resume")
 

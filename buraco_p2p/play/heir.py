@@ -39,7 +39,15 @@ from buraco_p2p.play.driver import Driver
 from buraco_p2p.session import Entry, decode_entry, parse_genesis
 from buraco_p2p.session.errors import LogError
 
-__all__ = ["SEED_ENV", "HeirError", "Heirs", "fetch_genesis", "heir_log_path", "let_in"]
+__all__ = [
+    "SEED_ENV",
+    "HeirError",
+    "Heirs",
+    "fetch_genesis",
+    "heir_log_path",
+    "let_in",
+    "resume_argv",
+]
 
 log = logging.getLogger(__name__)
 
@@ -210,3 +218,19 @@ def heir_log_path(log_out: str, party: int) -> str:
     """Where a bot peer that hosts writes the log of the heir of `party` (next to its own)."""
     p = Path(log_out)
     return str(p.with_name(f"{p.stem}-heir-{party}{p.suffix}"))
+
+
+def resume_argv(argv: Sequence[str], table: str) -> list[str]:
+    """The command that resumes the heir an `argv` started (`--join CODE --heir` becomes
+    `--resume TABLE`; its data directory, which holds its identity, and the rest are kept)."""
+    out: list[str] = []
+    it = iter(argv)
+    for arg in it:
+        if arg == "--join":
+            next(it, None)
+            out += ["--resume", table]
+        elif arg != "--heir":
+            out.append(arg)
+    if "--resume" not in out:
+        raise ValueError("not the command line of an heir bot peer")
+    return out

@@ -8,9 +8,11 @@ takes its seat again; and a host killed after seating it restarts it and readmit
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 
 from buraco_p2p.audit import verify_path
+from buraco_p2p.play.cluster import Cluster
 from buraco_p2p.play.heir import resume_argv
 
 from .lost import (
@@ -25,11 +27,16 @@ from .lost import (
 )
 
 GONE = 3
-REPLACE = {"void": "replace", "timeout_ms": 5000, "host_args": ["--rule", "target_score=300"]}
+
+
+def replacing(tmp_path: Path) -> contextlib.AbstractContextManager[Cluster]:
+    """Bots that replace a party silent for 5 s, a short match, the first hand under way."""
+    return hand_under_way(tmp_path, seed=21, void="replace", timeout_ms=5000,
+                          host_args=["--rule", "target_score=300"])  # fmt: skip
 
 
 def test_a_peer_gone_for_good_is_replaced_by_a_bot_and_the_match_ends(tmp_path: Path) -> None:
-    with hand_under_way(tmp_path, seed=21, **REPLACE) as c:  # type: ignore[arg-type]
+    with replacing(tmp_path) as c:
         lose(c, GONE)
         c.wait_done(240)
         heirs = heir_logs(c)
@@ -38,7 +45,7 @@ def test_a_peer_gone_for_good_is_replaced_by_a_bot_and_the_match_ends(tmp_path: 
 
 
 def test_the_heir_killed_mid_hand_resumes_and_the_match_ends(tmp_path: Path) -> None:
-    with hand_under_way(tmp_path, seed=21, **REPLACE) as c:  # type: ignore[arg-type]
+    with replacing(tmp_path) as c:
         lose(c, GONE)
         heir = heir_playing(c, moves=3)
         kill_pid(heir.pid)
@@ -63,3 +70,18 @@ def test_without_the_host_nobody_seats_a_bot_and_the_match_ends(tmp_path: Path) 
     assert {tuple(e.body["silent"]) for e in rounds} == {(0,)}
     assert not list(tmp_path.glob("*heir*"))
     assert verify_path(str(c.log_path(1))).code == 0
+
+
+def test_the_host_killed_after_seating_an_heir_restarts_and_readmits_it(tmp_path: Path) -> None:
+    """The heir is in the host's saved roster: a host killed while the heir plays comes back
+    on its port, starts its heir again from the heir's data directory, and the heir (whose
+    link to the host was cut, and whose parent went away) plays its seat to the end."""
+    with replacing(tmp_path) as c:
+        lose(c, GONE)
+        heir_playing(c, moves=3)
+        c.kill(0)
+        c.resume(0)
+        c.wait_done(240)
+        heirs = heir_logs(c)
+    assert len(heirs) == 1
+    check_succession([c.log_path(i) for i in range(4) if i != GONE] + heirs)

@@ -173,7 +173,7 @@ class Heirs:
             if mesh.roster.member(key) is None or party is None:
                 continue  # replaced in turn, or never seated
             log.info("starting heir %s of party %d again", key.fingerprint(), party)
-            self._spawn(party, seed, ["--resume", mesh.table_id.hex()])
+            self._spawn(party, seed, ["--resume", mesh.table_id.hex(), "--heir"])
 
     def _seat_of(self, key: PeerKey) -> int | None:
         """The party the latest "replace" void naming `key` in our log passes to it."""
@@ -257,16 +257,17 @@ def heir_log_path(log_out: str, party: int) -> str:
 
 
 def resume_argv(argv: Sequence[str], table: str) -> list[str]:
-    """The command that resumes the heir an `argv` started (`--join CODE --heir` becomes
-    `--resume TABLE`; its data directory, which holds its identity, and the rest are kept)."""
+    """The command that resumes the heir an `argv` started (`--join CODE` becomes
+    `--resume TABLE`; `--heir` stays, for an heir killed before it had saved the genesis,
+    and so do its data directory, which holds its identity, and the rest)."""
     out: list[str] = []
     it = iter(argv)
     for arg in it:
         if arg == "--join":
             next(it, None)
             out += ["--resume", table]
-        elif arg != "--heir":
+        else:
             out.append(arg)
-    if "--resume" not in out:
+    if "--resume" not in out or "--heir" not in out:
         raise ValueError("not the command line of an heir bot peer")
     return out

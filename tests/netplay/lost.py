@@ -140,6 +140,18 @@ def heir_playing(c: Cluster, moves: int) -> HeirProcess:
     return heirs[0]
 
 
+def heir_started(c: Cluster, timeout: float = 120.0) -> HeirProcess:
+    """The one heir, as soon as it has kept its secret (its table directory exists): looked
+    at often, to find it before the genesis reaches it."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        heirs = heir_processes(c)
+        if len(heirs) == 1 and list(heirs[0].data_dir.glob("tables/*/secret")):
+            return heirs[0]
+        time.sleep(0.002)
+    raise ClusterError(f"no heir started within {timeout:.0f} s")
+
+
 def kill_pid(pid: int) -> None:
     with contextlib.suppress(ProcessLookupError):
         os.kill(pid, signal.SIGKILL)

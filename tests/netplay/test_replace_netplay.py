@@ -11,6 +11,8 @@ from __future__ import annotations
 import contextlib
 from pathlib import Path
 
+import pytest
+
 from buraco_p2p.audit import verify_path
 from buraco_p2p.play.cluster import Cluster
 from buraco_p2p.play.heir import resume_argv
@@ -20,6 +22,7 @@ from .lost import (
     hand_under_way,
     heir_logs,
     heir_playing,
+    heir_started,
     kill_pid,
     lose,
     one_log,
@@ -29,10 +32,15 @@ from .lost import (
 GONE = 3
 
 
-def replacing(tmp_path: Path) -> contextlib.AbstractContextManager[Cluster]:
-    """Bots that replace a party silent for 5 s, a short match, the first hand under way."""
-    return hand_under_way(tmp_path, seed=21, void="replace", timeout_ms=5000,
+def replacing(tmp_path: Path, timeout_ms: int = 5000) -> contextlib.AbstractContextManager[Cluster]:
+    """Bots that replace a party silent for `timeout_ms`, a short match, the first hand under
+    way. A peer killed and resumed must be back and caught up within that timeout, or it is
+    replaced in turn: `RESTART` leaves room for a restart on a loaded 2-core machine."""
+    return hand_under_way(tmp_path, seed=21, void="replace", timeout_ms=timeout_ms,
                           host_args=["--rule", "target_score=300"])  # fmt: skip
+
+
+RESTART = 12_000
 
 
 def test_a_peer_gone_for_good_is_replaced_by_a_bot_and_the_match_ends(tmp_path: Path) -> None:
@@ -45,9 +53,25 @@ def test_a_peer_gone_for_good_is_replaced_by_a_bot_and_the_match_ends(tmp_path: 
 
 
 def test_the_heir_killed_mid_hand_resumes_and_the_match_ends(tmp_path: Path) -> None:
-    with replacing(tmp_path) as c:
+    with replacing(tmp_path, RESTART) as c:
         lose(c, GONE)
         heir = heir_playing(c, moves=3)
+        kill_pid(heir.pid)
+        assert c.table is not None
+        c.skip.discard(GONE)
+        c.adopt(GONE, resume_argv(heir.argv, c.table))
+        c.wait_done(240)
+        heirs = heir_logs(c)
+    assert len(heirs) == 1
+    check_succession([c.log_path(i) for i in range(4) if i != GONE] + heirs)
+
+
+def test_the_heir_killed_before_it_saved_the_genesis_resumes_as_an_heir(tmp_path: Path) -> None:
+    """Killed as soon as it kept its secret (most runs: before the genesis reached it), the
+    heir resumes and takes the genesis from the peers again, not from a lobby."""
+    with replacing(tmp_path, RESTART) as c:
+        lose(c, GONE)
+        heir = heir_started(c)
         kill_pid(heir.pid)
         assert c.table is not None
         c.skip.discard(GONE)
@@ -76,7 +100,7 @@ def test_the_host_killed_after_seating_an_heir_restarts_and_readmits_it(tmp_path
     """The heir is in the host's saved roster: a host killed while the heir plays comes back
     on its port, starts its heir again from the heir's data directory, and the heir (whose
     link to the host was cut, and whose parent went away) plays its seat to the end."""
-    with replacing(tmp_path) as c:
+    with replacing(tmp_path, RESTART) as c:
         lose(c, GONE)
         heir_playing(c, moves=3)
         c.kill(0)
@@ -85,3 +109,14 @@ def test_the_host_killed_after_seating_an_heir_restarts_and_readmits_it(tmp_path
         heirs = heir_logs(c)
     assert len(heirs) == 1
     check_succession([c.log_path(i) for i in range(4) if i != GONE] + heirs)
+
+
+def test_an_heirs_command_line_resumes_its_table_from_its_own_directory() -> None:
+    started = ["py", "-m", "buraco_p2p", "bot-peer", "--join", "CODE", "--heir",
+               "--data-dir", "/d/heir-1-ab", "--name", "bot-ab", "--log-out", "x.log"]  # fmt: skip
+    assert resume_argv(started, "00ff") == [
+        "py", "-m", "buraco_p2p", "bot-peer", "--resume", "00ff", "--heir",
+        "--data-dir", "/d/heir-1-ab", "--name", "bot-ab", "--log-out", "x.log",
+    ]  # fmt: skip
+    with pytest.raises(ValueError, match="heir"):
+        resume_argv(["bot-peer", "--join", "CODE", "--data-dir", "/d"], "00ff")

@@ -14,10 +14,14 @@ from pathlib import Path
 import pytest
 
 from buraco_p2p.audit import verify_path
+from buraco_p2p.net.identity import Identity
+from buraco_p2p.net.table import Roster
 from buraco_p2p.play.cluster import Cluster
 from buraco_p2p.play.heir import resume_argv
+from buraco_p2p.play.store import TableStore
 
 from .lost import (
+    HeirProcess,
     check_succession,
     hand_under_way,
     heir_logs,
@@ -43,27 +47,37 @@ def replacing(tmp_path: Path, timeout_ms: int = 5000) -> contextlib.AbstractCont
 RESTART = 12_000
 
 
+def kill_and_resume(c: Cluster, heir: HeirProcess) -> None:
+    """SIGKILL the host's heir bot and start it again as its user would (`bot-peer --resume`
+    from its data directory); the cluster runs it as seat `GONE` from now on."""
+    kill_pid(heir.pid)
+    assert c.table is not None
+    c.skip.discard(GONE)
+    c.adopt(GONE, resume_argv(heir.argv, c.table))
+
+
+def finished(c: Cluster) -> list[Path]:
+    """The logs of a match that ended with one heir: the present peers' and the heir's."""
+    c.wait_done(240)
+    heirs = heir_logs(c)
+    assert len(heirs) == 1
+    return [c.log_path(i) for i in range(4) if i != GONE] + heirs
+
+
 def test_a_peer_gone_for_good_is_replaced_by_a_bot_and_the_match_ends(tmp_path: Path) -> None:
     with replacing(tmp_path) as c:
         lose(c, GONE)
-        c.wait_done(240)
-        heirs = heir_logs(c)
-    assert len(heirs) == 1
-    check_succession([c.log_path(i) for i in range(4) if i != GONE] + heirs)
+        logs = finished(c)
+    check_succession(logs)
 
 
 def test_the_heir_killed_mid_hand_resumes_and_the_match_ends(tmp_path: Path) -> None:
     with replacing(tmp_path, RESTART) as c:
         lose(c, GONE)
         heir = heir_playing(c, moves=3)
-        kill_pid(heir.pid)
-        assert c.table is not None
-        c.skip.discard(GONE)
-        c.adopt(GONE, resume_argv(heir.argv, c.table))
-        c.wait_done(240)
-        heirs = heir_logs(c)
-    assert len(heirs) == 1
-    check_succession([c.log_path(i) for i in range(4) if i != GONE] + heirs)
+        kill_and_resume(c, heir)
+        logs = finished(c)
+    check_succession(logs)
 
 
 def test_the_heir_killed_before_it_saved_the_genesis_resumes_as_an_heir(tmp_path: Path) -> None:
@@ -72,14 +86,9 @@ def test_the_heir_killed_before_it_saved_the_genesis_resumes_as_an_heir(tmp_path
     with replacing(tmp_path, RESTART) as c:
         lose(c, GONE)
         heir = heir_started(c)
-        kill_pid(heir.pid)
-        assert c.table is not None
-        c.skip.discard(GONE)
-        c.adopt(GONE, resume_argv(heir.argv, c.table))
-        c.wait_done(240)
-        heirs = heir_logs(c)
-    assert len(heirs) == 1
-    check_succession([c.log_path(i) for i in range(4) if i != GONE] + heirs)
+        kill_and_resume(c, heir)
+        logs = finished(c)
+    check_succession(logs)
 
 
 def test_without_the_host_nobody_seats_a_bot_and_the_match_ends(tmp_path: Path) -> None:
@@ -102,13 +111,17 @@ def test_the_host_killed_after_seating_an_heir_restarts_and_readmits_it(tmp_path
     link to the host was cut, and whose parent went away) plays its seat to the end."""
     with replacing(tmp_path, RESTART) as c:
         lose(c, GONE)
-        heir_playing(c, moves=3)
+        heir = heir_playing(c, moves=3)
         c.kill(0)
+        assert c.table is not None
+        host = TableStore.for_table(bytes.fromhex(c.table), c.root / "peer-0")
+        _, seed = TableStore.for_table(bytes.fromhex(c.table), heir.data_dir).load_secret()
+        assert seed is not None
+        key = Identity.from_seed(seed, "heir").public
+        assert Roster.from_wire(host.load_roster(), "saved roster").member(key) is not None
         c.resume(0)
-        c.wait_done(240)
-        heirs = heir_logs(c)
-    assert len(heirs) == 1
-    check_succession([c.log_path(i) for i in range(4) if i != GONE] + heirs)
+        logs = finished(c)
+    check_succession(logs)
 
 
 def test_an_heirs_command_line_resumes_its_table_from_its_own_directory() -> None:

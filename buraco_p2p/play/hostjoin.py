@@ -47,7 +47,9 @@ def _say(text: str) -> None:
     print(text, flush=True)
 
 
-def _runner(rules: RuleSet | None, root: Path) -> lobby_mod.MatchRunner:
+def _runner(
+    rules: RuleSet | None, root: Path, bot_keys: frozenset[bytes] = frozenset()
+) -> lobby_mod.MatchRunner:
     async def run(
         mesh: Mesh,
         lines: trio.MemoryReceiveChannel[str],
@@ -59,7 +61,7 @@ def _runner(rules: RuleSet | None, root: Path) -> lobby_mod.MatchRunner:
         ) as driver:
             out(f"table {mesh.table_id.hex()} (after a crash: buraco-p2p resume "
                 f"{mesh.table_id.hex()}, or join with the same code)")  # fmt: skip
-            closed = await console(driver, lines, out)
+            closed = await console(driver, lines, out, bot_keys=bot_keys)
         out("the match is over" if closed else "left the table; resume returns to it")
         return 0
 
@@ -202,7 +204,8 @@ async def _host_with_bots(args: argparse.Namespace, rules: RuleSet, root: Path) 
     config = Path(args.config_dir) if args.config_dir else None
     identity = load_or_create_identity(config, args.nick)
     seeds = [os.urandom(32) for _ in range(args.bots)]
-    bot_keys = {Identity.from_seed(s, "bot").public.raw for s in seeds}
+    bot_keys = frozenset(Identity.from_seed(s, "bot").public.raw for s in seeds)
+    lobby_mod.set_match_runner(_runner(rules, root, bot_keys))  # we made them: marked bots
     box: list[Lobby] = []
 
     async def approve(request: JoinRequest) -> bool:
@@ -224,6 +227,7 @@ async def _host_with_bots(args: argparse.Namespace, rules: RuleSet, root: Path) 
             seats=rules.players,
         ) as mesh:
             lobby = Lobby(mesh, _say)
+            lobby.bots = bot_keys
             box.append(lobby)
             _say(f"table created; you are {identity.nickname} ({identity.public.fingerprint()})")
             _say("invite code (give it to the other players):")

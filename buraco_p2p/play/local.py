@@ -63,17 +63,17 @@ async def _play_main(me: Identity, root: Path, rules: RuleSet, cluster: Cluster)
         _say(f"{rules.players - 1} bot peers are joining; the seats are drawn by the table")
 
     async with open_node(me, root, rules=rules, on_invite=on_invite) as driver:
-        return await _run_console(driver)
+        return await _run_console(driver, bots=True)
 
 
-async def _run_console(driver: object) -> int:
+async def _run_console(driver: object, bots: bool = False) -> int:
     from buraco_p2p.play.driver import Driver
 
     assert isinstance(driver, Driver)
     send, recv = trio.open_memory_channel[str](64)
     async with trio.open_nursery() as nursery:
         nursery.start_soon(_stdin_lines, send)
-        closed = await console(driver, recv, _say)
+        closed = await console(driver, recv, _say, bots=bots)
         nursery.cancel_scope.cancel()
     if closed:
         _say("the match is over; its log is in the data directory")

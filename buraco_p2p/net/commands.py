@@ -4,8 +4,10 @@ Everything a person types here is checked before any socket is opened, and every
 a person can cause or meet (a port out of range or in use, an address that is not this
 machine's, an unreachable host) ends in one line naming the problem, never a traceback:
 exit code 2 for a command line that cannot work, 1 for a network failure, 3 when the host
-refuses us. A joiner that cannot reach the host keeps trying, with a growing pause, rather
-than exiting: the host may not be listening yet, or may be busy with a flood of strangers.
+refuses us or frees our seat while we wait in the lobby. A joiner that cannot reach the host
+keeps trying, with a growing pause, rather than exiting: the host may not be listening yet, or
+may be busy with a flood of strangers. `exit_status` is that mapping, shared with the
+full-screen client so both front ends end a failure with the same line and code.
 The lobby outlives its standard input, so `nohup buraco-p2p host ... </dev/null` keeps the
 table open.
 """
@@ -15,30 +17,35 @@ from __future__ import annotations
 import argparse
 import contextlib
 import errno
+import functools
 import ipaddress
 import logging
 import os
 import socket
 import sys
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import trio
 
 from buraco_p2p.net.errors import IdentityError, MeshError, NetError
+from buraco_p2p.net.events import SeatFreed
 from buraco_p2p.net.identity import Identity, PeerKey, load_or_create_identity
 from buraco_p2p.net.invite import Endpoint, Invite, InviteError
 from buraco_p2p.net.lobby import Lobby, printable
 from buraco_p2p.net.mesh import JoinRequest, Mesh, auto_approve, host_table, join_table
 from buraco_p2p.net.shortcode import ShortCode, fetch_invite, is_short_code
-from buraco_p2p.net.table import JoinRefused
+from buraco_p2p.net.table import KICKED, JoinRefused
 
-__all__ = ["UsageError", "register"]
+__all__ = ["JoinerLobby", "SeatLost", "UsageError", "exit_status", "register"]
+
+T = TypeVar("T")
 
 EXIT_NETWORK = 1
 EXIT_USAGE = 2
 EXIT_REFUSED = 3
+EXIT_INTERRUPTED = 130
 # A joiner's pause between attempts to reach the host: doubling, capped.
 RETRY_FIRST = 1.0
 RETRY_MAX = 30.0
@@ -46,6 +53,77 @@ RETRY_MAX = 30.0
 
 class UsageError(Exception):
     """The command line asks for something that cannot work (exit code 2)."""
+
+
+class SeatLost(JoinRefused):
+    """The host freed our seat while we waited in the lobby (exit code 3, as a refusal)."""
+
+
+def exit_status(exc: BaseException) -> tuple[int, str] | None:
+    """The exit code and the one line for a failure a person can cause or meet, or None
+    for anything else (a bug: it keeps its traceback). A group of one (trio's nurseries
+    wrap every error) stands for its failure."""
+    while isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
+        exc = exc.exceptions[0]
+    if isinstance(exc, (UsageError, IdentityError)):
+        return EXIT_USAGE, str(exc)
+    if isinstance(exc, JoinRefused):
+        return EXIT_REFUSED, str(exc)
+    if isinstance(exc, (NetError, InviteError)):
+        return EXIT_NETWORK, str(exc)
+    if isinstance(exc, OSError):
+        return EXIT_NETWORK, f"{exc.strerror or exc}"
+    if isinstance(exc, KeyboardInterrupt):
+        return EXIT_INTERRUPTED, ""
+    return None
+
+
+def run_reporting(main: Callable[[], int], prog: str = "buraco-p2p") -> int:
+    """`main()`'s exit code, or a failure's (`exit_status`) after its line on stderr."""
+    try:
+        return main()
+    except BaseException as exc:
+        status = exit_status(exc)
+        if status is None:
+            raise
+        code, text = status
+        if text:
+            print(f"{prog}: {text}", file=sys.stderr, flush=True)
+        return code
+
+
+class JoinerLobby(Lobby):
+    """A joiner's lobby, which ends (`SeatLost`) when the host frees our seat: a kicked
+    joiner is told why and leaves, instead of staying at a table that no longer has it."""
+
+    def __init__(self, mesh: Mesh, out: Callable[[str], None]) -> None:
+        super().__init__(mesh, out)
+        self.lost: SeatFreed | None = None
+        self._lost = trio.Event()
+
+    def show_event(self, event: object) -> None:
+        super().show_event(event)
+        if isinstance(event, SeatFreed) and event.peer == self.mesh.me:
+            self.lost = event
+            self._lost.set()
+
+    async def seated(self, body: Callable[[], Awaitable[T]]) -> T:
+        """`body()`'s result, unless our seat is freed first: then `SeatLost`."""
+        result: list[T] = []
+        async with trio.open_nursery() as nursery:
+
+            async def watch() -> None:
+                await self._lost.wait()
+                nursery.cancel_scope.cancel()
+
+            nursery.start_soon(watch)
+            result.append(await body())
+            nursery.cancel_scope.cancel()
+        if result:
+            return result[0]
+        assert self.lost is not None
+        how = "removed you from the table" if self.lost.reason == KICKED else "freed your seat"
+        raise SeatLost(f"the host {how} (seat {self.lost.seat + 1} is free again)")
 
 
 def check_port(text: str | int) -> int:
@@ -323,10 +401,10 @@ async def _join_main(args: argparse.Namespace) -> int:
                 before_dial=before_dial if stun else None,
             ) as mesh:  # fmt: skip
                 seated = True
-                lobby = Lobby(mesh, _print)
+                lobby = JoinerLobby(mesh, _print)
                 async with trio.open_nursery() as nursery:
                     nursery.start_soon(_stdin_lines, send)
-                    await lobby.run(recv)
+                    await lobby.seated(functools.partial(lobby.run, recv))
                     nursery.cancel_scope.cancel()
             return 0
         except MeshError as exc:
@@ -356,33 +434,18 @@ def _quiet_logging() -> None:
 
 
 def _run(main: Callable[[argparse.Namespace], Any], args: argparse.Namespace) -> int:
-    def fail(text: str, code: int) -> int:
-        print(f"buraco-p2p: {text}", file=sys.stderr, flush=True)
-        return code
-
-    try:
+    def checked() -> int:
         args.port = check_port(args.port)
         args.listen = check_listen(args.listen)
         if args.port:
             check_can_listen(args.listen, args.port)
-    except UsageError as exc:
-        return fail(str(exc), EXIT_USAGE)
-    _quiet_logging()
-    try:
-        code: int = trio.run(main, args)
+        return 0
+
+    code = run_reporting(checked)
+    if code:
         return code
-    except UsageError as exc:
-        return fail(str(exc), EXIT_USAGE)
-    except IdentityError as exc:
-        return fail(str(exc), EXIT_USAGE)
-    except JoinRefused as exc:
-        return fail(str(exc), EXIT_REFUSED)
-    except (NetError, InviteError) as exc:
-        return fail(str(exc), EXIT_NETWORK)
-    except OSError as exc:
-        return fail(f"{exc.strerror or exc}", EXIT_NETWORK)
-    except KeyboardInterrupt:
-        return 130
+    _quiet_logging()
+    return run_reporting(lambda: int(trio.run(main, args)))
 
 
 def _common(parser: argparse.ArgumentParser) -> None:

@@ -121,6 +121,8 @@ class Lobby:
         self._all_ready = trio.Event()
         # Sees every message that is neither chat nor ready; True keeps it from the backlog.
         self.on_message: Callable[[PeerKey, Any], bool] | None = None
+        # Identity keys of the bot peers this host started, marked "[bot]" in the seats.
+        self.bots: frozenset[bytes] = frozenset()
 
     @property
     def request(self) -> JoinRequest | None:
@@ -168,8 +170,9 @@ class Lobby:
                 you = " (you)" if m.key == self.mesh.me else ""
                 state = "" if you or self.mesh.is_up(m.key) else " [offline]"
                 relay = " [via host]" if self.mesh.is_relayed(m.key) else ""
+                bot = " [bot]" if m.key.raw in self.bots else ""
                 lines.append(
-                    f"  seat {seat + 1}: {printable(m.nickname, 40)}{you}  "
+                    f"  seat {seat + 1}: {printable(m.nickname, 40)}{you}{bot}  "
                     f"{m.key.fingerprint()}{state}{relay}"
                 )
             else:

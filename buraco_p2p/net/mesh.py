@@ -6,24 +6,17 @@ peer also listens for its peers. For each pair, the peer with the *higher* seat 
 lower one, so there is never a race between two links for one pair; a joiner dials the
 host itself. A pair whose direct link cannot be opened within `direct_timeout` talks
 through the host (`relaying.py`), with the same handshake run end to end over the relayed
-channel. Opening links and keeping them open is `dialing.py`; the events are `events.py`,
-the settings and the persisted state `meshconfig.py`, punching between joiners `punching.py`.
+channel. Opening links and keeping them open is `dialing.py`, the listening side
+`accepting.py`, the life of each link once open `peerlinks.py`, following the roster's
+seats `seating.py`; the events are `events.py`, the settings and the persisted state
+`meshconfig.py`, punching between joiners `punching.py`.
 
 Delivery is exactly once and in order per sender across link failures and restarts
 (`reliable.py`): every link starts with a `Resume` exchange and missed messages are sent
-again. Heartbeats keep idle links checked; a link that hears nothing for
-`heartbeat_timeout` is closed and the peer reported down, and the dialing side keeps
-retrying (direct first, then relay) with a capped backoff.
-
-Every link writes through its own bounded queue, drained by its own sender task, so
-`send` and `broadcast` never wait for a socket: a peer that stops reading cannot hold up
-the others. A link whose queue overflows, or whose socket accepts nothing for
-`heartbeat_timeout`, is dropped and its peer reported down; what it missed is redelivered
-after the reconnect.
-
-Every record a peer sends is checked against the records its link carries before it is
-dispatched (`PEER_TAGS` and the like); anything else, and anything at all that handling one
-peer's input raises, closes that peer's link only, with the reason in `rejections`.
+again. A link that fails is closed and its peer reported down, and the dialing side keeps
+retrying (direct first, then relay) with a capped backoff. `send` and `broadcast` never wait
+for a socket, and anything one peer's input provokes closes that peer's link only, with the
+reason in `rejections`.
 
 API: `broadcast(msg)`, `send(peer, msg)`, `receive() -> (peer, msg)`, `kick(peer)` and
 `rotate_invite()` (host), and `next_event()` for `PeerUp`/`PeerDown`/`RosterChanged`/
@@ -44,10 +37,11 @@ from typing import Any
 import trio
 
 from buraco_p2p import codec
+from buraco_p2p.net.accepting import Acceptor, leaves
 from buraco_p2p.net.admission import Approver, Door, JoinRequest, auto_approve
 from buraco_p2p.net.candidates import CandidateKind, NatClass, describe_link, host_candidates
 from buraco_p2p.net.dialing import Dialer
-from buraco_p2p.net.errors import LinkClosed, LinkError, MeshError, NetError
+from buraco_p2p.net.errors import MeshError
 from buraco_p2p.net.events import (
     MeshEvent,
     NicknameChanged,
@@ -62,41 +56,32 @@ from buraco_p2p.net.identity import Identity, PeerKey
 from buraco_p2p.net.invite import Endpoint, Invite
 from buraco_p2p.net.link import SecureLink
 from buraco_p2p.net.meshconfig import MeshConfig, MeshState
-from buraco_p2p.net.outbox import LinkRun, Outbox
-from buraco_p2p.net.punch import share_listening_port
-from buraco_p2p.net.punching import HOST_PUNCH_TAGS, JOINER_PUNCH_TAGS, Punches
-from buraco_p2p.net.relay import RELAY_TAGS, parse_relay
-from buraco_p2p.net.relaying import Relays
-from buraco_p2p.net.reliable import (
-    INCARNATION_LEN,
-    RELIABLE_TAGS,
-    Ack,
-    Data,
-    Liveness,
-    ReliableChannel,
-    Resume,
-    SendBufferFull,
-    SequenceError,
-    parse_record,
+from buraco_p2p.net.outbox import LinkRun
+from buraco_p2p.net.peerlinks import (
+    HOST_TO_JOINER_TAGS,
+    JOINER_TO_HOST_TAGS,
+    PEER_TAGS,
+    Peer,
+    PeerLinks,
 )
+from buraco_p2p.net.punching import Punches
+from buraco_p2p.net.relaying import Relays
+from buraco_p2p.net.reliable import INCARNATION_LEN, SendBufferFull
+from buraco_p2p.net.seating import Seating
 from buraco_p2p.net.server import LinkServer
-from buraco_p2p.net.shortcode import send_invite
 from buraco_p2p.net.table import (
     DEFAULT_SEATS,
     KICKED,
     LEAVE,
-    LEFT,
-    Departure,
     HostTable,
     Member,
     Roster,
-    TableError,
-    check_roster,
-    roster_message,
-    succession,
 )
 
 __all__ = [
+    "HOST_TO_JOINER_TAGS",
+    "JOINER_TO_HOST_TAGS",
+    "PEER_TAGS",
     "JoinRequest",
     "Mesh",
     "MeshConfig",
@@ -115,26 +100,6 @@ __all__ = [
 ]
 
 MAX_EVENTS = 1024
-# The records a seated peer may send once its link is resumed (before that: only "r"),
-# by who the two ends are; anything else ends the link.
-PEER_TAGS = frozenset({"d", "a"})
-JOINER_TO_HOST_TAGS = PEER_TAGS | RELAY_TAGS | JOINER_PUNCH_TAGS | {LEAVE}
-HOST_TO_JOINER_TAGS = PEER_TAGS | RELAY_TAGS | HOST_PUNCH_TAGS | {"roster"}
-PUNCH_TAGS = HOST_PUNCH_TAGS | JOINER_PUNCH_TAGS
-# Records a link may have queued beyond a full retransmit buffer (acks, roster, relay).
-SEND_QUEUE_HEADROOM = 1024
-
-
-class _Peer:
-    def __init__(self, key: PeerKey, channel: ReliableChannel) -> None:
-        self.key = key
-        self.channel = channel
-        self.link: SecureLink | None = None  # set only once resumed: safe to send data on
-        self.run: LinkRun | None = None
-        self.ack_wake = trio.Event()
-        self.connector = False
-        self.unread_bytes = 0  # encoded size of its messages waiting in our inbox
-        self.shown: PeerUp | None = None  # the last PeerUp given out; None once shown down
 
 
 class Mesh:
@@ -179,7 +144,7 @@ class Mesh:
         self._nursery = nursery
         self._state = state
         self._incarnation = state.incarnation if state else secrets.token_bytes(INCARNATION_LEN)
-        self._peers: dict[PeerKey, _Peer] = {}
+        self._peers: dict[PeerKey, Peer] = {}
         self._inbox_send, self._inbox_recv = trio.open_memory_channel[
             tuple[PeerKey, bytes | None, Any, int]
         ](math.inf)
@@ -192,6 +157,9 @@ class Mesh:
         self.punches = Punches(self)
         self.unseated: str | None = None  # why our own seat was freed, once it is
         self.door = Door(self)
+        self.links = PeerLinks(self)
+        self.acceptor = Acceptor(self)
+        self.seating = Seating(self)
         self._roster_changed = trio.Event()
         self._closed = False
         self.server: LinkServer | None = None
@@ -361,7 +329,7 @@ class Mesh:
     async def kick(self, peer: PeerKey) -> None:
         """Host: free `peer`'s seat. Every seated peer (and `peer` itself) gets the roster
         that records the kick and shows `SeatFreed`; then its links are closed."""
-        self._free_seat(peer, KICKED)
+        self.seating.free(peer, KICKED)
         await trio.lowlevel.checkpoint()
 
     async def leave(self) -> None:
@@ -370,22 +338,6 @@ class Mesh:
         if self.is_host or self.roster is None:
             raise MeshError("the host cannot leave its own table")
         await self._send_raw(self.roster.host.key, [LEAVE])
-
-    def _free_seat(self, peer: PeerKey, reason: str) -> None:
-        table = self.door.table
-        if table is None or self.roster is None:
-            raise MeshError("only the host can free a seat")
-        member = self.roster.member(peer)
-        if member is None or peer == self.me:
-            raise MeshError(f"{peer.fingerprint()} holds no seat the host can free")
-        old = self.roster
-        table.free(peer, reason)
-        message = roster_message(table.roster)
-        for m in old.members:  # the kicked peer too: that is how it learns
-            run = self._live_run_or_none(m.key) if m.key != self.me else None
-            if run is not None:
-                self._enqueue(run, message)
-        self._set_roster(table.roster)
 
     # -- internals: bookkeeping ------------------------------------------------------------
 
@@ -404,19 +356,6 @@ class Mesh:
         else:
             self.rejections.append(f"{who or 'unknown peer'}: {text}")
 
-    def _peer(self, key: PeerKey) -> _Peer:
-        p = self._peers.get(key)
-        if p is None:
-            saved = self._state.channels.get(key.raw) if self._state else None
-            channel = ReliableChannel(
-                self._incarnation,
-                f"peer {key.fingerprint()}",
-                max_buffer=self.config.max_buffer,
-                state=saved,
-            )
-            p = self._peers[key] = _Peer(key, channel)
-        return p
-
     def _seat(self, key: PeerKey) -> int:
         assert self.roster is not None
         m = self.roster.member(key)
@@ -427,306 +366,9 @@ class Mesh:
         return hook is not None and (hook(self.me, other) or hook(other, self.me))
 
     def _set_roster(self, roster: Roster, sender: str = "the host") -> None:
-        """Adopt `roster` if it is newer. It must keep every seat we knew, or record that
-        seat's departure (`RosterError` naming `sender` otherwise, and nothing changes)."""
-        old = self.roster
-        if old is not None and roster.version <= old.version:
-            return
-        change = succession(old, roster, sender) if old is not None else None
-        if self.is_host and self.roster_saver is not None:
-            self.roster_saver(roster)  # first: a roster that failed to save is not adopted
-        self.roster = roster
-        my_seat = self._seat(self.me)
-        for m in roster.members:
-            if m.key == self.me:
-                continue
-            p = self._peer(m.key)
-            if (
-                not self.is_host
-                and m.seat != 0
-                and m.seat < my_seat
-                and not p.connector
-                and not self._closed
-            ):
-                p.connector = True
-                self._nursery.start_soon(self.dialer.peer_connector, m.key)
-        self._emit(RosterChanged(roster))
-        if change is None:
-            return
-        for before, after in change.renamed:
-            self._emit(NicknameChanged(after.key, before.nickname, after.nickname))
-        for departure in change.freed:
-            self._unseat(departure, old)
-
-    def _unseat(self, departure: Departure, old: Roster | None) -> None:
-        member = old.member(departure.key) if old is not None else None
-        nickname = member.nickname if member is not None else departure.key.short()
-        self._emit(SeatFreed(departure.key, departure.seat, nickname, departure.reason))
-        why = f"{nickname} ({departure.key.fingerprint()}) was {departure.reason}"
-        if departure.key == self.me:
-            self.unseated = departure.reason
-            runs = [p.run for p in self._peers.values()]
-        else:
-            gone = self._peers.get(departure.key)
-            runs = [gone.run] if gone is not None else []
-        for run in runs:
-            if run is not None:
-                self._nursery.start_soon(self._retire, run, why)
-
-    async def _retire(self, run: LinkRun, why: str) -> None:
-        """Close a link whose peer lost its seat, once what we queued (the roster that
-        says so) is written, or after a heartbeat interval at most."""
-        with trio.move_on_after(self.config.heartbeat_interval):
-            await run.outbox.drained()
-        self._drop(run, MeshError(why))
-
-    def _live_run_or_none(self, key: PeerKey) -> LinkRun | None:
-        try:
-            return self._live_run(key)
-        except MeshError:
-            return None
-
-    def _live_run(self, key: PeerKey) -> LinkRun:
-        p = self._peers.get(key)
-        run = p.run if p is not None else None
-        if p is None or p.link is None or run is None or run.link is not p.link:
-            raise MeshError(f"no link to {key.fingerprint()}")
-        return run
-
-    def _enqueue(self, run: LinkRun, record: list[Any], relay_size: int = 0) -> bool:
-        """Queue a record on `run`'s link; a full queue drops the link (it is not reading)."""
-        if run.outbox.put(record, relay_size):
-            return True
-        if not run.outbox.closed and len(run.outbox) >= run.outbox.limit:
-            self._drop(
-                run,
-                MeshError(
-                    f"{run.link.label} is not reading: {len(run.outbox)} records are queued"
-                ),
-            )
-        return False
-
-    def _drop(self, run: LinkRun, error: NetError) -> None:
-        """End `run` from outside its reader, remembering why for the `PeerDown`."""
-        if run.error is None:
-            run.error = error
-        run.outbox.close()
-        run.scope.cancel()
-
-    async def _send_raw(self, key: PeerKey, message: list[Any]) -> None:
-        """A control/relay record on the current link to `key` (not sequenced, not waiting)."""
-        run = self._live_run(key)
-        if not self._enqueue(run, message):
-            raise MeshError(f"link to {key.fingerprint()} is closed or not reading")
-        await trio.lowlevel.checkpoint()
-
-    async def _send_relayed_chunk(self, key: PeerKey, message: list[Any], size: int) -> None:
-        """A chunk of one of our relayed streams: waits for room, never overflows the queue."""
-        run = self._live_run(key)
-        if not await run.outbox.put_paced(message, size):
-            raise MeshError(f"link to {key.fingerprint()} closed")
-
-    # -- link life cycle -------------------------------------------------------------------
-
-    async def _run_link(self, key: PeerKey, link: SecureLink, *, relayed: bool) -> None:
-        """Own `link` until it dies; exactly one link per peer is live at a time."""
-        p = self._peer(key)
-        limit = self.config.max_buffer + SEND_QUEUE_HEADROOM
-        run = LinkRun(link, relayed, Outbox(limit, self.config.relay_queue_bytes))
-        while p.run is not None:  # the newest link wins; wait until the old one is gone
-            old = p.run
-            if old.replaced is None:
-                to_direct = old.relayed and not relayed
-                old.replaced = "moved to a direct link" if to_direct else "replaced by a new link"
-            old.scope.cancel()
-            await old.done.wait()
-        p.run = run
-        reason = "link closed"
-        try:
-            with run.scope:
-                await self._serve_link(p, run)
-        except LinkClosed as exc:
-            reason = str(exc)
-        except (NetError, trio.TooSlowError) as exc:
-            reason = str(exc) or type(exc).__name__
-            self._reject(link.label, exc)
-        except Exception as exc:
-            # Whatever one peer's input provokes ends that peer's link, never the mesh.
-            reason = f"{link.label}: its input raised {type(exc).__name__}: {exc}"
-            self._reject(link.label, MeshError(reason))
-        finally:
-            run.outbox.close()
-            if run.error is not None:
-                reason = str(run.error)
-                self._reject(link.label, run.error)
-            elif run.replaced is not None:
-                reason = run.replaced
-            if p.link is link:
-                p.link = None
-            if p.run is run:
-                p.run = None
-            p.channel.link_lost()
-            if not self.is_host and self._is_host_key(key):
-                # Every relayed channel ran over this link: end them all now.
-                self.relays.end_all()
-            with trio.CancelScope(shield=True):
-                await link.aclose()
-            # A link taken over by a newer one is no change to show; the newer one reports.
-            if run.replaced is None and p.shown is not None and p.run is None:
-                p.shown = None
-                self._emit(PeerDown(key, reason))
-            run.done.set()
-
-    async def _serve_link(self, p: _Peer, run: LinkRun) -> None:
-        link = run.link
-        name = link.label
-        liveness = Liveness(
-            trio.current_time(),
-            interval=self.config.heartbeat_interval,
-            timeout=self.config.heartbeat_timeout,
-        )
-        error: NetError | trio.TooSlowError | None = None
-        async with trio.open_nursery() as nursery:
-            nursery.start_soon(self._sender, run, liveness)
-            try:
-                self._enqueue(run, p.channel.make_resume().to_wire())
-                with trio.fail_after(self.config.handshake_timeout):
-                    first = await link.receive()
-                record = parse_record(first, name)
-                if not isinstance(record, Resume):
-                    raise SequenceError(f"{name} did not start the link with a resume record")
-                # No checkpoint from here until `p.link` is set: nothing can be sent between
-                # the retransmissions and the link going live, so the order holds.
-                resend, restarted = p.channel.on_resume(record)
-                for r in resend:
-                    self._enqueue(run, r.to_wire())
-                p.link = link
-                if self.is_host and self.roster is not None:
-                    # Seats may have changed since this peer's welcome, while no link was up
-                    # to tell it: every (re)established link starts from the current roster.
-                    self._enqueue(run, roster_message(self.roster))
-                run.up = True
-                member = self.roster.member(p.key) if self.roster else None
-                nickname = member.nickname if member is not None else link.peer_nickname
-                up = PeerUp(p.key, nickname, run.relayed)
-                if up != p.shown:
-                    p.shown = up
-                    self._emit(up)
-                if restarted is not None:
-                    self._emit(StreamReset(p.key))
-                if self.is_host and not run.relayed:
-                    self.punches.link_up(p.key, link.address)
-                liveness.on_receive(trio.current_time())
-                nursery.start_soon(self._heartbeat, p, run)
-                await self._read_loop(p, link, liveness)
-            except (NetError, trio.TooSlowError) as exc:
-                error = exc
-            nursery.cancel_scope.cancel()
-        if error is not None:
-            raise error
-
-    async def _sender(self, run: LinkRun, liveness: Liveness) -> None:
-        """The only writer of `run.link`; a socket that takes nothing for the timeout is
-        a stalled peer, and its link is dropped."""
-        link = run.link
-        stall = self.config.heartbeat_timeout
-        while True:
-            record = await run.outbox.get()
-            try:
-                with trio.fail_after(stall):
-                    await link.send(record)
-                run.outbox.sent()
-            except trio.TooSlowError:
-                why = f"{link.label} stopped reading: a send was stuck for {stall:g} s"
-                self._drop(run, MeshError(why))
-                return
-            except LinkError as exc:
-                self._drop(run, exc)
-                return
-            liveness.on_send(trio.current_time())
-
-    async def _heartbeat(self, p: _Peer, run: LinkRun) -> None:
-        """Acks double as heartbeats: one at least every interval, sooner when acks are due."""
-        next_at = trio.current_time() + self.config.heartbeat_interval
-        while True:
-            with trio.move_on_at(next_at):
-                await p.ack_wake.wait()
-            p.ack_wake = trio.Event()
-            if p.link is not run.link:
-                return
-            if not self._enqueue(run, p.channel.make_ack().to_wire()):
-                return
-            next_at = trio.current_time() + self.config.heartbeat_interval
-
-    def _allowed_tags(self, key: PeerKey) -> frozenset[str]:
-        """The record tags `key` may send us on a resumed link, by who we are to each other."""
-        if self.is_host:
-            return JOINER_TO_HOST_TAGS
-        if self._is_host_key(key):
-            return HOST_TO_JOINER_TAGS
-        return PEER_TAGS
-
-    async def _read_loop(self, p: _Peer, link: SecureLink, liveness: Liveness) -> None:
-        """Every record is checked against the tags this link may carry before dispatch;
-        anything else is a protocol error that ends this link only."""
-        name = link.label
-        allowed = self._allowed_tags(p.key)
-        while True:
-            with trio.move_on_at(liveness.last_received + liveness.timeout):
-                msg = await link.receive()
-                liveness.on_receive(trio.current_time())
-                tag = msg[0] if isinstance(msg, list) and msg and isinstance(msg[0], str) else None
-                if tag is None:
-                    raise MeshError(f"{name} sent a message that is not a tagged record")
-                if tag not in allowed:
-                    raise MeshError(
-                        f"{name} sent a record this link does not carry: {tag[:20]!r}"
-                    )
-                if tag in RELIABLE_TAGS:
-                    record = parse_record(msg, name)
-                    if isinstance(record, Data):
-                        self._on_data(p, record, name)
-                    elif isinstance(record, Ack):
-                        p.channel.on_ack(record.ack)
-                    else:  # pragma: no cover - "r" is never in `allowed`
-                        raise SequenceError(f"{name} sent a resume record mid-link")
-                elif tag in RELAY_TAGS:
-                    await self.relays.on_record(p.key, parse_relay(msg, name))
-                elif tag in PUNCH_TAGS:
-                    await self.punches.on_record(p.key, msg, name)
-                elif tag == LEAVE:
-                    if msg != [LEAVE]:
-                        raise MeshError(f"{name} sent a malformed leave record")
-                    self._free_seat(p.key, LEFT)
-                else:
-                    self._on_roster(msg, name)
-                continue
-            raise MeshError(
-                f"{name} went silent: nothing heard for {liveness.timeout:g} s"
-            )
-
-    def _on_data(self, p: _Peer, record: Data, name: str) -> None:
-        size = 0
-        if record.seq == p.channel.recv_next:  # a new message (a gap fails in `on_data`)
-            # Capped in bytes before it is taken in: a count alone would let 8192 messages
-            # of a megabyte each sit in memory.
-            size = len(codec.pack(record.payload))
-            cap = self.config.max_unread_bytes
-            if p.unread_bytes + size > cap:
-                raise MeshError(
-                    f"{name} sent more than {cap} bytes of messages we have not read yet"
-                )
-        fresh, payload = p.channel.on_data(record)
-        if fresh:
-            p.unread_bytes += size
-            self._inbox_send.send_nowait((p.key, p.channel.peer_incarnation, payload, size))
-
-    def _on_roster(self, msg: list[Any], name: str) -> None:
-        if len(msg) != 2:
-            raise TableError(f"{name} sent a malformed roster message")
-        roster = Roster.from_wire(msg[1], name)
-        check_roster(roster, name, self.table_id)
-        self._set_roster(roster, name)
+        """Adopt `roster` if it is newer (`seating.py`); a roster that drops a seat without
+        recording its departure is a `RosterError` naming `sender`, and nothing changes."""
+        self.seating.adopt(roster, sender)
 
     def _is_host_key(self, key: PeerKey) -> bool:
         return self.roster is not None and self.roster.host.key == key
@@ -741,106 +383,36 @@ class Mesh:
             and roster.member(key) is not None
         )
 
+    def _close(self) -> None:
+        self._closed = True
 
-    # -- accepting ---------------------------------------------------------------------------
+    # -- links: their life cycle is `peerlinks.py`, the accepting side `accepting.py` --------
+    # The mesh's other parts (dialing, admission, relaying, punching) reach links through these.
+
+    async def _run_link(self, key: PeerKey, link: SecureLink, *, relayed: bool) -> None:
+        """Own `link` until it dies; exactly one link per peer is live at a time."""
+        await self.links.run(key, link, relayed=relayed)
 
     async def _accept_peer_link(self, link: SecureLink) -> None:
         """A link whose greeting says it comes from a seated peer (the door checked that)."""
-        key = link.peer
-        member = self.roster.member(key) if self.roster else None
-        if member is None or key == self.me:
-            self._reject(link.label, TableError("is not seated at this table"))
-            return
-        if self._seat(key) < self._seat(self.me):
-            self._reject(link.label, TableError("dialed a higher seat (the higher seat dials)"))
-            return
-        if self._direct_refused(key):
-            self._reject(link.label, TableError("direct link refused by the test hook"))
-            return
-        await self._run_link(key, link, relayed=False)
+        await self.acceptor.accept_peer_link(link)
 
-    async def _serve(
-        self, listen_host: str, port: int, *, task_status: trio.TaskStatus[int]
-    ) -> None:
-        if listen_host == "":
-            # Every interface, IPv4 and IPv6, on one port number so one invite entry per address.
-            listeners = await trio.open_tcp_listeners(port, host="0.0.0.0")
-            same_port = listeners[0].socket.getsockname()[1]
-            with contextlib.suppress(OSError):
-                listeners += await trio.open_tcp_listeners(same_port, host="::")
-        else:
-            listeners = await trio.open_tcp_listeners(port, host=listen_host)
-        self.server = LinkServer(
-            self.identity,
-            self._handle_accepted,
-            room_secret=self.room_secret if self.is_host else self.mesh_secret,
-            retired_secrets=self.retired_secrets if self.is_host else (),
-            table_id=self.table_id,
-            handshake_timeout=self.config.handshake_timeout,
-            is_member=self.door.is_member,
-            on_error=self._reject,
-        )
-        self.server.accept_short = self.is_host
-        self.listeners = listeners
-        bound = listeners[0].socket.getsockname()[1]
-        share_listening_port(listeners)
-        self.listen_port = bound
-        self.listen_wildcard = listen_host in ("", "0.0.0.0", "::")
-        await self._nursery.start(self._listen, self.server, listeners)
-        task_status.started(bound)
+    def _live_run_or_none(self, key: PeerKey) -> LinkRun | None:
+        return self.links.live_run_or_none(key)
 
-    async def _handle_accepted(self, link: SecureLink) -> None:
-        """One accepted link, start to end: whatever it provokes ends that link only."""
-        try:
-            if link.short and link.retired_secret:  # a replaced invite's short code
-                self._reject(link.label, TableError("fetched an invite with a replaced short code"))
-                return
-            if link.short:  # only a host accepts these: the joiner fetches the invite
-                await send_invite(link, self.invite)
-                return
-            await self.door.handle_link(link)
-        except Exception as exc:
-            self._reject(link.label, MeshError(f"{link.label}: {_describe(exc)}"))
+    def _enqueue(self, run: LinkRun, record: list[Any], relay_size: int = 0) -> bool:
+        return self.links.enqueue(run, record, relay_size)
 
-    async def _listen(
-        self,
-        server: LinkServer,
-        listeners: list[trio.SocketListener],
-        *,
-        task_status: trio.TaskStatus[None],
-    ) -> None:
-        """Serve until cancelled. A listener that fails ends the whole mesh with a
-        `MeshError`: a table that no longer listens must not look alive."""
-        try:
-            await server.serve(listeners, task_status=task_status)
-        except Exception as exc:
-            raise MeshError(f"stopped listening for peers: {_describe(exc)}") from None
+    async def _send_raw(self, key: PeerKey, message: list[Any]) -> None:
+        await self.links.send_raw(key, message)
 
-    def _close(self) -> None:
-        self._closed = True
+    async def _send_relayed_chunk(self, key: PeerKey, message: list[Any], size: int) -> None:
+        await self.links.send_relayed_chunk(key, message, size)
 
 
 def local_endpoints(port: int, listen_host: str) -> tuple[Endpoint, ...]:
     """Addresses to advertise: the bound one, or this machine's own (candidates.py)."""
     return tuple(c.endpoint for c in host_candidates(port, listen_host))[:16]
-
-
-def _describe(exc: BaseException) -> str:
-    """One line for an exception, or for the first error inside an exception group."""
-    if isinstance(exc, BaseExceptionGroup):
-        leaves = _leaves(exc)
-        exc = leaves[0] if leaves else exc
-    return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
-
-
-def _leaves(group: BaseExceptionGroup[BaseException]) -> list[BaseException]:
-    out: list[BaseException] = []
-    for exc in group.exceptions:
-        if isinstance(exc, BaseExceptionGroup):
-            out.extend(_leaves(exc))
-        else:
-            out.append(exc)
-    return out
 
 
 @contextlib.asynccontextmanager
@@ -871,9 +443,9 @@ async def _mesh_scope(
                 mesh._close()
                 nursery.cancel_scope.cancel()
     except BaseExceptionGroup as group:
-        leaves = _leaves(group)
-        if len(leaves) == 1:
-            raise leaves[0] from None
+        found = leaves(group)
+        if len(found) == 1:
+            raise found[0] from None
         raise
 
 
@@ -910,7 +482,7 @@ async def host_table(
     ) as (mesh, nursery):
         mesh.retired_secrets = tuple(retired_secrets)
         mesh.mesh_secret = mesh_secret if mesh_secret is not None else room_secret
-        bound = await nursery.start(mesh._serve, listen_host, port)
+        bound = await nursery.start(mesh.acceptor.serve, listen_host, port)
         mesh.advertised = advertise or local_endpoints(bound, listen_host)
         me = Member(0, identity.public, identity.nickname, mesh.advertised)
         mesh.door.table = HostTable(table_id, me, restore=roster, seats=seats)
@@ -946,7 +518,7 @@ async def join_table(
     async with _mesh_scope(
         identity, invite.table_id, invite.room_secret, config=config, state=state, is_host=False
     ) as (mesh, nursery):
-        bound = await nursery.start(mesh._serve, listen_host, port)
+        bound = await nursery.start(mesh.acceptor.serve, listen_host, port)
         mesh.advertised = advertise or local_endpoints(bound, listen_host)
         # How the host's addresses were learnt, so the link to it says "mapped" where it is.
         for ep, kind in zip(invite.addresses, invite.kinds, strict=False):

@@ -134,6 +134,14 @@ class Cluster:
         self.procs[i] = p
         return p
 
+    def adopt(self, i: int, argv: list[str]) -> BotProcess:
+        """Run `argv` (a bot peer's whole command line) as seat `i`'s process: one another
+        process started (a host's heir bot), started again here."""
+        self.done.discard(i)
+        p = BotProcess(i, argv, self.lines, self.root / f"peer-{i}.stderr", self.env.get(i))
+        self.procs[i] = p
+        return p
+
     def start_host(self, timeout: float = 30.0) -> str:
         self._spawn(0, ["--host", *self.host_args])
         self.wait_line(0, "table", timeout)

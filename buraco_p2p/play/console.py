@@ -14,7 +14,7 @@ import trio
 from buraco_p2p.engine import IllegalMove
 from buraco_p2p.net.identity import PeerKey
 from buraco_p2p.net.lobby import printable
-from buraco_p2p.play.driver import Driver, my_turn
+from buraco_p2p.play.driver import Driver, bot_parties, my_turn
 from buraco_p2p.play.line import HELP, LineError, describe_event, parse_command, render
 from buraco_p2p.session import Event
 
@@ -24,9 +24,12 @@ Write = Callable[[str], None]
 
 
 class _Console:
-    def __init__(self, driver: Driver, write: Write) -> None:
+    def __init__(self, driver: Driver, write: Write, bot_keys: frozenset[bytes] = frozenset(),
+                 bots: bool = False) -> None:  # fmt: skip
         self.driver = driver
         self.write = write
+        self.bot_keys = bot_keys
+        self.bots = bots
         self.terms = driver.peer.table.terms
         self.shown_turn = -1
 
@@ -37,7 +40,9 @@ class _Console:
         t = self.driver.peer.table
         if not t.seating:
             return list(self.terms.nicknames)
-        return [self.nick(p) + (" (you)" if p == self.driver.peer.party else "")
+        me = self.driver.peer.party
+        bots = bot_parties(self.driver.peer, self.bot_keys, self.bots)
+        return [self.nick(p) + (" (you)" if p == me else " (bot)" if p in bots else "")
                 for p in t.seating]  # fmt: skip
 
     def on_events(self, events: list[Event]) -> None:
@@ -99,10 +104,18 @@ class _Console:
 
 
 async def console(
-    driver: Driver, lines: trio.MemoryReceiveChannel[str], write: Write
+    driver: Driver,
+    lines: trio.MemoryReceiveChannel[str],
+    write: Write,
+    *,
+    bot_keys: frozenset[bytes] = frozenset(),
+    bots: bool = False,
 ) -> bool:
-    """Run the table until the match closes (True) or the input ends or says quit (False)."""
-    c = _Console(driver, write)
+    """Run the table until the match closes (True) or the input ends or says quit (False).
+
+    Seats played by a bot are named "(bot)": the bot peers we started (`bot_keys`, or every
+    other seat with `bots`) and the heirs a `replace` seated (see `bot_parties`)."""
+    c = _Console(driver, write, bot_keys, bots)
     driver.on_events = c.on_events
     driver.on_chat = c.on_chat
     c.maybe_show()

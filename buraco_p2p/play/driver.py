@@ -55,7 +55,7 @@ from buraco_p2p.session import (
 )
 from buraco_p2p.session.states import Phase
 
-__all__ = ["Chooser", "Driver", "my_turn"]
+__all__ = ["Chooser", "Driver", "bot_parties", "my_turn"]
 
 log = logging.getLogger(__name__)
 
@@ -90,6 +90,21 @@ def my_turn(peer: Peer) -> bool:
         and t.fault is None
         and t.waiting_for[:1] == (peer.party,)
     )
+
+
+def bot_parties(peer: Peer, bot_keys: frozenset[bytes] = frozenset(),
+                others: bool = False) -> frozenset[int]:  # fmt: skip
+    """The parties this client knows to be played by a bot, to mark them on screen: every
+    other one when `others` (the bot peers of our own `play`); one whose genesis key is in
+    `bot_keys` (the bot peers a host started: it made their identities); one that a `replace`
+    in the log handed to an heir, which only a bot takes. A player's own nickname claims
+    nothing here: anyone can call themselves a bot."""
+    t = peer.table
+    parties = [p for p in range(len(t.terms.keys)) if p != peer.party]
+    if others:
+        return frozenset(parties)
+    heirs = {party for _, party, _ in t.successions}
+    return frozenset(p for p in parties if p in heirs or t.terms.keys[p].raw in bot_keys)
 
 
 class Driver:

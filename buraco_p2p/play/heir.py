@@ -36,10 +36,19 @@ from buraco_p2p.net.identity import Identity, PeerKey
 from buraco_p2p.net.mesh import Mesh
 from buraco_p2p.play.cluster import BotProcess
 from buraco_p2p.play.driver import Driver
+from buraco_p2p.play.store import StoreError, TableStore
 from buraco_p2p.session import Entry, decode_entry, parse_genesis
 from buraco_p2p.session.errors import LogError
 
-__all__ = ["SEED_ENV", "HeirError", "Heirs", "fetch_genesis", "heir_log_path", "let_in"]
+__all__ = [
+    "SEED_ENV",
+    "HeirError",
+    "Heirs",
+    "fetch_genesis",
+    "heir_log_path",
+    "let_in",
+    "resume_argv",
+]
 
 log = logging.getLogger(__name__)
 
@@ -116,8 +125,12 @@ class Heirs:
         return f"proposed: replace {names} by a bot"
 
     async def run(self) -> None:
-        """Free each replaced seat and start its bot (after our void is signed and sent)."""
+        """Start again the heirs a restarted host had seated; then free each replaced seat
+        and start its bot (after our void is signed and sent)."""
         mesh = self.driver.mesh
+        # whoever opened the node sets `args` and `log_out` before its first checkpoint
+        await trio.lowlevel.checkpoint()
+        self.restart_seated()
         async for seeds in self._todo_out:
             for party, seed in seeds:
                 heir = Identity.from_seed(seed, "heir")
@@ -128,7 +141,7 @@ class Heirs:
                         await mesh.kick(old)
                     except MeshError as exc:
                         log.warning("could not free the seat of %s: %s", old.fingerprint(), exc)
-                self._spawn(party, seed, mesh.invite.to_text())
+                self._spawn(party, seed, ["--join", mesh.invite.to_text(), "--heir"])
                 await self._save_roster_once_seated(heir.public)
 
     async def _save_roster_once_seated(self, key: PeerKey) -> None:
@@ -141,12 +154,43 @@ class Heirs:
         if mesh.roster is not None:
             self.driver.store.save_roster(mesh.roster.to_wire())
 
-    def _spawn(self, party: int, seed: bytes, invite: str) -> None:
+    def restart_seated(self) -> None:
+        """Start every heir of this table whose key the roster seats, from its own data
+        directory (`bot-peer --resume`): its process was the host's child and ended with a
+        host that crashed; the restored roster readmits it, the restarted host starts it."""
+        mesh = self.driver.mesh
+        if mesh.roster is None or not self.root.is_dir():
+            return
+        for data in sorted(self.root.glob("heir-*")):
+            try:
+                _, seed = TableStore.for_table(mesh.table_id, data).load_secret()
+            except StoreError:
+                continue  # not an heir of this table, or killed before it kept its secret
+            if seed is None:
+                continue
+            key = Identity.from_seed(seed, "heir").public
+            party = self._seat_of(key)
+            if mesh.roster.member(key) is None or party is None:
+                continue  # replaced in turn, or never seated
+            log.info("starting heir %s of party %d again", key.fingerprint(), party)
+            self._spawn(party, seed, ["--resume", mesh.table_id.hex(), "--heir"])
+
+    def _seat_of(self, key: PeerKey) -> int | None:
+        """The party the latest "replace" void naming `key` in our log passes to it."""
+        party = None
+        for e in self.driver.peer.log:
+            if e.kind == "void" and e.body.get("action") == "replace":
+                for p, k in zip(e.body["silent"], e.body["keys"], strict=False):
+                    if k == key.raw:
+                        party = p
+        return party
+
+    def _spawn(self, party: int, seed: bytes, how: list[str]) -> None:
         short = Identity.from_seed(seed, "heir").public.short()
         name = f"heir-{party}-{short}"
         data = self.root / name
         data.mkdir(parents=True, exist_ok=True, mode=0o700)
-        argv = [sys.executable, "-m", "buraco_p2p", "bot-peer", "--join", invite, "--heir",
+        argv = [sys.executable, "-m", "buraco_p2p", "bot-peer", *how,
                 "--data-dir", str(data), "--name", f"bot-{short}", *self.args]  # fmt: skip
         if self.log_out is not None:
             argv += ["--log-out", self.log_out(party)]
@@ -210,3 +254,20 @@ def heir_log_path(log_out: str, party: int) -> str:
     """Where a bot peer that hosts writes the log of the heir of `party` (next to its own)."""
     p = Path(log_out)
     return str(p.with_name(f"{p.stem}-heir-{party}{p.suffix}"))
+
+
+def resume_argv(argv: Sequence[str], table: str) -> list[str]:
+    """The command that resumes the heir an `argv` started (`--join CODE` becomes
+    `--resume TABLE`; `--heir` stays, for an heir killed before it had saved the genesis,
+    and so do its data directory, which holds its identity, and the rest)."""
+    out: list[str] = []
+    it = iter(argv)
+    for arg in it:
+        if arg == "--join":
+            next(it, None)
+            out += ["--resume", table]
+        else:
+            out.append(arg)
+    if "--resume" not in out or "--heir" not in out:
+        raise ValueError("not the command line of an heir bot peer")
+    return out

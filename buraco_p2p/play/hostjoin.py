@@ -35,7 +35,7 @@ from buraco_p2p.net.mesh import JoinRequest, Mesh, host_table
 from buraco_p2p.play.botpeer import SEED_ENV
 from buraco_p2p.play.cluster import Cluster
 from buraco_p2p.play.console import console
-from buraco_p2p.play.local import resume_line
+from buraco_p2p.play.local import ResumeError, resume_failed, resume_line, resume_target
 from buraco_p2p.play.node import start_on_mesh
 from buraco_p2p.play.store import default_data_dir
 from buraco_p2p.rules import RuleSet
@@ -47,7 +47,9 @@ def _say(text: str) -> None:
     print(text, flush=True)
 
 
-def _runner(rules: RuleSet | None, root: Path) -> lobby_mod.MatchRunner:
+def _runner(
+    rules: RuleSet | None, root: Path, bot_keys: frozenset[bytes] = frozenset()
+) -> lobby_mod.MatchRunner:
     async def run(
         mesh: Mesh,
         lines: trio.MemoryReceiveChannel[str],
@@ -59,7 +61,7 @@ def _runner(rules: RuleSet | None, root: Path) -> lobby_mod.MatchRunner:
         ) as driver:
             out(f"table {mesh.table_id.hex()} (after a crash: buraco-p2p resume "
                 f"{mesh.table_id.hex()}, or join with the same code)")  # fmt: skip
-            closed = await console(driver, lines, out)
+            closed = await console(driver, lines, out, bot_keys=bot_keys)
         out("the match is over" if closed else "left the table; resume returns to it")
         return 0
 
@@ -185,15 +187,10 @@ def _join_screen(args: argparse.Namespace, root: Path) -> int:
 def _resume_screen(args: argparse.Namespace) -> int:
     from buraco_p2p.ui import netplay
 
-    root = Path(args.data_dir) if args.data_dir else default_data_dir()
     try:
-        table = bytes.fromhex(args.table)
-    except ValueError:
-        sys.stderr.write("buraco-p2p resume: error: TABLE is a table id in hex\n")
-        return 2
-    if not (root / "tables" / table.hex() / "secret").exists():
-        sys.stderr.write(f"buraco-p2p resume: error: no table {table.hex()} in {root}\n")
-        return 2
+        root, table = resume_target(args)
+    except ResumeError as exc:
+        return resume_failed(exc)
     feed = netplay.ResumeFeed(netplay.identity_of(args), root, table)
     return netplay.run_full_screen(feed, ascii=args.ascii, prog="buraco-p2p resume")
 
@@ -202,7 +199,8 @@ async def _host_with_bots(args: argparse.Namespace, rules: RuleSet, root: Path) 
     config = Path(args.config_dir) if args.config_dir else None
     identity = load_or_create_identity(config, args.nick)
     seeds = [os.urandom(32) for _ in range(args.bots)]
-    bot_keys = {Identity.from_seed(s, "bot").public.raw for s in seeds}
+    bot_keys = frozenset(Identity.from_seed(s, "bot").public.raw for s in seeds)
+    lobby_mod.set_match_runner(_runner(rules, root, bot_keys))  # we made them: marked bots
     box: list[Lobby] = []
 
     async def approve(request: JoinRequest) -> bool:
@@ -224,6 +222,7 @@ async def _host_with_bots(args: argparse.Namespace, rules: RuleSet, root: Path) 
             seats=rules.players,
         ) as mesh:
             lobby = Lobby(mesh, _say)
+            lobby.bots = bot_keys
             box.append(lobby)
             _say(f"table created; you are {identity.nickname} ({identity.public.fingerprint()})")
             _say("invite code (give it to the other players):")

@@ -26,7 +26,7 @@ from buraco_p2p.play.node import open_node
 from buraco_p2p.play.store import default_data_dir
 from buraco_p2p.rules import RuleSet
 
-__all__ = ["play_line", "resume_line"]
+__all__ = ["ResumeError", "play_line", "resume_failed", "resume_line", "resume_target"]
 
 
 def _say(text: str) -> None:
@@ -63,17 +63,17 @@ async def _play_main(me: Identity, root: Path, rules: RuleSet, cluster: Cluster)
         _say(f"{rules.players - 1} bot peers are joining; the seats are drawn by the table")
 
     async with open_node(me, root, rules=rules, on_invite=on_invite) as driver:
-        return await _run_console(driver)
+        return await _run_console(driver, bots=True)
 
 
-async def _run_console(driver: object) -> int:
+async def _run_console(driver: object, bots: bool = False) -> int:
     from buraco_p2p.play.driver import Driver
 
     assert isinstance(driver, Driver)
     send, recv = trio.open_memory_channel[str](64)
     async with trio.open_nursery() as nursery:
         nursery.start_soon(_stdin_lines, send)
-        closed = await console(driver, recv, _say)
+        closed = await console(driver, recv, _say, bots=bots)
         nursery.cancel_scope.cancel()
     if closed:
         _say("the match is over; its log is in the data directory")
@@ -82,16 +82,36 @@ async def _run_console(driver: object) -> int:
     return 0
 
 
-def resume_line(args: argparse.Namespace) -> int:
+class ResumeError(ValueError):
+    """`resume TABLE` names no table this client can resume; the message says why."""
+
+
+def resume_target(args: argparse.Namespace) -> tuple[Path, bytes]:
+    """The data directory and table id `resume TABLE` names (`args.table`, `args.data_dir`),
+    checked before anything is opened: the id must be hex and the table's directory must hold
+    its secret, or this raises `ResumeError`. The line and full-screen clients share it, so
+    both refuse the same input with the same words."""
     root = Path(args.data_dir) if args.data_dir else default_data_dir()
     try:
         table = bytes.fromhex(args.table)
     except ValueError:
-        sys.stderr.write("buraco-p2p resume: error: TABLE is a table id in hex\n")
-        return 2
+        raise ResumeError("TABLE is a table id in hex") from None
     if not (root / "tables" / table.hex() / "secret").exists():
-        sys.stderr.write(f"buraco-p2p resume: error: no table {table.hex()} in {root}\n")
-        return 2
+        raise ResumeError(f"no table {table.hex()} in {root}")
+    return root, table
+
+
+def resume_failed(exc: ResumeError) -> int:
+    """Say why `resume` cannot start; the exit status of a usage error."""
+    sys.stderr.write(f"buraco-p2p resume: error: {exc}\n")
+    return 2
+
+
+def resume_line(args: argparse.Namespace) -> int:
+    try:
+        root, table = resume_target(args)
+    except ResumeError as exc:
+        return resume_failed(exc)
     me = _me(args.config_dir, None)
 
     async def main() -> int:

@@ -183,10 +183,10 @@ async def open_node(
     **driver_kw: Any,
 ) -> AsyncIterator[Driver]:
     """Host (`rules`), join (`invite`; with `heir`, to take over a seat: `play.heir`) or
-    resume (`resume` = a table id in `root`) a table; yields its running driver (the match
-    goes on in the background until the block ends). We listen on `listen_host`:`port`
-    (loopback, any free port unless told; a resumed host takes its saved port) and tell the
-    peers `advertise` (by default, where we listen)."""
+    resume (`resume` = a table id in `root`; an heir resumes with `heir` too) a table;
+    yields its running driver (the match goes on in the background until the block ends).
+    We listen on `listen_host`:`port` (loopback, any free port unless told; a resumed host
+    takes its saved port) and tell the peers `advertise` (by default, where we listen)."""
     where: dict[str, Any] = {"listen_host": listen_host, "advertise": advertise}
     store: TableStore
     if resume is not None:
@@ -223,8 +223,11 @@ async def open_node(
             if store.load_log():
                 driver = Driver.restore(mesh, identity, store, secret, **driver_kw)
                 backlog: Backlog = []
-            else:
-                genesis, backlog = await agree_genesis(mesh, identity, rules, timeout_ms)
+            else:  # killed before the genesis was saved: take it as a first start would
+                if heir:
+                    genesis, backlog = await fetch_genesis(mesh, identity)
+                else:
+                    genesis, backlog = await agree_genesis(mesh, identity, rules, timeout_ms)
                 driver = Driver.fresh(mesh, genesis, identity, store, secret, **driver_kw)
             async with _running(driver, backlog, root):
                 yield driver

@@ -46,7 +46,8 @@ Modules: `entry` (format, hash, signature, step heads), `bodies` (kinds and sche
 `terms` (genesis), `states` (transition table), `table` (the log gate: what every entry
 shares), `checks` (each kind's content checks), `flow` (the next step), `deal` (one deal's
 state, the verifier's opening of a finished hand), `produce` (our own entries), `peer`,
-`replay`, `evidence`, `router`, `events`, `errors`.
+`inbox` (what a peer heard and holds), `voter` (its void agreements), `agreement` (the void
+entries it holds), `output`, `replay`, `evidence`, `router`, `events`, `errors`.
 
 The order of a hand, each line one step (a round where several parties append, by party):
 keys round (hand key + cut commitment, all) -> shuffle by seat 0 .. shuffle by seat N-1 ->

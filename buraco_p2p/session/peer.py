@@ -8,11 +8,13 @@ every other party, writes `Output.persist` to disk before acting on it, and show
 the peer can report a party that keeps the table waiting (`TimedOut`); the present parties may
 then `propose_void`, or `join_void` a proposal another present party made (`VoidProposed`).
 Void entries are held apart and applied only as a whole round, at one point every present
-party has reached (`buraco_p2p.session.agreement`).
+party has reached: the peer's `Voter` (`buraco_p2p.session.voter`) holds them and decides
+when the peer stops and what it signs.
 
-Entries of a round arrive in any order; the peer holds each until its index comes. Our own
-entries pass through the same `Table.apply` as everybody else's (only their signature and
-proofs are not checked again). Equivocation: two different entries signed by one author for
+Entries of a round arrive in any order; the peer screens each as it arrives and holds it
+until its index comes (its `Inbox`, `buraco_p2p.session.inbox`). Our own entries pass
+through the same `Table.apply` as everybody else's (only their signature and proofs are not
+checked again). Equivocation: two different entries signed by one author for
 one index are a `Fault` whose evidence is both entries; a host that relays `Output.relay`
 (entries first heard from others) to the rest of the table makes a peer that sends different
 entries to different parties meet its own two signatures at every honest peer.
@@ -33,21 +35,14 @@ make a minute, so a test can run a timed match on a fast clock.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any
 
-from buraco_p2p.crypto.deck import ShuffleMessage
-from buraco_p2p.crypto.elgamal import deck_bytes, decode_deck
-from buraco_p2p.crypto.errors import CryptoError
 from buraco_p2p.crypto.group import RandomSource
-from buraco_p2p.crypto.shuffle import shuffle_and_prove
-from buraco_p2p.crypto.transcript import ProofContext
 from buraco_p2p.engine import IllegalMove, IllegalMoveCode, Move
 from buraco_p2p.net.identity import Identity, PeerKey
 from buraco_p2p.session import bodies
-from buraco_p2p.session.agreement import Ballots, Motion
-from buraco_p2p.session.bodies import BodyError, check_body
-from buraco_p2p.session.entry import Entry, decode_entry, make_entry, step_head
+from buraco_p2p.session.agreement import Motion
+from buraco_p2p.session.entry import Entry, make_entry, step_head
 from buraco_p2p.session.errors import (
     BrokenChain,
     Equivocation,
@@ -55,39 +50,19 @@ from buraco_p2p.session.errors import (
     OutOfTurn,
     WrongTable,
 )
-from buraco_p2p.session.events import Event, Fault, Refused, SeatsDrawn, TimedOut, VoidProposed
+from buraco_p2p.session.events import Event, Fault, Refused, SeatsDrawn, TimedOut
 from buraco_p2p.session.evidence import equivocates
-from buraco_p2p.session.produce import produce_time
+from buraco_p2p.session.inbox import MAX_AHEAD, Inbox
+from buraco_p2p.session.output import Output
+from buraco_p2p.session.produce import produce_shuffle_on, produce_time, shuffle_after
 from buraco_p2p.session.states import Phase
 from buraco_p2p.session.table import Table
 from buraco_p2p.session.terms import parse_genesis
+from buraco_p2p.session.voter import Voter
 
 __all__ = ["MAX_AHEAD", "Output", "Peer"]
 
-# How far past the end of its log a peer files entries: no step is longer than a round of
-# every party, so honest entries are never further ahead than a few steps; a hostile author
-# cannot make a peer hold more than this many of its entries.
-MAX_AHEAD = 64
 _MAX_RUN = 100_000  # each `work` applies one entry; a bound, never reached in practice
-
-
-@dataclass
-class Output:
-    """What one call produced: entries to send to every other party (wire bytes), entries
-    appended to the log in order, events for the host, and entries first heard from others
-    (relay them where the transport does not broadcast). A host writes `persist` to disk
-    before it sends `send` or acts on `events`, so a restarted client resumes from its log."""
-
-    send: list[bytes] = field(default_factory=list)
-    persist: list[Entry] = field(default_factory=list)
-    events: list[Event] = field(default_factory=list)
-    relay: list[bytes] = field(default_factory=list)
-
-    def extend(self, other: Output) -> None:
-        self.send += other.send
-        self.persist += other.persist
-        self.events += other.events
-        self.relay += other.relay
 
 
 class Peer:
@@ -122,13 +97,10 @@ class Peer:
                 raise ValueError("this identity is not a party of the genesis")
             self.party = keys.index(mine)
             self.table = Table(genesis, me=self.party, rng=rng)
-        self._rng = rng
-        # index -> author -> entry, for every kind but void; void entries are held apart
-        # (a void may take the index of an entry its author made for the step it closes).
-        self._inbox: dict[int, dict[int, Entry]] = {}
-        self._ballots = Ballots(self.table.n, self.table.rules.deck_size)
-        self._seen: set[bytes] = {genesis.hash}
-        self._unverified: set[bytes] = set()  # signed by a proposed heir, not yet a party
+        # Void entries are held apart from the others (a void may take the index of an entry
+        # its author made for the step it closes).
+        self._voter = Voter(self.table, identity)
+        self._inbox = Inbox(self.table, self._voter)
         self._own: set[bytes] = set()
         self._produced: set[int] = set()
         self._since = now
@@ -150,19 +122,17 @@ class Peer:
         """Whether `work` has an entry it can apply now (or our void to sign)."""
         if self.table.closed:
             return False
-        return self._vote_due() or self._next() is not None
+        return self._voter.due() or self._next() is not None
 
     @property
     def agreement(self) -> Motion | None:
         """The void agreement we signed or are about to sign."""
-        return self._ballots.mine
+        return self._voter.agreement
 
     @property
     def proposal(self) -> tuple[Motion, int] | None:
         """A present party's void proposal we hold and could join: (its motion, its author)."""
-        if self.table.closed:
-            return None
-        return self._ballots.proposal(len(self.table.log))
+        return self._voter.proposal
 
     def start(self, now: float, *, defer: bool = False) -> Output:
         """Our first entries (the seat draw's commitment)."""
@@ -175,53 +145,27 @@ class Peer:
         """File one entry received from the table (any order, duplicates welcome)."""
         out = Output()
         try:
-            entry = decode_entry(data)
+            entry = self._inbox.screen(data)
         except LogError as exc:
             out.events.append(Refused(exc))
             return out
-        if entry.hash in self._seen:
+        if entry is None:
             return out
         table = self.table
-        if entry.table != table.terms.table_id or entry.version != table.log[0].version:
-            out.events.append(Refused(WrongTable("entry of another table or version",
-                                                 index=entry.index, author=entry.author,
-                                                 evidence=(entry.wire,))))  # fmt: skip
-            return out
-        try:
-            entry.verify(tuple(table.keys))
-        except LogError as exc:
-            if not self._heir_signed(entry):
-                out.events.append(Refused(exc))
-                return out
-            self._unverified.add(entry.hash)  # checked again when it is applied
-        if entry.index >= len(table.log) + MAX_AHEAD:
-            out.events.append(Refused(BrokenChain(
-                f"index {entry.index} is too far ahead of the log ({len(table.log)})",
-                index=entry.index, author=entry.author, evidence=(entry.wire,))))  # fmt: skip
-            return out
-        self._seen.add(entry.hash)
         out.relay.append(entry.wire)
         if entry.kind == bodies.VOID and entry.author != self.party:
-            vote = self._ballots.hear(entry)
-            if vote is not None and self._ballots.mine is None:
-                m = vote.motion
-                out.events.append(VoidProposed(entry.author, m.action, m.silent, m.keys))
+            proposed = self._voter.hear(entry)
+            if proposed is not None:
+                out.events.append(proposed)
         if entry.index < len(table.log):
             held = table.log[entry.index]
             out.events.append(self._conflict(held, entry))
             return out
-        if entry.kind == bodies.VOID:
-            other = self._ballots.file(entry)
-            if other is not None:
-                out.events.append(self._conflict(other, entry))
-                return out
-        else:
-            slot = self._inbox.setdefault(entry.index, {})
-            other = slot.get(entry.author)
-            if other is not None:
-                out.events.append(self._conflict(other, entry))
-                return out
-            slot[entry.author] = entry
+        void = entry.kind == bodies.VOID
+        other = self._voter.ballots.file(entry) if void else self._inbox.file(entry)
+        if other is not None:
+            out.events.append(self._conflict(other, entry))
+            return out
         if not defer:
             out.extend(self.run(now))
         return out
@@ -230,7 +174,7 @@ class Peer:
         """Our move (answering `YourTurn`). An illegal move raises `IllegalMove` and changes
         nothing; a legal one is checked again by `Table.apply` like anybody's. Once we have
         agreed to a void, we move no more."""
-        if self._ballots.mine is not None:
+        if self._voter.agreement is not None:
             raise IllegalMove(
                 IllegalMoveCode.WRONG_PLAYER, "the table is stopping: a void is agreed",
                 self.table.my_seat,
@@ -246,19 +190,19 @@ class Peer:
     def work(self, now: float) -> Output:
         """Apply the next entry whose turn has come (at most one), then make what we owe."""
         out = Output()
-        if self._vote_due():
+        if self._voter.due():
             return self._vote(now)
         entry = self._next()
         if entry is None:
             return out
         table = self.table
         if (
-            self._ballots.mine is None
+            self._voter.agreement is None
             and table.phase is Phase.SHUFFLE
             and entry.kind == bodies.SHUFFLE
             and self._speculated is None
         ):
-            spec = self._speculate(entry, now)
+            spec = self._speculate(entry)
             if spec is not None:
                 return spec
         out.extend(self._apply(entry, now))
@@ -298,48 +242,14 @@ class Peer:
         no entry past that point and make none of our own. Raises `ValueError` if we are among
         the silent, have agreed to something else, the table is not waiting for them, or the
         keys are not valid new identities."""
-        table = self.table
-        if self.party < 0:
-            raise ValueError("an heir is not a party until its seat passes to it")
-        if not silent:
-            if table.fault is not None and table.fault.author is not None:
-                silent = (table.fault.author,)
-            else:
-                silent = self._missing()
-        silent = tuple(sorted(set(silent)))
-        if self.party in silent:
-            raise ValueError("a silent party cannot agree to its own void")
-        body: dict[str, Any] = {"action": action, "silent": list(silent)}
-        if action == bodies.REPLACE:
-            body["keys"] = list(keys)
-            seated = {k.raw for k in table.keys} | {k.raw for k in table.terms.keys}
-            if {bytes(k) for k in keys} & seated:
-                raise ValueError("a new identity is already at the table")
-        try:
-            check_body(bodies.VOID, body, table.n, table.rules.deck_size)
-        except BodyError as exc:
-            raise ValueError(str(exc)) from None
-        motion = Motion(action, silent, tuple(keys) if action == bodies.REPLACE else ())
-        mine = self._ballots.mine
-        if mine is not None and mine != motion:
-            raise ValueError(f"already agreed to {mine.action!r} naming {mine.silent}")
-        length = len(table.log)
-        self._ballots.mine = motion
-        if self._ballots.target(length) == length and not table.can_void(silent):
-            self._ballots.mine = mine
-            raise ValueError(f"the table is not waiting for parties {silent}")
+        self._voter.propose(self.party, action, silent, tuple(keys), self._missing())
         return self.run(now)
 
     def join_void(self, now: float) -> Output:
         """Agree to the void another present party proposed (its action and silent parties;
         see `proposal`). Nothing happens if there is none or we have agreed already."""
-        prop = self.proposal
-        if prop is None or self._ballots.mine is not None or self.party < 0:
+        if not self._voter.join(self.party):
             return Output()
-        motion, _ = prop
-        if self.party in motion.silent:
-            return Output()
-        self._ballots.mine = motion
         return self.run(now)
 
     def clock_ms(self, now: float) -> int:
@@ -357,7 +267,7 @@ class Peer:
         out = []
         for p in table.waiting_for:
             index = table.index_of(p)
-            if p != self.party and p not in self._inbox.get(index or -1, {}):
+            if p != self.party and not self._inbox.holds(index or -1, p):
                 out.append(p)
         if table.phase is Phase.TIME and table.voiding is None:
             # Readings are made in turn (see `_produce`): the first one missing holds up the
@@ -374,77 +284,23 @@ class Peer:
         length = len(table.log)
         if table.closed:
             return None
-        if table.voiding is not None:
-            return self._ballots.get(length, table.expected_author(length))
-        first = self._ballots.round_at(length)
-        if first is not None:
-            return first
-        if table.fault is not None:
+        void = self._voter.next_void()
+        if void is not None or table.voiding is not None:
+            return void
+        if table.fault is not None or self._voter.stopped():
             return None
-        if self._ballots.mine is not None and length >= self._ballots.target(length):
-            return None
-        slot = self._inbox.get(length)
-        if not slot:
-            return None
-        author = table.expected_author(length)
-        if author is not None and author in slot:
-            return slot[author]
-        return next(iter(slot.values()))  # an entry out of turn: apply() refuses it
-
-    def _vote_due(self) -> bool:
-        """Whether we have agreed to a void and our log stands at its point unsigned."""
-        ballots = self._ballots
-        if ballots.mine is None or self.table.voiding is not None or self.table.closed:
-            return False
-        length = len(self.table.log)
-        return ballots.signed_at != length and ballots.target(length) == length
+        return self._inbox.due(length, table.expected_author(length))
 
     def _vote(self, now: float) -> Output:
-        """Sign our void at the end of our log, its point. If the table no longer waits for
-        the silent parties there (their entries came after all), the void still goes out, so
-        that the others catch up to this point and find the same; then we give the agreement
-        up and go on with the hand."""
-        table = self.table
-        ballots = self._ballots
-        assert ballots.mine is not None
-        motion = ballots.mine
-        silent = motion.silent
-        length = len(table.log)
-        active = [p for p in range(table.n) if p not in silent]
-        body: dict[str, Any] = {"action": motion.action, "silent": list(silent)}
-        if motion.action == bodies.REPLACE:
-            body["keys"] = list(motion.keys)
-        entry = make_entry(
-            self.identity, table=table.terms.table_id, index=length + active.index(self.party),
-            prev=table.void_prev(), author=self.party, kind=bodies.VOID, body=body,
-        )  # fmt: skip
-        self._seen.add(entry.hash)
+        """Sign our void at its point (`Voter.vote`); if we gave the agreement up there, go
+        on with the hand."""
+        entry, declined = self._voter.vote(self.party)
+        self._inbox.seen.add(entry.hash)
         self._own.add(entry.hash)
-        ballots.file(entry)
-        ballots.signed_at = length
         out = Output(send=[entry.wire])
-        if not table.can_void(silent):
-            ballots.decline(length)
+        if declined:
             out.extend(self._produce(now))
         return out
-
-    def _heir_signed(self, entry: Entry) -> bool:
-        """Whether `entry` is signed by a new identity a held "replace" void names for its
-        author: an heir may be heard before its agreement is applied here; the table checks
-        the signature again when the entry's turn comes."""
-        for slot in self._ballots.held.values():
-            for e in slot.values():
-                v = self._ballots.vote(e)
-                if v is None or entry.author not in v.motion.silent or not v.motion.keys:
-                    continue
-                key = v.motion.keys[v.motion.silent.index(entry.author)]
-                try:
-                    entry.verify(tuple(PeerKey(key) if p == entry.author else k
-                                       for p, k in enumerate(self.table.keys)))  # fmt: skip
-                except (LogError, ValueError):
-                    continue
-                return True
-        return False
 
     def _conflict(self, held: Entry, new: Entry) -> Event:
         if equivocates(held, new):
@@ -461,14 +317,10 @@ class Peer:
         out = Output()
         table = self.table
         void = entry.kind == bodies.VOID
-        slot = None if void else self._inbox.get(entry.index)
-        if void:
-            self._ballots.drop(entry)
-        elif slot is not None:
-            slot.pop(entry.author, None)
+        self._voter.take(entry)
+        unverified = self._inbox.take(entry)
         before = table.step_start
-        if entry.hash in self._unverified:  # the heir's seat passed to it, or not
-            self._unverified.discard(entry.hash)
+        if unverified:  # the heir's seat passed to it, or not
             try:
                 entry.verify(tuple(table.keys))
             except LogError as exc:
@@ -482,8 +334,6 @@ class Peer:
             else:
                 out.events.append(Fault(exc))
             return out
-        if slot is not None and not slot:
-            del self._inbox[entry.index]
         out.persist.append(entry)
         out.events += events
         if self.clock_start is None and any(isinstance(e, SeatsDrawn) for e in events):
@@ -493,17 +343,15 @@ class Peer:
             self._timed_out = False
             self._speculated = None
         if table.voiding is None:
-            if void:  # the round is complete: the agreement is carried out
-                self._ballots.reset(len(table.log))
-                if self.party < 0 and table.me is not None:  # our seat passed to us
-                    self.party = table.me
-            self._ballots.prune(len(table.log))
+            self._voter.settle(closed_round=void)  # a complete round: the agreement carried out
+            if void and self.party < 0 and table.me is not None:  # our seat passed to us
+                self.party = table.me
             out.extend(self._produce(now))
         return out
 
     def _produce(self, now: float) -> Output:
         out = Output()
-        if self._ballots.mine is not None or self.table.index_of(self.party) in self._produced:
+        if self._voter.agreement is not None or self.table.index_of(self.party) in self._produced:
             return out
         made = self.table.produce()
         if made is None and self.table.phase is Phase.TIME:
@@ -521,57 +369,37 @@ class Peer:
         if index == len(self.table.log):
             out.extend(self._apply(entry, now))
         else:
-            self._inbox.setdefault(index, {})[self.party] = entry
+            self._inbox.keep_own(entry)
         return out
 
-    def _sign(self, index: int, kind: str, body: dict[str, Any]) -> Entry:
+    def _sign(
+        self, index: int, kind: str, body: dict[str, Any], prev: bytes | None = None
+    ) -> Entry:
+        """Our entry, chained to the last complete step unless `prev` says otherwise."""
         table = self.table
         entry = make_entry(
-            self.identity, table=table.terms.table_id, index=index, prev=table.step_prev,
-            author=self.party, kind=kind, body=body,
+            self.identity, table=table.terms.table_id, index=index,
+            prev=table.step_prev if prev is None else prev, author=self.party, kind=kind,
+            body=body,
         )  # fmt: skip
-        self._seen.add(entry.hash)
+        self._inbox.seen.add(entry.hash)
         self._own.add(entry.hash)
         self._produced.add(index)
         return entry
 
-    def _speculate(self, entry: Entry, now: float) -> Output | None:
+    def _speculate(self, entry: Entry) -> Output | None:
         """If the shuffle about to be verified is the one we build on, build ours first and
         send it: verification of the previous one follows in the next `work` call."""
-        table = self.table
-        hand = table.hand
-        seat = table.my_seat
-        if hand is None or seat is None or entry.author == self.party:
+        index = shuffle_after(self.table, entry)
+        if index is None:
             return None
-        deck = hand.deck
-        if deck.next_shuffler is None or deck.next_shuffler + 1 != seat:
-            return None
-        if table.expected_author(entry.index) != entry.author or deck.table_key is None:
-            return None
-        index = entry.index + 1
         self._speculated = index
-        try:
-            prev_deck = decode_deck(entry.body["deck"], deck.deck_size)
-        except (CryptoError, KeyError, TypeError, ValueError):
-            return None  # a malformed deck: the verification will name its author
-        ctx = ProofContext(table.terms.table_id, hand.number, index, deck.players[seat])
-        out_deck, proof = shuffle_and_prove(ctx, deck.table_key, prev_deck, self._rng)
-        msg = ShuffleMessage(seat, deck_bytes(out_deck), proof.to_bytes())
-        deck.remember_own(msg, index)  # ours: the deck need not verify it again
-        body = {"deck": msg.deck, "proof": msg.proof}
-        own = make_entry(
-            self.identity, table=table.terms.table_id, index=index,
-            prev=_head_after(entry), author=self.party, kind=bodies.SHUFFLE, body=body,
-        )  # fmt: skip
-        self._seen.add(own.hash)
-        self._own.add(own.hash)
-        self._produced.add(index)
-        self._inbox.setdefault(index, {})[self.party] = own
+        body = produce_shuffle_on(self.table, entry, index)
+        if body is None:
+            return None
+        own = self._sign(index, bodies.SHUFFLE, body, prev=step_head([entry.hash]))
+        self._inbox.keep_own(own)
         return Output(send=[own.wire])
-
-
-def _head_after(entry: Entry) -> bytes:
-    return step_head([entry.hash])
 
 
 def _terms_keys(genesis: Entry) -> list[PeerKey]:

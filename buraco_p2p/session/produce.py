@@ -2,16 +2,21 @@
 
 Called by `Table.produce` / `Table.move_body` right after the step they belong to has begun
 (every check of the entries before it done): validate before reveal holds by construction,
-as a share is only ever made for a request the table has already accepted.
+as a share is only ever made for a request the table has already accepted. The one entry
+made earlier is a shuffle (`shuffle_after`), which reveals nothing: a peer may build it on
+the previous shuffle while that one waits to be verified.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from buraco_p2p.crypto.deck import SharesMessage
+from buraco_p2p.crypto.deck import SharesMessage, ShuffleMessage
+from buraco_p2p.crypto.elgamal import deck_bytes, decode_deck
+from buraco_p2p.crypto.errors import CryptoError
 from buraco_p2p.crypto.randomness import CoinContext, commitment
 from buraco_p2p.crypto.shares import make_share_batch
+from buraco_p2p.crypto.shuffle import shuffle_and_prove
 from buraco_p2p.crypto.transcript import ProofContext
 from buraco_p2p.engine import Move
 from buraco_p2p.session import bodies
@@ -19,9 +24,18 @@ from buraco_p2p.session.bodies import Shares
 from buraco_p2p.session.states import Phase
 
 if TYPE_CHECKING:
+    from buraco_p2p.session.entry import Entry
     from buraco_p2p.session.table import Table
 
-__all__ = ["CUT", "SEATS", "produce_entry", "produce_move", "produce_time"]
+__all__ = [
+    "CUT",
+    "SEATS",
+    "produce_entry",
+    "produce_move",
+    "produce_shuffle_on",
+    "produce_time",
+    "shuffle_after",
+]
 
 SEATS = b"seats"
 CUT = b"cut"
@@ -120,3 +134,36 @@ def produce_move(t: Table, move: Move) -> tuple[int, dict[str, Any]]:
         deck.remember_own(msg, index)
         shares = Shares(shown, msg.batch).to_wire()
     return index, {"m": move.to_wire(), "shares": shares}
+
+
+def shuffle_after(t: Table, entry: Entry) -> int | None:
+    """The index of our shuffle if it builds on `entry`, another party's shuffle that is due
+    now and not yet verified: a peer may then make and send its own first (shuffling reveals
+    nothing), and the verification of `entry` still gates everything that follows."""
+    hand, seat = t.hand, t.my_seat
+    if hand is None or seat is None or entry.author == t.me:
+        return None
+    deck = hand.deck
+    if deck.next_shuffler is None or deck.next_shuffler + 1 != seat:
+        return None
+    if t.expected_author(entry.index) != entry.author or deck.table_key is None:
+        return None
+    return entry.index + 1
+
+
+def produce_shuffle_on(t: Table, entry: Entry, index: int) -> dict[str, Any] | None:
+    """The body of our shuffle at `index` of the deck `entry` (see `shuffle_after`) carries,
+    or None for a deck that does not even decode: its verification will name its author."""
+    hand, seat = t.hand, t.my_seat
+    assert hand is not None and seat is not None and t._rng is not None
+    deck = hand.deck
+    assert deck.table_key is not None
+    try:
+        prev_deck = decode_deck(entry.body["deck"], deck.deck_size)
+    except (CryptoError, KeyError, TypeError, ValueError):
+        return None
+    ctx = ProofContext(t.terms.table_id, hand.number, index, deck.players[seat])
+    out_deck, proof = shuffle_and_prove(ctx, deck.table_key, prev_deck, t._rng)
+    msg = ShuffleMessage(seat, deck_bytes(out_deck), proof.to_bytes())
+    deck.remember_own(msg, index)  # ours: the deck need not verify it again
+    return {"deck": msg.deck, "proof": msg.proof}

@@ -22,7 +22,7 @@ import trio
 from buraco_p2p.engine import IllegalMove, Move, match_sides
 from buraco_p2p.logfile import encode_log
 from buraco_p2p.net.identity import PeerKey
-from buraco_p2p.play.driver import Driver, my_turn
+from buraco_p2p.play.driver import Driver, bot_parties, my_turn
 from buraco_p2p.rules import RuleSet
 from buraco_p2p.session import (
     Event,
@@ -109,6 +109,9 @@ class DriverFeed:
         self.title = title
         self.driver: Driver | None = None
         self.bots = False  # the other seats are bot peers of ours
+        # Identity keys of the bot peers this process started (a host's `--bots`): it made
+        # them, so it knows; a seat whose key a `replace` changed is a bot heir for everyone.
+        self.bot_keys: frozenset[bytes] = frozenset()
         self._version = 0
         self._changed = trio.Event()
         self._chat: list[ChatLine] = []
@@ -299,14 +302,19 @@ class DriverFeed:
         t = d.peer.table
         view = t.view
         links = self._links or self._link_states()
+        bots = self._bot_parties()
         out = []
         for seat, party in enumerate(t.seating):
             side = view.side_of(seat) if view is not None else seat % sides
             up, how = links[seat] if seat < len(links) else (True, "")
             out.append(SeatInfo(seat, t.terms.nicknames[party], side, seat % sides,
-                                self.bots and party != d.peer.party, up,
-                                t.terms.keys[party].fingerprint(), how))  # fmt: skip
+                                party in bots, up, t.terms.keys[party].fingerprint(),
+                                how))  # fmt: skip
         return tuple(out)
+
+    def _bot_parties(self) -> frozenset[int]:
+        d = self.driver
+        return bot_parties(d.peer, self.bot_keys, self.bots) if d is not None else frozenset()
 
     def _scores(self) -> tuple[int, ...]:
         d = self.driver

@@ -65,6 +65,8 @@ class LobbyModel:
         self.short = ""
         self.invite_file: Path | None = None
         self.host_fingerprint = ""
+        # Identity keys of the bot peers this host started: marked "bot" on the seats.
+        self.bots: frozenset[bytes] = frozenset()
         self.lobby: Lobby | None = None
         self.mesh: Mesh | None = None
         self.log: list[str] = []

@@ -19,32 +19,30 @@ import asyncio
 import contextlib
 import logging
 import os
-import sys
 import tempfile
 import threading
 from collections.abc import Iterator
 from pathlib import Path
 
 import trio
+from prompt_toolkit.input import Input
+from prompt_toolkit.output import Output
 
 from buraco_p2p.net.commands import (
-    EXIT_NETWORK,
-    EXIT_REFUSED,
-    EXIT_USAGE,
     RETRY_FIRST,
     RETRY_MAX,
-    UsageError,
+    JoinerLobby,
     check_can_listen,
     check_listen,
     check_port,
+    run_reporting,
 )
-from buraco_p2p.net.errors import IdentityError, MeshError, NetError
+from buraco_p2p.net.errors import MeshError
 from buraco_p2p.net.identity import Identity, PeerKey, load_or_create_identity
-from buraco_p2p.net.invite import Invite, InviteError
+from buraco_p2p.net.invite import Invite
 from buraco_p2p.net.lobby import Lobby
 from buraco_p2p.net.mesh import JoinRequest, Mesh, auto_approve, host_table, join_table
 from buraco_p2p.net.shortcode import ShortCode, fetch_invite, is_short_code
-from buraco_p2p.net.table import JoinRefused
 from buraco_p2p.play.botpeer import SEED_ENV
 from buraco_p2p.play.cluster import Cluster
 from buraco_p2p.play.node import open_node, start_on_mesh
@@ -130,7 +128,8 @@ class LobbyFeed(DriverFeed):
         assert rules is not None
         box: list[Lobby] = []
         seeds = [os.urandom(32) for _ in range(self.n_bots)]
-        bot_keys = {Identity.from_seed(s, "bot").public.raw for s in seeds}
+        bot_keys = frozenset(Identity.from_seed(s, "bot").public.raw for s in seeds)
+        self.bot_keys = self.model.bots = bot_keys  # we make them, so we know them
 
         async def approve(request: JoinRequest) -> bool:
             if request.key.raw in bot_keys or self.auto:
@@ -220,7 +219,7 @@ class LobbyFeed(DriverFeed):
                 async with join_table(
                     self.identity, invite, listen_host=self.listen, port=self.port
                 ) as mesh:
-                    lobby = Lobby(mesh, model.out)
+                    lobby = JoinerLobby(mesh, model.out)
                     model.attach(lobby)
                     model.say("seated: press r when you are ready")
                     await self._lobby_then_match(mesh, lobby)
@@ -237,7 +236,10 @@ class LobbyFeed(DriverFeed):
     async def _lobby_then_match(self, mesh: Mesh, lobby: Lobby) -> None:
         if self.model.is_host:
             await self.model.announce_rules()
-        await lobby.until_ready()
+        if isinstance(lobby, JoinerLobby):
+            await lobby.seated(lobby.until_ready)  # a kick ends the lobby: `SeatLost`
+        else:
+            await lobby.until_ready()
         model = self.model
         model.say("everyone is ready: the match starts")
         rules = model.rules if model.is_host else None
@@ -287,39 +289,27 @@ def _logging_to(feed: TableFeed, model: LobbyModel | None) -> Iterator[None]:
             lg.propagate = propagate
 
 
-def run_full_screen(feed: TableFeed, *, ascii: bool = False, lobby: LobbyModel | None = None,
-                    prog: str = "buraco-p2p") -> int:  # fmt: skip
-    """Run the client for `feed` until the player quits; failures as one line and a code."""
+def run_full_screen(
+    feed: TableFeed,
+    *,
+    ascii: bool = False,
+    lobby: LobbyModel | None = None,
+    prog: str = "buraco-p2p",
+    input: Input | None = None,
+    output: Output | None = None,
+) -> int:
+    """Run the client for `feed` until the player quits; failures as one line (on the
+    terminal the application has restored) and the line front end's exit code. `input` and
+    `output` replace the terminal (tests)."""
+    app = TableApp(feed, ascii=ascii, colour=not no_color(), lobby=lobby, input=input,
+                   output=output)  # fmt: skip
 
-    def fail(text: str, code: int) -> int:
-        print(f"{prog}: {text}", file=sys.stderr, flush=True)
-        return code
-
-    app = TableApp(feed, ascii=ascii, colour=not no_color(), lobby=lobby)
-    try:
+    def main() -> int:
         with _logging_to(feed, lobby):
-            try:
-                asyncio.run(app.run())
-            except BaseExceptionGroup as group:
-                raise _first(group) from group
-    except (UsageError, IdentityError) as exc:
-        return fail(str(exc), EXIT_USAGE)
-    except JoinRefused as exc:
-        return fail(str(exc), EXIT_REFUSED)
-    except (NetError, InviteError) as exc:
-        return fail(str(exc), EXIT_NETWORK)
-    except OSError as exc:
-        return fail(f"{exc.strerror or exc}", EXIT_NETWORK)
-    except KeyboardInterrupt:
-        return 130
-    return 0
+            asyncio.run(app.run())
+        return 0
 
-
-def _first(exc: BaseException) -> BaseException:
-    """The failure a group of one (trio's nurseries wrap every error) stands for."""
-    while isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
-        exc = exc.exceptions[0]
-    return exc
+    return run_reporting(main, prog)
 
 
 def check_address(args: argparse.Namespace) -> None:

@@ -9,7 +9,8 @@ import pytest
 import trio
 from mesh_helpers import FAST, NICKS, collect, table_of_four
 
-from buraco_p2p.net.identity import Identity
+from buraco_p2p.net.identity import Identity, PeerKey
+from buraco_p2p.net.link import SecureLink
 from buraco_p2p.net.mesh import (
     Mesh,
     MeshError,
@@ -174,6 +175,31 @@ async def test_the_host_kicks_a_player_and_every_seat_sees_it() -> None:
             assert e.roster is not None and e.roster.member(e.me) is not None
             assert e.roster.member(e.me).seat == 2  # type: ignore[union-attr]
             assert not any("refused" in r for r in b.rejections + d.rejections)  # type: ignore[operator]
+
+
+async def test_a_joiner_freed_before_its_link_is_registered_still_learns_it() -> None:
+    """The host seats a joiner, sends its welcome, then registers its link: a kick in
+    between finds no link to tell, so the registration must tell it."""
+    ana, bia = Identity.generate("ana"), Identity.generate("bia")
+    async with host_table(ana, config=FAST) as host:
+        register = host.links.run
+
+        async def kick_then_register(key: PeerKey, link: SecureLink, *, relayed: bool) -> None:
+            if key == bia.public and host.roster is not None and host.roster.member(key):
+                await host.kick(key)  # the welcome has left; the link is not yet registered
+            await register(key, link, relayed=relayed)
+
+        host.links.run = kick_then_register  # type: ignore[method-assign]
+        with trio.fail_after(10):
+            async with join_table(bia, host.invite, config=FAST) as b:
+                while b.unseated is None:
+                    await trio.sleep(0.01)
+                assert b.unseated == KICKED
+                assert b.roster is not None and b.roster.member(bia.public) is None
+        assert host.roster is not None and host.roster.member(bia.public) is None
+        with trio.fail_after(10):
+            while host.is_up(bia.public):
+                await trio.sleep(0.01)
 
 
 async def test_a_returning_identity_keeps_its_nickname_and_renames_are_announced() -> None:

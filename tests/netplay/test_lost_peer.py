@@ -9,30 +9,16 @@ from __future__ import annotations
 from pathlib import Path
 
 from buraco_p2p.audit import verify_path
-from buraco_p2p.logfile import decode_log
-from buraco_p2p.play.cluster import Cluster
-from buraco_p2p.session import decode_entry
+
+from .lost import hand_under_way, lose, one_log, voids
 
 
 def test_a_peer_gone_for_good_ends_the_match_by_signed_agreement(tmp_path: Path) -> None:
-    with Cluster(4, tmp_path / "d", tmp_path, seed=11,
-                 peer_args=["--timeout-ms", "3000", "--void", "end"]) as c:  # fmt: skip
-        c.start()
-        # wait until the first hand is under way (the host's log past the deal), then kill
-        host_dir = c.root / "peer-0" / "tables"
-        for _ in range(600):
-            c.poll(0.2)
-            logs = list(host_dir.glob("*/log"))
-            if logs and len(decode_log(logs[0].read_bytes())) > 60:
-                break
-        c.kill(3)
-        c.skip.add(3)
+    with hand_under_way(tmp_path, seed=11, void="end", timeout_ms=3000) as c:
+        lose(c, 3)
         c.wait_done(300)
-    logs = {c.log_path(i).read_bytes() for i in range(3)}
-    assert len(logs) == 1
-    wires = decode_log(logs.pop())
-    voids = [decode_entry(w) for w in wires if decode_entry(w).kind == "void"]
-    assert voids and {v.body["action"] for v in voids} == {"end"}
-    silent = {tuple(v.body["silent"]) for v in voids}
+    rounds = voids(one_log([c.log_path(i) for i in range(3)]))
+    assert rounds and {v.body["action"] for v in rounds} == {"end"}
+    silent = {tuple(v.body["silent"]) for v in rounds}
     assert len(silent) == 1
     assert verify_path(str(c.log_path(0))).code == 0

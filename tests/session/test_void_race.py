@@ -10,6 +10,7 @@ one round at one point, with identical logs.
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 
 from session_helpers import identities, same_logs, table
 
@@ -27,11 +28,14 @@ from buraco_p2p.session import (
 )
 from buraco_p2p.session.agreement import Motion
 
+Tamper = Callable[[int, int, bytes], bytes | None]
+Held = list[tuple[int, int, bytes]]
 
-def _withhold_first(kind: str, author: int, reach: set[int]) -> tuple[object, list[tuple]]:
+
+def _withhold_first(kind: str, author: int, reach: set[int]) -> tuple[Tamper, Held]:
     """A tamper that lets `author`'s first `kind` entry reach only `reach`; every other copy
     of it (sent or relayed) is kept in the returned list as (sender, receiver, bytes)."""
-    held: list[tuple[int, int, bytes]] = []
+    held: Held = []
     target: list[bytes] = []
 
     def tamper(sender: int, receiver: int, data: bytes) -> bytes | None:
@@ -43,14 +47,35 @@ def _withhold_first(kind: str, author: int, reach: set[int]) -> tuple[object, li
             return None
         return data
 
-    return tamper, held  # type: ignore[return-value]
+    return tamper, held
 
 
-def _release(r: Router, held: list[tuple[int, int, bytes]]) -> None:
+def _release(r: Router, held: Held) -> None:
     r.tamper = None
     for sender, receiver, data in held:
         r.queue.append((sender, receiver, data))
     held.clear()
+
+
+def _stalled(
+    seed: int, reach: set[int], silent: int = 1, **router_args: object
+) -> tuple[Router, Held]:
+    """A table of four whose party `silent` falls silent once its seat-draw commitment has
+    reached only `reach` (every other copy held back, returned), run until nothing moves and
+    then past the timeout: the present parties may agree to a void."""
+    tamper, held = _withhold_first("commit", silent, reach)
+    r = table("us", seed=seed, timeout_ms=1000, relay=True, tamper=tamper, **router_args)
+    r.start()
+    r.silent = {silent}
+    r.run()
+    r.advance(2.0)
+    return r, held
+
+
+def _propose_end(r: Router, parties: list[int], silent: int = 1) -> None:
+    """Each of `parties` in turn proposes to end the match naming `silent`."""
+    for p in parties:
+        r.act(p, r.peers[p].propose_void("end", r.now, silent=(silent,)))
 
 
 def _closed_alike(r: Router, present: list[int], silent: tuple[int, ...]) -> None:
@@ -66,15 +91,9 @@ def test_a_party_ahead_and_two_behind_close_one_round() -> None:
     moves on to the reveals, parties 2 and 3 stay in the commit round. All three agree to
     end the match before the relayed commitment reaches 2 and 3: they catch up to party 0's
     point and sign again there."""
-    tamper, held = _withhold_first("commit", 1, {0})
-    r = table("us", seed=21, timeout_ms=1000, relay=True, tamper=tamper)
-    r.start()
-    r.silent = {1}
-    r.run()
+    r, held = _stalled(21, {0})
     assert len(r.peers[0].log) > len(r.peers[2].log) == len(r.peers[3].log)
-    r.advance(2.0)
-    for p in (0, 2, 3):
-        r.act(p, r.peers[p].propose_void("end", r.now, silent=(1,)))
+    _propose_end(r, [0, 2, 3])
     r.run()
     assert not any(r.peers[p].table.closed for p in (0, 2, 3))
     _release(r, held)
@@ -87,13 +106,8 @@ def test_a_party_ahead_and_two_behind_close_one_round() -> None:
 def test_the_late_entry_reaches_a_party_before_it_joins() -> None:
     """Party 0 proposes while it and party 3 lack party 1's commitment; party 2 receives the
     commitment first and goes on, then joins. Parties 0 and 3 catch up to party 2's point."""
-    tamper, held = _withhold_first("commit", 1, {2})
-    r = table("us", seed=22, timeout_ms=1000, relay=True, tamper=tamper)
-    r.start()
-    r.silent = {1}
-    r.run()
-    r.advance(2.0)
-    r.act(0, r.peers[0].propose_void("end", r.now, silent=(1,)))
+    r, held = _stalled(22, {2})
+    _propose_end(r, [0])
     r.run()
     for p in (2, 3):
         assert r.peers[p].proposal == (Motion("end", (1,)), 0)
@@ -110,14 +124,8 @@ def test_the_late_entry_reaches_a_party_before_it_joins() -> None:
 def test_an_entry_heard_after_agreeing_is_held_back() -> None:
     """Every present party has signed at one point; the silent party's entry for that point
     then reaches one of them: it is not applied, the round closes where it was signed."""
-    tamper, held = _withhold_first("commit", 1, set())
-    r = table("us", seed=23, timeout_ms=1000, relay=True, tamper=tamper)
-    r.start()
-    r.silent = {1}
-    r.run()
-    r.advance(2.0)
-    for p in (0, 2, 3):
-        r.act(p, r.peers[p].propose_void("end", r.now, silent=(1,)))
+    r, held = _stalled(23, set())
+    _propose_end(r, [0, 2, 3])
     (stale,) = {d for _, _, d in held}
     r.tamper = None
     r.queue.appendleft((1, 3, stale))  # before any void: party 3 holds every void of its own
@@ -145,7 +153,7 @@ def test_a_late_move_that_unblocks_the_table_cancels_the_agreement() -> None:
     move = r.choose(mover, view)
     first = present[-1]
     tamper, held = _withhold_first("move", mover, {first})
-    r.tamper = tamper  # type: ignore[assignment]
+    r.tamper = tamper
     r.act(mover, r.peers[mover].play(move, r.now))
     r.silent = {mover}
     r.run()
@@ -176,13 +184,7 @@ def test_any_delivery_order_closes_one_round() -> None:
         silent = rnd.randrange(4)
         present = [p for p in range(4) if p != silent]
         reach = {p for p in present if rnd.random() < 0.5}
-        tamper, held = _withhold_first("commit", silent, reach)
-        r = table("us", seed=30 + seed, timeout_ms=1000, relay=True, tamper=tamper,
-                  shuffle=random.Random(seed))  # fmt: skip
-        r.start()
-        r.silent = {silent}
-        r.run()
-        r.advance(2.0)
+        r, held = _stalled(30 + seed, reach, silent, shuffle=random.Random(seed))
         order = present[:]
         rnd.shuffle(order)
         release_at = rnd.randrange(len(order) + 1)
@@ -191,7 +193,7 @@ def test_any_delivery_order_closes_one_round() -> None:
                 _release(r, held)
             peer = r.peers[p]
             if peer.proposal is None or rnd.random() < 0.5:
-                r.act(p, peer.propose_void("end", r.now, silent=(silent,)))
+                _propose_end(r, [p], silent)
             else:
                 r.act(p, peer.join_void(r.now))
             r.run(rnd.randrange(6))
@@ -203,14 +205,8 @@ def test_any_delivery_order_closes_one_round() -> None:
 def test_a_restarted_peer_replays_a_log_with_a_void_round() -> None:
     """A client that restarts feeds its saved log to a fresh peer, void entries included:
     the round is whole in what it is fed, so it is applied where it stands."""
-    tamper, held = _withhold_first("commit", 1, {0})
-    r = table("us", seed=25, timeout_ms=1000, relay=True, tamper=tamper)
-    r.start()
-    r.silent = {1}
-    r.run()
-    r.advance(2.0)
-    for p in (0, 2, 3):
-        r.act(p, r.peers[p].propose_void("end", r.now, silent=(1,)))
+    r, held = _stalled(25, {0})
+    _propose_end(r, [0, 2, 3])
     _release(r, held)
     r.run()
     _closed_alike(r, [0, 2, 3], (1,))
@@ -226,14 +222,8 @@ def test_a_restarted_peer_replays_a_log_with_a_void_round() -> None:
 def test_a_void_heard_late_for_an_earlier_point_proposes_nothing() -> None:
     """After a round voided the hand, a void entry for a point before it (sent before its
     author caught up, delivered late) is no proposal to void the new hand."""
-    tamper, held = _withhold_first("commit", 1, {0})
-    r = table("us", seed=26, timeout_ms=1000, relay=True, tamper=tamper)
-    r.start()
-    r.silent = {1}
-    r.run()
-    r.advance(2.0)
-    for p in (0, 2, 3):
-        r.act(p, r.peers[p].propose_void("end", r.now, silent=(1,)))
+    r, held = _stalled(26, {0})
+    _propose_end(r, [0, 2, 3])
     _release(r, held)
     r.run()
     _closed_alike(r, [0, 2, 3], (1,))

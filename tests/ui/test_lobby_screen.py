@@ -15,6 +15,7 @@ from pathlib import Path
 from prompt_toolkit.input import create_pipe_input
 
 from buraco_p2p.bots.selfplay import resolve_rules
+from buraco_p2p.net.commands import SeatLost
 from buraco_p2p.net.identity import Identity
 from buraco_p2p.rules import PRESETS
 from buraco_p2p.ui import TableApp
@@ -176,7 +177,15 @@ def test_the_host_frees_a_seat_by_k_and_its_number(tmp_path: Path) -> None:
             try:
                 await until(lambda: host.model.lobby is not None, "the host's table")
                 joiner = LobbyFeed(bob, tmp_path / "b", code=host.model.invite)
-                app._spawn(joiner.run)
+                lost: list[SeatLost] = []
+
+                async def join() -> None:
+                    try:
+                        await joiner.run()
+                    except SeatLost as exc:  # the kicked joiner's lobby ends
+                        lost.append(exc)
+
+                app._spawn(join)
                 await until(lambda: _seated(host) == 2, "Bob seated (auto-approve)")
                 await until(lambda: "Seats 2/2" in app.screen_text(), "the seats redrawn")
                 keys.send_text("k")
@@ -186,6 +195,8 @@ def test_the_host_frees_a_seat_by_k_and_its_number(tmp_path: Path) -> None:
                 await until(lambda: "2 (empty)" in app.screen_text(), "the empty seat drawn")
                 await until(lambda: any("removed by the host" in line
                                         for line in joiner.model.log), "Bob told")  # fmt: skip
+                await until(lambda: bool(lost), "Bob's lobby ended")
+                assert "removed you from the table (seat 2" in str(lost[0])
                 keys.send_text("q")
                 await asyncio.wait_for(task, WAIT)
             finally:

@@ -1,0 +1,34 @@
+"""What a call on a `Peer` hands its host: entries to send, to persist, to relay, and events.
+
+Kept apart from the peer because it is the host's side of the bargain: every host (the
+network node, the in-memory router, a benchmark) reads it, and its one rule binds the host,
+not the peer: persist before you send or act.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from buraco_p2p.session.entry import Entry
+from buraco_p2p.session.events import Event
+
+__all__ = ["Output"]
+
+
+@dataclass
+class Output:
+    """What one call produced: entries to send to every other party (wire bytes), entries
+    appended to the log in order, events for the host, and entries first heard from others
+    (relay them where the transport does not broadcast). A host writes `persist` to disk
+    before it sends `send` or acts on `events`, so a restarted client resumes from its log."""
+
+    send: list[bytes] = field(default_factory=list)
+    persist: list[Entry] = field(default_factory=list)
+    events: list[Event] = field(default_factory=list)
+    relay: list[bytes] = field(default_factory=list)
+
+    def extend(self, other: Output) -> None:
+        self.send += other.send
+        self.persist += other.persist
+        self.events += other.events
+        self.relay += other.relay

@@ -1,0 +1,194 @@
+"""This party's part in void agreements: what it proposes or joins, and the void it signs.
+
+A `Peer` plays the hand; a `Voter` decides, beside it, whether the hand stops. It is kept
+apart because its state and its rules are its own: it holds the void entries (`Ballots`,
+which `buraco_p2p.session.agreement` explains: why a round is applied only whole, at one
+point every present party reaches), checks a proposal before this party commits to it, says
+when its log stands at the round's point and signs its void there, and recognises an heir's
+signature before the "replace" agreement that seats it is applied. It reads the `Table` but
+never applies an entry; the peer applies what the voter hands it through the same
+`Table.apply` as every other entry. Like all of `session/`, it does no I/O and draws no
+randomness.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from buraco_p2p.net.identity import Identity, PeerKey
+from buraco_p2p.session import bodies
+from buraco_p2p.session.agreement import Ballots, Motion
+from buraco_p2p.session.bodies import BodyError, check_body
+from buraco_p2p.session.entry import Entry, make_entry
+from buraco_p2p.session.errors import LogError
+from buraco_p2p.session.events import VoidProposed
+
+if TYPE_CHECKING:
+    from buraco_p2p.session.table import Table
+
+__all__ = ["Voter"]
+
+
+class Voter:
+    """One party's void agreements at one table: the void entries held, and its own vote."""
+
+    def __init__(self, table: Table, identity: Identity) -> None:
+        self.table = table
+        self.identity = identity
+        self.ballots = Ballots(table.n, table.rules.deck_size)
+
+    @property
+    def agreement(self) -> Motion | None:
+        """The void agreement we signed or are about to sign."""
+        return self.ballots.mine
+
+    @property
+    def proposal(self) -> tuple[Motion, int] | None:
+        """A present party's void proposal we hold and could join: (its motion, its author)."""
+        if self.table.closed:
+            return None
+        return self.ballots.proposal(len(self.table.log))
+
+    def propose(
+        self,
+        party: int,
+        action: str,
+        silent: tuple[int, ...],
+        keys: tuple[bytes, ...],
+        waiting: tuple[int, ...],
+    ) -> None:
+        """Agree, as `party`, to a void round naming `silent` (if empty: the author of the
+        fault that stopped the table, else `waiting`, the parties it waits for); raises
+        `ValueError` and agrees to nothing if the proposal is not one we may make."""
+        table = self.table
+        if party < 0:
+            raise ValueError("an heir is not a party until its seat passes to it")
+        if not silent:
+            if table.fault is not None and table.fault.author is not None:
+                silent = (table.fault.author,)
+            else:
+                silent = waiting
+        silent = tuple(sorted(set(silent)))
+        if party in silent:
+            raise ValueError("a silent party cannot agree to its own void")
+        body: dict[str, Any] = {"action": action, "silent": list(silent)}
+        if action == bodies.REPLACE:
+            body["keys"] = list(keys)
+            seated = {k.raw for k in table.keys} | {k.raw for k in table.terms.keys}
+            if {bytes(k) for k in keys} & seated:
+                raise ValueError("a new identity is already at the table")
+        try:
+            check_body(bodies.VOID, body, table.n, table.rules.deck_size)
+        except BodyError as exc:
+            raise ValueError(str(exc)) from None
+        motion = Motion(action, silent, tuple(keys) if action == bodies.REPLACE else ())
+        mine = self.ballots.mine
+        if mine is not None and mine != motion:
+            raise ValueError(f"already agreed to {mine.action!r} naming {mine.silent}")
+        length = len(table.log)
+        self.ballots.mine = motion
+        if self.ballots.target(length) == length and not table.can_void(silent):
+            self.ballots.mine = mine
+            raise ValueError(f"the table is not waiting for parties {silent}")
+
+    def join(self, party: int) -> bool:
+        """Agree, as `party`, to the proposal we hold; False (and nothing changes) if there is
+        none, we agreed already, we are an heir not yet seated, or it names us silent."""
+        prop = self.proposal
+        if prop is None or self.ballots.mine is not None or party < 0:
+            return False
+        motion, _ = prop
+        if party in motion.silent:
+            return False
+        self.ballots.mine = motion
+        return True
+
+    def hear(self, entry: Entry) -> VoidProposed | None:
+        """Note another party's void as a proposal; the event to show if it is news to us
+        (not moot, and we have agreed to nothing yet)."""
+        vote = self.ballots.hear(entry)
+        if vote is None or self.ballots.mine is not None:
+            return None
+        m = vote.motion
+        return VoidProposed(entry.author, m.action, m.silent, m.keys)
+
+    def next_void(self) -> Entry | None:
+        """The void to apply next: the next of a round under way, or the first of a complete
+        round at the end of the log."""
+        table = self.table
+        length = len(table.log)
+        if table.voiding is not None:
+            return self.ballots.get(length, table.expected_author(length))
+        return self.ballots.round_at(length)
+
+    def stopped(self) -> bool:
+        """Whether we have agreed to a void and our log has reached its point: we apply no
+        entry past it."""
+        length = len(self.table.log)
+        return self.ballots.mine is not None and length >= self.ballots.target(length)
+
+    def due(self) -> bool:
+        """Whether we have agreed to a void and our log stands at its point unsigned."""
+        ballots = self.ballots
+        if ballots.mine is None or self.table.voiding is not None or self.table.closed:
+            return False
+        length = len(self.table.log)
+        return ballots.signed_at != length and ballots.target(length) == length
+
+    def vote(self, party: int) -> tuple[Entry, bool]:
+        """Sign our void, as `party`, at the end of our log, its point; returns it and whether
+        we then gave the agreement up. If the table no longer waits for the silent parties
+        there (their entries came after all), the void still goes out, so that the others
+        catch up to this point and find the same; then we give the agreement up and the peer
+        goes on with the hand."""
+        table = self.table
+        ballots = self.ballots
+        assert ballots.mine is not None
+        motion = ballots.mine
+        silent = motion.silent
+        length = len(table.log)
+        active = [p for p in range(table.n) if p not in silent]
+        body: dict[str, Any] = {"action": motion.action, "silent": list(silent)}
+        if motion.action == bodies.REPLACE:
+            body["keys"] = list(motion.keys)
+        entry = make_entry(
+            self.identity, table=table.terms.table_id, index=length + active.index(party),
+            prev=table.void_prev(), author=party, kind=bodies.VOID, body=body,
+        )  # fmt: skip
+        ballots.file(entry)
+        ballots.signed_at = length
+        if table.can_void(silent):
+            return entry, False
+        ballots.decline(length)
+        return entry, True
+
+    def take(self, entry: Entry) -> None:
+        """The peer is about to apply `entry`: if it is a void we hold, it is held no more."""
+        if entry.kind == bodies.VOID:
+            self.ballots.drop(entry)
+
+    def settle(self, closed_round: bool) -> None:
+        """The peer applied an entry and no round is under way: if it closed a round, the
+        agreement is carried out; voids the log has passed are forgotten."""
+        length = len(self.table.log)
+        if closed_round:
+            self.ballots.reset(length)
+        self.ballots.prune(length)
+
+    def heir_signed(self, entry: Entry) -> bool:
+        """Whether `entry` is signed by a new identity a held "replace" void names for its
+        author: an heir may be heard before its agreement is applied here; the table checks
+        the signature again when the entry's turn comes."""
+        for slot in self.ballots.held.values():
+            for e in slot.values():
+                v = self.ballots.vote(e)
+                if v is None or entry.author not in v.motion.silent or not v.motion.keys:
+                    continue
+                key = v.motion.keys[v.motion.silent.index(entry.author)]
+                try:
+                    entry.verify(tuple(PeerKey(key) if p == entry.author else k
+                                       for p, k in enumerate(self.table.keys)))  # fmt: skip
+                except (LogError, ValueError):
+                    continue
+                return True
+        return False

@@ -1,0 +1,145 @@
+"""Seats played by bots are marked "bot", on the lobby screen and on the table.
+
+A full-screen host (`LobbyFeed` with `bots=N`, keys from a pipe, an 80x24 dummy terminal)
+starts N real `bot-peer` processes on 127.0.0.1, as `host --bots N` does; it made their
+identities, so it knows which seats they take. At four seats a person (Bob, a second
+`LobbyFeed` in the same trio run) takes the remaining seat and must not be marked. The
+`play` tables (bot peer processes, or the practice table) mark every seat but the player's.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+from pathlib import Path
+
+import pytest
+from prompt_toolkit.input import create_pipe_input
+
+from buraco_p2p.bots.selfplay import resolve_rules
+from buraco_p2p.crypto import DeterministicRandomSource
+from buraco_p2p.net.identity import Identity
+from buraco_p2p.play.driver import bot_parties
+from buraco_p2p.rules import get_preset
+from buraco_p2p.session import Peer, Router, make_genesis
+from buraco_p2p.ui import TableApp
+from buraco_p2p.ui.lobby_screen import lobby_rows
+from buraco_p2p.ui.netplay import LobbyFeed
+from tests.ui.ui_helpers import WAIT, SizedOutput, running, text_of, until
+
+NET_WAIT = 90.0  # bot peer processes start and shuffle with every proof on a shared machine
+
+
+def _seat_lines(screen: str) -> list[str]:
+    """The lobby's seat rows ("  N nickname (tags)  ...")."""
+    return [line for line in screen.splitlines() if line[:3].strip().isdigit()]
+
+
+@pytest.mark.parametrize("players", [2, 4])
+def test_the_host_marks_the_bots_it_started_in_the_lobby_and_at_the_table(
+    tmp_path: Path, players: int
+) -> None:
+    bots = players - 1 if players == 2 else players - 2
+    rules = resolve_rules("classic", [], players)
+
+    async def main() -> None:
+        alice = Identity.from_seed(b"\x77" * 32, "Alice")
+        host = LobbyFeed(alice, tmp_path / "alice", rules=rules, preset="classic", bots=bots,
+                         auto=True, listen="127.0.0.1")  # fmt: skip
+        with create_pipe_input() as keys:
+            app = TableApp(host, input=keys, output=SizedOutput(80, 24), lobby=host.model)
+            task = asyncio.ensure_future(app.run())
+            try:
+                await until(lambda: host.model.lobby is not None, "the host's table")
+                bob = Identity.from_seed(b"\x88" * 32, "Bob")
+                joiner = None
+                if players > bots + 1:
+                    joiner = LobbyFeed(bob, tmp_path / "bob", code=host.model.invite,
+                                       listen="127.0.0.1")  # fmt: skip
+                    app._spawn(joiner.run)
+                await until(lambda: f"Seats {players}/{players}" in app.screen_text(),
+                            "every seat taken", NET_WAIT)  # fmt: skip
+
+                rows = _seat_lines(text_of(lobby_rows(host.model, 80, 24, 0.0)))
+                assert len(rows) == players, rows
+                marked = [r for r in rows if "bot)" in r or "bot," in r]
+                assert len(marked) == bots, rows
+                assert not any("Alice" in r for r in marked)
+                assert not any("Bob" in r for r in marked)
+                assert len(host.model.bots) == bots
+
+                keys.send_text("r")
+                if joiner is not None:
+                    await until(lambda: joiner.model.lobby is not None, "Bob's lobby")
+                    intent = joiner.model.key("r")
+                    assert callable(intent)
+                    app._spawn(intent)
+                await until(lambda: not host.model.active, "the match start", NET_WAIT)
+                await until(lambda: app.client.snap.view is not None, "the first deal", NET_WAIT)
+                seats = app.client.snap.seats
+                me = app.client.snap.me
+                flagged = {s.nick for s in seats if s.is_bot}
+                assert len(flagged) == bots and all(n.startswith("bot") for n in flagged)
+                assert not seats[me].is_bot
+                assert "Bob" not in flagged and "Alice" not in flagged
+                screen = app.screen_text()
+                assert screen.count("opponent bot") + screen.count("partner bot") == bots
+                keys.send_text("qy")
+                await asyncio.wait_for(task, WAIT)
+            finally:
+                if not task.done():
+                    app.app.exit()
+                    await asyncio.wait_for(task, WAIT)
+
+    asyncio.run(main())
+
+
+@pytest.mark.parametrize("players", [2, 4])
+def test_the_practice_table_marks_every_seat_but_the_players(players: int) -> None:
+    async def main() -> None:
+        async with running(resolve_rules("classic", [], players), 5) as r:
+            await until(lambda: r.app.client.snap.view is not None, "the first deal")
+            seats = r.app.client.snap.seats
+            assert [s.is_bot for s in seats] == [s.seat != r.feed.me for s in seats]
+            screen = r.screen()
+            assert screen.count("opponent bot") + screen.count("partner bot") == players - 1
+
+    asyncio.run(main())
+
+
+def test_a_bot_heir_is_marked_by_every_party_from_the_replace_on() -> None:
+    """A `replace` seats an heir, which only a bot is: every party marks that seat, from the
+    signed log alone (no hint from anyone), and none before."""
+    from tests.session.session_helpers import bot_chooser, identities, run_until
+
+    gone = 2
+    rules = dataclasses.replace(get_preset("us"), target_score=300)
+    g = make_genesis(b"bot-marks-table1", identities(), rules, timeout_ms=1000)
+    r = Router([Peer(g, i, DeterministicRandomSource(bytes([41, n]) * 16))
+                for n, i in enumerate(identities())], bot_chooser(41), relay=True)  # fmt: skip
+    r.start()
+    run_until(r, lambda: len(r.peers[0].log) > 40)
+    r.silent = {gone}
+    r.run()
+    r.advance(2.0)  # past the table's timeout: the others may replace the silent party
+    present = [p for p in range(4) if p != gone]
+    assert all(bot_parties(r.peers[p]) == frozenset() for p in present)
+    assert bot_parties(r.peers[0], frozenset({r.peers[1].table.keys[1].raw})) == {1}
+
+    heir_id = Identity.from_seed(b"\x99" * 32, "heir")
+    log = r.peers[0].log
+    heir = Peer(log[0], heir_id, DeterministicRandomSource(b"\x55" * 32), r.now, heir=True)
+    for e in log[1:]:
+        heir.receive(e.wire, r.now)
+    r.peers[gone] = heir
+    r.silent = set()
+    new = (heir_id.public.raw,)
+    r.act(present[0], r.peers[present[0]].propose_void("replace", r.now, (gone,), new))
+    r.run()
+    for p in present[1:]:
+        r.act(p, r.peers[p].join_void(r.now))
+    r.run()
+    assert heir.party == gone
+    for p in present:
+        assert bot_parties(r.peers[p]) == {gone}, p
+    assert gone not in bot_parties(heir)  # its own seat is not another's

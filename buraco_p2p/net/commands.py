@@ -45,6 +45,7 @@ T = TypeVar("T")
 EXIT_NETWORK = 1
 EXIT_USAGE = 2
 EXIT_REFUSED = 3
+EXIT_DATA = 4
 EXIT_INTERRUPTED = 130
 # A joiner's pause between attempts to reach the host: doubling, capped.
 RETRY_FIRST = 1.0
@@ -59,12 +60,17 @@ class SeatLost(JoinRefused):
     """The host freed our seat while we waited in the lobby (exit code 3, as a refusal)."""
 
 
-def exit_status(exc: BaseException) -> tuple[int, str] | None:
+def exit_status(
+    exc: BaseException, data_errors: tuple[type[BaseException], ...] = ()
+) -> tuple[int, str] | None:
     """The exit code and the one line for a failure a person can cause or meet, or None
     for anything else (a bug: it keeps its traceback). A group of one (trio's nurseries
-    wrap every error) stands for its failure."""
+    wrap every error) stands for its failure. `data_errors` are the caller's errors for a
+    saved file that cannot be used (the layers above the network own those files)."""
     while isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
         exc = exc.exceptions[0]
+    if data_errors and isinstance(exc, data_errors):
+        return EXIT_DATA, str(exc)
     if isinstance(exc, (UsageError, IdentityError)):
         return EXIT_USAGE, str(exc)
     if isinstance(exc, JoinRefused):
@@ -78,12 +84,16 @@ def exit_status(exc: BaseException) -> tuple[int, str] | None:
     return None
 
 
-def run_reporting(main: Callable[[], int], prog: str = "buraco-p2p") -> int:
+def run_reporting(
+    main: Callable[[], int],
+    prog: str = "buraco-p2p",
+    data_errors: tuple[type[BaseException], ...] = (),
+) -> int:
     """`main()`'s exit code, or a failure's (`exit_status`) after its line on stderr."""
     try:
         return main()
     except BaseException as exc:
-        status = exit_status(exc)
+        status = exit_status(exc, data_errors)
         if status is None:
             raise
         code, text = status

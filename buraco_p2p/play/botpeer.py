@@ -30,10 +30,12 @@ import trio
 from buraco_p2p.bots import BOT_NAMES, make_bot
 from buraco_p2p.engine import Move
 from buraco_p2p.logfile import encode_log
+from buraco_p2p.net.commands import run_reporting
 from buraco_p2p.net.identity import Identity
 from buraco_p2p.net.invite import Endpoint, Invite
 from buraco_p2p.play.heir import SEED_ENV, Heirs, heir_log_path
 from buraco_p2p.play.node import open_node
+from buraco_p2p.play.store import StoreError, TableStore
 from buraco_p2p.rules import RuleError, get_preset, parse_overrides
 from buraco_p2p.session import Peer
 
@@ -114,10 +116,7 @@ def _say(line: str) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    try:
-        return trio.run(_main, args)
-    except KeyboardInterrupt:
-        return 130
+    return run_reporting(lambda: int(trio.run(_main, args)), "buraco-p2p bot-peer", (StoreError,))
 
 
 async def _main(args: argparse.Namespace) -> int:
@@ -135,8 +134,6 @@ async def _main(args: argparse.Namespace) -> int:
     rules = None
     resume = bytes.fromhex(args.resume) if args.resume else None
     if resume is not None:
-        from buraco_p2p.play.store import TableStore
-
         _, saved_seed = TableStore.for_table(resume, root).load_secret()
         ident_seed = saved_seed or ident_seed
     elif args.host:

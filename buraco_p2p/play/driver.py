@@ -43,12 +43,13 @@ from buraco_p2p.net.identity import Identity, PeerKey
 from buraco_p2p.net.mesh import Mesh, PeerUp, StreamReset
 from buraco_p2p.net.reliable import SendBufferFull
 from buraco_p2p.play.keyed import LogKeyedRandom
-from buraco_p2p.play.store import TableStore
+from buraco_p2p.play.store import StoreError, TableStore
 from buraco_p2p.session import (
     Entry,
     Event,
     Output,
     Peer,
+    SessionError,
     TimedOut,
     decode_entry,
     parse_genesis,
@@ -184,8 +185,20 @@ class Driver:
         """A restarted match: the saved log is replayed through a fresh peer."""
         wires = store.load_log()
         if not wires:
-            raise ValueError("no saved log to resume")
-        return cls._build(mesh, wires, identity, store, secret, **kw)
+            raise StoreError("log: no saved entry to resume from")
+        try:
+            d = cls._build(mesh, wires, identity, store, secret, **kw)
+        except SessionError as exc:
+            raise StoreError(f"{store.path / 'log'}: the saved log does not check: {exc}") from None
+        applied = len(d.peer.table.log)
+        if applied < len(wires):
+            # The file is ours and held only entries we had accepted: one that no longer
+            # checks was changed on disk, and nothing after it can be trusted either.
+            raise StoreError(
+                f"{store.path / 'log'}: saved entry {applied} of {len(wires)} does not check "
+                "(the file was changed)"
+            )
+        return d
 
     @classmethod
     def _build(

@@ -17,13 +17,13 @@ from pathlib import Path
 
 import trio
 
-from buraco_p2p.net.commands import _stdin_lines
+from buraco_p2p.net.commands import _stdin_lines, run_reporting
 from buraco_p2p.net.identity import Identity, load_or_create_identity
 from buraco_p2p.net.invite import Invite
 from buraco_p2p.play.cluster import Cluster
 from buraco_p2p.play.console import console
 from buraco_p2p.play.node import open_node
-from buraco_p2p.play.store import default_data_dir
+from buraco_p2p.play.store import StoreError, TableStore, default_data_dir
 from buraco_p2p.rules import RuleSet
 
 __all__ = ["ResumeError", "play_line", "resume_failed", "resume_line", "resume_target"]
@@ -98,6 +98,12 @@ def resume_target(args: argparse.Namespace) -> tuple[Path, bytes]:
         raise ResumeError("TABLE is a table id in hex") from None
     if not (root / "tables" / table.hex() / "secret").exists():
         raise ResumeError(f"no table {table.hex()} in {root}")
+    store = TableStore.for_table(table, root)
+    try:  # files on disk are untrusted: a damaged one is named before anything starts
+        store.load_meta()
+        store.load_secret()
+    except StoreError as exc:
+        raise ResumeError(f"table {table.hex()} in {root}: {exc}") from None
     return root, table
 
 
@@ -118,7 +124,7 @@ def resume_line(args: argparse.Namespace) -> int:
         async with open_node(me, root, resume=table) as driver:
             return await _run_console(driver)
 
-    return trio.run(main)
+    return run_reporting(lambda: int(trio.run(main)), "buraco-p2p resume", (StoreError,))
 
 
 def register(subparsers: object) -> None:

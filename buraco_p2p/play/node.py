@@ -191,46 +191,50 @@ async def open_node(
     store: TableStore
     if resume is not None:
         store = TableStore.for_table(resume, root)
-        meta = store.load_meta()
-        secret, _ = store.load_secret()
-        inv = Invite.from_bytes(meta.invite)
-        if meta.host:
-            saved = store.load_roster()
-            roster = Roster.from_wire(saved, "saved roster") if saved is not None else None
-            wires = store.load_log()
-            if wires:
-                seats = len(parse_genesis(decode_entry(wires[0])).keys)
-            else:
-                rules, timeout_ms = _saved_rules(store)
-                seats = rules.players
-            cm = host_table(
-                identity, port=meta.port, table_id=inv.table_id, room_secret=inv.room_secret,
-                roster=roster, config=config, seats=seats, **where,
-            )  # fmt: skip
-        else:
-            wires = store.load_log()
-            patience = timeout_ms / 1000
-            if wires:
-                patience = parse_genesis(decode_entry(wires[0])).timeout_ms / 1000
-            cm = join_patiently(
-                identity, inv, patience=patience, config=config, port=port, **where
-            )  # fmt: skip
-        async with cm as mesh:
+        store.lock()
+        try:
+            meta = store.load_meta()
+            secret, _ = store.load_secret()
+            inv = Invite.from_bytes(meta.invite)
             if meta.host:
-                mesh.roster_saver = _roster_saver(store)
-            if on_invite is not None:
-                on_invite(inv)
-            if store.load_log():
-                driver = Driver.restore(mesh, identity, store, secret, **driver_kw)
-                backlog: Backlog = []
-            else:  # killed before the genesis was saved: take it as a first start would
-                if heir:
-                    genesis, backlog = await fetch_genesis(mesh, identity)
+                saved = store.load_roster()
+                roster = Roster.from_wire(saved, "saved roster") if saved is not None else None
+                wires = store.load_log()
+                if wires:
+                    seats = len(parse_genesis(decode_entry(wires[0])).keys)
                 else:
-                    genesis, backlog = await agree_genesis(mesh, identity, rules, timeout_ms)
-                driver = Driver.fresh(mesh, genesis, identity, store, secret, **driver_kw)
-            async with _running(driver, backlog, root):
-                yield driver
+                    rules, timeout_ms = _saved_rules(store)
+                    seats = rules.players
+                cm = host_table(
+                    identity, port=meta.port, table_id=inv.table_id, room_secret=inv.room_secret,
+                    roster=roster, config=config, seats=seats, **where,
+                )  # fmt: skip
+            else:
+                wires = store.load_log()
+                patience = timeout_ms / 1000
+                if wires:
+                    patience = parse_genesis(decode_entry(wires[0])).timeout_ms / 1000
+                cm = join_patiently(
+                    identity, inv, patience=patience, config=config, port=port, **where
+                )  # fmt: skip
+            async with cm as mesh:
+                if meta.host:
+                    mesh.roster_saver = _roster_saver(store)
+                if on_invite is not None:
+                    on_invite(inv)
+                if store.load_log():
+                    driver = Driver.restore(mesh, identity, store, secret, **driver_kw)
+                    backlog: Backlog = []
+                else:  # killed before the genesis was saved: take it as a first start would
+                    if heir:
+                        genesis, backlog = await fetch_genesis(mesh, identity)
+                    else:
+                        genesis, backlog = await agree_genesis(mesh, identity, rules, timeout_ms)
+                    driver = Driver.fresh(mesh, genesis, identity, store, secret, **driver_kw)
+                async with _running(driver, backlog, root):
+                    yield driver
+        finally:
+            store.close()
         return
     if invite is None:
         tid = table_id or secrets.token_bytes(16)
@@ -271,23 +275,27 @@ async def start_on_mesh(
     bound = inv.addresses[0].port if mesh.is_host and inv.addresses else 0
     meta = TableMeta(inv.to_bytes(), mesh.is_host, bound, 0)
     secret = store.create(meta, identity_seed, rng_secret)
-    if mesh.is_host and rules is not None:
-        store.save_rules(rules.to_wire(), timeout_ms)
-    if mesh.is_host:
-        mesh.roster_saver = _roster_saver(store)
-        if mesh.roster is not None:
+    store.lock()
+    try:
+        if mesh.is_host and rules is not None:
+            store.save_rules(rules.to_wire(), timeout_ms)
+        if mesh.is_host:
+            mesh.roster_saver = _roster_saver(store)
+            if mesh.roster is not None:
+                store.save_roster(mesh.roster.to_wire())
+        if on_invite is not None:
+            on_invite(inv)
+        if heir:  # a match under way, whose log we take up from its genesis
+            genesis, backlog = await fetch_genesis(mesh, identity)
+        else:
+            genesis, backlog = await agree_genesis(mesh, identity, rules, timeout_ms, held)
+        if mesh.is_host and mesh.roster is not None:
             store.save_roster(mesh.roster.to_wire())
-    if on_invite is not None:
-        on_invite(inv)
-    if heir:  # a match under way, whose log we take up from its genesis
-        genesis, backlog = await fetch_genesis(mesh, identity)
-    else:
-        genesis, backlog = await agree_genesis(mesh, identity, rules, timeout_ms, held)
-    if mesh.is_host and mesh.roster is not None:
-        store.save_roster(mesh.roster.to_wire())
-    driver = Driver.fresh(mesh, genesis, identity, store, secret, **driver_kw)
-    async with _running(driver, backlog, root):
-        yield driver
+        driver = Driver.fresh(mesh, genesis, identity, store, secret, **driver_kw)
+        async with _running(driver, backlog, root):
+            yield driver
+    finally:
+        store.close()
 
 
 def _roster_saver(store: TableStore) -> Callable[[Roster], None]:

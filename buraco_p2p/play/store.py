@@ -20,6 +20,10 @@ Layout of `<data dir>/tables/<table id hex>/` (directory 0700, every file 0600):
     rules    msgpack map {"rules": `RuleSet.to_wire()`, "timeout": int ms}: the terms the host
              proposes, so a host restarted before the genesis was signed proposes the same
              ones (host only; written with the table file, before the invite is shown).
+    lock     the process id of the peer that has the table open, under an exclusive
+             `flock` held while it runs: a second process on the same table (a `resume`
+             beside a running peer, a `join` with the same code) is refused, since two
+             writers of one log could sign two different entries for one slot of it.
 
 Cards revealed to us need no file of their own: they are opened by decryption shares that
 are in the log, with our hand key rebuilt from `secret`.
@@ -29,6 +33,7 @@ from __future__ import annotations
 
 import os
 import secrets as _secrets
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -85,6 +90,7 @@ class TableStore:
     def __init__(self, path: Path) -> None:
         self.path = path
         self._log_fd: int | None = None
+        self._lock_fd: int | None = None
         self.syncs = 0  # log syncs so far (the benchmark reports them)
 
     @classmethod
@@ -198,10 +204,33 @@ class TableStore:
         _datasync(self._log_fd)
         self.syncs += 1
 
+    def lock(self) -> None:
+        """Hold the table for this process until `close` (or the process ends), or raise
+        `StoreError` naming the process that holds it."""
+        if self._lock_fd is not None or sys.platform == "win32":  # pragma: no cover
+            return
+        import fcntl
+
+        fd = os.open(self.path / "lock", os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            holder = os.read(fd, 20).decode("ascii", "replace").strip()
+            os.close(fd)
+            who = f"process {holder}" if holder.isdigit() else "another process"
+            raise StoreError(f"{self.path}: the table is open in {who}") from None
+        os.ftruncate(fd, 0)
+        os.write(fd, str(os.getpid()).encode())
+        self._lock_fd = fd
+
     def close(self) -> None:
+        """Close the log and let the table go (the lock)."""
         if self._log_fd is not None:
             os.close(self._log_fd)
             self._log_fd = None
+        if self._lock_fd is not None:
+            os.close(self._lock_fd)
+            self._lock_fd = None
 
 
 def _datasync(fd: int) -> None:

@@ -46,6 +46,7 @@ from buraco_p2p.net.shortcode import ShortCode, fetch_invite, is_short_code
 from buraco_p2p.play.botpeer import SEED_ENV
 from buraco_p2p.play.cluster import Cluster
 from buraco_p2p.play.node import open_node, start_on_mesh
+from buraco_p2p.play.store import StoreError
 from buraco_p2p.privatefile import write_private
 from buraco_p2p.rules import RuleSet
 from buraco_p2p.ui.app import TableApp
@@ -309,7 +310,7 @@ def run_full_screen(
             asyncio.run(app.run())
         return 0
 
-    return run_reporting(main, prog)
+    return run_reporting(main, prog, data_errors=(StoreError,))
 
 
 def check_address(args: argparse.Namespace) -> None:

@@ -5,6 +5,10 @@ peer and is handed to the mesh; a `join` greeting is a request for a seat and on
 takes it: a returning identity gets its seat back at once, a new one waits for the host's
 `approve` callback (one question at a time), and the new roster goes to everyone.
 
+A host restarts from the roster it saved (`Mesh.roster_saver`), so every welcome carries a
+roster already saved: a joiner never holds a roster the restarted host does not know, and a
+seat whose roster cannot be saved is not given.
+
 Anyone holding the invite can ask, as often as they like and under as many identities as they
 like, so everything a request holds is bounded: at most `max_requests` wait at once (the next
 is refused at once), each is answered within `request_timeout` seconds of its arrival or
@@ -103,9 +107,21 @@ class Door:
                 return member
         return None
 
-    def _welcome(self, seat: int) -> list[Any]:
-        assert self.table is not None
-        return welcome_message(seat, self.table.roster, self.mesh.mesh_secret)
+    def _saved_welcome(self, seat: int) -> list[Any]:
+        """The welcome for `seat`, built only once the roster it carries is saved.
+
+        A host restarts from the roster on its disk (`Mesh.roster_saver`): a joiner that held
+        a newer one would hold a seat, or addresses, the restarted host never gave. So the
+        table's roster is adopted (and with it saved) first, and a save that fails sends no
+        welcome at all.
+        """
+        table = self.table
+        assert table is not None
+        try:
+            self.mesh._set_roster(table.roster)
+        except OSError as exc:
+            raise TableError(f"the roster could not be saved ({exc}); no welcome sent") from exc
+        return welcome_message(seat, table.roster, self.mesh.mesh_secret)
 
     def is_member(self, key: PeerKey) -> bool:
         """Whether `key` holds a seat: its links skip the stranger's limits and caps."""
@@ -146,7 +162,7 @@ class Door:
             if admission.member is None:
                 await link.send(refused_message(admission.reason))
                 return
-            await link.send(self._welcome(admission.member.seat))
+            await link.send(self._saved_welcome(admission.member.seat))
         elif link.retired_secret:
             why = "this invite was replaced by a newer one: ask the host for the new invite"
             await link.send(refused_message(why))
@@ -189,9 +205,9 @@ class Door:
                 await link.send(refused_message(admission.reason))
                 return
             if admission.returning:
-                await link.send(self._welcome(admission.member.seat))
+                await link.send(self._saved_welcome(admission.member.seat))
+        # Every path above saved the roster before its welcome left (`_saved_welcome`).
         link.seat()
-        mesh._set_roster(table.roster)
         await self.announce_roster(except_key=key)
         await mesh._run_link(key, link, relayed=False)
 
@@ -236,14 +252,16 @@ class Door:
             if ok:
                 admission = table.seat_new(key, request.nickname, request.addresses)
             if admission.member is not None and not admission.returning:
-                mesh._set_roster(table.roster)
-                # The seat stands only if the welcome reaches a live link.
+                # The seat stands only if it is saved and the welcome reaches a live link.
                 try:
                     with trio.fail_after(mesh.config.hello_timeout):
-                        await link.send(self._welcome(admission.member.seat))
-                except (LinkError, trio.TooSlowError) as exc:
+                        await link.send(self._saved_welcome(admission.member.seat))
+                except (NetError, trio.TooSlowError) as exc:
                     if table.vacate(key):
-                        mesh._set_roster(table.roster)
+                        # A save that fails again leaves the disk a roster behind, which
+                        # the next save brings up to date; the joiner is told nothing more.
+                        with contextlib.suppress(OSError):
+                            mesh._set_roster(table.roster)
                         await self.announce_roster(except_key=key)
                     raise TableError(
                         f"{link.label} could not be welcomed ({exc}); seat not given"

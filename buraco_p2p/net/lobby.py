@@ -48,6 +48,9 @@ from buraco_p2p.net.mesh import (
 )
 
 MAX_CHAT = 500
+# Bounds of the host's `["rules", preset, [overrides]]`: a longer list or override is malformed.
+MAX_RULE_OVERRIDES = 16
+MAX_RULE_TEXT = 80
 # How long a join prompt is on screen before a y/n can answer it: time to read it, so an
 # answer typed for the prompt it replaced is not taken for this one.
 ANSWER_DELAY = 1.0
@@ -77,6 +80,22 @@ class _Prompt:
         self.shown_at = shown_at
         self.answer: trio.MemorySendChannel[bool]
         self.answer, self.result = trio.open_memory_channel[bool](1)
+
+
+def rules_announced(message: Any) -> tuple[str, tuple[str, ...]] | None:
+    """(preset, overrides) of a well-formed `["rules", preset, [overrides]]`, else None
+    (docs/protocol.md 2.10); who may send it is the caller's check."""
+    if not (isinstance(message, list) and len(message) == 3 and message[0] == "rules"):
+        return None
+    preset, overrides = message[1], message[2]
+    if (
+        not isinstance(preset, str)
+        or not isinstance(overrides, list)
+        or len(overrides) > MAX_RULE_OVERRIDES
+        or not all(isinstance(o, str) and len(o) <= MAX_RULE_TEXT for o in overrides)
+    ):
+        return None
+    return preset, tuple(overrides)
 
 
 def printable(text: str, limit: int = MAX_CHAT) -> str:
@@ -254,8 +273,11 @@ class Lobby:
             self._all_ready.set()
 
     def show_message(self, peer: PeerKey, message: Any) -> None:
-        if message == ["ready"]:
-            self._mark_ready(peer)
+        """One application message (docs/protocol.md 2.10). `ready` and `rules` are the
+        lobby's own: a malformed one is dropped here and never reaches the match."""
+        if isinstance(message, list) and message and message[0] == "ready":
+            if message == ["ready"]:
+                self._mark_ready(peer)
             return
         if not (isinstance(message, list) and message and message[0] == "chat"):
             if self.on_message is not None and self.on_message(peer, message):
@@ -277,18 +299,13 @@ class Lobby:
         """The host's `["rules", preset, [overrides]]` (a full-screen host announces what it
         chose): shown as a notice; the genesis proposed at the start is what binds."""
         roster = self.mesh.roster
-        if not (isinstance(message, list) and len(message) == 3 and message[0] == "rules"):
+        if not (isinstance(message, list) and message and message[0] == "rules"):
             return False
-        preset, overrides = message[1], message[2]
-        if (
-            roster is None
-            or peer != roster.host.key
-            or not isinstance(preset, str)
-            or not isinstance(overrides, list)
-            or not all(isinstance(o, str) for o in overrides)
-        ):
-            return True
-        over = ", ".join(printable(o, 40) for o in overrides[:16])
+        announced = rules_announced(message)
+        if announced is None or roster is None or peer != roster.host.key:
+            return True  # malformed, or not the host's: dropped
+        preset, overrides = announced
+        over = ", ".join(printable(o, 40) for o in overrides)
         self.out(f"* the host chose the rules: {printable(preset, 40)}"
                  + (f" with {over}" if over else ""))  # fmt: skip
         return True

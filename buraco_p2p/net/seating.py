@@ -40,9 +40,9 @@ class Seating:
         if old is not None and roster.version <= old.version:
             return
         change = succession(old, roster, sender) if old is not None else None
-        mesh.roster = roster
         if mesh.is_host and mesh.roster_saver is not None:
-            mesh.roster_saver(roster)
+            mesh.roster_saver(roster)  # first: a roster that failed to save is not adopted
+        mesh.roster = roster
         my_seat = mesh._seat(mesh.me)
         for m in roster.members:
             if m.key == mesh.me:

@@ -13,6 +13,7 @@ import trio
 
 from buraco_p2p.engine import IllegalMove
 from buraco_p2p.net.identity import PeerKey
+from buraco_p2p.net.lobby import printable
 from buraco_p2p.play.driver import Driver, bot_parties, my_turn
 from buraco_p2p.play.line import HELP, LineError, describe_event, parse_command, render
 from buraco_p2p.session import Event
@@ -54,7 +55,8 @@ class _Console:
 
     def on_chat(self, key: PeerKey, text: str) -> None:
         who = [k.raw for k in self.terms.keys].index(key.raw) if key in self.terms.keys else -1
-        self.write(f"<{self.nick(who) if who >= 0 else key.short()}> {text}")
+        # The text is the peer's: shown only once it cannot drive our terminal.
+        self.write(f"<{self.nick(who) if who >= 0 else key.short()}> {printable(text)}")
 
     def show(self) -> None:
         peer = self.driver.peer

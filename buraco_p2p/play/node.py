@@ -105,8 +105,8 @@ async def agree_genesis(
         early, backlog = backlog, []
         while len(sigs) < len(members):
             key, msg = early.pop(0) if early else await mesh.receive()
-            if isinstance(msg, list) and len(msg) == 2 and msg[0] == "gsig":
-                sigs[key.raw] = msg[1] if isinstance(msg[1], bytes) else b""
+            if _is_gsig(msg):  # a malformed one goes to the match, which drops it (2.10)
+                sigs[key.raw] = msg[1]
             else:
                 backlog.append((key, msg))
         genesis = assemble(mesh.table_id, body, [sigs[m.key.raw] for m in members])
@@ -117,6 +117,13 @@ async def agree_genesis(
         result = await _take_genesis(mesh, identity, backlog)
         nursery.cancel_scope.cancel()
     return result
+
+
+def _is_gsig(msg: Any) -> bool:
+    return (
+        isinstance(msg, list) and len(msg) == 2 and msg[0] == "gsig"
+        and isinstance(msg[1], bytes) and len(msg[1]) == 64
+    )  # fmt: skip
 
 
 async def _say_ready(mesh: Mesh) -> None:

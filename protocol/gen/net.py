@@ -988,17 +988,61 @@ def _mesh_records() -> tuple[list[dict[str, object]], list[dict[str, object]]]:
     return records, refused
 
 
+def _lobby_payloads() -> tuple[list[dict[str, object]], list[dict[str, object]]]:
+    """(the lobby's application payloads, payloads tagged like them that a receiver drops)."""
+    from buraco_p2p.net.lobby import MAX_RULE_OVERRIDES, MAX_RULE_TEXT, rules_announced
+
+    ok: list[tuple[str, str, Any]] = [
+        ("ready", "any seated peer", ["ready"]),
+        ("rules", "the host", ["rules", "italian", ["target_score=2500", "players=4"]]),
+        ("rules without overrides", "the host", ["rules", "classic", []]),
+        ("rules at its bounds", "the host",
+         ["rules", "classic", ["k=" + "v" * (MAX_RULE_TEXT - 2)] * MAX_RULE_OVERRIDES]),
+        ("chat", "any seated peer", ["chat", "bom jogo, Jo\u00e3o!"]),
+    ]  # fmt: skip
+    dropped: list[tuple[str, Any]] = [
+        ("ready with an argument", ["ready", 1]),
+        ("rules without overrides", ["rules", "classic"]),
+        ("rules with a fourth element", ["rules", "classic", [], "extra"]),
+        ("rules with a preset that is not a str", ["rules", 7, []]),
+        ("rules with overrides that are not an array", ["rules", "classic", "target_score=2500"]),
+        ("rules with an override that is not a str", ["rules", "classic", [3000]]),
+        ("rules with 17 overrides", ["rules", "classic", ["k=v"] * (MAX_RULE_OVERRIDES + 1)]),
+        ("rules with an override of 81 code points",
+         ["rules", "classic", ["k=" + "v" * (MAX_RULE_TEXT - 1)]]),
+        ("chat that is not a str", ["chat", 5]),
+        ("a map", {"text": "hi"}),
+    ]  # fmt: skip
+    for name, _, value in ok:
+        if value[0] == "rules" and rules_announced(value) is None:
+            raise AssertionError(f"{name}: the lobby refuses it")
+    for name, value in dropped:
+        if rules_announced(value) is not None or value == ["ready"]:
+            raise AssertionError(f"{name}: the lobby takes it")
+    return (
+        [{"name": name, "sender": sender, "value": typed(value),
+          "msgpack": codec.pack(value).hex()} for name, sender, value in ok],
+        [{"name": name, "value": typed(value), "msgpack": codec.pack(value).hex()}
+         for name, value in dropped],
+    )  # fmt: skip
+
+
 def mesh_vector() -> Vector:
     records, refused = _mesh_records()
+    lobby, dropped = _lobby_payloads()
     return {
         "description": "table and mesh records (docs/protocol.md sections 2.6-2.10), each the "
         "whole payload of one DATA frame: their values and canonical encodings; `closes_the_link` "
         "lists records that a receiver must refuse on the named link by closing that link. Keys "
         "are handshake.json's (the host is the responder, bia the initiator) and one drawn from "
         "the stream of 1.1 seeded with `buraco-p2p/vectors/mesh`, as are both incarnations and "
-        "the welcome's mesh secret (drawn in that order).",
+        "the welcome's mesh secret (drawn in that order). `lobby_payloads` are the lobby's "
+        "application messages (2.10, each the `payload` of a `d` record) with who sends them; "
+        "`dropped_payloads` are payloads a receiver acknowledges and drops (the link stays up).",
         "records": records,
         "closes_the_link": refused,
+        "lobby_payloads": lobby,
+        "dropped_payloads": dropped,
     }
 
 

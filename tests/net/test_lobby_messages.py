@@ -1,0 +1,107 @@
+"""The lobby's application messages as docs/protocol.md 2.10 and protocol/vectors/mesh.json
+state them: a malformed `ready` or `rules` (or one not from the host) is dropped, shown nowhere
+and never handed to the match; the well-formed ones mark a seat ready and show the host's
+rules."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import trio
+from mesh_helpers import table_of_four
+
+from buraco_p2p import codec
+from buraco_p2p.net.lobby import MAX_RULE_OVERRIDES, MAX_RULE_TEXT, Lobby, rules_announced
+from protocol.gen import net as vectors
+from protocol.gen.files import VECTOR_DIR
+
+MALFORMED_FROM_THE_HOST: list[Any] = [
+    ["ready", 1],
+    ["ready", "again"],
+    ["rules"],
+    ["rules", "classic"],
+    ["rules", "classic", [], "extra"],
+    ["rules", 7, []],
+    ["rules", "classic", "target_score=2500"],
+    ["rules", "classic", [3000]],
+    ["rules", "classic", ["k=v"] * (MAX_RULE_OVERRIDES + 1)],
+    ["rules", "classic", ["k=" + "v" * (MAX_RULE_TEXT - 1)]],
+]
+
+
+async def test_malformed_lobby_messages_are_dropped_and_never_reach_the_match() -> None:
+    async with table_of_four() as meshes, trio.open_nursery() as nursery:
+        host, bia, caio = meshes[0], meshes[1], meshes[2]
+        lines: list[str] = []
+        lobby = Lobby(bia, lines.append)
+        _send, recv = trio.open_memory_channel[str](8)
+        nursery.start_soon(lobby.run, recv)
+        for message in MALFORMED_FROM_THE_HOST:
+            await host.broadcast(message)
+        await caio.broadcast(["rules", "italian", []])  # well formed, but not the host's
+        await host.broadcast(["rules", "classic", ["k=" + "v" * (MAX_RULE_TEXT - 2)]])
+        await caio.broadcast(["ready"])
+        # Each link keeps its order: once these show, everything sent before them was handled.
+        await host.broadcast(["chat", "after the host's"])
+        await caio.broadcast(["chat", "after caio's"])
+        with trio.fail_after(10):
+            while not any("after the host's" in x for x in lines) or not any(
+                "after caio's" in x for x in lines
+            ):
+                await trio.sleep(0.01)
+        chosen = [x for x in lines if "chose the rules" in x]
+        assert len(chosen) == 1 and "classic with k=vvv" in chosen[0], lines
+        assert lobby.ready == {caio.me.raw}, "only caio's well-formed ready counts"
+        assert lobby.backlog == [], lobby.backlog
+        nursery.cancel_scope.cancel()
+
+
+def _vector_payloads(key: str) -> list[tuple[str, str, Any]]:
+    """(name, sender, value) of mesh.json's `key` list, each decoded from its bytes."""
+    cases = json.loads((VECTOR_DIR / "mesh.json").read_text(encoding="utf-8"))[key]
+    out = []
+    for case in cases:
+        value = codec.unpack(bytes.fromhex(case["msgpack"]), canonical=True)
+        assert value == vectors.untyped(case["value"]), case["name"]
+        out.append((case["name"], case.get("sender", ""), value))
+    return out
+
+
+def test_the_vector_lobby_payloads_are_well_formed_and_the_dropped_ones_are_not() -> None:
+    taken = _vector_payloads("lobby_payloads")
+    assert {value[0] for _, _, value in taken} == {"ready", "rules", "chat"}
+    for name, _, value in taken:
+        if value[0] == "rules":
+            assert rules_announced(value) == (value[1], tuple(value[2])), name
+    for name, _, value in _vector_payloads("dropped_payloads"):
+        assert rules_announced(value) is None and value != ["ready"], name
+
+
+async def test_a_lobby_acts_on_the_vector_payloads_and_drops_the_rest() -> None:
+    async with table_of_four() as meshes, trio.open_nursery() as nursery:
+        host, bia, caio = meshes[0], meshes[1], meshes[2]
+        lines: list[str] = []
+        lobby = Lobby(bia, lines.append)
+        _send, recv = trio.open_memory_channel[str](8)
+        nursery.start_soon(lobby.run, recv)
+        for _, _, value in _vector_payloads("dropped_payloads"):
+            await host.broadcast(value)
+            await caio.broadcast(value)
+        taken = _vector_payloads("lobby_payloads")
+        for _, sender, value in taken:
+            await (host if sender == "the host" else caio).broadcast(value)
+        await host.broadcast(["chat", "end of the host's"])
+        await caio.broadcast(["chat", "end of caio's"])
+        with trio.fail_after(10):
+            while not all(any(end in x for x in lines) for end in ("host's", "caio's")):
+                await trio.sleep(0.01)
+        rules = [value for _, _, value in taken if value[0] == "rules"]
+        assert len([x for x in lines if "chose the rules" in x]) == len(rules), lines
+        assert lobby.ready == {caio.me.raw}
+        # Only what the lobby does not know is kept for the match (which drops it there).
+        kept = [m for _, m in lobby.backlog]
+        assert kept == [{"text": "hi"}] * 2, kept
+        chats = [x for x in lines if x.startswith("<")]
+        assert len(chats) == 3, chats  # the vector's chat line and the two ends
+        nursery.cancel_scope.cancel()

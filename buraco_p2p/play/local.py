@@ -26,7 +26,14 @@ from buraco_p2p.play.node import open_node
 from buraco_p2p.play.store import StoreError, TableStore, default_data_dir
 from buraco_p2p.rules import RuleSet
 
-__all__ = ["ResumeError", "play_line", "resume_failed", "resume_line", "resume_target"]
+__all__ = [
+    "DamagedTable",
+    "ResumeError",
+    "play_line",
+    "resume_failed",
+    "resume_line",
+    "resume_target",
+]
 
 
 def _say(text: str) -> None:
@@ -85,6 +92,14 @@ async def _run_console(driver: object, bots: bool = False) -> int:
 class ResumeError(ValueError):
     """`resume TABLE` names no table this client can resume; the message says why."""
 
+    code = 2  # a usage error: the id is not one
+
+
+class DamagedTable(ResumeError):
+    """The table's directory is there but a file in it cannot be used."""
+
+    code = 4  # EXIT_DATA, as for a saved log that no longer checks
+
 
 def resume_target(args: argparse.Namespace) -> tuple[Path, bytes]:
     """The data directory and table id `resume TABLE` names (`args.table`, `args.data_dir`),
@@ -103,14 +118,14 @@ def resume_target(args: argparse.Namespace) -> tuple[Path, bytes]:
         store.load_meta()
         store.load_secret()
     except StoreError as exc:
-        raise ResumeError(f"table {table.hex()} in {root}: {exc}") from None
+        raise DamagedTable(f"table {table.hex()} in {root}: {exc}") from None
     return root, table
 
 
 def resume_failed(exc: ResumeError) -> int:
-    """Say why `resume` cannot start; the exit status of a usage error."""
+    """Say why `resume` cannot start; the exit status for that."""
     sys.stderr.write(f"buraco-p2p resume: error: {exc}\n")
-    return 2
+    return exc.code
 
 
 def resume_line(args: argparse.Namespace) -> int:

@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from buraco_p2p.play.hostjoin import _resume_screen
-from buraco_p2p.play.local import ResumeError, resume_line, resume_target
+from buraco_p2p.play.local import DamagedTable, ResumeError, resume_line, resume_target
+from buraco_p2p.play.store import TableMeta, TableStore
 
 CLIENTS: list[Callable[[argparse.Namespace], int]] = [resume_line, _resume_screen]
 
@@ -21,9 +22,26 @@ def _args(table: str, root: Path) -> argparse.Namespace:
 
 def test_a_saved_table_is_found(tmp_path: Path) -> None:
     table = bytes(range(16))
-    (tmp_path / "tables" / table.hex()).mkdir(parents=True)
-    (tmp_path / "tables" / table.hex() / "secret").write_bytes(b"")
+    TableStore.for_table(table, tmp_path).create(TableMeta(b"invite", False, 0, 0), None)
     assert resume_target(_args(table.hex().upper(), tmp_path)) == (tmp_path, table)
+
+
+@pytest.mark.parametrize("client", CLIENTS)
+@pytest.mark.parametrize("damaged", ["table", "secret"])
+def test_a_damaged_table_file_is_named_before_anything_starts(
+    client: Callable[[argparse.Namespace], int], damaged: str, tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:  # fmt: skip
+    table = bytes(range(16))
+    store = TableStore.for_table(table, tmp_path)
+    store.create(TableMeta(b"invite", False, 0, 0), None)
+    (store.path / damaged).write_bytes(b"\xc1 not msgpack")
+    with pytest.raises(DamagedTable, match=f"{damaged}: not msgpack"):
+        resume_target(_args(table.hex(), tmp_path))
+    assert client(_args(table.hex(), tmp_path)) == 4
+    err = capsys.readouterr().err
+    assert err.startswith(f"buraco-p2p resume: error: table {table.hex()} in {tmp_path}: ")
+    assert err.count("\n") == 1
 
 
 @pytest.mark.parametrize("client", CLIENTS)

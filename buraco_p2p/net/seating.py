@@ -92,9 +92,11 @@ class Seating:
             raise MeshError(f"{peer.fingerprint()} holds no seat the host can free")
         old = mesh.roster
         table.free(peer, reason)
+        # Adopted (so saved) before it is queued: no roster leaves that a restarted host
+        # would not have. The kicked peer's link is retired only once its queue drains.
+        self.adopt(table.roster)
         message = roster_message(table.roster)
         for m in old.members:  # the kicked peer too: that is how it learns
             run = mesh.links.live_run_or_none(m.key) if m.key != mesh.me else None
             if run is not None:
                 mesh.links.enqueue(run, message)
-        self.adopt(table.roster)

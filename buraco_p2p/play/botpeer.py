@@ -94,7 +94,8 @@ def register(subparsers: Any) -> None:
     p.add_argument("--void", choices=("void", "end", "replace"),
                    help="after a timeout, propose this")  # fmt: skip
     p.add_argument("--heir", action="store_true",
-                   help="with --join: take the seat a replace agreement passes to us")  # fmt: skip
+                   help="with --join (or --resume): take the seat a replace agreement "
+                        "passes to us")  # fmt: skip
     p.add_argument("--stats", metavar="FILE", help="write timings (JSON) here when done")
     # A timed match's minute in seconds of this peer's clock: tests run a match with a time
     # limit of one minute in a fraction of a second.

@@ -177,6 +177,29 @@ async def test_the_host_kicks_a_player_and_every_seat_sees_it() -> None:
             assert not any("refused" in r for r in b.rejections + d.rejections)  # type: ignore[operator]
 
 
+async def test_a_kick_the_host_could_not_save_reaches_nobody() -> None:
+    """A restarted host knows only the rosters it saved: a kick whose roster failed to save
+    must not have been sent, or the kicked peer and the others would hold a roster the host
+    never had."""
+    async with table_of_four() as meshes:
+        host, b, c, d = meshes
+        assert host.roster is not None
+        version = host.roster.version
+
+        def disk_full(roster: Roster) -> None:
+            raise OSError(28, "No space left on device")
+
+        host.roster_saver = disk_full
+        with pytest.raises(OSError):
+            await host.kick(c.me)
+        await host.broadcast("still here")  # sent after anything the kick queued
+        for m in (b, c, d):
+            assert await collect(m, 1) == [(host.me, "still here")]
+            assert m.roster is not None and m.roster.version == version
+            assert m.roster.member(c.me) is not None
+        assert c.unseated is None
+
+
 async def test_a_joiner_freed_before_its_link_is_registered_still_learns_it() -> None:
     """The host seats a joiner, sends its welcome, then registers its link: a kick in
     between finds no link to tell, so the registration must tell it."""

@@ -77,6 +77,7 @@ class Acceptor:
             on_error=mesh._reject,
         )
         mesh.server.accept_short = mesh.is_host
+        mesh.server.divert = mesh.punches.claim_accepted
         mesh.listeners = listeners
         bound = listeners[0].socket.getsockname()[1]
         share_listening_port(listeners)

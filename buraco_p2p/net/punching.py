@@ -13,12 +13,16 @@ libp2p's DCUtR, over the links it already has:
   of the round trips (`punch.start_delays`), so both dial at the same moment;
 - each joiner then dials every candidate from its listening port for a short window
   (`punch.simultaneous_open`); the first connection that opens carries the usual mesh
-  handshake, the higher seat the initiator as for any mesh link (2.7).
+  handshake, the higher seat the initiator as for any mesh link (2.7). A SYN from the peer
+  that lands between two of our attempts finds no connecting socket, only the listener on
+  the same port, and the kernel hands the listener the connection: that accepted stream is
+  the punch too (`claim_accepted`), or both sides would wait to answer a handshake.
 
 A pair that cannot punch (a random NAT on either side) stays on the relay through the host,
-end-to-end encrypted as before; the host tries again with a backoff whenever that pair opens
-a relayed channel. The host only coordinates a pair where it sees at least one of the two at
-an address it does not advertise (it is behind a NAT): on a LAN the plain dial works.
+end-to-end encrypted as before; the host tries again, with a backoff, while that pair's
+relayed channel carries traffic. The host only coordinates a pair where it sees at least one
+of the two at an address it does not advertise (it is behind a NAT): on a LAN the plain dial
+works.
 
 A joiner checks a `punch` in full before it dials anything: the peer must hold a seat (not
 the host's, not ours), and every candidate must be a unicast address of family 4 or 6 that is
@@ -31,7 +35,8 @@ from __future__ import annotations
 
 import ipaddress
 import secrets
-from collections.abc import Sequence
+from collections import Counter
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -184,11 +189,14 @@ class Punches:
         self._next_at: dict[frozenset[PeerKey], float] = {}
         self._wait: dict[frozenset[PeerKey], float] = {}
         self._pings: dict[int, tuple[PeerKey, float, trio.Event, list[float]]] = {}
-        # Host: coordinations started so far (a figure for tests and benchmarks).
+        # Host: coordinations started so far, in all and per pair (figures for tests).
         self.coordinated = 0
-        # Joiner: our address as the host sees it; the peers we are punching to right now.
+        self.tries: Counter[frozenset[PeerKey]] = Counter()
+        # Joiner: our address as the host sees it; the peers we are punching to right now;
+        # the candidates being dialed, each with what takes a connection accepted from it.
         self.seen: Endpoint | None = None
         self._punching: set[PeerKey] = set()
+        self._awaited: dict[Endpoint, Callable[[trio.SocketStream], bool]] = {}
 
     # -- host ------------------------------------------------------------------------------
 
@@ -206,8 +214,12 @@ class Punches:
             if other != key and mesh.is_up(other):
                 self.pair(key, other)
 
-    def relay_opened(self, a: PeerKey, b: PeerKey) -> None:
-        """Host: `a` opened a relayed channel to `b`, so they have no direct link: punch."""
+    def relayed(self, a: PeerKey, b: PeerKey) -> None:
+        """Host: `a` opened, or sent on, a relayed channel to `b`: they have no direct link.
+
+        Called for every relayed chunk, so a punch that failed (a SYN lost, a pong late on a
+        busy machine) is tried again after its backoff for as long as the pair needs the
+        relay, not only when a channel opens; `pair` makes all but those calls cheap."""
         self.pair(a, b)
 
     def pair(self, a: PeerKey, b: PeerKey) -> None:
@@ -264,6 +276,7 @@ class Punches:
         mesh = self.mesh
         try:
             self.coordinated += 1
+            self.tries[pair] += 1
             rtts: dict[PeerKey, float] = {}
             async with trio.open_nursery() as nursery:
                 for key in (a, b):
@@ -380,29 +393,58 @@ class Punches:
             return
         await mesh._run_link(peer, link, relayed=False)
 
+    def claim_accepted(self, stream: trio.SocketStream) -> bool:
+        """Listener: take a connection from a candidate being punched as that punch's stream.
+
+        While our attempt socket is closed between two tries, the peer's SYN to our port
+        reaches the listener sharing it; the peer's connect then succeeds and it holds the
+        punched stream, so ours is this accepted one, whichever side it lands on."""
+        remote = parse_observed(stream_address(stream))
+        take = self._awaited.get(remote) if remote is not None else None
+        return take is not None and take(stream)
+
     async def _first_open(self, candidates: tuple[Endpoint, ...]) -> trio.SocketStream | None:
-        """Dial every candidate at once from our listening port; the first that opens."""
+        """Dial every candidate at once from our listening port; the first that opens,
+        or the first connection the listener accepts from one of them meanwhile."""
         mesh = self.mesh
         assert mesh.listen_port is not None
         port = mesh.listen_port
         won: list[trio.SocketStream] = []
         errors: list[str] = []
+        scope = trio.CancelScope()
 
-        async def one(ep: Endpoint, scope: trio.CancelScope) -> None:
+        def take(stream: trio.SocketStream) -> bool:
+            if won:
+                return False  # already punched: a new link for the listener to greet
+            won.append(stream)
+            scope.cancel()
+            return True
+
+        async def one(ep: Endpoint) -> None:
             try:
                 stream = await simultaneous_open(port, ep, window=mesh.config.punch_window)
             except PunchError as exc:
                 errors.append(str(exc))
                 return
-            if won:
+            if not take(stream):
                 await trio.aclose_forcefully(stream)
-                return
-            won.append(stream)
-            scope.cancel()
 
-        async with trio.open_nursery() as nursery:
-            for ep in candidates:
-                nursery.start_soon(one, ep, nursery.cancel_scope)
+        waiting = [ep for ep in candidates if ep not in self._awaited]
+        for ep in waiting:
+            self._awaited[ep] = take
+        try:
+            with scope:
+                async with trio.open_nursery() as nursery:
+                    for ep in candidates:
+                        nursery.start_soon(one, ep)
+        except BaseException:
+            for stream in won:  # the mesh is closing: nobody will run this link
+                stream.socket.close()
+            raise
+        finally:
+            for ep in waiting:
+                if self._awaited.get(ep) is take:
+                    del self._awaited[ep]
         if not won:
             mesh._reject("punch", PunchError("; ".join(errors) or "no candidate opened"))
             return None

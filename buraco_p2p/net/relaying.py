@@ -82,8 +82,8 @@ class Relays:
             raise RelayError(f"peer {sender.fingerprint()} asked to relay outside the table")
         if target == sender:
             raise RelayError(f"peer {sender.fingerprint()} asked to relay to itself")
-        if rec.kind == "ro":
-            mesh.punches.relay_opened(sender, target)
+        if rec.kind != "rc":
+            mesh.punches.relayed(sender, target)
         if rec.kind == "rd":
             self.relayed_chunks += 1
             if mesh.config.relay_tap is not None:

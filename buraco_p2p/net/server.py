@@ -37,6 +37,8 @@ LinkHandler = Callable[[SecureLink], Awaitable[None]]
 ErrorReporter = Callable[[str | None, LinkError], None]
 Warner = Callable[[str], None]
 MemberCheck = Callable[[PeerKey], bool]
+# Takes an accepted stream before any handshake (True: it is the taker's now).
+Diverter = Callable[[trio.SocketStream], bool]
 
 # accept() errors that mean "out of descriptors or buffers": wait and retry, one warning.
 _RESOURCE_ERRNOS = frozenset({errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM})
@@ -146,6 +148,9 @@ class LinkServer:
         self.on_warning = on_warning
         # A host also answers short-code handshakes (shortcode.py); such links are never seated.
         self.accept_short = False
+        # A joiner punching to a peer claims the connection that peer's SYN opened on the
+        # listening port (punching.py): that stream is the punch, not a new link to greet.
+        self.divert: Diverter | None = None
         self.peak_pending = 0
         self.refused = 0
         self.evicted = 0
@@ -201,6 +206,8 @@ class LinkServer:
                 if self._starved:
                     self._starved = False
                     self._warn("accepting connections again")
+                if self.divert is not None and self.divert(stream):
+                    continue
                 nursery.start_soon(self.handle_stream, stream)
 
     def _warn(self, text: str) -> None:

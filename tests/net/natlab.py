@@ -421,6 +421,8 @@ class TableOutcome:
     up_s: float
     received: dict[int, list[int]]
     relayed_chunks: int
+    # How often the host timed a punch for each pair of joiners' homes, once all settled.
+    tries: dict[frozenset[int], int] = field(default_factory=dict)
     # With `hand_dir`: each home's log once the first hand is over (entries, SHA-256).
     hand_entries: dict[int, int] = field(default_factory=dict)
     hand_digests: dict[int, str] = field(default_factory=dict)
@@ -477,6 +479,7 @@ def mesh_table(
     links: dict[tuple[int, int], str | None] = {}
     received: dict[int, list[int]] = {}
     chunks: list[int] = []
+    tries: dict[frozenset[int], int] = {}
     lock = threading.Lock()
 
     async def play(me: int, mesh: Mesh) -> None:
@@ -490,6 +493,10 @@ def mesh_table(
                 links[(me, by_key[k])] = mesh.how_linked(k)
         settled.done()
         await wait_event(settled.event)
+        if mesh.is_host:
+            with lock:
+                for pair, n in mesh.punches.tries.items():
+                    tries[frozenset(by_key[k] for k in pair)] = n
         await mesh.broadcast({"from": me})
         got: list[int] = []
         with trio.fail_after(20):
@@ -574,6 +581,6 @@ def mesh_table(
         stop.set()
         responder.join(10)
     return TableOutcome(
-        links, round(max(up_at.values()) - started[0], 3), received, sum(chunks), hand_entries,
-        hand_digests,
+        links, round(max(up_at.values()) - started[0], 3), received, sum(chunks), tries,
+        hand_entries, hand_digests,
     )

@@ -3,13 +3,19 @@ real NATs): what it tells a joiner, what a joiner refuses to dial, and the round
 
 from __future__ import annotations
 
+import socket
+
 import pytest
 import trio
+import trio.testing
 from mesh_helpers import FAST
 
+from buraco_p2p.net import punching
 from buraco_p2p.net.identity import Identity
 from buraco_p2p.net.invite import Endpoint
+from buraco_p2p.net.link import stream_address
 from buraco_p2p.net.mesh import host_table, join_table
+from buraco_p2p.net.punch import reusable_socket
 from buraco_p2p.net.punching import (
     MAX_PUNCH_CANDIDATES,
     Punch,
@@ -136,3 +142,46 @@ async def test_a_punch_record_for_a_peer_not_seated_is_ignored_and_a_bad_one_clo
         with trio.fail_after(10):
             while not any("multicast" in r for r in bia.rejections):
                 await trio.sleep(0.01)
+
+
+async def test_a_peer_syn_that_reaches_our_listener_between_attempts_is_the_punch(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Our attempts share the listening port and close between tries: a SYN from the peer
+    landing in that gap is accepted by the listener, and the peer's connect succeeds. That
+    stream is the punch on our side too; greeted as a newcomer it would leave both sides
+    waiting to answer a handshake. Our own SYNs are lost here, as a router drops them."""
+
+    async def lost(*args: object, **kwargs: object) -> trio.SocketStream:
+        await trio.sleep_forever()
+        raise AssertionError("unreachable")
+
+    monkeypatch.setattr(punching, "simultaneous_open", lost)
+    async with (
+        host_table(Identity.generate("ana"), config=FAST) as host,
+        join_table(Identity.generate("bia"), host.invite, config=FAST) as bia,
+    ):
+        with trio.fail_after(10):
+            await bia.wait_all_up(2)
+        assert bia.server is not None and bia.listen_port is not None
+        peer = await reusable_socket(socket.AF_INET, 0, "127.0.0.1")
+        ep = Endpoint.parse("127.0.0.1", peer.getsockname()[1])
+        greeted = bia.server.completed + bia.server.failed + bia.server.pending
+        got: list[trio.SocketStream | None] = []
+
+        async def punch() -> None:
+            got.append(await bia.punches._first_open((ep,)))
+
+        with trio.fail_after(10):
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(punch)
+                await trio.testing.wait_all_tasks_blocked()
+                await peer.connect(("127.0.0.1", bia.listen_port))
+        stream = got[0]
+        assert stream is not None and stream_address(stream) == f"127.0.0.1:{ep.port}"
+        assert bia.server.completed + bia.server.failed + bia.server.pending == greeted
+        assert bia.punches._awaited == {}
+        await stream.send_all(b"x")
+        assert await trio.SocketStream(peer).receive_some(1) == b"x"
+        await stream.aclose()
+        peer.close()

@@ -105,21 +105,18 @@ def rules_announced(message: Any) -> tuple[str, tuple[str, ...]] | None:
     return preset, tuple(overrides)
 
 
-def bots_announced(message: Any, sender: PeerKey, roster: Roster) -> frozenset[bytes] | None:
-    """The identity keys a well-formed `["bots", [key, ...]]` from the roster's host marks as
-    bots, else None (docs/protocol.md 2.10): each key is a seat's other than the host's, none
-    twice, at most seats-1 of them. It marks seats on screen and nothing more, so a receiver
-    that is unsure (a key it has not seen seated yet) drops it: the host sends it again with
-    every roster change."""
+def bots_claimed(message: Any, sender: PeerKey, roster: Roster) -> frozenset[bytes] | None:
+    """The keys of a well-formed `["bots", [key, ...]]` from the roster's host, else None
+    (docs/protocol.md 2.10): each a valid identity key other than the host's, none twice, at
+    most seats-1 of them. Whether each holds a seat is `bots_announced`'s check."""
     if not (isinstance(message, list) and len(message) == 2 and message[0] == "bots"):
         return None
     keys = message[1]
     if not isinstance(keys, list) or len(keys) > roster.seats - 1 or sender != roster.host.key:
         return None
-    seated = {m.key.raw for m in roster.members if m.seat != roster.host.seat}
     marked: set[bytes] = set()
     for key in keys:
-        if type(key) is not bytes or key in marked or key not in seated:
+        if type(key) is not bytes or key in marked or key == roster.host.key.raw:
             return None
         try:
             PeerKey(key)
@@ -127,6 +124,15 @@ def bots_announced(message: Any, sender: PeerKey, roster: Roster) -> frozenset[b
             return None
         marked.add(key)
     return frozenset(marked)
+
+
+def bots_announced(message: Any, sender: PeerKey, roster: Roster) -> frozenset[bytes] | None:
+    """The keys a `bots` message marks against `roster`: a well-formed one (`bots_claimed`)
+    whose every key holds a seat in it, else None."""
+    keys = bots_claimed(message, sender, roster)
+    if keys is None or not keys <= {m.key.raw for m in roster.members}:
+        return None
+    return keys
 
 
 def bots_message(bots: frozenset[bytes], roster: Roster) -> list[Any]:
@@ -161,6 +167,7 @@ class Lobby:
         # peers it started (it made their identities); on a joiner, what the host's last
         # well-formed `bots` message said. Never a nickname: anyone can call themselves a bot.
         self.bots: frozenset[bytes] = frozenset()
+        self._bots_waiting: frozenset[bytes] | None = None  # the host's, for a newer roster
 
     @property
     def request(self) -> JoinRequest | None:
@@ -351,19 +358,31 @@ class Lobby:
     def _bots_marked(self, peer: PeerKey, message: Any) -> bool:
         """The host's `["bots", [key, ...]]`: the seats it names are marked as bots, the
         others no longer are. A malformed one, or anyone else's, is dropped with a notice
-        naming its sender: it marks nothing and is not kept for the match."""
+        naming its sender: it marks nothing and is not kept for the match. One that names a
+        key our roster does not seat yet (the host's roster to us can trail its `bots`, for
+        example after a reconnect) waits for the roster that seats it, as the latest word."""
         roster = self.mesh.roster
         if not (isinstance(message, list) and message and message[0] == "bots"):
             return False
-        marked = bots_announced(message, peer, roster) if roster is not None else None
-        if marked is None:
+        claimed = bots_claimed(message, peer, roster) if roster is not None else None
+        if claimed is None:
             self.out(f"* dropped a bots message from {self.name(peer)} this client cannot take")
             return True
-        if marked != self.bots:
-            self.bots = marked
-            names = ", ".join(self.name(PeerKey(k)) for k in sorted(marked, key=self._seat_of))
-            self.out(f"* the host runs bots in these seats: {names or 'none'}")
+        self._bots_waiting = claimed
+        self._mark_bots()
         return True
+
+    def _mark_bots(self) -> None:
+        """Mark the host's latest `bots` once our roster seats every key it names."""
+        roster = self.mesh.roster
+        waiting = self._bots_waiting
+        if waiting is None or roster is None or not waiting <= {m.key.raw for m in roster.members}:
+            return
+        self._bots_waiting = None
+        if waiting != self.bots:
+            self.bots = waiting
+            names = ", ".join(self.name(PeerKey(k)) for k in sorted(waiting, key=self._seat_of))
+            self.out(f"* the host runs bots in these seats: {names or 'none'}")
 
     def _seat_of(self, key: bytes) -> int:
         roster = self.mesh.roster
@@ -381,6 +400,7 @@ class Lobby:
 
     def show_event(self, event: object) -> None:
         if isinstance(event, RosterChanged):
+            self._mark_bots()
             seated = f"{len(event.roster.members)}/{event.roster.seats}"
             self.out(f"* seated ({seated}):\n{self.seats_text()}")
             if event.roster.full and not self._announced_full:

@@ -64,6 +64,15 @@ class LineProc:
         sides = [self.wait_for("side 0 ("), self.wait_for("side 1 (")]
         return " ".join(line.split(":", 1)[0] for line in sides)
 
+    def all_output(self, timeout: float = WAIT) -> list[str]:
+        """Every line it printed, once it has ended by itself (fails after `timeout`)."""
+        self.p.wait(timeout)
+        while True:
+            try:
+                self.seen.append(self.lines.get(timeout=2))
+            except queue.Empty:
+                return self.seen
+
     def close(self) -> int:
         """Quit (or end) the process; its exit code."""
         if self.p.poll() is None:

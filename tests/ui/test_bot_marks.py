@@ -170,3 +170,33 @@ def test_a_bot_heir_is_marked_by_every_party_from_the_replace_on() -> None:
     for p in present:
         assert bot_parties(r.peers[p]) == {gone}, p
     assert gone not in bot_parties(heir)  # its own seat is not another's
+
+
+def test_the_saved_marks_are_read_back_and_a_damaged_file_is_refused(tmp_path: Path) -> None:
+    """The table's `bots` file: what was saved comes back; no file, no marks; anything but an
+    array of distinct identity keys is a damaged table (`StoreError` naming the file)."""
+    from buraco_p2p import codec
+    from buraco_p2p.play.botmarks import save_bot_keys
+    from buraco_p2p.play.store import StoreError
+
+    table = b"\x42" * 16
+    path = tmp_path / "tables" / table.hex() / "bots"
+    path.parent.mkdir(parents=True)
+    assert load_bot_keys(tmp_path, table) == frozenset()
+    keys = frozenset(Identity.from_seed(bytes([n]) * 32, "bot").public.raw for n in (1, 2))
+    save_bot_keys(tmp_path, table, keys)
+    assert load_bot_keys(tmp_path, table) == keys
+    assert path.stat().st_mode & 0o777 == 0o600
+    one = sorted(keys)[0]
+    for damaged in (
+        b"\xc1",
+        codec.pack({"keys": []}),
+        codec.pack([one, one]),
+        codec.pack([one[:31]]),
+        codec.pack([bytes(32)]),
+        codec.pack(["bot"]),
+        codec.pack([Identity.from_seed(bytes([n]) * 32, "b").public.raw for n in range(3, 9)]),
+    ):
+        path.write_bytes(damaged)
+        with pytest.raises(StoreError, match="bots"):
+            load_bot_keys(tmp_path, table)

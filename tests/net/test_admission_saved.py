@@ -26,7 +26,8 @@ from buraco_p2p.net.errors import LinkError
 from buraco_p2p.net.identity import Identity
 from buraco_p2p.net.invite import Endpoint, Invite
 from buraco_p2p.net.link import SecureLink
-from buraco_p2p.net.mesh import JoinRequest, Mesh, host_table
+from buraco_p2p.net.mesh import JoinRequest, Mesh
+from buraco_p2p.net.startup import host_table
 from buraco_p2p.net.table import Roster, join_message, parse_welcome
 
 TABLE_ID, ROOM_SECRET = b"T" * 16, b"S" * 16

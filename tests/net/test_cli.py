@@ -15,7 +15,7 @@ from mesh_helpers import FAST
 
 from buraco_p2p.net.identity import Identity
 from buraco_p2p.net.invite import Endpoint, Invite
-from buraco_p2p.net.mesh import host_table, join_table
+from buraco_p2p.net.startup import host_table, join_table
 from buraco_p2p.net.table import JoinRefused
 
 BASE = [sys.executable, "-m", "buraco_p2p"]

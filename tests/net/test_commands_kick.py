@@ -16,7 +16,8 @@ from mesh_helpers import FAST
 from buraco_p2p.net.commands import EXIT_REFUSED, exit_status
 from buraco_p2p.net.identity import Identity
 from buraco_p2p.net.lobby import Lobby
-from buraco_p2p.net.mesh import auto_approve, host_table
+from buraco_p2p.net.mesh import auto_approve
+from buraco_p2p.net.startup import host_table
 
 BASE = [sys.executable, "-m", "buraco_p2p"]
 ENV = {**os.environ, "PYTHONUNBUFFERED": "1"}

@@ -31,7 +31,8 @@ from buraco_p2p.net.commands import _run, _stdin_lines
 from buraco_p2p.net.identity import Identity, PeerKey, load_or_create_identity
 from buraco_p2p.net.invite import Invite, InviteError
 from buraco_p2p.net.lobby import Lobby
-from buraco_p2p.net.mesh import JoinRequest, Mesh, host_table
+from buraco_p2p.net.mesh import JoinRequest, Mesh
+from buraco_p2p.net.startup import host_table
 from buraco_p2p.play.botpeer import SEED_ENV
 from buraco_p2p.play.cluster import Cluster
 from buraco_p2p.play.console import console

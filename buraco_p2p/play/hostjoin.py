@@ -34,7 +34,8 @@ from buraco_p2p.net.commands import _run, _stdin_lines, run_reporting
 from buraco_p2p.net.identity import Identity, PeerKey, load_or_create_identity
 from buraco_p2p.net.invite import Invite, InviteError
 from buraco_p2p.net.lobby import Lobby
-from buraco_p2p.net.mesh import JoinRequest, Mesh, host_table
+from buraco_p2p.net.mesh import JoinRequest, Mesh
+from buraco_p2p.net.startup import host_table
 from buraco_p2p.play.botmarks import announce_resumed_bots, load_bot_keys, save_bot_keys
 from buraco_p2p.play.botpeer import SEED_ENV
 from buraco_p2p.play.cluster import Cluster

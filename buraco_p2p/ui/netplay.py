@@ -43,8 +43,9 @@ from buraco_p2p.net.errors import MeshError
 from buraco_p2p.net.identity import Identity, PeerKey, load_or_create_identity
 from buraco_p2p.net.invite import Invite
 from buraco_p2p.net.lobby import Lobby
-from buraco_p2p.net.mesh import JoinRequest, Mesh, auto_approve, host_table, join_table
+from buraco_p2p.net.mesh import JoinRequest, Mesh, auto_approve
 from buraco_p2p.net.shortcode import ShortCode, fetch_invite, is_short_code
+from buraco_p2p.net.startup import host_table, join_table
 from buraco_p2p.play.botmarks import announce_resumed_bots, save_bot_keys
 from buraco_p2p.play.botpeer import SEED_ENV
 from buraco_p2p.play.cluster import Cluster

@@ -40,7 +40,13 @@ from buraco_p2p.play.botmarks import announce_resumed_bots, load_bot_keys, save_
 from buraco_p2p.play.botpeer import SEED_ENV
 from buraco_p2p.play.cluster import Cluster
 from buraco_p2p.play.console import console
-from buraco_p2p.play.local import DamagedTable, ResumeError, resume_failed, resume_target
+from buraco_p2p.play.local import (
+    DamagedTable,
+    ResumeError,
+    _run_console,
+    resume_failed,
+    resume_target,
+)
 from buraco_p2p.play.node import open_node, start_on_mesh
 from buraco_p2p.play.store import StoreError, default_data_dir
 from buraco_p2p.rules import RuleSet
@@ -150,17 +156,9 @@ def register(subparsers: Any) -> None:
     _screen_options(resume)
 
     def run_resume(args: argparse.Namespace) -> int:
-        try:
-            root, table = resume_target(args)
-            try:
-                bots = load_bot_keys(root, table)
-            except StoreError as exc:
-                raise DamagedTable(f"table {table.hex()} in {root}: {exc}") from None
-        except ResumeError as exc:
-            return resume_failed(exc)
         if not _terminal() or args.line:
-            return _resume_line(args, root, table, bots)
-        return _resume_screen(args, root, table, bots)
+            return _resume_line(args)
+        return _resume_screen(args)
 
     resume.set_defaults(func=run_resume)
 
@@ -197,33 +195,40 @@ def _join_screen(args: argparse.Namespace, root: Path) -> int:
     return netplay.run_full_screen(feed, ascii=args.ascii, lobby=feed.model)
 
 
-def _resume_screen(
-    args: argparse.Namespace, root: Path, table: bytes, bots: frozenset[bytes]
-) -> int:
+def _resume_target(args: argparse.Namespace) -> tuple[Path, bytes, frozenset[bytes]]:
+    """`resume_target`, and the bot marks saved with the table: a damaged marks file is a
+    damaged table (`DamagedTable`), named before anything starts."""
+    root, table = resume_target(args)
+    try:
+        return root, table, load_bot_keys(root, table)
+    except StoreError as exc:
+        raise DamagedTable(f"table {table.hex()} in {root}: {exc}") from None
+
+
+def _resume_screen(args: argparse.Namespace) -> int:
     from buraco_p2p.ui import netplay
 
+    try:
+        root, table, bots = _resume_target(args)
+    except ResumeError as exc:
+        return resume_failed(exc)
     feed = netplay.ResumeFeed(netplay.identity_of(args), root, table, bot_keys=bots)
     return netplay.run_full_screen(feed, ascii=args.ascii, prog="buraco-p2p resume")
 
 
-def _resume_line(args: argparse.Namespace, root: Path, table: bytes, bots: frozenset[bytes]) -> int:
+def _resume_line(args: argparse.Namespace) -> int:
     """`resume` in line mode, the saved bot marks on the seats they name."""
+    try:
+        root, table, bots = _resume_target(args)
+    except ResumeError as exc:
+        return resume_failed(exc)
     config = Path(args.config_dir) if args.config_dir else None
     me = load_or_create_identity(config, None)
 
     async def main() -> int:
         async with open_node(me, root, resume=table) as driver:
             await announce_resumed_bots(driver, bots)
-            send, recv = trio.open_memory_channel[str](64)
-            async with trio.open_nursery() as nursery:
-                nursery.start_soon(_stdin_lines, send)
-                closed = await console(driver, recv, _say, bot_keys=bots)
-                nursery.cancel_scope.cancel()
-        if closed:
-            _say("the match is over; its log is in the data directory")
-        else:
-            _say("left the table; `buraco-p2p resume` returns to it")
-        return 0
+            return await _run_console(driver, bot_keys=bots)
 
     return run_reporting(lambda: int(trio.run(main)), "buraco-p2p resume", (StoreError,))
 

@@ -200,3 +200,25 @@ def test_the_saved_marks_are_read_back_and_a_damaged_file_is_refused(tmp_path: P
         path.write_bytes(damaged)
         with pytest.raises(StoreError, match="bots"):
             load_bot_keys(tmp_path, table)
+
+
+@pytest.mark.parametrize("client", ["_resume_line", "_resume_screen"])
+def test_a_damaged_marks_file_stops_resume_in_one_line(
+    client: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Before any identity or node is opened: exit code 4 and one line naming the file."""
+    import argparse
+
+    from buraco_p2p.play import hostjoin
+    from buraco_p2p.play.store import TableMeta, TableStore
+
+    table = bytes(range(16))
+    store = TableStore.for_table(table, tmp_path)
+    store.create(TableMeta(b"invite", True, 0, 0), None)
+    (store.path / "bots").write_bytes(b"\xc1 not msgpack")
+    args = argparse.Namespace(table=table.hex(), data_dir=str(tmp_path), config_dir=None,
+                              ascii=True)  # fmt: skip
+    assert getattr(hostjoin, client)(args) == 4
+    err = capsys.readouterr().err
+    assert err.startswith(f"buraco-p2p resume: error: table {table.hex()} in {tmp_path}: ")
+    assert "bots: not msgpack" in err and err.count("\n") == 1, err

@@ -8,6 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from buraco_p2p import codec
 from buraco_p2p.logfile import decode_log
 from tests.line_proc import LineProc
 
@@ -51,6 +52,10 @@ def test_a_person_joins_two_bots_and_the_host_then_everyone_ready_starts_the_mat
     logs = list((tmp_path / "a" / "tables").glob("*/log"))
     assert len(logs) == 1
     assert len(decode_log(logs[0].read_bytes())) > 10
+    # Both keep the marks with the table, the same two keys: `resume` marks them again.
+    marks = [codec.unpack(p.read_bytes()) for p in (logs[0].parent / "bots",
+             tmp_path / "b" / "tables" / logs[0].parent.name / "bots")]  # fmt: skip
+    assert len(marks[0]) == 2 and marks[0] == marks[1], marks
 
 
 def test_host_refuses_an_impossible_seat_count_in_one_line(tmp_path: Path) -> None:

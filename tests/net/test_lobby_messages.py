@@ -10,9 +10,10 @@ import json
 from typing import Any
 
 import trio
-from mesh_helpers import table_of_four
+from mesh_helpers import FAST, table_of_four
 
 from buraco_p2p import codec
+from buraco_p2p.net.identity import Identity
 from buraco_p2p.net.lobby import (
     MAX_RULE_OVERRIDES,
     MAX_RULE_TEXT,
@@ -21,6 +22,7 @@ from buraco_p2p.net.lobby import (
     bots_claimed,
     rules_announced,
 )
+from buraco_p2p.net.startup import host_table, join_table
 from buraco_p2p.net.table import Member, Roster
 from protocol.gen import net as vectors
 from protocol.gen.files import VECTOR_DIR
@@ -173,3 +175,34 @@ async def test_only_the_hosts_well_formed_bots_marks_seats_and_the_lobby_goes_on
         assert len(marked) == 1 and "seat 4:" in marked[0], lobby.seats_text()
         assert lobby.backlog == [], "no bots message is kept for the match"
         nursery.cancel_scope.cancel()
+
+
+async def test_a_hosts_bots_naming_a_seat_not_yet_in_our_roster_waits_for_that_roster() -> None:
+    """The host's word about a seat we have not seen filled (its roster to us can come after
+    its `bots`) is neither dropped nor marked: it is marked once our roster seats that key."""
+    ana, bia, duda = (Identity.generate(n) for n in ("ana", "bia", "duda"))
+    async with (
+        host_table(ana, config=FAST, seats=3) as host,
+        join_table(bia, host.invite, config=FAST) as b,
+        trio.open_nursery() as nursery,
+    ):
+        with trio.fail_after(10):
+            while not b.is_up(host.me):
+                await trio.sleep(0.01)
+        lines: list[str] = []
+        lobby = Lobby(b, lines.append)
+        _send, recv = trio.open_memory_channel[str](8)
+        nursery.start_soon(lobby.run, recv)
+        await host.broadcast(["bots", [duda.public.raw]])  # duda holds no seat yet
+        await host.broadcast(["chat", "after the bots"])
+        with trio.fail_after(10):
+            while not any("after the bots" in x for x in lines):
+                await trio.sleep(0.01)
+        assert lobby.bots == frozenset() and not any("dropped" in x for x in lines), lines
+        async with join_table(duda, host.invite, config=FAST):
+            with trio.fail_after(10):
+                while lobby.bots != {duda.public.raw}:
+                    await trio.sleep(0.01)
+            marked = [x for x in lobby.seats_text().splitlines() if "[bot]" in x]
+            assert len(marked) == 1 and "duda" in marked[0], lobby.seats_text()
+            nursery.cancel_scope.cancel()

@@ -24,9 +24,10 @@ from typing import Any
 import trio
 
 from buraco_p2p.bots.selfplay import UsageError, resolve_rules
+from buraco_p2p.net.appmessages import printable
 from buraco_p2p.net.errors import NetError
 from buraco_p2p.net.identity import PeerKey
-from buraco_p2p.net.lobby import Lobby, printable
+from buraco_p2p.net.lobby import Lobby
 from buraco_p2p.net.mesh import Mesh
 from buraco_p2p.rules import PRESETS, RuleSet
 

@@ -1012,7 +1012,7 @@ def lobby_roster() -> Roster:
 
 def _lobby_payloads() -> tuple[list[dict[str, object]], list[dict[str, object]]]:
     """(the lobby's application payloads, payloads tagged like them that a receiver drops)."""
-    from buraco_p2p.net.lobby import (
+    from buraco_p2p.net.appmessages import (
         MAX_RULE_OVERRIDES,
         MAX_RULE_TEXT,
         bots_announced,

@@ -13,15 +13,15 @@ import trio
 from mesh_helpers import FAST, table_of_four
 
 from buraco_p2p import codec
-from buraco_p2p.net.identity import Identity
-from buraco_p2p.net.lobby import (
+from buraco_p2p.net.appmessages import (
     MAX_RULE_OVERRIDES,
     MAX_RULE_TEXT,
-    Lobby,
     bots_announced,
     bots_claimed,
     rules_announced,
 )
+from buraco_p2p.net.identity import Identity
+from buraco_p2p.net.lobby import Lobby
 from buraco_p2p.net.startup import host_table, join_table
 from buraco_p2p.net.table import Member, Roster
 from protocol.gen import net as vectors

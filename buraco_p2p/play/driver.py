@@ -222,7 +222,9 @@ class Driver:
         # an identity the genesis does not name is an heir: it follows the log until a
         # "replace" agreement passes a seat to it (also when it resumes after that)
         heir = identity.public not in parse_genesis(genesis).keys
-        peer = Peer(genesis, identity, rng, time.monotonic(), heir=heir, minute=minute)
+        clock: Callable[[], float] = kw.get("clock", time.monotonic)
+        # the peer's step timer runs on the driver's clock, so an injected clock times it all
+        peer = Peer(genesis, identity, rng, clock(), heir=heir, minute=minute)
         rng.position = lambda: len(peer.table.log)
         d = cls(mesh, peer, store, secret=secret, saved=len(wires), **kw)
         now = d.clock()

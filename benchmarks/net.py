@@ -44,7 +44,8 @@ from buraco_p2p.net.framing import KIND_DATA
 from buraco_p2p.net.identity import Identity, PeerKey
 from buraco_p2p.net.invite import Invite
 from buraco_p2p.net.link import PRESEAT_LIMITS, PRESEAT_MAX_BYTES, SecureLink, connect, handshake
-from buraco_p2p.net.mesh import JoinRequest, Mesh, MeshConfig, host_table, join_table
+from buraco_p2p.net.mesh import JoinRequest, Mesh, MeshConfig
+from buraco_p2p.net.startup import host_table, join_table
 
 ROOM = os.urandom(16)
 TABLE = b"bench-table-0001"

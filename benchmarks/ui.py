@@ -152,7 +152,7 @@ def bench_lobby(frames: int) -> dict[str, Any]:
 
     from buraco_p2p.net.identity import Identity
     from buraco_p2p.net.lobby import Lobby
-    from buraco_p2p.net.mesh import host_table
+    from buraco_p2p.net.startup import host_table
     from buraco_p2p.ui.netplay import LobbyFeed
 
     times: list[float] = []

@@ -34,10 +34,9 @@ from buraco_p2p.net.mesh import (
     RosterChanged,
     SeatFreed,
     StreamReset,
-    host_table,
-    join_table,
 )
 from buraco_p2p.net.server import LinkServer
+from buraco_p2p.net.startup import host_table, join_table
 
 __all__ = [
     "BadSignature",

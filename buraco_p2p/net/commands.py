@@ -34,8 +34,9 @@ from buraco_p2p.net.events import SeatFreed
 from buraco_p2p.net.identity import Identity, PeerKey, load_or_create_identity
 from buraco_p2p.net.invite import Endpoint, Invite, InviteError
 from buraco_p2p.net.lobby import Lobby, printable
-from buraco_p2p.net.mesh import JoinRequest, Mesh, auto_approve, host_table, join_table
+from buraco_p2p.net.mesh import JoinRequest, Mesh, auto_approve
 from buraco_p2p.net.shortcode import ShortCode, fetch_invite, is_short_code
+from buraco_p2p.net.startup import host_table, join_table
 from buraco_p2p.net.table import KICKED, JoinRefused
 
 __all__ = ["JoinerLobby", "SeatLost", "UsageError", "exit_status", "register"]

@@ -22,6 +22,11 @@ the table's messages and events until every seat is ready, `handle_line` takes w
 player typed, `request` is the join prompt on screen (with `answerable_at`, when a y/n may
 answer it), and `on_message` sees the table messages that are neither chat nor ready first.
 
+Which seats are bots: a host that started bot peers (`bots`) tells the table with
+`["bots", [key, ...]]` whenever a seat is taken or a peer comes back without its state, and a
+joiner marks exactly the seats the host's last well-formed one names ("[bot]"). The marks go
+to the match runner with the mesh, so the table shows them too.
+
 Everything shown on screen that came from the network (nicknames, chat text) is stripped
 of control characters first: a peer must not be able to rewrite another player's terminal.
 """
@@ -46,6 +51,7 @@ from buraco_p2p.net.mesh import (
     SeatFreed,
     StreamReset,
 )
+from buraco_p2p.net.table import Roster
 
 MAX_CHAT = 500
 # Bounds of the host's `["rules", preset, [overrides]]`: a longer list or override is malformed.
@@ -58,9 +64,10 @@ ANSWERS = {"y": True, "n": False}
 Output = Callable[[str], None]
 MAX_BACKLOG = 1000
 
-# The match runner: (mesh, input lines, messages held back, output) -> exit code.
+# The match runner: (mesh, input lines, messages held back, output, the seats marked as
+# bots: their identity keys) -> exit code.
 MatchRunner = Callable[
-    [Mesh, "trio.MemoryReceiveChannel[str]", list[tuple[PeerKey, Any]], Output],
+    [Mesh, "trio.MemoryReceiveChannel[str]", list[tuple[PeerKey, Any]], Output, frozenset[bytes]],
     Awaitable[int],
 ]
 _match_runner: MatchRunner | None = None
@@ -98,6 +105,41 @@ def rules_announced(message: Any) -> tuple[str, tuple[str, ...]] | None:
     return preset, tuple(overrides)
 
 
+def bots_claimed(message: Any, sender: PeerKey, roster: Roster) -> frozenset[bytes] | None:
+    """The keys of a well-formed `["bots", [key, ...]]` from the roster's host, else None
+    (docs/protocol.md 2.10): each a valid identity key other than the host's, none twice, at
+    most seats-1 of them. Whether each holds a seat is `bots_announced`'s check."""
+    if not (isinstance(message, list) and len(message) == 2 and message[0] == "bots"):
+        return None
+    keys = message[1]
+    if not isinstance(keys, list) or len(keys) > roster.seats - 1 or sender != roster.host.key:
+        return None
+    marked: set[bytes] = set()
+    for key in keys:
+        if type(key) is not bytes or key in marked or key == roster.host.key.raw:
+            return None
+        try:
+            PeerKey(key)
+        except ValueError:
+            return None
+        marked.add(key)
+    return frozenset(marked)
+
+
+def bots_announced(message: Any, sender: PeerKey, roster: Roster) -> frozenset[bytes] | None:
+    """The keys a `bots` message marks against `roster`: a well-formed one (`bots_claimed`)
+    whose every key holds a seat in it, else None."""
+    keys = bots_claimed(message, sender, roster)
+    if keys is None or not keys <= {m.key.raw for m in roster.members}:
+        return None
+    return keys
+
+
+def bots_message(bots: frozenset[bytes], roster: Roster) -> list[Any]:
+    """The host's `["bots", [key, ...]]` for the seated ones of `bots`, in seat order."""
+    return ["bots", [m.key.raw for m in roster.members if m.key.raw in bots]]
+
+
 def printable(text: str, limit: int = MAX_CHAT) -> str:
     """`text` with every control/format character replaced, cut to `limit` characters."""
     return "".join(ch if ch.isprintable() else "\ufffd" for ch in text[:limit])
@@ -121,8 +163,11 @@ class Lobby:
         self._all_ready = trio.Event()
         # Sees every message that is neither chat nor ready; True keeps it from the backlog.
         self.on_message: Callable[[PeerKey, Any], bool] | None = None
-        # Identity keys of the bot peers this host started, marked "[bot]" in the seats.
+        # Identity keys of the seats played by bots, marked "[bot]": on the host, the bot
+        # peers it started (it made their identities); on a joiner, what the host's last
+        # well-formed `bots` message said. Never a nickname: anyone can call themselves a bot.
         self.bots: frozenset[bytes] = frozenset()
+        self._bots_waiting: frozenset[bytes] | None = None  # the host's, for a newer roster
 
     @property
     def request(self) -> JoinRequest | None:
@@ -282,7 +327,7 @@ class Lobby:
         if not (isinstance(message, list) and message and message[0] == "chat"):
             if self.on_message is not None and self.on_message(peer, message):
                 return
-            if self._rules_shown(peer, message):
+            if self._rules_shown(peer, message) or self._bots_marked(peer, message):
                 return
             if len(self.backlog) < MAX_BACKLOG:
                 self.backlog.append((peer, message))
@@ -310,8 +355,52 @@ class Lobby:
                  + (f" with {over}" if over else ""))  # fmt: skip
         return True
 
+    def _bots_marked(self, peer: PeerKey, message: Any) -> bool:
+        """The host's `["bots", [key, ...]]`: the seats it names are marked as bots, the
+        others no longer are. A malformed one, or anyone else's, is dropped with a notice
+        naming its sender: it marks nothing and is not kept for the match. One that names a
+        key our roster does not seat yet (the host's roster to us can trail its `bots`, for
+        example after a reconnect) waits for the roster that seats it, as the latest word."""
+        roster = self.mesh.roster
+        if not (isinstance(message, list) and message and message[0] == "bots"):
+            return False
+        claimed = bots_claimed(message, peer, roster) if roster is not None else None
+        if claimed is None:
+            self.out(f"* dropped a bots message from {self.name(peer)} this client cannot take")
+            return True
+        self._bots_waiting = claimed
+        self._mark_bots()
+        return True
+
+    def _mark_bots(self) -> None:
+        """Mark the host's latest `bots` once our roster seats every key it names."""
+        roster = self.mesh.roster
+        waiting = self._bots_waiting
+        if waiting is None or roster is None or not waiting <= {m.key.raw for m in roster.members}:
+            return
+        self._bots_waiting = None
+        if waiting != self.bots:
+            self.bots = waiting
+            names = ", ".join(self.name(PeerKey(k)) for k in sorted(waiting, key=self._seat_of))
+            self.out(f"* the host runs bots in these seats: {names or 'none'}")
+
+    def _seat_of(self, key: bytes) -> int:
+        roster = self.mesh.roster
+        member = roster.member(PeerKey(key)) if roster is not None else None
+        return member.seat if member is not None else 0
+
+    async def announce_bots(self) -> None:
+        """Host: tell every seated peer which seats are our bots (none: nothing is sent)."""
+        roster = self.mesh.roster
+        if not self.mesh.is_host or roster is None or not self.bots:
+            await trio.lowlevel.checkpoint()
+            return
+        with contextlib.suppress(NetError):
+            await self.mesh.broadcast(bots_message(self.bots, roster))
+
     def show_event(self, event: object) -> None:
         if isinstance(event, RosterChanged):
+            self._mark_bots()
             seated = f"{len(event.roster.members)}/{event.roster.seats}"
             self.out(f"* seated ({seated}):\n{self.seats_text()}")
             if event.roster.full and not self._announced_full:
@@ -375,7 +464,7 @@ class Lobby:
             nursery.cancel_scope.cancel()
         if start and _match_runner is not None:
             self.out("* everyone is ready: the match starts")
-            return await _match_runner(self.mesh, lines, self.backlog, self.out)
+            return await _match_runner(self.mesh, lines, self.backlog, self.out, self.bots)
         return 0
 
     async def _pump_messages(self) -> None:
@@ -391,6 +480,9 @@ class Lobby:
                 # seats taken after we said ready must hear it too
                 with contextlib.suppress(NetError):
                     await self.mesh.broadcast(["ready"])
+            if isinstance(event, RosterChanged | StreamReset):
+                # a seat taken, or a peer back without what it had heard: which are bots
+                await self.announce_bots()
             if isinstance(event, RosterChanged) and self.on_seats is not None:
                 seats = len(event.roster.members)
                 if seats != self._seats_shown:

@@ -5,6 +5,9 @@ the mesh to the runner installed here, which agrees the genesis, opens the table
 and plays the match in line mode. `host --bots N` starts N `bot-peer` processes that join
 with the invite (the host seats them without asking: it made their identities); `join CODE`
 for a table already in the data directory resumes it instead of asking for a seat again.
+The seats marked as bots (the host's own, or what its `bots` message named) are saved with
+the table when the match starts (`play.botmarks`), so `resume` marks them again; a resumed
+host announces them to the table again.
 
 On a terminal, `host`, `join` and `resume` open the full-screen client instead (`ui.netplay`):
 the lobby screen, then the table in the same application. `--line` keeps the line lobby, and
@@ -27,17 +30,25 @@ import trio
 
 from buraco_p2p.bots.selfplay import UsageError, add_minutes_option, resolve_rules
 from buraco_p2p.net import lobby as lobby_mod
-from buraco_p2p.net.commands import _run, _stdin_lines
+from buraco_p2p.net.commands import _run, _stdin_lines, run_reporting
 from buraco_p2p.net.identity import Identity, PeerKey, load_or_create_identity
 from buraco_p2p.net.invite import Invite, InviteError
 from buraco_p2p.net.lobby import Lobby
-from buraco_p2p.net.mesh import JoinRequest, Mesh, host_table
+from buraco_p2p.net.mesh import JoinRequest, Mesh
+from buraco_p2p.net.startup import host_table
+from buraco_p2p.play.botmarks import announce_resumed_bots, load_bot_keys, save_bot_keys
 from buraco_p2p.play.botpeer import SEED_ENV
 from buraco_p2p.play.cluster import Cluster
 from buraco_p2p.play.console import console
-from buraco_p2p.play.local import ResumeError, resume_failed, resume_line, resume_target
-from buraco_p2p.play.node import start_on_mesh
-from buraco_p2p.play.store import default_data_dir
+from buraco_p2p.play.local import (
+    DamagedTable,
+    ResumeError,
+    _run_console,
+    resume_failed,
+    resume_target,
+)
+from buraco_p2p.play.node import open_node, start_on_mesh
+from buraco_p2p.play.store import StoreError, default_data_dir
 from buraco_p2p.rules import RuleSet
 
 __all__ = ["register"]
@@ -47,18 +58,18 @@ def _say(text: str) -> None:
     print(text, flush=True)
 
 
-def _runner(
-    rules: RuleSet | None, root: Path, bot_keys: frozenset[bytes] = frozenset()
-) -> lobby_mod.MatchRunner:
+def _runner(rules: RuleSet | None, root: Path) -> lobby_mod.MatchRunner:
     async def run(
         mesh: Mesh,
         lines: trio.MemoryReceiveChannel[str],
         held: list[tuple[PeerKey, Any]],
         out: Callable[[str], None],
+        bot_keys: frozenset[bytes],
     ) -> int:
         async with start_on_mesh(
             mesh, mesh.identity, root, rules=rules if mesh.is_host else None, held=held
         ) as driver:
+            save_bot_keys(root, mesh.table_id, bot_keys)  # for `resume` (play.botmarks)
             out(f"table {mesh.table_id.hex()} (after a crash: buraco-p2p resume "
                 f"{mesh.table_id.hex()}, or join with the same code)")  # fmt: skip
             closed = await console(driver, lines, out, bot_keys=bot_keys)
@@ -146,7 +157,7 @@ def register(subparsers: Any) -> None:
 
     def run_resume(args: argparse.Namespace) -> int:
         if not _terminal() or args.line:
-            return resume_line(args)
+            return _resume_line(args)
         return _resume_screen(args)
 
     resume.set_defaults(func=run_resume)
@@ -184,15 +195,42 @@ def _join_screen(args: argparse.Namespace, root: Path) -> int:
     return netplay.run_full_screen(feed, ascii=args.ascii, lobby=feed.model)
 
 
+def _resume_target(args: argparse.Namespace) -> tuple[Path, bytes, frozenset[bytes]]:
+    """`resume_target`, and the bot marks saved with the table: a damaged marks file is a
+    damaged table (`DamagedTable`), named before anything starts."""
+    root, table = resume_target(args)
+    try:
+        return root, table, load_bot_keys(root, table)
+    except StoreError as exc:
+        raise DamagedTable(f"table {table.hex()} in {root}: {exc}") from None
+
+
 def _resume_screen(args: argparse.Namespace) -> int:
     from buraco_p2p.ui import netplay
 
     try:
-        root, table = resume_target(args)
+        root, table, bots = _resume_target(args)
     except ResumeError as exc:
         return resume_failed(exc)
-    feed = netplay.ResumeFeed(netplay.identity_of(args), root, table)
+    feed = netplay.ResumeFeed(netplay.identity_of(args), root, table, bot_keys=bots)
     return netplay.run_full_screen(feed, ascii=args.ascii, prog="buraco-p2p resume")
+
+
+def _resume_line(args: argparse.Namespace) -> int:
+    """`resume` in line mode, the saved bot marks on the seats they name."""
+    try:
+        root, table, bots = _resume_target(args)
+    except ResumeError as exc:
+        return resume_failed(exc)
+    config = Path(args.config_dir) if args.config_dir else None
+    me = load_or_create_identity(config, None)
+
+    async def main() -> int:
+        async with open_node(me, root, resume=table) as driver:
+            await announce_resumed_bots(driver, bots)
+            return await _run_console(driver, bot_keys=bots)
+
+    return run_reporting(lambda: int(trio.run(main)), "buraco-p2p resume", (StoreError,))
 
 
 async def _host_with_bots(args: argparse.Namespace, rules: RuleSet, root: Path) -> int:
@@ -200,7 +238,7 @@ async def _host_with_bots(args: argparse.Namespace, rules: RuleSet, root: Path) 
     identity = load_or_create_identity(config, args.nick)
     seeds = [os.urandom(32) for _ in range(args.bots)]
     bot_keys = frozenset(Identity.from_seed(s, "bot").public.raw for s in seeds)
-    lobby_mod.set_match_runner(_runner(rules, root, bot_keys))  # we made them: marked bots
+    lobby_mod.set_match_runner(_runner(rules, root))
     box: list[Lobby] = []
 
     async def approve(request: JoinRequest) -> bool:
@@ -222,7 +260,7 @@ async def _host_with_bots(args: argparse.Namespace, rules: RuleSet, root: Path) 
             seats=rules.players,
         ) as mesh:
             lobby = Lobby(mesh, _say)
-            lobby.bots = bot_keys
+            lobby.bots = bot_keys  # we made them: marked, and announced to the table
             box.append(lobby)
             _say(f"table created; you are {identity.nickname} ({identity.public.fingerprint()})")
             _say("invite code (give it to the other players):")

@@ -73,14 +73,16 @@ async def _play_main(me: Identity, root: Path, rules: RuleSet, cluster: Cluster)
         return await _run_console(driver, bots=True)
 
 
-async def _run_console(driver: object, bots: bool = False) -> int:
+async def _run_console(
+    driver: object, bots: bool = False, bot_keys: frozenset[bytes] = frozenset()
+) -> int:
     from buraco_p2p.play.driver import Driver
 
     assert isinstance(driver, Driver)
     send, recv = trio.open_memory_channel[str](64)
     async with trio.open_nursery() as nursery:
         nursery.start_soon(_stdin_lines, send)
-        closed = await console(driver, recv, _say, bots=bots)
+        closed = await console(driver, recv, _say, bot_keys=bot_keys, bots=bots)
         nursery.cancel_scope.cancel()
     if closed:
         _say("the match is over; its log is in the data directory")

@@ -29,9 +29,8 @@ from buraco_p2p.net.mesh import (
     Mesh,
     MeshConfig,
     RosterChanged,
-    host_table,
-    join_table,
 )
+from buraco_p2p.net.startup import host_table, join_table
 from buraco_p2p.net.table import DEFAULT_SEATS, Roster
 from buraco_p2p.play.driver import Driver
 from buraco_p2p.play.genesis import GenesisError, assemble, check_terms, sign_terms, terms_body

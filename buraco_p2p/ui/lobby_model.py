@@ -65,8 +65,6 @@ class LobbyModel:
         self.short = ""
         self.invite_file: Path | None = None
         self.host_fingerprint = ""
-        # Identity keys of the bot peers this host started: marked "bot" on the seats.
-        self.bots: frozenset[bytes] = frozenset()
         self.lobby: Lobby | None = None
         self.mesh: Mesh | None = None
         self.log: list[str] = []
@@ -76,6 +74,12 @@ class LobbyModel:
         self.notice = ""
         self.on_change: Callable[[], None] = lambda: None
         self._clock_offset = 0.0  # time.monotonic() - trio.current_time()
+
+    @property
+    def bots(self) -> frozenset[bytes]:
+        """Identity keys of the seats marked "bot": the lobby's (the bot peers this host
+        started, or on a joiner the ones the host's `bots` message named)."""
+        return self.lobby.bots if self.lobby is not None else frozenset()
 
     # -- from the lobby (trio side) -------------------------------------------------------
 

@@ -6,7 +6,9 @@ screen); once every seat is ready it agrees the genesis on that mesh, exactly as
 lobby's match runner does, and from then on it is a `DriverFeed`: the same application
 switches to the table screen, without a second application or a redraw of the terminal.
 `ResumeFeed` brings back a table from the data directory and shows it once its log has been
-replayed, catching up from the peers on screen.
+replayed, catching up from the peers on screen. The seats marked as bots (the host's own bot
+peers, or the ones the host's `bots` message named) are saved with the table when the match
+starts and marked again on `resume`.
 
 Failures end the application and come back as one line on the terminal it restored
 (`run_full_screen`), with the exit codes of the line front end.
@@ -41,8 +43,10 @@ from buraco_p2p.net.errors import MeshError
 from buraco_p2p.net.identity import Identity, PeerKey, load_or_create_identity
 from buraco_p2p.net.invite import Invite
 from buraco_p2p.net.lobby import Lobby
-from buraco_p2p.net.mesh import JoinRequest, Mesh, auto_approve, host_table, join_table
+from buraco_p2p.net.mesh import JoinRequest, Mesh, auto_approve
 from buraco_p2p.net.shortcode import ShortCode, fetch_invite, is_short_code
+from buraco_p2p.net.startup import host_table, join_table
+from buraco_p2p.play.botmarks import announce_resumed_bots, save_bot_keys
 from buraco_p2p.play.botpeer import SEED_ENV
 from buraco_p2p.play.cluster import Cluster
 from buraco_p2p.play.node import open_node, start_on_mesh
@@ -130,7 +134,6 @@ class LobbyFeed(DriverFeed):
         box: list[Lobby] = []
         seeds = [os.urandom(32) for _ in range(self.n_bots)]
         bot_keys = frozenset(Identity.from_seed(s, "bot").public.raw for s in seeds)
-        self.bot_keys = self.model.bots = bot_keys  # we make them, so we know them
 
         async def approve(request: JoinRequest) -> bool:
             if request.key.raw in bot_keys or self.auto:
@@ -143,6 +146,7 @@ class LobbyFeed(DriverFeed):
             seats=rules.players,
         ) as mesh, contextlib.AsyncExitStack() as stack:  # fmt: skip
             lobby = Lobby(mesh, self.model.out)
+            lobby.bots = bot_keys  # we make them, so we know them, and tell the table
             box.append(lobby)
             self._show_invite(mesh)
             self.model.attach(lobby)
@@ -247,9 +251,11 @@ class LobbyFeed(DriverFeed):
         self.rules = rules or self.rules
         model.active = False
         model.on_change()
+        self.bot_keys = lobby.bots  # ours, or what the host's `bots` named
         async with start_on_mesh(
             mesh, self.identity, self.root, rules=rules, held=lobby.backlog
         ) as driver:
+            save_bot_keys(self.root, mesh.table_id, self.bot_keys)
             self.attach(driver)
             tid = mesh.table_id.hex()
             self.line(None, f"table {tid}; after a crash: buraco-p2p resume {tid}")
@@ -259,15 +265,20 @@ class LobbyFeed(DriverFeed):
 class ResumeFeed(DriverFeed):
     """A table of the data directory, brought back and caught up on screen."""
 
-    def __init__(self, identity: Identity, root: Path, table_id: bytes) -> None:
+    def __init__(
+        self, identity: Identity, root: Path, table_id: bytes,
+        bot_keys: frozenset[bytes] = frozenset(),
+    ) -> None:  # fmt: skip
         super().__init__(None, "network table (resumed)")
         self.identity = identity
         self.root = root
         self.table_id = table_id
+        self.bot_keys = bot_keys  # saved with the table (`play.botmarks`)
         self.line(None, f"resuming table {table_id.hex()}: replaying the log, then catching up")
 
     async def run(self) -> None:
         async with open_node(self.identity, self.root, resume=self.table_id) as driver:
+            await announce_resumed_bots(driver, self.bot_keys)
             self.attach(driver)
             self.line(None, f"log replayed ({len(driver.peer.log)} entries); catching up")
             await self.follow()

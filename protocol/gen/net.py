@@ -988,9 +988,43 @@ def _mesh_records() -> tuple[list[dict[str, object]], list[dict[str, object]]]:
     return records, refused
 
 
+LOBBY_SEED: Final = b"buraco-p2p/vectors/lobby"
+
+
+def lobby_identities() -> list[Identity]:
+    """The four seated peers of the lobby vectors, in seat order: the host and bia are
+    handshake.json's responder and initiator, caio is the mesh vector's, dan is drawn from
+    the stream of 1.1 seeded with `buraco-p2p/vectors/lobby` (and then an unseated key)."""
+    s = _session()
+    caio = Identity.from_seed(DeterministicRandomSource(MESH_SEED).bytes(32), "Caio")
+    dan = Identity.from_seed(DeterministicRandomSource(LOBBY_SEED).bytes(32), "Dan")
+    return [s.responder, s.initiator, caio, dan]
+
+
+def lobby_roster() -> Roster:
+    """The roster the lobby vectors are read against: `lobby_identities` in seats 0..3."""
+    ids = lobby_identities()
+    members = tuple(
+        Member(seat, i.public, i.nickname, ()) for seat, i in enumerate(ids)
+    )
+    return Roster(_session().inputs.table_id, len(ids), members, len(ids))
+
+
 def _lobby_payloads() -> tuple[list[dict[str, object]], list[dict[str, object]]]:
     """(the lobby's application payloads, payloads tagged like them that a receiver drops)."""
-    from buraco_p2p.net.lobby import MAX_RULE_OVERRIDES, MAX_RULE_TEXT, rules_announced
+    from buraco_p2p.net.lobby import (
+        MAX_RULE_OVERRIDES,
+        MAX_RULE_TEXT,
+        bots_announced,
+        rules_announced,
+    )
+
+    roster = lobby_roster()
+    host, bia, caio, dan = (m.key.raw for m in roster.members)
+    rng = DeterministicRandomSource(LOBBY_SEED)
+    rng.bytes(32)  # dan's seed
+    unseated = Identity.from_seed(rng.bytes(32), "Eve").public.raw
+    small_order = bytes(32)  # the identity point's encoding is refused as a key (2.2)
 
     ok: list[tuple[str, str, Any]] = [
         ("ready", "any seated peer", ["ready"]),
@@ -999,6 +1033,9 @@ def _lobby_payloads() -> tuple[list[dict[str, object]], list[dict[str, object]]]
         ("rules at its bounds", "the host",
          ["rules", "classic", ["k=" + "v" * (MAX_RULE_TEXT - 2)] * MAX_RULE_OVERRIDES]),
         ("chat", "any seated peer", ["chat", "bom jogo, Jo\u00e3o!"]),
+        ("bots: seats 2 and 3 are the host's bots", "the host", ["bots", [caio, dan]]),
+        ("bots: no seat is a bot", "the host", ["bots", []]),
+        ("bots: seat 2 is the host's bot", "the host", ["bots", [caio]]),
     ]  # fmt: skip
     dropped: list[tuple[str, Any]] = [
         ("ready with an argument", ["ready", 1]),
@@ -1011,13 +1048,27 @@ def _lobby_payloads() -> tuple[list[dict[str, object]], list[dict[str, object]]]
         ("rules with an override of 81 code points",
          ["rules", "classic", ["k=" + "v" * (MAX_RULE_TEXT - 1)]]),
         ("chat that is not a str", ["chat", 5]),
+        ("bots without its array", ["bots"]),
+        ("bots with a third element", ["bots", [caio], []]),
+        ("bots with a key that is not in an array", ["bots", caio]),
+        ("bots with a key of 31 bytes", ["bots", [caio[:31]]]),
+        ("bots with a key that is a str", ["bots", [caio.hex()]]),
+        ("bots with a key that is no identity key", ["bots", [small_order]]),
+        ("bots naming a key that holds no seat", ["bots", [unseated]]),
+        ("bots naming a key twice", ["bots", [caio, caio]]),
+        ("bots naming the host", ["bots", [host, caio]]),
+        ("bots with more keys than seats but one", ["bots", [bia, caio, dan, unseated]]),
         ("a map", {"text": "hi"}),
     ]  # fmt: skip
+    from_host = roster.host.key
     for name, _, value in ok:
         if value[0] == "rules" and rules_announced(value) is None:
             raise AssertionError(f"{name}: the lobby refuses it")
+        if value[0] == "bots" and bots_announced(value, from_host, roster) is None:
+            raise AssertionError(f"{name}: the lobby refuses it")
     for name, value in dropped:
-        if rules_announced(value) is not None or value == ["ready"]:
+        taken = bots_announced(value, from_host, roster) is not None
+        if taken or rules_announced(value) is not None or value == ["ready"]:
             raise AssertionError(f"{name}: the lobby takes it")
     return (
         [{"name": name, "sender": sender, "value": typed(value),
@@ -1030,6 +1081,7 @@ def _lobby_payloads() -> tuple[list[dict[str, object]], list[dict[str, object]]]
 def mesh_vector() -> Vector:
     records, refused = _mesh_records()
     lobby, dropped = _lobby_payloads()
+    roster = lobby_roster()
     return {
         "description": "table and mesh records (docs/protocol.md sections 2.6-2.10), each the "
         "whole payload of one DATA frame: their values and canonical encodings; `closes_the_link` "
@@ -1038,11 +1090,20 @@ def mesh_vector() -> Vector:
         "the stream of 1.1 seeded with `buraco-p2p/vectors/mesh`, as are both incarnations and "
         "the welcome's mesh secret (drawn in that order). `lobby_payloads` are the lobby's "
         "application messages (2.10, each the `payload` of a `d` record) with who sends them; "
-        "`dropped_payloads` are payloads a receiver acknowledges and drops (the link stays up).",
+        "`dropped_payloads` are payloads a receiver acknowledges and drops (the link stays up), "
+        "even from the host. Both are read against `lobby_roster`: a table of `seats` seats "
+        "whose seated identity keys are `keys` in seat order (seat 0 is the host: handshake.json's "
+        "responder; seat 1 its initiator; seat 2 caio above; seat 3 and the key named as holding "
+        "no seat are drawn in that order from the stream of 1.1 seeded with "
+        "`buraco-p2p/vectors/lobby`).",
         "records": records,
         "closes_the_link": refused,
         "lobby_payloads": lobby,
         "dropped_payloads": dropped,
+        "lobby_roster": {
+            "seats": roster.seats,
+            "keys": [m.key.raw.hex() for m in roster.members],
+        },
     }
 
 

@@ -2,9 +2,44 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
 
 import trio
+
+COMMAND = (sys.executable, "-m", "buraco_p2p")
+# Unbuffered, so every line the child prints reaches `read_until` as it is printed.
+ENV = {**os.environ, "PYTHONUNBUFFERED": "1"}
+
+
+async def start(
+    args: Sequence[str], config_dir: Path, *, stdin: int = subprocess.PIPE, **options: Any
+) -> trio.Process:
+    """Start `buraco-p2p args` with its identity in `config_dir` and its output piped."""
+    return await trio.lowlevel.open_process(
+        [*COMMAND, *args, "--config-dir", str(config_dir)],
+        stdin=stdin,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=ENV,
+        **options,
+    )
+
+
+async def start_line_joiner(code: str, home: Path, nick: str = "bia") -> trio.Process:
+    """`buraco-p2p join code --line` as `nick` on 127.0.0.1, its identity in `home/nick` and
+    its tables in `home`, so nothing of the user's is read or written."""
+    args = ["join", code, "--line", "--listen", "127.0.0.1", "--nick", nick]
+    return await start([*args, "--data-dir", str(home)], home / nick)
+
+
+def invite_code(buf: Sequence[bytes]) -> str:
+    """The invite code (`BRC-...`) a host printed into `buf`."""
+    return next(line for line in b"".join(buf).decode().splitlines() if line.startswith("BRC-"))
 
 
 async def read_until(proc: trio.Process, buf: list[bytes], needle: bytes, timeout: float) -> bytes:

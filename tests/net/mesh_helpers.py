@@ -11,7 +11,8 @@ import trio
 from buraco_p2p.net.identity import Identity, PeerKey
 from buraco_p2p.net.invite import Endpoint, Invite
 from buraco_p2p.net.link import SecureLink, connect
-from buraco_p2p.net.mesh import Mesh, MeshConfig, host_table, join_table
+from buraco_p2p.net.mesh import Mesh, MeshConfig
+from buraco_p2p.net.startup import host_table, join_table
 
 NICKS = ("ana", "bia", "caio", "duda")
 FAST = MeshConfig(

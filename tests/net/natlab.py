@@ -463,8 +463,9 @@ def mesh_table(
     from buraco_p2p.net.candidates import CandidateKind
     from buraco_p2p.net.identity import Identity
     from buraco_p2p.net.invite import Invite
-    from buraco_p2p.net.mesh import Mesh, host_table, join_table
+    from buraco_p2p.net.mesh import Mesh
     from buraco_p2p.net.portmap import map_port
+    from buraco_p2p.net.startup import host_table, join_table
 
     ids = {h.index: Identity.generate(f"p{h.index}") for h in homes}
     by_key = {ident.public: i for i, ident in ids.items()}

@@ -14,7 +14,8 @@ from buraco_p2p.net.errors import LinkClosed, LinkError
 from buraco_p2p.net.framing import KIND_DATA
 from buraco_p2p.net.identity import Identity, PeerKey
 from buraco_p2p.net.invite import Invite
-from buraco_p2p.net.mesh import JoinRequest, host_table, join_table
+from buraco_p2p.net.mesh import JoinRequest
+from buraco_p2p.net.startup import host_table, join_table
 from buraco_p2p.net.table import JoinRefused, join_message
 
 

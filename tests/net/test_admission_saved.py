@@ -15,7 +15,8 @@ from __future__ import annotations
 import errno
 import ipaddress
 import socket
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
 from typing import Any
 
 import pytest
@@ -27,7 +28,8 @@ from buraco_p2p.net.identity import Identity
 from buraco_p2p.net.invite import Endpoint, Invite
 from buraco_p2p.net.link import SecureLink
 from buraco_p2p.net.lobby import Lobby
-from buraco_p2p.net.mesh import JoinRequest, Mesh, host_table
+from buraco_p2p.net.mesh import JoinRequest, Mesh
+from buraco_p2p.net.startup import host_table
 from buraco_p2p.net.table import Roster, join_message, parse_welcome
 
 TABLE_ID, ROOM_SECRET = b"T" * 16, b"S" * 16
@@ -126,6 +128,23 @@ class Host:
         return self.mesh.invite
 
 
+async def _approve_all(request: JoinRequest) -> bool:
+    await trio.lowlevel.checkpoint()
+    return True
+
+
+@asynccontextmanager
+async def hosting(
+    approve: Callable[[JoinRequest], Awaitable[bool]] = _approve_all,
+) -> AsyncIterator[Host]:
+    """A started `Host` in a nursery of its own, stopped when the test is done with it."""
+    async with trio.open_nursery() as nursery:
+        host = Host(nursery, approve=approve)
+        await host.start()
+        yield host
+        host.stop()
+
+
 async def ask(host: Host, who: Identity, addresses: tuple[Endpoint, ...]) -> SecureLink:
     link = await raw_link(host.invite, who, host.invite.addresses[0], host.identity.public)
     await link.send(join_message(addresses))
@@ -143,49 +162,37 @@ async def welcome(link: SecureLink, who: Identity, table_id: bytes = TABLE_ID) -
     return roster
 
 
+async def welcomed(host: Host, who: Identity, addresses: tuple[Endpoint, ...]) -> Roster:
+    """`who` asks from `addresses` and is welcomed with a roster the host's disk already
+    held; the link is closed again."""
+    link = await ask(host, who, addresses)
+    got = await welcome(link, who)
+    assert got is not None and host.disk.holds(got)
+    await link.aclose()
+    return got
+
+
 async def test_every_welcome_carries_a_roster_the_host_saved_before_sending_it() -> None:
     bia = Identity.generate("bia")
-    async with trio.open_nursery() as nursery:
-        host = Host(nursery, approve=_approve_all)
-        await host.start()
+    async with hosting() as host:
         # A new seat.
-        link = await ask(host, bia, addrs(40001))
-        got = await welcome(link, bia)
-        assert got is not None and host.disk.holds(got)
-        first = got.version
-        await link.aclose()
+        first = (await welcomed(host, bia, addrs(40001))).version
         # Back with the same addresses under another nickname: the seat keeps its nickname,
         # and the roster (already saved) does not change.
-        link = await ask(host, Identity.from_seed(bia.private_seed(), "bianca"), addrs(40001))
-        got = await welcome(link, bia)
-        assert got is not None and host.disk.holds(got)
+        got = await welcomed(host, Identity.from_seed(bia.private_seed(), "bianca"), addrs(40001))
         member = got.member(bia.public)
         assert got.version == first and member is not None and member.nickname == "bia"
-        await link.aclose()
         # Back from other addresses: a newer roster, saved before its welcome left.
-        link = await ask(host, bia, addrs(40002))
-        got = await welcome(link, bia)
-        assert got is not None and host.disk.holds(got) and got.version > first
+        got = await welcomed(host, bia, addrs(40002))
+        assert got.version > first
         member = got.member(bia.public)
         assert member is not None and member.addresses == addrs(40002)
-        await link.aclose()
-        host.stop()
-
-
-async def _approve_all(request: JoinRequest) -> bool:
-    await trio.lowlevel.checkpoint()
-    return True
 
 
 async def test_a_host_killed_at_a_readmission_welcomes_nobody_with_the_unsaved_roster() -> None:
     bia = Identity.generate("bia")
-    async with trio.open_nursery() as nursery:
-        host = Host(nursery, approve=_approve_all)
-        await host.start()
-        link = await ask(host, bia, addrs(40001))
-        seated = await welcome(link, bia)
-        assert seated is not None and host.disk.holds(seated)
-        await link.aclose()
+    async with hosting() as host:
+        seated = await welcomed(host, bia, addrs(40001))
         # Back from another address; the host dies as it saves the roster that records it.
         host.disk.saves_left = 0
         link = await ask(host, bia, addrs(40002))
@@ -196,7 +203,6 @@ async def test_a_host_killed_at_a_readmission_welcomes_nobody_with_the_unsaved_r
         assert all(host.disk.holds(r) for r in held), [r.version for r in held]
         await link.aclose()
         await _restarted_host_outranks(host, bia, held, addrs(40003))
-        host.stop()
 
 
 async def test_a_host_killed_at_a_returning_request_welcomes_nobody_with_the_unsaved_roster() -> (
@@ -213,9 +219,9 @@ async def test_a_host_killed_at_a_returning_request_welcomes_nobody_with_the_uns
         await trio.lowlevel.checkpoint()
         return True
 
-    async with trio.open_nursery() as nursery:
-        host = Host(nursery, approve=approve)
-        mesh = await host.start()
+    async with hosting(approve) as host:
+        mesh = host.mesh
+        assert mesh is not None
         first = await ask(host, bia, addrs(40001))
         second = await ask(host, bia, addrs(40002))
         with trio.fail_after(10):
@@ -234,14 +240,11 @@ async def test_a_host_killed_at_a_returning_request_welcomes_nobody_with_the_uns
         for link in (first, second):
             await link.aclose()
         await _restarted_host_outranks(host, bia, held, addrs(40003))
-        host.stop()
 
 
 async def test_a_host_killed_at_a_new_seat_welcomes_nobody_and_gives_no_seat() -> None:
     bia = Identity.generate("bia")
-    async with trio.open_nursery() as nursery:
-        host = Host(nursery, approve=_approve_all)
-        await host.start()
+    async with hosting() as host:
         host.disk.saves_left = 0
         link = await ask(host, bia, addrs(40001))
         assert await welcome(link, bia) is None
@@ -251,11 +254,7 @@ async def test_a_host_killed_at_a_new_seat_welcomes_nobody_and_gives_no_seat() -
         assert all(r.member(bia.public) is None for r in host.disk.saved)
         # The restarted host seats it as new, with a roster it saved first.
         await host.start()
-        link = await ask(host, bia, addrs(40001))
-        got = await welcome(link, bia)
-        assert got is not None and host.disk.holds(got)
-        await link.aclose()
-        host.stop()
+        await welcomed(host, bia, addrs(40001))
 
 
 async def _restarted_host_outranks(
@@ -266,36 +265,27 @@ async def _restarted_host_outranks(
     mesh = await host.start()
     assert mesh.roster is not None
     assert mesh.roster.version > max(r.version for r in held)
-    link = await ask(host, who, addresses)
-    got = await welcome(link, who)
-    assert got is not None and host.disk.holds(got)
+    got = await welcomed(host, who, addresses)
     member = got.member(who.public)
     assert member is not None and member.addresses == addresses
-    await link.aclose()
 
 
 async def test_a_roster_the_disk_refused_is_saved_before_the_next_welcome() -> None:
     """A full disk fails one save: that member gets no welcome (its link closes, so it asks
     again), and the next request saves the roster before it is welcomed."""
     bia = Identity.generate("bia")
-    async with trio.open_nursery() as nursery:
-        host = Host(nursery, approve=_approve_all)
-        mesh = await host.start()
-        link = await ask(host, bia, addrs(40001))
-        seated = await welcome(link, bia)
-        assert seated is not None
-        await link.aclose()
+    async with hosting() as host:
+        mesh = host.mesh
+        assert mesh is not None
+        seated = await welcomed(host, bia, addrs(40001))
         host.disk.full = 1
         link = await ask(host, bia, addrs(40002))
         assert await welcome(link, bia) is None
         assert any("could not be saved" in r for r in mesh.rejections), list(mesh.rejections)
         await link.aclose()
         assert mesh.roster is not None and host.disk.holds(mesh.roster)
-        link = await ask(host, bia, addrs(40002))
-        got = await welcome(link, bia)
-        assert got is not None and host.disk.holds(got) and got.version > seated.version
-        await link.aclose()
-        host.stop()
+        got = await welcomed(host, bia, addrs(40002))
+        assert got.version > seated.version
 
 
 @pytest.mark.parametrize(("seats", "failed_saves"), [(2, 1), (6, 2)])

@@ -6,7 +6,8 @@ import trio
 from mesh_helpers import FAST, raw_link
 
 from buraco_p2p.net.identity import Identity
-from buraco_p2p.net.mesh import JoinRequest, host_table, join_table
+from buraco_p2p.net.mesh import JoinRequest
+from buraco_p2p.net.startup import host_table, join_table
 from buraco_p2p.net.table import HostTable, Member, join_message
 
 LEFT = "left before the host answered"

@@ -5,26 +5,30 @@ from __future__ import annotations
 import os
 import socket
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 import trio
-from cli_helpers import kill_leftovers, read_until
+from cli_helpers import (
+    COMMAND,
+    ENV,
+    invite_code,
+    kill_leftovers,
+    read_until,
+    start,
+    start_line_joiner,
+)
 from mesh_helpers import FAST
 
 from buraco_p2p.net.identity import Identity
 from buraco_p2p.net.invite import Endpoint, Invite
-from buraco_p2p.net.mesh import host_table, join_table
+from buraco_p2p.net.startup import host_table, join_table
 from buraco_p2p.net.table import JoinRefused
-
-BASE = [sys.executable, "-m", "buraco_p2p"]
-ENV = {**os.environ, "PYTHONUNBUFFERED": "1"}
 
 
 def _run(args: list[str], tmp_path: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [*BASE, *args, "--config-dir", str(tmp_path / "me")],
+        [*COMMAND, *args, "--config-dir", str(tmp_path / "me")],
         capture_output=True,
         text=True,
         timeout=30,
@@ -85,17 +89,11 @@ def test_an_address_that_is_not_ours_gives_one_line_and_exit_2(tmp_path: Path) -
 
 async def test_the_host_stays_at_its_table_when_its_input_ends(tmp_path: Path) -> None:
     args = ["host", "--auto-approve", "--listen", "127.0.0.1", "--nick", "ana"]
-    host = await trio.lowlevel.open_process(
-        [*BASE, *args, "--config-dir", str(tmp_path / "ana")],
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        env=ENV,
-    )
+    host = await start(args, tmp_path / "ana", stdin=subprocess.DEVNULL)
     buf: list[bytes] = []
     try:
         await read_until(host, buf, b"input closed", 20)
-        code = next(line for line in b"".join(buf).decode().splitlines() if line.startswith("BRC-"))
+        code = invite_code(buf)
         # Its input is gone, and still it seats a joiner and keeps running.
         async with join_table(Identity.generate("bia"), Invite.from_text(code), config=FAST) as b:
             assert b.roster is not None and len(b.roster.members) == 2
@@ -107,17 +105,11 @@ async def test_the_host_stays_at_its_table_when_its_input_ends(tmp_path: Path) -
 
 async def test_a_host_without_input_declines_join_requests_at_once(tmp_path: Path) -> None:
     args = ["host", "--listen", "127.0.0.1", "--nick", "ana"]
-    host = await trio.lowlevel.open_process(
-        [*BASE, *args, "--config-dir", str(tmp_path / "ana")],
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        env=ENV,
-    )
+    host = await start(args, tmp_path / "ana", stdin=subprocess.DEVNULL)
     buf: list[bytes] = []
     try:
         await read_until(host, buf, b"input closed", 20)
-        code = next(line for line in b"".join(buf).decode().splitlines() if line.startswith("BRC-"))
+        code = invite_code(buf)
         with trio.fail_after(10), pytest.raises(JoinRefused, match="declined"):
             async with join_table(Identity.generate("bia"), Invite.from_text(code), config=FAST):
                 raise AssertionError("seated with nobody to approve")  # pragma: no cover
@@ -139,14 +131,7 @@ async def test_join_keeps_trying_until_the_host_answers(tmp_path: Path) -> None:
     table_id, room = os.urandom(16), os.urandom(16)
     port = _free_port()
     code = Invite(table_id, room, ana.public.raw, (Endpoint.parse("127.0.0.1", port),)).to_text()
-    args = ["join", code, "--listen", "127.0.0.1", "--nick", "bia"]
-    joiner = await trio.lowlevel.open_process(
-        [*BASE, *args, "--config-dir", str(tmp_path / "bia")],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        env=ENV,
-    )
+    joiner = await start_line_joiner(code, tmp_path)
     buf: list[bytes] = []
     try:
         # Nobody listens yet: the joiner says so and waits, it does not exit.
@@ -180,20 +165,13 @@ async def test_running_out_of_descriptors_is_one_warning_and_the_host_recovers(
         resource.setrlimit(resource.RLIMIT_NOFILE, (48, 48))
 
     args = ["host", "--auto-approve", "--listen", "127.0.0.1", "--nick", "ana"]
-    host = await trio.lowlevel.open_process(
-        [*BASE, *args, "--config-dir", str(tmp_path / "ana")],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        env=ENV,
-        preexec_fn=few_descriptors,
-    )
+    host = await start(args, tmp_path / "ana", preexec_fn=few_descriptors)
     buf: list[bytes] = []
     flood: list[trio.SocketStream] = []
     try:
         await read_until(host, buf, b"\nBRC-", 20)
         await read_until(host, buf, b"\n", 5)
-        code = next(line for line in b"".join(buf).decode().splitlines() if line.startswith("BRC-"))
+        code = invite_code(buf)
         port = Invite.from_text(code).addresses[0].port
         # Eight half-open handshakes from each of twelve addresses: more than 48 descriptors.
         for n in range(12):

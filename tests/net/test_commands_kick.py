@@ -4,22 +4,18 @@ leaves the lobby: one line saying why, exit code 3, as the full-screen client do
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import trio
-from cli_helpers import kill_leftovers, read_until
+from cli_helpers import kill_leftovers, read_until, start_line_joiner
 from mesh_helpers import FAST
 
 from buraco_p2p.net.commands import EXIT_REFUSED, exit_status
 from buraco_p2p.net.identity import Identity
 from buraco_p2p.net.lobby import Lobby
-from buraco_p2p.net.mesh import auto_approve, host_table
+from buraco_p2p.net.mesh import auto_approve
+from buraco_p2p.net.startup import host_table
 
-BASE = [sys.executable, "-m", "buraco_p2p"]
-ENV = {**os.environ, "PYTHONUNBUFFERED": "1"}
 KICKED_LINE = b"buraco-p2p: the host removed you from the table (seat 2 is free again)"
 
 
@@ -32,14 +28,7 @@ async def test_a_kicked_line_joiner_exits_3_with_one_line(tmp_path: Path) -> Non
     ):  # fmt: skip
         lobby = Lobby(mesh, lambda text: None)
         nursery.start_soon(lobby.until_ready)
-        args = ["join", mesh.invite.to_text(), "--line", "--listen", "127.0.0.1", "--nick", "bia"]
-        joiner = await trio.lowlevel.open_process(
-            [*BASE, *args, "--config-dir", str(tmp_path / "bia"), "--data-dir", str(tmp_path)],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            env=ENV,
-        )
+        joiner = await start_line_joiner(mesh.invite.to_text(), tmp_path)
         buf: list[bytes] = []
         try:
             await read_until(joiner, buf, b"every seat is taken", 30)

@@ -21,8 +21,8 @@ from buraco_p2p.net.framing import Frame, FrameReader
 from buraco_p2p.net.handshake import InitiatorHandshake, ResponderHandshake
 from buraco_p2p.net.identity import Identity, PeerKey
 from buraco_p2p.net.invite import Invite
-from buraco_p2p.net.mesh import join_table
 from buraco_p2p.net.relay import RelayError, parse_relay
+from buraco_p2p.net.startup import join_table
 from buraco_p2p.net.table import Roster, RosterError
 
 # The eight points of order 1, 2, 4 and 8, in their canonical encodings.

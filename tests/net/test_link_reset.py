@@ -13,7 +13,8 @@ import trio
 from mesh_helpers import FAST, NICKS, collect
 
 from buraco_p2p.net.identity import Identity
-from buraco_p2p.net.mesh import Mesh, PeerDown, PeerUp, host_table, join_table
+from buraco_p2p.net.mesh import Mesh, PeerDown, PeerUp
+from buraco_p2p.net.startup import host_table, join_table
 
 COUNT = 300
 

@@ -14,7 +14,8 @@ from mesh_helpers import FAST, table_of_four
 
 from buraco_p2p.net.identity import Identity
 from buraco_p2p.net.lobby import Lobby, printable
-from buraco_p2p.net.mesh import JoinRequest, Mesh, host_table, join_table
+from buraco_p2p.net.mesh import JoinRequest, Mesh
+from buraco_p2p.net.startup import host_table, join_table
 
 
 class Screen:

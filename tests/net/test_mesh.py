@@ -75,7 +75,7 @@ async def test_ipv6_loopback_table() -> None:
     from mesh_helpers import FAST
 
     from buraco_p2p.net.identity import Identity
-    from buraco_p2p.net.mesh import host_table, join_table
+    from buraco_p2p.net.startup import host_table, join_table
 
     try:
         with socket.socket(socket.AF_INET6) as probe:

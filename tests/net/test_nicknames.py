@@ -14,7 +14,8 @@ from buraco_p2p.net.identity import (
     validate_nickname,
 )
 from buraco_p2p.net.lobby import Lobby
-from buraco_p2p.net.mesh import JoinRequest, host_table, join_table
+from buraco_p2p.net.mesh import JoinRequest
+from buraco_p2p.net.startup import host_table, join_table
 from buraco_p2p.net.table import JoinRefused, Member, Roster
 
 

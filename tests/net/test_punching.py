@@ -14,7 +14,6 @@ from buraco_p2p.net import punching
 from buraco_p2p.net.identity import Identity
 from buraco_p2p.net.invite import Endpoint
 from buraco_p2p.net.link import stream_address
-from buraco_p2p.net.mesh import host_table, join_table
 from buraco_p2p.net.punch import reusable_socket
 from buraco_p2p.net.punching import (
     MAX_PUNCH_CANDIDATES,
@@ -25,6 +24,7 @@ from buraco_p2p.net.punching import (
     parse_punch_record,
     punch_message,
 )
+from buraco_p2p.net.startup import host_table, join_table
 
 CAIO = Identity.generate("caio").public
 

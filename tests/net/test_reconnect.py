@@ -223,7 +223,8 @@ from mesh_helpers import FAST, assert_quiet, collect, table_of_four  # noqa: E40
 
 from buraco_p2p import codec  # noqa: E402
 from buraco_p2p.net.identity import Identity  # noqa: E402
-from buraco_p2p.net.mesh import Mesh, MeshState, PeerDown, host_table, join_table  # noqa: E402
+from buraco_p2p.net.mesh import Mesh, MeshState, PeerDown  # noqa: E402
+from buraco_p2p.net.startup import host_table, join_table  # noqa: E402
 
 
 async def wait_down(mesh: Mesh, peer: object) -> None:

@@ -20,9 +20,10 @@ from buraco_p2p.net.handshake import secret_hint
 from buraco_p2p.net.identity import Identity, PeerKey
 from buraco_p2p.net.internet import answer_reply_code
 from buraco_p2p.net.invite import Endpoint
-from buraco_p2p.net.mesh import JoinRequest, Mesh, MeshError, host_table, join_table
+from buraco_p2p.net.mesh import JoinRequest, Mesh, MeshError
 from buraco_p2p.net.reply import ReplyCode
 from buraco_p2p.net.shortcode import ShortCode, ShortCodeLinkError, fetch_invite
+from buraco_p2p.net.startup import host_table, join_table
 from buraco_p2p.net.table import JoinRefused
 
 

@@ -18,9 +18,8 @@ from buraco_p2p.net.mesh import (
     NicknameChanged,
     PeerDown,
     SeatFreed,
-    host_table,
-    join_table,
 )
+from buraco_p2p.net.startup import host_table, join_table
 from buraco_p2p.net.table import (
     KICKED,
     Departure,

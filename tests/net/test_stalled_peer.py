@@ -18,7 +18,8 @@ from buraco_p2p.net.errors import LinkClosed
 from buraco_p2p.net.identity import Identity, PeerKey
 from buraco_p2p.net.invite import Invite
 from buraco_p2p.net.link import SecureLink
-from buraco_p2p.net.mesh import Mesh, MeshConfig, PeerDown, host_table, join_table
+from buraco_p2p.net.mesh import Mesh, MeshConfig, PeerDown
+from buraco_p2p.net.startup import host_table, join_table
 from buraco_p2p.net.table import join_message
 
 # Large enough that 200 of them overflow the kernel's socket buffers many times over.

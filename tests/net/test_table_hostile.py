@@ -13,7 +13,8 @@ from mesh_helpers import FAST, assert_quiet, collect, raw_link, table_of_four
 
 from buraco_p2p.net.errors import HandshakeError
 from buraco_p2p.net.identity import Identity
-from buraco_p2p.net.mesh import JoinRequest, Mesh, MeshError, host_table, join_table
+from buraco_p2p.net.mesh import JoinRequest, Mesh, MeshError
+from buraco_p2p.net.startup import host_table, join_table
 from buraco_p2p.net.table import JoinRefused, Roster, TableError, join_message, mesh_message
 
 

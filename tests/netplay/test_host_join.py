@@ -4,68 +4,35 @@ table to the match; `host --bots N` fills seats with bot peer processes."""
 from __future__ import annotations
 
 import os
-import queue
 import subprocess
 import sys
-import threading
-import time
 from pathlib import Path
 
+from buraco_p2p import codec
 from buraco_p2p.logfile import decode_log
-
-
-class Proc:
-    def __init__(self, argv: list[str], home: Path) -> None:
-        env = {**os.environ, "BURACO_P2P_HOME": str(home / "cfg")}
-        self.p = subprocess.Popen(
-            [sys.executable, "-m", "buraco_p2p", *argv], stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env, text=True,
-        )  # fmt: skip
-        self.lines: queue.Queue[str] = queue.Queue()
-        self.seen: list[str] = []
-        out = self.p.stdout
-        assert out is not None
-        threading.Thread(target=lambda: [self.lines.put(x) for x in out], daemon=True).start()
-
-    def wait_for(self, text: str, timeout: float = 120) -> str:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            try:
-                line = self.lines.get(timeout=0.5)
-            except queue.Empty:
-                continue
-            self.seen.append(line)
-            if text in line:
-                return line
-        raise AssertionError(f"{text!r} not seen; got:\n{''.join(self.seen[-30:])}")
-
-    def type(self, line: str) -> None:
-        assert self.p.stdin is not None
-        self.p.stdin.write(line + "\n")
-        self.p.stdin.flush()
-
-    def close(self) -> None:
-        if self.p.poll() is None:
-            self.type("quit")
-            try:
-                self.p.wait(30)
-            except subprocess.TimeoutExpired:
-                self.p.kill()
-                self.p.wait()
+from tests.line_proc import LineProc
 
 
 def test_a_person_joins_two_bots_and_the_host_then_everyone_ready_starts_the_match(
     tmp_path: Path,
 ) -> None:
-    host = Proc(["host", "--bots", "2", "--auto-approve", "--listen", "127.0.0.1", "--nick", "ana",
-                 "--data-dir", str(tmp_path / "a")], tmp_path / "a")  # fmt: skip
+    host = LineProc(["host", "--bots", "2", "--auto-approve", "--listen", "127.0.0.1",
+                     "--nick", "ana"], tmp_path / "a")  # fmt: skip
     guest = None
     try:
         host.wait_for("invite code")
         code = host.wait_for("BRC-").strip()
-        guest = Proc(["join", code, "--listen", "127.0.0.1", "--nick", "bea",
-                      "--data-dir", str(tmp_path / "b")], tmp_path / "b")  # fmt: skip
+        guest = LineProc(["join", code, "--listen", "127.0.0.1", "--nick", "bea"],
+                         tmp_path / "b")  # fmt: skip
         host.wait_for("every seat is taken", 120)
+        # The joiner marks the host's two bots, from the host's `bots` message: the notice
+        # names both once both are seated, and its seat list marks them and no one else.
+        while len(guest.wait_for("the host runs bots").split(":", 1)[1].split(",")) != 2:
+            pass
+        guest.type("/who")
+        seats = [guest.wait_for(f"seat {n}:") for n in range(1, 5)]
+        assert [("[bot]" in line) for line in seats].count(True) == 2, seats
+        assert not any("[bot]" in line for line in seats if "ana" in line or "bea" in line)
         host.type("/ready")
         guest.type("/ready")
         host.wait_for("everyone is ready")
@@ -75,6 +42,9 @@ def test_a_person_joins_two_bots_and_the_host_then_everyone_ready_starts_the_mat
         guest.wait_for("seats drawn")
         host.wait_for("dealt")
         guest.wait_for("dealt")
+        names = guest.table_names()
+        assert names.count("(bot)") == 2 and "bea (you)" in names, names
+        assert "ana (bot)" not in names, names
     finally:
         host.close()
         if guest is not None:
@@ -82,6 +52,10 @@ def test_a_person_joins_two_bots_and_the_host_then_everyone_ready_starts_the_mat
     logs = list((tmp_path / "a" / "tables").glob("*/log"))
     assert len(logs) == 1
     assert len(decode_log(logs[0].read_bytes())) > 10
+    # Both keep the marks with the table, the same two keys: `resume` marks them again.
+    marks = [codec.unpack(p.read_bytes()) for p in (logs[0].parent / "bots",
+             tmp_path / "b" / "tables" / logs[0].parent.name / "bots")]  # fmt: skip
+    assert len(marks[0]) == 2 and marks[0] == marks[1], marks
 
 
 def test_host_refuses_an_impossible_seat_count_in_one_line(tmp_path: Path) -> None:

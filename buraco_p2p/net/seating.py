@@ -91,11 +91,22 @@ class Seating:
         if member is None or peer == mesh.me:
             raise MeshError(f"{peer.fingerprint()} holds no seat the host can free")
         old = mesh.roster
-        table.free(peer, reason)
-        # Adopted (so saved) before it is queued: no roster leaves that a restarted host
-        # would not have. The kicked peer's link is retired only once its queue drains.
-        self.adopt(table.roster)
-        message = roster_message(table.roster)
+        roster = table.freeing(peer, reason)
+        if roster is None:
+            raise MeshError(f"{member.label()} holds no seat the host can free")
+        # All or nothing: adopted (so saved) before the table frees the seat or the roster
+        # is queued. A save that fails leaves the seat taken, the table and the mesh as they
+        # were, and no roster leaves that a restarted host would not have.
+        try:
+            self.adopt(roster)
+        except OSError as exc:
+            raise MeshError(
+                f"seat {member.seat + 1} ({member.label()}) stays taken: the roster that "
+                f"frees it could not be saved ({exc})"
+            ) from exc
+        table.commit(roster)
+        # The kicked peer's link is retired only once its queue drains.
+        message = roster_message(roster)
         for m in old.members:  # the kicked peer too: that is how it learns
             run = mesh.links.live_run_or_none(m.key) if m.key != mesh.me else None
             if run is not None:

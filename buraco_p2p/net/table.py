@@ -343,14 +343,18 @@ class HostTable:
             restore, version=restore.version + 1, members=(host, *restore.members[1:])
         )
 
-    def _with(self, members: tuple[Member, ...], departed: Departure | None = None) -> None:
+    def _next(self, members: tuple[Member, ...], departed: Departure | None = None) -> Roster:
+        """The roster that follows ours with `members` seated (and `departed` recorded)."""
         departures = self.roster.departures
         if departed is not None:
             departures = (*departures, departed)[-MAX_DEPARTURES:]
         members = tuple(sorted(members, key=lambda m: m.seat))
-        self.roster = replace(
+        return replace(
             self.roster, version=self.roster.version + 1, members=members, departures=departures
         )
+
+    def _with(self, members: tuple[Member, ...], departed: Departure | None = None) -> None:
+        self.roster = self._next(members, departed)
 
     def classify(self, key: PeerKey) -> str:
         """'member' (returning, no approval needed), 'full', or 'new' (ask the host)."""
@@ -386,12 +390,33 @@ class HostTable:
 
     def free(self, key: PeerKey, reason: str = KICKED) -> Departure | None:
         """Free `key`'s seat (a kick, or the peer leaving); None if it holds no seat here."""
+        roster = self.freeing(key, reason)
+        if roster is None:
+            return None
+        self.roster = roster
+        return roster.departures[-1]
+
+    def freeing(self, key: PeerKey, reason: str = KICKED) -> Roster | None:
+        """The roster that frees `key`'s seat, without freeing it; None if `key` holds no
+        seat here the host can free.
+
+        A freed seat takes effect only once its roster is saved: the host saves this roster
+        and only then makes it the table's (`commit`), so a save that fails changes nothing
+        and the seat stays taken.
+        """
         existing = self.roster.member(key)
         if existing is None or existing.seat == 0 or reason not in (KICKED, LEFT):
             return None
         departure = Departure(existing.seat, key, reason)
-        self._with(tuple(m for m in self.roster.members if m.key != key), departure)
-        return departure
+        return self._next(tuple(m for m in self.roster.members if m.key != key), departure)
+
+    def commit(self, roster: Roster) -> None:
+        """Make `roster`, built by `freeing` from the current roster and saved since, the
+        table's. Anything else is refused (`ValueError`): the table changed meanwhile, and
+        the roster would undo that change."""
+        if roster.version != self.roster.version + 1 or roster.table_id != self.roster.table_id:
+            raise ValueError("that roster does not follow the table's current one")
+        self.roster = roster
 
     def readmit(self, key: PeerKey, nickname: str, addresses: tuple[Endpoint, ...]) -> Admission:
         """A seated identity back with new addresses; it keeps the nickname it was seated

@@ -17,12 +17,20 @@ Messages on the mesh (msgpack arrays):
                     signatures at every honest peer; relayed to every party but the author)
     ["sync", n]     "I hold the first n entries": the receiver answers with every entry of
                     its log from index n and its own entries not yet in its log
+    ["at", n]       "I hold the first n entries", answered by nothing: how far a peer that
+                    is catching up has got, sent every quarter of the table's timeout while
+                    its log grows
     ["chat", text]  a line of table chat
 
 A peer asks everyone for `sync` when it starts, whenever a link comes (back) up, and when its
 log has not grown for `resync_after` seconds while the table waits for someone: that is the
 whole catch-up and loss-recovery mechanism, since entries are idempotent (a peer drops
 duplicates by hash) and self-authenticating (signed, chained).
+
+A peer that is still catching up when the table's timeout passes is not missing: every `sync`
+and `at` it sends is a claim the session notes (`Peer.heard`), and a party whose link is up and
+whose claims advanced within the timeout is not reported (`buraco_p2p.session.presence`), so
+nobody proposes to void or replace it while it works.
 """
 
 from __future__ import annotations
@@ -151,6 +159,9 @@ class Driver:
         )
         self._changed = trio.Event()
         self._grew_at = clock()
+        # The last `at` we sent: the log length it gave and when.
+        self._told = len(peer.log)
+        self._told_at = clock()
         self._voided_for: int | None = None
         self.refused = 0
         # Clock readings for measurement: when each entry was applied here, when we played.
@@ -211,7 +222,9 @@ class Driver:
         # an identity the genesis does not name is an heir: it follows the log until a
         # "replace" agreement passes a seat to it (also when it resumes after that)
         heir = identity.public not in parse_genesis(genesis).keys
-        peer = Peer(genesis, identity, rng, time.monotonic(), heir=heir, minute=minute)
+        clock: Callable[[], float] = kw.get("clock", time.monotonic)
+        # the peer's step timer runs on the driver's clock, so an injected clock times it all
+        peer = Peer(genesis, identity, rng, clock(), heir=heir, minute=minute)
         rng.position = lambda: len(peer.table.log)
         d = cls(mesh, peer, store, secret=secret, saved=len(wires), **kw)
         now = d.clock()
@@ -439,7 +452,10 @@ class Driver:
             if out.relay:  # filed (or held as evidence): a later copy can change nothing
                 self._filed.add(digest)
             self._handle(out)
+        elif tag == "at" and len(msg) == 2 and type(msg[1]) is int and msg[1] >= 0:
+            self.peer.heard(key, msg[1], self.clock())
         elif tag == "sync" and len(msg) == 2 and type(msg[1]) is int and msg[1] >= 0:
+            self.peer.heard(key, msg[1], self.clock())
             for e in self.peer.log[msg[1] :]:
                 self._queue(key, ["e", e.wire])
             for wire in self._pending.values():
@@ -458,9 +474,25 @@ class Driver:
         while True:
             await trio.sleep(self.tick_every)
             now = self.clock()
-            self._handle(self.peer.tick(now))
+            self._handle(self.peer.tick(now, self._linked()))
             self._flush()
             if not self.peer.table.closed and now - self._grew_at >= self.resync_after:
                 self._grew_at = now
                 self._queue(None, ["sync", len(self.peer.log)])
+            self._tell_progress(now)
             await self._work()
+
+    def _linked(self) -> set[int]:
+        """The parties whose link from us is up."""
+        keys = self.peer.table.keys
+        return {p for p, key in enumerate(keys) if p != self.peer.party and self.mesh.is_up(key)}
+
+    def _tell_progress(self, now: float) -> None:
+        """Send `at` if our log grew since the last one and a quarter of the table's timeout
+        has passed: a peer catching up shows it is answering before the others' timeout."""
+        length = len(self.peer.log)
+        every = self.peer.table.terms.timeout_ms / 4000
+        if self.peer.table.closed or length <= self._told or now - self._told_at < every:
+            return
+        self._told, self._told_at = length, now
+        self._queue(None, ["at", length])

@@ -17,7 +17,8 @@ API overview:
 - `Peer(genesis, identity, rng, now, heir=False, minute=60.0)`: one party (or, with `heir`, a
   new identity that follows the log until a "replace" agreement passes a seat to it;
   `minute`: the units of `now` in a minute of a timed match's clock). `start(now)`,
-  `receive(bytes, now)`, `play(move, now)`, `tick(now)`, `propose_void(action, now, silent,
+  `receive(bytes, now)`, `play(move, now)`, `tick(now, linked)` (with `heard(key, n, now)`,
+  a party's claim of the log it holds: `presence`), `propose_void(action, now, silent,
   keys)`, `join_void(now)` (with `proposal` and `agreement`; the bookkeeping is in
   `agreement`), and `busy`/`work(now)` for a host that wants to send before the next
   expensive check. Each returns an `Output`
@@ -46,7 +47,8 @@ Modules: `entry` (format, hash, signature, step heads), `bodies` (kinds and sche
 `terms` (genesis), `states` (transition table), `table` (the log gate: what every entry
 shares), `checks` (each kind's content checks), `flow` (the next step), `deal` (one deal's
 state, the verifier's opening of a finished hand), `produce` (our own entries), `peer`,
-`inbox` (what a peer heard and holds), `voter` (its void agreements), `agreement` (the void
+`inbox` (what a peer heard and holds), `voter` (its void agreements), `presence` (who is
+catching up), `agreement` (the void
 entries it holds), `output`, `replay`, `evidence`, `router`, `events`, `errors`.
 
 The order of a hand, each line one step (a round where several parties append, by party):

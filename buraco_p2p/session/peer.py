@@ -35,6 +35,7 @@ make a minute, so a test can run a timed match on a fast clock.
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from typing import Any
 
 from buraco_p2p.crypto.group import RandomSource
@@ -54,6 +55,7 @@ from buraco_p2p.session.events import Event, Fault, Refused, SeatsDrawn, TimedOu
 from buraco_p2p.session.evidence import equivocates
 from buraco_p2p.session.inbox import MAX_AHEAD, Inbox
 from buraco_p2p.session.output import Output
+from buraco_p2p.session.presence import Presence
 from buraco_p2p.session.produce import produce_shuffle_on, produce_time, shuffle_after
 from buraco_p2p.session.states import Phase
 from buraco_p2p.session.table import Table
@@ -105,6 +107,7 @@ class Peer:
         self._produced: set[int] = set()
         self._since = now
         self._timed_out = False
+        self._presence = Presence()
         self._speculated: int | None = None
         # A match with a time limit: our clock from the moment we saw the seats drawn, in
         # the host's `now` units; `minute` is how many of them make a minute of the rule.
@@ -217,16 +220,31 @@ class Peer:
             out.extend(self.work(now))
         return out
 
-    def tick(self, now: float) -> Output:
-        """Report, once per step, the parties that have kept the table waiting too long."""
+    def tick(self, now: float, linked: Collection[int] = ()) -> Output:
+        """Report, once per step, the parties that have kept the table waiting too long.
+
+        `linked`: the parties whose link is up. One of them whose claims of the log it holds
+        (`heard`) advanced within the timeout is catching up, not missing, and is not
+        reported (`buraco_p2p.session.presence` bounds how long that can last)."""
         out = Output()
         table = self.table
-        waiting = self._missing()
         limit = table.terms.timeout_ms / 1000
-        if waiting and not self._timed_out and now - self._since >= limit and not table.closed:
+        if self._timed_out or now - self._since < limit or table.closed:
+            return out
+        keys = [k.raw for k in table.keys]
+        waiting = self._presence.absent(self._missing(), keys, linked, now, self._since, limit)
+        if waiting:
             self._timed_out = True
             out.events.append(TimedOut(waiting, now - self._since))
         return out
+
+    def heard(self, key: PeerKey, position: int, now: float) -> bool:
+        """Note that the seated identity `key` says it holds the first `position` entries of
+        the log (its `sync` or `at`); whether that counts as progress of a party catching up
+        (see `tick`). A key that holds no seat is ignored."""
+        if key not in self.table.keys:
+            return False
+        return self._presence.heard(key.raw, position, len(self.table.log), now)
 
     def propose_void(
         self,

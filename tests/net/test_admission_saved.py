@@ -27,6 +27,7 @@ from buraco_p2p.net.errors import LinkError
 from buraco_p2p.net.identity import Identity
 from buraco_p2p.net.invite import Endpoint, Invite
 from buraco_p2p.net.link import SecureLink
+from buraco_p2p.net.lobby import Lobby
 from buraco_p2p.net.mesh import JoinRequest, Mesh
 from buraco_p2p.net.startup import host_table
 from buraco_p2p.net.table import Roster, join_message, parse_welcome
@@ -318,4 +319,44 @@ async def test_a_new_seat_whose_save_fails_is_taken_back(seats: int, failed_save
         assert got is not None and disk.holds(got) and got.member(bia.public) is None
         member = got.member(caio.public)
         assert member is not None and member.seat == 1
+        await link.aclose()
+
+
+async def test_a_kick_whose_roster_fails_to_save_frees_nothing_and_says_why() -> None:
+    """A kick is all or nothing: the roster that frees the seat is saved before the table or
+    the mesh changes. A full disk leaves the seat taken everywhere, so the next roster that
+    does save (here: the host adds an address) still seats the player; the host reads one
+    line saying why; a kick after the disk recovers frees the seat."""
+    bia = Identity.generate("bia")
+    async with host_table(Identity.generate("ana"), config=FAST, seats=3) as mesh:
+        disk = Disk()
+        assert mesh.roster is not None and mesh.door.table is not None
+        disk.save(mesh.roster)
+        mesh.roster_saver = disk.save
+        invite = mesh.invite
+        link = await raw_link(invite, bia, invite.addresses[0], mesh.me)
+        await link.send(join_message(addrs(40001)))
+        with trio.fail_after(10):
+            seated = await welcome(link, bia, invite.table_id)
+        assert seated is not None and disk.holds(seated)
+        lines: list[str] = []
+        lobby = Lobby(mesh, lines.append)
+        disk.full = 1
+        await lobby.handle_line("/kick 2")
+        assert len(lines) == 1, lines
+        assert lines[0].startswith("* cannot free seat 2: ") and "No space left" in lines[0]
+        assert "\n" not in lines[0]
+        assert mesh.roster == seated
+        assert mesh.door.table.roster.member(bia.public) is not None
+        assert all(r.member(bia.public) is not None for r in disk.saved[1:])
+        mesh.advertise_also(addrs(40009)[0])
+        assert mesh.roster.version > seated.version and disk.holds(mesh.roster)
+        assert mesh.roster.member(bia.public) is not None
+        assert not mesh.roster.departures
+        lines.clear()
+        await lobby.handle_line("/kick 2")
+        assert lines == []
+        assert mesh.roster.member(bia.public) is None and disk.holds(mesh.roster)
+        assert mesh.door.table.roster == mesh.roster
+        assert [d.key for d in mesh.roster.departures] == [bia.public]
         await link.aclose()

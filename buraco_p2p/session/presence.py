@@ -1,0 +1,66 @@
+"""Who, among the parties a step waits for, is still answering: a party catching up.
+
+A party that restarted, or an heir that a "replace" seated, first has to fetch and check the
+log it missed before it can make its next entry; a long catch-up can outlast the table's
+timeout. Counted as missing, it would be voided out (replaced again) while it is connected
+and working. So each peer notes every party's claims of how much of the log it holds (what
+the network layer hears: `["sync", n]`, `["at", n]`) and counts as answering a party whose
+link is up and whose claim advanced within the timeout.
+
+A claim cannot be checked, so what it can buy is bounded: it counts only if it is behind our
+own log (a party that holds all we hold is not catching up: it owes its entry) and past every
+claim of that identity before, so each entry of our log buys at most one timeout once; and no
+step is held this way past `CATCHUP_TIMEOUTS` timeouts. A party that connects and never
+advances is missing once the timeout passes, as before. Pure like all of `session/`: the
+times are the `now` the host passes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+
+__all__ = ["CATCHUP_TIMEOUTS", "Presence"]
+
+# How many timeouts in all a step may wait for parties that are catching up: a bound on
+# what claims no peer can check can hold a table for.
+CATCHUP_TIMEOUTS = 10
+
+
+class Presence:
+    """The last claim that counted of each identity (by key) and when it was heard."""
+
+    def __init__(self) -> None:
+        self._best: dict[bytes, int] = {}
+        self._heard: dict[bytes, float] = {}
+
+    def heard(self, key: bytes, position: int, length: int, now: float) -> bool:
+        """Note that `key` claims to hold the first `position` entries, heard at `now` while
+        our log holds `length`; whether the claim counts as progress (behind our log, and
+        past every claim of `key` that counted before)."""
+        if not 0 <= position < length or position <= self._best.get(key, -1):
+            return False
+        self._best[key] = position
+        self._heard[key] = now
+        return True
+
+    def answering(self, key: bytes, linked: bool, now: float, limit: float) -> bool:
+        """Whether `key` counts as present: its link is up and a claim of it counted within
+        `limit` seconds of `now`."""
+        at = self._heard.get(key)
+        return linked and at is not None and now - at < limit
+
+    def absent(
+        self,
+        waiting: Collection[int],
+        keys: list[bytes],
+        linked: Collection[int],
+        now: float,
+        since: float,
+        limit: float,
+    ) -> tuple[int, ...]:
+        """The parties of `waiting` (indexes into `keys`) that keep a step begun at `since`
+        waiting: all of them once the step has waited `CATCHUP_TIMEOUTS` timeouts, else
+        those not answering."""
+        if now - since >= CATCHUP_TIMEOUTS * limit:
+            return tuple(waiting)
+        return tuple(p for p in waiting if not self.answering(keys[p], p in linked, now, limit))

@@ -1,0 +1,103 @@
+"""A party catching up is answering, not missing: an heir seated by a "replace" that is
+still fetching and checking the log when the table's timeout passes is not reported (so no
+second replacement is proposed for it) while its link is up and its claims of the log it
+holds advance; once they stop for a timeout, or its link is down, it is missing again, and
+claims can hold a step only so long. The clock is the `now` the test passes."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from session_helpers import bot_chooser, identities, run_until
+
+from buraco_p2p.crypto import DeterministicRandomSource
+from buraco_p2p.net.identity import Identity
+from buraco_p2p.rules import get_preset
+from buraco_p2p.session import Peer, Router, TimedOut, make_genesis
+from buraco_p2p.session.presence import CATCHUP_TIMEOUTS
+
+GONE = 2
+LIMIT = 1.0  # the table's timeout, in seconds of the test's clock
+
+
+def _heir_seated_behind(seed: int) -> tuple[Router, Identity, float, float]:
+    """Party GONE fell silent and the others replaced it by an heir; the heir has not caught
+    up (it heard none of it), so the new hand waits for its first entry. Returns the router,
+    the heir's identity and the earliest and latest times at which the step that waits for
+    it began at a present party."""
+    rules = dataclasses.replace(get_preset("us"), target_score=300)
+    g = make_genesis(b"presence-table-1", identities(), rules, timeout_ms=int(LIMIT * 1000))
+    peers = [Peer(g, i, DeterministicRandomSource(bytes([seed, n]) * 16))
+             for n, i in enumerate(identities())]  # fmt: skip
+    r = Router(peers, bot_chooser(seed), relay=True)
+    r.start()
+    run_until(r, lambda: len(r.peers[0].log) > 40)
+    r.silent = {GONE}
+    r.run()
+    r.advance(2 * LIMIT)
+    heir = Identity.from_seed(b"\x77" * 32, "heir")
+    r.act(0, r.peers[0].propose_void("replace", r.now, (GONE,), (heir.public.raw,)))
+    r.run()
+    for p in (1, 3):
+        r.act(p, r.peers[p].join_void(r.now))
+    begun = r.now
+    r.run()
+    for p in (0, 1, 3):
+        t = r.peers[p].table
+        assert t.keys[GONE] == heir.public and GONE in t.waiting_for, p
+    return r, heir, begun, r.now
+
+
+def _reported(peer: Peer, now: float, linked: set[int]) -> tuple[int, ...] | None:
+    events = [e for e in peer.tick(now, linked).events if isinstance(e, TimedOut)]
+    return events[0].parties if events else None
+
+
+def test_an_heir_catching_up_past_the_timeout_is_not_reported_until_it_stops() -> None:
+    r, heir, _begun, since = _heir_seated_behind(41)
+    host = r.peers[0]
+    length = len(host.log)
+    old = identities()[GONE].public
+    assert not host.heard(old, 5, since + 0.1)  # the replaced identity holds no seat
+    assert host.heard(heir.public, 10, since + 0.5)
+    assert _reported(host, since + 1.2, {GONE}) is None  # past the timeout, but answering
+    assert not host.heard(heir.public, 10, since + 1.3)  # the same claim is no progress
+    assert host.heard(heir.public, 30, since + 1.4)
+    assert _reported(host, since + 2.3, {GONE}) is None
+    # Claims of all we hold, or more, are not catching up: they buy nothing.
+    assert not host.heard(heir.public, length, since + 2.35)
+    assert not host.heard(heir.public, length + 5, since + 2.35)
+    # It stopped advancing a timeout ago: missing, reported once.
+    assert _reported(host, since + 2.4, {GONE}) == (GONE,)
+    assert _reported(host, since + 9.0, {GONE}) is None
+
+
+def test_claims_count_only_over_a_link_that_is_up() -> None:
+    r, heir, _begun, since = _heir_seated_behind(42)
+    peer = r.peers[1]
+    assert peer.heard(heir.public, 10, since + 0.5)
+    assert _reported(peer, since + 1.2, set()) == (GONE,)
+
+
+def test_a_party_that_never_advances_is_reported_at_the_timeout() -> None:
+    r, _heir, begun, since = _heir_seated_behind(43)
+    peer = r.peers[3]
+    assert _reported(peer, begun + LIMIT - 0.001, {GONE}) is None
+    assert _reported(peer, since + LIMIT, {GONE}) == (GONE,)
+
+
+def test_claims_hold_a_step_only_so_long() -> None:
+    """An identity that claims one more entry each time can hold a step for at most
+    CATCHUP_TIMEOUTS timeouts, then it is reported though it still claims progress."""
+    r, heir, _begun, since = _heir_seated_behind(44)
+    host = r.peers[0]
+    now = since
+    reported = None
+    for position in range(1, 4 * CATCHUP_TIMEOUTS):
+        now += LIMIT / 2
+        assert host.heard(heir.public, position, now)
+        reported = _reported(host, now, {GONE})
+        if reported is not None:
+            break
+    assert reported == (GONE,)
+    assert CATCHUP_TIMEOUTS * LIMIT - LIMIT / 2 < now - since <= CATCHUP_TIMEOUTS * LIMIT

@@ -29,11 +29,12 @@ from typing import Any, TypeVar
 
 import trio
 
+from buraco_p2p.net.appmessages import printable
 from buraco_p2p.net.errors import IdentityError, MeshError, NetError
 from buraco_p2p.net.events import SeatFreed
 from buraco_p2p.net.identity import Identity, PeerKey, load_or_create_identity
 from buraco_p2p.net.invite import Endpoint, Invite, InviteError
-from buraco_p2p.net.lobby import Lobby, printable
+from buraco_p2p.net.lobby import Lobby
 from buraco_p2p.net.mesh import JoinRequest, Mesh, auto_approve
 from buraco_p2p.net.shortcode import ShortCode, fetch_invite, is_short_code
 from buraco_p2p.net.startup import host_table, join_table

@@ -27,8 +27,10 @@ Which seats are bots: a host that started bot peers (`bots`) tells the table wit
 joiner marks exactly the seats the host's last well-formed one names ("[bot]"). The marks go
 to the match runner with the mesh, so the table shows them too.
 
-Everything shown on screen that came from the network (nicknames, chat text) is stripped
-of control characters first: a peer must not be able to rewrite another player's terminal.
+What the lobby's messages look like on the wire and when one is well-formed is
+`net.appmessages`; this module is what the lobby does with them. Everything shown on screen
+that came from the network (nicknames, chat text) is stripped of control characters first
+(`appmessages.printable`): a peer must not be able to rewrite another player's terminal.
 """
 
 from __future__ import annotations
@@ -39,6 +41,16 @@ from typing import Any
 
 import trio
 
+from buraco_p2p.net.appmessages import (
+    bots_claimed,
+    bots_message,
+    chat_message,
+    chat_said,
+    is_ready,
+    printable,
+    rules_announced,
+    tagged,
+)
 from buraco_p2p.net.errors import NetError
 from buraco_p2p.net.identity import PeerKey, confusable_nicknames
 from buraco_p2p.net.mesh import (
@@ -51,12 +63,7 @@ from buraco_p2p.net.mesh import (
     SeatFreed,
     StreamReset,
 )
-from buraco_p2p.net.table import Roster
 
-MAX_CHAT = 500
-# Bounds of the host's `["rules", preset, [overrides]]`: a longer list or override is malformed.
-MAX_RULE_OVERRIDES = 16
-MAX_RULE_TEXT = 80
 # How long a join prompt is on screen before a y/n can answer it: time to read it, so an
 # answer typed for the prompt it replaced is not taken for this one.
 ANSWER_DELAY = 1.0
@@ -87,62 +94,6 @@ class _Prompt:
         self.shown_at = shown_at
         self.answer: trio.MemorySendChannel[bool]
         self.answer, self.result = trio.open_memory_channel[bool](1)
-
-
-def rules_announced(message: Any) -> tuple[str, tuple[str, ...]] | None:
-    """(preset, overrides) of a well-formed `["rules", preset, [overrides]]`, else None
-    (docs/protocol.md 2.10); who may send it is the caller's check."""
-    if not (isinstance(message, list) and len(message) == 3 and message[0] == "rules"):
-        return None
-    preset, overrides = message[1], message[2]
-    if (
-        not isinstance(preset, str)
-        or not isinstance(overrides, list)
-        or len(overrides) > MAX_RULE_OVERRIDES
-        or not all(isinstance(o, str) and len(o) <= MAX_RULE_TEXT for o in overrides)
-    ):
-        return None
-    return preset, tuple(overrides)
-
-
-def bots_claimed(message: Any, sender: PeerKey, roster: Roster) -> frozenset[bytes] | None:
-    """The keys of a well-formed `["bots", [key, ...]]` from the roster's host, else None
-    (docs/protocol.md 2.10): each a valid identity key other than the host's, none twice, at
-    most seats-1 of them. Whether each holds a seat is `bots_announced`'s check."""
-    if not (isinstance(message, list) and len(message) == 2 and message[0] == "bots"):
-        return None
-    keys = message[1]
-    if not isinstance(keys, list) or len(keys) > roster.seats - 1 or sender != roster.host.key:
-        return None
-    marked: set[bytes] = set()
-    for key in keys:
-        if type(key) is not bytes or key in marked or key == roster.host.key.raw:
-            return None
-        try:
-            PeerKey(key)
-        except ValueError:
-            return None
-        marked.add(key)
-    return frozenset(marked)
-
-
-def bots_announced(message: Any, sender: PeerKey, roster: Roster) -> frozenset[bytes] | None:
-    """The keys a `bots` message marks against `roster`: a well-formed one (`bots_claimed`)
-    whose every key holds a seat in it, else None."""
-    keys = bots_claimed(message, sender, roster)
-    if keys is None or not keys <= {m.key.raw for m in roster.members}:
-        return None
-    return keys
-
-
-def bots_message(bots: frozenset[bytes], roster: Roster) -> list[Any]:
-    """The host's `["bots", [key, ...]]` for the seated ones of `bots`, in seat order."""
-    return ["bots", [m.key.raw for m in roster.members if m.key.raw in bots]]
-
-
-def printable(text: str, limit: int = MAX_CHAT) -> str:
-    """`text` with every control/format character replaced, cut to `limit` characters."""
-    return "".join(ch if ch.isprintable() else "\ufffd" for ch in text[:limit])
 
 
 class Lobby:
@@ -289,7 +240,7 @@ class Lobby:
 
     async def chat(self, text: str) -> None:
         """Say `text` to the table as chat, whatever it looks like (never an answer)."""
-        await self.mesh.broadcast(["chat", text[:MAX_CHAT]])
+        await self.mesh.broadcast(chat_message(text))
         self.out(f"<{printable(self.mesh.identity.nickname, 40)}> {printable(text)}")
 
     async def _kick(self, arg: str) -> None:
@@ -320,11 +271,11 @@ class Lobby:
     def show_message(self, peer: PeerKey, message: Any) -> None:
         """One application message (docs/protocol.md 2.10). `ready` and `rules` are the
         lobby's own: a malformed one is dropped here and never reaches the match."""
-        if isinstance(message, list) and message and message[0] == "ready":
-            if message == ["ready"]:
+        if tagged(message, "ready"):
+            if is_ready(message):
                 self._mark_ready(peer)
             return
-        if not (isinstance(message, list) and message and message[0] == "chat"):
+        if not tagged(message, "chat"):
             if self.on_message is not None and self.on_message(peer, message):
                 return
             if self._rules_shown(peer, message) or self._bots_marked(peer, message):
@@ -332,19 +283,15 @@ class Lobby:
             if len(self.backlog) < MAX_BACKLOG:
                 self.backlog.append((peer, message))
             return
-        if (
-            isinstance(message, list)
-            and len(message) == 2
-            and message[0] == "chat"
-            and isinstance(message[1], str)
-        ):
-            self.out(f"<{self.name(peer)}> {printable(message[1])}")
+        text = chat_said(message)
+        if text is not None:
+            self.out(f"<{self.name(peer)}> {printable(text)}")
 
     def _rules_shown(self, peer: PeerKey, message: Any) -> bool:
         """The host's `["rules", preset, [overrides]]` (a full-screen host announces what it
         chose): shown as a notice; the genesis proposed at the start is what binds."""
         roster = self.mesh.roster
-        if not (isinstance(message, list) and message and message[0] == "rules"):
+        if not tagged(message, "rules"):
             return False
         announced = rules_announced(message)
         if announced is None or roster is None or peer != roster.host.key:
@@ -362,7 +309,7 @@ class Lobby:
         key our roster does not seat yet (the host's roster to us can trail its `bots`, for
         example after a reconnect) waits for the roster that seats it, as the latest word."""
         roster = self.mesh.roster
-        if not (isinstance(message, list) and message and message[0] == "bots"):
+        if not tagged(message, "bots"):
             return False
         claimed = bots_claimed(message, peer, roster) if roster is not None else None
         if claimed is None:

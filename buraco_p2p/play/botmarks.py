@@ -17,9 +17,9 @@ import contextlib
 from pathlib import Path
 
 from buraco_p2p import codec
+from buraco_p2p.net.appmessages import bots_message
 from buraco_p2p.net.errors import NetError
 from buraco_p2p.net.identity import PeerKey
-from buraco_p2p.net.lobby import bots_message
 from buraco_p2p.net.table import MAX_SEATS
 from buraco_p2p.play.driver import Driver
 from buraco_p2p.play.store import StoreError, TableStore

@@ -24,17 +24,22 @@ from typing import Any
 import trio
 
 from buraco_p2p.bots.selfplay import UsageError, resolve_rules
+from buraco_p2p.net.appmessages import (
+    MAX_RULE_OVERRIDES,
+    MAX_RULE_TEXT,
+    printable,
+    rules_announced,
+    tagged,
+)
 from buraco_p2p.net.errors import NetError
 from buraco_p2p.net.identity import PeerKey
-from buraco_p2p.net.lobby import Lobby, printable
+from buraco_p2p.net.lobby import Lobby
 from buraco_p2p.net.mesh import Mesh
 from buraco_p2p.rules import PRESETS, RuleSet
 
 __all__ = ["LobbyModel", "Typing"]
 
 MAX_LOG = 200
-MAX_OVERRIDES = 16
-MAX_RULE_TEXT = 80
 
 Intent = Callable[[], Awaitable[object]]
 
@@ -111,23 +116,18 @@ class LobbyModel:
         return req.deadline + self._clock_offset
 
     def _on_message(self, peer: PeerKey, message: Any) -> bool:
-        if not (isinstance(message, list) and message and message[0] == "rules"):
+        if not tagged(message, "rules"):
             return False
         mesh = self.mesh
         roster = mesh.roster if mesh is not None else None
         if self.is_host or roster is None or peer != roster.host.key:
             return True  # only the host announces rules; anyone else's is dropped
-        if (
-            len(message) != 3
-            or not isinstance(message[1], str)
-            or not isinstance(message[2], list)
-            or len(message[2]) > MAX_OVERRIDES
-            or not all(isinstance(o, str) and len(o) <= MAX_RULE_TEXT for o in message[2])
-        ):
+        announced = rules_announced(message)
+        if announced is None:
             self.rules_note = "the host sent rules this client cannot read"
             self.on_change()
             return True
-        preset, overrides = message[1][:MAX_RULE_TEXT], tuple(message[2])
+        preset, overrides = announced[0][:MAX_RULE_TEXT], announced[1]
         self.preset, self.overrides = preset, overrides
         try:
             self.rules = resolve_rules(preset, overrides, roster.seats)
@@ -247,7 +247,7 @@ class LobbyModel:
     def _set_override(self, text: str) -> Intent | None:
         if not text:
             return self._choose(self.preset, ())
-        if len(self.overrides) >= MAX_OVERRIDES:
+        if len(self.overrides) >= MAX_RULE_OVERRIDES:
             self.notice = "too many overrides (an empty one clears them)"
             return None
         key = text.split("=", 1)[0].strip()

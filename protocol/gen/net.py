@@ -1012,10 +1012,12 @@ def lobby_roster() -> Roster:
 
 def _lobby_payloads() -> tuple[list[dict[str, object]], list[dict[str, object]]]:
     """(the lobby's application payloads, payloads tagged like them that a receiver drops)."""
-    from buraco_p2p.net.lobby import (
+    from buraco_p2p.net.appmessages import (
         MAX_RULE_OVERRIDES,
         MAX_RULE_TEXT,
         bots_announced,
+        chat_said,
+        is_ready,
         rules_announced,
     )
 
@@ -1066,9 +1068,14 @@ def _lobby_payloads() -> tuple[list[dict[str, object]], list[dict[str, object]]]
             raise AssertionError(f"{name}: the lobby refuses it")
         if value[0] == "bots" and bots_announced(value, from_host, roster) is None:
             raise AssertionError(f"{name}: the lobby refuses it")
+        if value[0] == "ready" and not is_ready(value):
+            raise AssertionError(f"{name}: the lobby refuses it")
+        if value[0] == "chat" and chat_said(value) is None:
+            raise AssertionError(f"{name}: the lobby refuses it")
     for name, value in dropped:
         taken = bots_announced(value, from_host, roster) is not None
-        if taken or rules_announced(value) is not None or value == ["ready"]:
+        taken = taken or chat_said(value) is not None or is_ready(value)
+        if taken or rules_announced(value) is not None:
             raise AssertionError(f"{name}: the lobby takes it")
     return (
         [{"name": name, "sender": sender, "value": typed(value),

@@ -12,8 +12,9 @@ import trio
 from cli_helpers import kill_leftovers, quit_all, read_until
 from mesh_helpers import FAST, table_of_four
 
+from buraco_p2p.net.appmessages import printable
 from buraco_p2p.net.identity import Identity
-from buraco_p2p.net.lobby import Lobby, printable
+from buraco_p2p.net.lobby import Lobby
 from buraco_p2p.net.mesh import JoinRequest, Mesh
 from buraco_p2p.net.startup import host_table, join_table
 

@@ -13,15 +13,20 @@ import trio
 from mesh_helpers import FAST, table_of_four
 
 from buraco_p2p import codec
-from buraco_p2p.net.identity import Identity
-from buraco_p2p.net.lobby import (
+from buraco_p2p.net.appmessages import (
+    MAX_CHAT,
     MAX_RULE_OVERRIDES,
     MAX_RULE_TEXT,
-    Lobby,
     bots_announced,
     bots_claimed,
+    chat_message,
+    chat_said,
+    is_ready,
     rules_announced,
+    tagged,
 )
+from buraco_p2p.net.identity import Identity
+from buraco_p2p.net.lobby import Lobby
 from buraco_p2p.net.startup import host_table, join_table
 from buraco_p2p.net.table import Member, Roster
 from protocol.gen import net as vectors
@@ -103,9 +108,27 @@ def test_the_vector_lobby_payloads_are_well_formed_and_the_dropped_ones_are_not(
         if value[0] == "bots":
             assert bots_announced(value, host, roster) == frozenset(value[1]), name
             assert bots_announced(value, caio, roster) is None, "only the host's counts"
+        if value[0] == "ready":
+            assert is_ready(value), name
+        if value[0] == "chat":
+            assert chat_said(value) == value[1], name
     for name, _, value in _vector_payloads("dropped_payloads"):
-        assert rules_announced(value) is None and value != ["ready"], name
+        assert rules_announced(value) is None and not is_ready(value), name
         assert bots_announced(value, host, roster) is None, name
+        assert chat_said(value) is None, name
+
+
+def test_a_message_is_of_a_kind_by_its_first_element_whether_or_not_it_is_well_formed() -> None:
+    assert tagged(["ready", 1], "ready") and not is_ready(["ready", 1])
+    assert tagged(["chat", 5], "chat") and chat_said(["chat", 5]) is None
+    assert not tagged([], "chat") and not tagged({"chat": "hi"}, "chat")
+    assert not tagged("chat", "chat") and not tagged([b"chat"], "chat")
+
+
+def test_our_chat_is_cut_to_the_bound_and_reads_back_as_chat() -> None:
+    long = "x" * (MAX_CHAT + 7)
+    assert chat_message(long) == ["chat", "x" * MAX_CHAT]
+    assert chat_said(codec.unpack(codec.pack(chat_message("oi")))) == "oi"
 
 
 async def test_a_lobby_acts_on_the_vector_payloads_and_drops_the_rest() -> None:

@@ -500,20 +500,26 @@ def mesh_table(
                     tries[frozenset(by_key[k] for k in pair)] = n
         await mesh.broadcast({"from": me})
         got: list[int] = []
+        # A peer that has heard everyone goes on to the hand; what it sends for the match
+        # (the host's terms) can reach us before the last greeting: kept for the match.
+        held: list[tuple[Any, Any]] = []
         with trio.fail_after(20):
             while len(got) < len(homes) - 1:
                 peer, message = await mesh.receive()
                 if isinstance(message, dict) and message.get("from") == by_key[peer]:
                     got.append(by_key[peer])
+                else:
+                    held.append((peer, message))
         with lock:
             received[me] = sorted(got)
         if hand_dir is not None:
-            await play_hand(me, mesh)
+            with trio.fail_after(120):
+                await play_hand(me, mesh, held)
         finished.done()
         await wait_event(finished.event)
         await trio.sleep(0.2)  # the last acks, so nobody reports a peer down early
 
-    async def play_hand(me: int, mesh: Mesh) -> None:
+    async def play_hand(me: int, mesh: Mesh, held: list[tuple[Any, Any]]) -> None:
         from buraco_p2p.bots import make_bot
         from buraco_p2p.play.botpeer import cut_after_hands
         from buraco_p2p.play.node import start_on_mesh
@@ -528,7 +534,7 @@ def mesh_table(
 
         async with start_on_mesh(
             mesh, ids[me], hand_dir / f"p{me}", rules=rules if mesh.is_host else None,
-            choose=choose,
+            held=held, choose=choose,
         ) as driver:  # fmt: skip
             await driver.wait_until(lambda p: cut_after_hands(p, 1) is not None)
             wires = cut_after_hands(driver.peer, 1)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import dataclasses
 import random
 from collections.abc import Callable
 
@@ -108,3 +109,20 @@ def forge(router: Router, party: int, kind: str, body: dict[str, object]) -> Ent
         identities()[party], table=t.terms.table_id, index=len(t.log), prev=t.step_prev,
         author=party, kind=kind, body=body,
     )  # fmt: skip
+
+
+def stalled(seed: int, table_id: bytes, gone: int, limit: float) -> tuple[Router, Identity]:
+    """A short match of the "us" rules with party `gone` silent once the first hand is under
+    way and the others `2 * limit` seconds past the table's timeout (`limit` seconds);
+    returns the router and an heir identity for the seat."""
+    rules = dataclasses.replace(get_preset("us"), target_score=300)
+    g = make_genesis(table_id, identities(), rules, timeout_ms=int(limit * 1000))
+    peers = [Peer(g, i, DeterministicRandomSource(bytes([seed, n]) * 16))
+             for n, i in enumerate(identities())]  # fmt: skip
+    r = Router(peers, bot_chooser(seed), relay=True)
+    r.start()
+    run_until(r, lambda: len(r.peers[0].log) > 40)
+    r.silent = {gone}
+    r.run()
+    r.advance(2 * limit)
+    return r, Identity.from_seed(b"\x77" * 32, "heir")

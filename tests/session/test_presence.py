@@ -6,14 +6,10 @@ claims can hold a step only so long. The clock is the `now` the test passes."""
 
 from __future__ import annotations
 
-import dataclasses
+from session_helpers import identities, stalled
 
-from session_helpers import bot_chooser, identities, run_until
-
-from buraco_p2p.crypto import DeterministicRandomSource
 from buraco_p2p.net.identity import Identity
-from buraco_p2p.rules import get_preset
-from buraco_p2p.session import Peer, Router, TimedOut, make_genesis
+from buraco_p2p.session import Peer, Router, TimedOut
 from buraco_p2p.session.presence import CATCHUP_TIMEOUTS
 
 GONE = 2
@@ -25,17 +21,7 @@ def _heir_seated_behind(seed: int) -> tuple[Router, Identity, float, float]:
     up (it heard none of it), so the new hand waits for its first entry. Returns the router,
     the heir's identity and the earliest and latest times at which the step that waits for
     it began at a present party."""
-    rules = dataclasses.replace(get_preset("us"), target_score=300)
-    g = make_genesis(b"presence-table-1", identities(), rules, timeout_ms=int(LIMIT * 1000))
-    peers = [Peer(g, i, DeterministicRandomSource(bytes([seed, n]) * 16))
-             for n, i in enumerate(identities())]  # fmt: skip
-    r = Router(peers, bot_chooser(seed), relay=True)
-    r.start()
-    run_until(r, lambda: len(r.peers[0].log) > 40)
-    r.silent = {GONE}
-    r.run()
-    r.advance(2 * LIMIT)
-    heir = Identity.from_seed(b"\x77" * 32, "heir")
+    r, heir = stalled(seed, b"presence-table-1", GONE, LIMIT)
     r.act(0, r.peers[0].propose_void("replace", r.now, (GONE,), (heir.public.raw,)))
     r.run()
     for p in (1, 3):

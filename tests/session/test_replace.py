@@ -4,14 +4,11 @@ the new identity (an heir peer that followed the log) plays the seat with fresh 
 
 from __future__ import annotations
 
-import dataclasses
-
 import pytest
-from session_helpers import bot_chooser, identities, resign, run_until, same_logs
+from session_helpers import identities, resign, same_logs, stalled
 
 from buraco_p2p.crypto import DeterministicRandomSource
 from buraco_p2p.net.identity import Identity
-from buraco_p2p.rules import get_preset
 from buraco_p2p.session import (
     BadSignature,
     Fault,
@@ -24,7 +21,6 @@ from buraco_p2p.session import (
     VoidProposed,
     decode_entry,
     make_entry,
-    make_genesis,
     replay,
 )
 from buraco_p2p.session.table import Table
@@ -35,17 +31,7 @@ GONE = 2
 def _stalled(seed: int) -> tuple[Router, Identity]:
     """A short match with party GONE silent once the first hand is under way, and the others
     past the table's timeout; returns the router and an heir identity for the seat."""
-    rules = dataclasses.replace(get_preset("us"), target_score=300)
-    g = make_genesis(b"replace-table-01", identities(), rules, timeout_ms=1000)
-    peers = [Peer(g, i, DeterministicRandomSource(bytes([seed, n]) * 16))
-             for n, i in enumerate(identities())]  # fmt: skip
-    r = Router(peers, bot_chooser(seed), relay=True)
-    r.start()
-    run_until(r, lambda: len(r.peers[0].log) > 40)
-    r.silent = {GONE}
-    r.run()
-    r.advance(2.0)
-    return r, Identity.from_seed(b"\x77" * 32, "heir")
+    return stalled(seed, b"replace-table-01", GONE, 1.0)
 
 
 def _heir(r: Router, identity: Identity) -> Peer:

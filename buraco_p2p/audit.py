@@ -11,7 +11,9 @@ first one is named by its position, with its author, its fingerprint and the rea
 that stops early names the parties that owe the next entry); 2 the file is not a log at all
 (missing, unreadable, empty, too big, not msgpack, another magic or version: see
 `buraco_p2p.logfile`) or the command line is wrong. `--json` prints the verdict document the
-text is made from.
+text is made from. `--jobs N` checks the proofs on N processes (`buraco_p2p.verify_jobs`), with
+the same verdict. `verify A B` compares two logs of one table (`buraco_p2p.verify_compare`):
+exit 3 when they differ, else the verdict's code.
 """
 
 from __future__ import annotations
@@ -26,7 +28,9 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from buraco_p2p.logfile import LogFileError, decode_log
-from buraco_p2p.session import LogError, Phase, Replay, Terms, decode_entry, parse_genesis, replay
+from buraco_p2p.session import LogError, Phase, Replay, Terms, decode_entry, parse_genesis
+from buraco_p2p.verify_compare import compare_logs
+from buraco_p2p.verify_jobs import BadEntry, parse_jobs, replay_log
 
 EXIT_FAIR: Final = 0
 EXIT_BAD_ENTRY: Final = 1
@@ -80,17 +84,47 @@ def register(subparsers: Any) -> None:
         ),
     )
     vp.add_argument("logfile", metavar="LOGFILE", help="the match log to audit")
+    vp.add_argument(
+        "other",
+        nargs="?",
+        metavar="OTHER",
+        help="another log of the same table: say whether and where the two differ (exit 3)",
+    )
     vp.add_argument("--json", action="store_true", help="print one JSON document")
     vp.add_argument(
         "--partial",
         action="store_true",
         help="accept a log that stops between two hands (the first hands of a match)",
     )
+    vp.add_argument(
+        "--jobs",
+        metavar="N",
+        help="check the proofs on N processes (default: one per core); the verdict is the same",
+    )
     vp.set_defaults(func=run_verify)
 
 
 def run_verify(args: argparse.Namespace) -> int:
-    verdict = verify_path(args.logfile, partial=args.partial)
+    try:
+        jobs = parse_jobs(args.jobs)
+    except ValueError as exc:
+        sys.stderr.write(f"buraco-p2p verify: {exc}\n")
+        return EXIT_NOT_A_LOG
+    if args.other is not None:
+        code, text = compare_logs(
+            (args.logfile, args.other),
+            load=read_bounded,
+            verify=lambda data, name: verify_bytes(
+                data, partial=args.partial, name=name, jobs=jobs
+            ),
+            render=render_text,
+            as_json=args.json,
+        )
+        with closed_pipe_is_quiet():
+            sys.stdout.write(text)
+            sys.stdout.flush()
+        return code
+    verdict = verify_path(args.logfile, partial=args.partial, jobs=jobs)
     with closed_pipe_is_quiet():
         if args.json:
             json.dump(verdict.doc, sys.stdout, indent=1, sort_keys=True)
@@ -117,33 +151,28 @@ def closed_pipe_is_quiet() -> Iterator[None]:
         os.close(devnull)
 
 
-def verify_path(path: str, *, partial: bool = False) -> Verdict:
+def verify_path(path: str, *, partial: bool = False, jobs: int = 1) -> Verdict:
     """Audit the log file at `path` (see the module docstring for the exit codes)."""
     try:
         data = read_bounded(path)
     except NotALog as exc:
         return _not_a_log(str(exc))
-    return verify_bytes(data, partial=partial, name=path)
+    return verify_bytes(data, partial=partial, name=path, jobs=jobs)
 
 
-def verify_bytes(data: bytes, *, partial: bool = False, name: str = "log") -> Verdict:
-    """Audit a log file's bytes."""
+def verify_bytes(
+    data: bytes, *, partial: bool = False, name: str = "log", jobs: int = 1
+) -> Verdict:
+    """Audit a log file's bytes, the proofs checked by `jobs` processes
+    (`buraco_p2p.verify_jobs`: the verdict does not depend on it)."""
     try:
         wires = decode_log(data)
     except LogFileError as exc:
         return _not_a_log(f"{name}: {exc}")
-    fed = 0
-
-    def feed() -> Iterator[bytes]:
-        nonlocal fed
-        for w in wires:
-            fed += 1
-            yield w
-
     try:
-        result = replay(feed())
-    except LogError as exc:
-        return _bad_entry(exc, wires, fed - 1)
+        result = replay_log(wires, jobs)
+    except BadEntry as bad:
+        return _bad_entry(bad.error, wires, bad.position)
     table = result.table
     if not result.closed:
         between_hands = (

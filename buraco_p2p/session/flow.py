@@ -205,6 +205,7 @@ def _start_hand(t: Table) -> list[Event]:
         layout=layout,
         play_order=order,
         rng=rng,
+        checks=t.checks,
     )
     cut = CommitReveal(CoinContext(t.terms.table_id, CUT, number), t.n)
     t.hand = Deal(

@@ -20,6 +20,7 @@ from __future__ import annotations
 from typing import Any
 
 from buraco_p2p.crypto.group import RandomSource
+from buraco_p2p.crypto.proofcheck import CHECK_NOW, ProofChecks
 from buraco_p2p.crypto.randomness import CoinContext, CommitReveal, new_nonce
 from buraco_p2p.engine import HandState, IllegalMove, IllegalMoveCode, Match, Move
 from buraco_p2p.net.identity import PeerKey
@@ -55,6 +56,7 @@ class Table:
         me: int | None = None,
         rng: RandomSource | None = None,
         heir: tuple[bytes, RandomSource] | None = None,
+        checks: ProofChecks = CHECK_NOW,
     ) -> None:
         self.terms: Terms = parse_genesis(genesis)
         n = self.terms.parties
@@ -65,6 +67,7 @@ class Table:
         self.n = n
         self.me = me
         self._rng = rng
+        self.checks = checks  # who runs each hand's deck proof checks (verify --jobs)
         self.rules = self.terms.rules
         self.log: list[Entry] = [genesis]
         self.phase = Phase.SEATS_COMMIT

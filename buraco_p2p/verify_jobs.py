@@ -30,6 +30,7 @@ import io
 import multiprocessing
 import os
 import pickle
+import threading
 from collections.abc import Iterator, Sequence
 from multiprocessing.pool import AsyncResult, Pool
 from typing import Any, Final
@@ -101,7 +102,11 @@ def replay_log(
     `jobs` worker processes; the answer is the same."""
     if jobs <= 1 or len(wires) < pool_from:
         return _replay(wires, CHECK_NOW)
-    with _pool(jobs) as pool:
+    try:
+        pool = _start_pool(jobs)
+    except OSError:
+        return _replay(wires, CHECK_NOW)  # no processes to be had: the same audit, alone
+    with _stopping(pool):
         deferred = _Deferred(pool)
         try:
             result = _replay(wires, deferred)
@@ -134,13 +139,17 @@ def _replay(wires: Sequence[bytes], checks: ProofChecks) -> Replay:
         raise BadEntry(exc, fed - 1) from None
 
 
+def _start_pool(jobs: int) -> Pool:
+    # Where the system has fork and this process has no other thread, the workers are forked
+    # (they start at once, with everything imported); elsewhere started the default way.
+    single = threading.active_count() == 1
+    method = "fork" if single and "fork" in multiprocessing.get_all_start_methods() else None
+    return multiprocessing.get_context(method).Pool(jobs)
+
+
 @contextlib.contextmanager
-def _pool(jobs: int) -> Iterator[Pool]:
-    # Workers forked before the pool starts its threads, where the system has fork: they
-    # start at once with everything imported. Elsewhere the default way.
-    methods = multiprocessing.get_all_start_methods()
-    ctx = multiprocessing.get_context("fork" if "fork" in methods else None)
-    pool = ctx.Pool(jobs)
+def _stopping(pool: Pool) -> Iterator[Pool]:
+    """The pool, its workers stopped on the way out (checks still queued are not needed)."""
     try:
         yield pool
     finally:

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from flips import flipped, record_bounds
 
 from buraco_p2p.audit import EXIT_NOT_A_LOG, verify_bytes
 from buraco_p2p.bots import make_bot
@@ -134,6 +135,20 @@ def test_the_first_bad_entry_is_the_same_on_any_number_of_processes(name: str) -
     assert one[:2] == ("bad", first), one  # the change made is what is named
     assert answer(wires, 2) == one
     assert answer(wires, 3) == one
+
+
+@pytest.mark.parametrize("where", [(0.5, 0.05), (0.9, 0.3), (0.7, 0.99)])
+def test_changed_bytes_in_two_hands_are_named_alike(where: tuple[float, float]) -> None:
+    """One byte changed in each of two records (of different hands): `verify` on one process
+    and on two name the same first bad entry."""
+    data = encode_log(three_hands())
+    bounds = record_bounds(data)
+    for share in where:
+        start, end = bounds[int(share * (len(bounds) - 1))]
+        data = flipped(data, (start + end) // 2, 0x10)
+    one = verify_bytes(data, jobs=1)
+    assert one.code == 1
+    assert verify_bytes(data, jobs=2) == one
 
 
 def test_a_fair_log_replays_alike_and_its_proofs_are_checked_by_the_workers() -> None:

@@ -102,3 +102,4 @@ def test_the_verify_figures_audit_a_timed_match_of_the_hands_asked(bench: Module
     for key in ("verify_match_s", "verify_match_s_jobs1", "verify_match_s_jobs2"):
         assert out[key] > 0
     assert out["verify_match_cpu_s_jobs1"] > 0 and out["verify_jobs_default"] >= 1
+    assert 0 < out["verify_match_idle_s_jobs2"] <= out["verify_match_cpu_s_jobs2"]

@@ -80,7 +80,8 @@ def register(subparsers: Any) -> None:
             "Replay a match log without the network: every signature, hash link, key, shuffle "
             "and share proof, every move through the rules engine, every score, and every "
             "card of each finished hand once its keys are published. Exit 0 for a fair match, "
-            "1 naming the first bad entry, 2 for a file that is not a match log."
+            "1 naming the first bad entry, 2 for a file that is not a match log. Given two "
+            "logs of one table, also where they differ: exit 3 if they do."
         ),
     )
     vp.add_argument("logfile", metavar="LOGFILE", help="the match log to audit")

@@ -414,10 +414,18 @@ def render_text(doc: dict[str, Any]) -> str:
         lines.append(f"  {_ending_text(doc)}")
     scores = ", ".join(f"team {t} {s}" for t, s in enumerate(doc["scores"]))
     winner = doc["winner"]
+    how = doc.get("ending", {}).get("how", "completed")
+    label = (
+        "final score" if how in ("completed", "decided")
+        else "score when the match ended (no winner)" if doc["complete"]
+        else "current score"
+    )  # fmt: skip
     lines.append(
-        f"  {'final' if doc['complete'] else 'current'} score: {scores}"
-        + (f" (winner: team {winner})" if winner is not None else "")
+        f"  {label}: {scores}" + (f" (winner: team {winner})" if winner is not None else "")
     )
+    for a in doc.get("abandoned", ()):
+        sides = ", ".join(f"team {i}" for i in a["sides"])
+        lines.append(f"  hand {a['hand']} abandoned: {sides} charged {a['points']}")
     if "minutes" in doc:
         up = "the time is up" if doc["time_up"] else "the time is not up"
         lines.append(

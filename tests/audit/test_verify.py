@@ -218,3 +218,25 @@ def test_a_match_ended_by_a_void_agreement_verifies() -> None:
     v = verify_bytes(encode_log(e.wire for e in peers[0].log))
     assert v.code == EXIT_FAIR, v.doc
     assert v.doc["complete"] is True and v.doc["void_entries"] == 3 and v.doc["hands"] == 0
+
+
+def test_a_verifier_failure_is_a_verdict_not_a_traceback(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """Whatever goes wrong inside the replay, `verify` answers with exit 4 and one line that
+    accuses nobody (the entry it had reached is named, not its author)."""
+    import buraco_p2p.audit as audit
+
+    def broken(entries: Any) -> Any:
+        for k, _ in enumerate(entries):
+            if k == 5:
+                raise ValueError("the match is over")
+        raise AssertionError("unreachable")
+
+    monkeypatch.setattr(audit, "replay", broken)
+    path = tmp_path / "match.log"
+    path.write_bytes(match_log())
+    assert main(["verify", str(path)]) == audit.EXIT_VERIFIER_FAILED == 4
+    out = capsys.readouterr()
+    assert out.out.startswith("VERIFIER FAILED at entry 5: ValueError: the match is over")
+    assert "Traceback" not in out.out + out.err and "by party" not in out.out

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from walkout_helpers import router, stuck_at, until, void_out, withhold
 
-from buraco_p2p.audit import EXIT_FAIR, verify_bytes
+from buraco_p2p.audit import EXIT_FAIR, render_text, verify_bytes
 from buraco_p2p.logfile import encode_log
 from buraco_p2p.session import HandEnded, MatchEnded, Phase, Voided, replay
 
@@ -83,3 +83,26 @@ def test_a_void_in_the_clocks_round_keeps_the_hand_scored() -> None:
     t = r.peers[0].table
     assert t.hands_played == 1 and t.match is not None and list(t.match.scores) == scores
     assert t.phase is Phase.HAND_KEYS and not t.match.time_is_up
+
+
+def test_verify_says_a_match_closed_by_end_ended_by_agreement_and_who_was_named() -> None:
+    """`end` in a round of clocks: the hand stays scored; `verify` says the match ended by the
+    others' agreement, names the silent party, and calls no score final."""
+    r = router(3, 82, minutes=1)
+    withhold(r, [1], "time")
+    r.start()
+    until(r, lambda t: t.phase is Phase.TIME, party=0)
+    stuck_at(r, [0, 2], Phase.TIME)
+    void_out(r, [0, 2], "end", (1,))
+    t = r.peers[0].table
+    assert t.closed and t.hands_played == 1
+    v = verify_bytes(encode_log([e.wire for e in t.log]))
+    assert v.code == EXIT_FAIR
+    assert v.doc["ending"]["how"] == "ended_by_agreement" and v.doc["ending"]["silent"] == [1]
+    (void,) = v.doc["voids"]
+    assert (void["action"], void["silent"], void["stage"], void["then"]) == (
+        "end", [1], "scored", "closed")  # fmt: skip
+    text = render_text(v.doc)
+    assert "ended: by agreement of the others, without party 1 'player1'" in text
+    assert "final score" not in text and "score when the match ended (no winner)" in text
+    assert "void at entry" in text and "silent: party 1 'player1'" in text

@@ -6,6 +6,7 @@ charged, and the walker gets no redeal: the match ends there."""
 from __future__ import annotations
 
 import pytest
+from session_helpers import bot_chooser
 from walkout_helpers import partner_of, router, stuck_at, void_out, withhold
 
 from buraco_p2p.audit import EXIT_FAIR, render_text, verify_bytes
@@ -146,3 +147,39 @@ def test_a_hostile_coalition_cannot_make_an_honest_present_side_pay(n: int, team
     v = verify_bytes(encode_log([e.wire for e in log]))
     assert v.code == EXIT_FAIR and v.doc["abandoned"] == []
     assert v.doc["ending"]["proven"] == [] and v.doc["winner"] is None
+
+
+def test_at_three_seats_a_new_partner_proves_it_once_the_first_pot_is_taken() -> None:
+    """At three seats each player is alone until the first pot is taken; then the other two
+    are partners, and a partner walking out while the other signs is charged, both of them
+    (match scores are per player)."""
+    r = router(3, 131, target_score=3000)
+    r.manual = {0, 1, 2}
+    r.start()
+    r.run()
+    choose = bot_chooser(131)
+    walker = -1
+    for _ in range(3000):
+        mover = r.turns[-1]
+        view = r.peers[mover].table.view
+        assert view is not None and not view.ended
+        change = view.side_change
+        if change is not None and view.turn in change.partners:
+            walker = mover
+            break
+        r.act(mover, r.peers[mover].play(choose(mover, view), r.now))
+        r.run()
+    assert walker >= 0
+    t = r.peers[walker].table
+    assert t.view is not None and t.view.side_change is not None
+    seats = t.view.side_change.partners
+    partner = next(p for p in range(3) if p != walker and t.party_seat[p] in seats)
+    present = [p for p in range(3) if p != walker]
+    void_out(r, present, "end", (walker,))
+    t = r.peers[partner].table
+    assert t.closed and t.match is not None
+    expected = [0, 0, 0]
+    for seat in seats:
+        expected[seat] = -3000
+    assert list(t.match.scores) == expected
+    assert t.voids[0].proven == (walker,) and t.voids[0].charged == tuple(sorted(seats))

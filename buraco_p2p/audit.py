@@ -322,10 +322,12 @@ def _void_reason(rec: VoidRecord) -> str:
     """Why the void was made and what it did, in words (the log cannot show the timeout
     itself: only that every party not named signed it)."""
     who = ", ".join(map(str, rec.silent))
-    named = (
-        f"the table was waiting for part{'ies' if len(rec.silent) > 1 else 'y'} {who} "
-        f"({rec.phase}), and every other party signed"
-    )
+    plural = len(rec.silent) > 1
+    where = "before the seats were drawn" if rec.hand is None else (
+        f"in the {rec.phase} step of hand {rec.hand}"
+    )  # fmt: skip
+    them = "them" if plural else "it"
+    named = f"every party but {who} signed that the table was waiting for {them} {where}"
     then = {
         "decided": "the match was decided, so it closes with its result",
         "closed": "the match ends there",
@@ -333,25 +335,25 @@ def _void_reason(rec: VoidRecord) -> str:
         + (" to the new identities" if rec.action == "replace" else ""),
     }[rec.then]
     if rec.stage == BEFORE_SEATS:
-        return f"{named}, before the seats were drawn: {then}"
+        return f"{named}: {then}"
     if rec.stage == BEFORE_DEAL:
-        return f"{named}, before the deal of hand {rec.hand}: nobody had seen a card; {then}"
+        return f"{named}: nobody had seen a card; {then}"
     if rec.stage == SCORED:
-        return f"{named}, after hand {rec.hand} was counted: it is scored; {then}"
+        return f"{named}: the hand was counted, so it is scored; {then}"
     unproven = [p for p in rec.silent if p not in rec.proven]
-    parts = [f"{named}, during hand {rec.hand}: the hand is abandoned"]
+    parts = [f"{named}: the hand is abandoned"]
     if rec.proven:
-        sides = ", ".join(map(str, rec.charged))
         proven = ", ".join(map(str, rec.proven))
+        sides = ", ".join(map(str, rec.charged))
         parts.append(
             f"a partner signed, which proves part{'ies' if len(rec.proven) > 1 else 'y'} "
-            f"{proven} walked out: match side{'s' if len(rec.charged) > 1 else ''} "
-            f"{sides} charged {rec.points} each"
+            f"{proven} walked out: match side{'s' if len(rec.charged) > 1 else ''} {sides} "
+            f"charged {rec.points}{' each' if len(rec.charged) > 1 else ''}"
         )
     if unproven:
         parts.append(
             f"only opponents named part{'ies' if len(unproven) > 1 else 'y'} "
-            f"{', '.join(map(str, unproven))}: no fault is proven and nobody is charged"
+            f"{', '.join(map(str, unproven))}: no fault is proven and nobody is charged for it"
         )
     return "; ".join(parts) + f"; {then}"
 
@@ -469,12 +471,12 @@ def _ending_text(doc: dict[str, Any]) -> str:
     if how == "ended_by_agreement":
         return f"ended: by agreement of the others, without {parties(end['silent'])}"
     if how == "abandoned":
-        text = f"ended: abandoned by {parties(end['by'])}"
         unproven = [p for p in end["by"] if p not in end["proven"]]
+        text = "ended: abandoned during a hand"
         if end["proven"]:
-            text += f" (proven by a partner's signature: {parties(end['proven'])})"
+            text += f"; walked out, proven by a partner's signature: {parties(end['proven'])}"
         if unproven:
-            text += f" (named by opponents only, not proven: {parties(unproven)})"
+            text += f"; named by opponents only, nothing proven: {parties(unproven)}"
         return text
     phase = end["phase"]
     waiting = parties(end["waiting_for"])

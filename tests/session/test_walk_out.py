@@ -86,7 +86,7 @@ def test_with_no_partner_to_prove_it_the_walker_gets_no_redeal_and_nobody_pays(n
     assert v.code == EXIT_FAIR
     assert v.doc["ending"] == {"how": "abandoned", "by": [0], "proven": [], "silent": [0],
                                "index": len(r.peers[1].log) - 1}  # fmt: skip
-    assert "not proven" in render_text(v.doc)
+    assert "named by opponents only, nothing proven: party 0" in render_text(v.doc)
 
 
 def test_walking_out_mid_play_costs_the_side_too() -> None:

@@ -11,6 +11,7 @@ from walkout_helpers import partner_of, router, stuck_at, void_out, withhold
 
 from buraco_p2p.audit import EXIT_FAIR, render_text, verify_bytes
 from buraco_p2p.logfile import encode_log
+from buraco_p2p.net.identity import Identity
 from buraco_p2p.session import (
     Abandoned,
     HandStarted,
@@ -108,7 +109,7 @@ def test_walking_out_mid_play_costs_the_side_too() -> None:
     assert "proven by a partner's signature" in render_text(v.doc)
 
 
-@pytest.mark.parametrize(("n", "teams"), [(2, 2), (4, 2), (6, 3)])
+@pytest.mark.parametrize(("n", "teams"), [(2, 2), (3, 3), (4, 2), (6, 3)])
 def test_a_hostile_coalition_cannot_make_an_honest_present_side_pay(n: int, teams: int) -> None:
     """The reverse abuse: the hostile parties drop the honest side's deal entries and sign a
     void naming every honest player (present and playing). Their log verifies, but it
@@ -183,3 +184,19 @@ def test_at_three_seats_a_new_partner_proves_it_once_the_first_pot_is_taken() ->
         expected[seat] = -3000
     assert list(t.match.scores) == expected
     assert t.voids[0].proven == (walker,) and t.voids[0].charged == tuple(sorted(seats))
+
+
+def test_an_unproven_walker_replaced_is_gone_and_nobody_pays() -> None:
+    """At two seats the opponent may still give the walker's seat to a new identity: the
+    hand is dealt again to it (the walker has no seat to come back to), and nobody is charged."""
+    r = _deal_withheld(2, 141, [1])
+    heir = Identity.from_seed(b"\x78" * 32, "heir").public.raw
+    r.silent = {1}
+    r.advance(2.0)
+    r.act(0, r.peers[0].propose_void("replace", r.now, (1,), (heir,)))
+    r.run()
+    t = r.peers[0].table
+    assert not t.closed and t.match is not None and list(t.match.scores) == [0, 0]
+    assert t.keys[1].raw == heir and t.hand is not None and t.hand.number == 1
+    (rec,) = t.voids
+    assert (rec.stage, rec.proven, rec.charged, rec.then) == ("in_hand", (), (), "next_hand")

@@ -39,3 +39,15 @@ def test_a_void_vector_replays_to_what_it_expects(case: dict[str, Any]) -> None:
     v = verify_bytes(encode_log(wires))
     assert v.code == (EXIT_FAIR if expect["closed"] else EXIT_UNFINISHED)
     assert v.doc["voids"][0]["silent"] == case["silent"]
+
+
+def test_a_log_that_stops_inside_a_void_round_is_unfinished() -> None:
+    """Half a void round: nobody is named as bad; the summary says the log stops in a void
+    round and who would sign next."""
+    (case,) = [c for c in CASES if c["name"] == "abandoned_proven"]
+    wires = _log(case)[:-1]
+    v = verify_bytes(encode_log(wires))
+    assert v.code == EXIT_UNFINISHED and v.doc["result"] == "unfinished"
+    last = case["void_entries"][-1]
+    assert v.doc["ending"] == {"how": "unfinished", "phase": "void",
+                               "waiting_for": [last["author"]]}  # fmt: skip

@@ -200,3 +200,19 @@ def test_an_unproven_walker_replaced_is_gone_and_nobody_pays() -> None:
     assert t.keys[1].raw == heir and t.hand is not None and t.hand.number == 1
     (rec,) = t.voids
     assert (rec.stage, rec.proven, rec.charged, rec.then) == ("in_hand", (), (), "next_hand")
+
+
+def test_withholding_the_count_after_the_opponents_went_out_costs_the_side() -> None:
+    """Play has ended but H withholds its shares for the count: no card left in a hand can be
+    opened, so the hand cannot be scored; H's partner signs the void, and the side pays
+    more than any hand could cost it."""
+    r = router(4, 151, target_score=3000)
+    withhold(r, [0], "end")
+    r.start()
+    stuck_at(r, [1, 2, 3], Phase.COUNT)
+    void_out(r, [1, 2, 3], "void", (0,))
+    t = r.peers[1].table
+    assert t.match is not None
+    side = t.match.side_of(t.party_seat[0])
+    assert t.match.scores[side] == -3000 and t.hands_played == 0
+    assert t.voids[0].phase == "count" and t.voids[0].proven == (0,)

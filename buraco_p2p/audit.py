@@ -11,10 +11,10 @@ and lists every void agreement with its silent parties and why it was made; with
 also the first hands of one: a log that stops between two hands); 1 the log is a log but an
 entry in it is bad (the first one is named by its position, with its author, its fingerprint
 and the reason); 2 the file is not a log at all (missing, unreadable, empty, too big, not
-msgpack, another magic or version: see `buraco_p2p.logfile`) or the command line is wrong; 3
+msgpack, another magic or version: see `buraco_p2p.logfile`) or the command line is wrong; 4
 the log is fair as far as it goes but the match is unfinished (it stops before the match
 ended: a table still in play, `selfplay --hands 1`); the summary names the step it stops in and
-the parties whose entries would come next, which is no charge against them; 4 the verifier
+the parties whose entries would come next, which is no charge against them; 5 the verifier
 itself failed on an entry (a fault of this program, no proof against any party). `--json`
 prints the verdict document the text is made from.
 """
@@ -46,8 +46,9 @@ from buraco_p2p.session.flow import BEFORE_DEAL, BEFORE_SEATS, IN_HAND, SCORED, 
 EXIT_FAIR: Final = 0
 EXIT_BAD_ENTRY: Final = 1
 EXIT_NOT_A_LOG: Final = 2
-EXIT_UNFINISHED: Final = 3
-EXIT_VERIFIER_FAILED: Final = 4
+# 3 is `verify A B`: the two logs differ
+EXIT_UNFINISHED: Final = 4
+EXIT_VERIFIER_FAILED: Final = 5
 
 # A whole match of the longest preset is a few megabytes; refuse to even read more than this.
 MAX_LOG_BYTES: Final = 64 * 1024 * 1024
@@ -94,7 +95,7 @@ def register(subparsers: Any) -> None:
             "and share proof, every move through the rules engine, every score, and every "
             "card of each finished hand once its keys are published. Exit 0 for a fair match "
             "that has ended (the summary says how), 1 naming the first bad entry, 2 for a file "
-            "that is not a match log, 3 for a fair log of an unfinished match, 4 if the "
+            "that is not a match log, 4 for a fair log of an unfinished match, 5 if the "
             "verifier itself failed."
         ),
     )
@@ -165,6 +166,12 @@ def verify_bytes(data: bytes, *, partial: bool = False, name: str = "log") -> Ve
         return _bad_entry(exc, wires, fed - 1)
     except Exception as exc:  # a verdict, never a traceback
         return _verifier_failed(exc, fed - 1)
+    return _verdict(result, name, partial=partial)
+
+
+def _verdict(result: Replay, name: str, *, partial: bool) -> Verdict:
+    """The verdict on a log every entry of which was accepted: a match that has ended (exit
+    0, the summary says how), or an unfinished one (exit 4; 0 with `partial` between hands)."""
     table = result.table
     doc = _summary(result, name)
     if result.closed:
@@ -180,7 +187,7 @@ def verify_bytes(data: bytes, *, partial: bool = False, name: str = "log") -> Ve
     return Verdict(EXIT_UNFINISHED, doc)
 
 
-def _verifier_failed(exc: Exception, position: int) -> Verdict:
+def _verifier_failed(exc: Exception, position: int | None) -> Verdict:
     return Verdict(EXIT_VERIFIER_FAILED, {
         "result": "verifier_failed",
         "index": position,
@@ -384,8 +391,9 @@ def render_text(doc: dict[str, Any]) -> str:
     if result == "not_a_log":
         return f"not a match log: {doc['reason']}\n"
     if result == "verifier_failed":
+        at = "" if doc["index"] is None else f" at entry {doc['index']}"
         return (
-            f"VERIFIER FAILED at entry {doc['index']}: {doc['reason']} "
+            f"VERIFIER FAILED{at}: {doc['reason']} "
             "(a fault of the verifier, not evidence against any party)\n"
         )
     if result == "bad_entry":

@@ -1,5 +1,5 @@
 """The command line end to end: `selfplay --log` writes a log that `verify` accepts; the first
-hands of a match are reported as an unfinished match (exit 3, nobody named as bad), and pass
+hands of a match are reported as an unfinished match (exit 4, nobody named as bad), and pass
 with `--partial`."""
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ def test_the_first_hand_of_a_selfplay_log_verifies_as_partial(
     args = ["selfplay", "--rules", "us", "--seed", "11", "--log", str(path), "--hands", "1"]
     assert main(args) == 0
     capsys.readouterr()
-    assert main(["verify", str(path)]) == EXIT_UNFINISHED == 3
+    assert main(["verify", str(path)]) == EXIT_UNFINISHED == 4
     out = capsys.readouterr().out
     assert out.startswith("unfinished match") and "BAD" not in out
     assert "no charge against anyone" in out

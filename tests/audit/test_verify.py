@@ -151,7 +151,7 @@ def test_an_entry_replayed_at_another_index_breaks_the_chain() -> None:
 
 
 def test_a_log_cut_short_is_unfinished_and_names_nobody_as_bad() -> None:
-    """A log that merely stops is an unfinished match (exit 3): the summary says where it
+    """A log that merely stops is an unfinished match (exit 4): the summary says where it
     stops and whose entries would come next, and no entry is called bad."""
     wires = decode_log(match_log())
     e = first("move")
@@ -223,7 +223,7 @@ def test_a_match_ended_by_a_void_agreement_verifies() -> None:
 def test_a_verifier_failure_is_a_verdict_not_a_traceback(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
-    """Whatever goes wrong inside the replay, `verify` answers with exit 4 and one line that
+    """Whatever goes wrong inside the replay, `verify` answers with exit 5 and one line that
     accuses nobody (the entry it had reached is named, not its author)."""
     import buraco_p2p.audit as audit
 
@@ -236,7 +236,7 @@ def test_a_verifier_failure_is_a_verdict_not_a_traceback(
     monkeypatch.setattr(audit, "replay", broken)
     path = tmp_path / "match.log"
     path.write_bytes(match_log())
-    assert main(["verify", str(path)]) == audit.EXIT_VERIFIER_FAILED == 4
+    assert main(["verify", str(path)]) == audit.EXIT_VERIFIER_FAILED == 5
     out = capsys.readouterr()
     assert out.out.startswith("VERIFIER FAILED at entry 5: ValueError: the match is over")
     assert "Traceback" not in out.out + out.err and "by party" not in out.out

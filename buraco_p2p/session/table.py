@@ -31,7 +31,7 @@ from buraco_p2p.session.deal import Deal
 from buraco_p2p.session.entry import PROTOCOL_VERSION, Entry, step_head
 from buraco_p2p.session.errors import BrokenChain, LogError, MalformedEntry, OutOfTurn, WrongTable
 from buraco_p2p.session.events import Event
-from buraco_p2p.session.flow import next_step
+from buraco_p2p.session.flow import VoidRecord, next_step
 from buraco_p2p.session.produce import SEATS, produce_entry, produce_move
 from buraco_p2p.session.states import TRANSITIONS, VOID_RULE, Phase, Rule
 from buraco_p2p.session.terms import Terms, parse_genesis
@@ -86,6 +86,7 @@ class Table:
         self.silent: tuple[int, ...] = ()
         self.voiding: str | None = None
         self.void_keys: tuple[bytes, ...] = ()
+        self.voids: list[VoidRecord] = []  # every void round applied, as `flow` judged it
         # Each party's identity key now: the genesis's, then its successors' ("replace").
         self.keys: list[PeerKey] = list(self.terms.keys)
         self.successions: list[tuple[int, int, PeerKey]] = []  # (log index, party, new key)

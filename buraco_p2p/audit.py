@@ -44,7 +44,7 @@ from buraco_p2p.session import (
 )
 from buraco_p2p.session.flow import BEFORE_DEAL, BEFORE_SEATS, IN_HAND, SCORED, VoidRecord
 from buraco_p2p.verify_compare import compare_logs
-from buraco_p2p.verify_jobs import BadEntry, parse_jobs, replay_log
+from buraco_p2p.verify_jobs import BadEntry, VerifierFailed, parse_jobs, replay_log
 
 EXIT_FAIR: Final = 0
 EXIT_BAD_ENTRY: Final = 1
@@ -193,8 +193,8 @@ def verify_bytes(
         result = replay_log(wires, jobs)
     except BadEntry as bad:
         return _bad_entry(bad.error, wires, bad.position)
-    except Exception as exc:  # a verdict, never a traceback
-        return _verifier_failed(exc, None)
+    except VerifierFailed as failed:  # a verdict, never a traceback
+        return _verifier_failed(failed.error, failed.position)
     return _verdict(result, name, partial=partial)
 
 

@@ -70,6 +70,16 @@ class BadEntry(Exception):
         self.position = position
 
 
+class VerifierFailed(Exception):
+    """The verifier itself failed (not a refusal) at this position of the log: a fault of
+    this program, which accuses no party."""
+
+    def __init__(self, error: Exception, position: int) -> None:
+        super().__init__(error, position)
+        self.error = error
+        self.position = position
+
+
 def available_cores() -> int:
     """The processors this process may run on (`--jobs`' default)."""
     count = getattr(os, "process_cpu_count", None)
@@ -137,6 +147,10 @@ def _replay(wires: Sequence[bytes], checks: ProofChecks) -> Replay:
         return replay(feed(), checks=checks)
     except LogError as exc:
         raise BadEntry(exc, fed - 1) from None
+    except _FailureSeen:
+        raise
+    except Exception as exc:  # a fault of the verifier, never evidence against a party
+        raise VerifierFailed(exc, fed - 1) from exc
 
 
 def _start_pool(jobs: int) -> Pool:

@@ -226,14 +226,15 @@ def test_a_verifier_failure_is_a_verdict_not_a_traceback(
     """Whatever goes wrong inside the replay, `verify` answers with exit 5 and one line that
     accuses nobody (the entry it had reached is named, not its author)."""
     import buraco_p2p.audit as audit
+    import buraco_p2p.verify_jobs as verify_jobs
 
-    def broken(entries: Any) -> Any:
+    def broken(entries: Any, **_: Any) -> Any:
         for k, _ in enumerate(entries):
             if k == 5:
                 raise ValueError("the match is over")
         raise AssertionError("unreachable")
 
-    monkeypatch.setattr(audit, "replay", broken)
+    monkeypatch.setattr(verify_jobs, "replay", broken)
     path = tmp_path / "match.log"
     path.write_bytes(match_log())
     assert main(["verify", str(path)]) == audit.EXIT_VERIFIER_FAILED == 5

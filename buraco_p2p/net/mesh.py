@@ -223,6 +223,15 @@ class Mesh:
             remote_kind=kind,
         )
 
+    def handed(self, peer: PeerKey) -> tuple[int, int]:
+        """(messages `send` has numbered for `peer`, how many of them it has consumed): the
+        one numbered `k` has reached its application once `k` is below the second figure,
+        and until then it is on its way (held for a resend), so nobody need send it again."""
+        p = self._peers.get(peer)
+        if p is None:
+            return 0, 0
+        return p.channel.send_next, p.channel.send_base
+
     def is_relayed(self, peer: PeerKey) -> bool:
         p = self._peers.get(peer)
         return p is not None and p.link is not None and p.run is not None and p.run.relayed

@@ -21,6 +21,7 @@ import functools
 import ipaddress
 import logging
 import os
+import signal
 import socket
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -445,6 +446,41 @@ def _quiet_logging() -> None:
     trio_log.propagate = False
 
 
+# Signals that end a table as Ctrl-C does: a `kill` and a closed terminal.
+ENDING_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
+
+
+def run_ending_on_signals(main: Callable[..., Awaitable[Any]], *args: Any) -> int:
+    """`trio.run(main, *args)`, where SIGTERM and SIGHUP end it as Ctrl-C does: trio's own
+    Ctrl-C handler takes them, so every block unwinds (a port mapping is deleted, the log
+    is already on disk) instead of the process dying where it stands. A run a signal ended
+    exits with 128 + its number, as the shell reports a process the signal killed."""
+    got: list[int] = []
+    saved = {sig: signal.getsignal(sig) for sig in ENDING_SIGNALS}
+
+    async def guarded() -> Any:
+        interrupt = signal.getsignal(signal.SIGINT)  # trio's, installed by trio.run
+        if callable(interrupt):
+
+            def handler(signum: int, frame: Any) -> None:
+                got.append(signum)
+                interrupt(signal.SIGINT, frame)
+
+            for sig in ENDING_SIGNALS:
+                signal.signal(sig, handler)
+        return await main(*args)
+
+    try:
+        return int(trio.run(guarded))
+    except BaseException as exc:
+        if got and exit_status(exc) == (EXIT_INTERRUPTED, ""):
+            return 128 + got[0]
+        raise
+    finally:
+        for sig, old in saved.items():
+            signal.signal(sig, old)
+
+
 def _run(main: Callable[[argparse.Namespace], Any], args: argparse.Namespace) -> int:
     def checked() -> int:
         args.port = check_port(args.port)
@@ -457,7 +493,7 @@ def _run(main: Callable[[argparse.Namespace], Any], args: argparse.Namespace) ->
     if code:
         return code
     _quiet_logging()
-    return run_reporting(lambda: int(trio.run(main, args)))
+    return run_reporting(lambda: run_ending_on_signals(main, args))
 
 
 def _common(parser: argparse.ArgumentParser) -> None:

@@ -30,7 +30,7 @@ import trio
 
 from buraco_p2p.bots.selfplay import UsageError, add_minutes_option, resolve_rules
 from buraco_p2p.net import lobby as lobby_mod
-from buraco_p2p.net.commands import _run, _stdin_lines, run_reporting
+from buraco_p2p.net.commands import _run, _stdin_lines, run_ending_on_signals, run_reporting
 from buraco_p2p.net.identity import Identity, PeerKey, load_or_create_identity
 from buraco_p2p.net.invite import Invite, InviteError
 from buraco_p2p.net.lobby import Lobby
@@ -230,7 +230,7 @@ def _resume_line(args: argparse.Namespace) -> int:
             await announce_resumed_bots(driver, bots)
             return await _run_console(driver, bot_keys=bots)
 
-    return run_reporting(lambda: int(trio.run(main)), "buraco-p2p resume", (StoreError,))
+    return run_reporting(lambda: run_ending_on_signals(main), "buraco-p2p resume", (StoreError,))
 
 
 async def _host_with_bots(args: argparse.Namespace, rules: RuleSet, root: Path) -> int:

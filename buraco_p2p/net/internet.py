@@ -22,6 +22,8 @@ if TYPE_CHECKING:
     from buraco_p2p.net.mesh import Mesh
 
 STUN_DEFAULT_PORT = 3478
+# Reply codes this process has printed (a retry from the same port prints none again).
+_printed: set[str] = set()
 
 NAT_ADVICE = {
     NatClass.OPEN: "no NAT: players anywhere can dial you if your firewall lets them",
@@ -88,6 +90,7 @@ def contact_line(internet: bool, upnp: bool, stun: Sequence[Endpoint]) -> str:
 
 class Advertiser(Protocol):
     nat_class: NatClass
+    candidate_kinds: dict[Endpoint, CandidateKind]
 
     def advertise_also(self, endpoint: Endpoint, kind: CandidateKind = ...) -> None: ...
 
@@ -113,6 +116,10 @@ async def learn_public_address(
         say(f"* no public address learnt: {exc}")
         return
     mesh.nat_class = nat
+    if mesh.candidate_kinds.get(reflexive) == CandidateKind.MAPPED:
+        # the router forwards this very port: it is listed once, as mapped
+        say(f"* public address {reflexive} (from STUN): the mapped port; {NAT_ADVICE[nat]}")
+        return
     mesh.advertise_also(reflexive, CandidateKind.REFLEXIVE)
     say(f"* public address {reflexive} (from STUN); {NAT_ADVICE[nat]}")
 
@@ -130,8 +137,8 @@ async def prepare_reply_code(
         ep for ep, kind in zip(invite.addresses, invite.kinds, strict=True)
         if kind == CandidateKind.REFLEXIVE
     )  # fmt: skip
-    if not targets or not stun:
-        return
+    if not targets or not stun or CandidateKind.MAPPED in invite.kinds:
+        return  # nothing to punch, or a port the host's router forwards: no code needed
     from buraco_p2p.net.candidates import Candidate
     from buraco_p2p.net.reply import ReplyCode
 
@@ -153,8 +160,12 @@ async def prepare_reply_code(
             "work; the host needs a port mapping")  # fmt: skip
         return
     code = ReplyCode((Candidate(CandidateKind.REFLEXIVE, mine),), nat)
-    say("* if the host cannot be reached directly, give the host this reply code to paste:")
-    say(code.to_text(invite.room_secret, invite.table_id))
+    text = code.to_text(invite.room_secret, invite.table_id)
+    if text not in _printed:
+        # once per address: a joiner trying again from the same port needs no new code
+        _printed.add(text)
+        say("* if the host cannot be reached directly, give the host this reply code to paste:")
+        say(text)
     mesh.punch_port = port
     mesh.punch_targets = targets
 

@@ -303,7 +303,15 @@ class Mesh:
     def advertise_also(
         self, endpoint: Endpoint, kind: CandidateKind = CandidateKind.MAPPED
     ) -> None:
-        """Host: add an address (a UPnP mapping, say) to our roster entry and the invite."""
+        """Host: add an address (a UPnP mapping, say) to our roster entry and the invite.
+
+        An address listed already stays listed once; a port the router maps is what STUN
+        then sees too, and it stays "mapped" (reachable without a punch) whichever came first."""
+        if endpoint in self.advertised:
+            if kind != CandidateKind.MAPPED or self.candidate_kinds.get(endpoint) == kind:
+                return
+            self.candidate_kinds[endpoint] = kind
+            return
         self.candidate_kinds[endpoint] = kind
         self.advertised = (*self.advertised, endpoint)[:16]
         table = self.door.table

@@ -30,7 +30,16 @@ import trio
 
 from buraco_p2p.bots.selfplay import UsageError, add_minutes_option, resolve_rules
 from buraco_p2p.net import lobby as lobby_mod
-from buraco_p2p.net.commands import _run, _stdin_lines, run_ending_on_signals, run_reporting
+from buraco_p2p.net.commands import (
+    _route_reply_codes,
+    _run,
+    _stdin_lines,
+    _stun_servers,
+    host_reach,
+    run_ending_on_signals,
+    run_reporting,
+    show_invite,
+)
 from buraco_p2p.net.identity import Identity, PeerKey, load_or_create_identity
 from buraco_p2p.net.invite import Invite, InviteError
 from buraco_p2p.net.lobby import Lobby
@@ -234,6 +243,11 @@ def _resume_line(args: argparse.Namespace) -> int:
 
 
 async def _host_with_bots(args: argparse.Namespace, rules: RuleSet, root: Path) -> int:
+    """`host --bots N`: the bots join over loopback; `--internet`, `--upnp` and `--stun` work
+    as without bots (the mapping, the public address, pasted reply codes)."""
+    from buraco_p2p.net.internet import answer_reply_code
+
+    _stun_servers(args)  # a --stun that cannot work fails before any socket opens
     config = Path(args.config_dir) if args.config_dir else None
     identity = load_or_create_identity(config, args.nick)
     seeds = [os.urandom(32) for _ in range(args.bots)]
@@ -262,16 +276,24 @@ async def _host_with_bots(args: argparse.Namespace, rules: RuleSet, root: Path) 
             lobby = Lobby(mesh, _say)
             lobby.bots = bot_keys  # we made them: marked, and announced to the table
             box.append(lobby)
-            _say(f"table created; you are {identity.nickname} ({identity.public.fingerprint()})")
-            _say("invite code (give it to the other players):")
-            _say(mesh.invite.to_text())
-            cluster.invite = mesh.invite.to_text()
-            for k in range(1, args.bots + 1):
-                cluster.join(k)
-            _say(f"* {args.bots} bots are joining; type /ready when every seat is taken")
-            send, recv = trio.open_memory_channel[str](16)
-            async with trio.open_nursery() as nursery:
-                nursery.start_soon(_stdin_lines, send)
-                code = await lobby.run(recv)
-                nursery.cancel_scope.cancel()
+            port = mesh.advertised[0].port if mesh.advertised else int(args.port)
+            async with host_reach(mesh, port, args):
+                _say(f"table created; you are {identity.nickname} "
+                     f"({identity.public.fingerprint()})")  # fmt: skip
+                show_invite(mesh)
+                cluster.invite = mesh.invite.to_text()
+                for k in range(1, args.bots + 1):
+                    cluster.join(k)
+                _say(f"* {args.bots} bots are joining; type /ready when every seat is taken")
+                send, recv = trio.open_memory_channel[str](16)
+                async with trio.open_nursery() as nursery:
+                    nursery.start_soon(_stdin_lines, send)
+                    lines, lobby_recv = trio.open_memory_channel[str](16)
+
+                    async def reply(text: str) -> None:
+                        await answer_reply_code(mesh, port, text, _say)
+
+                    nursery.start_soon(_route_reply_codes, recv, lines, nursery, reply)
+                    code = await lobby.run(lobby_recv)
+                    nursery.cancel_scope.cancel()
     return code

@@ -53,6 +53,8 @@ EXIT_INTERRUPTED = 130
 # A joiner's pause between attempts to reach the host: doubling, capped.
 RETRY_FIRST = 1.0
 RETRY_MAX = 30.0
+# A joiner that has not reached the host for this long says why and what would help, once.
+ADVICE_AFTER = 60.0
 
 
 class UsageError(Exception):
@@ -285,7 +287,10 @@ async def host_reach(mesh: Mesh, port: int, args: argparse.Namespace) -> AsyncIt
 
 
 def show_invite(mesh: Mesh) -> None:
-    """The table's invite code and its short code, as a host prints them."""
+    """The table's invite code and its short code, as a host prints them, and a word if
+    they lead only to addresses inside the host's network."""
+    from buraco_p2p.net.internet import host_reach_note
+
     invite = mesh.invite
     _print("invite code (give it to the other players):")
     _print(invite.to_text())
@@ -293,6 +298,9 @@ def show_invite(mesh: Mesh) -> None:
     if short is not None:
         _print("short code (to read aloud; joiners then compare your fingerprint):")
         _print(short.to_text())
+    note = host_reach_note(invite)
+    if note is not None:
+        _print(note)
 
 
 async def _host_main(args: argparse.Namespace) -> int:
@@ -427,6 +435,7 @@ async def _join_main(args: argparse.Namespace) -> int:
     )
     send, recv = trio.open_memory_channel[str](16)
     delay = RETRY_FIRST
+    started, advised = trio.current_time(), False
     while True:
         seated = False
         try:
@@ -450,6 +459,12 @@ async def _join_main(args: argparse.Namespace) -> int:
             if seated:
                 raise
             _print(f"* {exc}; trying again in {delay:g} s")
+            if not advised and trio.current_time() - started >= ADVICE_AFTER:
+                from buraco_p2p.net.internet import printed_reply_code, unreachable_advice
+
+                advised = True
+                for line in unreachable_advice(invite, reply_code=printed_reply_code()):
+                    _print(line)
         await trio.sleep(delay)
         delay = min(delay * 2, RETRY_MAX)
 

@@ -88,6 +88,77 @@ def contact_line(internet: bool, upnp: bool, stun: Sequence[Endpoint]) -> str:
     return "* will contact " + " and ".join(parts) + "; nothing else"
 
 
+# Addresses that lead somewhere only inside one network: RFC 1918, carrier-grade NAT's shared
+# space, link-local, loopback, unique-local IPv6.
+_INSIDE = tuple(
+    ipaddress.ip_network(net)
+    for net in ("10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", "100.64.0.0/10",
+                "169.254.0.0/16", "127.0.0.0/8", "fc00::/7", "fe80::/10", "::1/128")
+)  # fmt: skip
+NO_REACH_HELP = (
+    "what would help: a port mapping on the host's router (host --internet, with PCP, NAT-PMP "
+    "or UPnP switched on in the router), or a reply code (host and joiners both with "
+    "--stun IP:PORT, the host pasting the joiner's code); a relay server (TURN) is not "
+    "supported yet; players on one network can use --lan"
+)
+
+
+def printed_reply_code() -> bool:
+    """Whether this process has printed a reply code for the host to paste."""
+    return bool(_printed)
+
+
+def inside_only(endpoint: Endpoint) -> bool:
+    """Whether `endpoint` can be reached only from inside its own network."""
+    return any(endpoint.ip in net for net in _INSIDE if net.version == endpoint.ip.version)
+
+
+def host_reach_note(invite: Invite) -> str | None:
+    """Host: a line saying the invite reaches only its own network, or None if it names an
+    address players elsewhere can try."""
+    if not invite.addresses or not all(inside_only(ep) for ep in invite.addresses):
+        return None
+    return ("* every address in this invite is inside your network: players elsewhere cannot "
+            "reach you (--internet asks your router for a port mapping; --stun learns your "
+            "public address for reply codes)")  # fmt: skip
+
+
+def unreachable_advice(invite: Invite, *, reply_code: bool) -> list[str]:
+    """Joiner: why the host has not been reached for a minute, and what would help, in lines.
+
+    `reply_code`: whether we printed a reply code for the host to paste."""
+    by_kind: dict[int, list[Endpoint]] = {}
+    for ep, kind in zip(invite.addresses, invite.kinds, strict=True):
+        by_kind.setdefault(kind, []).append(ep)
+    mapped = by_kind.get(CandidateKind.MAPPED, [])
+    reflexive = by_kind.get(CandidateKind.REFLEXIVE, [])
+    public = [ep for ep in by_kind.get(CandidateKind.HOST, []) if not inside_only(ep)]
+    if mapped:
+        why = (
+            f"nothing answers at {mapped[0]}, the port the host's router maps: the host may "
+            "have stopped, or its router dropped the mapping or changed its address"
+        )
+    elif reflexive and invite.nat_class == NatClass.RANDOM:
+        why = (f"the host is behind a NAT ({reflexive[0]}) that gives every destination a new "
+               "port and has no port mapping: nobody outside its network can reach it")  # fmt: skip
+    elif reflexive:
+        how = (
+            "give the host the reply code printed above to paste"
+            if reply_code
+            else "join with --stun IP:PORT to get a reply code for the host to paste"
+        )
+        why = (f"the host is behind a NAT ({reflexive[0]}) with no port mapping, so only a punch "
+               f"both sides time together gets through: {how}")  # fmt: skip
+    elif public:
+        why = (f"nothing answers at {', '.join(str(ep) for ep in public[:2])}: the host may have "
+               "stopped, or a firewall drops connections to it")  # fmt: skip
+    else:
+        shown = ", ".join(str(ep) for ep in invite.addresses[:3])
+        why = (f"the invite names only addresses inside the host's own network ({shown}); from "
+               "another network they lead nowhere")  # fmt: skip
+    return [f"* the host has not answered for a minute: {why}", f"* {NO_REACH_HELP}"]
+
+
 class Advertiser(Protocol):
     nat_class: NatClass
     candidate_kinds: dict[Endpoint, CandidateKind]

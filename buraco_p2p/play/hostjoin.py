@@ -19,10 +19,11 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
 import os
 import sys
 import tempfile
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
@@ -41,7 +42,7 @@ from buraco_p2p.net.commands import (
     show_invite,
 )
 from buraco_p2p.net.identity import Identity, PeerKey, load_or_create_identity
-from buraco_p2p.net.invite import Invite, InviteError
+from buraco_p2p.net.invite import MAX_ADDRESSES, Invite, InviteError
 from buraco_p2p.net.lobby import Lobby
 from buraco_p2p.net.mesh import JoinRequest, Mesh
 from buraco_p2p.net.startup import host_table
@@ -57,7 +58,7 @@ from buraco_p2p.play.local import (
     resume_target,
 )
 from buraco_p2p.play.node import open_node, start_on_mesh
-from buraco_p2p.play.store import StoreError, default_data_dir
+from buraco_p2p.play.store import StoreError, TableStore, default_data_dir
 from buraco_p2p.rules import RuleSet
 
 __all__ = ["register"]
@@ -150,6 +151,7 @@ def register(subparsers: Any) -> None:
                 tid = Invite.from_text(args.code).table_id.hex()
                 if (root / "tables" / tid / "log").exists():
                     _say(f"this table is in {root}: resuming it")
+                    _adopt_addresses(root, Invite.from_text(args.code))
                     ns = argparse.Namespace(table=tid, data_dir=str(root),
                                             config_dir=args.config_dir, line=args.line,
                                             ascii=args.ascii)  # fmt: skip
@@ -163,9 +165,18 @@ def register(subparsers: Any) -> None:
 
     resume: argparse.ArgumentParser = subparsers.choices["resume"]
     _screen_options(resume)
+    resume.add_argument(
+        "--internet", action="store_true",
+        help="host: ask the router for a port mapping again (its address may have changed)",
+    )  # fmt: skip
+    resume.add_argument(
+        "--stun", action="append", metavar="IP:PORT",
+        help="host: learn the public address again from this STUN server",
+    )  # fmt: skip
 
     def run_resume(args: argparse.Namespace) -> int:
-        if not _terminal() or args.line:
+        reaching = getattr(args, "internet", False) or getattr(args, "stun", None)
+        if not _terminal() or args.line or reaching:
             return _resume_line(args)
         return _resume_screen(args)
 
@@ -237,9 +248,67 @@ def _resume_line(args: argparse.Namespace) -> int:
     async def main() -> int:
         async with open_node(me, root, resume=table) as driver:
             await announce_resumed_bots(driver, bots)
-            return await _run_console(driver, bot_keys=bots)
+            async with _reach_again(driver.mesh, args):
+                return await _run_console(driver, bot_keys=bots)
 
     return run_reporting(lambda: run_ending_on_signals(main), "buraco-p2p resume", (StoreError,))
+
+
+@contextlib.asynccontextmanager
+async def _reach_again(mesh: Mesh, args: argparse.Namespace) -> AsyncIterator[None]:
+    """`resume --internet/--stun` on the host: a router that rebooted may have dropped the
+    mapping and changed the public address, so ask again, advertise what comes (the joiners
+    still linked get it in the roster) and print the invite with it: a joiner whose link does
+    not come back runs `join` with that code, which resumes its saved table at the new
+    addresses (`_adopt_addresses`)."""
+    internet = bool(getattr(args, "internet", False))
+    stun = getattr(args, "stun", None)
+    if not (internet or stun):
+        yield
+        return
+    if not mesh.is_host:
+        _say("* --internet and --stun on resume are for the host; a joiner needs neither")
+        yield
+        return
+    _stun_servers(args)
+    ns = argparse.Namespace(internet=internet, upnp=False, stun=stun)
+    port = mesh.advertised[0].port if mesh.advertised else 0
+    async with host_reach(mesh, port, ns):
+        _say("* a player whose link does not come back joins again with this code (the saved "
+             "table is resumed, at these addresses):")  # fmt: skip
+        show_invite(mesh)
+        yield
+
+
+def _adopt_addresses(root: Path, code: Invite) -> None:
+    """`join CODE` for a table saved here: the code may come from a host that resumed at new
+    addresses (its router renumbered). The saved invite takes the code's addresses first
+    (then its own), if the code names the same table, host and room secret: the handshake
+    pins the host's key whatever address answers, so an address cannot mislead us."""
+    store = TableStore.for_table(code.table_id, root)
+    try:
+        store.lock()
+        meta = store.load_meta()
+        saved = Invite.from_bytes(meta.invite)
+        if (saved.host_key, saved.room_secret) != (code.host_key, code.room_secret):
+            return
+        pairs = dict(zip(code.addresses, code.kinds, strict=True))
+        for ep, kind in zip(saved.addresses, saved.kinds, strict=True):
+            pairs.setdefault(ep, kind)
+        kept = list(pairs.items())[:MAX_ADDRESSES]
+        if [ep for ep, _ in kept] == list(saved.addresses):
+            return
+        merged = dataclasses.replace(
+            saved, addresses=tuple(ep for ep, _ in kept), kinds=tuple(k for _, k in kept),
+            nat_class=code.nat_class,
+        )  # fmt: skip
+        store.save_meta(dataclasses.replace(meta, invite=merged.to_bytes()))
+        _say(f"* the host's addresses from this code are saved with the table: "
+             f"{', '.join(str(ep) for ep in code.addresses)}")  # fmt: skip
+    except (StoreError, InviteError) as exc:
+        _say(f"* the table's saved invite is kept as it was: {exc}")
+    finally:
+        store.close()
 
 
 async def _host_with_bots(args: argparse.Namespace, rules: RuleSet, root: Path) -> int:

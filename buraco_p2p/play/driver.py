@@ -429,6 +429,7 @@ class Driver:
         """Hand `msg` to `to`'s delivery stream (to everyone's for None), one peer at a time,
         so a peer whose buffer is full costs only its own copy and one line until it drains."""
         for key in self.mesh.peers() if to is None else (to,):
+            seq = self.mesh.handed(key)[0]  # the number `send` gives it, before any wait
             try:
                 await self.mesh.send(key, msg)
             except (SendBufferFull, MeshError) as exc:
@@ -444,19 +445,19 @@ class Driver:
                 self._full.discard(key)
                 log.info("sending to %s again", key.fingerprint())
             if msg[0] == "e":
-                self._gave(key, msg[1])
+                self._gave(key, msg[1], seq)
 
-    def _gave(self, key: PeerKey, wire: bytes) -> None:
-        """`wire` went into `key`'s delivery stream as its latest message; forget what it
-        has consumed since (the oldest first: numbers grow in the order they are given)."""
+    def _gave(self, key: PeerKey, wire: bytes, seq: int) -> None:
+        """`wire` went into `key`'s delivery stream as message `seq`; forget what it has
+        consumed since (the oldest first: numbers grow in the order they are given)."""
         given = self._given.setdefault(key, {})
-        numbered, consumed = self.mesh.handed(key)
+        consumed = self.mesh.handed(key)[1]
         given.pop(wire, None)
-        given[wire] = numbered - 1
+        given[wire] = seq
         while given:
             first = next(iter(given))
-            seq = given[first]
-            if seq is None or seq >= consumed:
+            number = given[first]
+            if number is None or number >= consumed:
                 break
             del given[first]
 

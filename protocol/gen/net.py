@@ -1078,6 +1078,8 @@ def _lobby_payloads() -> tuple[
         ("ready", "any seated peer", ["ready"]),
         ("rules", "the host", ["rules", "italian", ["target_score=2500", "players=4"]]),
         ("rules without overrides", "the host", ["rules", "classic", []]),
+        ("rules with an override without `=`: shown as unknown", "the host",
+         ["rules", "classic", ["target_score"]]),
         ("rules at its bounds", "the host",
          ["rules", "classic", ["k=" + "v" * (MAX_RULE_TEXT - 2)] * MAX_RULE_OVERRIDES]),
         ("chat", "any seated peer", ["chat", "bom jogo, Jo\u00e3o!"]),

@@ -1232,10 +1232,11 @@ def candidates_vector() -> Vector:
         "reply_code": reply,
         "description": "candidates (docs/protocol.md section 2.11): an invite whose addresses "
         "carry candidate kinds and whose counts byte carries the host's NAT class, invites "
-        "refused for those bits, a STUN Binding request and the success responses a server "
-        "sends for an IPv4 and an IPv6 reflexive address, the coordinator's start delays, and "
-        "a joiner's reply code (section 2.12) keyed with the room secret and table id of "
-        "invite.json, with altered codes a host must refuse.",
+        "refused for those bits and for an unknown family (2.5's declared structure: an entry "
+        "of family 4 is 7 bytes, of any other family 19), a STUN Binding request and the "
+        "success responses a server sends for an IPv4 and an IPv6 reflexive address, the "
+        "coordinator's start delays, and a joiner's reply code (section 2.12) keyed with the "
+        "room secret and table id of invite.json, with altered codes a host must refuse.",
         "invite": {
             "kinds": list(invite.kinds),
             "nat_class": invite.nat_class,

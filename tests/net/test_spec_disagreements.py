@@ -18,6 +18,7 @@ from mesh_helpers import FAST, raw_link
 from buraco_p2p.net.errors import DecryptError, LinkError
 from buraco_p2p.net.framing import KIND_DATA, FrameReader, ReceiveCipher, SendCipher
 from buraco_p2p.net.identity import Identity
+from buraco_p2p.net.punching import PunchRecordError, parse_observed, parse_punch_record
 from buraco_p2p.net.startup import host_table
 from buraco_p2p.net.table import (
     JoinRefused,
@@ -45,6 +46,24 @@ def test_an_address_with_a_zone_id_is_refused(ip: str) -> None:
         parse_hello(["join", {"addrs": [[ip, 4000]]}], "eve")
     with pytest.raises(TableError, match="zone id"):
         addresses_from_wire([[ip, 4000]], "host")
+
+
+@pytest.mark.parametrize(
+    "record",
+    [
+        ["seen", ["fe80::1%eth0", 40404]],
+        ["punch", Identity.generate("caio").public.raw, [["2001:db8::9%eth0", 40404]]],
+    ],
+    ids=["seen", "punch"],
+)
+def test_a_zone_id_in_a_punching_record_closes_the_link(record: list[object]) -> None:
+    with pytest.raises(PunchRecordError, match="zone id"):
+        parse_punch_record(record, "host")
+
+
+def test_the_host_tells_a_joiner_where_it_sees_it_without_a_zone_id() -> None:
+    observed = parse_observed("[fe80::1%eth0]:40404")
+    assert observed is not None and str(observed.ip) == "fe80::1" and observed.port == 40404
 
 
 def test_addresses_without_a_zone_id_still_parse() -> None:

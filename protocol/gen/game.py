@@ -4,7 +4,9 @@ A second implementation of docs/protocol.md section 3 checks itself against this
 card ids and their text (in two- and three-pack decks), every preset's rules wire form,
 canonical bytes and digest, the deal layouts, the play order for every dealer and direction,
 each at four seats and at two, three and six, and move and reveal wire forms, accepted and
-refused (by the four-seat table's bounds and by other tables' own).
+refused (by the four-seat table's bounds and by other tables' own); and examples of the rules
+and the engine that the prose alone left open (a wild moving on an extension, an unplayed pot
+under each rule, the cut in every preset's state, the card a lay-down shows).
 
     python -m protocol.gen.game           # check the file, exit 1 on any difference
     python -m protocol.gen.game --write   # rewrite it

@@ -11,7 +11,7 @@ import trio
 from mesh_helpers import table_of_four
 
 from buraco_p2p.net import lobby as lobby_module
-from buraco_p2p.net.lobby import MATCH_TAGS, Lobby
+from buraco_p2p.net.lobby import Lobby
 
 KEPT: list[Any] = [["terms", {}], ["gsig", b"s" * 64], ["e", b"entry"], ["sync", 0], ["at", 3]]
 DROPPED: list[Any] = [["zz", 1], ["newer", {"k": 1}], {"text": "hi"}, [], [7], "e", ["E", b""]]
@@ -25,7 +25,7 @@ async def _settle(lobby: Lobby, lines: list[str], sender: Any, mark: str) -> Non
 
 
 async def test_a_lobby_keeps_only_the_matchs_messages_for_the_match() -> None:
-    assert {m[0] for m in KEPT} == MATCH_TAGS
+    assert {m[0] for m in KEPT} == {"terms", "gsig", "e", "sync", "at"}  # 2.10
     async with table_of_four() as meshes, trio.open_nursery() as nursery:
         host, bia, caio = meshes[0], meshes[1], meshes[2]
         lines: list[str] = []

@@ -227,11 +227,18 @@ def _examples() -> dict[str, object]:
         "the deck is the identity order but for seat 1's eleven dealt slots (0, 2, .., 20: "
         "3H..9H, 3S..6S) and the first stock slot 45 (7S); after its draw seat 1 lays down "
         "3H..9H and 3S..6S, leaving 7S: the slots that lay-down shows with and without "
-        "`discard_wild_to_go_out` (`cards`: the face of each slot of seat 1's hand).",
+        "`discard_wild_to_go_out` (`cards`: the face of each slot of seat 1's hand). "
+        "`lone_wild` (3.4, docs/rules.md 'A meld that leaves one card'): the same deck but "
+        "for the first pot, slots 22..32 (`pot_cards`); seat 1 draws, lays down its twelve "
+        "cards (a buraco, 3H..9H) and so takes that pot in flight, then lays down ten of the "
+        "pot's cards, leaving the joker: with `discard_wild_to_go_out` false that lay-down shows "
+        "the joker's slot and is refused (`last`: the code), with it true it shows only the "
+        "melded slots and is accepted.",
         "meld_extensions": _extensions(),
         "scoring": _scoring(),
         "setups": _setups(),
         "shown_slots": _shown_slots(),
+        "lone_wild": _lone_wild(),
     }
 
 
@@ -381,4 +388,46 @@ def _shown_slots() -> list[dict[str, object]]:
             "moves": [draw.to_wire(), lay.to_wire()],
             "shown_by_the_lay_down": list(table.referee.exposed_by(lay)),
         })  # fmt: skip
+    return out
+
+
+def _lone_wild() -> list[dict[str, object]]:
+    """A meld that would leave a lone wild once the side may go out: italian at two seats,
+    dealer 0. Seat 1 holds 3H..9H and 3S..6S, draws 7S, lays all twelve down (a buraco) and so
+    empties its hand and takes the first pot in flight (slots 22..32: 3D..9D, 3C 4C 5C and a
+    joker); then it lays down 3D..9D and 3C 4C 5C, which would leave the joker alone."""
+    first = [15, 16, 17, 18, 19, 20, 21, 2, 3, 4, 5]  # 3H..9H, 3S..6S
+    drawn = 6  # 7S
+    pot = [28, 29, 30, 31, 32, 33, 34, 41, 42, 43, 104]  # 3D..9D, 3C 4C 5C, the first joker
+    out: list[dict[str, object]] = []
+    for wild_out in (False, True):
+        rules = PRESETS["italian"].with_overrides(
+            {"players": 2, "discard_wild_to_go_out": wild_out}
+        )
+        fixed = {**{2 * i: c for i, c in enumerate(first)}, 45: drawn}
+        fixed |= {22 + i: c for i, c in enumerate(pot)}
+        rest = iter(c for c in range(rules.deck_size) if c not in fixed.values())
+        perm = [fixed[s] if s in fixed else next(rest) for s in range(rules.deck_size)]
+        table = LocalTable(HandSetup(rules, 0, (0, 0), 37, 0), perm)
+        moves: list[Move] = [
+            DrawStock(1),
+            LayDown(1, (tuple(range(0, 14, 2)), (14, 16, 18, 20, 45))),
+            LayDown(1, (tuple(range(22, 29)), (29, 30, 31))),
+        ]
+        for move in moves[:2]:
+            table.push(move)
+        last = moves[2]
+        case: dict[str, object] = {
+            "discard_wild_to_go_out": wild_out,
+            "pot_slots": list(range(22, 33)),
+            "pot_cards": [id_text(c) for c in pot],
+            "moves": [m.to_wire() for m in moves],
+            "shown_by_the_last": list(table.referee.exposed_by(last)),
+        }
+        try:
+            table.push(last)
+            case["last"] = "accepted"
+        except IllegalMove as exc:
+            case["last"] = exc.code.value
+        out.append(case)
     return out

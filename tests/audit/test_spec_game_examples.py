@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from buraco_p2p.engine.errors import IllegalMove
 from buraco_p2p.engine.local import LocalTable
 from buraco_p2p.engine.moves import move_from_wire
 from buraco_p2p.engine.values import HandSetup
@@ -105,3 +106,35 @@ def test_a_lay_down_shows_the_card_it_leaves_where_a_wild_may_not_go_out(
         assert shown == named
     else:
         assert shown == [*named, 45]  # the one card left, after the melded ones
+
+
+@pytest.mark.parametrize("case", GAME["lone_wild"], ids=lambda c: str(c["discard_wild_to_go_out"]))
+def test_a_meld_that_would_leave_a_lone_wild_to_go_out_with(case: dict[str, Any]) -> None:
+    rules = PRESETS["italian"].with_overrides(
+        {"players": 2, "discard_wild_to_go_out": case["discard_wild_to_go_out"]}
+    )
+    first = {2 * i: c for i, c in enumerate([15, 16, 17, 18, 19, 20, 21, 2, 3, 4, 5])}
+    pot_ids = {"3D": 28, "4D": 29, "5D": 30, "6D": 31, "7D": 32, "8D": 33, "9D": 34}
+    pot_ids |= {"3C": 41, "4C": 42, "5C": 43, "JK": 104}
+    fixed = {**first, 45: 6} | {
+        s: pot_ids[f] for s, f in zip(case["pot_slots"], case["pot_cards"], strict=True)
+    }
+    rest = iter(c for c in range(rules.deck_size) if c not in fixed.values())
+    perm = [fixed[s] if s in fixed else next(rest) for s in range(rules.deck_size)]
+    table = LocalTable(HandSetup(rules, 0, (0, 0), 37, 0), perm)
+    moves = [move_from_wire(m, players=2, deck_size=rules.deck_size) for m in case["moves"]]
+    for move in moves[:2]:
+        table.push(move)
+    melded = [s for s in case["pot_slots"] if perm[s] != 104]
+    joker = next(s for s in case["pot_slots"] if perm[s] == 104)
+    shown = list(table.referee.exposed_by(moves[2]))
+    assert shown == case["shown_by_the_last"]
+    if case["discard_wild_to_go_out"]:
+        assert shown == melded and case["last"] == "accepted"
+        table.push(moves[2])
+        assert list(table.views[1].hand(1)) == [joker]
+    else:
+        assert shown == [*melded, joker] and case["last"] == "cannot_empty_hand"
+        with pytest.raises(IllegalMove) as caught:
+            table.push(moves[2])
+        assert caught.value.code.value == "cannot_empty_hand"

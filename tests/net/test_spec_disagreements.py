@@ -7,6 +7,8 @@ into the roster, which such a client refuses, so one hostile joiner locked it ou
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import struct
 from collections import deque
 
@@ -15,11 +17,13 @@ import trio
 from cryptography.hazmat.primitives.ciphers.aead import ChaCha20Poly1305
 from mesh_helpers import FAST, raw_link
 
-from buraco_p2p.net.errors import DecryptError, LinkError
+from buraco_p2p.net.errors import DecryptError, LinkError, MeshError
 from buraco_p2p.net.framing import KIND_DATA, FrameReader, ReceiveCipher, SendCipher
 from buraco_p2p.net.identity import Identity
+from buraco_p2p.net.invite import Endpoint, Invite
+from buraco_p2p.net.link import handshake
 from buraco_p2p.net.punching import PunchRecordError, parse_observed, parse_punch_record
-from buraco_p2p.net.startup import host_table
+from buraco_p2p.net.startup import host_table, join_table
 from buraco_p2p.net.table import (
     JoinRefused,
     TableError,
@@ -127,3 +131,41 @@ def test_a_sealed_frame_with_version_byte_2_opens() -> None:
     reader.feed(frame_bytes)
     frame = reader.next_frame()
     assert frame is not None and ReceiveCipher(KEY).open(frame) == b"\x90"
+
+
+@pytest.mark.parametrize(("length", "final"), [(201, False), (200, True)])
+async def test_a_joiner_retries_after_an_over_long_refusal_and_stops_after_a_lawful_one(
+    length: int, final: bool
+) -> None:
+    """A host (here a bare responder) that answers the greeting with `["refused", reason]`:
+    a reason of 200 code points is a final answer (`JoinRefused`); one of 201 is a protocol
+    error, so the joiner closes the link and reports the host unreachable (`MeshError`, which
+    the clients retry), never a final refusal."""
+    host = Identity.generate("ana")
+    secret, table = bytes(range(16)), bytes(range(16, 32))
+    greetings: list[object] = []
+
+    async def answer(stream: trio.SocketStream) -> None:
+        link = await handshake(
+            stream, host, room_secret=secret, table_id=table, initiator=False, timeout=10
+        )
+        greetings.append(await link.receive())
+        await link.send(["refused", "x" * length])
+        with trio.move_on_after(10):
+            with contextlib.suppress(LinkError):
+                await link.receive()  # until the joiner hangs up
+        await link.aclose()
+
+    async with trio.open_nursery() as nursery:
+        listeners = await nursery.start(
+            functools.partial(trio.serve_tcp, host="127.0.0.1"), answer, 0
+        )
+        port = listeners[0].socket.getsockname()[1]
+        invite = Invite(table, secret, host.public.raw, (Endpoint.parse("127.0.0.1", port),))
+        expected: type[Exception] = JoinRefused if final else MeshError
+        with trio.fail_after(30), pytest.raises(expected) as caught:
+            async with join_table(Identity.generate("bia"), invite, config=FAST):
+                pass
+        assert final or not isinstance(caught.value, JoinRefused)
+        assert len(greetings) == 1 and isinstance(greetings[0], list) and greetings[0][0] == "join"
+        nursery.cancel_scope.cancel()

@@ -1071,7 +1071,7 @@ def _lobby_payloads() -> tuple[
     )
 
     roster = lobby_roster()
-    host, bia, caio, dan = (m.key.raw for m in roster.members)
+    host, joao, caio, dan = (m.key.raw for m in roster.members)
     rng = DeterministicRandomSource(LOBBY_SEED)
     rng.bytes(32)  # dan's seed
     unseated = Identity.from_seed(rng.bytes(32), "Eve").public.raw
@@ -1109,7 +1109,7 @@ def _lobby_payloads() -> tuple[
         ("bots with a key that is no identity key", ["bots", [small_order]]),
         ("bots naming a key twice", ["bots", [caio, caio]]),
         ("bots naming the host", ["bots", [host, caio]]),
-        ("bots with more keys than seats but one", ["bots", [bia, caio, dan, unseated]]),
+        ("bots with more keys than seats but one", ["bots", [joao, caio, dan, unseated]]),
         ("a map", {"text": "hi"}),
     ]  # fmt: skip
     deferred: list[tuple[str, Any]] = [

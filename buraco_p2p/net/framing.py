@@ -169,6 +169,11 @@ class ReceiveCipher:
         self.counter = 0
 
     def open(self, frame: Frame) -> bytes:
+        if frame.version != PROTOCOL_VERSION:
+            raise DecryptError(
+                f"frame #{self.counter} carries version byte {frame.version}, "
+                f"not {PROTOCOL_VERSION}"
+            )
         if len(frame.body) < TAG_LEN:
             raise DecryptError(f"frame #{self.counter} is shorter than its authentication tag")
         if self.counter > MAX_COUNTER:

@@ -69,7 +69,11 @@ from buraco_p2p.net.mesh import (
 ANSWER_DELAY = 1.0
 ANSWERS = {"y": True, "n": False}
 Output = Callable[[str], None]
-MAX_BACKLOG = 1000
+# What a lobby keeps for the match (docs/protocol.md 2.10): the agreement's and the log's
+# messages, which a peer whose lobby ended first may already send; at most MAX_BACKLOG from
+# each sender, so a flooding peer fills only its own share. Anything else is dropped.
+MAX_BACKLOG = 64
+MATCH_TAGS = frozenset({"terms", "gsig", "e", "sync", "at"})
 
 # The match runner: (mesh, input lines, messages held back, output, the seats marked as
 # bots: their identity keys) -> exit code.
@@ -281,7 +285,8 @@ class Lobby:
                 return
             if self._rules_shown(peer, message) or self._bots_marked(peer, message):
                 return
-            if len(self.backlog) < MAX_BACKLOG:
+            kept = isinstance(message, list) and message and message[0] in MATCH_TAGS
+            if kept and sum(k == peer for k, _ in self.backlog) < MAX_BACKLOG:
                 self.backlog.append((peer, message))
             return
         text = chat_said(message)

@@ -103,6 +103,8 @@ def _endpoint(value: Any, who: str, *, dialed: bool = True) -> Endpoint:
         or isinstance(value[1], bool)
     ):
         raise PunchRecordError(f"{who} sent a malformed address")
+    if "%" in value[0]:  # a zone id names an interface of the sender's machine (2.10)
+        raise PunchRecordError(f"{who} sent an address with a zone id")
     try:
         ep = Endpoint.parse(value[0], value[1])
     except (InviteError, ValueError):
@@ -173,7 +175,8 @@ def parse_observed(address: str | None) -> Endpoint | None:
         return None
     host, _, port = address.rpartition(":")
     try:
-        return Endpoint.parse(host.strip("[]"), int(port))
+        # Without its zone id: what we send of it (`seen`) carries none (docs/protocol.md 2.10).
+        return Endpoint.parse(host.strip("[]").split("%", 1)[0], int(port))
     except (InviteError, ValueError):
         return None
 

@@ -197,6 +197,9 @@ def addresses_from_wire(value: Any, sender: str) -> tuple[Endpoint, ...]:
             raise TableError(f"{sender} sent a malformed address")
         try:
             ip = ipaddress.ip_address(item[0])
+            if isinstance(ip, ipaddress.IPv6Address) and ip.scope_id is not None:
+                # A zone id names an interface of the sender's machine, no address of ours.
+                raise ValueError(f"{item[0]!r} carries a zone id")
             out.append(Endpoint(ip, item[1]))
         except (ValueError, InviteError) as exc:
             raise TableError(f"{sender} sent a bad address: {exc}") from exc
@@ -252,8 +255,14 @@ def parse_welcome(msg: Any, host: str, me: PeerKey, table_id: bytes) -> tuple[Ro
     """The host's answer to a join: our roster and the table's mesh secret, or `JoinRefused`
     with the host's reason."""
     if isinstance(msg, list) and len(msg) == 2 and msg[0] == "refused":
-        reason = msg[1] if isinstance(msg[1], str) else "no reason given"
-        printable = "".join(ch if ch.isprintable() else "?" for ch in reason[:MAX_REASON_LEN])
+        reason = msg[1]
+        if not isinstance(reason, str) or len(reason) > MAX_REASON_LEN:
+            # A malformed record is a protocol error (close, retry), never a final refusal.
+            raise TableError(
+                f"{host} sent a refused record whose reason is not a str of "
+                f"at most {MAX_REASON_LEN} characters"
+            )
+        printable = "".join(ch if ch.isprintable() else "?" for ch in reason)
         raise JoinRefused(f"{host} refused to seat us: {printable}")
     if not (isinstance(msg, list) and len(msg) == 4 and msg[0] == "welcome"):
         raise TableError(f"{host} answered the join with something other than welcome/refused")

@@ -109,9 +109,12 @@ def deck_session_vector(seats: int, deck_size: int, dealer: int) -> dict[str, ob
         "description": f"the deck protocol of one hand at {seats} seats, {deck_size} cards "
         "(docs/protocol.md 1.8): key announcements, the shuffles in seat order and the deal's "
         "share batches, each a deck message with the log index it is bound to and the seat "
-        "that signed it; then each seat's private cards. Player ids are Ed25519 public keys "
-        "(see player_id_seeds). Shuffle proofs depend on the prover's random stream: check "
-        "them, do not expect to reproduce them.",
+        "that signed it; then each seat's private cards. Play is clockwise: `play_order` is "
+        "3.3's for `dealer` with s = +1 (the first player is the seat after the dealer), and "
+        "position k of `hands_in_play_order` is seat play_order[k]'s hand (3.3's layout without "
+        "pots or a face-up card: the deck protocol deals only the hands). Player ids are "
+        "Ed25519 public keys (see player_id_seeds). Shuffle proofs depend on the prover's "
+        "random stream: check them, do not expect to reproduce them.",
         "seats": seats,
         "deck_size": deck_size,
         "table_id": TABLE_ID.hex(),

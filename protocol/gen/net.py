@@ -333,6 +333,18 @@ def _limit_cases() -> list[tuple[str, list[tuple[bytes, int]], bool, str | None]
             None,
         ),
         (
+            "32,768 objects: an array of an array of 16,383 nils and one of 16,382",
+            [(b"\x92\xdc\x3f\xff", 1), (b"\xc0", 16383), (b"\xdc\x3f\xfe", 1), (b"\xc0", 16382)],
+            True,
+            None,
+        ),
+        (
+            "32,769 objects: an array of two arrays of 16,383 nils",
+            [(b"\x92\xdc\x3f\xff", 1), (b"\xc0", 16383), (b"\xdc\x3f\xff", 1), (b"\xc0", 16383)],
+            False,
+            "too_many_objects",
+        ),
+        (
             "bin making the value 1 MiB + 1 byte",
             [(b"\xc6" + struct.pack(">I", bin_max + 1), 1), (b"\x00", bin_max + 1)],
             False,
@@ -408,6 +420,8 @@ def codec_vector() -> Vector:
             "from the header, before allocating)",
             "too_deep": "nesting deeper than 32 levels (a scalar alone is one level)",
             "too_large": "the whole encoding over 1 MiB",
+            "too_many_objects": "more than 32,768 objects in the whole value (every value "
+            "counts one, a map entry two)",
         },
         "limits_in_force": {
             "max_bytes": codec.DEFAULT_LIMITS.max_bytes,
@@ -416,6 +430,7 @@ def codec_vector() -> Vector:
             "max_array_len": codec.DEFAULT_LIMITS.max_array_len,
             "max_map_len": codec.DEFAULT_LIMITS.max_map_len,
             "max_depth": codec.DEFAULT_LIMITS.max_depth,
+            "max_objects": codec.DEFAULT_LIMITS.max_objects,
         },
         "values": values,
         "refused": refused,
@@ -663,11 +678,23 @@ def frames_vector() -> Vector:
     as_close = first[:5] + bytes((KIND_CLOSE,)) + first[HEADER_LEN:]
     as_v3 = first[:4] + b"\x03" + first[5:]
     tag_cut = frame_header(KIND_DATA, 15) + first[HEADER_LEN : HEADER_LEN + 15]
+    payload0 = _frame_plan()["initiator_to_responder"][0][1]
+    v1_header = frame_header(KIND_DATA, len(payload0) + 16, version=1)
+    as_v1 = v1_header + ChaCha20Poly1305(keys["initiator_to_responder"]).encrypt(
+        _nonce(0), payload0, v1_header
+    )
     oversized = struct.pack(">I", DEFAULT_MAX_FRAME + 1) + b"\x02\x11"
     refused = [
         _refusal("a bit flipped in the ciphertext", "responder", 0, flipped, "DecryptError"),
         _refusal("kind byte changed DATA -> CLOSE", "responder", 0, as_close, "DecryptError"),
         _refusal("version byte changed 2 -> 3", "responder", 0, as_v3, "DecryptError"),
+        _refusal(
+            "sealed with version byte 1 (its tag verifies: refused for the version byte alone)",
+            "responder",
+            0,
+            as_v1,
+            "DecryptError",
+        ),
         _refusal("replayed: frame #0 again at #1", "responder", 1, ir[0], "DecryptError"),
         _refusal("reordered: frame #1 first", "responder", 0, ir[1], "DecryptError"),
         _refusal("dropped: frame #2 right after #0", "responder", 1, ir[2], "DecryptError"),
@@ -877,20 +904,20 @@ def _mesh_records() -> tuple[list[dict[str, object]], list[dict[str, object]]]:
     """(records with their encodings, records that close the link they arrive on)."""
     s = _session()
     rng = DeterministicRandomSource(MESH_SEED)
-    host, bia = s.responder.public, s.initiator.public
+    host, joao = s.responder.public, s.initiator.public
     caio = Identity.from_seed(rng.bytes(32), "Caio").public
-    inc_host, inc_bia = rng.bytes(16), rng.bytes(16)
+    inc_host, inc_joao = rng.bytes(16), rng.bytes(16)
     mesh_secret = rng.bytes(16)
     table_id = s.inputs.table_id
     v4 = Endpoint.parse("192.168.1.20", 47100)
     v6 = Endpoint.parse("2001:db8::20", 47100)
     members = (
         Member(0, host, RESPONDER_NICK, (v4,)),
-        Member(1, bia, INITIATOR_NICK, (v6,)),
+        Member(1, joao, INITIATOR_NICK, (v6,)),
     )
     roster = Roster(table_id, 3, members)
     kicked = Roster(
-        table_id, 5, (members[0], Member(2, caio, "Caio", ())), 4, (Departure(1, bia, KICKED),)
+        table_id, 5, (members[0], Member(2, caio, "Caio", ())), 4, (Departure(1, joao, KICKED),)
     )
     ok: list[tuple[str, str, Any]] = [
         ("join greeting", "a joiner, first on its link to the host",
@@ -903,24 +930,24 @@ def _mesh_records() -> tuple[list[dict[str, object]], list[dict[str, object]]]:
         ("refused", "the host's final answer", refused_message("the table is full")),
         ("roster after a kick", "seat 1 freed by a kick, seat 2 taken: lawful after `welcome`",
          roster_message(kicked)),
-        ("resume, first link", "bia to the host: it knows nothing of the host's stream",
-         Resume(inc_bia, 0, None, 0).to_wire()),
-        ("resume, later link", "the host to bia: 12 sent, 9 still buffered; 7 of bia's received",
-         Resume(inc_host, 3, inc_bia, 7).to_wire()),
+        ("resume, first link", "João to the host: it knows nothing of the host's stream",
+         Resume(inc_joao, 0, None, 0).to_wire()),
+        ("resume, later link", "the host to João: 12 sent, 9 still buffered; 7 of João's received",
+         Resume(inc_host, 3, inc_joao, 7).to_wire()),
         ("data with a chat message", "seq 7, acknowledging 5 consumed",
          Data(7, 5, ["chat", "bom jogo, Jo\u00e3o!"]).to_wire()),
         ("ack, also the heartbeat", "6 consumed", Ack(6).to_wire()),
         ("leave", "a joiner to the host: it gives up its seat", [LEAVE]),
-        ("relay open", "bia to the host: open channel 7 to caio",
+        ("relay open", "João to the host: open channel 7 to caio",
          RelayRecord("ro", caio, 7).to_wire()),
-        ("relay data", "the host to caio: a chunk of channel 7, from bia",
-         RelayRecord("rd", bia, 7, bytes(range(16))).to_wire()),
+        ("relay data", "the host to caio: a chunk of channel 7, from João",
+         RelayRecord("rd", joao, 7, bytes(range(16))).to_wire()),
         ("relay close", "either way", RelayRecord("rc", caio, 7).to_wire()),
-        ("seen", "the host to bia: the address:port it sees bia's link come from",
+        ("seen", "the host to João: the address:port it sees João's link come from",
          ["seen", ["198.51.100.7", 40404]]),
-        ("ping", "the host to bia: a round-trip probe", ["ping", 3141592653]),
-        ("pong", "bia to the host: the answer, same nonce", ["pong", 3141592653]),
-        ("punch", "the host to bia: dial caio now, at these candidates",
+        ("ping", "the host to João: a round-trip probe", ["ping", 3141592653]),
+        ("pong", "João to the host: the answer, same nonce", ["pong", 3141592653]),
+        ("punch", "the host to João: dial caio now, at these candidates",
          punch_message(caio, (Endpoint.parse("198.51.100.9", 40404),
                               Endpoint.parse("192.168.7.3", 40404)))),
     ]  # fmt: skip
@@ -940,14 +967,14 @@ def _mesh_records() -> tuple[list[dict[str, object]], list[dict[str, object]]]:
         ("an empty array", "any", []),
         ("first element not a str", "any", [[1], 2]),
         ("resume after the resume", "any mesh link, resumed",
-         Resume(inc_bia, 0, None, 0).to_wire()),
+         Resume(inc_joao, 0, None, 0).to_wire()),
         ("data before the resume", "any mesh link, before the resume", Data(0, 0, 1).to_wire()),
         ("roster from a joiner", "a joiner, from a joiner", roster_message(roster)),
         ("relay between joiners", "a joiner, from a joiner", RelayRecord("ro", host, 1).to_wire()),
         ("incarnation of 15 bytes", "any mesh link, before the resume",
-         ["r", inc_bia[:15], 0, None, 0]),
+         ["r", inc_joao[:15], 0, None, 0]),
         ("incarnation as a str", "any mesh link, before the resume",
-         ["r", inc_bia.hex(), 0, None, 0]),
+         ["r", inc_joao.hex(), 0, None, 0]),
         ("negative sequence number", "any mesh link, resumed", ["d", -1, 0, 1]),
         ("sequence number of 2^63", "any mesh link, resumed", ["d", 2**63, 0, 1]),
         ("ack as a bool", "any mesh link, resumed", ["a", True]),
@@ -958,19 +985,39 @@ def _mesh_records() -> tuple[list[dict[str, object]], list[dict[str, object]]]:
          ["join", {"addrs": [["192.168.1.20", 70000]]}]),
         ("a host name in the greeting", "any accepted link, first message",
          ["join", {"addrs": [["example.org", 47100]]}]),
+        ("a zone id in the greeting", "any accepted link, first message",
+         ["join", {"addrs": [["fe80::1%lo", 4000]]}]),
+        ("an extra key in the greeting", "any accepted link, first message",
+         ["join", {"addrs": [], "nick": "Eve"}]),
+        ("a greeting without addrs", "any accepted link, first message", ["join", {}]),
+        ("refused with a reason of 201 characters",
+         "a joiner, from the host, waiting for the answer", ["refused", "x" * 201]),
+        ("refused with a reason that is not a str",
+         "a joiner, from the host, waiting for the answer", ["refused", 3]),
         ("roster with seat 1 before seat 0", "a joiner, from the host",
          ["roster", {**roster.to_wire(), "members": [
              {**members[1].to_wire(), "seat": 1}, members[0].to_wire()]}]),
         ("roster with a seat count of 1", "a joiner, from the host",
          ["roster", {**roster.to_wire(), "seats": 1}]),
         ("relay chunk of 16385 bytes", "a joiner, from the host",
-         ["rd", bia.raw, 7, bytes(16385)]),
+         ["rd", joao.raw, 7, bytes(16385)]),
         ("punch to a multicast address", "a joiner, from the host",
          ["punch", caio.raw, [["224.0.0.251", 5353]]]),
         ("punch to the loopback", "a joiner, from the host",
          ["punch", caio.raw, [["127.0.0.1", 22]]]),
         ("punch to the unspecified address", "a joiner, from the host",
          ["punch", caio.raw, [["::", 40404]]]),
+        ("punch to an IPv4-mapped loopback", "a joiner, from the host",
+         ["punch", caio.raw, [["::ffff:127.0.0.1", 22]]]),
+        ("punch to an IPv4-mapped public address", "a joiner, from the host",
+         ["punch", caio.raw, [["::ffff:198.51.100.9", 40404]]]),
+        ("punch to a NAT64 address", "a joiner, from the host",
+         ["punch", caio.raw, [["64:ff9b::c633:6409", 40404]]]),
+        ("punch to a link-local address with a zone id", "a joiner, from the host",
+         ["punch", caio.raw, [["fe80::1%eth0", 40404]]]),
+        ("punch to a global address with a zone id", "a joiner, from the host",
+         ["punch", caio.raw, [["2001:db8::9%eth0", 40404]]]),
+        ("seen with a zone id", "a joiner, from the host", ["seen", ["fe80::1%eth0", 40404]]),
         ("punch with no candidate", "a joiner, from the host", ["punch", caio.raw, []]),
         ("punch with 9 candidates", "a joiner, from the host",
          ["punch", caio.raw, [[f"198.51.100.{i}", 40404] for i in range(1, 10)]]),
@@ -992,7 +1039,7 @@ LOBBY_SEED: Final = b"buraco-p2p/vectors/lobby"
 
 
 def lobby_identities() -> list[Identity]:
-    """The four seated peers of the lobby vectors, in seat order: the host and bia are
+    """The four seated peers of the lobby vectors, in seat order: the host (Bia) and João are
     handshake.json's responder and initiator, caio is the mesh vector's, dan is drawn from
     the stream of 1.1 seeded with `buraco-p2p/vectors/lobby` (and then an unseated key)."""
     s = _session()
@@ -1004,25 +1051,27 @@ def lobby_identities() -> list[Identity]:
 def lobby_roster() -> Roster:
     """The roster the lobby vectors are read against: `lobby_identities` in seats 0..3."""
     ids = lobby_identities()
-    members = tuple(
-        Member(seat, i.public, i.nickname, ()) for seat, i in enumerate(ids)
-    )
+    members = tuple(Member(seat, i.public, i.nickname, ()) for seat, i in enumerate(ids))
     return Roster(_session().inputs.table_id, len(ids), members, len(ids))
 
 
-def _lobby_payloads() -> tuple[list[dict[str, object]], list[dict[str, object]]]:
-    """(the lobby's application payloads, payloads tagged like them that a receiver drops)."""
+def _lobby_payloads() -> tuple[
+    list[dict[str, object]], list[dict[str, object]], list[dict[str, object]]
+]:
+    """(the lobby's application payloads, payloads tagged like them that a receiver drops,
+    the host's `bots` that waits for a roster seating its keys)."""
     from buraco_p2p.net.appmessages import (
         MAX_RULE_OVERRIDES,
         MAX_RULE_TEXT,
         bots_announced,
+        bots_claimed,
         chat_said,
         is_ready,
         rules_announced,
     )
 
     roster = lobby_roster()
-    host, bia, caio, dan = (m.key.raw for m in roster.members)
+    host, joao, caio, dan = (m.key.raw for m in roster.members)
     rng = DeterministicRandomSource(LOBBY_SEED)
     rng.bytes(32)  # dan's seed
     unseated = Identity.from_seed(rng.bytes(32), "Eve").public.raw
@@ -1032,6 +1081,8 @@ def _lobby_payloads() -> tuple[list[dict[str, object]], list[dict[str, object]]]
         ("ready", "any seated peer", ["ready"]),
         ("rules", "the host", ["rules", "italian", ["target_score=2500", "players=4"]]),
         ("rules without overrides", "the host", ["rules", "classic", []]),
+        ("rules with an override without `=`: shown as unknown", "the host",
+         ["rules", "classic", ["target_score"]]),
         ("rules at its bounds", "the host",
          ["rules", "classic", ["k=" + "v" * (MAX_RULE_TEXT - 2)] * MAX_RULE_OVERRIDES]),
         ("chat", "any seated peer", ["chat", "bom jogo, Jo\u00e3o!"]),
@@ -1056,13 +1107,21 @@ def _lobby_payloads() -> tuple[list[dict[str, object]], list[dict[str, object]]]
         ("bots with a key of 31 bytes", ["bots", [caio[:31]]]),
         ("bots with a key that is a str", ["bots", [caio.hex()]]),
         ("bots with a key that is no identity key", ["bots", [small_order]]),
-        ("bots naming a key that holds no seat", ["bots", [unseated]]),
         ("bots naming a key twice", ["bots", [caio, caio]]),
         ("bots naming the host", ["bots", [host, caio]]),
-        ("bots with more keys than seats but one", ["bots", [bia, caio, dan, unseated]]),
+        ("bots with more keys than seats but one", ["bots", [joao, caio, dan, unseated]]),
         ("a map", {"text": "hi"}),
     ]  # fmt: skip
+    deferred: list[tuple[str, Any]] = [
+        ("bots naming a key that holds no seat", ["bots", [unseated]]),
+        ("bots naming seat 2 and a key that holds no seat", ["bots", [caio, unseated]]),
+    ]
     from_host = roster.host.key
+    for name, value in deferred:
+        if bots_claimed(value, from_host, roster) is None:
+            raise AssertionError(f"{name}: the lobby refuses it")
+        if bots_announced(value, from_host, roster) is not None:
+            raise AssertionError(f"{name}: the lobby marks it at once")
     for name, _, value in ok:
         if value[0] == "rules" and rules_announced(value) is None:
             raise AssertionError(f"{name}: the lobby refuses it")
@@ -1082,31 +1141,38 @@ def _lobby_payloads() -> tuple[list[dict[str, object]], list[dict[str, object]]]
           "msgpack": codec.pack(value).hex()} for name, sender, value in ok],
         [{"name": name, "value": typed(value), "msgpack": codec.pack(value).hex()}
          for name, value in dropped],
+        [{"name": name, "value": typed(value), "msgpack": codec.pack(value).hex()}
+         for name, value in deferred],
     )  # fmt: skip
 
 
 def mesh_vector() -> Vector:
     records, refused = _mesh_records()
-    lobby, dropped = _lobby_payloads()
+    lobby, dropped, deferred = _lobby_payloads()
     roster = lobby_roster()
     return {
         "description": "table and mesh records (docs/protocol.md sections 2.6-2.10), each the "
         "whole payload of one DATA frame: their values and canonical encodings; `closes_the_link` "
         "lists records that a receiver must refuse on the named link by closing that link. Keys "
-        "are handshake.json's (the host is the responder, bia the initiator) and one drawn from "
-        "the stream of 1.1 seeded with `buraco-p2p/vectors/mesh`, as are both incarnations and "
-        "the welcome's mesh secret (drawn in that order). `lobby_payloads` are the lobby's "
-        "application messages (2.10, each the `payload` of a `d` record) with who sends them; "
-        "`dropped_payloads` are payloads a receiver acknowledges and drops (the link stays up), "
-        "even from the host. Both are read against `lobby_roster`: a table of `seats` seats "
-        "whose seated identity keys are `keys` in seat order (seat 0 is the host: handshake.json's "
-        "responder; seat 1 its initiator; seat 2 caio above; seat 3 and the key named as holding "
-        "no seat are drawn in that order from the stream of 1.1 seeded with "
-        "`buraco-p2p/vectors/lobby`).",
+        "are handshake.json's (the host, seat 0, is its responder Bia; the joiner in seat 1 is "
+        "its initiator João) and caio's, whose Ed25519 seed is the first 32 bytes of the stream "
+        "of 1.1 seeded with `buraco-p2p/vectors/mesh`; the next 16 bytes are the host's "
+        "incarnation, the next 16 João's, the next 16 the welcome's mesh secret. "
+        "`lobby_payloads` are the lobby's application messages (2.10, each the `payload` of a `d` "
+        "record) with who sends them; `dropped_payloads` are payloads a receiver acknowledges "
+        "and drops (the link stays up), even from the host; `deferred_payloads` are `bots` "
+        "messages from the host, well formed but naming a key the roster does not seat: the "
+        "receiver keeps the latest one, leaves the marks it has as they are, and acts on it only "
+        "when it adopts a roster seating every key it names. All are read against "
+        "`lobby_roster`: a table of `seats` seats whose seated identity keys are `keys` in seat "
+        "order (seat 0 the host Bia; seat 1 João; seat 2 caio above; seat 3's seed and then the "
+        "seed of the key named as holding no seat are the first two 32-byte draws of the stream "
+        "of 1.1 seeded with `buraco-p2p/vectors/lobby`).",
         "records": records,
         "closes_the_link": refused,
         "lobby_payloads": lobby,
         "dropped_payloads": dropped,
+        "deferred_payloads": deferred,
         "lobby_roster": {
             "seats": roster.seats,
             "keys": [m.key.raw.hex() for m in roster.members],
@@ -1115,6 +1181,13 @@ def mesh_vector() -> Vector:
 
 
 # --- 2.11 candidates, STUN and punch timing ------------------------------------------------
+
+
+def _ms(seconds: float) -> int | float:
+    """Milliseconds as written in the vector: an integer when whole (70, not 69.99999999999999,
+    which is what 0.07 s times 1000 gives in binary floating point), else to the microsecond."""
+    ms = round(seconds * 1000, 3)
+    return int(ms) if ms == int(ms) else ms
 
 
 def candidates_vector() -> Vector:
@@ -1147,9 +1220,13 @@ def candidates_vector() -> Vector:
          "error": "InviteFormatError"},
         {"name": "bit 5 of the counts byte set: 35 addresses declared",
          "binary": _recheck(binary, counts, 0xA3).hex(), "error": "InviteTruncatedError"},
+        {"name": "family 5 (unknown) on the IPv6 entry: its 19 bytes are read, then refused",
+         "binary": _recheck(binary, counts + 1 + 7, 0x05).hex(), "error": "InviteFormatError"},
+        {"name": "family 5 (unknown) on the first IPv4 entry: read as 19 bytes, too few follow",
+         "binary": _one_address(binary, 0x05).hex(), "error": "InviteTruncatedError"},
     ]  # fmt: skip
     delays = [
-        {"rtt_a_ms": a, "rtt_b_ms": b, "delay_a_ms": d.first * 1000, "delay_b_ms": d.second * 1000}
+        {"rtt_a_ms": a, "rtt_b_ms": b, "delay_a_ms": _ms(d.first), "delay_b_ms": _ms(d.second)}
         for a, b in ((180, 40), (10, 50), (25, 25))
         for d in [start_delays(a / 1000, b / 1000)]
     ]
@@ -1158,10 +1235,11 @@ def candidates_vector() -> Vector:
         "reply_code": reply,
         "description": "candidates (docs/protocol.md section 2.11): an invite whose addresses "
         "carry candidate kinds and whose counts byte carries the host's NAT class, invites "
-        "refused for those bits, a STUN Binding request and the success responses a server "
-        "sends for an IPv4 and an IPv6 reflexive address, the coordinator's start delays, and "
-        "a joiner's reply code (section 2.12) keyed with the room secret and table id of "
-        "invite.json, with altered codes a host must refuse.",
+        "refused for those bits and for an unknown family (2.5's declared structure: an entry "
+        "of family 4 is 7 bytes, of any other family 19), a STUN Binding request and the "
+        "success responses a server sends for an IPv4 and an IPv6 reflexive address, the "
+        "coordinator's start delays, and a joiner's reply code (section 2.12) keyed with the "
+        "room secret and table id of invite.json, with altered codes a host must refuse.",
         "invite": {
             "kinds": list(invite.kinds),
             "nat_class": invite.nat_class,
@@ -1207,6 +1285,16 @@ def _reply_vector(room_secret: bytes, table_id: bytes) -> Vector:
             {"name": "keyed with another table id", "binary": other_table.hex()},
         ],
     }
+
+
+def _one_address(binary: bytes, tag: int) -> bytes:
+    """`binary`'s header and first (IPv4) entry only, with that entry's tag byte set to `tag`
+    and the checksum made again over those bytes."""
+    counts = 65
+    body = (
+        binary[:counts] + bytes((binary[counts] & 0xC0 | 1, tag)) + binary[counts + 2 : counts + 8]
+    )
+    return body + hashlib.sha256(b"buraco-p2p/invite/v1" + body).digest()[:4]
 
 
 def _recheck(binary: bytes, offset: int, value: int) -> bytes:

@@ -116,6 +116,9 @@ def test_the_vector_lobby_payloads_are_well_formed_and_the_dropped_ones_are_not(
         assert rules_announced(value) is None and not is_ready(value), name
         assert bots_announced(value, host, roster) is None, name
         assert chat_said(value) is None, name
+    for name, _, value in _vector_payloads("deferred_payloads"):
+        assert bots_claimed(value, host, roster) == frozenset(value[1]), name
+        assert bots_announced(value, host, roster) is None, "not marked until seated"
 
 
 def test_a_message_is_of_a_kind_by_its_first_element_whether_or_not_it_is_well_formed() -> None:
@@ -157,20 +160,28 @@ async def test_a_lobby_acts_on_the_vector_payloads_and_drops_the_rest() -> None:
         last_bots = [value for _, _, value in taken if value[0] == "bots"][-1]
         assert lobby.bots == frozenset(last_bots[1]) and lobby.bots, lobby.bots
         dropped_bots = [v for _, _, v in _vector_payloads("dropped_payloads") if _tag(v) == "bots"]
-        # Named as dropped: every one of caio's, and the host's malformed ones; the host's that
-        # is well formed but names a key holding no seat waits for a roster that never seats it.
+        # Named as dropped: every one of caio's, and every one of the host's.
         roster = bia.roster
         assert roster is not None
-        malformed = [v for v in dropped_bots if bots_claimed(v, host.me, roster) is None]
-        assert len(malformed) == len(dropped_bots) - 1
+        assert all(bots_claimed(v, host.me, roster) is None for v in dropped_bots)
         refused = [x for x in lines if x.startswith("* dropped a bots message from ")]
-        assert len(refused) == len(dropped_bots) + len(malformed), lines
+        assert len(refused) == 2 * len(dropped_bots), lines
         assert sum("Caio" in x for x in refused) == len(dropped_bots), refused
-        # Only what the lobby does not know is kept for the match (which drops it there).
+        # The host's well-formed `bots` naming a key with no seat waits for a roster that never
+        # seats it: the marks stay as the last one left them, and nothing is named dropped.
+        for _, _, value in _vector_payloads("deferred_payloads"):
+            await host.broadcast(value)
+        await host.broadcast(["chat", "after the deferred"])
+        with trio.fail_after(10):
+            while not any("after the deferred" in x for x in lines):
+                await trio.sleep(0.01)
+        assert lobby.bots == frozenset(last_bots[1]), lobby.bots
+        assert len([x for x in lines if x.startswith("* dropped a bots")]) == len(refused)
+        # Nothing of these is kept for the match: only the match's own tags are (2.10).
         kept = [m for _, m in lobby.backlog]
-        assert kept == [{"text": "hi"}] * 2, kept
+        assert kept == [], kept
         chats = [x for x in lines if x.startswith("<")]
-        assert len(chats) == 3, chats  # the vector's chat line and the two ends
+        assert len(chats) == 4, chats  # the vector's chat line, the two ends, the marker
         nursery.cancel_scope.cancel()
 
 

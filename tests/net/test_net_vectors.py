@@ -31,7 +31,7 @@ from buraco_p2p.net.mesh import HOST_TO_JOINER_TAGS, JOINER_TO_HOST_TAGS, PEER_T
 from buraco_p2p.net.punching import HOST_PUNCH_TAGS, JOINER_PUNCH_TAGS, parse_punch_record
 from buraco_p2p.net.relay import RELAY_TAGS, parse_relay
 from buraco_p2p.net.reliable import Resume, parse_record
-from buraco_p2p.net.table import Roster, parse_hello, parse_welcome
+from buraco_p2p.net.table import JoinRefused, Roster, parse_hello, parse_welcome
 from protocol.gen import net as vectors
 from protocol.gen.files import VECTOR_DIR
 
@@ -76,6 +76,7 @@ REASON_MESSAGES = {
     "length_over_limit": "exceeds max_|incomplete input",
     "too_deep": "nested deeper than 32",
     "too_large": "over the 1048576-byte limit",
+    "too_many_objects": "more than 32768 objects",
 }
 
 def test_every_reason_is_described_and_checked() -> None:
@@ -130,6 +131,7 @@ def test_codec_limits_listed_are_the_documented_defaults() -> None:
         "max_array_len": 16_384,
         "max_map_len": 4_096,
         "max_depth": 32,
+        "max_objects": 32_768,
     }
 
 
@@ -484,6 +486,12 @@ def _accepts(link: str, value: Any) -> bool:
             return tag in PEER_TAGS and not isinstance(parse_record(value, "peer"), Resume)
         elif link == "a joiner, from a joiner":
             return tag in PEER_TAGS
+        elif link == "a joiner, from the host, waiting for the answer":
+            me = PeerKey(h(HS["initiator"]["public_key"]))
+            try:
+                parse_welcome(value, "host", me, h(HS["table_id"]))
+            except JoinRefused:
+                return True  # a final answer, not a protocol error
         elif link == "a joiner, from the host":
             if tag not in HOST_TO_JOINER_TAGS:
                 return False

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 from session_helpers import (
@@ -424,3 +425,27 @@ def test_a_void_after_the_match_is_decided_raises_only_a_log_error() -> None:
     for p in honest:  # the peers too: whatever the round does, no other exception
         r.act(p, r.peers[p].propose_void("void", r.now, (hostile,)))
         r.run()
+
+
+def test_a_saved_log_is_cut_back_with_the_peer(tmp_path: Path) -> None:
+    """A host that saves what its peer persists cuts its saved log where the peer rolled
+    back (`Output.rollback`), then appends the void round after the kept entries."""
+    from buraco_p2p.play.store import TableStore
+
+    r, hostile = _drawn(3, 19)
+    honest = [p for p in range(3) if p != hostile]
+    d1, d2 = _discards(r, hostile)
+    r.silent = {hostile}
+    me = honest[0]
+    store = TableStore(tmp_path / "t")
+    store.path.mkdir()
+    store.append([e.wire for e in r.peers[me].log])
+    out = r.peers[me].receive(d1.wire, r.now)
+    store.append([e.wire for e in out.persist])
+    assert len(store.load_log()) == d1.index + 1
+    out = r.peers[me].receive(d2.wire, r.now)
+    assert out.rollback == d1.index
+    store.cut(out.rollback)
+    store.append([e.wire for e in out.persist])
+    assert store.load_log() == [e.wire for e in r.peers[me].log]
+    assert len(store.load_log()) == d1.index

@@ -192,12 +192,16 @@ class Peer:
     def play(self, move: Move, now: float, *, defer: bool = False) -> Output:
         """Our move (answering `YourTurn`). An illegal move raises `IllegalMove` and changes
         nothing; a legal one is checked again by `Table.apply` like anybody's. Once we have
-        agreed to a void, we move no more."""
+        agreed to a void, or the table stopped at a fault (an equivocation may have rolled
+        our log back past the turn we were asked for), we move no more."""
+        table = self.table
+        why = None
         if self._voter.agreement is not None:
-            raise IllegalMove(
-                IllegalMoveCode.WRONG_PLAYER, "the table is stopping: a void is agreed",
-                self.table.my_seat,
-            )  # fmt: skip
+            why = "the table is stopping: a void is agreed"
+        elif table.fault is not None or table.stop is not None or table.me is None:
+            why = "the table stopped at a fault: only a void round can follow"
+        if why is not None:
+            raise IllegalMove(IllegalMoveCode.WRONG_PLAYER, why, table.my_seat)
         index, body = self.table.move_body(move)
         entry = self._sign(index, bodies.MOVE, body)
         out = Output(send=[entry.wire])

@@ -25,7 +25,7 @@ from session_helpers import (
 )
 
 from buraco_p2p.crypto import DeterministicRandomSource
-from buraco_p2p.engine import Discard, DrawStock
+from buraco_p2p.engine import Discard, DrawStock, IllegalMove
 from buraco_p2p.net.identity import Identity
 from buraco_p2p.rules import RuleSet, get_preset
 from buraco_p2p.session import (
@@ -349,6 +349,9 @@ def test_an_equivocation_rolls_every_honest_peer_back_to_one_point(n: int) -> No
         errs = [e for e in _faults(r, p) if isinstance(e, Equivocation)]
         assert errs and errs[0].index == d1.index
         assert check_equivocation(r.peers[p].log[0], *errs[0].evidence) == hostile
+    seat = r.peers[honest[0]].table.party_seat[honest[0]]
+    with pytest.raises(IllegalMove):  # a turn asked for before the roll-back is no turn
+        r.peers[honest[0]].play(DrawStock(seat), r.now)
     _void_closes(r, hostile, honest, d1.index)
 
 
@@ -449,3 +452,30 @@ def test_a_saved_log_is_cut_back_with_the_peer(tmp_path: Path) -> None:
     store.append([e.wire for e in out.persist])
     assert store.load_log() == [e.wire for e in r.peers[me].log]
     assert len(store.load_log()) == d1.index
+
+
+@pytest.mark.parametrize("n", [3, 4])
+def test_an_equivocating_shuffler_is_named_and_the_next_shuffler_is_not(n: int) -> None:
+    """The first shuffler sends the next one a second shuffle for its index (same `p`, a
+    broken proof), the others its genuine one. The next shuffler builds its own shuffle
+    ahead on the copy it got, which is then refused: it names the first shuffler, as every
+    other peer does once the copies are relayed, and one void round closes at that index."""
+    r = _table(n, 20, relay=True)
+
+    def broken(e: Entry, author: int) -> Entry:
+        proof = e.body["proof"]
+        return _resign(
+            e, author, body={**e.body, "proof": proof[:40] + bytes([proof[40] ^ 1]) + proof[41:]}
+        )
+
+    r.tamper = _bad_first_shuffle(r, broken)
+    r.start()
+    run_until(r, lambda: any(_faults(r, p) for p in range(n)))
+    r.tamper = None
+    t = r.peers[0].table
+    hostile = t.seating[0]
+    r.silent = {hostile}
+    r.run()
+    honest = [p for p in range(n) if p != hostile]
+    index = 1 + 2 * n + n  # the genesis, the seat draw, the keys round: the first shuffle
+    _void_closes(r, hostile, honest, index)

@@ -10,6 +10,7 @@ others at one point, and hold nothing the log has passed.
 from __future__ import annotations
 
 import dataclasses
+import random
 from collections.abc import Callable
 from pathlib import Path
 
@@ -22,6 +23,7 @@ from session_helpers import (
     same_logs,
     snapshot,
     stalled,
+    table_copy,
 )
 
 from buraco_p2p.crypto import DeterministicRandomSource
@@ -479,3 +481,65 @@ def test_an_equivocating_shuffler_is_named_and_the_next_shuffler_is_not(n: int) 
     honest = [p for p in range(n) if p != hostile]
     index = 1 + 2 * n + n  # the genesis, the seat draw, the keys round: the first shuffle
     _void_closes(r, hostile, honest, index)
+
+
+def test_hostile_entries_in_every_phase_raise_only_log_errors(played_match: Router) -> None:
+    """At positions all through a whole match, the party the table expects signs entries
+    of every kind with bodies taken from elsewhere in the log and mangled: a verifier's
+    `Table.apply` accepts each or refuses it with a `LogError`, never anything else."""
+    log = played_match.peers[0].log
+    ids = identities()
+    rnd = random.Random(21)
+    by_kind: dict[str, list[dict[str, object]]] = {}
+    for e in log[1:]:
+        by_kind.setdefault(e.kind, []).append(dict(e.body))
+    kinds = [*sorted(by_kind), "void"]
+    positions = [*sorted(rnd.sample(range(2, len(log)), 14)), len(log) - 1]
+    verifier = Table(log[0])
+    done = 1
+    outcomes = {"accepted": 0, "refused": 0}
+    for pos in positions:
+        for e in log[done:pos]:
+            verifier.apply(e)
+        done = pos
+        author = verifier.expected_author(pos)
+        assert author is not None
+        for _ in range(12):
+            kind = rnd.choice([verifier.rule.kind] * 3 + kinds)
+            body = _hostile_body(rnd, kind, by_kind, verifier.n)
+            e = _signed(ids[author], verifier, pos, verifier.step_prev, author, kind, body)
+            trial = table_copy(verifier)
+            try:
+                trial.apply(e)
+                outcomes["accepted"] += 1
+            except LogError as exc:
+                assert exc.author in (author, None) and exc.evidence in ((e.wire,), ())
+                outcomes["refused"] += 1
+    assert outcomes["refused"] > 100
+
+
+def _hostile_body(
+    rnd: random.Random, kind: str, by_kind: dict[str, list[dict[str, object]]], n: int
+) -> dict[str, object]:
+    if kind == "void":
+        body: dict[str, object] = {
+            "action": rnd.choice(["void", "end", "replace", "other"]),
+            "silent": sorted(rnd.sample(range(n), rnd.randrange(1, n))),
+        }
+        if body["action"] == "replace":
+            body["keys"] = [Identity.from_seed(bytes([rnd.randrange(256)]) * 32, "k").public.raw
+                            for _ in body["silent"]]  # type: ignore[attr-defined]  # fmt: skip
+        return body
+    body = dict(rnd.choice(by_kind[kind]))
+    for key in list(body):
+        roll = rnd.random()
+        value = body[key]
+        if roll < 0.2:
+            body[key] = None
+        elif roll < 0.4 and isinstance(value, bytes):
+            body[key] = bytes(rnd.randrange(256) for _ in range(len(value)))
+        elif roll < 0.5 and isinstance(value, list):
+            body[key] = [rnd.randrange(-(2**31), 2**31) for _ in value]
+        elif roll < 0.6:
+            body[key] = rnd.choice([b"", 0, -1, 2**40, "x", [], {}])
+    return body

@@ -10,11 +10,16 @@ others at one point, and hold nothing the log has passed.
 from __future__ import annotations
 
 import dataclasses
+import json
 import random
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
+import msgpack
 import pytest
+from cryptography.exceptions import InvalidSignature
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 from session_helpers import (
     bot_chooser,
     identities,
@@ -49,6 +54,7 @@ from buraco_p2p.session import (
     replay,
 )
 from buraco_p2p.session.inbox import MAX_AHEAD
+from protocol.gen.files import VECTOR_DIR
 
 Tamper = Callable[[int, int, bytes], bytes | None]
 
@@ -543,3 +549,36 @@ def _hostile_body(
         elif roll < 0.6:
             body[key] = rnd.choice([b"", 0, -1, 2**40, "x", [], {}])
     return body
+
+
+def test_the_evidence_vectors_follow_the_rule_as_the_spec_states_it() -> None:
+    """protocol/vectors/evidence.json rechecked from docs/protocol.md 4.6 alone (msgpack and
+    Ed25519 from `cryptography`, nothing of buraco_p2p): a pair is equivocation exactly when
+    both entries have one table, index, author and `p`, differ, are not one `void` and one
+    of another kind, and both signatures verify under the key in force."""
+    vec = json.loads((VECTOR_DIR / "evidence.json").read_text(encoding="utf-8"))
+    verdicts = []
+    for case in vec["cases"]:
+        key = Ed25519PublicKey.from_public_bytes(bytes.fromhex(case["key_in_force"]))
+        a, b = (bytes.fromhex(case[k]) for k in ("first", "second"))
+        ea, eb = (msgpack.unpackb(w, raw=False) for w in (a, b))
+
+        same = all(ea[k] == eb[k] for k in "tiap")
+        voids = (ea["k"] == "void") == (eb["k"] == "void")
+        verdict = same and a != b and voids and _verifies(key, ea) and _verifies(key, eb)
+        assert verdict == case["equivocation"], case["why"]
+        assert ea["i"] == case["index"] and ea["a"] == case["author"]
+        verdicts.append(verdict)
+    assert True in verdicts and False in verdicts
+
+
+def _verifies(key: Ed25519PublicKey, e: dict[str, Any]) -> bool:
+    """4.1: the signature over the domain and the canonical map without "s" (decoded in
+    its canonical order, so packing it again keeps that order)."""
+    unsigned = {k: v for k, v in e.items() if k != "s"}
+    data = b"buraco-p2p/log/v1/sign\x00" + msgpack.packb(unsigned, use_bin_type=True)
+    try:
+        key.verify(e["s"], data)
+    except InvalidSignature:
+        return False
+    return True

@@ -15,9 +15,16 @@ Entries of a round arrive in any order; the peer screens each as it arrives and 
 until its index comes (its `Inbox`, `buraco_p2p.session.inbox`). Our own entries pass
 through the same `Table.apply` as everybody else's (only their signature and proofs are not
 checked again). Equivocation: two different entries signed by one author for
-one index are a `Fault` whose evidence is both entries; a host that relays `Output.relay`
-(entries first heard from others) to the rest of the table makes a peer that sends different
-entries to different parties meet its own two signatures at every honest peer.
+one index of one log (the same `p`), both under its key in force there, are a `Fault` whose
+evidence is both entries (nothing else is: `buraco_p2p.session.evidence`); a host that relays
+`Output.relay` (entries first heard from others, and both entries of an equivocation) to the
+rest of the table makes a peer that sends different entries to different parties meet its
+own two signatures at every honest peer. The table then stops at the equivocated index
+(`Table.stop_at`): a peer whose log went past it rolls back to it (`Output.rollback` tells
+the host to cut its saved log), so that every honest peer signs the void round naming the
+equivocator at one point, whichever of the two entries it had applied. A signed entry the
+table refused is kept (`Inbox.keep_refused`) until the log passes its index: it still meets
+any other entry its author signs there.
 
 Expensive work is split so a host can send sooner: `receive` only checks an entry's form and
 signature and files it; applying queued entries (proof checks, engine moves) happens in

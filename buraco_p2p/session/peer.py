@@ -207,6 +207,8 @@ class Peer:
             why = "the table is stopping: a void is agreed"
         elif table.fault is not None or table.stop is not None or table.me is None:
             why = "the table stopped at a fault: only a void round can follow"
+        elif not self.seated:
+            why = "our seat passed to another identity"
         if why is not None:
             raise IllegalMove(IllegalMoveCode.WRONG_PLAYER, why, table.my_seat)
         index, body = self.table.move_body(move)
@@ -439,9 +441,17 @@ class Peer:
             out.extend(self._produce(now))
         return out
 
+    @property
+    def seated(self) -> bool:
+        """Whether our identity holds our party's seat now: an heir before its round, or a
+        party whose seat a "replace" round passed to another key, signs nothing for it."""
+        return self.party >= 0 and self.table.keys[self.party] == self.identity.public
+
     def _produce(self, now: float) -> Output:
         out = Output()
         if self._voter.agreement is not None or self.table.index_of(self.party) in self._produced:
+            return out
+        if not self.seated:
             return out
         made = self.table.produce()
         if made is None and self.table.phase is Phase.TIME:

@@ -191,6 +191,7 @@ def test_an_entry_signed_with_a_replaced_key_is_refused_like_a_forgery() -> None
             e.verify(tuple(t.keys))
     assert t.key_at(gone, forged[0].index) == t.keys[gone]
     assert t.key_at(gone, 1) == t.terms.keys[gone]
+    assert heir.seated  # and the seat's key in force is the heir's own
 
 
 # ---------------------------------------------------------------- held entries are bounded

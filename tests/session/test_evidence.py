@@ -386,19 +386,23 @@ def test_a_refused_copy_is_still_evidence_of_equivocation(n: int) -> None:
 
 
 def test_a_copy_with_another_p_is_no_equivocation_and_the_hand_goes_on() -> None:
-    """A first peer gets the mover's discard with a wrong `p` (refused), the others the
-    genuine one: nobody is named, and everybody applies the genuine one."""
+    """The others apply the mover's discard; then a first peer gets a copy of it with a wrong
+    `p` (refused, and relayed to the others, who hold the genuine one at that index), and
+    the genuine one after. Nobody is named, and everybody goes on from the genuine one."""
     n = 4
     r, hostile = _drawn(n, 17)
     honest = [p for p in range(n) if p != hostile]
     d1, _ = _discards(r, hostile)
     bad = _resign(d1, hostile, prev=bytes(32))
+    r.silent = {hostile}
+    r.inject(hostile, d1.wire, to=honest[1:])
+    r.run()
     r.inject(hostile, bad.wire, to=honest[:1])
     r.run()
-    r.inject(hostile, d1.wire, to=honest)
+    r.inject(hostile, d1.wire, to=honest[:1])
     r.run()
     for p in honest:
-        assert not _faults(r, p)
+        assert not _faults(r, p), (p, _faults(r, p))
         assert len(r.peers[p].log) > d1.index and r.peers[p].log[d1.index].wire == d1.wire
     assert same_logs(r, honest)
 

@@ -128,12 +128,25 @@ def test_a_replace_proposal_cannot_frame_a_party_as_an_equivocator(n: int) -> No
             r.act(p, r.peers[p].receive(e.wire, r.now))
         assert not _faults(r, p), f"party {p} named somebody"
         assert r.peers[p].table.fault is None
-        assert r.peers[p].proposal is None or r.peers[p].proposal[1] == hostile
+        proposal = r.peers[p].proposal
+        assert proposal is None or proposal[1] == hostile
         refused = [e for e in r.events[p][before:] if isinstance(e, Refused)]
         assert refused and all(e.error.author == x for e in refused)
-    r.run(40 * n)  # the honest peers keep playing the hand
+    # entries "by X" under K for the indices ahead, where X's own are still to come: they
+    # take no place of X's, and X's own apply
+    ahead = len(t.log)
+    for i in range(ahead, ahead + 3 * n):
+        junk = _signed(k, t, i, t.step_prev, x, "keys", {"key": bytes(96), "c": bytes(32)})
+        for p in honest:
+            r.act(p, r.peers[p].receive(junk.wire, r.now))
+    r.run()  # the honest peers play the hand on, to the first turn
     assert not any(_faults(r, p) for p in honest)
-    assert all(len(r.peers[p].log) > len(t.log) - 1 for p in honest)
+    assert all(r.peers[p].table.phase is Phase.TURN for p in honest)
+    assert same_logs(r, honest)
+    own = [e for e in r.peers[x].log[ahead:] if e.author == x]
+    assert own
+    for e in own:
+        e.verify(tuple(t.terms.keys))
     with pytest.raises(BadSignature):  # and no third party takes the pair as evidence
         check_equivocation(t.log[0], authored.wire, frame.wire)
 
@@ -357,7 +370,8 @@ def test_an_equivocation_rolls_every_honest_peer_back_to_one_point(n: int) -> No
     for p in honest:
         errs = [e for e in _faults(r, p) if isinstance(e, Equivocation)]
         assert errs and errs[0].index == d1.index
-        assert check_equivocation(r.peers[p].log[0], *errs[0].evidence) == hostile
+        first, second = errs[0].evidence
+        assert check_equivocation(r.peers[p].log[0], first, second) == hostile
     seat = r.peers[honest[0]].table.party_seat[honest[0]]
     with pytest.raises(IllegalMove):  # a turn asked for before the roll-back is no turn
         r.peers[honest[0]].play(DrawStock(seat), r.now)

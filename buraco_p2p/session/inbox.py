@@ -126,11 +126,16 @@ class Inbox:
         self._tidy(index, author)
 
     def keep_refused(self, entry: Entry, key: PeerKey | None) -> None:
-        """The table refused `entry`, whose signature holds under `key`: if that is the key
-        in force, it stays evidence of what its author signed for its index (the first such
-        entry per author and index), and it still meets any other they sign there."""
+        """The table refused `entry` (at the end of the log), whose signature holds under
+        `key`: if that is the key in force and the entry continues the log, it stays evidence
+        of what its author signed for its index (the first such entry per author and index),
+        and it still meets any other they sign there."""
         table = self.table
-        if entry.index < len(table.log) or not 0 <= entry.author < table.n:
+        if entry.kind == bodies.VOID or entry.index != len(table.log):
+            return
+        # Only an entry that continues this log can meet a rival that does (4.6): one with
+        # another `p` is no evidence, and may not take the place of one that is.
+        if entry.prev != table.step_prev or not 0 <= entry.author < table.n:
             return
         if key is not None and key == table.key_at(entry.author, entry.index):
             self.refused.setdefault((entry.index, entry.author), entry)

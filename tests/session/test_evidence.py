@@ -381,8 +381,9 @@ def test_an_equivocation_rolls_every_honest_peer_back_to_one_point(n: int) -> No
 @pytest.mark.parametrize("n", [3, 4])
 def test_a_refused_copy_is_still_evidence_of_equivocation(n: int) -> None:
     """A first honest peer gets, in the mover's place, an entry of the wrong kind signed by
-    the mover (refused as out of turn); the others get a valid discard for that index. The
-    refused entry is kept as evidence: when the discard reaches the first peer too, it names
+    the mover (refused as out of turn), after a copy with a wrong `p` (refused, and no
+    evidence); the others get a valid discard for that index. The refused entry is kept as
+    evidence: when the discard reaches the first peer too, it names
     the mover like the others, and the void closes at that index."""
     r, hostile = _drawn(n, 16)
     honest = [p for p in range(n) if p != hostile]
@@ -391,6 +392,7 @@ def test_a_refused_copy_is_still_evidence_of_equivocation(n: int) -> None:
     wrong = _signed(identities(n)[hostile], t, d1.index, d1.prev, hostile, "shares",
                     {"shares": None})  # fmt: skip
     r.silent = {hostile}
+    r.inject(hostile, _resign(d1, hostile, prev=bytes(32)).wire, to=honest[:1])  # no evidence
     r.inject(hostile, wrong.wire, to=honest[:1])
     r.run()
     assert [e for e in r.events[honest[0]] if isinstance(e, Refused)]

@@ -228,6 +228,11 @@ class Peer:
         if entry is None:
             return out
         table = self.table
+        if entry.kind != bodies.VOID:
+            for other in self._inbox.rivals(entry):  # two held for a step that has begun
+                found = self._conflict(other, entry, now)
+                if found is not None:
+                    return found
         if (
             self._voter.agreement is None
             and table.phase is Phase.SHUFFLE
@@ -367,6 +372,7 @@ class Peer:
         if (
             key is None
             or new.index < 1
+            or not self._continues(new)
             or self._inbox.heir_only(held)
             or self._inbox.heir_only(new)
             or not proves_equivocation(held, new, key)
@@ -384,6 +390,19 @@ class Peer:
             out.rollback = new.index
         out.events.append(Fault(err))
         return out
+
+    def _continues(self, entry: Entry) -> bool:
+        """Whether `entry` names as `p` the step head its index follows in our log: known
+        for an index our log holds (the entry there) or one of the step under way; for a
+        later step, not yet (two entries there are held, and judged when it begins)."""
+        table = self.table
+        if entry.index < len(table.log):
+            return entry.prev == table.log[entry.index].prev
+        if entry.kind == bodies.VOID:
+            return True  # a void's point, and so its `p`, is the agreement's to judge
+        if entry.index >= table.step_start + len(table.authors):
+            return False
+        return entry.prev == table.step_prev
 
     def _rolled_back(self, length: int, now: float) -> None:
         """Our log was cut back to `length` entries: forget what we made, held or signed

@@ -603,3 +603,54 @@ def _verifies(key: Ed25519PublicKey, e: dict[str, Any]) -> bool:
     except InvalidSignature:
         return False
     return True
+
+
+@pytest.mark.parametrize("n", [2, 4])
+def test_two_entries_for_a_later_step_on_a_made_up_p_are_no_evidence(n: int) -> None:
+    """A party signs two different entries for an index of a step not yet begun, both on
+    the same made-up `p`: they are held, judged when that step begins, and dropped there as
+    not continuing the log; nobody is named and the hand goes on."""
+    r = _table(n, 22, relay=True)
+    r.start()
+    run_until(r, lambda: min(len(r.peers[p].log) for p in range(n)) > 2 * n)
+    hostile = 1
+    t = r.peers[0].table
+    index = len(t.log) + n + 1  # past the keys round under way
+    made_up = bytes(range(32))
+    for c in (b"\x01", b"\x02"):
+        e = _signed(identities(n)[hostile], t, index, made_up, hostile, "shuffle",
+                    {"deck": c, "proof": c})  # fmt: skip
+        r.inject(hostile, e.wire)
+    r.run()
+    for p in range(n):
+        assert not _faults(r, p), (p, _faults(r, p))
+        assert r.peers[p].table.phase is Phase.TURN
+    assert same_logs(r, list(range(n)))
+
+
+def test_two_entries_for_a_later_step_on_its_real_p_are_judged_when_it_begins() -> None:
+    """The first shuffler signs two different shuffles on the real `p` before the keys round
+    is complete at the others: they are held, and when the shuffle step begins every honest
+    peer finds the equivocation, names the shuffler, and one void round closes there."""
+    n = 3
+    r = _table(n, 23, relay=True)
+    r.start()
+    run_until(r, lambda: min(len(r.peers[p].log) for p in range(n)) >= 1 + 2 * n)
+    ahead = snapshot(r)
+    run_until(ahead, lambda: ahead.peers[0].table.phase is Phase.SHUFFLE)
+    t = ahead.peers[0].table
+    index, prev = len(t.log), t.step_prev
+    hostile = t.expected_author(index)
+    assert hostile is not None
+    honest = [p for p in range(n) if p != hostile]
+    assert len(r.peers[honest[0]].log) < index
+    r.silent = {hostile}
+    for c in (b"\x01", b"\x02"):
+        e = _signed(identities(n)[hostile], t, index, prev, hostile, "shuffle",
+                    {"deck": c, "proof": c})  # fmt: skip
+        r.inject(hostile, e.wire, to=honest)
+    r.run()
+    for p in honest:
+        errs = [e for e in _faults(r, p) if isinstance(e, Equivocation)]
+        assert errs and errs[0].index == index and errs[0].author == hostile
+    _void_closes(r, hostile, honest, index)

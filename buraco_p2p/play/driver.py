@@ -319,6 +319,12 @@ class Driver:
             self._act(out)
 
     def _act(self, out: Output) -> None:
+        if out.rollback is not None:  # the log was cut back (an equivocation): so is the file
+            if out.rollback < self._saved:
+                self.store.cut(out.rollback)
+                self._saved = out.rollback
+            for k in [k for k in self._pending if k >= out.rollback]:
+                del self._pending[k]
         fresh = [e for e in out.persist if e.index >= self._saved]
         if fresh:
             self.store.append([e.wire for e in fresh])

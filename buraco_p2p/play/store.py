@@ -204,6 +204,17 @@ class TableStore:
         _datasync(self._log_fd)
         self.syncs += 1
 
+    def cut(self, length: int) -> None:
+        """Keep only the first `length` entries of the log, durable when this returns: the
+        peer rolled its log back to an equivocated index (docs/protocol.md 4.6)."""
+        wires = self.load_log()
+        if len(wires) <= length:
+            return
+        size = len(header()) + sum(len(record(w)) for w in wires[:length])
+        with open(self.path / "log", "r+b") as f:
+            f.truncate(size)
+            os.fsync(f.fileno())
+
     def lock(self) -> None:
         """Hold the table for this process until `close` (or the process ends), or raise
         `StoreError` naming the process that holds it."""

@@ -31,8 +31,9 @@ API overview:
 - `replay(entries) -> Replay`: the verifier-only path (no secrets): the same `Table`, fed a
   whole log; `Replay` holds the table, hands, entries, shuffles verified, scores, the opened
   cards of every finished hand and the parties' fingerprints.
-- `check_equivocation(genesis, a, b)` and `confirm_refusal(log, entry)`: a third party
-  checks a refusal's evidence with the log alone.
+- `check_equivocation(genesis, a, b, key=None)` and `confirm_refusal(log, entry)`: a third
+  party checks a refusal's evidence with the log alone (`key`: the author's key in force at
+  that index, after a "replace"; `Table.key_at` gives it).
 - `states.TRANSITIONS`: the transition table (phase -> kind, who appends, round or single,
   next phases).
 - Events (`buraco_p2p.session.events`): `SeatsDrawn`, `HandStarted`, `CardSeen`,

@@ -20,14 +20,22 @@ class Output:
     """What one call produced: entries to send to every other party (wire bytes), entries
     appended to the log in order, events for the host, and entries first heard from others
     (relay them where the transport does not broadcast). A host writes `persist` to disk
-    before it sends `send` or acts on `events`, so a restarted client resumes from its log."""
+    before it sends `send` or acts on `events`, so a restarted client resumes from its log;
+    `rollback`, when set, comes first: the saved log is cut to that length."""
 
     send: list[bytes] = field(default_factory=list)
     persist: list[Entry] = field(default_factory=list)
     events: list[Event] = field(default_factory=list)
     relay: list[bytes] = field(default_factory=list)
+    # The log was cut back to this many entries (an equivocation found behind its end,
+    # docs/protocol.md 4.6): the host drops its saved entries from this index on before it
+    # saves `persist`.
+    rollback: int | None = None
 
     def extend(self, other: Output) -> None:
+        if other.rollback is not None:
+            self.rollback = min(other.rollback, self.rollback or other.rollback)
+            self.persist = [e for e in self.persist if e.index < other.rollback]
         self.send += other.send
         self.persist += other.persist
         self.events += other.events

@@ -15,9 +15,16 @@ Entries of a round arrive in any order; the peer screens each as it arrives and 
 until its index comes (its `Inbox`, `buraco_p2p.session.inbox`). Our own entries pass
 through the same `Table.apply` as everybody else's (only their signature and proofs are not
 checked again). Equivocation: two different entries signed by one author for
-one index are a `Fault` whose evidence is both entries; a host that relays `Output.relay`
-(entries first heard from others) to the rest of the table makes a peer that sends different
-entries to different parties meet its own two signatures at every honest peer.
+one index of one log (the same `p`), both under its key in force there, are a `Fault` whose
+evidence is both entries (nothing else is: `buraco_p2p.session.evidence`); a host that relays
+`Output.relay` (entries first heard from others, and both entries of an equivocation) to the
+rest of the table makes a peer that sends different entries to different parties meet its
+own two signatures at every honest peer. The table then stops at the equivocated index
+(`Table.stop_at`): a peer whose log went past it rolls back to it (`Output.rollback` tells
+the host to cut its saved log), so that every honest peer signs the void round naming the
+equivocator at one point, whichever of the two entries it had applied. A signed entry the
+table refused is kept (`Inbox.keep_refused`) until the log passes its index: it still meets
+any other entry its author signs there.
 
 Expensive work is split so a host can send sooner: `receive` only checks an entry's form and
 signature and files it; applying queued entries (proof checks, engine moves) happens in
@@ -45,14 +52,15 @@ from buraco_p2p.session import bodies
 from buraco_p2p.session.agreement import Motion
 from buraco_p2p.session.entry import Entry, make_entry, step_head
 from buraco_p2p.session.errors import (
+    BadSignature,
     BrokenChain,
     Equivocation,
     LogError,
     OutOfTurn,
     WrongTable,
 )
-from buraco_p2p.session.events import Event, Fault, Refused, SeatsDrawn, TimedOut
-from buraco_p2p.session.evidence import equivocates
+from buraco_p2p.session.events import Fault, Refused, SeatsDrawn, TimedOut
+from buraco_p2p.session.evidence import proves_equivocation
 from buraco_p2p.session.inbox import MAX_AHEAD, Inbox
 from buraco_p2p.session.output import Output
 from buraco_p2p.session.presence import Presence
@@ -63,6 +71,10 @@ from buraco_p2p.session.terms import parse_genesis
 from buraco_p2p.session.voter import Voter
 
 __all__ = ["MAX_AHEAD", "Output", "Peer"]
+
+# Refusals that prove nothing against the entry's author (noise anyone could send, or an
+# entry that does not continue this log): the table goes on.
+QUIET = (BadSignature, BrokenChain, WrongTable, OutOfTurn)
 
 _MAX_RUN = 100_000  # each `work` applies one entry; a bound, never reached in practice
 
@@ -162,13 +174,24 @@ class Peer:
                 out.events.append(proposed)
         if entry.index < len(table.log):
             held = table.log[entry.index]
-            out.events.append(self._conflict(held, entry))
+            out.extend(self._conflict(held, entry, now) or self._taken(entry))
             return out
-        void = entry.kind == bodies.VOID
-        other = self._voter.ballots.file(entry) if void else self._inbox.file(entry)
-        if other is not None:
-            out.events.append(self._conflict(other, entry))
-            return out
+        if entry.kind == bodies.VOID:
+            other = self._voter.ballots.file(entry)
+            if other is not None:
+                out.extend(self._conflict(other, entry, now) or self._taken(entry))
+                return out
+        else:
+            for other in self._inbox.rivals(entry):
+                found = self._conflict(other, entry, now)
+                if found is not None:
+                    out.extend(found)
+                    return out
+            try:
+                self._inbox.file(entry)
+            except LogError as exc:
+                out.events.append(Refused(exc))
+                return out
         if not defer:
             out.extend(self.run(now))
         return out
@@ -176,12 +199,18 @@ class Peer:
     def play(self, move: Move, now: float, *, defer: bool = False) -> Output:
         """Our move (answering `YourTurn`). An illegal move raises `IllegalMove` and changes
         nothing; a legal one is checked again by `Table.apply` like anybody's. Once we have
-        agreed to a void, we move no more."""
+        agreed to a void, or the table stopped at a fault (an equivocation may have rolled
+        our log back past the turn we were asked for), we move no more."""
+        table = self.table
+        why = None
         if self._voter.agreement is not None:
-            raise IllegalMove(
-                IllegalMoveCode.WRONG_PLAYER, "the table is stopping: a void is agreed",
-                self.table.my_seat,
-            )  # fmt: skip
+            why = "the table is stopping: a void is agreed"
+        elif table.fault is not None or table.stop is not None or table.me is None:
+            why = "the table stopped at a fault: only a void round can follow"
+        elif not self.seated:
+            why = "our seat passed to another identity"
+        if why is not None:
+            raise IllegalMove(IllegalMoveCode.WRONG_PLAYER, why, table.my_seat)
         index, body = self.table.move_body(move)
         entry = self._sign(index, bodies.MOVE, body)
         out = Output(send=[entry.wire])
@@ -199,11 +228,17 @@ class Peer:
         if entry is None:
             return out
         table = self.table
+        if entry.kind != bodies.VOID:
+            for other in self._inbox.rivals(entry):  # two held for a step that has begun
+                found = self._conflict(other, entry, now)
+                if found is not None:
+                    return found
         if (
             self._voter.agreement is None
             and table.phase is Phase.SHUFFLE
             and entry.kind == bodies.SHUFFLE
             and self._speculated is None
+            and self._stands(entry)
         ):
             spec = self._speculate(entry)
             if spec is not None:
@@ -320,39 +355,97 @@ class Peer:
             out.extend(self._produce(now))
         return out
 
-    def _conflict(self, held: Entry, new: Entry) -> Event:
-        if equivocates(held, new):
-            err: LogError = Equivocation(
-                "two different entries signed for one log index",
-                index=new.index, author=new.author, evidence=(held.wire, new.wire),
-            )  # fmt: skip
-            self.table.fault = self.table.fault or err
-            return Fault(err)
-        return Refused(OutOfTurn("an entry for an index already taken", index=new.index,
-                                 author=new.author, evidence=(new.wire,)))  # fmt: skip
+    def _taken(self, new: Entry) -> Output:
+        return Output(events=[Refused(OutOfTurn(
+            "an entry for an index already taken", index=new.index, author=new.author,
+            evidence=(new.wire,),
+        ))])  # fmt: skip
+
+    def _conflict(self, held: Entry, new: Entry, now: float) -> Output | None:
+        """`new` is for an index where we hold `held` (applied, held, or refused). If its
+        author signed both for one index of one log, both under the key in force there, it
+        equivocated: the table stops at that index (rolled back to it if our log is past
+        it), and both entries go to every peer. None if that is not proven."""
+        out = Output()
+        table = self.table
+        key = table.key_at(new.author, new.index) if 0 <= new.author < table.n else None
+        if (
+            key is None
+            or new.index < 1
+            or not self._continues(new)
+            or self._inbox.heir_only(held)
+            or self._inbox.heir_only(new)
+            or not proves_equivocation(held, new, key)
+        ):
+            return None
+        err = Equivocation(
+            "two different entries signed for one log index",
+            index=new.index, author=new.author, evidence=(held.wire, new.wire),
+        )  # fmt: skip
+        out.relay += [held.wire, new.wire]
+        if new.kind == bodies.VOID:
+            table.fault = table.fault or err
+        elif table.stop_at(err):
+            self._rolled_back(new.index, now)
+            out.rollback = new.index
+        out.events.append(Fault(err))
+        return out
+
+    def _continues(self, entry: Entry) -> bool:
+        """Whether `entry` names as `p` the step head its index follows in our log: known
+        for an index our log holds (the entry there) or one of the step under way; for a
+        later step, not yet (two entries there are held, and judged when it begins)."""
+        table = self.table
+        if entry.index < len(table.log):
+            return entry.prev == table.log[entry.index].prev
+        if entry.kind == bodies.VOID:
+            return True  # a void's point, and so its `p`, is the agreement's to judge
+        if entry.index >= table.step_start + len(table.authors):
+            return False
+        return entry.prev == table.step_prev
+
+    def _rolled_back(self, length: int, now: float) -> None:
+        """Our log was cut back to `length` entries: forget what we made, held or signed
+        for the abandoned part, so the void round there and the hand after it start clean."""
+        self._produced = {i for i in self._produced if i < length}
+        self._speculated = None
+        self._inbox.drop_from(length)
+        ballots = self._voter.ballots
+        for index, slot in list(ballots.held.items()):
+            for author, e in list(slot.items()):
+                v = ballots.vote(e)
+                if v is None or v.point > length:
+                    del slot[author]
+            if not slot:
+                del ballots.held[index]
+        if ballots.signed_at is not None and ballots.signed_at > length:
+            ballots.signed_at = None
+        ballots.declined = min(ballots.declined, length - 1)
+        self._since = now
+        self._timed_out = False
 
     def _apply(self, entry: Entry, now: float) -> Output:
         out = Output()
         table = self.table
         void = entry.kind == bodies.VOID
         self._voter.take(entry)
-        unverified = self._inbox.take(entry)
+        key = self._inbox.take(entry)
         before = table.step_start
-        if unverified:  # the heir's seat passed to it, or not
-            try:
-                entry.verify(tuple(table.keys))
-            except LogError as exc:
-                out.events.append(Refused(exc))
-                return out
+        own = entry.hash in self._own
         try:
-            events = table.apply(entry, own=entry.hash in self._own, signed=True)
+            events = table.apply(entry, own=own, signed=key)
         except LogError as exc:
-            if isinstance(exc, BrokenChain | WrongTable | OutOfTurn) and table.fault is None:
+            if not own and not isinstance(exc, BadSignature | WrongTable):
+                self._inbox.keep_refused(entry, key)
+            if self._speculated == entry.index + 1 and entry.author != self.party:
+                self._withdraw()
+            if isinstance(exc, QUIET) and table.fault is None:
                 out.events.append(Refused(exc))
             else:
                 out.events.append(Fault(exc))
             return out
         out.persist.append(entry)
+        self._inbox.prune(len(table.log))
         out.events += events
         if self.clock_start is None and any(isinstance(e, SeatsDrawn) for e in events):
             self.clock_start = now
@@ -367,9 +460,17 @@ class Peer:
             out.extend(self._produce(now))
         return out
 
+    @property
+    def seated(self) -> bool:
+        """Whether our identity holds our party's seat now: an heir before its round, or a
+        party whose seat a "replace" round passed to another key, signs nothing for it."""
+        return self.party >= 0 and self.table.keys[self.party] == self.identity.public
+
     def _produce(self, now: float) -> Output:
         out = Output()
         if self._voter.agreement is not None or self.table.index_of(self.party) in self._produced:
+            return out
+        if not self.seated:
             return out
         made = self.table.produce()
         if made is None and self.table.phase is Phase.TIME:
@@ -404,6 +505,30 @@ class Peer:
         self._own.add(entry.hash)
         self._produced.add(index)
         return entry
+
+    def _stands(self, entry: Entry) -> bool:
+        """Whether `entry` passes every check but its content's: in its place, in turn,
+        chained to the step before, signed under the key in force. A shuffle is built ahead
+        only on such an entry, so that nothing but a refusal of its content (which stops the
+        table, naming its author) can leave ours on an entry that does not stand."""
+        table = self.table
+        return (
+            table.fault is None
+            and table.stop is None
+            and entry.index == len(table.log)
+            and table.expected_author(entry.index) == entry.author
+            and entry.prev == table.step_prev
+            and self._inbox.key_of(entry) == table.keys[entry.author]
+        )
+
+    def _withdraw(self) -> None:
+        """The entry we built our shuffle on was refused: ours is withdrawn (never applied,
+        never persisted), and we make it again on the one that stands."""
+        index = self._speculated
+        assert index is not None
+        self._inbox.withdraw(index, self.party)
+        self._produced.discard(index)
+        self._speculated = None
 
     def _speculate(self, entry: Entry) -> Output | None:
         """If the shuffle about to be verified is the one we build on, build ours first and

@@ -55,6 +55,8 @@ class Router:
         self.deliveries = 0
 
     def _handle(self, party: int, out: Output) -> None:
+        if out.rollback is not None:  # the saved log is cut back first
+            self.persisted[party] = [e for e in self.persisted[party] if e.index < out.rollback]
         self.persisted[party] += out.persist
         self.events[party] += out.events
         if party in self.silent:

@@ -29,7 +29,15 @@ from buraco_p2p.session.bodies import BodyError, check_body
 from buraco_p2p.session.checks import Refusal, check_entry, check_move
 from buraco_p2p.session.deal import Deal
 from buraco_p2p.session.entry import PROTOCOL_VERSION, Entry, step_head
-from buraco_p2p.session.errors import BrokenChain, LogError, MalformedEntry, OutOfTurn, WrongTable
+from buraco_p2p.session.errors import (
+    BadSignature,
+    BrokenChain,
+    LogError,
+    MalformedEntry,
+    OutOfTurn,
+    RejectedEntry,
+    WrongTable,
+)
 from buraco_p2p.session.events import Event
 from buraco_p2p.session.flow import VoidRecord, next_step
 from buraco_p2p.session.produce import SEATS, produce_entry, produce_move
@@ -91,6 +99,11 @@ class Table:
         self.keys: list[PeerKey] = list(self.terms.keys)
         self.successions: list[tuple[int, int, PeerKey]] = []  # (log index, party, new key)
         self.heir = heir if me is None else None
+        # An equivocation detected at an index the log has not reached: the table stops
+        # there (`stop_at`). After a roll-back, this party's own place, taken up again when
+        # the void round that follows is complete.
+        self.stop: LogError | None = None
+        self._resume: tuple[int, RandomSource] | None = None
         self.seat_draw = CommitReveal(CoinContext(self.terms.table_id, SEATS, 0), n)
         self._seat_nonce = new_nonce(rng) if rng is not None else None
 
@@ -134,24 +147,70 @@ class Table:
 
     # ------------------------------------------------------------------ applying entries
 
-    def apply(self, entry: Entry, *, own: bool = False, signed: bool = False) -> list[Event]:
-        """Check one entry in its place and apply it; raise `LogError` naming its author.
+    def key_at(self, party: int, index: int) -> PeerKey:
+        """The identity key in force for `party`'s entry at log index `index`: its genesis
+        key, then from the index after each "replace" round that passed its seat, the key
+        that round named. Only an applied round changes it (a proposal gives no key any
+        standing); for an index past the log, it is the key in force now."""
+        key = self.terms.keys[party]
+        for at, p, k in self.successions:
+            if p == party and index > at:
+                key = k
+        return key
+
+    def keys_at(self, index: int) -> tuple[PeerKey, ...]:
+        """Every party's key in force at log index `index` (see `key_at`)."""
+        if not self.successions or index >= len(self.log):
+            return tuple(self.keys)
+        return tuple(self.key_at(p, index) for p in range(self.n))
+
+    def apply(
+        self, entry: Entry, *, own: bool = False, signed: PeerKey | None = None
+    ) -> list[Event]:
+        """Check one entry in its place and apply it; raise `LogError` naming its author,
+        and nothing else, whatever the entry holds.
 
         `own`: the entry was made and signed by this peer (its signature and proofs need no
-        checking); `signed`: its signature has been checked already (on receipt). After a
-        refusal the table is faulted and refuses everything but a void.
+        checking); `signed`: the identity key its signature was checked under on receipt,
+        which spares the check only if it is the author's key in force at the entry's index
+        (`key_at`): an entry signed under a key since replaced is refused as any forgery is.
+        After a refusal the table is faulted and refuses everything but a void.
         """
+        mark = self._mark()
         try:
             return self._apply(entry, own, signed)
         except Refusal as r:
             err = r.cls(r.reason, index=entry.index, author=entry.author, evidence=(entry.wire,))
         except LogError as e:
             err = e
-        if not isinstance(err, BrokenChain | WrongTable | OutOfTurn) or own:
+        except Exception as exc:  # the boundary: only a LogError leaves
+            # A check or the flow failed in a way no refusal describes: the entry is refused
+            # in its place (the log and the step stand as before it), the table stops.
+            self._restore(mark)
+            err = RejectedEntry(
+                f"the entry cannot be applied here ({type(exc).__name__}: {exc})",
+                index=entry.index, author=entry.author, evidence=(entry.wire,),
+            )  # fmt: skip
+            self.fault = self.fault or err
+            raise err from None
+        # A bad signature proves nothing against the party it names (anybody can send one),
+        # nor does an entry that does not continue this log: the table goes on.
+        if not isinstance(err, BadSignature | BrokenChain | WrongTable | OutOfTurn) or own:
             self.fault = self.fault or err
         raise err
 
-    def _apply(self, entry: Entry, own: bool, signed: bool) -> list[Event]:
+    def _mark(self) -> tuple[Any, ...]:
+        """The log's length and the step's bookkeeping, to put back if applying fails."""
+        return (len(self.log), self.phase, self.authors, self.step_prev, self.step_start,
+                list(self.step_hashes), self.voiding, self.silent, self.void_keys)  # fmt: skip
+
+    def _restore(self, mark: tuple[Any, ...]) -> None:
+        length, self.phase, self.authors, self.step_prev, self.step_start, hashes = mark[:6]
+        self.step_hashes = hashes
+        self.voiding, self.silent, self.void_keys = mark[6:]
+        del self.log[length:]
+
+    def _apply(self, entry: Entry, own: bool, signed: PeerKey | None) -> list[Event]:
         if entry.version != PROTOCOL_VERSION or entry.table != self.terms.table_id:
             raise Refusal(WrongTable, "entry of another table or protocol version")
         if entry.index != len(self.log):
@@ -160,6 +219,12 @@ class Table:
             raise Refusal(OutOfTurn, "the log is closed")
         if self.fault is not None and entry.kind != bodies.VOID:
             raise Refusal(OutOfTurn, f"the table stopped at a fault: {self.fault}")
+        if (
+            self.stop is not None
+            and entry.index >= (self.stop.index or 0)
+            and entry.kind != bodies.VOID
+        ):
+            raise Refusal(OutOfTurn, f"the table stops at an equivocation: {self.stop}")
         saved = None
         if entry.kind == bodies.VOID and self.voiding is None:
             saved = (self.authors, self.step_prev, self.step_start, self.step_hashes, self.silent)
@@ -173,12 +238,12 @@ class Table:
                 self.authors, self.step_prev, self.step_start, self.step_hashes, self.silent = saved
             raise
 
-    def _apply_in_step(self, entry: Entry, own: bool, signed: bool) -> list[Event]:
+    def _apply_in_step(self, entry: Entry, own: bool, signed: PeerKey | None) -> list[Event]:
         if self.expected_author(entry.index) != entry.author:
             raise Refusal(OutOfTurn, f"not this party's turn to append ({self.phase.value})")
         if entry.prev != self.step_prev:
             raise Refusal(BrokenChain, "previous hash does not name the step before")
-        if not (own or signed):
+        if not own and signed != self.keys[entry.author]:
             entry.verify(tuple(self.keys))
         rule = self.rule
         if entry.kind != rule.kind:
@@ -197,8 +262,55 @@ class Table:
             self.step_prev = step_head(self.step_hashes)
             self.step_hashes = []
             self.step_start = len(self.log)
+            if self.voiding is not None and self._resume is not None:
+                # The round after a roll-back: this party plays again from the next hand.
+                (self.me, self._rng), self._resume = self._resume, None
             events.extend(next_step(self))
+        if self.stop is not None and len(self.log) >= (self.stop.index or 0):
+            self.fault, self.stop = self.fault or self.stop, None
         return events
+
+    # ------------------------------------------------------------------ equivocation
+
+    def stop_at(self, err: LogError) -> bool:
+        """An equivocation (`err`, two entries its author signed for `err.index`) stops the
+        table at that index: the void round that names the equivocator starts there, at the
+        same point at every honest peer, whichever of the two entries each applied. A log
+        past it is rolled back (`rollback`: returns True); one short of it goes on to it
+        (the entries before it are common) and stops there."""
+        index = err.index
+        if index is None or index < 1:
+            return False
+        if len(self.log) > index:
+            try:
+                self.rollback(index)
+            except LogError:  # pragma: no cover - a prefix this table applied replays
+                self.fault = self.fault or err
+                return False
+            self.fault = err
+            return True
+        if len(self.log) == index:
+            if self.fault is None or self.fault.author != err.author:
+                self.fault = err
+        elif self.fault is None and (self.stop is None or (self.stop.index or 0) > index):
+            self.stop = err
+        return False
+
+    def rollback(self, length: int) -> None:
+        """Cut the log back to its first `length` entries, as if the rest had never come:
+        the prefix is replayed from the genesis as a verifier (no secret of ours is needed,
+        nor made again). Only a void round can follow (`stop_at` faults the table); this
+        party takes its place again when that round is complete, with fresh hand keys from
+        its random source, which a roll-back never rewinds."""
+        if not 1 <= length <= len(self.log):
+            raise ValueError(f"cannot roll a log of {len(self.log)} back to {length}")
+        me, rng = (self.me, self._rng) if self.me is not None else self._resume or (None, None)
+        fresh = Table(self.log[0], heir=self.heir)
+        for e in self.log[1:length]:
+            fresh.apply(e, signed=fresh.key_at(e.author, e.index))
+        self.__dict__.update(fresh.__dict__)
+        if me is not None and rng is not None:
+            self._resume = (me, rng)
 
     def void_prev(self) -> bytes:
         """What a void agreement names as `p`: it closes the step under way where it stands

@@ -29,6 +29,7 @@ GENERATOR_MODULES: Final = (
     "protocol.gen.net",
     "protocol.gen.game",
     "protocol.gen.session",
+    "protocol.gen.evidence",
 )
 """Every module that owns vector files; each file belongs to exactly one of them."""
 

@@ -14,7 +14,7 @@ from types import ModuleType
 
 from buraco_p2p import __version__, audit
 from buraco_p2p.bots import selfplay
-from buraco_p2p.net import commands
+from buraco_p2p.net.mesh import commands
 from buraco_p2p.play import botpeer, hostjoin, local, netselfplay
 from buraco_p2p.ui import command as play
 

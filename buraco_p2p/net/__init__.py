@@ -4,7 +4,7 @@ This package is the only place besides the UI that does I/O, all of it with trio
 names are re-exported here, so layers above import from `buraco_p2p.net` only.
 """
 
-from buraco_p2p.net.errors import (
+from buraco_p2p.net.channel.errors import (
     BadSignature,
     DecodeError,
     DecryptError,
@@ -19,10 +19,10 @@ from buraco_p2p.net.errors import (
     TruncatedFrame,
     VersionMismatch,
 )
-from buraco_p2p.net.identity import Identity, PeerKey, load_or_create_identity
-from buraco_p2p.net.invite import Invite, InviteError
-from buraco_p2p.net.link import ConnectError, SecureLink, connect, handshake
-from buraco_p2p.net.mesh import (
+from buraco_p2p.net.channel.identity import Identity, PeerKey, load_or_create_identity
+from buraco_p2p.net.channel.link import ConnectError, SecureLink, connect, handshake
+from buraco_p2p.net.channel.server import LinkServer
+from buraco_p2p.net.mesh.mesh import (
     JoinRequest,
     Mesh,
     MeshConfig,
@@ -35,8 +35,8 @@ from buraco_p2p.net.mesh import (
     SeatFreed,
     StreamReset,
 )
-from buraco_p2p.net.server import LinkServer
-from buraco_p2p.net.startup import host_table, join_table
+from buraco_p2p.net.mesh.startup import host_table, join_table
+from buraco_p2p.net.reach.invite import Invite, InviteError
 
 __all__ = [
     "BadSignature",

@@ -29,13 +29,13 @@ from typing import Any
 import trio
 
 from buraco_p2p.bots.selfplay import UsageError, add_minutes_option, resolve_rules
-from buraco_p2p.net import lobby as lobby_mod
-from buraco_p2p.net.commands import _run, _stdin_lines, run_reporting
-from buraco_p2p.net.identity import Identity, PeerKey, load_or_create_identity
-from buraco_p2p.net.invite import Invite, InviteError
-from buraco_p2p.net.lobby import Lobby
-from buraco_p2p.net.mesh import JoinRequest, Mesh
-from buraco_p2p.net.startup import host_table
+from buraco_p2p.net.channel.identity import Identity, PeerKey, load_or_create_identity
+from buraco_p2p.net.mesh import lobby as lobby_mod
+from buraco_p2p.net.mesh.commands import _run, _stdin_lines, run_reporting
+from buraco_p2p.net.mesh.lobby import Lobby
+from buraco_p2p.net.mesh.mesh import JoinRequest, Mesh
+from buraco_p2p.net.mesh.startup import host_table
+from buraco_p2p.net.reach.invite import Invite, InviteError
 from buraco_p2p.play.botmarks import announce_resumed_bots, load_bot_keys, save_bot_keys
 from buraco_p2p.play.botpeer import SEED_ENV
 from buraco_p2p.play.cluster import Cluster
@@ -164,7 +164,7 @@ def register(subparsers: Any) -> None:
 
 
 def _host_screen(args: argparse.Namespace, rules: RuleSet, root: Path) -> int:
-    from buraco_p2p.net.commands import UsageError as NetUsage
+    from buraco_p2p.net.mesh.commands import UsageError as NetUsage
     from buraco_p2p.ui import netplay
 
     try:
@@ -182,7 +182,7 @@ def _host_screen(args: argparse.Namespace, rules: RuleSet, root: Path) -> int:
 
 
 def _join_screen(args: argparse.Namespace, root: Path) -> int:
-    from buraco_p2p.net.commands import UsageError as NetUsage
+    from buraco_p2p.net.mesh.commands import UsageError as NetUsage
     from buraco_p2p.ui import netplay
 
     try:

@@ -12,9 +12,9 @@ import struct
 import trio
 from mesh_helpers import FAST, NICKS, collect
 
-from buraco_p2p.net.identity import Identity
-from buraco_p2p.net.mesh import Mesh, PeerDown, PeerUp
-from buraco_p2p.net.startup import host_table, join_table
+from buraco_p2p.net.channel.identity import Identity
+from buraco_p2p.net.mesh.mesh import Mesh, PeerDown, PeerUp
+from buraco_p2p.net.mesh.startup import host_table, join_table
 
 COUNT = 300
 

@@ -21,8 +21,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from mesh_helpers import FAST, table_of_four
 
-from buraco_p2p.net.identity import Identity, PeerKey
-from buraco_p2p.net.mesh import (
+from buraco_p2p.net.channel.identity import Identity, PeerKey
+from buraco_p2p.net.mesh.mesh import (
     HOST_TO_JOINER_TAGS,
     JOINER_TO_HOST_TAGS,
     PEER_TAGS,

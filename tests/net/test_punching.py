@@ -10,12 +10,10 @@ import trio
 import trio.testing
 from mesh_helpers import FAST
 
-from buraco_p2p.net import punching
-from buraco_p2p.net.identity import Identity
-from buraco_p2p.net.invite import Endpoint
-from buraco_p2p.net.link import stream_address
-from buraco_p2p.net.punch import reusable_socket
-from buraco_p2p.net.punching import (
+from buraco_p2p.net.channel.identity import Identity
+from buraco_p2p.net.channel.link import stream_address
+from buraco_p2p.net.mesh import punching
+from buraco_p2p.net.mesh.punching import (
     MAX_PUNCH_CANDIDATES,
     Punch,
     PunchRecordError,
@@ -24,7 +22,9 @@ from buraco_p2p.net.punching import (
     parse_punch_record,
     punch_message,
 )
-from buraco_p2p.net.startup import host_table, join_table
+from buraco_p2p.net.mesh.startup import host_table, join_table
+from buraco_p2p.net.reach.invite import Endpoint
+from buraco_p2p.net.reach.punch import reusable_socket
 
 CAIO = Identity.generate("caio").public
 

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from buraco_p2p.net.reliable import (
+from buraco_p2p.net.channel.reliable import (
     Ack,
     ChannelState,
     Data,
@@ -222,9 +222,9 @@ import trio  # noqa: E402
 from mesh_helpers import FAST, assert_quiet, collect, table_of_four  # noqa: E402
 
 from buraco_p2p import codec  # noqa: E402
-from buraco_p2p.net.identity import Identity  # noqa: E402
-from buraco_p2p.net.mesh import Mesh, MeshState, PeerDown  # noqa: E402
-from buraco_p2p.net.startup import host_table, join_table  # noqa: E402
+from buraco_p2p.net.channel.identity import Identity  # noqa: E402
+from buraco_p2p.net.mesh.mesh import Mesh, MeshState, PeerDown  # noqa: E402
+from buraco_p2p.net.mesh.startup import host_table, join_table  # noqa: E402
 
 
 async def wait_down(mesh: Mesh, peer: object) -> None:
@@ -341,7 +341,7 @@ async def test_silent_link_is_reported_down_after_the_heartbeat_timeout() -> Non
     from dataclasses import replace
     from functools import partial
 
-    from buraco_p2p.net.invite import Endpoint
+    from buraco_p2p.net.reach.invite import Endpoint
 
     config = replace(FAST, heartbeat_interval=0.1, heartbeat_timeout=0.6)
     frozen = trio.Event()
@@ -394,7 +394,7 @@ async def test_silent_link_is_reported_down_after_the_heartbeat_timeout() -> Non
 
 
 async def test_restart_without_saved_state_is_reported_and_starts_a_new_stream() -> None:
-    from buraco_p2p.net.mesh import StreamReset
+    from buraco_p2p.net.mesh.mesh import StreamReset
 
     ids = [Identity.generate(n) for n in ("ana", "bia")]
     async with host_table(ids[0], config=FAST) as host, trio.open_nursery() as nursery:

@@ -5,9 +5,9 @@ from __future__ import annotations
 import trio
 from mesh_helpers import FAST, assert_quiet, collect, table_of_four
 
-from buraco_p2p.net.identity import Identity, PeerKey
-from buraco_p2p.net.mesh import MeshConfig, PeerDown, PeerUp
-from buraco_p2p.net.relay import RelayRecord
+from buraco_p2p.net.channel.identity import Identity, PeerKey
+from buraco_p2p.net.mesh.mesh import MeshConfig, PeerDown, PeerUp
+from buraco_p2p.net.mesh.relay import RelayRecord
 
 MARKER = b"PLAINTEXT-MARKER-7f3a9c"
 

@@ -9,9 +9,9 @@ import pytest
 import trio
 from mesh_helpers import FAST, NICKS, collect, table_of_four
 
-from buraco_p2p.net.identity import Identity, PeerKey
-from buraco_p2p.net.link import SecureLink
-from buraco_p2p.net.mesh import (
+from buraco_p2p.net.channel.identity import Identity, PeerKey
+from buraco_p2p.net.channel.link import SecureLink
+from buraco_p2p.net.mesh.mesh import (
     Mesh,
     MeshError,
     MeshEvent,
@@ -19,8 +19,8 @@ from buraco_p2p.net.mesh import (
     PeerDown,
     SeatFreed,
 )
-from buraco_p2p.net.startup import host_table, join_table
-from buraco_p2p.net.table import (
+from buraco_p2p.net.mesh.startup import host_table, join_table
+from buraco_p2p.net.table.table import (
     KICKED,
     Departure,
     HostTable,

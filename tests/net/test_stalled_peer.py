@@ -14,13 +14,13 @@ from typing import Any
 import trio
 from mesh_helpers import FAST, NICKS, collect, raw_link
 
-from buraco_p2p.net.errors import LinkClosed
-from buraco_p2p.net.identity import Identity, PeerKey
-from buraco_p2p.net.invite import Invite
-from buraco_p2p.net.link import SecureLink
-from buraco_p2p.net.mesh import Mesh, MeshConfig, PeerDown
-from buraco_p2p.net.startup import host_table, join_table
-from buraco_p2p.net.table import join_message
+from buraco_p2p.net.channel.errors import LinkClosed
+from buraco_p2p.net.channel.identity import Identity, PeerKey
+from buraco_p2p.net.channel.link import SecureLink
+from buraco_p2p.net.mesh.mesh import Mesh, MeshConfig, PeerDown
+from buraco_p2p.net.mesh.startup import host_table, join_table
+from buraco_p2p.net.reach.invite import Invite
+from buraco_p2p.net.table.table import join_message
 
 # Large enough that 200 of them overflow the kernel's socket buffers many times over.
 PAYLOAD = bytes(64 * 1024)

@@ -11,11 +11,11 @@ import pytest
 import trio
 from mesh_helpers import FAST, assert_quiet, collect, raw_link, table_of_four
 
-from buraco_p2p.net.errors import HandshakeError
-from buraco_p2p.net.identity import Identity
-from buraco_p2p.net.mesh import JoinRequest, Mesh, MeshError
-from buraco_p2p.net.startup import host_table, join_table
-from buraco_p2p.net.table import JoinRefused, Roster, TableError, join_message, mesh_message
+from buraco_p2p.net.channel.errors import HandshakeError
+from buraco_p2p.net.channel.identity import Identity
+from buraco_p2p.net.mesh.mesh import JoinRequest, Mesh, MeshError
+from buraco_p2p.net.mesh.startup import host_table, join_table
+from buraco_p2p.net.table.table import JoinRefused, Roster, TableError, join_message, mesh_message
 
 
 async def still_plays(meshes: list[Mesh]) -> None:

@@ -7,8 +7,8 @@ from dataclasses import replace
 import trio
 from mesh_helpers import FAST, assert_quiet, collect
 
-from buraco_p2p.net.identity import Identity
-from buraco_p2p.net.startup import host_table, join_table
+from buraco_p2p.net.channel.identity import Identity
+from buraco_p2p.net.mesh.startup import host_table, join_table
 
 CAP = 64 * 1024
 

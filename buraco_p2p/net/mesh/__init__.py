@@ -1,0 +1,1 @@
+"""The network layer's mesh."""

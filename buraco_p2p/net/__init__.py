@@ -1,7 +1,17 @@
 """The network layer: identities, secure links, and (built on them) tables and the mesh.
 
-This package is the only place besides the UI that does I/O, all of it with trio. Its public
-names are re-exported here, so layers above import from `buraco_p2p.net` only.
+This package is the only place besides the UI that does I/O, all of it with trio. It is four
+packages, and imports between them go one way (tests/test_layers.py checks it):
+
+    mesh/     the mesh, its links, admission, relay, punching, start-up, lobby, commands
+      |  \
+      |   table/   who is seated: roster, join and welcome messages, application messages
+      |  /
+    reach/    invites, candidates, STUN, punching, port mapping, discovery, codes
+      |
+    channel/  identities, handshake, frames, links, reliable delivery, errors
+
+The names most callers need are re-exported here.
 """
 
 from buraco_p2p.net.channel.errors import (

@@ -21,7 +21,7 @@ COUNT = 300
 
 def reset_link(mesh: Mesh, peer: Identity) -> None:
     """Abort `mesh`'s TCP connection to `peer` with a RST (SO_LINGER 0, then close)."""
-    run = mesh._peers[peer.public].run
+    run = mesh.records[peer.public].run
     assert run is not None
     stream = run.link._stream
     assert isinstance(stream, trio.SocketStream)

@@ -97,7 +97,7 @@ async def run_fuzz(draw: Any, count: int) -> int:
                     await trio.sleep(0.005)
             # `rejections` keeps only the latest 200: start each value from an empty list.
             target.rejections.clear()
-            await sender._send_raw(target.me, value)
+            await sender.send_control(target.me, value)
             await sender.send(target.me, ["probe", i])
             with trio.fail_after(10):
                 got = await target.receive()

@@ -133,12 +133,12 @@ async def test_a_punch_record_for_a_peer_not_seated_is_ignored_and_a_bad_one_clo
         with trio.fail_after(10):
             await bia.wait_all_up(2)
             await host.wait_all_up(2)
-        await host._send_raw(bia.me, ["punch", CAIO.raw, [["198.51.100.9", 40404]]])
+        await host.send_control(bia.me, ["punch", CAIO.raw, [["198.51.100.9", 40404]]])
         with trio.fail_after(10):
             while not any("not seated" in r for r in bia.rejections):
                 await trio.sleep(0.01)
         assert bia.is_up(host.me)
-        await host._send_raw(bia.me, ["punch", CAIO.raw, [["224.0.0.251", 5353]]])
+        await host.send_control(bia.me, ["punch", CAIO.raw, [["224.0.0.251", 5353]]])
         with trio.fail_after(10):
             while not any("multicast" in r for r in bia.rejections):
                 await trio.sleep(0.01)

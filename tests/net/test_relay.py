@@ -61,7 +61,7 @@ async def test_host_forging_relayed_traffic_breaks_the_link_not_the_messages() -
         # The host injects a forged frame into the b->c relayed stream, claiming to be b.
         chan = next(k[1] for k in c.relays.streams if k[0] == b.me)
         forged = bytes([0, 0, 0, 40, 1, 0x11]) + bytes(40)
-        await host._send_raw(c.me, RelayRecord("rd", b.me, chan, forged).to_wire())
+        await host.send_control(c.me, RelayRecord("rd", b.me, chan, forged).to_wire())
         with trio.fail_after(5):
             while True:
                 event = await c.next_event()

@@ -123,7 +123,7 @@ async def test_a_host_that_swaps_a_seated_key_is_refused_and_named() -> None:
             version=old.version + 1,
             members=tuple(Member(1, eve, "bia", ()) if m.seat == 1 else m for m in old.members),
         )
-        await host._send_raw(c.me, ["roster", forged.to_wire()])
+        await host.send_control(c.me, ["roster", forged.to_wire()])
         with trio.fail_after(5):
             while not any("takes seat 1" in r for r in c.rejections):
                 await trio.sleep(0.01)
@@ -264,7 +264,7 @@ async def test_a_returning_identity_keeps_its_nickname_and_renames_are_announced
                 for m in c.roster.members
             ),
         )
-        await host._send_raw(c.me, ["roster", renamed.to_wire()])
+        await host.send_control(c.me, ["roster", renamed.to_wire()])
         with trio.fail_after(5):
             events = await events_until(c, NicknameChanged)
         assert events[-1] == NicknameChanged(ids[1].public, "bia", "bianca")

@@ -225,6 +225,11 @@ class SecureLink:
         if callback is not None:
             callback()
 
+    def call_when_seated(self, callback: Callable[[], None]) -> None:
+        """Have `seat()` call `callback` once, when it lifts the pre-seat limits (the front
+        door counts its strangers this way); replaces a callback set before."""
+        self._on_seat = callback
+
     def _fail(self, exc: LinkError) -> LinkError:
         error = exc if self.label in str(exc) else _relabel(exc, self.label)
         assert isinstance(error, LinkError)

@@ -304,4 +304,4 @@ class LinkServer:
         def seated() -> None:
             self.unseated -= 1
 
-        link._on_seat = seated
+        link.call_when_seated(seated)

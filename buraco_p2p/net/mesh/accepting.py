@@ -3,7 +3,7 @@
 Every peer listens (the host for joiners, every seat for the peers that dial it). A link
 that arrives is either a short-code fetch of the invite (host only), a joiner or a returning
 seat for the door (`admission.py`), or a seated peer's link, which must come from a higher
-seat and is then run like any other (`Mesh._run_link`).
+seat and is then run like any other (`MeshCore.run_link`).
 
 This is separate from the mesh proper because it is the one place untrusted connections
 enter: whatever an accepted link provokes ends that link only and is remembered in
@@ -26,7 +26,7 @@ from buraco_p2p.net.reach.shortcode import send_invite
 from buraco_p2p.net.table.table import TableError
 
 if TYPE_CHECKING:
-    from buraco_p2p.net.mesh.mesh import Mesh
+    from buraco_p2p.net.mesh.core import MeshCore
 
 __all__ = ["Acceptor", "describe", "leaves"]
 
@@ -34,7 +34,7 @@ __all__ = ["Acceptor", "describe", "leaves"]
 class Acceptor:
     """The listening side of one mesh: opens its listeners and sorts the links they accept."""
 
-    def __init__(self, mesh: Mesh) -> None:
+    def __init__(self, mesh: MeshCore) -> None:
         self.mesh = mesh
 
     async def accept_peer_link(self, link: SecureLink) -> None:
@@ -43,15 +43,15 @@ class Acceptor:
         key = link.peer
         member = mesh.roster.member(key) if mesh.roster else None
         if member is None or key == mesh.me:
-            mesh._reject(link.label, TableError("is not seated at this table"))
+            mesh.reject(link.label, TableError("is not seated at this table"))
             return
-        if mesh._seat(key) < mesh._seat(mesh.me):
-            mesh._reject(link.label, TableError("dialed a higher seat (the higher seat dials)"))
+        if mesh.seat_of(key) < mesh.seat_of(mesh.me):
+            mesh.reject(link.label, TableError("dialed a higher seat (the higher seat dials)"))
             return
-        if mesh._direct_refused(key):
-            mesh._reject(link.label, TableError("direct link refused by the test hook"))
+        if mesh.direct_refused(key):
+            mesh.reject(link.label, TableError("direct link refused by the test hook"))
             return
-        await mesh._run_link(key, link, relayed=False)
+        await mesh.run_link(key, link, relayed=False)
 
     async def serve(
         self, listen_host: str, port: int, *, task_status: trio.TaskStatus[int]
@@ -74,7 +74,7 @@ class Acceptor:
             table_id=mesh.table_id,
             handshake_timeout=mesh.config.handshake_timeout,
             is_member=mesh.door.is_member,
-            on_error=mesh._reject,
+            on_error=mesh.reject,
         )
         mesh.server.accept_short = mesh.is_host
         mesh.server.divert = mesh.punches.claim_accepted
@@ -83,7 +83,7 @@ class Acceptor:
         share_listening_port(listeners)
         mesh.listen_port = bound
         mesh.listen_wildcard = listen_host in ("", "0.0.0.0", "::")
-        await mesh._nursery.start(self._listen, mesh.server, listeners)
+        await mesh.nursery.start(self._listen, mesh.server, listeners)
         task_status.started(bound)
 
     async def _handle_accepted(self, link: SecureLink) -> None:
@@ -91,14 +91,14 @@ class Acceptor:
         mesh = self.mesh
         try:
             if link.short and link.retired_secret:  # a replaced invite's short code
-                mesh._reject(link.label, TableError("fetched an invite with a replaced short code"))
+                mesh.reject(link.label, TableError("fetched an invite with a replaced short code"))
                 return
             if link.short:  # only a host accepts these: the joiner fetches the invite
                 await send_invite(link, mesh.invite)
                 return
             await mesh.door.handle_link(link)
         except Exception as exc:
-            mesh._reject(link.label, MeshError(f"{link.label}: {describe(exc)}"))
+            mesh.reject(link.label, MeshError(f"{link.label}: {describe(exc)}"))
 
     async def _listen(
         self,

@@ -44,7 +44,7 @@ from buraco_p2p.net.table.table import (
 )
 
 if TYPE_CHECKING:
-    from buraco_p2p.net.mesh.mesh import Mesh
+    from buraco_p2p.net.mesh.core import MeshCore
 
 __all__ = [
     "JOIN_REQUEST_TIMEOUT",
@@ -85,7 +85,7 @@ async def auto_approve(request: JoinRequest) -> bool:
 class Door:
     """Every accepted link passes here first; on the host, `table` seats the joiners."""
 
-    def __init__(self, mesh: Mesh) -> None:
+    def __init__(self, mesh: MeshCore) -> None:
         self.mesh = mesh
         self.table: HostTable | None = None  # the host's seating state; None on a joiner
         self.approve: Approver = auto_approve
@@ -118,7 +118,7 @@ class Door:
         table = self.table
         assert table is not None
         try:
-            self.mesh._set_roster(table.roster)
+            self.mesh.adopt_roster(table.roster)
         except OSError as exc:
             raise TableError(f"the roster could not be saved ({exc}); no welcome sent") from exc
         return welcome_message(seat, table.roster, self.mesh.mesh_secret)
@@ -136,20 +136,20 @@ class Door:
                 hello = await link.receive()
             kind, addresses = parse_hello(hello, link.label)
         except (NetError, trio.TooSlowError) as exc:
-            mesh._reject(link.label, exc)
+            mesh.reject(link.label, exc)
             return
         if kind == HELLO_JOIN:
             if not mesh.is_host:
-                mesh._reject(link.label, TableError("tried to join at a peer that is not the host"))
+                mesh.reject(link.label, TableError("tried to join at a peer that is not the host"))
                 return
             try:
                 await self._admit(link, addresses)
             except NetError as exc:  # only this joiner's link is affected
-                mesh._reject(link.label, exc)
+                mesh.reject(link.label, exc)
             return
         if self.is_member(link.peer):
             link.seat()  # seated since its handshake completed
-        await mesh._accept_peer_link(link)
+        await mesh.accept_peer_link(link)
 
     async def _admit(self, link: SecureLink, addresses: tuple[Endpoint, ...]) -> None:
         mesh = self.mesh
@@ -166,11 +166,11 @@ class Door:
         elif link.retired_secret:
             why = "this invite was replaced by a newer one: ask the host for the new invite"
             await link.send(refused_message(why))
-            mesh._reject(link.label, TableError("asked for a seat with a replaced invite"))
+            mesh.reject(link.label, TableError("asked for a seat with a replaced invite"))
             return
         elif verdict == "full":
             await link.send(refused_message("the table is full"))
-            mesh._reject(link.label, TableError("tried to join a full table"))
+            mesh.reject(link.label, TableError("tried to join a full table"))
             return
         else:
             lookalike = self._lookalike(key, nickname)
@@ -180,12 +180,12 @@ class Door:
                     "seated: choose another (--nick)"
                 )
                 await link.send(refused_message(why))
-                mesh._reject(link.label, TableError(f"refused: {why}"))
+                mesh.reject(link.label, TableError(f"refused: {why}"))
                 return
             if self.waiting >= self.max_requests:
                 self.refused_busy += 1
                 await link.send(refused_message("too many join requests are waiting; try later"))
-                mesh._reject(
+                mesh.reject(
                     link.label, TableError("asked to join while the request queue was full")
                 )
                 return
@@ -199,7 +199,7 @@ class Door:
             admission = answered
             if not ok:
                 await link.send(refused_message("the host declined"))
-                mesh._reject(link.label, TableError("was declined by the host"))
+                mesh.reject(link.label, TableError("was declined by the host"))
                 return
             if admission.member is None:
                 await link.send(refused_message(admission.reason))
@@ -209,7 +209,7 @@ class Door:
         # Every path above saved the roster before its welcome left (`_saved_welcome`).
         link.seat()
         await self.announce_roster(except_key=key)
-        await mesh._run_link(key, link, relayed=False)
+        await mesh.run_link(key, link, relayed=False)
 
     async def _ask(self, link: SecureLink, request: JoinRequest) -> tuple[bool, Admission | None]:
         """Queue `request`, ask the host, and seat the joiner if it is still there.
@@ -238,7 +238,7 @@ class Door:
                 ok, left, expired = await self._approve_while_connected(link, numbered, deadline)
             if left is not None:
                 # Whatever the host answered, nobody is there to take the seat.
-                mesh._reject(
+                mesh.reject(
                     link.label,
                     TableError(f"left before the host answered ({left}); seat not given"),
                 )
@@ -261,7 +261,7 @@ class Door:
                         # A save that fails again leaves the disk a roster behind, which
                         # the next save brings up to date; the joiner is told nothing more.
                         with contextlib.suppress(OSError):
-                            mesh._set_roster(table.roster)
+                            mesh.adopt_roster(table.roster)
                         await self.announce_roster(except_key=key)
                     raise TableError(
                         f"{link.label} could not be welcomed ({exc}); seat not given"
@@ -273,7 +273,7 @@ class Door:
     async def _expire(self, link: SecureLink) -> None:
         self.expired += 1
         why = f"the host did not answer within {self.request_timeout:g} s"
-        self.mesh._reject(link.label, TableError(f"join request expired: {why}"))
+        self.mesh.reject(link.label, TableError(f"join request expired: {why}"))
         with contextlib.suppress(LinkError):
             await link.send(refused_message(why))
 
@@ -319,4 +319,4 @@ class Door:
         for peer in mesh.peers():
             if peer != except_key and mesh.is_up(peer):
                 with contextlib.suppress(MeshError, LinkError):
-                    await mesh._send_raw(peer, message)
+                    await mesh.send_control(peer, message)

@@ -34,7 +34,7 @@ from buraco_p2p.net.table.table import (
 )
 
 if TYPE_CHECKING:
-    from buraco_p2p.net.mesh.mesh import Mesh
+    from buraco_p2p.net.mesh.core import MeshCore
 
 __all__ = ["STAGGER", "Dialer"]
 
@@ -47,15 +47,15 @@ class _PortBusy(Exception):
 
 
 class Dialer:
-    """The dialing side of one mesh: opens links and hands them to `Mesh._run_link`."""
+    """The dialing side of one mesh: opens links and hands them to `MeshCore.run_link`."""
 
-    def __init__(self, mesh: Mesh) -> None:
+    def __init__(self, mesh: MeshCore) -> None:
         self.mesh = mesh
 
     def secret_for(self, peer: PeerKey) -> bytes:
         """The host is dialed with the invite's secret, everyone else with the mesh secret."""
         mesh = self.mesh
-        return mesh.room_secret if mesh.roster is None or mesh._is_host_key(peer) else (
+        return mesh.room_secret if mesh.roster is None or mesh.is_host_key(peer) else (
             mesh.mesh_secret
         )
 
@@ -73,7 +73,7 @@ class Dialer:
             not mesh.is_host
             and mesh.listen_wildcard
             and mesh.listen_port is not None
-            and (mesh.roster is None or mesh._is_host_key(peer))
+            and (mesh.roster is None or mesh.is_host_key(peer))
         ):
             with contextlib.suppress(_PortBusy):
                 return await self._connect_from(mesh.listen_port, ep, peer)
@@ -136,7 +136,7 @@ class Dialer:
 
     async def dial_direct(self, key: PeerKey) -> SecureLink | None:
         mesh = self.mesh
-        if mesh._direct_refused(key) or mesh.roster is None:
+        if mesh.direct_refused(key) or mesh.roster is None:
             return None
         member = mesh.roster.member(key)
         if member is None:
@@ -145,12 +145,12 @@ class Dialer:
             try:
                 link = await self.connect(ep, key)
             except LinkError as exc:
-                mesh._reject(str(ep), exc)
+                mesh.reject(str(ep), exc)
                 continue
             try:
                 await link.send(mesh_message())
             except LinkError as exc:
-                mesh._reject(str(ep), exc)
+                mesh.reject(str(ep), exc)
                 await link.aclose()
                 continue
             return link
@@ -161,13 +161,13 @@ class Dialer:
         punch timed by the host) is left alone while it lives: never replaced by the relay."""
         mesh = self.mesh
         delay = mesh.config.redial_min
-        while mesh._seated(key):
+        while mesh.wants_link(key):
             await self._while_direct(key)
-            link = await self.dial_direct(key) if mesh._seated(key) else None
+            link = await self.dial_direct(key) if mesh.wants_link(key) else None
             if link is not None:
                 delay = mesh.config.redial_min
-                await mesh._run_link(key, link, relayed=False)
-            elif mesh._seated(key) and self._direct_run(key) is None:
+                await mesh.run_link(key, link, relayed=False)
+            elif mesh.wants_link(key) and self._direct_run(key) is None:
                 link = await mesh.relays.dial(key)
                 if link is not None and self._direct_run(key) is not None:
                     await link.aclose()
@@ -178,7 +178,7 @@ class Dialer:
             delay = min(delay * 2, mesh.config.redial_max)
 
     def _direct_run(self, key: PeerKey) -> LinkRun | None:
-        run = self.mesh._live_run_or_none(key)
+        run = self.mesh.live_run_or_none(key)
         return run if run is not None and not run.relayed else None
 
     async def _while_direct(self, key: PeerKey) -> None:
@@ -268,9 +268,9 @@ class Dialer:
     ) -> None:
         mesh = self.mesh
         delay = mesh.config.redial_min
-        while mesh._seated(mesh.me):
-            await mesh._run_link(host, link, relayed=False)
-            while mesh._seated(mesh.me):
+        while mesh.wants_link(mesh.me):
+            await mesh.run_link(host, link, relayed=False)
+            while mesh.wants_link(mesh.me):
                 await trio.sleep(delay)
                 delay = min(delay * 2, mesh.config.redial_max)
                 assert mesh.roster is not None
@@ -279,16 +279,16 @@ class Dialer:
                 try:
                     link, roster = await self.connect_host(candidates, host)
                 except JoinRefused as exc:
-                    mesh._reject("host", exc)
+                    mesh.reject("host", exc)
                     return
                 except MeshError as exc:
-                    mesh._reject("host", exc)
+                    mesh.reject("host", exc)
                     continue
                 delay = mesh.config.redial_min
                 try:
-                    mesh._set_roster(roster, link.label)
+                    mesh.adopt_roster(roster, link.label)
                 except RosterError as exc:
-                    mesh._reject(link.label, exc)
+                    mesh.reject(link.label, exc)
                     await link.aclose()
                     continue
                 break

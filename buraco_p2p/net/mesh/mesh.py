@@ -57,11 +57,11 @@ from buraco_p2p.net.mesh.events import (
     StreamReset,
 )
 from buraco_p2p.net.mesh.meshconfig import MeshConfig, MeshState
+from buraco_p2p.net.mesh.peer import Peer
 from buraco_p2p.net.mesh.peerlinks import (
     HOST_TO_JOINER_TAGS,
     JOINER_TO_HOST_TAGS,
     PEER_TAGS,
-    Peer,
     PeerLinks,
 )
 from buraco_p2p.net.mesh.punching import Punches
@@ -134,9 +134,9 @@ class Mesh:
         self.listen_wildcard = False  # listening on every interface (not one address)
         self.rejections: deque[str] = deque(maxlen=200)
         self._nursery = nursery
-        self._state = state
-        self._incarnation = state.incarnation if state else secrets.token_bytes(INCARNATION_LEN)
-        self._peers: dict[PeerKey, Peer] = {}
+        self.saved_state = state
+        self.incarnation = state.incarnation if state else secrets.token_bytes(INCARNATION_LEN)
+        self.records: dict[PeerKey, Peer] = {}
         self._inbox_send, self._inbox_recv = trio.open_memory_channel[
             tuple[PeerKey, bytes | None, Any, int]
         ](math.inf)
@@ -201,12 +201,12 @@ class Mesh:
         return tuple(k for k in self.roster.seat_keys() if k != self.me)
 
     def is_up(self, peer: PeerKey) -> bool:
-        p = self._peers.get(peer)
+        p = self.records.get(peer)
         return p is not None and p.link is not None
 
     def how_linked(self, peer: PeerKey) -> str | None:
         """How the live link to `peer` was made ("direct (punched)", ...); None when down."""
-        p = self._peers.get(peer)
+        p = self.records.get(peer)
         if p is None or p.link is None or p.run is None:
             return None
         address = p.link.address
@@ -224,7 +224,7 @@ class Mesh:
         )
 
     def is_relayed(self, peer: PeerKey) -> bool:
-        p = self._peers.get(peer)
+        p = self.records.get(peer)
         return p is not None and p.link is not None and p.run is not None and p.run.relayed
 
     async def send(self, peer: PeerKey, message: Any) -> None:
@@ -234,7 +234,7 @@ class Mesh:
         retransmit buffer: delivery is guaranteed across reconnects as long as that buffer
         has room (`SendBufferFull` otherwise).
         """
-        p = self._peers.get(peer)
+        p = self.records.get(peer)
         seated = self.roster is not None and self.roster.member(peer) is not None
         if p is None or peer == self.me or not seated:
             raise MeshError(f"{peer.fingerprint()} is not seated at this table")
@@ -242,7 +242,7 @@ class Mesh:
         record = p.channel.send(message)
         run = p.run
         if p.link is not None and run is not None and run.link is p.link:
-            self._enqueue(run, record.to_wire())
+            self.enqueue(run, record.to_wire())
         await trio.lowlevel.checkpoint()
 
     async def broadcast(self, message: Any) -> None:
@@ -271,7 +271,7 @@ class Mesh:
 
     def _took(self, item: tuple[PeerKey, bytes | None, Any, int]) -> tuple[PeerKey, Any]:
         key, incarnation, payload, size = item
-        p = self._peers[key]
+        p = self.records[key]
         p.unread_bytes -= size
         p.channel.consumed(incarnation)
         # Acknowledge at once when we have caught up with this peer: its retransmit buffer
@@ -287,8 +287,8 @@ class Mesh:
     def snapshot(self) -> MeshState:
         """Delivery state as of now: persist it with what the application has consumed."""
         return MeshState(
-            self._incarnation,
-            {key.raw: p.channel.snapshot() for key, p in self._peers.items()},
+            self.incarnation,
+            {key.raw: p.channel.snapshot() for key, p in self.records.items()},
         )
 
     def advertise_also(
@@ -300,7 +300,7 @@ class Mesh:
         table = self.door.table
         if table is not None:
             table.readmit(self.me, self.identity.nickname, self.advertised)
-            self._set_roster(table.roster)
+            self.adopt_roster(table.roster)
 
     async def wait_all_up(self, seats: int | None = None) -> None:
         """Wait until `seats` peers (the whole table unless told) are seated and every link
@@ -329,18 +329,18 @@ class Mesh:
         `SeatFreed` with reason "left"); until its roster arrives, nothing changes here."""
         if self.is_host or self.roster is None:
             raise MeshError("the host cannot leave its own table")
-        await self._send_raw(self.roster.host.key, [LEAVE])
+        await self.send_control(self.roster.host.key, [LEAVE])
 
     # -- internals: bookkeeping ------------------------------------------------------------
 
-    def _emit(self, event: MeshEvent) -> None:
+    def emit(self, event: MeshEvent) -> None:
         if self._closed:
             return
         with contextlib.suppress(trio.WouldBlock, trio.BrokenResourceError):
             self._events_send.send_nowait(event)
         self._roster_changed.set()
 
-    def _reject(self, who: str | None, exc: BaseException) -> None:
+    def reject(self, who: str | None, exc: BaseException) -> None:
         """Remember why a link or peer was refused (errors usually name the peer already)."""
         text = str(exc) or type(exc).__name__
         if who and who in text:
@@ -348,24 +348,24 @@ class Mesh:
         else:
             self.rejections.append(f"{who or 'unknown peer'}: {text}")
 
-    def _seat(self, key: PeerKey) -> int:
+    def seat_of(self, key: PeerKey) -> int:
         assert self.roster is not None
         m = self.roster.member(key)
         return m.seat if m is not None else -1
 
-    def _direct_refused(self, other: PeerKey) -> bool:
+    def direct_refused(self, other: PeerKey) -> bool:
         hook = self.config.refuse_direct
         return hook is not None and (hook(self.me, other) or hook(other, self.me))
 
-    def _set_roster(self, roster: Roster, sender: str = "the host") -> None:
+    def adopt_roster(self, roster: Roster, sender: str = "the host") -> None:
         """Adopt `roster` if it is newer (`seating.py`); a roster that drops a seat without
         recording its departure is a `RosterError` naming `sender`, and nothing changes."""
         self.seating.adopt(roster, sender)
 
-    def _is_host_key(self, key: PeerKey) -> bool:
+    def is_host_key(self, key: PeerKey) -> bool:
         return self.roster is not None and self.roster.host.key == key
 
-    def _seated(self, key: PeerKey) -> bool:
+    def wants_link(self, key: PeerKey) -> bool:
         """Both `key` and we hold a seat: links between us are wanted."""
         roster = self.roster
         return (
@@ -375,28 +375,39 @@ class Mesh:
             and roster.member(key) is not None
         )
 
-    def _close(self) -> None:
+    def close(self) -> None:
         self._closed = True
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    @property
+    def nursery(self) -> trio.Nursery:
+        return self._nursery
+
+    def deliver(self, key: PeerKey, incarnation: bytes | None, payload: Any, size: int) -> None:
+        self._inbox_send.send_nowait((key, incarnation, payload, size))
 
     # -- links: their life cycle is `peerlinks.py`, the accepting side `accepting.py` --------
     # The mesh's other parts (dialing, admission, relaying, punching) reach links through these.
 
-    async def _run_link(self, key: PeerKey, link: SecureLink, *, relayed: bool) -> None:
+    async def run_link(self, key: PeerKey, link: SecureLink, *, relayed: bool) -> None:
         """Own `link` until it dies; exactly one link per peer is live at a time."""
         await self.links.run(key, link, relayed=relayed)
 
-    async def _accept_peer_link(self, link: SecureLink) -> None:
+    async def accept_peer_link(self, link: SecureLink) -> None:
         """A link whose greeting says it comes from a seated peer (the door checked that)."""
         await self.acceptor.accept_peer_link(link)
 
-    def _live_run_or_none(self, key: PeerKey) -> LinkRun | None:
+    def live_run_or_none(self, key: PeerKey) -> LinkRun | None:
         return self.links.live_run_or_none(key)
 
-    def _enqueue(self, run: LinkRun, record: list[Any], relay_size: int = 0) -> bool:
+    def enqueue(self, run: LinkRun, record: list[Any], relay_size: int = 0) -> bool:
         return self.links.enqueue(run, record, relay_size)
 
-    async def _send_raw(self, key: PeerKey, message: list[Any]) -> None:
+    async def send_control(self, key: PeerKey, message: list[Any]) -> None:
         await self.links.send_raw(key, message)
 
-    async def _send_relayed_chunk(self, key: PeerKey, message: list[Any], size: int) -> None:
+    async def send_relayed_chunk(self, key: PeerKey, message: list[Any], size: int) -> None:
         await self.links.send_relayed_chunk(key, message, size)

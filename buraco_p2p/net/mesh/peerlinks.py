@@ -1,6 +1,6 @@
 """The life of each link to a seated peer, from its first record to its close.
 
-A link, however it was opened (dialed, accepted, punched or relayed: `Mesh._run_link`),
+A link, however it was opened (dialed, accepted, punched or relayed: `MeshCore.run_link`),
 starts with a `Resume` exchange (`reliable.py`), after which missed messages are sent again
 and the link goes live. From then on it has three tasks: its own sender, the only writer of
 its socket, which drains the link's bounded queue (`outbox.py`) so `send` and `broadcast`
@@ -37,12 +37,13 @@ from buraco_p2p.net.channel.reliable import (
     parse_record,
 )
 from buraco_p2p.net.mesh.events import PeerDown, PeerUp, StreamReset
+from buraco_p2p.net.mesh.peer import Peer
 from buraco_p2p.net.mesh.punching import HOST_PUNCH_TAGS, JOINER_PUNCH_TAGS
 from buraco_p2p.net.mesh.relay import RELAY_TAGS, parse_relay
 from buraco_p2p.net.table.table import LEAVE, LEFT, Roster, TableError, check_roster, roster_message
 
 if TYPE_CHECKING:
-    from buraco_p2p.net.mesh.mesh import Mesh
+    from buraco_p2p.net.mesh.core import MeshCore
 
 __all__ = [
     "HOST_TO_JOINER_TAGS",
@@ -64,39 +65,25 @@ PUNCH_TAGS = HOST_PUNCH_TAGS | JOINER_PUNCH_TAGS
 SEND_QUEUE_HEADROOM = 1024
 
 
-class Peer:
-    """What we keep about one seated peer across its links: delivery state and the live run."""
-
-    def __init__(self, key: PeerKey, channel: ReliableChannel) -> None:
-        self.key = key
-        self.channel = channel
-        self.link: SecureLink | None = None  # set only once resumed: safe to send data on
-        self.run: LinkRun | None = None
-        self.ack_wake = trio.Event()
-        self.connector = False
-        self.unread_bytes = 0  # encoded size of its messages waiting in our inbox
-        self.shown: PeerUp | None = None  # the last PeerUp given out; None once shown down
-
-
 class PeerLinks:
     """The link life cycle of one mesh: owns each link from its resume record to its close."""
 
-    def __init__(self, mesh: Mesh) -> None:
+    def __init__(self, mesh: MeshCore) -> None:
         self.mesh = mesh
 
     def peer(self, key: PeerKey) -> Peer:
         """Our record of `key`, made on first use with the delivery state saved for it."""
         mesh = self.mesh
-        p = mesh._peers.get(key)
+        p = mesh.records.get(key)
         if p is None:
-            saved = mesh._state.channels.get(key.raw) if mesh._state else None
+            saved = mesh.saved_state.channels.get(key.raw) if mesh.saved_state else None
             channel = ReliableChannel(
-                mesh._incarnation,
+                mesh.incarnation,
                 f"peer {key.fingerprint()}",
                 max_buffer=mesh.config.max_buffer,
                 state=saved,
             )
-            p = mesh._peers[key] = Peer(key, channel)
+            p = mesh.records[key] = Peer(key, channel)
         return p
 
     async def run(self, key: PeerKey, link: SecureLink, *, relayed: bool) -> None:
@@ -121,16 +108,16 @@ class PeerLinks:
             reason = str(exc)
         except (NetError, trio.TooSlowError) as exc:
             reason = str(exc) or type(exc).__name__
-            mesh._reject(link.label, exc)
+            mesh.reject(link.label, exc)
         except Exception as exc:
             # Whatever one peer's input provokes ends that peer's link, never the mesh.
             reason = f"{link.label}: its input raised {type(exc).__name__}: {exc}"
-            mesh._reject(link.label, MeshError(reason))
+            mesh.reject(link.label, MeshError(reason))
         finally:
             run.outbox.close()
             if run.error is not None:
                 reason = str(run.error)
-                mesh._reject(link.label, run.error)
+                mesh.reject(link.label, run.error)
             elif run.replaced is not None:
                 reason = run.replaced
             if p.link is link:
@@ -138,7 +125,7 @@ class PeerLinks:
             if p.run is run:
                 p.run = None
             p.channel.link_lost()
-            if not mesh.is_host and mesh._is_host_key(key):
+            if not mesh.is_host and mesh.is_host_key(key):
                 # Every relayed channel ran over this link: end them all now.
                 mesh.relays.end_all()
             with trio.CancelScope(shield=True):
@@ -146,7 +133,7 @@ class PeerLinks:
             # A link taken over by a newer one is no change to show; the newer one reports.
             if run.replaced is None and p.shown is not None and p.run is None:
                 p.shown = None
-                mesh._emit(PeerDown(key, reason))
+                mesh.emit(PeerDown(key, reason))
             run.done.set()
 
     async def _serve_link(self, p: Peer, run: LinkRun) -> None:
@@ -184,9 +171,9 @@ class PeerLinks:
                 up = PeerUp(p.key, nickname, run.relayed)
                 if up != p.shown:
                     p.shown = up
-                    mesh._emit(up)
+                    mesh.emit(up)
                 if restarted is not None:
-                    mesh._emit(StreamReset(p.key))
+                    mesh.emit(StreamReset(p.key))
                 if mesh.is_host and not run.relayed:
                     mesh.punches.link_up(p.key, link.address)
                 liveness.on_receive(trio.current_time())
@@ -238,7 +225,7 @@ class PeerLinks:
         mesh = self.mesh
         if mesh.is_host:
             return JOINER_TO_HOST_TAGS
-        if mesh._is_host_key(key):
+        if mesh.is_host_key(key):
             return HOST_TO_JOINER_TAGS
         return PEER_TAGS
 
@@ -297,7 +284,7 @@ class PeerLinks:
         fresh, payload = p.channel.on_data(record)
         if fresh:
             p.unread_bytes += size
-            mesh._inbox_send.send_nowait((p.key, p.channel.peer_incarnation, payload, size))
+            mesh.deliver(p.key, p.channel.peer_incarnation, payload, size)
 
     def _on_roster(self, msg: list[Any], name: str) -> None:
         mesh = self.mesh
@@ -305,7 +292,7 @@ class PeerLinks:
             raise TableError(f"{name} sent a malformed roster message")
         roster = Roster.from_wire(msg[1], name)
         check_roster(roster, name, mesh.table_id)
-        mesh._set_roster(roster, name)
+        mesh.adopt_roster(roster, name)
 
     # -- a link's outgoing side, for the mesh and its other parts ------------------------
 
@@ -323,7 +310,7 @@ class PeerLinks:
             return None
 
     def live_run(self, key: PeerKey) -> LinkRun:
-        p = self.mesh._peers.get(key)
+        p = self.mesh.records.get(key)
         run = p.run if p is not None else None
         if p is None or p.link is None or run is None or run.link is not p.link:
             raise MeshError(f"no link to {key.fingerprint()}")

@@ -50,7 +50,7 @@ from buraco_p2p.net.reach.punch import PunchError, simultaneous_open, start_dela
 from buraco_p2p.net.table.table import mesh_message
 
 if TYPE_CHECKING:
-    from buraco_p2p.net.mesh.mesh import Mesh
+    from buraco_p2p.net.mesh.core import MeshCore
 
 __all__ = [
     "HOST_PUNCH_TAGS",
@@ -181,7 +181,7 @@ def parse_observed(address: str | None) -> Endpoint | None:
 class Punches:
     """One mesh's part in punching: the coordinator on the host, the puncher on a joiner."""
 
-    def __init__(self, mesh: Mesh) -> None:
+    def __init__(self, mesh: MeshCore) -> None:
         self.mesh = mesh
         # Host: where each joiner's link comes from; the pairs being coordinated; backoff.
         self.observed: dict[PeerKey, Endpoint] = {}
@@ -207,9 +207,9 @@ class Punches:
         if observed is None:
             return
         self.observed[key] = observed
-        run = mesh._live_run_or_none(key)
+        run = mesh.live_run_or_none(key)
         if run is not None:
-            mesh._enqueue(run, [SEEN, endpoint_wire(observed)])
+            mesh.enqueue(run, [SEEN, endpoint_wire(observed)])
         for other in mesh.peers():
             if other != key and mesh.is_up(other):
                 self.pair(key, other)
@@ -236,7 +236,7 @@ class Punches:
         ):
             return
         self._busy.add(pair)
-        mesh._nursery.start_soon(self._coordinate, a, b, pair)
+        mesh.nursery.start_soon(self._coordinate, a, b, pair)
 
     def _behind_nat(self, key: PeerKey) -> bool:
         """We see `key` at an address its roster entry does not list."""
@@ -251,7 +251,7 @@ class Punches:
         hook = mesh.config.refuse_direct
         if hook is not None and (hook(a, b) or hook(b, a)):
             return False
-        if mesh._seat(a) <= 0 or mesh._seat(b) <= 0:
+        if mesh.seat_of(a) <= 0 or mesh.seat_of(b) <= 0:
             return False
         if a not in self.observed or b not in self.observed:
             return False
@@ -291,7 +291,7 @@ class Punches:
                 nursery.start_soon(self._tell, a, b, to_a, delays.first)
                 nursery.start_soon(self._tell, b, a, to_b, delays.second)
         except NetError as exc:
-            mesh._reject("punch coordination", exc)
+            mesh.reject("punch coordination", exc)
         finally:
             wait = self._wait.get(pair, mesh.config.direct_retry_min)
             self._next_at[pair] = trio.current_time() + wait
@@ -308,7 +308,7 @@ class Punches:
         event = trio.Event()
         self._pings[nonce] = (key, trio.current_time(), event, done)
         try:
-            await mesh._send_raw(key, [PING, nonce])
+            await mesh.send_control(key, [PING, nonce])
             with trio.move_on_after(PING_TIMEOUT):
                 await event.wait()
                 rtts[key] = done[0]
@@ -321,7 +321,7 @@ class Punches:
         self, to: PeerKey, peer: PeerKey, candidates: list[Endpoint], delay: float
     ) -> None:
         await trio.sleep(delay)
-        await self.mesh._send_raw(to, punch_message(peer, candidates))
+        await self.mesh.send_control(to, punch_message(peer, candidates))
 
     def _on_pong(self, sender: PeerKey, nonce: int) -> None:
         pending = self._pings.get(nonce)
@@ -340,7 +340,7 @@ class Punches:
             if record.pong:
                 self._on_pong(sender, record.nonce)
             else:
-                await mesh._send_raw(sender, [PONG, record.nonce])
+                await mesh.send_control(sender, [PONG, record.nonce])
         elif isinstance(record, Seen):
             self.seen = record.address
         else:
@@ -351,17 +351,17 @@ class Punches:
         peer = punch.peer
         member = mesh.roster.member(peer) if mesh.roster is not None else None
         if member is None or member.seat == 0 or peer == mesh.me:
-            mesh._reject(who, MeshError(f"{who} asked for a punch to a peer not seated here"))
+            mesh.reject(who, MeshError(f"{who} asked for a punch to a peer not seated here"))
             return
         if (
             peer in self._punching
             or mesh.listen_port is None
-            or mesh._direct_refused(peer)
+            or mesh.direct_refused(peer)
             or (mesh.is_up(peer) and not mesh.is_relayed(peer))
         ):
             return
         self._punching.add(peer)
-        mesh._nursery.start_soon(self._punch, peer, punch.candidates)
+        mesh.nursery.start_soon(self._punch, peer, punch.candidates)
 
     async def _punch(self, peer: PeerKey, candidates: tuple[Endpoint, ...]) -> None:
         mesh = self.mesh
@@ -374,10 +374,10 @@ class Punches:
         address = stream_address(stream)
         if address is not None:
             mesh.punched.add(address)
-        if mesh.server is None or not mesh._seated(peer):
+        if mesh.server is None or not mesh.wants_link(peer):
             await trio.aclose_forcefully(stream)
             return
-        if mesh._seat(mesh.me) < mesh._seat(peer):
+        if mesh.seat_of(mesh.me) < mesh.seat_of(peer):
             # The higher seat is the initiator; its handshake arrives on this stream.
             await mesh.server.handle_stream(stream)
             return
@@ -389,9 +389,9 @@ class Punches:
             )  # fmt: skip
             await link.send(mesh_message())
         except LinkError as exc:
-            mesh._reject(address, exc)
+            mesh.reject(address, exc)
             return
-        await mesh._run_link(peer, link, relayed=False)
+        await mesh.run_link(peer, link, relayed=False)
 
     def claim_accepted(self, stream: trio.SocketStream) -> bool:
         """Listener: take a connection from a candidate being punched as that punch's stream.
@@ -446,6 +446,6 @@ class Punches:
                 if self._awaited.get(ep) is take:
                     del self._awaited[ep]
         if not won:
-            mesh._reject("punch", PunchError("; ".join(errors) or "no candidate opened"))
+            mesh.reject("punch", PunchError("; ".join(errors) or "no candidate opened"))
             return None
         return won[0]

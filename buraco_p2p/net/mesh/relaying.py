@@ -22,7 +22,7 @@ from buraco_p2p.net.channel.link import SecureLink, handshake
 from buraco_p2p.net.mesh.relay import RelayError, RelayRecord, RelayStream
 
 if TYPE_CHECKING:
-    from buraco_p2p.net.mesh.mesh import Mesh
+    from buraco_p2p.net.mesh.core import MeshCore
 
 __all__ = ["MAX_RELAYS_PER_PEER", "Relays"]
 
@@ -32,7 +32,7 @@ MAX_RELAYS_PER_PEER = 4
 class Relays:
     """The relayed streams of one mesh, keyed by (other peer, channel number)."""
 
-    def __init__(self, mesh: Mesh) -> None:
+    def __init__(self, mesh: MeshCore) -> None:
         self.mesh = mesh
         self.streams: dict[tuple[PeerKey, int], RelayStream] = {}
         self.relayed_chunks = 0  # host: chunks forwarded so far
@@ -49,12 +49,12 @@ class Relays:
         if mesh.is_host:
             await self._forward(sender, rec)
             return
-        if not mesh._is_host_key(sender):
+        if not mesh.is_host_key(sender):
             raise RelayError(f"peer {sender.fingerprint()} sent relay traffic but is not the host")
         slot = (rec.peer, rec.chan)
         if rec.kind == "ro":
             source = rec.peer
-            if mesh.roster is None or source == mesh.me or mesh._seat(source) <= 0:
+            if mesh.roster is None or source == mesh.me or mesh.seat_of(source) <= 0:
                 mesh.rejections.append("host opened a relay from a peer not at the table")
                 return
             if slot in self.streams or (
@@ -64,7 +64,7 @@ class Relays:
                 return
             stream = RelayStream(self._host_sender(), source, rec.chan, self._forget)
             self.streams[slot] = stream
-            mesh._nursery.start_soon(self._accept, stream)
+            mesh.nursery.start_soon(self._accept, stream)
         elif rec.kind == "rd":
             relay = self.streams.get(slot)
             if relay is not None:
@@ -78,7 +78,7 @@ class Relays:
         """Host: pass a relay record on, naming the sender as its source."""
         mesh = self.mesh
         target = rec.peer
-        if mesh.roster is None or mesh._seat(sender) <= 0 or mesh._seat(target) <= 0:
+        if mesh.roster is None or mesh.seat_of(sender) <= 0 or mesh.seat_of(target) <= 0:
             raise RelayError(f"peer {sender.fingerprint()} asked to relay outside the table")
         if target == sender:
             raise RelayError(f"peer {sender.fingerprint()} asked to relay to itself")
@@ -89,20 +89,20 @@ class Relays:
             if mesh.config.relay_tap is not None:
                 mesh.config.relay_tap(sender, target, rec.data)
         forwarded = RelayRecord(rec.kind, sender, rec.chan, rec.data).to_wire()
-        run = mesh._live_run_or_none(target)
+        run = mesh.live_run_or_none(target)
         if run is not None and rec.kind == "rd" and not run.outbox.relay_room(len(rec.data)):
             # The destination is not draining this channel: end the channel, not the link.
             mesh.rejections.append(
                 f"relay {sender.fingerprint()} -> {target.fingerprint()} closed: "
                 "the destination is not keeping up"
             )
-            mesh._enqueue(run, RelayRecord("rc", sender, rec.chan).to_wire())
+            mesh.enqueue(run, RelayRecord("rc", sender, rec.chan).to_wire())
             run = None
-        elif run is not None and not mesh._enqueue(run, forwarded, len(rec.data)):
+        elif run is not None and not mesh.enqueue(run, forwarded, len(rec.data)):
             run = None
         if run is None and rec.kind != "rc":
             with contextlib.suppress(MeshError):
-                await mesh._send_raw(sender, RelayRecord("rc", target, rec.chan).to_wire())
+                await mesh.send_control(sender, RelayRecord("rc", target, rec.chan).to_wire())
         await trio.lowlevel.checkpoint()
 
     def _forget(self, stream: RelayStream) -> None:
@@ -116,9 +116,9 @@ class Relays:
 
         async def send(record: list[Any]) -> None:
             if record[0] == "rd":
-                await mesh._send_relayed_chunk(host, record, len(record[3]))
+                await mesh.send_relayed_chunk(host, record, len(record[3]))
             else:
-                await mesh._send_raw(host, record)
+                await mesh.send_control(host, record)
 
         return send
 
@@ -136,17 +136,17 @@ class Relays:
                 address="relay",
             )
         except LinkError as exc:
-            mesh._reject(f"relay from {stream.peer.fingerprint()}", exc)
+            mesh.reject(f"relay from {stream.peer.fingerprint()}", exc)
             self.streams.pop((stream.peer, stream.chan), None)
             return
-        live = mesh._live_run_or_none(stream.peer)
+        live = mesh.live_run_or_none(stream.peer)
         if live is not None and not live.relayed and live.link.address in mesh.punched:
             # A relay dialed while the punch was opening: the punched link stays.
             self.streams.pop((stream.peer, stream.chan), None)
             await link.aclose()
             return
         try:
-            await mesh._run_link(stream.peer, link, relayed=True)
+            await mesh.run_link(stream.peer, link, relayed=True)
         finally:
             self.streams.pop((stream.peer, stream.chan), None)
 
@@ -162,7 +162,7 @@ class Relays:
         stream = RelayStream(self._host_sender(), key, chan, self._forget)
         self.streams[(key, chan)] = stream
         try:
-            await mesh._send_raw(host, RelayRecord("ro", key, chan).to_wire())
+            await mesh.send_control(host, RelayRecord("ro", key, chan).to_wire())
             return await handshake(
                 stream,
                 mesh.identity,
@@ -174,7 +174,7 @@ class Relays:
                 address="relay",
             )
         except (LinkError, MeshError) as exc:
-            mesh._reject(f"relay to {key.fingerprint()}", exc)
+            mesh.reject(f"relay to {key.fingerprint()}", exc)
             self.streams.pop((key, chan), None)
             await stream.aclose()
             return None
@@ -197,11 +197,11 @@ class Relays:
                 direct = await mesh.dialer.dial_direct(key)
                 if direct is not None:
                     upgraded = True
-                    await mesh._run_link(key, direct, relayed=False)
+                    await mesh.run_link(key, direct, relayed=False)
                     return
 
         async with trio.open_nursery() as nursery:
             nursery.start_soon(retry_direct)
-            await mesh._run_link(key, link, relayed=True)
+            await mesh.run_link(key, link, relayed=True)
             if not upgraded:
                 nursery.cancel_scope.cancel()

@@ -21,7 +21,7 @@ from buraco_p2p.net.mesh.events import NicknameChanged, RosterChanged, SeatFreed
 from buraco_p2p.net.table.table import Departure, Roster, roster_message, succession
 
 if TYPE_CHECKING:
-    from buraco_p2p.net.mesh.mesh import Mesh
+    from buraco_p2p.net.mesh.core import MeshCore
 
 __all__ = ["Seating"]
 
@@ -29,7 +29,7 @@ __all__ = ["Seating"]
 class Seating:
     """The seats of one mesh as its roster says: adopting a roster, freeing a seat."""
 
-    def __init__(self, mesh: Mesh) -> None:
+    def __init__(self, mesh: MeshCore) -> None:
         self.mesh = mesh
 
     def adopt(self, roster: Roster, sender: str = "the host") -> None:
@@ -43,7 +43,7 @@ class Seating:
         if mesh.is_host and mesh.roster_saver is not None:
             mesh.roster_saver(roster)  # first: a roster that failed to save is not adopted
         mesh.roster = roster
-        my_seat = mesh._seat(mesh.me)
+        my_seat = mesh.seat_of(mesh.me)
         for m in roster.members:
             if m.key == mesh.me:
                 continue
@@ -53,15 +53,15 @@ class Seating:
                 and m.seat != 0
                 and m.seat < my_seat
                 and not p.connector
-                and not mesh._closed
+                and not mesh.closed
             ):
                 p.connector = True
-                mesh._nursery.start_soon(mesh.dialer.peer_connector, m.key)
-        mesh._emit(RosterChanged(roster))
+                mesh.nursery.start_soon(mesh.dialer.peer_connector, m.key)
+        mesh.emit(RosterChanged(roster))
         if change is None:
             return
         for before, after in change.renamed:
-            mesh._emit(NicknameChanged(after.key, before.nickname, after.nickname))
+            mesh.emit(NicknameChanged(after.key, before.nickname, after.nickname))
         for departure in change.freed:
             self._unseat(departure, old)
 
@@ -69,17 +69,17 @@ class Seating:
         mesh = self.mesh
         member = old.member(departure.key) if old is not None else None
         nickname = member.nickname if member is not None else departure.key.short()
-        mesh._emit(SeatFreed(departure.key, departure.seat, nickname, departure.reason))
+        mesh.emit(SeatFreed(departure.key, departure.seat, nickname, departure.reason))
         why = f"{nickname} ({departure.key.fingerprint()}) was {departure.reason}"
         if departure.key == mesh.me:
             mesh.unseated = departure.reason
-            runs = [p.run for p in mesh._peers.values()]
+            runs = [p.run for p in mesh.records.values()]
         else:
-            gone = mesh._peers.get(departure.key)
+            gone = mesh.records.get(departure.key)
             runs = [gone.run] if gone is not None else []
         for run in runs:
             if run is not None:
-                mesh._nursery.start_soon(mesh.links.retire, run, why)
+                mesh.nursery.start_soon(mesh.links.retire, run, why)
 
     def free(self, peer: PeerKey, reason: str) -> None:
         """Host: free `peer`'s seat and send the roster that records it to every seat."""
@@ -108,6 +108,6 @@ class Seating:
         # The kicked peer's link is retired only once its queue drains.
         message = roster_message(roster)
         for m in old.members:  # the kicked peer too: that is how it learns
-            run = mesh.links.live_run_or_none(m.key) if m.key != mesh.me else None
+            run = mesh.live_run_or_none(m.key) if m.key != mesh.me else None
             if run is not None:
-                mesh.links.enqueue(run, message)
+                mesh.enqueue(run, message)

@@ -59,7 +59,7 @@ async def _mesh_scope(
             try:
                 yield mesh, nursery
             finally:
-                mesh._close()
+                mesh.close()
                 nursery.cancel_scope.cancel()
     except BaseExceptionGroup as group:
         found = leaves(group)
@@ -106,7 +106,7 @@ async def host_table(
         me = Member(0, identity.public, identity.nickname, mesh.advertised)
         mesh.door.table = HostTable(table_id, me, restore=roster, seats=seats)
         mesh.door.approve = approve
-        mesh._set_roster(mesh.door.table.roster)
+        mesh.adopt_roster(mesh.door.table.roster)
         yield mesh
 
 
@@ -149,6 +149,6 @@ async def join_table(
         if roster.host.key != host_key:
             await link.aclose()
             raise MeshError("the host's roster names someone else as host")
-        mesh._set_roster(roster)
+        mesh.adopt_roster(roster)
         nursery.start_soon(mesh.dialer.host_connector, link, invite.addresses, host_key)
         yield mesh

@@ -331,7 +331,7 @@ class Mesh:
             raise MeshError("the host cannot leave its own table")
         await self.send_control(self.roster.host.key, [LEAVE])
 
-    # -- internals: bookkeeping ------------------------------------------------------------
+    # -- MeshCore (core.py): what the mesh's parts may ask of it; contracts there ---------
 
     def emit(self, event: MeshEvent) -> None:
         if self._closed:

@@ -42,9 +42,12 @@ ALLOWED: dict[str, frozenset[str]] = {
     "session": frozenset({"cards", "codec", "crypto", "engine", "logfile", "net.channel", "rules"}),
 }
 _BELOW_SESSION = frozenset(ALLOWED) | {"session"}
-ALLOWED["audit"] = _BELOW_SESSION
+_AUDIT = frozenset({"verify_compare", "verify_jobs"})  # the parts of `verify`, under audit.py
+for _name in _AUDIT:
+    ALLOWED[_name] = _BELOW_SESSION
+ALLOWED["audit"] = _BELOW_SESSION | _AUDIT
 ALLOWED["bots"] = _BELOW_SESSION
-ALLOWED["play"] = _BELOW_SESSION | {"audit", "bots"}
+ALLOWED["play"] = _BELOW_SESSION | _AUDIT | {"audit", "bots"}
 ALLOWED["ui"] = ALLOWED["play"] | {"play"}
 ALLOWED["cli"] = ALLOWED["ui"] | {"ui"}
 ALLOWED["__main__"] = frozenset({"cli"})
@@ -72,6 +75,8 @@ KNOWN_PRIVATE_READS: dict[tuple[str, str], str] = {
     ("session.produce", "_seat_nonce"): "the table's helpers hold the whole Table",
     ("play.heir", "_handle"): "the heir drives a Driver's message handler",
     ("play.node", "_on_message"): "the node hands a Driver's handler to the mesh loop",
+    ("verify_jobs", "_trusted"): "a worker's points were checked once; group.py names no "
+    "public way to rebuild them unchecked",
 }
 # The mesh's parts: each is given a `MeshCore` (net/mesh/core.py), never the `Mesh` class.
 MESH_PARTS = (
@@ -275,7 +280,8 @@ def test_no_module_reads_another_modules_private_members() -> None:
         for private in private_reads(path.read_text())
     }
     assert reads - set(KNOWN_PRIVATE_READS) == set()
-    assert set(KNOWN_PRIVATE_READS) <= reads, "fixed: remove from KNOWN_PRIVATE_READS"
+    present = {known for known in KNOWN_PRIVATE_READS if known[0] in MODULES}
+    assert present <= reads, "fixed: remove from KNOWN_PRIVATE_READS"
 
 
 def test_the_private_check_sees_a_part_reaching_into_the_mesh() -> None:

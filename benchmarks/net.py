@@ -39,13 +39,19 @@ import msgpack
 import trio
 
 from buraco_p2p import codec
-from buraco_p2p.net.errors import LinkError
-from buraco_p2p.net.framing import KIND_DATA
-from buraco_p2p.net.identity import Identity, PeerKey
-from buraco_p2p.net.invite import Invite
-from buraco_p2p.net.link import PRESEAT_LIMITS, PRESEAT_MAX_BYTES, SecureLink, connect, handshake
-from buraco_p2p.net.mesh import JoinRequest, Mesh, MeshConfig
-from buraco_p2p.net.startup import host_table, join_table
+from buraco_p2p.net.channel.errors import LinkError
+from buraco_p2p.net.channel.framing import KIND_DATA
+from buraco_p2p.net.channel.identity import Identity, PeerKey
+from buraco_p2p.net.channel.link import (
+    PRESEAT_LIMITS,
+    PRESEAT_MAX_BYTES,
+    SecureLink,
+    connect,
+    handshake,
+)
+from buraco_p2p.net.mesh.mesh import JoinRequest, Mesh, MeshConfig
+from buraco_p2p.net.mesh.startup import host_table, join_table
+from buraco_p2p.net.reach.invite import Invite
 
 ROOM = os.urandom(16)
 TABLE = b"bench-table-0001"

@@ -60,7 +60,7 @@ from buraco_p2p.bots.selfplay import session_match
 from buraco_p2p.crypto import DeterministicRandomSource
 from buraco_p2p.engine import DrawStock, Move
 from buraco_p2p.logfile import encode_log
-from buraco_p2p.net.identity import Identity
+from buraco_p2p.net.channel.identity import Identity
 from buraco_p2p.rules import RuleSet, get_preset
 from buraco_p2p.session import (
     CardSeen,

@@ -150,9 +150,9 @@ def bench_lobby(frames: int) -> dict[str, Any]:
     import tempfile
     from pathlib import Path
 
-    from buraco_p2p.net.identity import Identity
-    from buraco_p2p.net.lobby import Lobby
-    from buraco_p2p.net.startup import host_table
+    from buraco_p2p.net.channel.identity import Identity
+    from buraco_p2p.net.mesh.lobby import Lobby
+    from buraco_p2p.net.mesh.startup import host_table
     from buraco_p2p.ui.netplay import LobbyFeed
 
     times: list[float] = []

@@ -10,12 +10,14 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 from types import ModuleType
 
 from buraco_p2p import __version__, audit
 from buraco_p2p.bots import selfplay
-from buraco_p2p.net import commands
+from buraco_p2p.net.mesh import commands
 from buraco_p2p.play import botpeer, hostjoin, local, netselfplay
+from buraco_p2p.rules import RuleSet
 from buraco_p2p.ui import command as play
 
 # Each exposes `register(subparsers)`; every parser it registers sets `func=` to a callable
@@ -32,6 +34,54 @@ COMMAND_MODULES: tuple[ModuleType, ...] = (
 )
 
 
+class FullScreen:
+    """`host`, `join` and `resume` in the full-screen client (`hostjoin.FullScreen`): the
+    play layer chooses between it and the line client on a terminal, but only this layer,
+    above both, may hand it the UI (imported when first used, as before: the line client
+    and the bot processes never load it)."""
+
+    def host(self, args: argparse.Namespace, rules: RuleSet, root: Path) -> int:
+        from buraco_p2p.net.mesh.commands import UsageError as NetUsage
+        from buraco_p2p.ui import netplay
+
+        try:
+            netplay.check_address(args)
+            identity = netplay.identity_of(args)
+        except NetUsage as exc:
+            sys.stderr.write(f"buraco-p2p: {exc}\n")
+            return 2
+        feed = netplay.LobbyFeed(
+            identity, root, rules=rules, preset=args.rules, overrides=tuple(args.rule),
+            bots=args.bots, auto=args.auto_approve, listen=args.listen, port=args.port,
+            lan=args.lan,
+        )  # fmt: skip
+        feed.model.minutes = args.minutes
+        return netplay.run_full_screen(feed, ascii=args.ascii, lobby=feed.model)
+
+    def join(self, args: argparse.Namespace, root: Path) -> int:
+        from buraco_p2p.net.mesh.commands import UsageError as NetUsage
+        from buraco_p2p.ui import netplay
+
+        try:
+            netplay.check_address(args)
+            identity = netplay.identity_of(args)
+        except NetUsage as exc:
+            sys.stderr.write(f"buraco-p2p: {exc}\n")
+            return 2
+        feed = netplay.LobbyFeed(
+            identity, root, code=args.code, listen=args.listen, port=args.port
+        )
+        return netplay.run_full_screen(feed, ascii=args.ascii, lobby=feed.model)
+
+    def resume(
+        self, args: argparse.Namespace, root: Path, table: bytes, bots: frozenset[bytes]
+    ) -> int:
+        from buraco_p2p.ui import netplay
+
+        feed = netplay.ResumeFeed(netplay.identity_of(args), root, table, bot_keys=bots)
+        return netplay.run_full_screen(feed, ascii=args.ascii, prog="buraco-p2p resume")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="buraco-p2p",
@@ -40,7 +90,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"buraco-p2p {__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     for module in COMMAND_MODULES:
-        module.register(subparsers)
+        if module is hostjoin:
+            hostjoin.register(subparsers, FullScreen())
+        else:
+            module.register(subparsers)
     return parser
 
 

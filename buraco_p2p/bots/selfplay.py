@@ -24,7 +24,7 @@ from buraco_p2p.bots import BOT_NAMES, Bot, HandRecord, MatchRecord, make_bot, p
 from buraco_p2p.crypto import DeterministicRandomSource
 from buraco_p2p.engine import LINE_NAMES, EndReason, HandState, Move, match_sides
 from buraco_p2p.logfile import encode_log
-from buraco_p2p.net.identity import Identity
+from buraco_p2p.net.channel.identity import Identity
 from buraco_p2p.rules import RuleError, RuleSet, get_preset, parse_overrides
 from buraco_p2p.session import Entry, Peer, Router, make_genesis
 

@@ -8,15 +8,77 @@ is a change to the protocol, and shows as one.
 from __future__ import annotations
 
 import hashlib
-from typing import TYPE_CHECKING
+from collections.abc import Sequence, Set
+from typing import Protocol
 
 import msgpack
 
-if TYPE_CHECKING:
-    from buraco_p2p.engine.state import HandBase
+from buraco_p2p.engine.oracle import MeldOracle
+from buraco_p2p.engine.values import EndReason, HandSetup, Phase, SideChange, TableMeld
 
 
-def public_state(h: HandBase) -> list[object]:
+class PublicHand(Protocol):
+    """What the public state is made of: the parts of a hand every view knows alike.
+
+    `state.HandBase` is one; naming only these members here keeps this module below the
+    rules of play, and shows in one place what a change to the public state would touch.
+    """
+
+    # fmt: off
+    @property
+    def setup(self) -> HandSetup: ...
+    @property
+    def oracle(self) -> MeldOracle: ...
+    @property
+    def public(self) -> Set[int]: ...
+    @property
+    def known(self) -> Sequence[int]: ...
+    @property
+    def melds(self) -> Sequence[Sequence[TableMeld]]: ...
+    @property
+    def opening(self) -> Sequence[TableMeld]: ...
+    @property
+    def turn(self) -> int: ...
+    @property
+    def phase(self) -> Phase: ...
+    @property
+    def turns_played(self) -> int: ...
+    @property
+    def hands(self) -> Sequence[Sequence[int]]: ...
+    @property
+    def stock(self) -> Sequence[int]: ...
+    @property
+    def pile(self) -> Sequence[int]: ...
+    @property
+    def pot_owner(self) -> Sequence[int]: ...
+    @property
+    def team_pot(self) -> Sequence[int]: ...
+    @property
+    def pot_played(self) -> Sequence[bool]: ...
+    @property
+    def opened(self) -> Sequence[bool]: ...
+    @property
+    def failed(self) -> Sequence[int]: ...
+    @property
+    def first_slot(self) -> int: ...
+    @property
+    def taken_single(self) -> int: ...
+    @property
+    def must_meld(self) -> int: ...
+    @property
+    def last_turn(self) -> bool: ...
+    @property
+    def end_reason(self) -> EndReason | None: ...
+    @property
+    def went_out(self) -> int: ...
+    @property
+    def sides(self) -> Sequence[Sequence[int]]: ...
+    @property
+    def side_change(self) -> SideChange | None: ...
+    # fmt: on
+
+
+def public_state(h: PublicHand) -> list[object]:
     """The public part of the state as plain data (what `state_hash` hashes)."""
     s = h.setup
     pub = sorted(h.public)
@@ -46,7 +108,7 @@ def public_state(h: HandBase) -> list[object]:
     ]
 
 
-def state_hash(h: HandBase) -> bytes:
+def state_hash(h: PublicHand) -> bytes:
     """SHA-256 of the public state: equal on every view after the same moves and reveals."""
     data = msgpack.packb(public_state(h), use_bin_type=True)
     return hashlib.sha256(data).digest()

@@ -17,10 +17,10 @@ import contextlib
 from pathlib import Path
 
 from buraco_p2p import codec
-from buraco_p2p.net.appmessages import bots_message
-from buraco_p2p.net.errors import NetError
-from buraco_p2p.net.identity import PeerKey
-from buraco_p2p.net.table import MAX_SEATS
+from buraco_p2p.net.channel.errors import NetError
+from buraco_p2p.net.channel.identity import PeerKey
+from buraco_p2p.net.table.appmessages import bots_message
+from buraco_p2p.net.table.table import MAX_SEATS
 from buraco_p2p.play.driver import Driver
 from buraco_p2p.play.store import StoreError, TableStore
 from buraco_p2p.privatefile import write_private

@@ -34,9 +34,9 @@ import trio
 from buraco_p2p.bots import BOT_NAMES, make_bot
 from buraco_p2p.engine import Move
 from buraco_p2p.logfile import encode_log
-from buraco_p2p.net.commands import run_reporting
-from buraco_p2p.net.identity import Identity
-from buraco_p2p.net.invite import Endpoint, Invite
+from buraco_p2p.net.channel.identity import Identity
+from buraco_p2p.net.mesh.commands import run_reporting
+from buraco_p2p.net.reach.invite import Endpoint, Invite
 from buraco_p2p.play.heir import SEED_ENV, Heirs, heir_log_path
 from buraco_p2p.play.node import open_node
 from buraco_p2p.play.store import StoreError, TableStore

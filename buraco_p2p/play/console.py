@@ -12,8 +12,8 @@ from collections.abc import Callable
 import trio
 
 from buraco_p2p.engine import IllegalMove
-from buraco_p2p.net.appmessages import printable
-from buraco_p2p.net.identity import PeerKey
+from buraco_p2p.net.channel.identity import PeerKey
+from buraco_p2p.net.table.appmessages import printable
 from buraco_p2p.play.driver import Driver, bot_parties, my_turn
 from buraco_p2p.play.line import HELP, LineError, describe_event, parse_command, render
 from buraco_p2p.session import Event

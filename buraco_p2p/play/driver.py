@@ -50,10 +50,10 @@ from typing import Any
 import trio
 
 from buraco_p2p.engine import Move
-from buraco_p2p.net.errors import MeshError
-from buraco_p2p.net.identity import Identity, PeerKey
-from buraco_p2p.net.mesh import Mesh, PeerUp, StreamReset
-from buraco_p2p.net.reliable import SendBufferFull
+from buraco_p2p.net.channel.errors import MeshError
+from buraco_p2p.net.channel.identity import Identity, PeerKey
+from buraco_p2p.net.channel.reliable import SendBufferFull
+from buraco_p2p.net.mesh.mesh import Mesh, PeerUp, StreamReset
 from buraco_p2p.play.keyed import LogKeyedRandom
 from buraco_p2p.play.store import StoreError, TableStore
 from buraco_p2p.session import (

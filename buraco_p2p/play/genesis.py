@@ -19,8 +19,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from buraco_p2p import codec
-from buraco_p2p.net.identity import Identity, PeerKey
-from buraco_p2p.net.table import Member
+from buraco_p2p.net.channel.identity import Identity, PeerKey
+from buraco_p2p.net.table.table import Member
 from buraco_p2p.rules import RuleError, RuleSet
 from buraco_p2p.session import Entry, bodies, decode_entry, parse_genesis
 from buraco_p2p.session.entry import GENESIS_PREV, PROTOCOL_VERSION, signing_bytes

@@ -31,9 +31,9 @@ from typing import Any
 
 import trio
 
-from buraco_p2p.net.errors import MeshError
-from buraco_p2p.net.identity import Identity, PeerKey
-from buraco_p2p.net.mesh import Mesh
+from buraco_p2p.net.channel.errors import MeshError
+from buraco_p2p.net.channel.identity import Identity, PeerKey
+from buraco_p2p.net.mesh.mesh import Mesh
 from buraco_p2p.play.cluster import BotProcess
 from buraco_p2p.play.driver import Driver
 from buraco_p2p.play.store import StoreError, TableStore

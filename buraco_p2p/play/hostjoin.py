@@ -25,13 +25,14 @@ import sys
 import tempfile
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import trio
 
 from buraco_p2p.bots.selfplay import UsageError, add_minutes_option, resolve_rules
-from buraco_p2p.net import lobby as lobby_mod
-from buraco_p2p.net.commands import (
+from buraco_p2p.net.channel.identity import Identity, PeerKey, load_or_create_identity
+from buraco_p2p.net.mesh import lobby as lobby_mod
+from buraco_p2p.net.mesh.commands import (
     _route_reply_codes,
     _run,
     _stdin_lines,
@@ -41,11 +42,10 @@ from buraco_p2p.net.commands import (
     run_reporting,
     show_invite,
 )
-from buraco_p2p.net.identity import Identity, PeerKey, load_or_create_identity
-from buraco_p2p.net.invite import MAX_ADDRESSES, Invite, InviteError
-from buraco_p2p.net.lobby import Lobby
-from buraco_p2p.net.mesh import JoinRequest, Mesh
-from buraco_p2p.net.startup import host_table
+from buraco_p2p.net.mesh.lobby import Lobby
+from buraco_p2p.net.mesh.mesh import JoinRequest, Mesh
+from buraco_p2p.net.mesh.startup import host_table
+from buraco_p2p.net.reach.invite import MAX_ADDRESSES, Invite, InviteError
 from buraco_p2p.play.botmarks import announce_resumed_bots, load_bot_keys, save_bot_keys
 from buraco_p2p.play.botpeer import SEED_ENV
 from buraco_p2p.play.cluster import Cluster
@@ -62,6 +62,19 @@ from buraco_p2p.play.store import StoreError, TableStore, default_data_dir
 from buraco_p2p.rules import RuleSet
 
 __all__ = ["register"]
+
+
+class FullScreen(Protocol):
+    """The full-screen client (`ui.netplay`) as the command layer (cli.py) hands it over: the
+    play layer never imports the UI. Each runs to the end and returns the exit code."""
+
+    def host(self, args: argparse.Namespace, rules: RuleSet, root: Path) -> int: ...
+
+    def join(self, args: argparse.Namespace, root: Path) -> int: ...
+
+    def resume(
+        self, args: argparse.Namespace, root: Path, table: bytes, bots: frozenset[bytes]
+    ) -> int: ...
 
 
 def _say(text: str) -> None:
@@ -105,8 +118,9 @@ def _screen_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--ascii", action="store_true", help="letters for suits (S H D C)")
 
 
-def register(subparsers: Any) -> None:
-    """Add the match options to `host`, `join` and `resume` (registered before us)."""
+def register(subparsers: Any, screens: FullScreen | None = None) -> None:
+    """Add the match options to `host`, `join` and `resume` (registered before us); on a
+    terminal they open `screens`, the full-screen client, when given one."""
     host: argparse.ArgumentParser = subparsers.choices["host"]
     host.add_argument("--rules", default="classic", metavar="PRESET", help="rule preset")
     host.add_argument("--rule", action="append", default=[], metavar="KEY=VALUE")
@@ -130,8 +144,8 @@ def register(subparsers: Any) -> None:
             sys.stderr.write(f"buraco-p2p host: error: --bots must be 0..{rules.players - 1}\n")
             return 2
         root = Path(args.data_dir) if args.data_dir else default_data_dir()
-        if _full_screen(args):
-            return _host_screen(args, rules, root)
+        if screens is not None and _full_screen(args):
+            return screens.host(args, rules, root)
         lobby_mod.set_match_runner(_runner(rules, root))
         if args.bots:
             return _run(lambda a: _host_with_bots(a, rules, root), args)
@@ -156,8 +170,8 @@ def register(subparsers: Any) -> None:
                                             config_dir=args.config_dir, line=args.line,
                                             ascii=args.ascii)  # fmt: skip
                     return run_resume(ns)
-        if args.code and not args.lan and _full_screen(args):
-            return _join_screen(args, root)
+        if screens is not None and args.code and not args.lan and _full_screen(args):
+            return screens.join(args, root)
         lobby_mod.set_match_runner(_runner(None, root))
         return join_func(args)
 
@@ -178,41 +192,9 @@ def register(subparsers: Any) -> None:
         reaching = getattr(args, "internet", False) or getattr(args, "stun", None)
         if not _terminal() or args.line or reaching:
             return _resume_line(args)
-        return _resume_screen(args)
+        return _resume_screen(args, screens)
 
     resume.set_defaults(func=run_resume)
-
-
-def _host_screen(args: argparse.Namespace, rules: RuleSet, root: Path) -> int:
-    from buraco_p2p.net.commands import UsageError as NetUsage
-    from buraco_p2p.ui import netplay
-
-    try:
-        netplay.check_address(args)
-        identity = netplay.identity_of(args)
-    except NetUsage as exc:
-        sys.stderr.write(f"buraco-p2p: {exc}\n")
-        return 2
-    feed = netplay.LobbyFeed(
-        identity, root, rules=rules, preset=args.rules, overrides=tuple(args.rule),
-        bots=args.bots, auto=args.auto_approve, listen=args.listen, port=args.port, lan=args.lan,
-    )  # fmt: skip
-    feed.model.minutes = args.minutes
-    return netplay.run_full_screen(feed, ascii=args.ascii, lobby=feed.model)
-
-
-def _join_screen(args: argparse.Namespace, root: Path) -> int:
-    from buraco_p2p.net.commands import UsageError as NetUsage
-    from buraco_p2p.ui import netplay
-
-    try:
-        netplay.check_address(args)
-        identity = netplay.identity_of(args)
-    except NetUsage as exc:
-        sys.stderr.write(f"buraco-p2p: {exc}\n")
-        return 2
-    feed = netplay.LobbyFeed(identity, root, code=args.code, listen=args.listen, port=args.port)
-    return netplay.run_full_screen(feed, ascii=args.ascii, lobby=feed.model)
 
 
 def _resume_target(args: argparse.Namespace) -> tuple[Path, bytes, frozenset[bytes]]:
@@ -225,15 +207,16 @@ def _resume_target(args: argparse.Namespace) -> tuple[Path, bytes, frozenset[byt
         raise DamagedTable(f"table {table.hex()} in {root}: {exc}") from None
 
 
-def _resume_screen(args: argparse.Namespace) -> int:
-    from buraco_p2p.ui import netplay
-
+def _resume_screen(args: argparse.Namespace, screens: FullScreen | None = None) -> int:
+    """`resume` in the full-screen client `screens` (the line client without one); a table
+    that cannot be resumed is named before either starts."""
     try:
         root, table, bots = _resume_target(args)
     except ResumeError as exc:
         return resume_failed(exc)
-    feed = netplay.ResumeFeed(netplay.identity_of(args), root, table, bot_keys=bots)
-    return netplay.run_full_screen(feed, ascii=args.ascii, prog="buraco-p2p resume")
+    if screens is None:
+        return _resume_line(args)
+    return screens.resume(args, root, table, bots)
 
 
 def _resume_line(args: argparse.Namespace) -> int:
@@ -314,7 +297,7 @@ def _adopt_addresses(root: Path, code: Invite) -> None:
 async def _host_with_bots(args: argparse.Namespace, rules: RuleSet, root: Path) -> int:
     """`host --bots N`: the bots join over loopback; `--internet`, `--upnp` and `--stun` work
     as without bots (the mapping, the public address, pasted reply codes)."""
-    from buraco_p2p.net.internet import answer_reply_code
+    from buraco_p2p.net.mesh.internet import answer_reply_code
 
     _stun_servers(args)  # a --stun that cannot work fails before any socket opens
     config = Path(args.config_dir) if args.config_dir else None

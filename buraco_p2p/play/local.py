@@ -17,9 +17,9 @@ from pathlib import Path
 
 import trio
 
-from buraco_p2p.net.commands import _stdin_lines, run_reporting
-from buraco_p2p.net.identity import Identity, load_or_create_identity
-from buraco_p2p.net.invite import Invite
+from buraco_p2p.net.channel.identity import Identity, load_or_create_identity
+from buraco_p2p.net.mesh.commands import _stdin_lines, run_reporting
+from buraco_p2p.net.reach.invite import Invite
 from buraco_p2p.play.cluster import Cluster
 from buraco_p2p.play.console import console
 from buraco_p2p.play.node import open_node

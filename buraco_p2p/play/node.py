@@ -22,16 +22,16 @@ from typing import Any
 
 import trio
 
-from buraco_p2p.net.errors import MeshError
-from buraco_p2p.net.identity import Identity, PeerKey
-from buraco_p2p.net.invite import Endpoint, Invite
-from buraco_p2p.net.mesh import (
+from buraco_p2p.net.channel.errors import MeshError
+from buraco_p2p.net.channel.identity import Identity, PeerKey
+from buraco_p2p.net.mesh.mesh import (
     Mesh,
     MeshConfig,
     RosterChanged,
 )
-from buraco_p2p.net.startup import host_table, join_table
-from buraco_p2p.net.table import DEFAULT_SEATS, Roster
+from buraco_p2p.net.mesh.startup import host_table, join_table
+from buraco_p2p.net.reach.invite import Endpoint, Invite
+from buraco_p2p.net.table.table import DEFAULT_SEATS, Roster
 from buraco_p2p.play.driver import Driver
 from buraco_p2p.play.genesis import GenesisError, assemble, check_terms, sign_terms, terms_body
 from buraco_p2p.play.heir import Heirs, fetch_genesis

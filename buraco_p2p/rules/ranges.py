@@ -11,13 +11,10 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, Final
+from typing import Any, Final, Literal, Protocol
 
 from buraco_p2p.rules.choices import HALF_TARGET, SET_RANKS_ALLOWED, RuleOverrideError
 from buraco_p2p.rules.values import show
-
-if TYPE_CHECKING:
-    from buraco_p2p.rules.ruleset import RuleSet
 
 __all__ = [
     "BONUS_MAX",
@@ -27,6 +24,7 @@ __all__ = [
     "POINTS_MAX",
     "POTS_BY_COUNT",
     "RANGES",
+    "RuleValues",
     "follow_player_count",
     "validate",
 ]
@@ -74,7 +72,45 @@ POTS_BY_COUNT: Final = {2: 2, 3: 2, 4: 2, 6: 3}
 CUT_BONUS_SIZE: Final = {2: 22, 3: 29, 4: 22, 6: 33}
 
 
-def follow_player_count(base: RuleSet, changes: dict[str, Any]) -> None:
+class RuleValues(Protocol):
+    """The rules these checks read (the numbers in `RANGES` by name). `RuleSet` is one;
+    naming only these keeps this module below ruleset.py, which calls it on every rule set."""
+
+    # fmt: off
+    @property
+    def name(self) -> str: ...
+    @property
+    def players(self) -> int: ...
+    @property
+    def deck_size(self) -> int: ...
+    @property
+    def jokers(self) -> int: ...
+    @property
+    def packs(self) -> int: ...
+    @property
+    def teams(self) -> int: ...
+    @property
+    def pots(self) -> int: ...
+    @property
+    def stock_size(self) -> int: ...
+    @property
+    def set_ranks(self) -> frozenset[int]: ...
+    @property
+    def buraco_length(self) -> int: ...
+    @property
+    def clean_run_length_bonus(self) -> tuple[tuple[int, int], ...]: ...
+    @property
+    def go_out_by_discard_only(self) -> bool: ...
+    @property
+    def empty_hand_needs_going_out(self) -> bool: ...
+    @property
+    def discard_wild_to_go_out(self) -> bool: ...
+    @property
+    def vulnerable_from(self) -> int | Literal["half_target"]: ...
+    # fmt: on
+
+
+def follow_player_count(base: RuleValues, changes: dict[str, Any]) -> None:
     """Fill in what a new player count implies unless the overrides say it themselves: the
     deck (three packs at six, with the preset's jokers per pack), the pots and the teams.
 
@@ -97,7 +133,7 @@ def follow_player_count(base: RuleSet, changes: dict[str, Any]) -> None:
     changes.setdefault("teams", DEFAULT_TEAMS[players])
 
 
-def validate(r: RuleSet) -> None:
+def validate(r: RuleValues) -> None:
     def need(ok: bool, key: str, why: str) -> None:
         if not ok:
             value = getattr(r, key)

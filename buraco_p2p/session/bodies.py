@@ -37,7 +37,7 @@ from itertools import pairwise
 from typing import Any, Final
 
 from buraco_p2p.engine import IllegalMove, move_from_wire
-from buraco_p2p.net.identity import PeerKey
+from buraco_p2p.net.channel.identity import PeerKey
 
 __all__ = [
     "COMMIT",

@@ -34,8 +34,8 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from buraco_p2p import codec
-from buraco_p2p.net.errors import BadSignature as _IdentityBadSignature
-from buraco_p2p.net.identity import Identity, PeerKey
+from buraco_p2p.net.channel.errors import BadSignature as _IdentityBadSignature
+from buraco_p2p.net.channel.identity import Identity, PeerKey
 from buraco_p2p.session.errors import BadSignature, MalformedEntry
 
 __all__ = [

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from buraco_p2p.net.errors import BadSignature as NetBadSignature
-from buraco_p2p.net.identity import PeerKey
+from buraco_p2p.net.channel.errors import BadSignature as NetBadSignature
+from buraco_p2p.net.channel.identity import PeerKey
 from buraco_p2p.session import bodies
 from buraco_p2p.session.entry import Entry, decode_entry
 from buraco_p2p.session.errors import LogError

@@ -42,7 +42,7 @@ from buraco_p2p.crypto.randomness import (
     uniform_int,
 )
 from buraco_p2p.engine import HandState, Match, PlayerView, deal_layout, score_hand
-from buraco_p2p.net.identity import PeerKey
+from buraco_p2p.net.channel.identity import PeerKey
 from buraco_p2p.session.bodies import REPLACE
 from buraco_p2p.session.checks import reveal_cards
 from buraco_p2p.session.deal import Deal

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from buraco_p2p.net.identity import PeerKey
+from buraco_p2p.net.channel.identity import PeerKey
 from buraco_p2p.session import bodies
 from buraco_p2p.session.entry import Entry, decode_entry
 from buraco_p2p.session.errors import BrokenChain, LogError, OutOfTurn, WrongTable

@@ -47,7 +47,7 @@ from typing import Any
 
 from buraco_p2p.crypto.group import RandomSource
 from buraco_p2p.engine import IllegalMove, IllegalMoveCode, Move
-from buraco_p2p.net.identity import Identity, PeerKey
+from buraco_p2p.net.channel.identity import Identity, PeerKey
 from buraco_p2p.session import bodies
 from buraco_p2p.session.agreement import Motion
 from buraco_p2p.session.entry import Entry, make_entry, step_head

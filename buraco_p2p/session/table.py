@@ -23,7 +23,7 @@ from buraco_p2p.crypto.group import RandomSource
 from buraco_p2p.crypto.proofcheck import CHECK_NOW, ProofChecks
 from buraco_p2p.crypto.randomness import CoinContext, CommitReveal, new_nonce
 from buraco_p2p.engine import HandState, IllegalMove, IllegalMoveCode, Match, Move
-from buraco_p2p.net.identity import PeerKey
+from buraco_p2p.net.channel.identity import PeerKey
 from buraco_p2p.session import bodies
 from buraco_p2p.session.bodies import BodyError, check_body
 from buraco_p2p.session.checks import Refusal, check_entry, check_move

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from buraco_p2p.net.identity import Identity, PeerKey, validate_nickname
+from buraco_p2p.net.channel.identity import Identity, PeerKey, validate_nickname
 from buraco_p2p.rules import RuleError, RuleSet
 from buraco_p2p.session import bodies
 from buraco_p2p.session.entry import GENESIS_PREV, PROTOCOL_VERSION, Entry, make_entry

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from buraco_p2p.net.identity import Identity, PeerKey
+from buraco_p2p.net.channel.identity import Identity, PeerKey
 from buraco_p2p.session import bodies
 from buraco_p2p.session.agreement import Ballots, Motion
 from buraco_p2p.session.bodies import BodyError, check_body

@@ -83,7 +83,7 @@ def run_play(args: argparse.Namespace) -> int:
     if not args.practice and args.seed is None:
         from pathlib import Path
 
-        from buraco_p2p.net.identity import load_or_create_identity
+        from buraco_p2p.net.channel.identity import load_or_create_identity
         from buraco_p2p.play.store import default_data_dir
         from buraco_p2p.ui.session_feed import SessionFeed
 

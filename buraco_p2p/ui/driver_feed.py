@@ -21,7 +21,7 @@ import trio
 
 from buraco_p2p.engine import IllegalMove, Move, match_sides
 from buraco_p2p.logfile import encode_log
-from buraco_p2p.net.identity import PeerKey
+from buraco_p2p.net.channel.identity import PeerKey
 from buraco_p2p.play.driver import Driver, bot_parties, my_turn
 from buraco_p2p.rules import RuleSet
 from buraco_p2p.session import (

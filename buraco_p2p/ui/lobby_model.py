@@ -24,17 +24,17 @@ from typing import Any
 import trio
 
 from buraco_p2p.bots.selfplay import UsageError, resolve_rules
-from buraco_p2p.net.appmessages import (
+from buraco_p2p.net.channel.errors import NetError
+from buraco_p2p.net.channel.identity import PeerKey
+from buraco_p2p.net.mesh.lobby import Lobby
+from buraco_p2p.net.mesh.mesh import Mesh
+from buraco_p2p.net.table.appmessages import (
     MAX_RULE_OVERRIDES,
     MAX_RULE_TEXT,
     printable,
     rules_announced,
     tagged,
 )
-from buraco_p2p.net.errors import NetError
-from buraco_p2p.net.identity import PeerKey
-from buraco_p2p.net.lobby import Lobby
-from buraco_p2p.net.mesh import Mesh
 from buraco_p2p.rules import PRESETS, RuleSet
 
 __all__ = ["LobbyModel", "Typing"]

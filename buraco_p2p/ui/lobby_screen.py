@@ -12,7 +12,7 @@ newest last, the line being typed and the keys.
 
 from __future__ import annotations
 
-from buraco_p2p.net.appmessages import printable
+from buraco_p2p.net.table.appmessages import printable
 from buraco_p2p.ui import canvas as cv
 from buraco_p2p.ui.canvas import Row
 from buraco_p2p.ui.lobby_model import LobbyModel, Typing

@@ -30,7 +30,9 @@ import trio
 from prompt_toolkit.input import Input
 from prompt_toolkit.output import Output
 
-from buraco_p2p.net.commands import (
+from buraco_p2p.net.channel.errors import MeshError
+from buraco_p2p.net.channel.identity import Identity, PeerKey, load_or_create_identity
+from buraco_p2p.net.mesh.commands import (
     RETRY_FIRST,
     RETRY_MAX,
     JoinerLobby,
@@ -39,13 +41,11 @@ from buraco_p2p.net.commands import (
     check_port,
     run_reporting,
 )
-from buraco_p2p.net.errors import MeshError
-from buraco_p2p.net.identity import Identity, PeerKey, load_or_create_identity
-from buraco_p2p.net.invite import Invite
-from buraco_p2p.net.lobby import Lobby
-from buraco_p2p.net.mesh import JoinRequest, Mesh, auto_approve
-from buraco_p2p.net.shortcode import ShortCode, fetch_invite, is_short_code
-from buraco_p2p.net.startup import host_table, join_table
+from buraco_p2p.net.mesh.lobby import Lobby
+from buraco_p2p.net.mesh.mesh import JoinRequest, Mesh, auto_approve
+from buraco_p2p.net.mesh.startup import host_table, join_table
+from buraco_p2p.net.reach.invite import Invite
+from buraco_p2p.net.reach.shortcode import ShortCode, fetch_invite, is_short_code
 from buraco_p2p.play.botmarks import announce_resumed_bots, save_bot_keys
 from buraco_p2p.play.botpeer import SEED_ENV
 from buraco_p2p.play.cluster import Cluster
@@ -173,7 +173,7 @@ class LobbyFeed(DriverFeed):
             self.model.say(f"the invite could not be written to {path}: {exc.strerror or exc}")
 
     async def _announce(self, stack: contextlib.AsyncExitStack, mesh: Mesh, lobby: Lobby) -> None:
-        from buraco_p2p.net.discovery import announce_table
+        from buraco_p2p.net.reach.discovery import announce_table
 
         port = mesh.advertised[0].port if mesh.advertised else self.port
         seats = mesh.roster.seats if mesh.roster is not None else 4

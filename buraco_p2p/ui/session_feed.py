@@ -10,8 +10,8 @@ from __future__ import annotations
 import tempfile
 from pathlib import Path
 
-from buraco_p2p.net.identity import Identity
-from buraco_p2p.net.invite import Invite
+from buraco_p2p.net.channel.identity import Identity
+from buraco_p2p.net.reach.invite import Invite
 from buraco_p2p.play.cluster import Cluster
 from buraco_p2p.play.node import open_node
 from buraco_p2p.rules import RuleSet

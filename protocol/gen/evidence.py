@@ -16,7 +16,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any, Final
 
-from buraco_p2p.net.identity import Identity
+from buraco_p2p.net.channel.identity import Identity
 from buraco_p2p.session import Entry, make_entry
 from buraco_p2p.session.evidence import proves_equivocation
 from protocol.gen import files as vectorfiles

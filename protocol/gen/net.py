@@ -31,8 +31,8 @@ from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 
 from buraco_p2p import codec
 from buraco_p2p.crypto.group import DeterministicRandomSource
-from buraco_p2p.net import edwards
-from buraco_p2p.net.framing import (
+from buraco_p2p.net.channel import edwards
+from buraco_p2p.net.channel.framing import (
     DEFAULT_MAX_FRAME,
     HEADER_LEN,
     KIND_CLOSE,
@@ -43,7 +43,7 @@ from buraco_p2p.net.framing import (
     SendCipher,
     frame_header,
 )
-from buraco_p2p.net.handshake import (
+from buraco_p2p.net.channel.handshake import (
     HINT_LEN,
     HS_KEYS_INFO,
     PROLOGUE_LABEL,
@@ -54,12 +54,12 @@ from buraco_p2p.net.handshake import (
     ResponderHandshake,
     version_alert,
 )
-from buraco_p2p.net.identity import Identity, PeerKey
-from buraco_p2p.net.invite import Endpoint, Invite, InviteChecksumError
-from buraco_p2p.net.punching import punch_message
-from buraco_p2p.net.relay import RelayRecord
-from buraco_p2p.net.reliable import Ack, Data, Resume
-from buraco_p2p.net.table import (
+from buraco_p2p.net.channel.identity import Identity, PeerKey
+from buraco_p2p.net.channel.reliable import Ack, Data, Resume
+from buraco_p2p.net.mesh.punching import punch_message
+from buraco_p2p.net.mesh.relay import RelayRecord
+from buraco_p2p.net.reach.invite import Endpoint, Invite, InviteChecksumError
+from buraco_p2p.net.table.table import (
     KICKED,
     LEAVE,
     Departure,
@@ -1060,7 +1060,7 @@ def _lobby_payloads() -> tuple[
 ]:
     """(the lobby's application payloads, payloads tagged like them that a receiver drops,
     the host's `bots` that waits for a roster seating its keys)."""
-    from buraco_p2p.net.appmessages import (
+    from buraco_p2p.net.table.appmessages import (
         MAX_RULE_OVERRIDES,
         MAX_RULE_TEXT,
         bots_announced,
@@ -1191,8 +1191,8 @@ def _ms(seconds: float) -> int | float:
 
 
 def candidates_vector() -> Vector:
-    from buraco_p2p.net.punch import start_delays
-    from buraco_p2p.net.stun import binding_request, binding_response
+    from buraco_p2p.net.reach.punch import start_delays
+    from buraco_p2p.net.reach.stun import binding_request, binding_response
 
     base = _invite()
     addresses = (
@@ -1258,8 +1258,8 @@ def candidates_vector() -> Vector:
 
 
 def _reply_vector(room_secret: bytes, table_id: bytes) -> Vector:
-    from buraco_p2p.net.candidates import Candidate, CandidateKind, NatClass
-    from buraco_p2p.net.reply import ReplyCode
+    from buraco_p2p.net.reach.candidates import Candidate, CandidateKind, NatClass
+    from buraco_p2p.net.reach.reply import ReplyCode
 
     reflexive = Endpoint(ipaddress.ip_address("203.0.113.9"), 40400)
     own = Endpoint(ipaddress.ip_address("2001:db8:2::2"), 40400)
@@ -1311,8 +1311,8 @@ def _short_recheck(body: bytes) -> bytes:
 def shortcode_vector() -> Vector:
     """A short code (2.13), the short-code handshake on handshake.json's inputs, and the
     invite message the host sends first on that link."""
-    from buraco_p2p.net.handshake import SHORT_TABLE_ID
-    from buraco_p2p.net.shortcode import ShortCode, ShortCodeError, invite_message
+    from buraco_p2p.net.channel.handshake import SHORT_TABLE_ID
+    from buraco_p2p.net.reach.shortcode import ShortCode, ShortCodeError, invite_message
 
     i = _inputs()
     invite = _invite()

@@ -27,7 +27,7 @@ from buraco_p2p.crypto import DeterministicRandomSource
 from buraco_p2p.engine import HandSetup, HandState, Move, move_from_wire
 from buraco_p2p.engine.local import LocalTable
 from buraco_p2p.logfile import encode_log, header
-from buraco_p2p.net.identity import Identity
+from buraco_p2p.net.channel.identity import Identity
 from buraco_p2p.rules import get_preset
 from buraco_p2p.session import Entry, Peer, Router, Table, make_entry, make_genesis
 from protocol.gen import files as vectorfiles

@@ -18,7 +18,7 @@ from buraco_p2p.bots import make_bot
 from buraco_p2p.bots.selfplay import resolve_rules, session_match
 from buraco_p2p.cli import main
 from buraco_p2p.logfile import encode_log
-from buraco_p2p.net.identity import Identity
+from buraco_p2p.net.channel.identity import Identity
 from buraco_p2p.session import Entry, decode_entry, make_entry
 from buraco_p2p.verify_jobs import BadEntry, parse_jobs, replay_log
 

@@ -8,11 +8,11 @@ from typing import Any
 
 import trio
 
-from buraco_p2p.net.identity import Identity, PeerKey
-from buraco_p2p.net.invite import Endpoint, Invite
-from buraco_p2p.net.link import SecureLink, connect
-from buraco_p2p.net.mesh import Mesh, MeshConfig
-from buraco_p2p.net.startup import host_table, join_table
+from buraco_p2p.net.channel.identity import Identity, PeerKey
+from buraco_p2p.net.channel.link import SecureLink, connect
+from buraco_p2p.net.mesh.mesh import Mesh, MeshConfig
+from buraco_p2p.net.mesh.startup import host_table, join_table
+from buraco_p2p.net.reach.invite import Endpoint, Invite
 
 NICKS = ("ana", "bia", "caio", "duda")
 FAST = MeshConfig(

@@ -31,7 +31,7 @@ from typing import Any, TypeVar
 
 import trio
 
-from buraco_p2p.net.invite import Endpoint
+from buraco_p2p.net.reach.invite import Endpoint
 
 CLONE_NEWNET = 0x40000000
 STUN_PORT = 3478
@@ -265,10 +265,10 @@ def punch_all(lab: Lab, homes: list[Home], port: int, window: float = 3.0) -> di
     "direct" when both ends exchanged a message over the handshaken link, else the error.
     The threading barrier stands for the candidate exchange and the coordinator's "dial now".
     """
-    from buraco_p2p.net.identity import Identity
-    from buraco_p2p.net.link import handshake
-    from buraco_p2p.net.punch import simultaneous_open
-    from buraco_p2p.net.stun import probe
+    from buraco_p2p.net.channel.identity import Identity
+    from buraco_p2p.net.channel.link import handshake
+    from buraco_p2p.net.reach.punch import simultaneous_open
+    from buraco_p2p.net.reach.stun import probe
 
     secret, table = secrets.token_bytes(16), secrets.token_bytes(16)
     ids = {h.index: Identity.generate(f"p{h.index}") for h in homes}
@@ -392,7 +392,7 @@ def portmap_responder(
 
 def stun_responder(lab: Lab, stop: threading.Event) -> InNamespace:
     """The lab's STUN responders (both addresses), listening when this returns."""
-    from buraco_p2p.net.stun import serve_binding
+    from buraco_p2p.net.reach.stun import serve_binding
 
     ready = threading.Event()
 
@@ -460,12 +460,12 @@ def mesh_table(
     `hand_dir` (where each peer keeps its table), the table then plays one hand of the
     classic rules, each seat a bot, over these links.
     """
-    from buraco_p2p.net.candidates import CandidateKind
-    from buraco_p2p.net.identity import Identity
-    from buraco_p2p.net.invite import Invite
-    from buraco_p2p.net.mesh import Mesh
-    from buraco_p2p.net.portmap import map_port
-    from buraco_p2p.net.startup import host_table, join_table
+    from buraco_p2p.net.channel.identity import Identity
+    from buraco_p2p.net.mesh.mesh import Mesh
+    from buraco_p2p.net.mesh.startup import host_table, join_table
+    from buraco_p2p.net.reach.candidates import CandidateKind
+    from buraco_p2p.net.reach.invite import Invite
+    from buraco_p2p.net.reach.portmap import map_port
 
     ids = {h.index: Identity.generate(f"p{h.index}") for h in homes}
     by_key = {ident.public: i for i, ident in ids.items()}

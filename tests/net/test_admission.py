@@ -10,13 +10,13 @@ import pytest
 import trio
 from mesh_helpers import FAST, raw_link
 
-from buraco_p2p.net.errors import LinkClosed, LinkError
-from buraco_p2p.net.framing import KIND_DATA
-from buraco_p2p.net.identity import Identity, PeerKey
-from buraco_p2p.net.invite import Invite
-from buraco_p2p.net.mesh import JoinRequest
-from buraco_p2p.net.startup import host_table, join_table
-from buraco_p2p.net.table import JoinRefused, join_message
+from buraco_p2p.net.channel.errors import LinkClosed, LinkError
+from buraco_p2p.net.channel.framing import KIND_DATA
+from buraco_p2p.net.channel.identity import Identity, PeerKey
+from buraco_p2p.net.mesh.mesh import JoinRequest
+from buraco_p2p.net.mesh.startup import host_table, join_table
+from buraco_p2p.net.reach.invite import Invite
+from buraco_p2p.net.table.table import JoinRefused, join_message
 
 
 async def _wait_rejection(rejections: deque[str], needle: str) -> str:

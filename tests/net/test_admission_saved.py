@@ -23,14 +23,14 @@ import pytest
 import trio
 from mesh_helpers import FAST, raw_link
 
-from buraco_p2p.net.errors import LinkError
-from buraco_p2p.net.identity import Identity
-from buraco_p2p.net.invite import Endpoint, Invite
-from buraco_p2p.net.link import SecureLink
-from buraco_p2p.net.lobby import Lobby
-from buraco_p2p.net.mesh import JoinRequest, Mesh
-from buraco_p2p.net.startup import host_table
-from buraco_p2p.net.table import Roster, join_message, parse_welcome
+from buraco_p2p.net.channel.errors import LinkError
+from buraco_p2p.net.channel.identity import Identity
+from buraco_p2p.net.channel.link import SecureLink
+from buraco_p2p.net.mesh.lobby import Lobby
+from buraco_p2p.net.mesh.mesh import JoinRequest, Mesh
+from buraco_p2p.net.mesh.startup import host_table
+from buraco_p2p.net.reach.invite import Endpoint, Invite
+from buraco_p2p.net.table.table import Roster, join_message, parse_welcome
 
 TABLE_ID, ROOM_SECRET = b"T" * 16, b"S" * 16
 

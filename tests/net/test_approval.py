@@ -5,10 +5,10 @@ from __future__ import annotations
 import trio
 from mesh_helpers import FAST, raw_link
 
-from buraco_p2p.net.identity import Identity
-from buraco_p2p.net.mesh import JoinRequest
-from buraco_p2p.net.startup import host_table, join_table
-from buraco_p2p.net.table import HostTable, Member, join_message
+from buraco_p2p.net.channel.identity import Identity
+from buraco_p2p.net.mesh.mesh import JoinRequest
+from buraco_p2p.net.mesh.startup import host_table, join_table
+from buraco_p2p.net.table.table import HostTable, Member, join_message
 
 LEFT = "left before the host answered"
 

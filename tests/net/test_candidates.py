@@ -10,8 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from buraco_p2p.net import invite as invite_module
-from buraco_p2p.net.candidates import (
+from buraco_p2p.net.channel.identity import Identity
+from buraco_p2p.net.reach import invite as invite_module
+from buraco_p2p.net.reach.candidates import (
     Candidate,
     CandidateKind,
     NatClass,
@@ -19,11 +20,10 @@ from buraco_p2p.net.candidates import (
     classify,
     order_addresses,
 )
-from buraco_p2p.net.identity import Identity
-from buraco_p2p.net.invite import Endpoint, Invite, InviteFormatError
-from buraco_p2p.net.punch import start_delays
-from buraco_p2p.net.reply import ReplyCode, ReplyCodeError
-from buraco_p2p.net.stun import (
+from buraco_p2p.net.reach.invite import Endpoint, Invite, InviteFormatError
+from buraco_p2p.net.reach.punch import start_delays
+from buraco_p2p.net.reach.reply import ReplyCode, ReplyCodeError
+from buraco_p2p.net.reach.stun import (
     ATTR_XOR_MAPPED_ADDRESS,
     BINDING_SUCCESS,
     StunError,
@@ -223,7 +223,7 @@ def test_reply_code_for_another_table_or_altered_is_refused() -> None:
 
 
 def test_reply_code_with_a_valid_tag_but_bad_contents_is_refused() -> None:
-    from buraco_p2p.net.reply import _tag
+    from buraco_p2p.net.reach.reply import _tag
 
     for body, reason in [
         (bytes((1, 0x82, 0x34)) + bytes(6), "unknown candidate tag"),
@@ -256,7 +256,7 @@ def test_candidates_vector_reply_code_and_its_refusals() -> None:
 
 
 def test_stun_servers_are_numeric_and_named_by_the_user() -> None:
-    from buraco_p2p.net.internet import StunServerError, contact_line, parse_stun_server
+    from buraco_p2p.net.mesh.internet import StunServerError, contact_line, parse_stun_server
 
     assert parse_stun_server("192.0.2.5") == Endpoint.parse("192.0.2.5", 3478)
     assert parse_stun_server("192.0.2.5:19302") == Endpoint.parse("192.0.2.5", 19302)
@@ -277,7 +277,7 @@ def test_stun_servers_are_numeric_and_named_by_the_user() -> None:
 
 
 def test_port_mapping_messages_and_the_default_gateway() -> None:
-    from buraco_p2p.net.portmap import (
+    from buraco_p2p.net.reach.portmap import (
         PortMapError,
         default_gateway,
         natpmp_map_request,
@@ -322,7 +322,7 @@ def test_port_mapping_messages_and_the_default_gateway() -> None:
 
 
 def test_how_a_link_was_made_in_a_players_words() -> None:
-    from buraco_p2p.net.candidates import describe_link
+    from buraco_p2p.net.reach.candidates import describe_link
 
     def say(**kw: object) -> str:
         args: dict[str, object] = {"relayed": False, "punched": False, "remote": None,

@@ -20,10 +20,10 @@ from cli_helpers import (
 )
 from mesh_helpers import FAST
 
-from buraco_p2p.net.identity import Identity
-from buraco_p2p.net.invite import Endpoint, Invite
-from buraco_p2p.net.startup import host_table, join_table
-from buraco_p2p.net.table import JoinRefused
+from buraco_p2p.net.channel.identity import Identity
+from buraco_p2p.net.mesh.startup import host_table, join_table
+from buraco_p2p.net.reach.invite import Endpoint, Invite
+from buraco_p2p.net.table.table import JoinRefused
 
 
 def _run(args: list[str], tmp_path: Path) -> subprocess.CompletedProcess[str]:

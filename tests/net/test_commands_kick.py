@@ -10,11 +10,11 @@ import trio
 from cli_helpers import kill_leftovers, read_until, start_line_joiner
 from mesh_helpers import FAST
 
-from buraco_p2p.net.commands import EXIT_REFUSED, exit_status
-from buraco_p2p.net.identity import Identity
-from buraco_p2p.net.lobby import Lobby
-from buraco_p2p.net.mesh import auto_approve
-from buraco_p2p.net.startup import host_table
+from buraco_p2p.net.channel.identity import Identity
+from buraco_p2p.net.mesh.commands import EXIT_REFUSED, exit_status
+from buraco_p2p.net.mesh.lobby import Lobby
+from buraco_p2p.net.mesh.mesh import auto_approve
+from buraco_p2p.net.mesh.startup import host_table
 
 KICKED_LINE = b"buraco-p2p: the host removed you from the table (seat 2 is free again)"
 
@@ -47,10 +47,10 @@ async def test_a_kicked_line_joiner_exits_3_with_one_line(tmp_path: Path) -> Non
 
 
 def test_one_mapping_of_failures_to_exit_codes() -> None:
-    from buraco_p2p.net.commands import SeatLost, UsageError
-    from buraco_p2p.net.errors import IdentityError, MeshError
-    from buraco_p2p.net.invite import InviteError
-    from buraco_p2p.net.table import JoinRefused
+    from buraco_p2p.net.channel.errors import IdentityError, MeshError
+    from buraco_p2p.net.mesh.commands import SeatLost, UsageError
+    from buraco_p2p.net.reach.invite import InviteError
+    from buraco_p2p.net.table.table import JoinRefused
 
     assert exit_status(UsageError("u")) == (2, "u")
     assert exit_status(IdentityError("i")) == (2, "i")

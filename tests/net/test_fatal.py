@@ -7,9 +7,9 @@ import pytest
 import trio
 from mesh_helpers import FAST
 
-from buraco_p2p.net.identity import Identity
-from buraco_p2p.net.mesh import JoinRequest, MeshError
-from buraco_p2p.net.startup import host_table, join_table
+from buraco_p2p.net.channel.identity import Identity
+from buraco_p2p.net.mesh.mesh import JoinRequest, MeshError
+from buraco_p2p.net.mesh.startup import host_table, join_table
 
 
 async def test_an_approver_that_raises_ends_that_joiners_link_only() -> None:

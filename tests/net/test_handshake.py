@@ -14,14 +14,14 @@ from cryptography.hazmat.primitives.ciphers.aead import ChaCha20Poly1305
 from hypothesis import given
 from hypothesis import strategies as st
 
-from buraco_p2p.net.errors import (
+from buraco_p2p.net.channel.errors import (
     DecryptError,
     FrameTooLarge,
     HandshakeError,
     PeerMismatch,
     VersionMismatch,
 )
-from buraco_p2p.net.framing import (
+from buraco_p2p.net.channel.framing import (
     KIND_HS_FINISH,
     KIND_HS_INIT,
     KIND_HS_RESPONSE,
@@ -31,14 +31,14 @@ from buraco_p2p.net.framing import (
     SendCipher,
     encode_frame,
 )
-from buraco_p2p.net.handshake import (
+from buraco_p2p.net.channel.handshake import (
     HandshakeResult,
     InitiatorHandshake,
     ResponderHandshake,
     secret_hint,
     version_alert,
 )
-from buraco_p2p.net.identity import Identity, PeerKey
+from buraco_p2p.net.channel.identity import Identity, PeerKey
 
 ROOM = bytes(range(16))
 TABLE = b"table-0001"

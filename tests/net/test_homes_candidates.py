@@ -17,8 +17,8 @@ import trio
 from cli_helpers import ENV, kill_leftovers, read_until
 from natlab import Lab, portmap_responder, stun_responder, unavailable
 
-from buraco_p2p.net.candidates import CandidateKind
-from buraco_p2p.net.invite import Endpoint, Invite
+from buraco_p2p.net.reach.candidates import CandidateKind
+from buraco_p2p.net.reach.invite import Endpoint, Invite
 
 REASON = unavailable()
 pytestmark = pytest.mark.skipif(REASON is not None, reason=REASON or "")

@@ -16,9 +16,9 @@ import trio
 from cli_helpers import ENV, kill_leftovers, read_until
 from natlab import Lab, portmap_responder, unavailable
 
-from buraco_p2p.net.candidates import CandidateKind
-from buraco_p2p.net.invite import Endpoint, Invite
-from buraco_p2p.net.shortcode import ShortCode
+from buraco_p2p.net.reach.candidates import CandidateKind
+from buraco_p2p.net.reach.invite import Endpoint, Invite
+from buraco_p2p.net.reach.shortcode import ShortCode
 
 REASON = unavailable()
 LAN, V6 = Endpoint.parse("10.0.1.2", 4490), Endpoint.parse("2001:db8:1::2", 4490)

@@ -16,9 +16,9 @@ import trio
 from cli_helpers import ENV, kill_leftovers, read_until
 from natlab import Lab, unavailable
 
-from buraco_p2p.net.candidates import CandidateKind, NatClass
-from buraco_p2p.net.internet import host_reach_note, unreachable_advice
-from buraco_p2p.net.invite import Endpoint, Invite
+from buraco_p2p.net.mesh.internet import host_reach_note, unreachable_advice
+from buraco_p2p.net.reach.candidates import CandidateKind, NatClass
+from buraco_p2p.net.reach.invite import Endpoint, Invite
 
 REASON = unavailable()
 LAN = Endpoint.parse("10.0.1.2", 4510)

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from buraco_p2p.net.errors import BadSignature, IdentityError
-from buraco_p2p.net.identity import (
+from buraco_p2p.net.channel.errors import BadSignature, IdentityError
+from buraco_p2p.net.channel.identity import (
     HOME_ENV,
     IDENTITY_FILE,
     Identity,

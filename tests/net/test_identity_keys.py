@@ -15,15 +15,15 @@ import pytest
 import trio
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
-from buraco_p2p.net.edwards import check_identity_key
-from buraco_p2p.net.errors import HandshakeError, MeshError
-from buraco_p2p.net.framing import Frame, FrameReader
-from buraco_p2p.net.handshake import InitiatorHandshake, ResponderHandshake
-from buraco_p2p.net.identity import Identity, PeerKey
-from buraco_p2p.net.invite import Invite
-from buraco_p2p.net.relay import RelayError, parse_relay
-from buraco_p2p.net.startup import join_table
-from buraco_p2p.net.table import Roster, RosterError
+from buraco_p2p.net.channel.edwards import check_identity_key
+from buraco_p2p.net.channel.errors import HandshakeError, MeshError
+from buraco_p2p.net.channel.framing import Frame, FrameReader
+from buraco_p2p.net.channel.handshake import InitiatorHandshake, ResponderHandshake
+from buraco_p2p.net.channel.identity import Identity, PeerKey
+from buraco_p2p.net.mesh.relay import RelayError, parse_relay
+from buraco_p2p.net.mesh.startup import join_table
+from buraco_p2p.net.reach.invite import Invite
+from buraco_p2p.net.table.table import Roster, RosterError
 
 # The eight points of order 1, 2, 4 and 8, in their canonical encodings.
 SMALL_ORDER = [
@@ -58,7 +58,7 @@ def parse_frame(data: bytes) -> Frame:
 
 def mixed_order_key() -> bytes:
     """An honest key plus a point of order 2: on the curve, canonical, not of order L."""
-    from buraco_p2p.net import edwards
+    from buraco_p2p.net.channel import edwards
 
     honest = Identity.generate("x").public.raw
     x, y = edwards._decode(honest)

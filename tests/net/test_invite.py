@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from buraco_p2p.net.errors import NetError
-from buraco_p2p.net.invite import (
+from buraco_p2p.net.channel.errors import NetError
+from buraco_p2p.net.reach.invite import (
     Endpoint,
     Invite,
     InviteChecksumError,

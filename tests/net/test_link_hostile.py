@@ -31,8 +31,8 @@ from buraco_p2p.net import (
     connect,
     handshake,
 )
-from buraco_p2p.net.framing import KIND_CLOSE, KIND_DATA, FrameReader
-from buraco_p2p.net.handshake import InitiatorHandshake
+from buraco_p2p.net.channel.framing import KIND_CLOSE, KIND_DATA, FrameReader
+from buraco_p2p.net.channel.handshake import InitiatorHandshake
 
 ROOM = os.urandom(16)
 TABLE = b"hostile-table"

@@ -12,16 +12,16 @@ import struct
 import trio
 from mesh_helpers import FAST, NICKS, collect
 
-from buraco_p2p.net.identity import Identity
-from buraco_p2p.net.mesh import Mesh, PeerDown, PeerUp
-from buraco_p2p.net.startup import host_table, join_table
+from buraco_p2p.net.channel.identity import Identity
+from buraco_p2p.net.mesh.mesh import Mesh, PeerDown, PeerUp
+from buraco_p2p.net.mesh.startup import host_table, join_table
 
 COUNT = 300
 
 
 def reset_link(mesh: Mesh, peer: Identity) -> None:
     """Abort `mesh`'s TCP connection to `peer` with a RST (SO_LINGER 0, then close)."""
-    run = mesh._peers[peer.public].run
+    run = mesh.records[peer.public].run
     assert run is not None
     stream = run.link._stream
     assert isinstance(stream, trio.SocketStream)

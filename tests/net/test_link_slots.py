@@ -10,10 +10,10 @@ import pytest
 import trio
 from mesh_helpers import FAST
 
-from buraco_p2p.net.identity import Identity
-from buraco_p2p.net.link import SecureLink, connect
-from buraco_p2p.net.server import LinkServer, source_bucket
-from buraco_p2p.net.startup import host_table, join_table
+from buraco_p2p.net.channel.identity import Identity
+from buraco_p2p.net.channel.link import SecureLink, connect
+from buraco_p2p.net.channel.server import LinkServer, source_bucket
+from buraco_p2p.net.mesh.startup import host_table, join_table
 
 # Half-open handshakes must outlive the test's attack, or the pool would free itself.
 PATIENT = dataclasses.replace(FAST, handshake_timeout=60.0)

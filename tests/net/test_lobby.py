@@ -12,11 +12,11 @@ import trio
 from cli_helpers import kill_leftovers, quit_all, read_until
 from mesh_helpers import FAST, table_of_four
 
-from buraco_p2p.net.appmessages import printable
-from buraco_p2p.net.identity import Identity
-from buraco_p2p.net.lobby import Lobby
-from buraco_p2p.net.mesh import JoinRequest, Mesh
-from buraco_p2p.net.startup import host_table, join_table
+from buraco_p2p.net.channel.identity import Identity
+from buraco_p2p.net.mesh.lobby import Lobby
+from buraco_p2p.net.mesh.mesh import JoinRequest, Mesh
+from buraco_p2p.net.mesh.startup import host_table, join_table
+from buraco_p2p.net.table.appmessages import printable
 
 
 class Screen:
@@ -241,7 +241,7 @@ async def test_cli_host_and_three_joiners_chat(tmp_path: Path) -> None:
 def test_cli_join_with_a_mistyped_code_says_why(tmp_path: Path) -> None:
     import subprocess
 
-    from buraco_p2p.net.invite import Endpoint, Invite
+    from buraco_p2p.net.reach.invite import Endpoint, Invite
 
     good = Invite(
         bytes(16), bytes(16), Identity.generate("x").public.raw, (Endpoint.parse("127.0.0.1", 9),)

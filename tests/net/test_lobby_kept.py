@@ -10,8 +10,8 @@ from typing import Any
 import trio
 from mesh_helpers import table_of_four
 
-from buraco_p2p.net import lobby as lobby_module
-from buraco_p2p.net.lobby import Lobby
+from buraco_p2p.net.mesh import lobby as lobby_module
+from buraco_p2p.net.mesh.lobby import Lobby
 
 KEPT: list[Any] = [["terms", {}], ["gsig", b"s" * 64], ["e", b"entry"], ["sync", 0], ["at", 3]]
 DROPPED: list[Any] = [["zz", 1], ["newer", {"k": 1}], {"text": "hi"}, [], [7], "e", ["E", b""]]

@@ -13,7 +13,10 @@ import trio
 from mesh_helpers import FAST, table_of_four
 
 from buraco_p2p import codec
-from buraco_p2p.net.appmessages import (
+from buraco_p2p.net.channel.identity import Identity
+from buraco_p2p.net.mesh.lobby import Lobby
+from buraco_p2p.net.mesh.startup import host_table, join_table
+from buraco_p2p.net.table.appmessages import (
     MAX_CHAT,
     MAX_RULE_OVERRIDES,
     MAX_RULE_TEXT,
@@ -25,10 +28,7 @@ from buraco_p2p.net.appmessages import (
     rules_announced,
     tagged,
 )
-from buraco_p2p.net.identity import Identity
-from buraco_p2p.net.lobby import Lobby
-from buraco_p2p.net.startup import host_table, join_table
-from buraco_p2p.net.table import Member, Roster
+from buraco_p2p.net.table.table import Member, Roster
 from protocol.gen import net as vectors
 from protocol.gen.files import VECTOR_DIR
 

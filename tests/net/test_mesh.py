@@ -5,7 +5,7 @@ from __future__ import annotations
 import trio
 from mesh_helpers import assert_quiet, collect, table_of_four
 
-from buraco_p2p.net.mesh import PeerUp, RosterChanged
+from buraco_p2p.net.mesh.mesh import PeerUp, RosterChanged
 
 
 async def test_four_peers_form_a_full_direct_mesh() -> None:
@@ -74,8 +74,8 @@ async def test_ipv6_loopback_table() -> None:
     import pytest
     from mesh_helpers import FAST
 
-    from buraco_p2p.net.identity import Identity
-    from buraco_p2p.net.startup import host_table, join_table
+    from buraco_p2p.net.channel.identity import Identity
+    from buraco_p2p.net.mesh.startup import host_table, join_table
 
     try:
         with socket.socket(socket.AF_INET6) as probe:

@@ -21,8 +21,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from mesh_helpers import FAST, table_of_four
 
-from buraco_p2p.net.identity import Identity, PeerKey
-from buraco_p2p.net.mesh import (
+from buraco_p2p.net.channel.identity import Identity, PeerKey
+from buraco_p2p.net.mesh.mesh import (
     HOST_TO_JOINER_TAGS,
     JOINER_TO_HOST_TAGS,
     PEER_TAGS,
@@ -97,7 +97,7 @@ async def run_fuzz(draw: Any, count: int) -> int:
                     await trio.sleep(0.005)
             # `rejections` keeps only the latest 200: start each value from an empty list.
             target.rejections.clear()
-            await sender._send_raw(target.me, value)
+            await sender.send_control(target.me, value)
             await sender.send(target.me, ["probe", i])
             with trio.fail_after(10):
                 got = await target.receive()

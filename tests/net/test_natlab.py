@@ -33,14 +33,14 @@ from natlab import (
     wait_event,
 )
 
-from buraco_p2p.net.candidates import Candidate, CandidateKind, NatClass
-from buraco_p2p.net.identity import Identity
-from buraco_p2p.net.invite import Endpoint, Invite
-from buraco_p2p.net.link import handshake
-from buraco_p2p.net.portmap import PortMapError, hold_mapping, map_port
-from buraco_p2p.net.punch import PunchError, simultaneous_open
-from buraco_p2p.net.reply import ReplyCode
-from buraco_p2p.net.stun import StunError, binding, probe
+from buraco_p2p.net.channel.identity import Identity
+from buraco_p2p.net.channel.link import handshake
+from buraco_p2p.net.reach.candidates import Candidate, CandidateKind, NatClass
+from buraco_p2p.net.reach.invite import Endpoint, Invite
+from buraco_p2p.net.reach.portmap import PortMapError, hold_mapping, map_port
+from buraco_p2p.net.reach.punch import PunchError, simultaneous_open
+from buraco_p2p.net.reach.reply import ReplyCode
+from buraco_p2p.net.reach.stun import StunError, binding, probe
 
 REASON = unavailable()
 pytestmark = pytest.mark.skipif(REASON is not None, reason=REASON or "")
@@ -164,7 +164,7 @@ def test_stun_to_nobody_is_a_clear_error(lab: Lab) -> None:
     home = lab.add_home()
 
     async def go() -> str:
-        from buraco_p2p.net.punch import reusable_socket
+        from buraco_p2p.net.reach.punch import reusable_socket
 
         with pytest.raises(StunError) as caught:
             await binding(Endpoint.parse("198.51.100.99", STUN_PORT),

@@ -21,17 +21,18 @@ from test_handshake import _hkdf as spec_hkdf
 from test_handshake import _sha as sha256
 
 from buraco_p2p import codec
-from buraco_p2p.net import errors, invite
-from buraco_p2p.net.errors import NetError
-from buraco_p2p.net.framing import DEFAULT_MAX_FRAME, FrameReader, ReceiveCipher
-from buraco_p2p.net.handshake import InitiatorHandshake, ResponderHandshake
-from buraco_p2p.net.identity import Identity, PeerKey
-from buraco_p2p.net.invite import Invite
-from buraco_p2p.net.mesh import HOST_TO_JOINER_TAGS, JOINER_TO_HOST_TAGS, PEER_TAGS
-from buraco_p2p.net.punching import HOST_PUNCH_TAGS, JOINER_PUNCH_TAGS, parse_punch_record
-from buraco_p2p.net.relay import RELAY_TAGS, parse_relay
-from buraco_p2p.net.reliable import Resume, parse_record
-from buraco_p2p.net.table import JoinRefused, Roster, parse_hello, parse_welcome
+from buraco_p2p.net.channel import errors
+from buraco_p2p.net.channel.errors import NetError
+from buraco_p2p.net.channel.framing import DEFAULT_MAX_FRAME, FrameReader, ReceiveCipher
+from buraco_p2p.net.channel.handshake import InitiatorHandshake, ResponderHandshake
+from buraco_p2p.net.channel.identity import Identity, PeerKey
+from buraco_p2p.net.channel.reliable import Resume, parse_record
+from buraco_p2p.net.mesh.mesh import HOST_TO_JOINER_TAGS, JOINER_TO_HOST_TAGS, PEER_TAGS
+from buraco_p2p.net.mesh.punching import HOST_PUNCH_TAGS, JOINER_PUNCH_TAGS, parse_punch_record
+from buraco_p2p.net.mesh.relay import RELAY_TAGS, parse_relay
+from buraco_p2p.net.reach import invite
+from buraco_p2p.net.reach.invite import Invite
+from buraco_p2p.net.table.table import JoinRefused, Roster, parse_hello, parse_welcome
 from protocol.gen import net as vectors
 from protocol.gen.files import VECTOR_DIR
 

@@ -19,9 +19,9 @@ import pytest
 import trio
 from cli_helpers import kill_leftovers, quit_all, read_until
 
-from buraco_p2p.net.discovery import DiscoveryError, parse_txt, txt_record
-from buraco_p2p.net.identity import Identity
-from buraco_p2p.net.invite import Endpoint, Invite
+from buraco_p2p.net.channel.identity import Identity
+from buraco_p2p.net.reach.discovery import DiscoveryError, parse_txt, txt_record
+from buraco_p2p.net.reach.invite import Endpoint, Invite
 
 SUBNET = "10.77.{n}.{host}"
 
@@ -168,7 +168,7 @@ async def test_four_virtual_hosts_find_the_table_over_mdns_and_chat(
 
 
 async def test_upnp_without_its_library_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
-    from buraco_p2p.net import upnp
+    from buraco_p2p.net.reach import upnp
 
     monkeypatch.setitem(sys.modules, "miniupnpc", None)  # import now raises ImportError
     with pytest.raises(upnp.UpnpUnavailable, match=r"buraco-p2p\[upnp\]"):

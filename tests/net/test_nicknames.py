@@ -7,16 +7,16 @@ import pytest
 import trio
 from mesh_helpers import FAST
 
-from buraco_p2p.net.identity import (
+from buraco_p2p.net.channel.identity import (
     Identity,
     confusable_nicknames,
     nickname_skeleton,
     validate_nickname,
 )
-from buraco_p2p.net.lobby import Lobby
-from buraco_p2p.net.mesh import JoinRequest
-from buraco_p2p.net.startup import host_table, join_table
-from buraco_p2p.net.table import JoinRefused, Member, Roster
+from buraco_p2p.net.mesh.lobby import Lobby
+from buraco_p2p.net.mesh.mesh import JoinRequest
+from buraco_p2p.net.mesh.startup import host_table, join_table
+from buraco_p2p.net.table.table import JoinRefused, Member, Roster
 
 
 @pytest.mark.parametrize(

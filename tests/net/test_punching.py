@@ -10,12 +10,10 @@ import trio
 import trio.testing
 from mesh_helpers import FAST
 
-from buraco_p2p.net import punching
-from buraco_p2p.net.identity import Identity
-from buraco_p2p.net.invite import Endpoint
-from buraco_p2p.net.link import stream_address
-from buraco_p2p.net.punch import reusable_socket
-from buraco_p2p.net.punching import (
+from buraco_p2p.net.channel.identity import Identity
+from buraco_p2p.net.channel.link import stream_address
+from buraco_p2p.net.mesh import punching
+from buraco_p2p.net.mesh.punching import (
     MAX_PUNCH_CANDIDATES,
     Punch,
     PunchRecordError,
@@ -24,7 +22,9 @@ from buraco_p2p.net.punching import (
     parse_punch_record,
     punch_message,
 )
-from buraco_p2p.net.startup import host_table, join_table
+from buraco_p2p.net.mesh.startup import host_table, join_table
+from buraco_p2p.net.reach.invite import Endpoint
+from buraco_p2p.net.reach.punch import reusable_socket
 
 CAIO = Identity.generate("caio").public
 
@@ -133,12 +133,12 @@ async def test_a_punch_record_for_a_peer_not_seated_is_ignored_and_a_bad_one_clo
         with trio.fail_after(10):
             await bia.wait_all_up(2)
             await host.wait_all_up(2)
-        await host._send_raw(bia.me, ["punch", CAIO.raw, [["198.51.100.9", 40404]]])
+        await host.send_control(bia.me, ["punch", CAIO.raw, [["198.51.100.9", 40404]]])
         with trio.fail_after(10):
             while not any("not seated" in r for r in bia.rejections):
                 await trio.sleep(0.01)
         assert bia.is_up(host.me)
-        await host._send_raw(bia.me, ["punch", CAIO.raw, [["224.0.0.251", 5353]]])
+        await host.send_control(bia.me, ["punch", CAIO.raw, [["224.0.0.251", 5353]]])
         with trio.fail_after(10):
             while not any("multicast" in r for r in bia.rejections):
                 await trio.sleep(0.01)

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from buraco_p2p.net.reliable import (
+from buraco_p2p.net.channel.reliable import (
     Ack,
     ChannelState,
     Data,
@@ -222,9 +222,9 @@ import trio  # noqa: E402
 from mesh_helpers import FAST, assert_quiet, collect, table_of_four  # noqa: E402
 
 from buraco_p2p import codec  # noqa: E402
-from buraco_p2p.net.identity import Identity  # noqa: E402
-from buraco_p2p.net.mesh import Mesh, MeshState, PeerDown  # noqa: E402
-from buraco_p2p.net.startup import host_table, join_table  # noqa: E402
+from buraco_p2p.net.channel.identity import Identity  # noqa: E402
+from buraco_p2p.net.mesh.mesh import Mesh, MeshState, PeerDown  # noqa: E402
+from buraco_p2p.net.mesh.startup import host_table, join_table  # noqa: E402
 
 
 async def wait_down(mesh: Mesh, peer: object) -> None:
@@ -249,7 +249,7 @@ async def test_links_cut_mid_stream_lose_and_duplicate_nothing() -> None:
         async def cutter() -> None:
             for _ in range(4):
                 await trio.sleep(0.01)
-                run = c._peers[b.me].run
+                run = c.records[b.me].run
                 if run is not None:
                     await run.link.aclose()  # the TCP link dies under both ends
 
@@ -341,7 +341,7 @@ async def test_silent_link_is_reported_down_after_the_heartbeat_timeout() -> Non
     from dataclasses import replace
     from functools import partial
 
-    from buraco_p2p.net.invite import Endpoint
+    from buraco_p2p.net.reach.invite import Endpoint
 
     config = replace(FAST, heartbeat_interval=0.1, heartbeat_timeout=0.6)
     frozen = trio.Event()
@@ -394,7 +394,7 @@ async def test_silent_link_is_reported_down_after_the_heartbeat_timeout() -> Non
 
 
 async def test_restart_without_saved_state_is_reported_and_starts_a_new_stream() -> None:
-    from buraco_p2p.net.mesh import StreamReset
+    from buraco_p2p.net.mesh.mesh import StreamReset
 
     ids = [Identity.generate(n) for n in ("ana", "bia")]
     async with host_table(ids[0], config=FAST) as host, trio.open_nursery() as nursery:
@@ -450,7 +450,7 @@ async def test_soak_random_link_cuts_while_everyone_broadcasts() -> None:
             while not done.is_set():
                 await trio.sleep(rng.uniform(0.02, 0.1))
                 m = rng.choice(meshes)
-                p = m._peers.get(rng.choice([k for k in keys if k != m.me]))
+                p = m.records.get(rng.choice([k for k in keys if k != m.me]))
                 if p is not None and p.run is not None:
                     cuts += 1
                     await p.run.link.aclose()
@@ -553,14 +553,14 @@ async def test_messages_received_but_not_consumed_survive_a_reconnect_and_a_cras
         for j in range(10):
             await b.send(c.me, ["kept", j])
         with trio.fail_after(10):
-            while c._peers[b.me].channel.recv_next < 10:  # arrived, none consumed
+            while c.records[b.me].channel.recv_next < 10:  # arrived, none consumed
                 await trio.sleep(0.01)
         saved = MeshState.from_wire(codec.unpack(codec.pack(c.snapshot().to_wire())))
-        run = c._peers[b.me].run
+        run = c.records[b.me].run
         assert run is not None
         await run.link.aclose()  # a reset forces the pair to resume
         with trio.fail_after(10):
-            while not (c.is_up(b.me) and b.is_up(c.me) and c._peers[b.me].run is not run):
+            while not (c.is_up(b.me) and b.is_up(c.me) and c.records[b.me].run is not run):
                 await trio.sleep(0.01)
         c_scope.cancel()  # c dies before its application consumed anything
         await wait_down(b, ids[2].public)
@@ -595,5 +595,5 @@ async def test_a_consumed_message_is_acknowledged_without_waiting_for_a_heartbea
         await b.send(host.me, ["chat", "hello"])
         assert await collect(host, 1) == [(b.me, ["chat", "hello"])]
         with trio.fail_after(5):
-            while b._peers[host.me].channel.unacked_count:
+            while b.records[host.me].channel.unacked_count:
                 await trio.sleep(0.01)

@@ -5,9 +5,9 @@ from __future__ import annotations
 import trio
 from mesh_helpers import FAST, assert_quiet, collect, table_of_four
 
-from buraco_p2p.net.identity import Identity, PeerKey
-from buraco_p2p.net.mesh import MeshConfig, PeerDown, PeerUp
-from buraco_p2p.net.relay import RelayRecord
+from buraco_p2p.net.channel.identity import Identity, PeerKey
+from buraco_p2p.net.mesh.mesh import MeshConfig, PeerDown, PeerUp
+from buraco_p2p.net.mesh.relay import RelayRecord
 
 MARKER = b"PLAINTEXT-MARKER-7f3a9c"
 
@@ -61,7 +61,7 @@ async def test_host_forging_relayed_traffic_breaks_the_link_not_the_messages() -
         # The host injects a forged frame into the b->c relayed stream, claiming to be b.
         chan = next(k[1] for k in c.relays.streams if k[0] == b.me)
         forged = bytes([0, 0, 0, 40, 2, 0x11]) + bytes(40)
-        await host._send_raw(c.me, RelayRecord("rd", b.me, chan, forged).to_wire())
+        await host.send_control(c.me, RelayRecord("rd", b.me, chan, forged).to_wire())
         with trio.fail_after(5):
             while True:
                 event = await c.next_event()

@@ -5,8 +5,8 @@ from __future__ import annotations
 import trio
 from mesh_helpers import FAST, NICKS, assert_quiet, collect, table_of_four
 
-from buraco_p2p.net.identity import Identity, PeerKey
-from buraco_p2p.net.mesh import Mesh, MeshConfig, PeerDown, PeerUp
+from buraco_p2p.net.channel.identity import Identity, PeerKey
+from buraco_p2p.net.mesh.mesh import Mesh, MeshConfig, PeerDown, PeerUp
 
 
 async def test_relayed_pair_moves_to_a_direct_link_once_one_opens() -> None:

@@ -15,16 +15,16 @@ import pytest
 import trio
 from mesh_helpers import FAST, collect
 
-from buraco_p2p.net.candidates import Candidate, CandidateKind
-from buraco_p2p.net.handshake import secret_hint
-from buraco_p2p.net.identity import Identity, PeerKey
-from buraco_p2p.net.internet import answer_reply_code
-from buraco_p2p.net.invite import Endpoint
-from buraco_p2p.net.mesh import JoinRequest, Mesh, MeshError
-from buraco_p2p.net.reply import ReplyCode
-from buraco_p2p.net.shortcode import ShortCode, ShortCodeLinkError, fetch_invite
-from buraco_p2p.net.startup import host_table, join_table
-from buraco_p2p.net.table import JoinRefused
+from buraco_p2p.net.channel.handshake import secret_hint
+from buraco_p2p.net.channel.identity import Identity, PeerKey
+from buraco_p2p.net.mesh.internet import answer_reply_code
+from buraco_p2p.net.mesh.mesh import JoinRequest, Mesh, MeshError
+from buraco_p2p.net.mesh.startup import host_table, join_table
+from buraco_p2p.net.reach.candidates import Candidate, CandidateKind
+from buraco_p2p.net.reach.invite import Endpoint
+from buraco_p2p.net.reach.reply import ReplyCode
+from buraco_p2p.net.reach.shortcode import ShortCode, ShortCodeLinkError, fetch_invite
+from buraco_p2p.net.table.table import JoinRefused
 
 
 async def wait_down(mesh: Mesh, key: PeerKey) -> None:

@@ -9,9 +9,9 @@ import pytest
 import trio
 from mesh_helpers import FAST, NICKS, collect, table_of_four
 
-from buraco_p2p.net.identity import Identity, PeerKey
-from buraco_p2p.net.link import SecureLink
-from buraco_p2p.net.mesh import (
+from buraco_p2p.net.channel.identity import Identity, PeerKey
+from buraco_p2p.net.channel.link import SecureLink
+from buraco_p2p.net.mesh.mesh import (
     Mesh,
     MeshError,
     MeshEvent,
@@ -19,8 +19,8 @@ from buraco_p2p.net.mesh import (
     PeerDown,
     SeatFreed,
 )
-from buraco_p2p.net.startup import host_table, join_table
-from buraco_p2p.net.table import (
+from buraco_p2p.net.mesh.startup import host_table, join_table
+from buraco_p2p.net.table.table import (
     KICKED,
     Departure,
     HostTable,
@@ -123,7 +123,7 @@ async def test_a_host_that_swaps_a_seated_key_is_refused_and_named() -> None:
             version=old.version + 1,
             members=tuple(Member(1, eve, "bia", ()) if m.seat == 1 else m for m in old.members),
         )
-        await host._send_raw(c.me, ["roster", forged.to_wire()])
+        await host.send_control(c.me, ["roster", forged.to_wire()])
         with trio.fail_after(5):
             while not any("takes seat 1" in r for r in c.rejections):
                 await trio.sleep(0.01)
@@ -264,7 +264,7 @@ async def test_a_returning_identity_keeps_its_nickname_and_renames_are_announced
                 for m in c.roster.members
             ),
         )
-        await host._send_raw(c.me, ["roster", renamed.to_wire()])
+        await host.send_control(c.me, ["roster", renamed.to_wire()])
         with trio.fail_after(5):
             events = await events_until(c, NicknameChanged)
         assert events[-1] == NicknameChanged(ids[1].public, "bia", "bianca")

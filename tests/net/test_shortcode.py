@@ -13,17 +13,17 @@ import pytest
 import trio
 from mesh_helpers import FAST
 
-from buraco_p2p.net.errors import HandshakeError, LinkClosed
-from buraco_p2p.net.identity import Identity
-from buraco_p2p.net.invite import Endpoint, Invite, InviteError
-from buraco_p2p.net.link import connect
-from buraco_p2p.net.shortcode import (
+from buraco_p2p.net.channel.errors import HandshakeError, LinkClosed
+from buraco_p2p.net.channel.identity import Identity
+from buraco_p2p.net.channel.link import connect
+from buraco_p2p.net.mesh.startup import host_table, join_table
+from buraco_p2p.net.reach.invite import Endpoint, Invite, InviteError
+from buraco_p2p.net.reach.shortcode import (
     ShortCode,
     ShortCodeError,
     fetch_invite,
     is_short_code,
 )
-from buraco_p2p.net.startup import host_table, join_table
 
 SECRET = bytes(range(16))
 CODE = ShortCode(Endpoint.parse("192.168.1.20", 4464), SECRET)

@@ -17,14 +17,14 @@ import trio
 from cryptography.hazmat.primitives.ciphers.aead import ChaCha20Poly1305
 from mesh_helpers import FAST, raw_link
 
-from buraco_p2p.net.errors import DecryptError, LinkError, MeshError
-from buraco_p2p.net.framing import KIND_DATA, FrameReader, ReceiveCipher, SendCipher
-from buraco_p2p.net.identity import Identity
-from buraco_p2p.net.invite import Endpoint, Invite
-from buraco_p2p.net.link import handshake
-from buraco_p2p.net.punching import PunchRecordError, parse_observed, parse_punch_record
-from buraco_p2p.net.startup import host_table, join_table
-from buraco_p2p.net.table import (
+from buraco_p2p.net.channel.errors import DecryptError, LinkError, MeshError
+from buraco_p2p.net.channel.framing import KIND_DATA, FrameReader, ReceiveCipher, SendCipher
+from buraco_p2p.net.channel.identity import Identity
+from buraco_p2p.net.channel.link import handshake
+from buraco_p2p.net.mesh.punching import PunchRecordError, parse_observed, parse_punch_record
+from buraco_p2p.net.mesh.startup import host_table, join_table
+from buraco_p2p.net.reach.invite import Endpoint, Invite
+from buraco_p2p.net.table.table import (
     JoinRefused,
     TableError,
     addresses_from_wire,

@@ -14,13 +14,13 @@ from typing import Any
 import trio
 from mesh_helpers import FAST, NICKS, collect, raw_link
 
-from buraco_p2p.net.errors import LinkClosed
-from buraco_p2p.net.identity import Identity, PeerKey
-from buraco_p2p.net.invite import Invite
-from buraco_p2p.net.link import SecureLink
-from buraco_p2p.net.mesh import Mesh, MeshConfig, PeerDown
-from buraco_p2p.net.startup import host_table, join_table
-from buraco_p2p.net.table import join_message
+from buraco_p2p.net.channel.errors import LinkClosed
+from buraco_p2p.net.channel.identity import Identity, PeerKey
+from buraco_p2p.net.channel.link import SecureLink
+from buraco_p2p.net.mesh.mesh import Mesh, MeshConfig, PeerDown
+from buraco_p2p.net.mesh.startup import host_table, join_table
+from buraco_p2p.net.reach.invite import Invite
+from buraco_p2p.net.table.table import join_message
 
 # Large enough that 200 of them overflow the kernel's socket buffers many times over.
 PAYLOAD = bytes(64 * 1024)
@@ -222,7 +222,7 @@ async def test_a_link_whose_queue_overflows_is_dropped_at_once() -> None:
             for _ in range(4000):
                 if not host.is_up(d_key):
                     break
-                await b._send_relayed_chunk(host.me, ["rd", d_key.raw, 7, chunk], len(chunk))
+                await b.send_relayed_chunk(host.me, ["rd", d_key.raw, 7, chunk], len(chunk))
             event = await wait_down(host, d_key)
         assert "is not reading" in event.reason and "records are queued" in event.reason
         assert host.is_up(b.me) and b.is_up(host.me)  # the sender's own link is untouched
@@ -241,7 +241,7 @@ async def test_relaying_to_a_peer_that_does_not_drain_closes_the_channel_not_its
             for _ in range(2000):
                 if any("not keeping up" in r for r in host.rejections):
                     break
-                await b._send_relayed_chunk(host.me, ["rd", d_key.raw, 7, chunk], len(chunk))
+                await b.send_relayed_chunk(host.me, ["rd", d_key.raw, 7, chunk], len(chunk))
         assert any(
             b.me.fingerprint() in r and "not keeping up" in r for r in host.rejections
         ), list(host.rejections)

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from buraco_p2p.net.identity import Identity
-from buraco_p2p.net.table import KICKED, LEFT, Departure, HostTable, Member
+from buraco_p2p.net.channel.identity import Identity
+from buraco_p2p.net.table.table import KICKED, LEFT, Departure, HostTable, Member
 
 
 def _table(seats: int) -> tuple[HostTable, list[Identity]]:

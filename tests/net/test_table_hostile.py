@@ -11,11 +11,11 @@ import pytest
 import trio
 from mesh_helpers import FAST, assert_quiet, collect, raw_link, table_of_four
 
-from buraco_p2p.net.errors import HandshakeError
-from buraco_p2p.net.identity import Identity
-from buraco_p2p.net.mesh import JoinRequest, Mesh, MeshError
-from buraco_p2p.net.startup import host_table, join_table
-from buraco_p2p.net.table import JoinRefused, Roster, TableError, join_message, mesh_message
+from buraco_p2p.net.channel.errors import HandshakeError
+from buraco_p2p.net.channel.identity import Identity
+from buraco_p2p.net.mesh.mesh import JoinRequest, Mesh, MeshError
+from buraco_p2p.net.mesh.startup import host_table, join_table
+from buraco_p2p.net.table.table import JoinRefused, Roster, TableError, join_message, mesh_message
 
 
 async def still_plays(meshes: list[Mesh]) -> None:
@@ -105,7 +105,7 @@ async def test_seated_peer_sending_garbage_only_loses_its_own_link(case: str) ->
     async with table_of_four() as meshes:
         b = meshes[1]
         target = meshes[target_index]
-        await b._send_raw(target.me, make(meshes))
+        await b.send_control(target.me, make(meshes))
         with trio.fail_after(5):
             while not any("bia" in r and needle in r for r in target.rejections):
                 await trio.sleep(0.01)
@@ -125,7 +125,7 @@ async def test_bogus_roster_from_a_non_host_is_rejected() -> None:
         _host, b, c, _d = meshes
         assert c.roster is not None
         fake = Roster(c.roster.table_id, 99, c.roster.members[:2])
-        await b._send_raw(c.me, ["roster", fake.to_wire()])
+        await b.send_control(c.me, ["roster", fake.to_wire()])
         with trio.fail_after(5):
             while not any("bia" in r for r in c.rejections):
                 await trio.sleep(0.01)

@@ -7,8 +7,8 @@ from dataclasses import replace
 import trio
 from mesh_helpers import FAST, assert_quiet, collect
 
-from buraco_p2p.net.identity import Identity
-from buraco_p2p.net.startup import host_table, join_table
+from buraco_p2p.net.channel.identity import Identity
+from buraco_p2p.net.mesh.startup import host_table, join_table
 
 CAP = 64 * 1024
 
@@ -29,9 +29,9 @@ async def test_a_peer_past_the_unread_byte_cap_loses_its_link_and_nothing_is_los
             while not any("bytes of messages we have not read yet" in r for r in host.rejections):
                 await trio.sleep(0.01)
         assert any("bia" in r and str(CAP) in r for r in host.rejections)
-        assert host._peers[b.me].unread_bytes <= CAP
+        assert host.records[b.me].unread_bytes <= CAP
         # Reading drains the inbox; the rest comes again after the reconnect, once each.
         got = await collect(host, 40, timeout=20)
         assert [msg[0] for _, msg in got] == list(range(40))
         await assert_quiet(host)
-        assert host._peers[b.me].unread_bytes == 0
+        assert host.records[b.me].unread_bytes == 0

@@ -11,9 +11,9 @@ from typing import Any
 import trio
 
 from buraco_p2p.bots.selfplay import resolve_rules
-from buraco_p2p.net.identity import Identity
-from buraco_p2p.net.invite import Invite
-from buraco_p2p.net.startup import host_table, join_table
+from buraco_p2p.net.channel.identity import Identity
+from buraco_p2p.net.mesh.startup import host_table, join_table
+from buraco_p2p.net.reach.invite import Invite
 from buraco_p2p.play.console import console
 from buraco_p2p.play.driver import Driver
 from buraco_p2p.play.genesis import check_terms, sign_terms

@@ -14,10 +14,10 @@ import trio
 from trio.testing import wait_all_tasks_blocked
 
 from buraco_p2p.bots.selfplay import resolve_rules
-from buraco_p2p.net.identity import Identity
-from buraco_p2p.net.invite import Invite
-from buraco_p2p.net.mesh import Mesh, MeshConfig
-from buraco_p2p.net.startup import join_table
+from buraco_p2p.net.channel.identity import Identity
+from buraco_p2p.net.mesh.mesh import Mesh, MeshConfig
+from buraco_p2p.net.mesh.startup import join_table
+from buraco_p2p.net.reach.invite import Invite
 from buraco_p2p.play.driver import Driver
 from buraco_p2p.play.genesis import check_terms, sign_terms
 from buraco_p2p.play.node import open_node
@@ -85,7 +85,7 @@ async def test_a_burst_of_stale_syncs_is_answered_once(tmp_path: Path) -> None:
                             numbered == consumed
                             and not host._send_out.statistics().current_buffer_used
                             and host.mesh.handed(bia.public)[0]
-                            == b._peers[ana.public].channel.consumed_next
+                            == b.records[ana.public].channel.consumed_next
                         ):
                             return list(got)
 

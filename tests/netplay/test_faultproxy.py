@@ -14,7 +14,7 @@ import trio
 
 from buraco_p2p.audit import verify_path
 from buraco_p2p.cli import main
-from buraco_p2p.net.invite import Invite
+from buraco_p2p.net.reach.invite import Invite
 from buraco_p2p.play.cluster import Cluster
 
 from .faultproxy import FaultProxy

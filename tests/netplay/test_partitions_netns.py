@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from buraco_p2p.audit import verify_path
-from buraco_p2p.net.invite import Invite
+from buraco_p2p.net.reach.invite import Invite
 
 from .netlab import LabCluster, Machine, Switch, unavailable
 

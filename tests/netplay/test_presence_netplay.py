@@ -10,9 +10,9 @@ from pathlib import Path
 import trio
 
 from buraco_p2p.bots.selfplay import resolve_rules
-from buraco_p2p.net.identity import Identity
-from buraco_p2p.net.invite import Invite
-from buraco_p2p.net.startup import join_table
+from buraco_p2p.net.channel.identity import Identity
+from buraco_p2p.net.mesh.startup import join_table
+from buraco_p2p.net.reach.invite import Invite
 from buraco_p2p.play.driver import Driver
 from buraco_p2p.play.genesis import check_terms, sign_terms
 from buraco_p2p.play.node import open_node

@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 import trio
 
-from buraco_p2p.net.candidates import CandidateKind
-from buraco_p2p.net.invite import Endpoint, Invite
+from buraco_p2p.net.reach.candidates import CandidateKind
+from buraco_p2p.net.reach.invite import Endpoint, Invite
 from buraco_p2p.play.hostjoin import _adopt_addresses
 from buraco_p2p.play.store import TableMeta, TableStore
 

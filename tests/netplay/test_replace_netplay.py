@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from buraco_p2p.audit import verify_path
-from buraco_p2p.net.identity import Identity
-from buraco_p2p.net.table import Roster
+from buraco_p2p.net.channel.identity import Identity
+from buraco_p2p.net.table.table import Roster
 from buraco_p2p.play.cluster import Cluster
 from buraco_p2p.play.heir import resume_argv
 from buraco_p2p.play.store import TableStore

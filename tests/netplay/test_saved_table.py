@@ -11,7 +11,7 @@ from pathlib import Path
 
 from buraco_p2p import codec
 from buraco_p2p.logfile import encode_log
-from buraco_p2p.net.commands import EXIT_DATA
+from buraco_p2p.net.mesh.commands import EXIT_DATA
 from buraco_p2p.play.cluster import Cluster
 from buraco_p2p.play.store import TableStore
 

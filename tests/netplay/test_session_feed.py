@@ -11,7 +11,7 @@ import trio
 
 from buraco_p2p.bots import HeuristicBot
 from buraco_p2p.engine import Discard
-from buraco_p2p.net.identity import Identity
+from buraco_p2p.net.channel.identity import Identity
 from buraco_p2p.play.driver import my_turn
 from buraco_p2p.rules import get_preset
 from buraco_p2p.ui.feed import MoveRefused

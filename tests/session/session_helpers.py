@@ -10,7 +10,7 @@ from collections.abc import Callable
 from buraco_p2p.bots import make_bot
 from buraco_p2p.crypto import DeterministicRandomSource
 from buraco_p2p.engine import HandState, Move
-from buraco_p2p.net.identity import Identity
+from buraco_p2p.net.channel.identity import Identity
 from buraco_p2p.rules import get_preset
 from buraco_p2p.session import Entry, Fault, Peer, Router, Table, make_entry, make_genesis
 from buraco_p2p.session.router import Chooser

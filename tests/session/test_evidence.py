@@ -33,7 +33,7 @@ from session_helpers import (
 
 from buraco_p2p.crypto import DeterministicRandomSource
 from buraco_p2p.engine import Discard, DrawStock, IllegalMove
-from buraco_p2p.net.identity import Identity
+from buraco_p2p.net.channel.identity import Identity
 from buraco_p2p.rules import RuleSet, get_preset
 from buraco_p2p.session import (
     BadSignature,

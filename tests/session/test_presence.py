@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from session_helpers import identities, stalled
 
-from buraco_p2p.net.identity import Identity
+from buraco_p2p.net.channel.identity import Identity
 from buraco_p2p.session import Peer, Router, TimedOut
 from buraco_p2p.session.presence import CATCHUP_TIMEOUTS
 

@@ -8,7 +8,7 @@ import pytest
 from session_helpers import identities, resign, same_logs, stalled
 
 from buraco_p2p.crypto import DeterministicRandomSource
-from buraco_p2p.net.identity import Identity
+from buraco_p2p.net.channel.identity import Identity
 from buraco_p2p.session import (
     BadSignature,
     Fault,

@@ -11,7 +11,7 @@ from walkout_helpers import partner_of, router, stuck_at, void_out, withhold
 
 from buraco_p2p.audit import EXIT_FAIR, render_text, verify_bytes
 from buraco_p2p.logfile import encode_log
-from buraco_p2p.net.identity import Identity
+from buraco_p2p.net.channel.identity import Identity
 from buraco_p2p.session import (
     Abandoned,
     HandStarted,

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from prompt_toolkit.input import PipeInput, create_pipe_input
 
-from buraco_p2p.net.identity import Identity
+from buraco_p2p.net.channel.identity import Identity
 from buraco_p2p.ui import TableApp
 from buraco_p2p.ui.netplay import LobbyFeed
 from tests.ui.ui_helpers import WAIT, SizedOutput, until

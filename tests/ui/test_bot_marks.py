@@ -20,7 +20,7 @@ from prompt_toolkit.input import create_pipe_input
 
 from buraco_p2p.bots.selfplay import resolve_rules
 from buraco_p2p.crypto import DeterministicRandomSource
-from buraco_p2p.net.identity import Identity
+from buraco_p2p.net.channel.identity import Identity
 from buraco_p2p.play.botmarks import load_bot_keys
 from buraco_p2p.play.driver import bot_parties
 from buraco_p2p.rules import get_preset

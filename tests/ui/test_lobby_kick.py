@@ -18,11 +18,11 @@ import pytest
 import trio
 from prompt_toolkit.input import PipeInput, create_pipe_input
 
-from buraco_p2p.net.commands import EXIT_REFUSED
-from buraco_p2p.net.identity import Identity
-from buraco_p2p.net.lobby import Lobby
-from buraco_p2p.net.mesh import auto_approve
-from buraco_p2p.net.startup import host_table
+from buraco_p2p.net.channel.identity import Identity
+from buraco_p2p.net.mesh.commands import EXIT_REFUSED
+from buraco_p2p.net.mesh.lobby import Lobby
+from buraco_p2p.net.mesh.mesh import auto_approve
+from buraco_p2p.net.mesh.startup import host_table
 from buraco_p2p.ui.lobby_model import LobbyModel
 from buraco_p2p.ui.lobby_screen import lobby_rows
 from buraco_p2p.ui.netplay import LobbyFeed, run_full_screen

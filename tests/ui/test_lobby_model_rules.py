@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import trio
 
-from buraco_p2p.net.appmessages import MAX_RULE_OVERRIDES, MAX_RULE_TEXT
-from buraco_p2p.net.identity import Identity
-from buraco_p2p.net.lobby import Lobby
-from buraco_p2p.net.startup import host_table, join_table
+from buraco_p2p.net.channel.identity import Identity
+from buraco_p2p.net.mesh.lobby import Lobby
+from buraco_p2p.net.mesh.startup import host_table, join_table
+from buraco_p2p.net.table.appmessages import MAX_RULE_OVERRIDES, MAX_RULE_TEXT
 from buraco_p2p.ui.lobby_model import LobbyModel
 
 CANNOT_READ = "the host sent rules this client cannot read"

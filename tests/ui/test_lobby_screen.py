@@ -15,8 +15,8 @@ from pathlib import Path
 from prompt_toolkit.input import create_pipe_input
 
 from buraco_p2p.bots.selfplay import resolve_rules
-from buraco_p2p.net.commands import SeatLost
-from buraco_p2p.net.identity import Identity
+from buraco_p2p.net.channel.identity import Identity
+from buraco_p2p.net.mesh.commands import SeatLost
 from buraco_p2p.rules import PRESETS
 from buraco_p2p.ui import TableApp
 from buraco_p2p.ui.lobby_screen import lobby_rows

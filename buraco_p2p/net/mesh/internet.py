@@ -1,0 +1,280 @@
+"""`--internet` and `--stun`: what a host contacts beyond its own network, and only if asked.
+
+A port mapping asks the home router (UPnP: multicast on the local network); a STUN request goes
+to a third party the user names, since no server of this project exists and no company should
+learn who plays by default. `contact_line` says all of it in one line before anything is sent.
+With two STUN servers the host learns its NAT class (candidates.py) and says plainly what it
+means for players outside its network.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Protocol
+
+from buraco_p2p.net.channel.errors import NetError
+from buraco_p2p.net.reach.candidates import CandidateKind, NatClass
+from buraco_p2p.net.reach.invite import Endpoint, Invite, InviteError
+from buraco_p2p.net.reach.stun import StunError, binding, probe
+
+if TYPE_CHECKING:
+    from buraco_p2p.net.mesh.mesh import Mesh
+
+STUN_DEFAULT_PORT = 3478
+# Reply codes this process has printed (a retry from the same port prints none again).
+_printed: set[str] = set()
+
+NAT_ADVICE = {
+    NatClass.OPEN: "no NAT: players anywhere can dial you if your firewall lets them",
+    NatClass.INDEPENDENT: (
+        "your NAT keeps one public port per local port (endpoint-independent): players outside "
+        "your network reach you if your router lets them in, or through a port mapping"
+    ),
+    NatClass.RANDOM: (
+        "your NAT gives every destination a new public port (random): players outside your "
+        "network can reach you only through a port mapping"
+    ),
+    NatClass.UNKNOWN: "NAT class unknown (name two STUN servers to learn it)",
+}
+
+
+class StunServerError(NetError, ValueError):
+    """A `--stun` value that is not a numeric address with an optional port."""
+
+
+def parse_stun_server(text: str) -> Endpoint:
+    """`IP`, `IP:PORT`, `[IPv6]` or `[IPv6]:PORT`, numeric only (no name is looked up)."""
+    raw = text.strip()
+    host, port = raw, str(STUN_DEFAULT_PORT)
+    if raw.startswith("["):
+        end = raw.find("]")
+        if end < 0:
+            raise StunServerError(f"--stun {text!r}: missing ']'")
+        host, rest = raw[1:end], raw[end + 1 :]
+        if rest:
+            if not rest.startswith(":"):
+                raise StunServerError(f"--stun {text!r}: expected ':PORT' after ']'")
+            port = rest[1:]
+    elif raw.count(":") == 1:
+        host, port = raw.split(":")
+    try:
+        ipaddress.ip_address(host)
+    except ValueError:
+        raise StunServerError(f"--stun {text!r}: give a numeric IP address") from None
+    if not port.isdigit() or not 1 <= int(port) <= 65535:
+        raise StunServerError(f"--stun {text!r}: the port must be 1..65535")
+    try:
+        return Endpoint.parse(host, int(port))
+    except InviteError as exc:
+        raise StunServerError(f"--stun {text!r}: {exc}") from None
+
+
+def contact_line(internet: bool, upnp: bool, stun: Sequence[Endpoint]) -> str:
+    """One line naming everything outside this machine that will be contacted."""
+    parts = []
+    if internet or upnp:
+        parts.append(
+            "your router (a port mapping: PCP/NAT-PMP to the default gateway, then UPnP, "
+            "which is multicast on your local network)"
+            if internet
+            else "your router (UPnP port mapping: multicast on your local network)"
+        )
+    if stun:
+        parts.append("the STUN server" + ("s " if len(stun) > 1 else " ")
+                     + ", ".join(str(s) for s in stun))  # fmt: skip
+    elif internet:
+        parts.append("no STUN server (name them with --stun IP:PORT)")
+    return "* will contact " + " and ".join(parts) + "; nothing else"
+
+
+# Addresses that lead somewhere only inside one network: RFC 1918, carrier-grade NAT's shared
+# space, link-local, loopback, unique-local IPv6.
+_INSIDE = tuple(
+    ipaddress.ip_network(net)
+    for net in ("10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", "100.64.0.0/10",
+                "169.254.0.0/16", "127.0.0.0/8", "fc00::/7", "fe80::/10", "::1/128")
+)  # fmt: skip
+NO_REACH_HELP = (
+    "what would help: a port mapping on the host's router (host --internet, with PCP, NAT-PMP "
+    "or UPnP switched on in the router), or a reply code (host and joiners both with "
+    "--stun IP:PORT, the host pasting the joiner's code); a relay server (TURN) is not "
+    "supported yet; players on one network can use --lan"
+)
+
+
+def printed_reply_code() -> bool:
+    """Whether this process has printed a reply code for the host to paste."""
+    return bool(_printed)
+
+
+def inside_only(endpoint: Endpoint) -> bool:
+    """Whether `endpoint` can be reached only from inside its own network."""
+    return any(endpoint.ip in net for net in _INSIDE if net.version == endpoint.ip.version)
+
+
+def host_reach_note(invite: Invite) -> str | None:
+    """Host: a line saying the invite reaches only its own network, or None if it names an
+    address players elsewhere can try."""
+    if not invite.addresses or not all(inside_only(ep) for ep in invite.addresses):
+        return None
+    return ("* every address in this invite is inside your network: players elsewhere cannot "
+            "reach you (--internet asks your router for a port mapping; --stun learns your "
+            "public address for reply codes)")  # fmt: skip
+
+
+def unreachable_advice(invite: Invite, *, reply_code: bool) -> list[str]:
+    """Joiner: why the host has not been reached for a minute, and what would help, in lines.
+
+    `reply_code`: whether we printed a reply code for the host to paste."""
+    by_kind: dict[int, list[Endpoint]] = {}
+    for ep, kind in zip(invite.addresses, invite.kinds, strict=True):
+        by_kind.setdefault(kind, []).append(ep)
+    mapped = by_kind.get(CandidateKind.MAPPED, [])
+    reflexive = by_kind.get(CandidateKind.REFLEXIVE, [])
+    public = [ep for ep in by_kind.get(CandidateKind.HOST, []) if not inside_only(ep)]
+    if mapped:
+        why = (
+            f"nothing answers at {mapped[0]}, the port the host's router maps: the host may "
+            "have stopped, or its router dropped the mapping or changed its address"
+        )
+    elif reflexive and invite.nat_class == NatClass.RANDOM:
+        why = (f"the host is behind a NAT ({reflexive[0]}) that gives every destination a new "
+               "port and has no port mapping: nobody outside its network can reach it")  # fmt: skip
+    elif reflexive:
+        how = (
+            "give the host the reply code printed above to paste"
+            if reply_code
+            else "join with --stun IP:PORT to get a reply code for the host to paste"
+        )
+        why = (f"the host is behind a NAT ({reflexive[0]}) with no port mapping, so only a punch "
+               f"both sides time together gets through: {how}")  # fmt: skip
+    elif public:
+        why = (f"nothing answers at {', '.join(str(ep) for ep in public[:2])}: the host may have "
+               "stopped, or a firewall drops connections to it")  # fmt: skip
+    else:
+        shown = ", ".join(str(ep) for ep in invite.addresses[:3])
+        why = (f"the invite names only addresses inside the host's own network ({shown}); from "
+               "another network they lead nowhere")  # fmt: skip
+    return [f"* the host has not answered for a minute: {why}", f"* {NO_REACH_HELP}"]
+
+
+class Advertiser(Protocol):
+    nat_class: NatClass
+    candidate_kinds: dict[Endpoint, CandidateKind]
+
+    def advertise_also(self, endpoint: Endpoint, kind: CandidateKind = ...) -> None: ...
+
+
+async def learn_public_address(
+    mesh: Advertiser, port: int, stun: Sequence[Endpoint], say: Callable[[str], None]
+) -> None:
+    """Ask the STUN servers about our listening `port`; advertise the answer and the NAT class.
+
+    A server that does not answer is reported and the table goes on without it.
+    """
+    from buraco_p2p.net.reach.punch import reusable_socket
+
+    try:
+        if len(stun) >= 2:
+            reflexive, nat = await probe(port, (stun[0], stun[1]))
+        else:
+            family = 10 if stun[0].ip.version == 6 else 2
+            reflexive, nat = await binding(stun[0], await reusable_socket(family, port)), (
+                NatClass.UNKNOWN
+            )
+    except (StunError, OSError) as exc:
+        say(f"* no public address learnt: {exc}")
+        return
+    mesh.nat_class = nat
+    if mesh.candidate_kinds.get(reflexive) == CandidateKind.MAPPED:
+        # the router forwards this very port: it is listed once, as mapped
+        say(f"* public address {reflexive} (from STUN): the mapped port; {NAT_ADVICE[nat]}")
+        return
+    mesh.advertise_also(reflexive, CandidateKind.REFLEXIVE)
+    say(f"* public address {reflexive} (from STUN); {NAT_ADVICE[nat]}")
+
+
+async def prepare_reply_code(
+    mesh: Mesh, port: int, invite: Invite, stun: Sequence[Endpoint], say: Callable[[str], None]
+) -> None:
+    """Joiner: learn our public address for `port`, print a reply code, punch toward the host.
+
+    Only where the invite carries a server-reflexive candidate of the host: that host can
+    be reached only by both sides dialing at once, so the mesh will punch to those addresses
+    (from `port`, shared with our listener) while the host pastes the code.
+    """
+    targets = frozenset(
+        ep for ep, kind in zip(invite.addresses, invite.kinds, strict=True)
+        if kind == CandidateKind.REFLEXIVE
+    )  # fmt: skip
+    if not targets or not stun or CandidateKind.MAPPED in invite.kinds:
+        return  # nothing to punch, or a port the host's router forwards: no code needed
+    from buraco_p2p.net.reach.candidates import Candidate
+    from buraco_p2p.net.reach.reply import ReplyCode
+
+    try:
+        if len(stun) >= 2:
+            mine, nat = await probe(port, (stun[0], stun[1]))
+        else:
+            family = 10 if stun[0].ip.version == 6 else 2
+            from buraco_p2p.net.reach.punch import reusable_socket
+
+            mine, nat = await binding(stun[0], await reusable_socket(family, port)), (
+                NatClass.UNKNOWN
+            )
+    except (StunError, OSError) as exc:
+        say(f"* no public address learnt, so no reply code: {exc}")
+        return
+    if nat == NatClass.RANDOM or invite.nat_class == NatClass.RANDOM:
+        say("* a NAT here or at the host gives every destination a new port: punching cannot "
+            "work; the host needs a port mapping")  # fmt: skip
+        return
+    code = ReplyCode((Candidate(CandidateKind.REFLEXIVE, mine),), nat)
+    text = code.to_text(invite.room_secret, invite.table_id)
+    if text not in _printed:
+        # once per address: a joiner trying again from the same port needs no new code
+        _printed.add(text)
+        say("* if the host cannot be reached directly, give the host this reply code to paste:")
+        say(text)
+    mesh.punch_port = port
+    mesh.punch_targets = targets
+
+
+async def answer_reply_code(
+    mesh: Mesh, port: int, text: str, say: Callable[[str], None], window: float = 30.0
+) -> None:
+    """Host: a pasted reply code; dial its candidates from our listening port until one opens.
+
+    The joiner is dialing us at the same time; the stream that opens goes through the same
+    handshake and admission as any accepted connection.
+    """
+    from buraco_p2p.net.reach.punch import PunchError, simultaneous_open
+    from buraco_p2p.net.reach.reply import ReplyCode, ReplyCodeError
+
+    # Keyed with the invite the joiner holds: the current one, or a replaced one (a seated
+    # player coming back; the handshake after the punch turns away anyone else).
+    code: ReplyCode | None = None
+    refusal: ReplyCodeError | None = None
+    for secret in (mesh.room_secret, *reversed(mesh.retired_secrets)):
+        try:
+            code = ReplyCode.from_text(text, secret, mesh.table_id)
+            break
+        except ReplyCodeError as exc:
+            refusal = refusal or exc
+    if code is None:
+        say(f"* reply code refused: {refusal}")
+        return
+    if mesh.server is None:
+        say("* reply code ignored: the table is not listening")
+        return
+    for candidate in sorted(code.candidates, key=lambda c: c.kind != CandidateKind.REFLEXIVE):
+        say(f"* dialing {candidate.endpoint} from the reply code ...")
+        try:
+            stream = await simultaneous_open(port, candidate.endpoint, window=window)
+        except PunchError as exc:
+            say(f"* {exc}")
+            continue
+        await mesh.server.handle_stream(stream)
+        return
+    say("* no connection from the reply code: the joiner may have given up waiting")

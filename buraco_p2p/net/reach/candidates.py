@@ -1,0 +1,165 @@
+"""Candidates: the addresses a peer may be reached at, each with how it was learnt.
+
+As in ICE, a peer gathers every address it has and lets the other side try them:
+
+- host: an address of one of its own interfaces (a LAN address, or a global IPv6 address,
+  which needs no NAT but still a simultaneous open through routers that drop unsolicited
+  inbound). Temporary IPv6 addresses (RFC 8981) come before stable ones, so an invite does
+  not publish an address derived from the machine's hardware when a private one exists.
+  Loopback is left out unless the peer listens only on loopback.
+- mapped: a port its router forwards on request (PCP, NAT-PMP or UPnP-IGD).
+- reflexive: the public address:port a STUN server saw for its punching port.
+
+The NAT class, learnt from two STUN answers from one local port, tells whether punching can
+work: `OPEN` (the reflexive address is one of our own), `INDEPENDENT` (the same public port
+whatever the destination: punchable) or `RANDOM` (a different port per destination: only a
+mapping or the relay gets through). `UNKNOWN` is what a peer that asked no STUN server says.
+"""
+
+from __future__ import annotations
+
+import enum
+import ipaddress
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from buraco_p2p.net.channel.errors import NetError
+from buraco_p2p.net.reach.invite import Endpoint, IPAddress
+
+# /proc/net/if_inet6 flag bits (linux/if_addr.h).
+_IFA_F_TEMPORARY = 0x01
+_IFA_F_DEPRECATED = 0x20
+_IFA_F_TENTATIVE = 0x40
+
+
+class CandidateKind(enum.IntEnum):
+    """How a candidate address was learnt; the value is its wire code (docs/protocol.md 2.5)."""
+
+    HOST = 0
+    MAPPED = 1
+    REFLEXIVE = 2
+
+
+class NatClass(enum.IntEnum):
+    """What a peer's NAT does to its punching port; the value is its wire code."""
+
+    UNKNOWN = 0
+    OPEN = 1
+    INDEPENDENT = 2
+    RANDOM = 3
+
+    @property
+    def punchable(self) -> bool:
+        return self in (NatClass.OPEN, NatClass.INDEPENDENT)
+
+
+@dataclass(frozen=True)
+class Candidate:
+    kind: CandidateKind
+    endpoint: Endpoint
+
+    def __str__(self) -> str:
+        return f"{self.kind.name.lower()} {self.endpoint}"
+
+
+def classify(local_ips: Iterable[IPAddress], first: Endpoint, second: Endpoint) -> NatClass:
+    """The NAT class from two reflexive answers for one local port (two servers or addresses)."""
+    if first.ip != second.ip:
+        # Two public addresses for one port: a NAT pool that spreads connections, as random.
+        return NatClass.RANDOM
+    if first.ip in set(local_ips):
+        return NatClass.OPEN
+    return NatClass.INDEPENDENT if first.port == second.port else NatClass.RANDOM
+
+
+@dataclass(frozen=True)
+class _V6:
+    ip: ipaddress.IPv6Address
+    temporary: bool
+
+
+def _ipv6_from_proc(text: str) -> list[_V6]:
+    """Usable IPv6 addresses from /proc/net/if_inet6, with the temporary flag."""
+    found: list[_V6] = []
+    for line in text.splitlines():
+        fields = line.split()
+        if len(fields) < 6:
+            continue
+        try:
+            ip = ipaddress.IPv6Address(bytes.fromhex(fields[0]))
+            flags = int(fields[4], 16)
+        except ValueError:
+            continue
+        if flags & (_IFA_F_DEPRECATED | _IFA_F_TENTATIVE):
+            continue
+        found.append(_V6(ip, bool(flags & _IFA_F_TEMPORARY)))
+    return found
+
+
+def order_addresses(ips: Iterable[IPAddress], temporary: frozenset[IPAddress]) -> list[IPAddress]:
+    """Advertised order: IPv4 LAN, temporary global IPv6, other IPv6, loopback only if alone.
+
+    Link-local addresses are dropped (they need a zone no invite carries); loopback is kept
+    only when nothing else is left, i.e. when the peer listens only there.
+    """
+    usable = [ip for ip in dict.fromkeys(ips) if not ip.is_link_local and not ip.is_unspecified]
+    loop = [ip for ip in usable if ip.is_loopback]
+    rest = [ip for ip in usable if not ip.is_loopback]
+    v4 = [ip for ip in rest if ip.version == 4]
+    v6 = [ip for ip in rest if ip.version == 6]
+    v6.sort(key=lambda ip: (ip not in temporary, not ip.is_global))
+    return (v4 + v6) or loop
+
+
+def host_candidates(port: int, listen_host: str) -> tuple[Candidate, ...]:
+    """This machine's own addresses for a listener on `listen_host`:`port`, in advertised order."""
+    if listen_host not in ("", "0.0.0.0", "::"):
+        return (Candidate(CandidateKind.HOST, Endpoint.parse(listen_host, port)),)
+    import ifaddr
+
+    ips: list[IPAddress] = []
+    for adapter in ifaddr.get_adapters():
+        for entry in adapter.ips:
+            text = entry.ip if isinstance(entry.ip, str) else entry.ip[0]
+            try:
+                ips.append(ipaddress.ip_address(text))
+            except ValueError:
+                continue
+    temporary: frozenset[IPAddress] = frozenset()
+    proc = Path("/proc/thread-self/net/if_inet6")
+    if not proc.exists():
+        proc = Path("/proc/net/if_inet6")
+    if proc.exists():
+        v6 = _ipv6_from_proc(proc.read_text(encoding="ascii", errors="replace"))
+        temporary = frozenset(a.ip for a in v6 if a.temporary)
+        known = {a.ip for a in v6}
+        # Addresses the kernel marks deprecated or tentative are absent from `known`.
+        ips = [ip for ip in ips if ip.version == 4 or ip in known]
+    if listen_host == "0.0.0.0":
+        ips = [ip for ip in ips if ip.version == 4]
+    elif listen_host == "::":
+        ips = [ip for ip in ips if ip.version == 6]
+    return tuple(
+        Candidate(CandidateKind.HOST, Endpoint(ip, port))
+        for ip in order_addresses(ips, temporary)
+    )
+
+
+class CandidateError(NetError):
+    """A candidate list that cannot be used."""
+
+
+def describe_link(
+    *, relayed: bool, punched: bool, remote: IPAddress | None, remote_kind: CandidateKind | None
+) -> str:
+    """How a link to a peer was made, in the words a player sees beside the peer's name."""
+    if relayed:
+        return "relayed by the host"
+    if remote_kind == CandidateKind.MAPPED:
+        return "mapped"
+    if remote is not None and remote.version == 6 and remote.is_global:
+        return "direct (IPv6)"
+    if punched or remote_kind == CandidateKind.REFLEXIVE:
+        return "direct (punched)"
+    return "direct"

@@ -57,8 +57,8 @@ from buraco_p2p.ui.theme import style
 
 # Keys bound by name; every other key arrives as the character typed.
 NAMED_KEYS = (
-    "left", "right", "home", "end", "tab", "s-tab", "enter", "escape", "backspace",
-    "c-c", "c-z", "c-h", "f1",
+    "left", "right", "up", "down", "pageup", "pagedown", "home", "end", "tab", "s-tab",
+    "enter", "escape", "backspace", "c-c", "c-z", "c-h", "f1",
 )
 
 PANELS = {
@@ -229,6 +229,8 @@ class TableApp:
             self._spawn(lambda: self.feed.say(text))
         elif result is Outcome.SAVE:
             self._spawn(self._save)
+        elif result is Outcome.SKIP:
+            self._spawn(self.feed.skip)
         self.app.invalidate()
 
     # ------------------------------------------------------------------ trio side

@@ -10,16 +10,24 @@ The progress between hands is read from the session's table after each entry, ne
 in the shuffle phase the deck counts the shuffles whose proofs have been verified and names
 the next shuffler; in the deal phase the step counts the decryption-share entries verified.
 Each verified shuffle is also said once in the table's feed.
+
+Every move is told in the feed (`narration.Narrator`, the words the line mode and the practice
+table use too) and shown one at a time: the screen's view steps through the table's moves,
+pausing `pace` seconds after each move of another seat, so that a person sees
+a bot's draw, melds and discard happen. The pacing is on this screen only; the session and the
+protocol run at their own speed (`skip` catches the screen up at once). The end of a hand is
+held: the ended hand stays on screen with its summary until `ready()`, the next deal behind it.
 """
 
 from __future__ import annotations
 
 import time
+from collections import deque
 from pathlib import Path
 
 import trio
 
-from buraco_p2p.engine import IllegalMove, Move, match_sides
+from buraco_p2p.engine import HandState, IllegalMove, Move, match_sides
 from buraco_p2p.logfile import encode_log
 from buraco_p2p.net.identity import PeerKey
 from buraco_p2p.play.driver import Driver, bot_parties, my_turn
@@ -27,7 +35,6 @@ from buraco_p2p.rules import RuleSet
 from buraco_p2p.session import (
     Event,
     Fault,
-    HandEnded,
     HandStarted,
     Phase,
     Table,
@@ -45,11 +52,14 @@ from buraco_p2p.ui.feed import (
     SeatInfo,
     TableSnapshot,
 )
+from buraco_p2p.ui.glyphs import Glyphs
+from buraco_p2p.ui.narration import Narrator, Step
 
 __all__ = ["DriverFeed", "ShuffleCount", "shuffle_count"]
 
-MAX_CHAT = 50
+MAX_CHAT = 500
 LINK_POLL_S = 1.0
+PACE_S = 0.6  # on screen, between another seat's moves while more are waiting
 VOIDED = {
     "void": "the hand was voided by agreement: it is dealt again",
     "end": "the match was ended by agreement",
@@ -121,6 +131,13 @@ class DriverFeed:
         self._shuffles_said = (-1, 0)  # (hand, shuffles) last said in the feed
         self._links: tuple[tuple[bool, str], ...] = ()
         self._snapshot: TableSnapshot | None = None
+        self.pace = PACE_S
+        self._narrator: Narrator | None = None
+        self._steps: deque[Step] = deque()
+        self._shown: HandState | None = None  # the hand as the screen shows it (paced)
+        self._step_added = trio.Event()
+        self._skip = trio.Event()
+        self._readied = trio.Event()
 
     # -- the TableFeed interface ----------------------------------------------------------
 
@@ -153,7 +170,13 @@ class DriverFeed:
 
     async def ready(self) -> None:
         self._hand_over = False
+        self._readied.set()
         self._publish()
+        await trio.lowlevel.checkpoint()
+
+    async def skip(self) -> None:
+        """Show the table as it is now: the moves waiting on screen are shown at once."""
+        self._skip.set()
         await trio.lowlevel.checkpoint()
 
     async def save_log(self, path: Path) -> str:
@@ -172,6 +195,10 @@ class DriverFeed:
         driver.on_chat = self._on_chat
         view = driver.peer.table.view
         self._hand_over = view is not None and view.ended
+        self._narrator = Narrator(self._name, Glyphs(deck_size=self.rules.deck_size))
+        # A resumed table is not told again from its first move: the screen starts from now.
+        self._narrator.follow(view)
+        self._shown = None if view is None else view.copy()
         self._publish()
 
     async def follow(self) -> None:
@@ -179,6 +206,11 @@ class DriverFeed:
         d = self.driver
         assert d is not None
         seen = [-1]
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(self._pacer)
+            await self._watch(d, seen)
+
+    async def _watch(self, d: Driver, seen: list[int]) -> None:
         while True:
             with trio.move_on_after(LINK_POLL_S):
                 await d.wait_until(lambda p: len(p.log) != seen[0])
@@ -188,7 +220,55 @@ class DriverFeed:
             if grown or links != self._links:
                 self._links = links
                 self._say_shuffles()
+                self._tell_moves()
                 self._publish()
+
+    def _tell_moves(self) -> None:
+        """Queue the moves applied since the last look, for the pacer to show."""
+        d, narrator = self.driver, self._narrator
+        if d is None or narrator is None:
+            return
+        steps = narrator.follow(d.peer.table.view)
+        if steps:
+            self._steps.extend(steps)
+            self._step_added.set()
+
+    async def _pacer(self) -> None:
+        """Show the queued moves one at a time; hold the end of a hand until `ready()`."""
+        me = self._my_seat()
+        while True:
+            if not self._steps:
+                self._step_added = trio.Event()
+                if not self._hand_over:
+                    self._shown = None
+                    self._publish()
+                await self._step_added.wait()
+                continue
+            step = self._steps.popleft()
+            if self._shown is not None and self._shown.setup != step.state.setup:
+                await self._hold_hand_end()
+            self._shown = step.state
+            for text in step.lines:
+                self._chat.append(ChatLine(None, text))
+            del self._chat[:-MAX_CHAT]
+            if step.state.ended:
+                self._hand_over = True
+                self._readied = trio.Event()
+            self._publish()
+            if step.state.ended:
+                await self._hold_hand_end()
+            elif step.seat != me and not self._skip.is_set():
+                # A pause after each move of another seat, so the next one (usually already
+                # on its way) does not replace it on screen at once.
+                with trio.move_on_after(self.pace):
+                    await self._skip.wait()
+            if not self._steps:
+                self._skip = trio.Event()
+
+    async def _hold_hand_end(self) -> None:
+        """Keep an ended hand on screen until the player has seen it (`ready()`)."""
+        if self._hand_over:
+            await self._readied.wait()
 
     def line(self, seat: int | None, text: str) -> None:
         """A line in the table's feed (seat None: the table itself)."""
@@ -243,11 +323,9 @@ class DriverFeed:
         self._say_shuffles()
         for ev in events:
             if isinstance(ev, HandStarted):
-                self._hand_over = False
-                self.line(None, f"hand {ev.hand + 1}: {n}/{n} shuffles and {n}/{n} deals "
-                                "verified")  # fmt: skip
-            elif isinstance(ev, HandEnded):
-                self._hand_over = True
+                dealer = self._name(ev.dealer)
+                self.line(None, f"hand {ev.hand + 1} dealt by {dealer}: {n}/{n} shuffles and "
+                                f"{n}/{n} deals verified")  # fmt: skip
             elif isinstance(ev, Fault) and ev.error.author is not None:
                 author = ev.error.author
                 seat = -1
@@ -264,7 +342,11 @@ class DriverFeed:
                 self.line(None, VOIDED.get(ev.action, f"agreed by the table: {ev.action}"))
         self._turn_since = time.monotonic()
         self._say_shuffles()
+        self._tell_moves()
         self._publish()
+
+    def _name(self, seat: int) -> str:
+        return "you" if seat == self._my_seat() else self._nick(seat)
 
     def _party_nick(self, party: int) -> str:
         d = self.driver
@@ -323,11 +405,25 @@ class DriverFeed:
             return (0,) * self._sides()
         return tuple(m.scores)
 
+    def _view_shown(self) -> HandState | None:
+        """The hand as the screen shows it: the paced or held one, else the table's own. A
+        paced view of the hand in play learns our own cards as soon as the table has them."""
+        d = self.driver
+        real = d.peer.table.view if d is not None else None
+        shown = self._shown
+        if shown is None or not (self._steps or self._hand_over):
+            return None if real is None else real.copy()
+        view = shown.copy()
+        if real is not None and real.setup == shown.setup:
+            view.known = list(real.known)
+            view.slot_of = dict(real.slot_of)
+        return view
+
     def _build(self) -> TableSnapshot:
         d = self.driver
         t = d.peer.table if d is not None else None
         m = t.match if t is not None else None
-        view = t.view.copy() if t is not None and t.view is not None else None
+        view = self._view_shown()
         count = shuffle_count(t) if t is not None else None
         rules = self.rules
         if rules is None:

@@ -165,7 +165,8 @@ class TableFeed(Protocol):
     `next_snapshot(after)` waits for a snapshot newer than version `after` and returns the
     newest; `submit` sends one of this seat's moves and returns once the table has taken it
     (or raises `MoveRefused`); `say` sends a chat line; `ready` tells the table this player
-    has seen the end of a hand and may be dealt the next; `save_log` writes the match log to
+    has seen the end of a hand and may be dealt the next; `skip` stops pausing between the
+other players' moves until it is this player's turn again; `save_log` writes the match log to
     `path` and returns the command that audits it (or raises `SaveUnavailable`). All are
     trio functions; `snapshot()` is the current snapshot, without waiting.
     """
@@ -179,6 +180,10 @@ class TableFeed(Protocol):
     async def say(self, text: str) -> None: ...
 
     async def ready(self) -> None: ...
+
+    async def skip(self) -> None:
+        """Show the table as it is now: no pause before the moves still to be shown."""
+        ...
 
     async def save_log(self, path: Path) -> str: ...
 

@@ -20,6 +20,7 @@ class Outcome(Enum):
     SAVE = "save"
     SUSPEND = "suspend"
     CHAT = "chat"  # a chat line is ready in `client.chat_sent`
+    SKIP = "skip"  # show the table as it is now, without pausing between others' moves
 
 
 PANEL_KEYS = {"?": Panel.HELP, "f1": Panel.HELP, "r": Panel.RULES, "v": Panel.PILE,
@@ -53,6 +54,10 @@ def press(c: Client, key: str) -> Outcome:
         return _hand_end_key(c, key)
     if panel is Panel.RULES and key == "r" and c.panel_page + 1 < c.rule_pages:
         c.panel_page += 1
+        return Outcome.NONE
+    if panel is Panel.CHAT and key in ("up", "down", "pageup", "pagedown"):
+        step = {"up": 1, "down": -1, "pageup": 10, "pagedown": -10}[key]
+        c.panel_page = max(0, c.panel_page + step)
         return Outcome.NONE
     if panel is not Panel.NONE:
         if key in ("escape", "enter") or PANEL_KEYS.get(key) is panel or (
@@ -109,6 +114,8 @@ def _table_key(c: Client, key: str) -> Outcome:
     if key == "C":
         c.toggle_panel(Panel.CHAT)
         return Outcome.NONE
+    if key == "f":
+        return Outcome.SKIP
     if key.isdigit() and key != "0":
         c.add(int(key) - 1)
         return Outcome.NONE

@@ -207,12 +207,21 @@ def match_end_rows(c: Client, cols: int) -> list[Row]:
 
 
 def chat_panel(screen: Screen) -> list[Row]:
+    """The whole table feed (every move told, the table's notices, chat), newest last, long
+    lines wrapped; ↑ ↓ PgUp PgDn scroll back."""
     c = screen.c
     body: list[Row] = []
     for line in c.snap.chat:
-        who = "table" if line.seat is None else c.snap.seats[line.seat].nick
-        body.append([("class:dim", f" {who}: "), ("", line.text)])
-    return framed(screen, "Chat", body[-(screen.rows - 3) :], "c says something · Esc closes")
+        who = "" if line.seat is None else f"{c.snap.seats[line.seat].nick}: "
+        body.extend(wrapped(who + line.text, screen.cols))
+    room = screen.rows - 3
+    back = min(c.panel_page, max(0, len(body) - room))
+    c.panel_page = back
+    end = len(body) - back
+    shown = body[max(0, end - room) : end]
+    where = f" · {back} lines back" if back else ""
+    keys = f"↑↓ PgUp PgDn scroll{where} · c says something · Esc closes"
+    return framed(screen, "Chat and table feed", shown, keys)
 
 
 def progress_rows(screen: Screen) -> list[Row]:

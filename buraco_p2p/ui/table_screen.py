@@ -18,7 +18,6 @@ from buraco_p2p.ui.hand_rows import HandRows
 from buraco_p2p.ui.meld_rows import MeldRows
 from buraco_p2p.ui.names import match_side_name
 from buraco_p2p.ui.seating import places
-from buraco_p2p.ui.words import describe
 
 SIDE_COL = 15
 
@@ -154,16 +153,28 @@ class Screen(MeldRows, HandRows):
             row.append(("class:hint", ": keep it, or t turns it up"))
         return cv.fit(row, self.cols)
 
-    def actions_row(self) -> Row:
-        snap = self.c.snap
-        view = snap.view
-        if view is None:
-            return cv.fit([], self.cols)
-        parts: list[str] = []
-        for a in reversed(snap.actions[-4:]):
-            who = "you" if a.seat == snap.me else snap.seats[a.seat].nick
-            parts.append(describe(a.move, view, self.g, who, a.cards))
-        return cv.fit([("class:dim", " " + " · ".join(parts))], self.cols)
+    def feed_size(self) -> int:
+        """How many of the table feed's last lines stay on the table: 3 at 24 rows, more on
+        a taller terminal."""
+        return max(3, self.rows // 8)
+
+    def feed_rows(self) -> list[Row]:
+        """The table feed's last lines, newest last: every move told, and chat (C: all)."""
+        c = self.c
+        k = self.feed_size()
+        rows: list[Row] = []
+        if c.chat_text is not None:
+            k -= 1
+        for line in c.snap.chat[-k:] if k > 0 else ():
+            if line.seat is None:
+                rows.append(cv.fit([("class:dim", " "), ("", line.text)], self.cols))
+            else:
+                who = c.snap.seats[line.seat].nick
+                rows.append(cv.fit([("class:label", f" {who}: "), ("", line.text)], self.cols))
+        rows[:0] = [cv.fit([], self.cols) for _ in range(k - len(rows))]
+        if c.chat_text is not None:
+            rows.append(cv.fit([("class:chatinput", f" say: {c.chat_text}_")], self.cols))
+        return rows
 
     # ------------------------------------------------------------------ bottom
 
@@ -184,17 +195,6 @@ class Screen(MeldRows, HandRows):
             }.get(view.phase, "")
             return cv.fit([("class:myturn", f" Your turn: {what}")], self.cols)
         return cv.fit([], self.cols)
-
-    def chat_row(self) -> Row:
-        c = self.c
-        if c.chat_text is not None:
-            return cv.fit([("class:chatinput", f" say: {c.chat_text}_")], self.cols)
-        chat = c.snap.chat
-        if not chat:
-            return cv.fit([], self.cols)
-        line = chat[-1]
-        who = "table" if line.seat is None else c.snap.seats[line.seat].nick
-        return cv.fit([("class:dim", f" {who}: "), ("", line.text)], self.cols)
 
     def keys_row(self) -> Row:
         c = self.c
@@ -235,11 +235,10 @@ class Screen(MeldRows, HandRows):
             top_rows.append(cv.fit([], self.cols))
         bottom = [
             self.pile_row(),
-            self.actions_row(),
+            *self.feed_rows(),
             *self.hand_rows(),
             self.staged_row(),
             self.message_row(),
-            self.chat_row(),
             self.keys_row(),
         ]
         room = max(1, self.rows - len(top_rows) - len(bottom))

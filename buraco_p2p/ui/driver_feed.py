@@ -452,4 +452,5 @@ class DriverFeed:
             chat=tuple(self._chat),
             turn_since=self._turn_since,
             can_save_log=d is not None,
+            next_dealer=m.dealer if m is not None else -1,
         )

@@ -121,8 +121,10 @@ class TableSnapshot:
 
     `view` is this seat's engine view of the hand in play (None before the first deal);
     `scores` are the match scores, one per match side (`SeatInfo.match_side`); `history` holds
-    the results of finished hands; `hand_over` is true from the end of a hand until the next
-    deal; `turn_since` is a `time.monotonic()` reading of when the current turn began.
+    the results of finished hands; `hand_over` is true from the end of a hand until the player
+    has seen it (`ready`), the ended hand's `view` held on screen meanwhile; `turn_since` is a
+    `time.monotonic()` reading of when the current turn began; `next_dealer` is the seat that
+    deals the next hand, for the summary of the one just ended.
     """
 
     title: str
@@ -143,6 +145,7 @@ class TableSnapshot:
     turn_since: float = 0.0
     can_save_log: bool = False
     extra: dict[str, str] = field(default_factory=dict)
+    next_dealer: int = -1  # the seat that deals the next hand (-1: not known yet)
 
     def side_of(self, seat: int) -> int:
         return self.seats[seat].side

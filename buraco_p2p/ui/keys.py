@@ -128,6 +128,9 @@ def _hand_end_key(c: Client, key: str) -> Outcome:
     if key in ("h",):
         c.toggle_panel(Panel.HISTORY)
         return Outcome.NONE
+    if key == "C":
+        c.toggle_panel(Panel.CHAT)
+        return Outcome.NONE
     if c.snap.match_over:
         if key == "s" and c.snap.can_save_log:
             return Outcome.SAVE

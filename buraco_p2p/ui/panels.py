@@ -140,39 +140,66 @@ def history_panel(screen: Screen) -> list[Row]:
 
 
 def hand_end_panel(screen: Screen) -> list[Row]:
+    """The end of a hand, held on screen until the player goes on: how it ended, then a column
+    per side (this player's first) with every scoring line, the pot, the cards left, the hand's
+    total and the match's, and who deals next."""
     c = screen.c
     snap = c.snap
     if not snap.history:
         return framed(screen, "Hand over", [], "Enter continues")
     r = snap.history[-1]
     sides = r.sides  # as the hand ended: at three players, after the side change
-    names = [group_name(c, seats, len(sides))[:11] for seats in sides]
+    mine = next((i for i, seats in enumerate(sides) if snap.me in seats), 0)
+    order = [mine, *[i for i in range(len(sides)) if i != mine]]
+    width = max(10, min(16, (screen.cols - 24) // max(1, len(order))))
+    names = [group_name(c, sides[i], len(sides))[: width - 1] for i in order]
     how = "the stock ran out"
     if r.went_out is not None:
         who = "you" if r.went_out == snap.me else snap.seats[r.went_out].nick
         how = f"{who} went out"
     body: list[Row] = [[("class:label", f" Hand {len(snap.history)} is over: {how}.")], []]
-    body.append([("class:label", f" {'':<22}" + "".join(f"{n:>12}" for n in names))])
+
+    def row(label: str, cells: list[str], style: str = "") -> None:
+        body.append([(style, f" {label:<22}" + "".join(f"{x:>{width}}" for x in cells))])
+
+    row("", names, "class:label")
     for name in LINE_NAMES:
-        vals = [_line(r, i, name) for i in range(len(sides))]
-        if any(vals):
-            label = LINE_LABELS.get(name, name)
-            body.append([("", f" {label:<22}" + "".join(f"{v:>12}" for v in vals))])
-    totals = [sum(x.points for x in lines) for lines in r.lines]
-    body.append(
-        [("class:score", f" {'hand total':<22}" + "".join(f"{t:>12}" for t in totals))]
-    )
-    match = " · ".join(
-        f"{match_side_name(c, m)} {score}" for m, score in enumerate(snap.scores)
-    )
-    body.append([("class:score", f" {'match score':<22}"), ("", f" {match}")])
+        vals = [_line(r, i, name) for i in order]
+        if any(vals) or name in ("melds", "buracos", "going_out", "hand_penalty"):
+            row(LINE_LABELS.get(name, name), [str(v) for v in vals])
+    view = c.view
+    if view is not None and view.ended and view.setup == r.setup:
+        pots = ["taken" if i < len(view.team_pot) and view.team_pot[i] >= 0 else "not taken"
+                for i in order]  # fmt: skip
+        row("pot", pots)
+        left = [sum(len(view.hands[s]) for s in sides[i]) for i in order]
+        row("cards left (count)", [str(n) for n in left])
+    totals = r.totals
+    row("hand total", [str(totals[i]) for i in order], "class:score")
+    if len(snap.scores) == len(sides):
+        ms = [snap.seats[sides[i][0]].match_side for i in order]
+        row("match total", [str(snap.scores[m]) for m in ms], "class:score")
+    else:
+        body.append([("class:score", f" {'match total':<22}"), ("", " " + match_line(c))])
+    body.append([("class:dim", f" target {snap.rules.target_score}")])
+    if not snap.match_over and 0 <= snap.next_dealer < len(snap.seats):
+        dealer = "you" if snap.next_dealer == snap.me else snap.seats[snap.next_dealer].nick
+        body.append([("", f" Next hand: {dealer} deal{'' if dealer == 'you' else 's'}.")])
     body.append([])
     if snap.match_over:
         body.extend(match_end_rows(c, screen.cols))
         keys = "s save the log · h history · q quit"
     else:
-        keys = "Enter next hand · h history · q quit"
+        keys = "Enter next hand · C the feed · h history · q quit"
     return framed(screen, "Hand over", body, keys)
+
+
+def match_line(c: Client) -> str:
+    """The match scores, this player's side first, in the same order on every screen."""
+    snap = c.snap
+    mine = snap.seats[snap.me].match_side
+    order = [mine, *[m for m in range(len(snap.scores)) if m != mine]]
+    return " · ".join(f"{match_side_name(c, m)} {snap.scores[m]}" for m in order)
 
 
 def _line(r: HandResult, side: int, name: str) -> int:

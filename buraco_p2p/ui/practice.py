@@ -254,5 +254,6 @@ class PracticeTable:
             actions=tuple(self._actions),
             turn_since=self._turn_since,
             can_save_log=False,
+            next_dealer=match.dealer,
             extra={"seed": str(self.seed)},
         )

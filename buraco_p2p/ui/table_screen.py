@@ -17,6 +17,7 @@ from buraco_p2p.ui.client import Client
 from buraco_p2p.ui.hand_rows import HandRows
 from buraco_p2p.ui.meld_rows import MeldRows
 from buraco_p2p.ui.names import match_side_name
+from buraco_p2p.ui.narration import meld_points
 from buraco_p2p.ui.seating import places
 
 SIDE_COL = 15
@@ -64,36 +65,58 @@ class Screen(MeldRows, HandRows):
         hand = f" · hand {view.setup.hand_number + 1}" if view is not None else ""
         left = f" buraco-p2p · {snap.title} · {snap.rules.name}{hand}"
         seed = snap.extra.get("seed")
-        right = f"seed {seed} " if seed else ""
         bar = "class:title"
-        return cv.spread([(bar, left)], [(bar, right)], self.cols, bar)
+        right: Row = [(bar, f[1]) for f in self.fairness_text()]
+        right.append((bar, f" · seed {seed} " if seed else " "))
+        return cv.spread([(bar, left)], right, self.cols, bar)
 
     def status(self) -> Row:
+        """The match score, this player's side first (the same order on every screen), each
+        side's points on the table this hand with its buracos and pot, the target; then
+        whose turn it is."""
         snap = self.c.snap
         parts: Row = [("", " ")]
-        target = snap.rules.target_score
-        for i, score in enumerate(snap.scores):
-            if i:
+        mine = snap.seats[snap.me].match_side
+        order = [mine, *[m for m in range(len(snap.scores)) if m != mine]]
+        for k, m in enumerate(order):
+            if k:
                 parts.append(("", "  "))
-            parts.append(("class:label", f"{match_side_name(self.c, i)} "))
-            parts.append(("class:score", str(score)))
-        parts.append(("class:dim", f" / {target}"))
-        fair = snap.fairness
-        if not fair.checked:
-            ftext: Row = [("class:dim", "practice: no cryptography")]
-        else:
-            n = len(fair.complaints)
-            style = "class:complaint" if n else "class:good"
-            ftext = [
-                (
-                    style,
-                    f"{fair.shuffles_verified}/{fair.shuffles_total} shuffles verified, "
-                    f"{n} complaint{'s' if n != 1 else ''}",
-                )
-            ]
-        turn = self.turn_text()
-        right: Row = [*turn, ("", "  "), *ftext, ("", " ")]
+            parts.append(("class:label", f"{match_side_name(self.c, m)} "))
+            parts.append(("class:score", str(snap.scores[m])))
+            parts.extend(self.on_table(m))
+        parts.append(("class:dim", f" / {snap.rules.target_score}"))
+        right: Row = [*self.turn_text(), ("", " ")]
+        if snap.fairness.complaints:  # the title names the last one: the count stays in sight
+            right = [*self.fairness_text(), ("", "  "), *right]
         return cv.spread(parts, right, self.cols)
+
+    def on_table(self, match_side: int) -> Row:
+        """What a match side has on the table in the hand in play: `+170 ★★ pot` (meld points
+        with buraco bonuses, a mark per clean or dirty buraco, and the pot if taken)."""
+        snap = self.c.snap
+        view = snap.view
+        if view is None:
+            return []
+        seats = snap.match_side_seats(match_side)
+        sides = sorted({snap.seats[s].side for s in seats})
+        if len(sides) != 1 or sides[0] >= len(view.melds):
+            return []
+        side = sides[0]
+        melds = view.melds[side]
+        marks = "".join(self.g.clean_mark if tm.meld.clean else self.g.dirty_mark
+                        for tm in melds if tm.meld.is_buraco)  # fmt: skip
+        pot = " pot" if view.team_pot[side] >= 0 else ""
+        text = f" +{meld_points(view, side)}{' ' + marks if marks else ''}{pot}"
+        return [("class:dim", text)]
+
+    def fairness_text(self) -> Row:
+        fair = self.c.snap.fairness
+        if not fair.checked:
+            return [("class:dim", "practice: no cryptography")]
+        n = len(fair.complaints)
+        style = "class:complaint" if n else "class:good"
+        return [(style, f"{fair.shuffles_verified}/{fair.shuffles_total} shuffles verified, "
+                        f"{n} complaint{'s' if n != 1 else ''}")]  # fmt: skip
 
     def turn_text(self) -> Row:
         snap = self.c.snap

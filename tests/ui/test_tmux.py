@@ -120,7 +120,7 @@ def test_play_draws_the_table_and_plays_a_hand_to_its_end(pane: Pane) -> None:
         assert time.monotonic() < end, f"the hand did not end; the pane shows:\n{screen}"
         play_turn(pane, screen)
         time.sleep(0.05)
-    assert "hand total" in screen and "match score" in screen
+    assert "hand total" in screen and "match total" in screen
     assert "melds (card points)" in screen
     pane.send("Enter")
     pane.wait_for(lambda s: "hand 2" in s.splitlines()[0], "the second hand's deal")

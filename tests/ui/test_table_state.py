@@ -1,0 +1,77 @@
+"""The header's live state and the end of a hand, drawn from snapshots (no terminal): each
+side's points on the table, the match score in one order on every screen, no overlap at
+four-digit scores, and a per-side breakdown of an ended hand with who deals next."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from ui_helpers import Sent, find_position, positions, snapshot_of, text_of
+
+from buraco_p2p.engine import LayDown
+from buraco_p2p.rules import get_preset
+from buraco_p2p.ui import Client, render
+from buraco_p2p.ui.narration import meld_points
+
+CLASSIC = get_preset("classic")
+
+
+def screen(c: Client, cols: int = 80, rows: int = 24) -> str:
+    return text_of(render(c, cols, rows, now=0.0))
+
+
+def _table_points(status: str, name: str) -> str:
+    return status.split(name + " ", 1)[1].split()[1]
+
+
+def test_the_header_shows_each_sides_points_on_the_table_and_they_grow_with_a_meld() -> None:
+    seen = 0
+    before: str | None = None
+    for table, match in positions(CLASSIC, 4):
+        view = table.views[0]
+        status = screen(Client(snapshot_of(table, match), Sent())).splitlines()[1]
+        if before is not None and view.moves and isinstance(view.moves[-1], LayDown):
+            side = view.side_of(view.moves[-1].seat)
+            name = "Us" if side == view.side_of(0) else "Them"
+            assert _table_points(status, name) == f"+{meld_points(view, side)}"
+            if meld_points(view, side) > 0:
+                assert _table_points(before, name) != _table_points(status, name), status
+                seen += 1
+        before = status
+        if table.ended:
+            break
+    assert seen >= 1
+
+
+def test_the_match_score_is_in_the_same_order_on_every_screen_and_never_overlaps() -> None:
+    table, match = find_position(CLASSIC, lambda t: t.referee.turn == 1)
+    for me in (0, 1):
+        snap = snapshot_of(table, match, me=me)
+        snap = dataclasses.replace(snap, scores=(2095, 1840))
+        for cols in (80, 120):
+            status = screen(Client(snap, Sent()), cols).splitlines()[1]
+            assert status.lstrip().startswith("Us "), status  # your side first
+            mine = 2095 if me % 2 == 0 else 1840
+            theirs = 1840 if mine == 2095 else 2095
+            assert status.index(f"Us {mine}") < status.index(f"Them {theirs}")
+            assert "/ 2000" in status and "turn" in status
+            assert f"/ 2000{' '}" in status or "… " in status  # a gap before the turn marker
+
+
+def test_the_end_of_a_hand_breaks_down_each_side_and_names_the_next_dealer() -> None:
+    table, match = find_position(CLASSIC, lambda t: t.ended)
+    result = table.result()
+    match.record(result)
+    snap = snapshot_of(table, match, history=(result,))
+    snap = dataclasses.replace(snap, scores=tuple(match.scores), next_dealer=match.dealer)
+    for cols, rows in ((80, 24), (120, 40)):
+        text = screen(Client(snap, Sent()), cols, rows)
+        assert "Hand 1 is over" in text
+        for label in ("melds (card points)", "buracos", "going out", "cards left in hand",
+                      "pot ", "cards left (count)", "hand total", "match total"):
+            assert label in text, (label, text)
+        total = next(line for line in text.splitlines() if "match total" in line)
+        assert total.split()[-2:] == [str(match.scores[0]), str(match.scores[1])]
+        dealer = snap.seats[match.dealer].nick
+        assert f"Next hand: {dealer} deals." in text or "Next hand: you deal." in text
+        assert "Enter next hand" in text

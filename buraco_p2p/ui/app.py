@@ -229,6 +229,9 @@ class TableApp:
             self._spawn(lambda: self.feed.say(text))
         elif result is Outcome.SAVE:
             self._spawn(self._save)
+        elif result is Outcome.AGREE:
+            action, self.client.agree_action = self.client.agree_action, ""
+            self._spawn(lambda: self._agree(action))
         elif result is Outcome.SKIP:
             self._spawn(self.feed.skip)
         self.app.invalidate()
@@ -254,6 +257,10 @@ class TableApp:
         except MoveRefused as e:
             error = e.reason
         self.client.sent(error)
+        self.app.invalidate()
+
+    async def _agree(self, action: str) -> None:
+        self.client.say(await self.feed.agree(action))
         self.app.invalidate()
 
     async def _save(self) -> None:

@@ -80,6 +80,7 @@ class Client:
         self.saved: list[str] | None = None  # what saving the log said, line by line
         self.chat_sent = ""
         self.new_cards: set[int] = set()  # cards that came into the hand this turn
+        self.agree_action = ""  # end | void | replace: asked, waiting for y
 
     # ------------------------------------------------------------------ snapshots
 
@@ -366,7 +367,14 @@ class Client:
             moves = legal_moves(view)
             # Melds and additions first: they are what a player looks for; discards last.
             moves.sort(key=lambda m: 1 if isinstance(m, Discard) else 0)
-            self.hints = moves
+            # Two plays that read the same (equal cards in other slots) are one hint.
+            seen: set[str] = set()
+            self.hints = []
+            for m in moves:
+                text = suggest(m, view, self.glyphs)
+                if text not in seen:
+                    seen.add(text)
+                    self.hints.append(m)
             self.hint_version = self.snap.version
         return self.hints
 
@@ -382,12 +390,17 @@ class Client:
         self.selected = list(move_slots(move))
         self.staged = []
         text = suggest(move, view, self.glyphs)
-        self.say(f"hint {self.hint_at + 1}/{len(moves)}: {text}  (Enter plays it)", "hint")
+        self.say(f"hint {self.hint_at + 1}/{len(moves)}: {text}  (Enter: play it?)", "hint")
 
     def play_hint(self) -> bool:
-        if self.hint_at < 0 or self.hint_at >= len(self.hints):
+        """Ask before playing the hint shown (y plays it): a hint is never played by one key."""
+        view = self.view
+        if self.hint_at < 0 or self.hint_at >= len(self.hints) or view is None:
             return False
-        return self._try(self.hints[self.hint_at])
+        move = self.hints[self.hint_at]
+        self.confirm = (f"Play the hint: {suggest(move, view, self.glyphs)}? y plays it, n not.",
+                        lambda: self._try(move))  # fmt: skip
+        return True
 
     # ------------------------------------------------------------------ the table's answers
 
@@ -417,6 +430,23 @@ class Client:
         if self.current_panel() is Panel.HAND_END:
             self.ended_seen = len(self.snap.history)
         self.panel = Panel.NONE
+
+    def ask_agreement(self, action: str) -> None:
+        """Ask before agreeing to end, void or replace: each says what it does."""
+        snap = self.snap
+        if not snap.timed_out:
+            who = ", ".join(snap.waiting)
+            now = f" (waiting for {who})" if who else ""
+            self.say(f"Nobody is away past the table's limit{now}: E, V and R open then.")
+            return
+        away = ", ".join(snap.waiting)
+        what = {
+            "end": f"End the match now without {away}: the scores stand as they are.",
+            "void": f"Void this hand: it is dealt again, no points counted; {away} may return.",
+            "replace": f"Seat bots for {away}: the hand is dealt again with the bots in play.",
+        }[action]
+        self.agree_action = action
+        self.confirm = (f"{what} y agrees, n not.", lambda: None)
 
     def phase(self) -> Phase | None:
         view = self.view

@@ -41,6 +41,7 @@ from buraco_p2p.session import (
     TimedOut,
     TimeUp,
     Voided,
+    VoidProposed,
 )
 from buraco_p2p.ui.feed import (
     ChatLine,
@@ -138,6 +139,9 @@ class DriverFeed:
         self._step_added = trio.Event()
         self._skip = trio.Event()
         self._readied = trio.Event()
+        self._waiting: tuple[int, ...] = ()  # parties the table waits for (not us)
+        self._waiting_since = time.monotonic()
+        self._timed_out_at = -1  # the log length at the last timeout
 
     # -- the TableFeed interface ----------------------------------------------------------
 
@@ -153,8 +157,10 @@ class DriverFeed:
 
     async def submit(self, move: Move) -> None:
         d = self.driver
-        if d is None or not my_turn(d.peer):
-            raise MoveRefused("it is not your turn", "wrong_player")
+        if d is None:
+            raise MoveRefused("the table is not set up yet", "wrong_phase")
+        if not my_turn(d.peer):
+            raise MoveRefused(self.why_not_now(), "wrong_player")
         try:
             d.play(move)
         except IllegalMove as e:
@@ -174,6 +180,15 @@ class DriverFeed:
         self._publish()
         await trio.lowlevel.checkpoint()
 
+    async def agree(self, action: str) -> str:
+        """End, void or replace after a timeout, through the driver; said in the feed too."""
+        await trio.lowlevel.checkpoint()
+        if self.driver is None:
+            return "the table is not set up yet"
+        said = self.driver.agree(action)
+        self.line(None, f"you: {said}")
+        return said
+
     async def skip(self) -> None:
         """Show the table as it is now: the moves waiting on screen are shown at once."""
         self._skip.set()
@@ -184,6 +199,29 @@ class DriverFeed:
             raise SaveUnavailable("no match yet")
         path.write_bytes(encode_log(e.wire for e in self.driver.peer.log))
         return f"buraco-p2p verify --partial {path}"
+
+    def why_not_now(self) -> str:
+        """Why the table takes no move of ours now, in words: the real reason, read from the
+        session (a fault, an agreement being signed, the hand over, another's turn, or the
+        peers whose entries the table still waits for)."""
+        d = self.driver
+        if d is None:
+            return "the table is not set up yet"
+        t = d.peer.table
+        view = t.view
+        if t.fault is not None:
+            return "the table has stopped on a fault (the complaint says whose)"
+        if t.voiding is not None or d.peer.agreement is not None:
+            return "an agreement is being signed: moves wait until it is settled"
+        if view is None or view.ended:
+            return "the hand is over: the next one is being dealt"
+        if view.turn != self._my_seat():
+            return f"it is {self._nick(view.turn)}'s turn"
+        waiting = [p for p in t.waiting_for if p != d.peer.party]
+        if waiting:
+            names = ", ".join(self._party_nick(p) for p in waiting)
+            return f"the table is waiting for {names} (their share of the cards just shown)"
+        return "the table is still taking the last move in: try again in a moment"
 
     # -- the driver -----------------------------------------------------------------------
 
@@ -335,11 +373,19 @@ class DriverFeed:
                 self._complaints.append(Complaint(seat, nick, str(ev.error)))
             elif isinstance(ev, TimedOut):
                 names = ", ".join(self._party_nick(p) for p in ev.parties)
-                self.line(None, f"waiting for {names} past the table's limit")
+                self._timed_out_at = len(d.peer.log) if d is not None else -1
+                self.line(None, f"waiting for {names} past the table's limit ({ev.waited:.0f} s):"
+                                " E ends the match, V voids the hand, R seats bots")  # fmt: skip
+            elif isinstance(ev, VoidProposed):
+                who = ", ".join(self._party_nick(p) for p in ev.silent)
+                self.line(None, f"{self._party_nick(ev.party)} proposes to {ev.action} "
+                                f"(missing: {who}): {ev.action[0].upper()} agrees")  # fmt: skip
             elif isinstance(ev, TimeUp):
                 self.line(None, "the time is up (a tied lead plays on)")
             elif isinstance(ev, Voided):
-                self.line(None, VOIDED.get(ev.action, f"agreed by the table: {ev.action}"))
+                who = ", ".join(self._party_nick(p) for p in ev.silent)
+                text = VOIDED.get(ev.action, f"agreed by the table: {ev.action}")
+                self.line(None, f"{text} (missing: {who})" if who else text)
         self._turn_since = time.monotonic()
         self._say_shuffles()
         self._tell_moves()
@@ -366,7 +412,17 @@ class DriverFeed:
             out.append((d.mesh.is_up(key), d.mesh.how_linked(key) or ""))
         return tuple(out)
 
+    def _track_wait(self) -> None:
+        d = self.driver
+        if d is None:
+            return
+        waiting = tuple(p for p in d.peer.table.waiting_for if p != d.peer.party)
+        if waiting != self._waiting:
+            self._waiting = waiting
+            self._waiting_since = time.monotonic()
+
     def _publish(self) -> None:
+        self._track_wait()
         self._version += 1
         self._snapshot = self._build()
         self._changed.set()
@@ -453,4 +509,8 @@ class DriverFeed:
             turn_since=self._turn_since,
             can_save_log=d is not None,
             next_dealer=m.dealer if m is not None else -1,
+            waiting=tuple(self._party_nick(p) for p in self._waiting),
+            waiting_since=self._waiting_since,
+            timed_out=d is not None and self._timed_out_at == len(d.peer.log)
+            and bool(self._waiting),
         )

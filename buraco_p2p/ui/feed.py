@@ -146,6 +146,9 @@ class TableSnapshot:
     can_save_log: bool = False
     extra: dict[str, str] = field(default_factory=dict)
     next_dealer: int = -1  # the seat that deals the next hand (-1: not known yet)
+    waiting: tuple[str, ...] = ()  # who the table waits for now (others than this player)
+    waiting_since: float = 0.0  # a `time.monotonic()` reading of when that wait began
+    timed_out: bool = False  # the wait is past the table's limit: `agree` is open to us
 
     def side_of(self, seat: int) -> int:
         return self.seats[seat].side
@@ -189,6 +192,11 @@ other players' moves until it is this player's turn again; `save_log` writes the
         ...
 
     async def save_log(self, path: Path) -> str: ...
+
+    async def agree(self, action: str) -> str:
+        """After a timeout: agree to `end` the match, `void` the hand or `replace` the missing
+        players by bots; returns what happened, in words."""
+        ...
 
     async def run(self) -> None:
         """Drive the table until the match ends or the caller cancels."""

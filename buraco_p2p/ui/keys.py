@@ -20,8 +20,11 @@ class Outcome(Enum):
     SAVE = "save"
     SUSPEND = "suspend"
     CHAT = "chat"  # a chat line is ready in `client.chat_sent`
+    AGREE = "agree"  # agree to `client.agree_action` (end, void, replace) after a timeout
     SKIP = "skip"  # show the table as it is now, without pausing between others' moves
 
+
+AGREEMENTS = {"E": "end", "V": "void", "R": "replace"}
 
 PANEL_KEYS = {"?": Panel.HELP, "f1": Panel.HELP, "r": Panel.RULES, "v": Panel.PILE,
               "h": Panel.HISTORY}
@@ -39,9 +42,12 @@ def press(c: Client, key: str) -> Outcome:
             c.confirm = None
             if question.startswith("Quit"):
                 return Outcome.QUIT
+            if c.agree_action:
+                return Outcome.AGREE
             action()
         elif key in ("n", "N", "escape") or key.startswith("c-"):
             c.confirm = None
+            c.agree_action = ""
             c.message = None
         return Outcome.NONE
     if key in ("q", "c-c"):
@@ -116,6 +122,9 @@ def _table_key(c: Client, key: str) -> Outcome:
         return Outcome.NONE
     if key == "f":
         return Outcome.SKIP
+    if key in AGREEMENTS:
+        c.ask_agreement(AGREEMENTS[key])
+        return Outcome.NONE
     if key.isdigit() and key != "0":
         c.add(int(key) - 1)
         return Outcome.NONE
@@ -135,7 +144,7 @@ def _hand_end_key(c: Client, key: str) -> Outcome:
         if key == "s" and c.snap.can_save_log:
             return Outcome.SAVE
         return Outcome.NONE
-    if key in ("enter", " ", "escape"):
+    if key == "enter":  # Enter alone: Esc, space or x typed in a hurry must not skip it
         c.close_panel()
         return Outcome.READY
     return Outcome.NONE

@@ -25,7 +25,7 @@ HELP: tuple[tuple[str, str], ...] = (
     ("g", "group the selection as one meld of a lay-down of several"),
     ("a", "add the selection to one of your melds (1-9 if several fit)"),
     ("x", "discard the selected card (or the card under the cursor)"),
-    ("Tab / S-Tab", "hint: cycle the legal plays; Enter plays the one shown"),
+    ("Tab / S-Tab", "hint: cycle the legal plays; Enter asks to play the one shown"),
     ("s", "sort the hand by suit or by rank"),
     ("v", "the whole pile and every meld"),
     ("h", "match history"),

@@ -145,6 +145,10 @@ class PracticeTable:
         self._skip.set()
         await trio.lowlevel.checkpoint()
 
+    async def agree(self, action: str) -> str:
+        await trio.lowlevel.checkpoint()
+        return "nobody is away at the practice table: nothing to agree on"
+
     async def save_log(self, path: Path) -> str:
         raise SaveUnavailable("a practice table deals without cryptography and keeps no signed log")
 

@@ -21,6 +21,7 @@ from buraco_p2p.ui.narration import meld_points
 from buraco_p2p.ui.seating import places
 
 SIDE_COL = 15
+WAIT_SHOWN_S = 3.0  # a wait for another player is shown once it lasts this long
 
 
 def clock_text(seconds: float) -> str:
@@ -63,7 +64,9 @@ class Screen(MeldRows, HandRows):
             return cv.fit([(loud, msg + k.reason + more)], self.cols, loud)
         view = snap.view
         hand = f" · hand {view.setup.hand_number + 1}" if view is not None else ""
-        left = f" buraco-p2p · {snap.title} · {snap.rules.name}{hand}"
+        left = f" {snap.title} · {snap.rules.name}{hand}"
+        if self.cols >= 100:
+            left = " buraco-p2p ·" + left
         seed = snap.extra.get("seed")
         bar = "class:title"
         right: Row = [(bar, f[1]) for f in self.fairness_text()]
@@ -201,6 +204,30 @@ class Screen(MeldRows, HandRows):
 
     # ------------------------------------------------------------------ bottom
 
+    def message_rows(self) -> list[Row]:
+        """The message line; a question or message too long for it takes a second line (from
+        the feed above it), and one too long for two ends in an ellipsis."""
+        row = self.message_row()
+        full = self.message_text()
+        if len(full) + 1 <= self.cols:
+            return [row]
+        cut = full.rfind(" ", 0, self.cols - 1)
+        cut = cut if cut > 0 else self.cols - 1
+        style = row[0][0] if row else ""
+        first, rest = full[:cut], full[cut:].strip()
+        if len(rest) + 2 > self.cols:
+            rest = rest[: self.cols - 3] + "…"
+        return [cv.fit([(style, " " + first)], self.cols), cv.fit([(style, " " + rest)], self.cols)]
+
+    def message_text(self) -> str:
+        """The whole text of the message line (a question, a message), as it would read."""
+        c = self.c
+        if c.confirm is not None:
+            return c.confirm[0]
+        if c.message is not None:
+            return c.message.text
+        return ""
+
     def message_row(self) -> Row:
         c = self.c
         if c.confirm is not None:
@@ -208,6 +235,14 @@ class Screen(MeldRows, HandRows):
         if c.message is not None:
             style = {"error": "class:error", "hint": "class:hint"}.get(c.message.kind, "")
             return cv.fit([(style, " " + c.message.text)], self.cols)
+        snap = c.snap
+        if snap.waiting and (snap.timed_out or self.now - snap.waiting_since >= WAIT_SHOWN_S):
+            who = ", ".join(snap.waiting)
+            row: Row = [("class:label", f" Waiting for {who} "),
+                        ("class:dim", clock_text(self.now - snap.waiting_since))]  # fmt: skip
+            if snap.timed_out:
+                row.append(("class:error", " · past the limit: E end · V void · R replace"))
+            return cv.fit(row, self.cols)
         if c.my_turn():
             view = c.view
             assert view is not None
@@ -256,12 +291,13 @@ class Screen(MeldRows, HandRows):
             top_rows.append(cv.fit(summary, self.cols))
         else:
             top_rows.append(cv.fit([], self.cols))
+        message = self.message_rows()
         bottom = [
             self.pile_row(),
-            *self.feed_rows(),
+            *self.feed_rows()[len(message) - 1 :],
             *self.hand_rows(),
             self.staged_row(),
-            self.message_row(),
+            *message,
             self.keys_row(),
         ]
         room = max(1, self.rows - len(top_rows) - len(bottom))

@@ -90,7 +90,7 @@ def play_turn(p: Pane, screen: str) -> None:
         return
     if "d draw" in lines[-1]:
         p.type("d")
-    elif lines[-3].startswith(" Your turn"):
+    elif lines[-2].startswith(" Your turn"):
         p.type("x")
     else:  # a refusal on the message line: try the next card
         p.send("Escape")

@@ -137,7 +137,7 @@ class _Console:
             try:
                 self.driver.play(move)
             except IllegalMove as exc:
-                self.write(f"refused: {explain(exc, view)}")
+                self.write(f"refused: {explain(exc, view, self.narrator.glyphs)}")
         return True
 
 

@@ -30,7 +30,7 @@ from buraco_p2p.engine import (
 )
 from buraco_p2p.ui.feed import TableSnapshot
 from buraco_p2p.ui.glyphs import Glyphs, sort_key_rank, sort_key_suit
-from buraco_p2p.ui.words import explain, move_slots, suggest
+from buraco_p2p.ui.words import explain, in_glyphs, move_slots, suggest
 
 
 class Panel(Enum):
@@ -212,7 +212,7 @@ class Client:
             return False
         err: IllegalMove | None = view.check(move)
         if err is not None:
-            self.say(explain(err, view), "error")
+            self.say(explain(err, view, self.glyphs), "error")
             return False
         self.pending = True
         self.message = None
@@ -336,7 +336,8 @@ class Client:
             self._try(AddToMeld(self.me, fits[0], tuple(sorted(slots))))
         elif len(melds) == 1:
             err = view.check(AddToMeld(self.me, 0, tuple(sorted(slots))))
-            self.say(explain(err, view) if err else "Those cards do not fit that meld.", "error")
+            why = explain(err, view, self.glyphs) if err else "Those cards do not fit that meld."
+            self.say(why, "error")
         elif not fits:
             self.say("Those cards fit none of your melds.", "error")
         else:
@@ -408,7 +409,8 @@ class Client:
         """The table took the move (None) or refused it with a reason."""
         self.pending = False
         if error is not None:
-            self.say(f"The table refused the move: {error}", "error")
+            self.say(f"The table refused the move: {in_glyphs(error, self.view, self.glyphs)}",
+                     "error")  # fmt: skip
 
     # ------------------------------------------------------------------ panels and chat
 

@@ -58,7 +58,8 @@ def press(c: Client, key: str) -> Outcome:
     panel = c.current_panel()
     if panel is Panel.HAND_END:
         return _hand_end_key(c, key)
-    if panel is Panel.RULES and key == "r" and c.panel_page + 1 < c.rule_pages:
+    paged = (panel is Panel.RULES and key == "r") or (panel is Panel.HELP and key in ("?", "f1"))
+    if paged and c.panel_page + 1 < c.rule_pages:
         c.panel_page += 1
         return Outcome.NONE
     if panel is Panel.CHAT and key in ("up", "down", "pageup", "pagedown"):

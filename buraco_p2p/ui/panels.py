@@ -10,31 +10,57 @@ from buraco_p2p.engine import LINE_NAMES, HandResult
 from buraco_p2p.ui import canvas as cv
 from buraco_p2p.ui.canvas import Row
 from buraco_p2p.ui.client import Client
+from buraco_p2p.ui.glyphs import Glyphs
 from buraco_p2p.ui.names import group_name, match_side_name, side_name
+from buraco_p2p.ui.narration import count
 from buraco_p2p.ui.table_screen import Screen
 
 HELP: tuple[tuple[str, str], ...] = (
     ("← → / space", "move the cursor in your hand / select the card (or click it)"),
     ("click a meld", "add the selected cards to that meld"),
     ("u", "undo: take back the last card selected (or the last group)"),
-    ("Esc", "clear the selection, close a panel, cancel a question"),
+    ("Esc", "clear the selection and the hints, close a panel, cancel a question"),
     ("d", "draw from the stock"),
-    ("p", "take the discard pile (fechado: select the cards that meld its top)"),
-    ("t", "turn up the first card (where the rules offer it)"),
+    ("p", "take the discard pile (where the rules say so, select the cards that meld "
+          "its top card first: they are shown to all)"),
+    ("t", "turn up the first card drawn and draw the next (where the rules offer it)"),
     ("m / M", "lay down the selection (and grouped melds); M: a run's wild goes low"),
     ("g", "group the selection as one meld of a lay-down of several"),
     ("a", "add the selection to one of your melds (1-9 if several fit)"),
     ("x", "discard the selected card (or the card under the cursor)"),
     ("Tab / S-Tab", "hint: cycle the legal plays; Enter asks to play the one shown"),
     ("s", "sort the hand by suit or by rank"),
+    ("f", "skip ahead: show the other players' moves at once"),
     ("v", "the whole pile and every meld"),
     ("h", "match history"),
     ("r", "the rules of this table"),
     ("c", "chat: type a line, Enter sends it"),
-    ("? / C", "this help / the whole chat"),
+    ("C", "the whole table feed and chat (↑ ↓ PgUp PgDn scroll)"),
+    ("E / V / R", "when a player is away past the limit: end the match / void the hand "
+                  "(dealt again) / seat bots for them; each asks first"),
+    ("?", "this help (again: the next page)"),
     ("Ctrl-Z", "suspend (fg resumes)"),
     ("q", "quit (asks first)"),
 )
+
+
+def marks_help(g: Glyphs) -> tuple[tuple[str, str], ...]:
+    """Every mark the table draws, in the glyphs in use."""
+    return (
+        (g.selected_mark, "under a card: selected"),
+        ("^^", "under a card: the cursor (x^ on a card with another mark)"),
+        ("++", "under a card: just drawn or taken"),
+        ("gg", "under a card: grouped for a lay-down of several melds (g)"),
+        ("oo", "under a card: shown this turn toward your side's opening minimum, still in "
+               "your hand; laid down with the rest once the minimum is reached, back in the "
+               "hand (a failed attempt) if the turn ends first"),
+        (g.clean_mark, "a clean buraco (no wild card)"),
+        (g.dirty_mark, "a dirty buraco (with a wild card)"),
+        (g.turn_mark, "whose turn it is"),
+        ("+170", "in the header: a side's points on the table this hand (melds and "
+                 "buracos), then its buracos and pot"),
+    )
+
 
 LINE_LABELS = {
     "melds": "melds (card points)",
@@ -61,11 +87,37 @@ def framed(screen: Screen, title: str, body: list[Row], keys: str) -> list[Row]:
 
 
 def help_panel(screen: Screen) -> list[Row]:
-    body: list[Row] = [[("class:key", f"  {k:<16}"), ("", what)] for k, what in HELP]
-    body.append(
-        [("class:dim", "  Marks: ★ clean buraco, ☆ dirty buraco, ▲▲ selected, ^^ cursor, ++ new")]
-    )
-    return framed(screen, "Keys", body, "Esc or ? closes")
+    """The keys and the marks, wrapped to the width, in pages of the screen's height."""
+    keyw = 14
+    room = max(10, screen.cols - keyw - 3)
+    body: list[Row] = []
+    for title, items in (("Keys", HELP), ("Marks", marks_help(screen.g))):
+        body.append([("class:label", f" {title}")])
+        for k, what in items:
+            lines = _wrap(what, room)
+            body.append([("class:key", f"  {k:<{keyw}}"), ("", lines[0])])
+            body.extend([("", " " * (keyw + 2) + more)] for more in lines[1:])
+    per = max(1, screen.rows - 3)
+    pages = [body[i : i + per] for i in range(0, len(body), per)]
+    screen.c.rule_pages = len(pages)
+    page = screen.c.panel_page % len(pages)
+    keys = "Esc closes"
+    if len(pages) > 1:
+        keys = f"? next page ({page + 1}/{len(pages)}) · Esc closes"
+    return framed(screen, "Help", pages[page], keys)
+
+
+def _wrap(text: str, width: int) -> list[str]:
+    """`text` in lines of at most `width` characters, broken at spaces."""
+    lines: list[str] = []
+    line = ""
+    for word in text.split():
+        if line and len(line) + 1 + len(word) > width:
+            lines.append(line)
+            line = word
+        else:
+            line = f"{line} {word}" if line else word
+    return [*lines, line] if line or not lines else lines
 
 
 def rules_pages(screen: Screen) -> list[list[Row]]:
@@ -113,7 +165,7 @@ def pile_panel(screen: Screen) -> list[Row]:
     mine = c.snap.side_of(c.me)
     for side in [mine, *[s for s in c.snap.sides if s != mine]]:
         melds = view.melds[side] if side < len(view.melds) else []
-        body.append([("class:sidehead", f" {side_name(c, side)}: {len(melds)} melds")])
+        body.append([("class:sidehead", f" {side_name(c, side)}: {count(len(melds), 'meld')}")])
         for i, tm in enumerate(melds):
             body.append(screen.meld_row(i if side == mine else None, tm, screen.cols))
     return framed(screen, "Pile and melds", body, "Esc or v closes")

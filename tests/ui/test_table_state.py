@@ -75,3 +75,27 @@ def test_the_end_of_a_hand_breaks_down_each_side_and_names_the_next_dealer() -> 
         dealer = snap.seats[match.dealer].nick
         assert f"Next hand: {dealer} deals." in text or "Next hand: you deal." in text
         assert "Enter next hand" in text
+
+
+def test_refusals_use_the_screens_glyphs_and_no_internal_tags() -> None:
+    from buraco_p2p.engine import IllegalMove, IllegalMoveCode
+    from buraco_p2p.ui.glyphs import Glyphs
+    from buraco_p2p.ui.words import explain
+
+    table, _ = find_position(CLASSIC, lambda t: t.referee.turn == 0)
+    view = table.views[0]
+    slot = view.hands[0][0]
+    err = IllegalMove(IllegalMoveCode.ILLEGAL_MELD, f"4C 5C TH do not meld; slot {slot} either")
+    fancy = explain(err, view, Glyphs())
+    plain = explain(err, view, Glyphs(ascii=True))
+    face = Glyphs().card(view.known[slot])
+    assert "4♣ 5♣ T♥" in fancy and f"{face} either" in fancy and "slot" not in fancy
+    assert "4C 5C TH" in plain
+    nomeld = IllegalMove(IllegalMoveCode.NO_SUCH_MELD, "no meld 7")
+    assert "[" not in explain(nomeld, view) and "no_such_meld" not in explain(nomeld, view)
+
+
+def test_one_meld_is_not_counted_as_melds() -> None:
+    table, match = find_position(CLASSIC, lambda t: len(t.referee.melds[0]) == 1)
+    text = screen(Client(snapshot_of(table, match), Sent()))
+    assert "1 meld," in text and "1 melds" not in text

@@ -13,6 +13,7 @@ from buraco_p2p.ui.client import Client
 from buraco_p2p.ui.glyphs import Glyphs
 from buraco_p2p.ui.names import group_name, match_side_name, side_name
 from buraco_p2p.ui.narration import count
+from buraco_p2p.ui.rules_words import rules_in_words
 from buraco_p2p.ui.table_screen import Screen
 
 HELP: tuple[tuple[str, str], ...] = (
@@ -121,24 +122,25 @@ def _wrap(text: str, width: int) -> list[str]:
 
 
 def rules_pages(screen: Screen) -> list[list[Row]]:
-    """The rule parameters in two columns, split in pages of the screen's height."""
+    """The rules in plain words, grouped (dealing, melds, pots, going out, scoring), then every
+    parameter with its value (the names overrides use), split in pages of the screen's height."""
     rules = screen.c.snap.rules
-    items = [(k, v) for k, v in rules.to_wire().items() if k not in ("v", "name")]
-    per_page = max(2, 2 * (screen.rows - 3))
-    colw = screen.cols // 2
-    pages: list[list[Row]] = []
-    for p in range(0, len(items), per_page):
-        chunk = items[p : p + per_page]
-        half = (len(chunk) + 1) // 2
-        body: list[Row] = []
-        for i in range(half):
-            row: Row = []
-            for k, v in chunk[i :: half][:2]:
-                val = ",".join(str(x) for x in v) if isinstance(v, list | tuple) else v
-                row.extend(cv.fit([("class:key", f" {k}"), ("", f" = {val}")], colw))
-            body.append(row)
-        pages.append(body)
-    return pages
+    room = max(10, screen.cols - 5)
+    body: list[Row] = []
+    for heading, sentences in rules_in_words(rules):
+        body.append([("class:label", f" {heading}")])
+        for sentence in sentences:
+            lines = _wrap(sentence, room)
+            body.append([("", "  - " + lines[0])])
+            body.extend([("", "    " + more)] for more in lines[1:])
+    body.append([("class:label", " Every parameter (as `--rule KEY=VALUE` names it)")])
+    for k, v in rules.to_wire().items():
+        if k in ("v", "name"):
+            continue
+        val = (",".join(str(x) for x in v) or "none") if isinstance(v, list | tuple) else v
+        body.append([("class:key", f"  {k}"), ("", f" = {val}")])
+    per = max(1, screen.rows - 3)
+    return [body[i : i + per] for i in range(0, len(body), per)]
 
 
 def rules_panel(screen: Screen) -> list[Row]:

@@ -184,12 +184,21 @@ def test_rules_pile_and_history_panels() -> None:
     c = client_at(mid_hand)
     c.toggle_panel(Panel.RULES)
     text = screen(c)
-    assert "target_score = 2000" in text and "Rules: classic" in text
-    if c.rule_pages > 1:
-        assert "r next page (1/" in text
+    assert "Rules: classic" in text and "r next page (1/" in text
+    assert text.index(" Dealing") < text.index(" Melds")
+    while c.panel_page + 1 < c.rule_pages:
         press(c, "r")
         text += screen(c)
-    assert "more" not in text
+    # Plain words first, grouped as a player thinks, with the values.
+    words = text.split("Every parameter")[0]
+    for heading in ("Dealing", "Melds", "Pots and the stock", "Buracos and going out",
+                    "Scoring"):
+        assert f" {heading}" in words, heading
+    assert "to open, a side lays down at least 50 points" in words
+    assert not any("_" in line for line in words.splitlines() if line.startswith("  "))
+    assert "the match ends at 2000 points" in text and "target_score = 2000" in text
+    assert "clean_run_length_bonus = none" in text
+    assert " more" not in text.replace("or more", "")  # nothing cut off
     for key in CLASSIC.to_wire():
         assert key in text or key in ("v", "name")
     press(c, "escape")

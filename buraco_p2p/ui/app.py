@@ -33,6 +33,7 @@ from prompt_toolkit.mouse_events import MouseEvent, MouseEventType
 from prompt_toolkit.output import Output
 
 from buraco_p2p.engine import Move
+from buraco_p2p.play.store import default_data_dir
 from buraco_p2p.ui import canvas as cv
 from buraco_p2p.ui.canvas import Clicker
 from buraco_p2p.ui.client import Client, Panel
@@ -118,7 +119,8 @@ class TableApp:
         self.lobby = lobby
         self.ascii = ascii
         self.clock = clock
-        self.log_dir = log_dir or Path.cwd()
+        # Saved logs go with the tables, not wherever the program happened to be started.
+        self.log_dir = log_dir or default_data_dir() / "logs"
         first = feed.snapshot()
         glyphs = Glyphs(ascii=ascii, deck_size=first.rules.deck_size)
         self.client = Client(first, self._send, glyphs)
@@ -267,6 +269,7 @@ class TableApp:
         stamp = time.strftime("%Y%m%d-%H%M%S")
         path = self.log_dir / f"buraco-match-{stamp}.log"
         try:
+            self.log_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
             command = await self.feed.save_log(path)
             self.client.saved = ["The match log is saved in", str(path), "Audit it with:", command]
         except (SaveUnavailable, OSError) as e:

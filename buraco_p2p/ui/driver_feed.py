@@ -21,6 +21,9 @@ held: the ended hand stays on screen with its summary until `ready()`, the next 
 
 from __future__ import annotations
 
+import shlex
+import shutil
+import sys
 import time
 from collections import deque
 from pathlib import Path
@@ -56,7 +59,7 @@ from buraco_p2p.ui.feed import (
 from buraco_p2p.ui.glyphs import Glyphs
 from buraco_p2p.ui.narration import Narrator, Step
 
-__all__ = ["DriverFeed", "ShuffleCount", "shuffle_count"]
+__all__ = ["DriverFeed", "ShuffleCount", "shuffle_count", "verify_program"]
 
 MAX_CHAT = 500
 LINK_POLL_S = 1.0
@@ -66,6 +69,17 @@ VOIDED = {
     "end": "the match was ended by agreement",
     "replace": "the missing players' seats pass to new players: the hand is dealt again",
 }
+
+
+def verify_program() -> str:
+    """How to run this program's `verify` from a shell: `buraco-p2p` where that name is on
+    the PATH and is this installation, else this interpreter with `-m buraco_p2p` (someone who
+    started it through bootstrap.py has no `buraco-p2p` on the PATH)."""
+    found = shutil.which("buraco-p2p")
+    here = Path(sys.executable).parent / "buraco-p2p"
+    if found is not None and Path(found).resolve() == here.resolve():
+        return "buraco-p2p"
+    return f"{shlex.quote(sys.executable)} -m buraco_p2p"
 
 
 class ShuffleCount:
@@ -198,7 +212,7 @@ class DriverFeed:
         if self.driver is None:
             raise SaveUnavailable("no match yet")
         path.write_bytes(encode_log(e.wire for e in self.driver.peer.log))
-        return f"buraco-p2p verify --partial {path}"
+        return f"{verify_program()} verify --partial {shlex.quote(str(path))}"
 
     def why_not_now(self) -> str:
         """Why the table takes no move of ours now, in words: the real reason, read from the

@@ -99,3 +99,13 @@ def test_one_meld_is_not_counted_as_melds() -> None:
     table, match = find_position(CLASSIC, lambda t: len(t.referee.melds[0]) == 1)
     text = screen(Client(snapshot_of(table, match), Sent()))
     assert "1 meld," in text and "1 melds" not in text
+
+
+def test_a_short_word_after_brc_is_not_read_as_an_invite_version() -> None:
+    import pytest
+
+    from buraco_p2p.net.invite import Invite, InviteTruncatedError
+
+    with pytest.raises(InviteTruncatedError, match="not a whole invite code") as err:
+        Invite.from_text("BRC-HELLO")
+    assert "version" not in str(err.value)

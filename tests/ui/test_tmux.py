@@ -142,7 +142,7 @@ def test_ctrl_z_suspends_and_fg_resumes_a_working_client(pane: Pane) -> None:
     pane.wait_for(lambda s: "Your turn" in s, "the table drawn again after fg")
     # Keys still reach the client at once after fg: the help panel opens and closes.
     pane.type("?")
-    pane.wait_for(lambda s: "this help" in s, "the help panel")
+    pane.wait_for(lambda s: " Keys" in s and "Esc closes" in s, "the help panel")
     pane.send("Escape")
     pane.wait_for(lambda s: "Your turn" in s, "the table after closing help")
     pane.type("q")

@@ -385,6 +385,7 @@ class DriverFeed:
                     seat = d.peer.table.party_seat[author]
                 nick = self._nick(seat) if seat >= 0 else str(author)
                 self._complaints.append(Complaint(seat, nick, str(ev.error)))
+                self.line(None, f"CHEATING COMPLAINT against {nick}: {ev.error}")
             elif isinstance(ev, TimedOut):
                 names = ", ".join(self._party_nick(p) for p in ev.parties)
                 self._timed_out_at = len(d.peer.log) if d is not None else -1

@@ -61,7 +61,10 @@ class Screen(MeldRows, HandRows):
             more = f" (+{len(complaints) - 1} more)" if len(complaints) > 1 else ""
             msg = f" {self.g.warn_mark} CHEATING COMPLAINT against {k.nick} (seat {k.seat}): "
             loud = "class:complaint"
-            return cv.fit([(loud, msg + k.reason + more)], self.cols, loud)
+            text = msg + k.reason + more
+            if len(text) > self.cols:  # the feed (C) holds it whole
+                text = text[: self.cols - 12] + "… C: all "
+            return cv.fit([(loud, text)], self.cols, loud)
         view = snap.view
         hand = f" · hand {view.setup.hand_number + 1}" if view is not None else ""
         left = f" {snap.title} · {snap.rules.name}{hand}"

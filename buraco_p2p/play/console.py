@@ -11,7 +11,7 @@ from collections.abc import Callable
 
 import trio
 
-from buraco_p2p.engine import IllegalMove
+from buraco_p2p.engine import HandState, IllegalMove
 from buraco_p2p.net.appmessages import printable
 from buraco_p2p.net.identity import PeerKey
 from buraco_p2p.play.driver import Driver, bot_parties, my_turn
@@ -62,17 +62,19 @@ class _Console:
         view = self.driver.peer.table.view
         told = False
         for ev in events:
-            if isinstance(ev, MoveApplied):
-                if not told:
-                    for step in self.narrator.follow(view):
-                        for line in step.lines:
-                            self.write(line)
-                    told = True
-                continue
+            if isinstance(ev, MoveApplied) and not told:
+                self.tell_moves(view)
+                told = True
             text = describe_event(ev, self.names(), view, self.nick)
             if text is not None:
                 self.write(text)
+        self.tell_moves(view)  # a card of ours revealed since: our draw, told with it
         self.maybe_show()
+
+    def tell_moves(self, view: HandState | None) -> None:
+        for step in self.narrator.follow(view):
+            for line in step.lines:
+                self.write(line)
 
     def on_chat(self, key: PeerKey, text: str) -> None:
         who = [k.raw for k in self.terms.keys].index(key.raw) if key in self.terms.keys else -1

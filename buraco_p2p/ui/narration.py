@@ -224,7 +224,10 @@ class Narrator:
             shadow = HandState(view.setup, view.viewer, None)
             self.shadow = shadow
         steps: list[Step] = []
-        for move in view.moves[len(shadow.moves) :]:
+        moves = view.moves[len(shadow.moves) :]
+        if moves and self._card_on_its_way(shadow, moves[-1], view):
+            moves = moves[:-1]  # told with its card once the card is ours to see
+        for move in moves:
             # Every card known now was known when the move was made or is ours: the move's own
             # cards were shown before it, and our own cards are ours to see.
             shadow.known = list(view.known)
@@ -240,6 +243,16 @@ class Narrator:
             lines = tell_move(before, move, shadow, self.name, self.glyphs)
             steps.append(Step(move.seat, tuple(lines), shadow.copy()))
         return steps
+
+    @staticmethod
+    def _card_on_its_way(shadow: HandState, move: Move, view: HandState) -> bool:
+        """Whether `move` is the viewer's own draw whose card has not been revealed yet."""
+        if view.viewer is None or move.seat != view.viewer or view.ended:
+            return False
+        if not isinstance(move, DrawStock | TurnUpFirst):
+            return False
+        drawn = [s for s in view.hands[move.seat] if s not in shadow.hands[move.seat]]
+        return any(view.known[s] < 0 for s in drawn)
 
 
 def result_line(r: HandResult, names: Sequence[str]) -> str:

@@ -114,3 +114,22 @@ def test_the_practice_table_feed_tells_each_bots_draw_take_and_discard() -> None
         if said:
             assert any("discarded" in line for line in said)
             assert any("from the stock" in line or "took the pile" in line for line in said)
+
+
+def test_our_draw_is_told_with_its_card_once_the_card_is_revealed_to_us() -> None:
+    rules = get_preset("classic")
+    table = LocalTable.shuffled(Match(rules, 3).next_setup(), random.Random(3))
+    narrator = Narrator(lambda s: NAMES[s], Glyphs(deck_size=rules.deck_size))
+    bot = HeuristicBot()
+    rng = random.Random(4)
+    while table.referee.turn != 0:
+        table.push(bot.choose_move(table.views[table.referee.turn], rng))
+    narrator.follow(table.views[0])
+    table.push(DrawStock(0))
+    view = table.views[0]
+    slot = next(s for s in view.hands[0] if s not in narrator.shadow.hands[0])  # type: ignore[union-attr]
+    hidden = view.copy()
+    hidden.known[slot] = -1  # as a networked view holds it until the reveal comes
+    assert narrator.follow(hidden) == []
+    steps = narrator.follow(view)
+    assert steps[0].lines[0] == f"you drew 1 card from the stock: {Glyphs().card(view.known[slot])}"

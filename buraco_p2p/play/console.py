@@ -136,6 +136,10 @@ class _Console:
             if not my_turn(peer):
                 self.write(self.why_not_now())
                 return True
+            err = view.check(move)  # the engine's own reason, before anything is signed
+            if err is not None:
+                self.write(f"refused: {explain(err, view, self.narrator.glyphs)}")
+                return True
             try:
                 self.driver.play(move)
             except IllegalMove as exc:

@@ -85,7 +85,8 @@ def render(view: HandState, seat: int, names: Sequence[str]) -> str:
     turn = view.turn
     lines.append(f"turn: {names[turn]}, {view.phase.value}")
     top = _text(view, view.pile[-1]) if view.pile else "empty"
-    lines.append(f"pile: {top} ({len(view.pile)} cards)   stock: {len(view.stock)}")
+    n = len(view.pile)
+    lines.append(f"pile: {top} ({n} card{'' if n == 1 else 's'})   stock: {len(view.stock)}")
     for side, melds in enumerate(view.melds):
         who = ", ".join(names[s] for s in range(view.players) if view.side_of(s) == side)
         shown = "  ".join(

@@ -52,7 +52,7 @@ REASONS: Final[dict[IllegalMoveCode, str]] = {
 }
 
 PHASE_HINTS: Final = {
-    "draw": "draw first: d for the stock, p for the pile",
+    "draw": "draw first: from the stock or the pile",
     "first_choice": "keep the card (play on) or t to turn it up",
     "play": "meld, add or discard",
 }

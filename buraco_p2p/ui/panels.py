@@ -112,7 +112,10 @@ def _wrap(text: str, width: int) -> list[str]:
     """`text` in lines of at most `width` characters, broken at spaces."""
     lines: list[str] = []
     line = ""
-    for word in text.split():
+    words: list[str] = []
+    for word in text.split():  # a word longer than a line (a path, a code) is cut in pieces
+        words.extend(word[i : i + width] for i in range(0, len(word), width))
+    for word in words:
         if line and len(line) + 1 + len(word) > width:
             lines.append(line)
             line = word
@@ -294,7 +297,7 @@ def chat_panel(screen: Screen) -> list[Row]:
     body: list[Row] = []
     for line in c.snap.chat:
         who = "" if line.seat is None else f"{c.snap.seats[line.seat].nick}: "
-        body.extend(wrapped(who + line.text, screen.cols))
+        body.extend([("", " " + part)] for part in _wrap(who + line.text, screen.cols - 2))
     room = screen.rows - 3
     back = min(c.panel_page, max(0, len(body) - room))
     c.panel_page = back

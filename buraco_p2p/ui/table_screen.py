@@ -195,11 +195,11 @@ class Screen(MeldRows, HandRows):
         if c.chat_text is not None:
             k -= 1
         for line in c.snap.chat[-k:] if k > 0 else ():
-            if line.seat is None:
-                rows.append(cv.fit([("class:dim", " "), ("", line.text)], self.cols))
-            else:
-                who = c.snap.seats[line.seat].nick
-                rows.append(cv.fit([("class:label", f" {who}: "), ("", line.text)], self.cols))
+            who = "" if line.seat is None else f"{c.snap.seats[line.seat].nick}: "
+            text = line.text
+            if 1 + len(who) + len(text) > self.cols:  # cut, marked; C shows it whole
+                text = text[: max(0, self.cols - 2 - len(who))] + "…"
+            rows.append(cv.fit([("class:label", f" {who}"), ("", text)], self.cols))
         rows[:0] = [cv.fit([], self.cols) for _ in range(k - len(rows))]
         if c.chat_text is not None:
             rows.append(cv.fit([("class:chatinput", f" say: {c.chat_text}_")], self.cols))
@@ -270,7 +270,7 @@ class Screen(MeldRows, HandRows):
         elif c.my_turn():
             keys = "space select · m meld · a add · x discard · Tab hint · u undo · ? help"
         else:
-            keys = "←→ space select · s sort · c chat · v pile · h history · ? help · q quit"
+            keys = "f skip ahead · C feed · c chat · v pile · h history · r rules · ? help"
         return cv.fit([("class:keys", " " + keys)], self.cols, "class:keys")
 
     # ------------------------------------------------------------------ the whole table

@@ -109,3 +109,22 @@ def test_a_short_word_after_brc_is_not_read_as_an_invite_version() -> None:
     with pytest.raises(InviteTruncatedError, match="not a whole invite code") as err:
         Invite.from_text("BRC-HELLO")
     assert "version" not in str(err.value)
+
+
+def test_the_feed_keeps_its_last_lines_on_the_table_marks_a_cut_and_grows_with_the_terminal(
+) -> None:
+    from buraco_p2p.ui import ChatLine, Panel
+
+    table, match = find_position(CLASSIC, lambda t: t.referee.turn == 0)
+    lines = tuple(ChatLine(None, f"line {i} " + "word " * (30 if i == 9 else 2)) for i in range(10))
+    snap = dataclasses.replace(snapshot_of(table, match), chat=lines)
+    c = Client(snap, Sent())
+    small = screen(c)
+    assert "line 7 " in small and "line 8 " in small and "line 6 " not in small
+    long = next(row for row in small.splitlines() if "line 9 " in row)
+    assert long.rstrip().endswith("…") and len(long) == 80
+    big = screen(c, 120, 40)
+    assert "line 5 " in big and "line 4 " not in big  # five lines at 40 rows
+    c.toggle_panel(Panel.CHAT)
+    whole = screen(c)
+    assert whole.count("word") == 2 * 9 + 30  # every line whole in the feed panel

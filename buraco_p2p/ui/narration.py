@@ -60,6 +60,11 @@ def count(n: int, what: str) -> str:
     return f"{n} {what}" if n == 1 else f"{n} {what}s"
 
 
+def possessive(who: str) -> str:
+    """`your` for `you`, else `Bia's`."""
+    return "your" if who == "you" else f"{who}'s"
+
+
 def meld_points(view: HandState, side: int) -> int:
     """What a side has on the table this hand, as it lies: its melds' card points and buraco
     bonuses (the pot and the cards in hand count only at the end)."""
@@ -169,6 +174,13 @@ def _consequences(
             taker = after.pot_taker[side] if after.pot_taker[side] >= 0 else seat
             size = len(after.layout.pots[after.team_pot[side]])
             out.append(f"{name(taker)} took a pot ({count(size, 'card')})")
+    if not isinstance(move, LayDown) and side_a == side_b and side_a < len(after.failed) and (
+        after.failed[side_a] > before.failed[side_b]
+    ):  # the turn ended under the opening minimum
+        need = after.initial_minimum(side_a)
+        whose = possessive(name(seat))
+        out.append(f"{whose} opening fell short: the cards go back to the hand and the "
+                   f"minimum to open is now {need}")  # fmt: skip
     if after.side_change is not None and before.side_change is None:
         ch = after.side_change
         out.append(f"sides change: {name(ch.solo)} plays alone, "

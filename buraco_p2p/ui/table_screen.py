@@ -92,6 +92,12 @@ class Screen(MeldRows, HandRows):
             parts.extend(self.on_table(m))
         parts.append(("class:dim", f" / {snap.rules.target_score}"))
         right: Row = [*self.turn_text(), ("", " ")]
+        view = snap.view
+        if view is not None and not view.ended:
+            pots = sum(1 for p in view.pot_owner if p == -1)
+            extra: Row = [("class:dim", f"stock {len(view.stock)} · pots {pots}  ")]
+            if cv.width(parts) + cv.width(extra) + cv.width(right) + 2 <= self.cols:
+                right = [*extra, *right]
         if snap.fairness.complaints:  # the title names the last one: the count stays in sight
             right = [*self.fairness_text(), ("", "  "), *right]
         return cv.spread(parts, right, self.cols)

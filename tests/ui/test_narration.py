@@ -133,3 +133,46 @@ def test_our_draw_is_told_with_its_card_once_the_card_is_revealed_to_us() -> Non
     assert narrator.follow(hidden) == []
     steps = narrator.follow(view)
     assert steps[0].lines[0] == f"you drew 1 card from the stock: {Glyphs().card(view.known[slot])}"
+
+
+def test_an_opening_shown_short_and_then_failed_is_told_with_the_new_minimum() -> None:
+    import itertools
+
+    rules = get_preset("us")
+    for seed in range(1, 40):
+        rng = random.Random(seed)
+        bot = HeuristicBot()
+        table = LocalTable.shuffled(Match(rules, 3).next_setup(), rng)
+        while not table.ended and table.referee.turn != 0:
+            table.push(bot.choose_move(table.views[table.referee.turn], rng))
+        if table.ended:
+            continue
+        view = table.views[0]
+        table.push(bot.choose_move(view, rng))  # the draw (or the first card kept)
+        view = table.views[0]
+        if table.referee.turn != 0 or view.opened[view.side_of(0)]:
+            continue
+        short = None
+        for trio_ in itertools.combinations(view.hands[0], 3):
+            move = LayDown(0, (trio_,))
+            trial = view.copy()
+            if view.check(move) is None:
+                trial.push(move)
+                if trial.opening:
+                    short = move
+                    break
+        if short is None:
+            continue
+        narrator = Narrator(lambda s: NAMES[s], Glyphs(deck_size=rules.deck_size))
+        narrator.follow(view)
+        table.push(short)
+        shown = narrator.follow(table.views[0])[0].lines[0]
+        assert shown.startswith("you showed ") and " to open: " in shown and " of 50 " in shown
+        discard = next(Discard(0, s) for s in table.views[0].hands[0]
+                       if table.views[0].check(Discard(0, s)) is None)  # fmt: skip
+        table.push(discard)
+        lines = narrator.follow(table.views[0])[0].lines
+        assert lines[1] == ("your opening fell short: the cards go back to the hand and the "
+                            "minimum to open is now 65")
+        return
+    raise AssertionError("no position with a short opening found")

@@ -128,3 +128,32 @@ def test_the_feed_keeps_its_last_lines_on_the_table_marks_a_cut_and_grows_with_t
     c.toggle_panel(Panel.CHAT)
     whole = screen(c)
     assert whole.count("word") == 2 * 9 + 30  # every line whole in the feed panel
+
+
+def test_the_table_says_whom_it_waits_for_and_past_the_limit_offers_end_void_replace() -> None:
+    from buraco_p2p.ui.keys import Outcome, press
+
+    table, match = find_position(CLASSIC, lambda t: t.referee.turn == 1)
+    snap = dataclasses.replace(snapshot_of(table, match), waiting=("Bia",), waiting_since=0.0)
+    c = Client(snap, Sent())
+    assert "Waiting for Bia" not in text_of(render(c, 80, 24, now=1.0))  # a short wait: quiet
+    waiting = text_of(render(c, 80, 24, now=42.0))
+    assert "Waiting for Bia 0:42" in waiting and "E end" not in waiting
+    press(c, "E")
+    assert c.confirm is None and c.message is not None and "Nobody is away" in c.message.text
+    press(c, "escape")
+    c.update(dataclasses.replace(snap, timed_out=True, version=snap.version + 1))
+    late = text_of(render(c, 80, 24, now=130.0))
+    assert "Waiting for Bia 2:10" in late and "E end · V void · R replace" in late
+    for key, words in (("E", "End the match now without Bia"),
+                       ("V", "Void this hand: it is dealt again"),
+                       ("R", "Seat bots for Bia")):  # fmt: skip
+        press(c, key)
+        assert c.confirm is not None and words in c.confirm[0]
+        shown = " ".join(text_of(render(c, 80, 24, now=130.0)).split())
+        assert words in shown and "agrees, n not." in shown  # the whole question, two lines
+        if key == "R":
+            assert press(c, "y") is Outcome.AGREE and c.agree_action == "replace"
+        else:
+            press(c, "n")
+            assert c.confirm is None and c.agree_action == ""

@@ -243,8 +243,8 @@ def hand_end_panel(screen: Screen) -> list[Row]:
         dealer = "you" if snap.next_dealer == snap.me else snap.seats[snap.next_dealer].nick
         body.append([("", f" Next hand: {dealer} deal{'' if dealer == 'you' else 's'}.")])
     body.append([])
-    if snap.match_over:
-        body.extend(match_end_rows(c, screen.cols))
+    if snap.match_over:  # the result of the match first: the last hand's lines below it
+        body = [*match_end_rows(c, screen.cols), [], *body]
         keys = "s save the log · h history · q quit"
     else:
         keys = "Enter next hand · C the feed · h history · q quit"
@@ -280,6 +280,14 @@ def match_end_rows(c: Client, cols: int) -> list[Row]:
         mine = snap.seats[snap.me].match_side
         who = "You win" if w == mine else f"{match_side_name(c, w)} win"
         rows = [[("class:myturn", f" The match is over. {who}, {snap.scores[w]} points.")]]
+    # The final table: every side's score, highest first, over the hands played.
+    order = sorted(range(len(snap.scores)), key=lambda m: -snap.scores[m])
+    hands = len(snap.history)
+    rows.append([("class:label", f" Final scores after {count(hands, 'hand')}:")])
+    for place, m in enumerate(order, 1):
+        mark = "  winner" if m == w else ""
+        rows.append([("class:score" if m == w else "",
+                      f"  {place}. {match_side_name(c, m):<20} {snap.scores[m]:>6}{mark}")])
     if c.saved is not None:
         for k, line in enumerate(c.saved):
             rows.extend(wrapped(line, cols, "class:key" if k % 2 else ""))

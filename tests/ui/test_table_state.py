@@ -157,3 +157,16 @@ def test_the_table_says_whom_it_waits_for_and_past_the_limit_offers_end_void_rep
         else:
             press(c, "n")
             assert c.confirm is None and c.agree_action == ""
+
+
+def test_the_end_of_the_match_shows_a_final_table_with_the_winner() -> None:
+    table, match = find_position(CLASSIC, lambda t: t.ended)
+    result = table.result()
+    snap = snapshot_of(table, match, history=(result,))
+    snap = dataclasses.replace(snap, scores=(2150, 1320), match_over=True, winner=0)
+    text = screen(Client(snap, Sent()), 80, 24)
+    assert "Final scores after 1 hand:" in text
+    first = next(line for line in text.splitlines() if "  1. " in line)
+    second = next(line for line in text.splitlines() if "  2. " in line)
+    assert "Us" in first and "2150" in first and "winner" in first
+    assert "Them" in second and "1320" in second and "winner" not in second

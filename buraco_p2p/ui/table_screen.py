@@ -74,6 +74,10 @@ class Screen(MeldRows, HandRows):
         bar = "class:title"
         right: Row = [(bar, f[1]) for f in self.fairness_text()]
         right.append((bar, f" · seed {seed} " if seed else " "))
+        if cv.width(right) + len(left) > self.cols and not snap.fairness.complaints:
+            # No complaint to count: the short form leaves the hand number in sight.
+            right = [(bar, f[1].split(", ")[0]) for f in self.fairness_text()]
+            right.append((bar, f" · seed {seed} " if seed else " "))
         return cv.spread([(bar, left)], right, self.cols, bar)
 
     def status(self) -> Row:

@@ -21,6 +21,13 @@ share.
 - resume_s: a peer is SIGKILLed in the middle of a hand and started again from its data
   directory; from the kill to its log holding every entry the host had at the moment of the
   kill (process start, log replay and catch-up from the peers included).
+- catchup_s_after_120s_cut (`--cut 120`): four machines in the namespace lab
+  (tests/netplay/netlab.py; needs root, `ip netns` and nftables, else `cut_skipped` says why);
+  mid-match the last seat's cable is pulled for 120 s (the table waits for it) and plugged
+  back; from the plug to its log holding every entry the others had at that moment.
+  catchup_bytes: what crossed the switch to and from it meanwhile (frames, headers included).
+  warning_lines: lines all the peers wrote on stderr (their warnings) over the match;
+  repeated_warning_lines: those a peer had written before word for word (goal 0).
 """
 
 from __future__ import annotations
@@ -28,6 +35,8 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
+import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -116,16 +125,104 @@ def resume(tmp: Path, players: int, rules: str, seed: int) -> float:
     return reached - t_kill
 
 
+def _entries(c: Cluster, i: int) -> int:
+    logs = list((c.root / f"peer-{i}" / "tables").glob("*/log"))
+    return len(decode_log(logs[0].read_bytes())) if logs else 0
+
+
+def _switch_bytes(switch: Any, index: int) -> int:
+    """Bytes the lab's switch has forwarded to or from machine `index`."""
+    out = subprocess.run(
+        ["ip", "netns", "exec", switch.inet, "nft", "-j", "list", "chain", "bridge", "lab",
+         "seen"], capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    total = 0
+    for item in json.loads(out.stdout)["nftables"]:
+        rule = item.get("rule")
+        if rule is None or str(index) not in rule.get("comment", "").split(">"):
+            continue
+        total += sum(e["counter"]["bytes"] for e in rule["expr"] if "counter" in e)
+    return total
+
+
+def _warnings(c: Cluster) -> tuple[int, int]:
+    """(lines the peers wrote on stderr, where their warnings go; of which repeats of a line
+    the same peer wrote before)."""
+    lines = repeats = 0
+    for i in range(c.players):
+        seen: set[str] = set()
+        for line in (c.root / f"peer-{i}.stderr").read_text("utf-8", "replace").splitlines():
+            if not line.strip():
+                continue
+            lines += 1
+            repeats += line in seen
+            seen.add(line)
+    return lines, repeats
+
+
+def cut(tmp: Path, players: int, rules: str, seed: int, cut_s: float) -> dict[str, Any]:
+    """Mid-match, the last seat's cable is pulled for `cut_s` seconds and plugged back, in
+    the namespace lab (tests/netplay/netlab.py); None figures where the lab cannot run."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests" / "netplay"))
+    from netlab import LabCluster, Switch, unavailable
+
+    reason = unavailable()
+    if reason is not None:
+        return {"cut_skipped": reason}
+    victim = players - 1
+    # the table's timeout is longer than the cut: nobody proposes to void or end meanwhile
+    host_args = ["--rules", rules, "--players", str(players),
+                 "--timeout-ms", str(int((cut_s + 120) * 1000))]  # fmt: skip
+    with Switch() as switch:
+        machines = [switch.add_machine() for _ in range(players)]
+        c = LabCluster(machines, tmp / "cut", None, seed=seed, hands=1, host_args=host_args)
+        c.extra[0] = ["--report-at", "40"]
+        with c:
+            c.start()
+            c.wait_line(0, "reached", 120)
+            switch.unplug(machines[victim])
+            deadline = time.monotonic() + cut_s
+            while (left := deadline - time.monotonic()) > 0:
+                c.poll(left)
+            want = max(_entries(c, i) for i in range(players) if i != victim)
+            before = _switch_bytes(switch, machines[victim].index)
+            switch.plug(machines[victim])
+            t_plug = time.monotonic()
+            while _entries(c, victim) < want:
+                if time.monotonic() - t_plug > 300:
+                    raise TimeoutError("the peer that was cut off did not catch up in 300 s")
+                c.poll(0.05)
+            catchup_s = time.monotonic() - t_plug
+            catchup_bytes = _switch_bytes(switch, machines[victim].index) - before
+            c.wait_done(600)
+        lines, repeats = _warnings(c)
+    return {
+        "cut_s": cut_s,
+        "catchup_entries": want,
+        f"catchup_s_after_{cut_s:g}s_cut": round(catchup_s, 2),
+        "catchup_bytes": catchup_bytes,
+        "warning_lines": lines,
+        "repeated_warning_lines": repeats,
+    }
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--players", type=int, default=4)
     ap.add_argument("--rules", default="classic")
     ap.add_argument("--target", type=int, default=1000)
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--cut", type=float, default=120.0, metavar="S",
+                    help="how long the cable is pulled (0: no cut figures)")
+    ap.add_argument("--only-cut", action="store_true", help="the cut figures only")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory(prefix="netplay-bench-") as d:
-        out = match(Path(d), args.players, args.rules, args.target, args.seed)
-        out["resume_s"] = round(resume(Path(d), args.players, args.rules, args.seed + 1), 2)
+        out: dict[str, Any] = {}
+        if not args.only_cut:
+            out = match(Path(d), args.players, args.rules, args.target, args.seed)
+            out["resume_s"] = round(resume(Path(d), args.players, args.rules, args.seed + 1), 2)
+        if args.cut > 0:
+            out.update(cut(Path(d), args.players, args.rules, args.seed + 2, args.cut))
     out.update(players=args.players, rules=args.rules, target_score=args.target)
     print(json.dumps(out))
 

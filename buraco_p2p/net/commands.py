@@ -21,6 +21,7 @@ import functools
 import ipaddress
 import logging
 import os
+import signal
 import socket
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -52,6 +53,8 @@ EXIT_INTERRUPTED = 130
 # A joiner's pause between attempts to reach the host: doubling, capped.
 RETRY_FIRST = 1.0
 RETRY_MAX = 30.0
+# A joiner that has not reached the host for this long says why and what would help, once.
+ADVICE_AFTER = 60.0
 
 
 class UsageError(Exception):
@@ -220,49 +223,90 @@ def _identity(args: argparse.Namespace) -> Identity:
     return load_or_create_identity(config, args.nick)
 
 
-@contextlib.asynccontextmanager
-async def _maybe_upnp(
-    enabled: bool, port: int, required: bool = True
-) -> AsyncIterator[Endpoint | None]:
-    if not enabled:
-        yield None
-        return
+async def _upnp_later(mesh: Mesh, port: int) -> None:
+    """`--internet` without PCP/NAT-PMP: ask UPnP while the table is already open (its
+    discovery takes seconds), and once the router maps the port, hold the mapping for the
+    table's life and print the invite again with it."""
     from buraco_p2p.net.upnp import UpnpError, upnp_mapping
 
-    if required:
+    try:
         async with upnp_mapping(port) as mapping:
-            yield mapping.external
-        return
-    # `--internet` asks the gateway by PCP or NAT-PMP, then by UPnP, and plays on without one.
-    # A PCP/NAT-PMP mapping is renewed while the table runs and deleted when it ends.
-    from buraco_p2p.net.portmap import PortMapError, hold_mapping
+            mesh.advertise_also(mapping.external)
+            _print(f"* port mapped by UPnP: {mapping.external}; the invite with it, for players "
+                   "outside your network:")  # fmt: skip
+            show_invite(mesh)
+            await trio.sleep_forever()
+    except UpnpError as exc:
+        _print(f"* no UPnP port mapping: {exc}")
 
-    async with contextlib.AsyncExitStack() as stack:
-        try:
-            held = await stack.enter_async_context(hold_mapping(port))
-        except PortMapError as exc:
-            _print(f"* no PCP/NAT-PMP mapping: {exc}")
-        else:
-            mapped = held.mapping
-            _print(f"* port mapped by {mapped.protocol}: {mapped.external}")
-            yield mapped.external
-            return
-    async with contextlib.AsyncExitStack() as stack:
-        try:
-            mapping = await stack.enter_async_context(upnp_mapping(port))
-        except UpnpError as exc:
-            _print(f"* no port mapping: {exc}")
-            yield None
-            return
-        yield mapping.external
+
+@contextlib.asynccontextmanager
+async def host_reach(mesh: Mesh, port: int, args: argparse.Namespace) -> AsyncIterator[None]:
+    """A host's `--upnp`, `--internet` and `--stun`, for as long as the table runs: says what
+    will be contacted, then maps `port` on the router and learns the public address, each
+    advertised in the invite. `--upnp` (asked for by name) waits for its mapping and fails
+    without it; `--internet` takes a PCP/NAT-PMP mapping (answered within a few seconds) and
+    otherwise asks UPnP in the background, so the invite is printed at once with what is
+    known, and again when a mapping comes."""
+    stun = _stun_servers(args)
+    if args.internet or args.upnp or stun:
+        from buraco_p2p.net.internet import contact_line
+
+        _print(contact_line(args.internet, args.upnp, stun))
+    try:
+        async with contextlib.AsyncExitStack() as stack:
+            if args.upnp:
+                from buraco_p2p.net.upnp import upnp_mapping
+
+                mapping = await stack.enter_async_context(upnp_mapping(port))
+                mesh.advertise_also(mapping.external)
+                _print(f"* port mapped by UPnP: {mapping.external}")
+            elif args.internet:
+                # A PCP/NAT-PMP mapping is renewed while the table runs and deleted when it ends.
+                from buraco_p2p.net.portmap import PortMapError, hold_mapping
+
+                try:
+                    held = await stack.enter_async_context(hold_mapping(port))
+                except PortMapError as exc:
+                    _print(f"* no PCP/NAT-PMP mapping: {exc}; asking UPnP meanwhile")
+                    nursery = await stack.enter_async_context(trio.open_nursery())
+                    nursery.start_soon(_upnp_later, mesh, port)
+                    stack.callback(nursery.cancel_scope.cancel)
+                else:
+                    mesh.advertise_also(held.mapping.external)
+                    _print(f"* port mapped by {held.mapping.protocol}: {held.mapping.external}")
+            if stun:
+                from buraco_p2p.net.internet import learn_public_address
+
+                await learn_public_address(mesh, port, stun, _print)
+            yield
+    except BaseExceptionGroup as group:  # the body's own error comes out unwrapped
+        if len(group.exceptions) == 1:
+            raise group.exceptions[0] from None
+        raise
+
+
+def show_invite(mesh: Mesh) -> None:
+    """The table's invite code and its short code, as a host prints them, and a word if
+    they lead only to addresses inside the host's network."""
+    from buraco_p2p.net.internet import host_reach_note
+
+    invite = mesh.invite
+    _print("invite code (give it to the other players):")
+    _print(invite.to_text())
+    short = ShortCode.for_invite(invite)
+    if short is not None:
+        _print("short code (to read aloud; joiners then compare your fingerprint):")
+        _print(short.to_text())
+    note = host_reach_note(invite)
+    if note is not None:
+        _print(note)
 
 
 async def _host_main(args: argparse.Namespace) -> int:
-    from buraco_p2p.net.internet import answer_reply_code, contact_line, learn_public_address
+    from buraco_p2p.net.internet import answer_reply_code
 
-    stun = _stun_servers(args)
-    if args.internet or args.upnp or stun:
-        _print(contact_line(args.internet, args.upnp, stun))
+    _stun_servers(args)  # a --stun that cannot work fails before any socket opens
     identity = _identity(args)
     send, recv = trio.open_memory_channel[str](16)
     lobby_box: list[Lobby] = []
@@ -278,19 +322,10 @@ async def _host_main(args: argparse.Namespace) -> int:
         lobby = Lobby(mesh, _print)
         lobby_box.append(lobby)
         port = mesh.advertised[0].port if mesh.advertised else args.port
-        async with _maybe_upnp(args.upnp or args.internet, port, args.upnp) as public:
-            if public is not None:
-                mesh.advertise_also(public)
-            if stun:
-                await learn_public_address(mesh, port, stun, _print)
+        async with host_reach(mesh, port, args):
             invite = mesh.invite
             _print(f"table created; you are {identity.nickname} ({identity.public.fingerprint()})")
-            _print("invite code (give it to the other players):")
-            _print(invite.to_text())
-            short = ShortCode.for_invite(invite)
-            if short is not None:
-                _print("short code (to read aloud; joiners then compare your fingerprint):")
-                _print(short.to_text())
+            show_invite(mesh)
             async with contextlib.AsyncExitStack() as stack:
                 if args.lan:
                     from buraco_p2p.net.discovery import announce_table
@@ -400,6 +435,7 @@ async def _join_main(args: argparse.Namespace) -> int:
     )
     send, recv = trio.open_memory_channel[str](16)
     delay = RETRY_FIRST
+    started, advised = trio.current_time(), False
     while True:
         seated = False
         try:
@@ -423,6 +459,12 @@ async def _join_main(args: argparse.Namespace) -> int:
             if seated:
                 raise
             _print(f"* {exc}; trying again in {delay:g} s")
+            if not advised and trio.current_time() - started >= ADVICE_AFTER:
+                from buraco_p2p.net.internet import printed_reply_code, unreachable_advice
+
+                advised = True
+                for line in unreachable_advice(invite, reply_code=printed_reply_code()):
+                    _print(line)
         await trio.sleep(delay)
         delay = min(delay * 2, RETRY_MAX)
 
@@ -445,6 +487,41 @@ def _quiet_logging() -> None:
     trio_log.propagate = False
 
 
+# Signals that end a table as Ctrl-C does: a `kill` and a closed terminal.
+ENDING_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
+
+
+def run_ending_on_signals(main: Callable[..., Awaitable[Any]], *args: Any) -> int:
+    """`trio.run(main, *args)`, where SIGTERM and SIGHUP end it as Ctrl-C does: trio's own
+    Ctrl-C handler takes them, so every block unwinds (a port mapping is deleted, the log
+    is already on disk) instead of the process dying where it stands. A run a signal ended
+    exits with 128 + its number, as the shell reports a process the signal killed."""
+    got: list[int] = []
+    saved = {sig: signal.getsignal(sig) for sig in ENDING_SIGNALS}
+
+    async def guarded() -> Any:
+        interrupt = signal.getsignal(signal.SIGINT)  # trio's, installed by trio.run
+        if callable(interrupt):
+
+            def handler(signum: int, frame: Any) -> None:
+                got.append(signum)
+                interrupt(signal.SIGINT, frame)
+
+            for sig in ENDING_SIGNALS:
+                signal.signal(sig, handler)
+        return await main(*args)
+
+    try:
+        return int(trio.run(guarded))
+    except BaseException as exc:
+        if got and exit_status(exc) == (EXIT_INTERRUPTED, ""):
+            return 128 + got[0]
+        raise
+    finally:
+        for sig, old in saved.items():
+            signal.signal(sig, old)
+
+
 def _run(main: Callable[[argparse.Namespace], Any], args: argparse.Namespace) -> int:
     def checked() -> int:
         args.port = check_port(args.port)
@@ -457,7 +534,7 @@ def _run(main: Callable[[argparse.Namespace], Any], args: argparse.Namespace) ->
     if code:
         return code
     _quiet_logging()
-    return run_reporting(lambda: int(trio.run(main, args)))
+    return run_reporting(lambda: run_ending_on_signals(main, args))
 
 
 def _common(parser: argparse.ArgumentParser) -> None:

@@ -22,6 +22,8 @@ if TYPE_CHECKING:
     from buraco_p2p.net.mesh import Mesh
 
 STUN_DEFAULT_PORT = 3478
+# Reply codes this process has printed (a retry from the same port prints none again).
+_printed: set[str] = set()
 
 NAT_ADVICE = {
     NatClass.OPEN: "no NAT: players anywhere can dial you if your firewall lets them",
@@ -86,8 +88,80 @@ def contact_line(internet: bool, upnp: bool, stun: Sequence[Endpoint]) -> str:
     return "* will contact " + " and ".join(parts) + "; nothing else"
 
 
+# Addresses that lead somewhere only inside one network: RFC 1918, carrier-grade NAT's shared
+# space, link-local, loopback, unique-local IPv6.
+_INSIDE = tuple(
+    ipaddress.ip_network(net)
+    for net in ("10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", "100.64.0.0/10",
+                "169.254.0.0/16", "127.0.0.0/8", "fc00::/7", "fe80::/10", "::1/128")
+)  # fmt: skip
+NO_REACH_HELP = (
+    "what would help: a port mapping on the host's router (host --internet, with PCP, NAT-PMP "
+    "or UPnP switched on in the router), or a reply code (host and joiners both with "
+    "--stun IP:PORT, the host pasting the joiner's code); a relay server (TURN) is not "
+    "supported yet; players on one network can use --lan"
+)
+
+
+def printed_reply_code() -> bool:
+    """Whether this process has printed a reply code for the host to paste."""
+    return bool(_printed)
+
+
+def inside_only(endpoint: Endpoint) -> bool:
+    """Whether `endpoint` can be reached only from inside its own network."""
+    return any(endpoint.ip in net for net in _INSIDE if net.version == endpoint.ip.version)
+
+
+def host_reach_note(invite: Invite) -> str | None:
+    """Host: a line saying the invite reaches only its own network, or None if it names an
+    address players elsewhere can try."""
+    if not invite.addresses or not all(inside_only(ep) for ep in invite.addresses):
+        return None
+    return ("* every address in this invite is inside your network: players elsewhere cannot "
+            "reach you (--internet asks your router for a port mapping; --stun learns your "
+            "public address for reply codes)")  # fmt: skip
+
+
+def unreachable_advice(invite: Invite, *, reply_code: bool) -> list[str]:
+    """Joiner: why the host has not been reached for a minute, and what would help, in lines.
+
+    `reply_code`: whether we printed a reply code for the host to paste."""
+    by_kind: dict[int, list[Endpoint]] = {}
+    for ep, kind in zip(invite.addresses, invite.kinds, strict=True):
+        by_kind.setdefault(kind, []).append(ep)
+    mapped = by_kind.get(CandidateKind.MAPPED, [])
+    reflexive = by_kind.get(CandidateKind.REFLEXIVE, [])
+    public = [ep for ep in by_kind.get(CandidateKind.HOST, []) if not inside_only(ep)]
+    if mapped:
+        why = (
+            f"nothing answers at {mapped[0]}, the port the host's router maps: the host may "
+            "have stopped, or its router dropped the mapping or changed its address"
+        )
+    elif reflexive and invite.nat_class == NatClass.RANDOM:
+        why = (f"the host is behind a NAT ({reflexive[0]}) that gives every destination a new "
+               "port and has no port mapping: nobody outside its network can reach it")  # fmt: skip
+    elif reflexive:
+        how = (
+            "give the host the reply code printed above to paste"
+            if reply_code
+            else "join with --stun IP:PORT to get a reply code for the host to paste"
+        )
+        why = (f"the host is behind a NAT ({reflexive[0]}) with no port mapping, so only a punch "
+               f"both sides time together gets through: {how}")  # fmt: skip
+    elif public:
+        why = (f"nothing answers at {', '.join(str(ep) for ep in public[:2])}: the host may have "
+               "stopped, or a firewall drops connections to it")  # fmt: skip
+    else:
+        shown = ", ".join(str(ep) for ep in invite.addresses[:3])
+        why = (f"the invite names only addresses inside the host's own network ({shown}); from "
+               "another network they lead nowhere")  # fmt: skip
+    return [f"* the host has not answered for a minute: {why}", f"* {NO_REACH_HELP}"]
+
+
 class Advertiser(Protocol):
     nat_class: NatClass
+    candidate_kinds: dict[Endpoint, CandidateKind]
 
     def advertise_also(self, endpoint: Endpoint, kind: CandidateKind = ...) -> None: ...
 
@@ -113,6 +187,10 @@ async def learn_public_address(
         say(f"* no public address learnt: {exc}")
         return
     mesh.nat_class = nat
+    if mesh.candidate_kinds.get(reflexive) == CandidateKind.MAPPED:
+        # the router forwards this very port: it is listed once, as mapped
+        say(f"* public address {reflexive} (from STUN): the mapped port; {NAT_ADVICE[nat]}")
+        return
     mesh.advertise_also(reflexive, CandidateKind.REFLEXIVE)
     say(f"* public address {reflexive} (from STUN); {NAT_ADVICE[nat]}")
 
@@ -130,8 +208,8 @@ async def prepare_reply_code(
         ep for ep, kind in zip(invite.addresses, invite.kinds, strict=True)
         if kind == CandidateKind.REFLEXIVE
     )  # fmt: skip
-    if not targets or not stun:
-        return
+    if not targets or not stun or CandidateKind.MAPPED in invite.kinds:
+        return  # nothing to punch, or a port the host's router forwards: no code needed
     from buraco_p2p.net.candidates import Candidate
     from buraco_p2p.net.reply import ReplyCode
 
@@ -153,8 +231,12 @@ async def prepare_reply_code(
             "work; the host needs a port mapping")  # fmt: skip
         return
     code = ReplyCode((Candidate(CandidateKind.REFLEXIVE, mine),), nat)
-    say("* if the host cannot be reached directly, give the host this reply code to paste:")
-    say(code.to_text(invite.room_secret, invite.table_id))
+    text = code.to_text(invite.room_secret, invite.table_id)
+    if text not in _printed:
+        # once per address: a joiner trying again from the same port needs no new code
+        _printed.add(text)
+        say("* if the host cannot be reached directly, give the host this reply code to paste:")
+        say(text)
     mesh.punch_port = port
     mesh.punch_targets = targets
 

@@ -165,7 +165,8 @@ class Lobby:
             if m is not None:
                 you = " (you)" if m.key == self.mesh.me else ""
                 state = "" if you or self.mesh.is_up(m.key) else " [offline]"
-                relay = " [via host]" if self.mesh.is_relayed(m.key) else ""
+                how = None if you else self.mesh.how_linked(m.key)
+                relay = f" [{how}]" if how else ""
                 bot = " [bot]" if m.key.raw in self.bots else ""
                 lines.append(
                     f"  seat {seat + 1}: {printable(m.nickname, 40)}{you}{bot}  "
@@ -354,8 +355,9 @@ class Lobby:
                 self._announced_full = True
                 self.out("* every seat is taken: the table is complete")
         elif isinstance(event, PeerUp):
-            how = " via the host" if event.relayed else ""
-            self.out(f"* {self.name(event.peer)} connected{how}")
+            how = self.mesh.how_linked(event.peer) or ("relayed by the host" if event.relayed
+                                                       else "direct")  # fmt: skip
+            self.out(f"* {self.name(event.peer)} connected ({how})")
         elif isinstance(event, PeerDown):
             self.out(f"* {self.name(event.peer)} disconnected")
         elif isinstance(event, StreamReset):

@@ -223,6 +223,15 @@ class Mesh:
             remote_kind=kind,
         )
 
+    def handed(self, peer: PeerKey) -> tuple[int, int]:
+        """(messages `send` has numbered for `peer`, how many of them it has consumed): the
+        one numbered `k` has reached its application once `k` is below the second figure,
+        and until then it is on its way (held for a resend), so nobody need send it again."""
+        p = self._peers.get(peer)
+        if p is None:
+            return 0, 0
+        return p.channel.send_next, p.channel.send_base
+
     def is_relayed(self, peer: PeerKey) -> bool:
         p = self._peers.get(peer)
         return p is not None and p.link is not None and p.run is not None and p.run.relayed
@@ -294,7 +303,15 @@ class Mesh:
     def advertise_also(
         self, endpoint: Endpoint, kind: CandidateKind = CandidateKind.MAPPED
     ) -> None:
-        """Host: add an address (a UPnP mapping, say) to our roster entry and the invite."""
+        """Host: add an address (a UPnP mapping, say) to our roster entry and the invite.
+
+        An address listed already stays listed once; a port the router maps is what STUN
+        then sees too, and it stays "mapped" (reachable without a punch) whichever came first."""
+        if endpoint in self.advertised:
+            if kind != CandidateKind.MAPPED or self.candidate_kinds.get(endpoint) == kind:
+                return
+            self.candidate_kinds[endpoint] = kind
+            return
         self.candidate_kinds[endpoint] = kind
         self.advertised = (*self.advertised, endpoint)[:16]
         table = self.door.table

@@ -48,6 +48,41 @@ class PortMapError(NetError):
     """The router did not answer, refused the mapping or answered something else."""
 
 
+# PCP result codes (RFC 6887 section 7.4), each with what it means for a person at home.
+PCP_RESULTS = {
+    1: ("UNSUPP_VERSION", "it speaks another PCP version"),
+    2: ("NOT_AUTHORIZED", "it does not let this machine map ports (see its settings)"),
+    3: ("MALFORMED_REQUEST", "it could not read the request"),
+    4: ("UNSUPP_OPCODE", "it does not map ports"),
+    5: ("UNSUPP_OPTION", "it does not take an option of the request"),
+    6: ("MALFORMED_OPTION", "it could not read an option of the request"),
+    7: ("NETWORK_FAILURE", "it has no working internet connection just now"),
+    8: ("NO_RESOURCES", "it has no public port to give; a router whose own internet address "
+                        "is private (carrier-grade NAT at the provider) answers so, and then "
+                        "only a reply code or a relay can reach you"),
+    9: ("UNSUPP_PROTOCOL", "it does not map TCP"),
+    10: ("USER_EX_QUOTA", "this machine has all the mappings it may have"),
+    11: ("CANNOT_PROVIDE_EXTERNAL", "it cannot give the port asked for"),
+    12: ("ADDRESS_MISMATCH", "it sees this machine at another address (a second NAT in between?)"),
+    13: ("EXCESSIVE_REMOTE_PEERS", "it has too many remote peers for this mapping"),
+}
+# NAT-PMP result codes (RFC 6886 section 3.5).
+NATPMP_RESULTS = {
+    1: ("Unsupported Version", "it speaks another NAT-PMP version"),
+    2: ("Not Authorized/Refused", "port mapping is switched off in its settings"),
+    3: ("Network Failure", "it has no working internet connection (or no public address)"),
+    4: ("Out of resources", "it has no port to give"),
+    5: ("Unsupported opcode", "it does not map TCP ports"),
+}
+
+
+def result_words(protocol: str, result: int) -> str:
+    """A router's refusal in words: the result's name, its number, and what it means."""
+    table = PCP_RESULTS if protocol == "PCP" else NATPMP_RESULTS
+    name, meaning = table.get(result, ("unknown result", "a reason this program does not know"))
+    return f"{name} ({result}): {meaning}"
+
+
 @dataclass(frozen=True)
 class Mapping:
     protocol: str  # "PCP" or "NAT-PMP"
@@ -100,7 +135,7 @@ def parse_pcp_map_response(data: bytes, nonce: bytes) -> Mapping:
     if result == RESULT_UNSUPP_VERSION:
         raise PortMapError("the router does not speak this PCP version")
     if result != 0:
-        raise PortMapError(f"the router refused the PCP mapping (result {result})")
+        raise PortMapError(f"the router refused the PCP mapping: {result_words('PCP', result)}")
     if data[24:36] != nonce:
         raise PortMapError("PCP answer for another request")
     protocol, _internal, external_port = struct.unpack(">B3xHH", data[36:44])
@@ -127,7 +162,9 @@ def parse_natpmp_address(data: bytes) -> ipaddress.IPv4Address:
         raise PortMapError("not a NAT-PMP public address answer")
     (result,) = struct.unpack(">H", data[2:4])
     if result != 0:
-        raise PortMapError(f"the router refused to tell its address (NAT-PMP result {result})")
+        raise PortMapError(
+            f"the router refused to tell its address: {result_words('NAT-PMP', result)}"
+        )
     return ipaddress.IPv4Address(data[8:12])
 
 
@@ -136,7 +173,9 @@ def parse_natpmp_map(data: bytes, public: ipaddress.IPv4Address) -> Mapping:
         raise PortMapError("not a NAT-PMP TCP mapping answer")
     result, _epoch, _internal, external, lifetime = struct.unpack(">HIHHI", data[2:16])
     if result != 0:
-        raise PortMapError(f"the router refused the NAT-PMP mapping (result {result})")
+        raise PortMapError(
+            f"the router refused the NAT-PMP mapping: {result_words('NAT-PMP', result)}"
+        )
     if external == 0:
         raise PortMapError("NAT-PMP answer with external port 0")
     return Mapping("NAT-PMP", Endpoint(public, external), lifetime)

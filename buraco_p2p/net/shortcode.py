@@ -34,6 +34,7 @@ from typing import Any
 
 import trio
 
+from buraco_p2p.net.candidates import CandidateKind
 from buraco_p2p.net.errors import LinkError, NetError
 from buraco_p2p.net.identity import Identity
 from buraco_p2p.net.invite import (
@@ -93,12 +94,21 @@ class ShortCode:
 
     @classmethod
     def for_invite(cls, invite: Invite) -> ShortCode | None:
-        """The short code of `invite`: its first IPv4 address (shorter to read), else its
-        first address; None if it lists none."""
+        """The short code of `invite`: the host's public address where it has one (a port
+        its router maps, else the address STUN saw: a LAN address means nothing to a joiner
+        outside the host's network, and most routers take their own public address from
+        inside too), else its first IPv4 address (shorter to read), else its first address;
+        None if it lists none."""
         if not invite.addresses:
             return None
-        v4 = [ep for ep in invite.addresses if ep.ip.version == 4]
-        return cls((v4 or list(invite.addresses))[0], invite.room_secret)
+        kinds = dict(zip(invite.addresses, invite.kinds, strict=False))
+
+        def rank(ep: Endpoint) -> tuple[int, int]:
+            order = (CandidateKind.MAPPED, CandidateKind.REFLEXIVE)
+            kind = kinds.get(ep, CandidateKind.HOST)
+            return order.index(kind) if kind in order else len(order), ep.ip.version != 4
+
+        return cls(min(invite.addresses, key=rank), invite.room_secret)
 
     def to_bytes(self) -> bytes:
         ep = self.endpoint

@@ -51,9 +51,17 @@ def _map_blocking(port: int, discover_ms: int, description: str) -> tuple[Any, P
     client.discoverdelay = discover_ms
     try:
         found = client.discover()
-        if not found:
-            raise UpnpError("no UPnP device answered on the local network")
+    except Exception:  # nothing answered: the binding raises with the text "Success"
+        found = 0
+    if not found:
+        raise UpnpError("no UPnP device answered on the local network")
+    try:
         client.selectigd()
+    except Exception as exc:  # the binding raises bare Exception
+        raise UpnpError(
+            f"{found} UPnP device(s) answered, none of them an internet gateway ({exc})"
+        ) from exc
+    try:
         external_ip = client.externalipaddress()
         lan = client.lanaddr
         external_port = port
@@ -63,7 +71,8 @@ def _map_blocking(port: int, discover_ms: int, description: str) -> tuple[Any, P
     except UpnpError:
         raise
     except Exception as exc:  # miniupnpc raises bare Exception with the router's message
-        raise UpnpError(f"the router refused the UPnP port mapping: {exc}") from exc
+        why = str(exc) if str(exc) not in ("", "Success") else "it gave no reason"
+        raise UpnpError(f"the router refused the UPnP port mapping: {why}") from exc
     try:
         external = Endpoint.parse(str(external_ip), external_port)
     except InviteError as exc:

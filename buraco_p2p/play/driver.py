@@ -16,7 +16,10 @@ Messages on the mesh (msgpack arrays):
                     from others, which is how an author that equivocates meets both of its
                     signatures at every honest peer; relayed to every party but the author)
     ["sync", n]     "I hold the first n entries": the receiver answers with every entry of
-                    its log from index n and its own entries not yet in its log
+                    its log from index n and its own entries not yet in its log, less those
+                    already on their way to the asker (handed to its delivery stream and
+                    not yet consumed there): so the stale `sync`s a peer queued while it was
+                    away cost one answer between them, not one each
     ["at", n]       "I hold the first n entries", answered by nothing: how far a peer that
                     is catching up has got, sent every quarter of the table's timeout while
                     its log grows
@@ -25,7 +28,8 @@ Messages on the mesh (msgpack arrays):
 A peer asks everyone for `sync` when it starts, whenever a link comes (back) up, and when its
 log has not grown for `resync_after` seconds while the table waits for someone: that is the
 whole catch-up and loss-recovery mechanism, since entries are idempotent (a peer drops
-duplicates by hash) and self-authenticating (signed, chained).
+duplicates by hash) and self-authenticating (signed, chained). The periodic `sync` goes only
+to the peers whose link is up: one that is away is asked when its link comes back.
 
 A peer that is still catching up when the table's timeout passes is not missing: every `sync`
 and `at` it sends is a claim the session notes (`Peer.heard`), and a party whose link is up and
@@ -163,6 +167,11 @@ class Driver:
         self._told = len(peer.log)
         self._told_at = clock()
         self._voided_for: int | None = None
+        # Entries handed to each peer's delivery stream (by wire) with their message number
+        # there, None while still queued here: what a `sync` need not send again.
+        self._given: dict[PeerKey, dict[bytes, int | None]] = {}
+        # Peers whose send buffer is full, said once until a message to them fits again.
+        self._full: set[PeerKey] = set()
         self.refused = 0
         # Clock readings for measurement: when each entry was applied here, when we played.
         self.applied_at: dict[int, float] = {}
@@ -408,6 +417,7 @@ class Driver:
                     continue
                 drop, delay, rng = faults
                 if rng.random() < drop:
+                    self._forget(to, msg)
                     continue  # lost: the receiver's sync has to find it again
                 nursery.start_soon(self._send_later, to, msg, rng.uniform(0, delay))
 
@@ -416,13 +426,60 @@ class Driver:
         await self._send(to, msg)
 
     async def _send(self, to: PeerKey | None, msg: Any) -> None:
-        try:
-            if to is None:
-                await self.mesh.broadcast(msg)
-            else:
-                await self.mesh.send(to, msg)
-        except (SendBufferFull, MeshError) as exc:
-            log.warning("send failed: %s", exc)
+        """Hand `msg` to `to`'s delivery stream (to everyone's for None), one peer at a time,
+        so a peer whose buffer is full costs only its own copy and one line until it drains."""
+        for key in self.mesh.peers() if to is None else (to,):
+            seq = self.mesh.handed(key)[0]  # the number `send` gives it, before any wait
+            try:
+                await self.mesh.send(key, msg)
+            except (SendBufferFull, MeshError) as exc:
+                self._forget(key, msg)
+                if key not in self._full:
+                    self._full.add(key)
+                    log.warning(
+                        "send failed: %s (what does not fit is sent again when it asks; "
+                        "said once until it drains)", exc,
+                    )
+                continue
+            if key in self._full:
+                self._full.discard(key)
+                log.info("sending to %s again", key.fingerprint())
+            if msg[0] == "e":
+                self._gave(key, msg[1], seq)
+
+    def _gave(self, key: PeerKey, wire: bytes, seq: int) -> None:
+        """`wire` went into `key`'s delivery stream as message `seq`; forget what it has
+        consumed since (the oldest first: numbers grow in the order they are given)."""
+        given = self._given.setdefault(key, {})
+        consumed = self.mesh.handed(key)[1]
+        given.pop(wire, None)
+        given[wire] = seq
+        while given:
+            first = next(iter(given))
+            number = given[first]
+            if number is None or number >= consumed:
+                break
+            del given[first]
+
+    def _forget(self, to: PeerKey | None, msg: Any) -> None:
+        """A message that never went into `to`'s stream: a later `sync` sends it again."""
+        if to is not None and msg[0] == "e":
+            self._given.get(to, {}).pop(msg[1], None)
+
+    def _answer_sync(self, key: PeerKey, n: int) -> None:
+        """Send `key` every entry from index `n` and our own not yet in the log, less those
+        on their way to it: handed to its stream and not consumed there yet (a `sync` it sent
+        before taking them in asks for them again). Once it has consumed an entry and still
+        asks, it gets the entry again: it may have lost it with a restart."""
+        given = self._given.setdefault(key, {})
+        _, consumed = self.mesh.handed(key)
+        for wire, seq in list(given.items()):
+            if seq is not None and seq < consumed:
+                del given[wire]
+        for wire in [e.wire for e in self.peer.log[n:]] + list(self._pending.values()):
+            if wire not in given:
+                given[wire] = None
+                self._queue(key, ["e", wire])
 
     async def _receiver(self) -> None:
         while True:
@@ -456,10 +513,7 @@ class Driver:
             self.peer.heard(key, msg[1], self.clock())
         elif tag == "sync" and len(msg) == 2 and type(msg[1]) is int and msg[1] >= 0:
             self.peer.heard(key, msg[1], self.clock())
-            for e in self.peer.log[msg[1] :]:
-                self._queue(key, ["e", e.wire])
-            for wire in self._pending.values():
-                self._queue(key, ["e", wire])
+            self._answer_sync(key, msg[1])
         elif tag == "chat" and len(msg) == 2 and isinstance(msg[1], str) and self.on_chat:
             self.on_chat(key, msg[1][:MAX_CHAT])
         # anything else (genesis agreement leftovers, a newer client's tags) is ignored
@@ -478,7 +532,9 @@ class Driver:
             self._flush()
             if not self.peer.table.closed and now - self._grew_at >= self.resync_after:
                 self._grew_at = now
-                self._queue(None, ["sync", len(self.peer.log)])
+                for key in self.mesh.peers():
+                    if self.mesh.is_up(key):
+                        self._queue(key, ["sync", len(self.peer.log)])
             self._tell_progress(now)
             await self._work()
 

@@ -19,10 +19,11 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
 import os
 import sys
 import tempfile
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
@@ -30,9 +31,18 @@ import trio
 
 from buraco_p2p.bots.selfplay import UsageError, add_minutes_option, resolve_rules
 from buraco_p2p.net import lobby as lobby_mod
-from buraco_p2p.net.commands import _run, _stdin_lines, run_reporting
+from buraco_p2p.net.commands import (
+    _route_reply_codes,
+    _run,
+    _stdin_lines,
+    _stun_servers,
+    host_reach,
+    run_ending_on_signals,
+    run_reporting,
+    show_invite,
+)
 from buraco_p2p.net.identity import Identity, PeerKey, load_or_create_identity
-from buraco_p2p.net.invite import Invite, InviteError
+from buraco_p2p.net.invite import MAX_ADDRESSES, Invite, InviteError
 from buraco_p2p.net.lobby import Lobby
 from buraco_p2p.net.mesh import JoinRequest, Mesh
 from buraco_p2p.net.startup import host_table
@@ -48,7 +58,7 @@ from buraco_p2p.play.local import (
     resume_target,
 )
 from buraco_p2p.play.node import open_node, start_on_mesh
-from buraco_p2p.play.store import StoreError, default_data_dir
+from buraco_p2p.play.store import StoreError, TableStore, default_data_dir
 from buraco_p2p.rules import RuleSet
 
 __all__ = ["register"]
@@ -141,6 +151,7 @@ def register(subparsers: Any) -> None:
                 tid = Invite.from_text(args.code).table_id.hex()
                 if (root / "tables" / tid / "log").exists():
                     _say(f"this table is in {root}: resuming it")
+                    _adopt_addresses(root, Invite.from_text(args.code))
                     ns = argparse.Namespace(table=tid, data_dir=str(root),
                                             config_dir=args.config_dir, line=args.line,
                                             ascii=args.ascii)  # fmt: skip
@@ -154,9 +165,18 @@ def register(subparsers: Any) -> None:
 
     resume: argparse.ArgumentParser = subparsers.choices["resume"]
     _screen_options(resume)
+    resume.add_argument(
+        "--internet", action="store_true",
+        help="host: ask the router for a port mapping again (its address may have changed)",
+    )  # fmt: skip
+    resume.add_argument(
+        "--stun", action="append", metavar="IP:PORT",
+        help="host: learn the public address again from this STUN server",
+    )  # fmt: skip
 
     def run_resume(args: argparse.Namespace) -> int:
-        if not _terminal() or args.line:
+        reaching = getattr(args, "internet", False) or getattr(args, "stun", None)
+        if not _terminal() or args.line or reaching:
             return _resume_line(args)
         return _resume_screen(args)
 
@@ -228,12 +248,75 @@ def _resume_line(args: argparse.Namespace) -> int:
     async def main() -> int:
         async with open_node(me, root, resume=table) as driver:
             await announce_resumed_bots(driver, bots)
-            return await _run_console(driver, bot_keys=bots)
+            async with _reach_again(driver.mesh, args):
+                return await _run_console(driver, bot_keys=bots)
 
-    return run_reporting(lambda: int(trio.run(main)), "buraco-p2p resume", (StoreError,))
+    return run_reporting(lambda: run_ending_on_signals(main), "buraco-p2p resume", (StoreError,))
+
+
+@contextlib.asynccontextmanager
+async def _reach_again(mesh: Mesh, args: argparse.Namespace) -> AsyncIterator[None]:
+    """`resume --internet/--stun` on the host: a router that rebooted may have dropped the
+    mapping and changed the public address, so ask again, advertise what comes (the joiners
+    still linked get it in the roster) and print the invite with it: a joiner whose link does
+    not come back runs `join` with that code, which resumes its saved table at the new
+    addresses (`_adopt_addresses`)."""
+    internet = bool(getattr(args, "internet", False))
+    stun = getattr(args, "stun", None)
+    if not (internet or stun):
+        yield
+        return
+    if not mesh.is_host:
+        _say("* --internet and --stun on resume are for the host; a joiner needs neither")
+        yield
+        return
+    _stun_servers(args)
+    ns = argparse.Namespace(internet=internet, upnp=False, stun=stun)
+    port = mesh.advertised[0].port if mesh.advertised else 0
+    async with host_reach(mesh, port, ns):
+        _say("* a player whose link does not come back joins again with this code (the saved "
+             "table is resumed, at these addresses):")  # fmt: skip
+        show_invite(mesh)
+        yield
+
+
+def _adopt_addresses(root: Path, code: Invite) -> None:
+    """`join CODE` for a table saved here: the code may come from a host that resumed at new
+    addresses (its router renumbered). The saved invite takes the code's addresses first
+    (then its own), if the code names the same table, host and room secret: the handshake
+    pins the host's key whatever address answers, so an address cannot mislead us."""
+    store = TableStore.for_table(code.table_id, root)
+    try:
+        store.lock()
+        meta = store.load_meta()
+        saved = Invite.from_bytes(meta.invite)
+        if (saved.host_key, saved.room_secret) != (code.host_key, code.room_secret):
+            return
+        pairs = dict(zip(code.addresses, code.kinds, strict=True))
+        for ep, kind in zip(saved.addresses, saved.kinds, strict=True):
+            pairs.setdefault(ep, kind)
+        kept = list(pairs.items())[:MAX_ADDRESSES]
+        if [ep for ep, _ in kept] == list(saved.addresses):
+            return
+        merged = dataclasses.replace(
+            saved, addresses=tuple(ep for ep, _ in kept), kinds=tuple(k for _, k in kept),
+            nat_class=code.nat_class,
+        )  # fmt: skip
+        store.save_meta(dataclasses.replace(meta, invite=merged.to_bytes()))
+        _say(f"* the host's addresses from this code are saved with the table: "
+             f"{', '.join(str(ep) for ep in code.addresses)}")  # fmt: skip
+    except (StoreError, InviteError) as exc:
+        _say(f"* the table's saved invite is kept as it was: {exc}")
+    finally:
+        store.close()
 
 
 async def _host_with_bots(args: argparse.Namespace, rules: RuleSet, root: Path) -> int:
+    """`host --bots N`: the bots join over loopback; `--internet`, `--upnp` and `--stun` work
+    as without bots (the mapping, the public address, pasted reply codes)."""
+    from buraco_p2p.net.internet import answer_reply_code
+
+    _stun_servers(args)  # a --stun that cannot work fails before any socket opens
     config = Path(args.config_dir) if args.config_dir else None
     identity = load_or_create_identity(config, args.nick)
     seeds = [os.urandom(32) for _ in range(args.bots)]
@@ -262,16 +345,24 @@ async def _host_with_bots(args: argparse.Namespace, rules: RuleSet, root: Path) 
             lobby = Lobby(mesh, _say)
             lobby.bots = bot_keys  # we made them: marked, and announced to the table
             box.append(lobby)
-            _say(f"table created; you are {identity.nickname} ({identity.public.fingerprint()})")
-            _say("invite code (give it to the other players):")
-            _say(mesh.invite.to_text())
-            cluster.invite = mesh.invite.to_text()
-            for k in range(1, args.bots + 1):
-                cluster.join(k)
-            _say(f"* {args.bots} bots are joining; type /ready when every seat is taken")
-            send, recv = trio.open_memory_channel[str](16)
-            async with trio.open_nursery() as nursery:
-                nursery.start_soon(_stdin_lines, send)
-                code = await lobby.run(recv)
-                nursery.cancel_scope.cancel()
+            port = mesh.advertised[0].port if mesh.advertised else int(args.port)
+            async with host_reach(mesh, port, args):
+                _say(f"table created; you are {identity.nickname} "
+                     f"({identity.public.fingerprint()})")  # fmt: skip
+                show_invite(mesh)
+                cluster.invite = mesh.invite.to_text()
+                for k in range(1, args.bots + 1):
+                    cluster.join(k)
+                _say(f"* {args.bots} bots are joining; type /ready when every seat is taken")
+                send, recv = trio.open_memory_channel[str](16)
+                async with trio.open_nursery() as nursery:
+                    nursery.start_soon(_stdin_lines, send)
+                    lines, lobby_recv = trio.open_memory_channel[str](16)
+
+                    async def reply(text: str) -> None:
+                        await answer_reply_code(mesh, port, text, _say)
+
+                    nursery.start_soon(_route_reply_codes, recv, lines, nursery, reply)
+                    code = await lobby.run(lobby_recv)
+                    nursery.cancel_scope.cancel()
     return code

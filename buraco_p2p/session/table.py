@@ -20,6 +20,7 @@ from __future__ import annotations
 from typing import Any
 
 from buraco_p2p.crypto.group import RandomSource
+from buraco_p2p.crypto.proofcheck import CHECK_NOW, ProofChecks
 from buraco_p2p.crypto.randomness import CoinContext, CommitReveal, new_nonce
 from buraco_p2p.engine import HandState, IllegalMove, IllegalMoveCode, Match, Move
 from buraco_p2p.net.identity import PeerKey
@@ -30,7 +31,7 @@ from buraco_p2p.session.deal import Deal
 from buraco_p2p.session.entry import PROTOCOL_VERSION, Entry, step_head
 from buraco_p2p.session.errors import BrokenChain, LogError, MalformedEntry, OutOfTurn, WrongTable
 from buraco_p2p.session.events import Event
-from buraco_p2p.session.flow import next_step
+from buraco_p2p.session.flow import VoidRecord, next_step
 from buraco_p2p.session.produce import SEATS, produce_entry, produce_move
 from buraco_p2p.session.states import TRANSITIONS, VOID_RULE, Phase, Rule
 from buraco_p2p.session.terms import Terms, parse_genesis
@@ -55,6 +56,7 @@ class Table:
         me: int | None = None,
         rng: RandomSource | None = None,
         heir: tuple[bytes, RandomSource] | None = None,
+        checks: ProofChecks = CHECK_NOW,
     ) -> None:
         self.terms: Terms = parse_genesis(genesis)
         n = self.terms.parties
@@ -65,6 +67,7 @@ class Table:
         self.n = n
         self.me = me
         self._rng = rng
+        self.checks = checks  # who runs each hand's deck proof checks (verify --jobs)
         self.rules = self.terms.rules
         self.log: list[Entry] = [genesis]
         self.phase = Phase.SEATS_COMMIT
@@ -83,6 +86,7 @@ class Table:
         self.silent: tuple[int, ...] = ()
         self.voiding: str | None = None
         self.void_keys: tuple[bytes, ...] = ()
+        self.voids: list[VoidRecord] = []  # every void round applied, as `flow` judged it
         # Each party's identity key now: the genesis's, then its successors' ("replace").
         self.keys: list[PeerKey] = list(self.terms.keys)
         self.successions: list[tuple[int, int, PeerKey]] = []  # (log index, party, new key)

@@ -39,6 +39,7 @@ from buraco_p2p.engine import (
     TurnUpFirst,
 )
 from buraco_p2p.session import (
+    Abandoned,
     Event,
     Fault,
     HandEnded,
@@ -50,6 +51,7 @@ from buraco_p2p.session import (
     Voided,
     VoidProposed,
 )
+from buraco_p2p.ui.narration import abandoned_text
 
 __all__ = ["HELP", "LineError", "describe_event", "parse_command", "render", "sorted_hand"]
 
@@ -185,6 +187,8 @@ def describe_event(
         if ev.action == "replace":
             return f"agreed: replace (a bot takes the seat of {gone} from the next deal)"
         return f"agreed: {ev.action} (missing: {gone})"
+    if isinstance(ev, Abandoned):
+        return abandoned_text(ev, nick)
     if isinstance(ev, Fault):
         return f"FAULT: {ev.error}"
     return None

@@ -36,6 +36,7 @@ from buraco_p2p.net.identity import PeerKey
 from buraco_p2p.play.driver import Driver, bot_parties, my_turn
 from buraco_p2p.rules import RuleSet
 from buraco_p2p.session import (
+    Abandoned,
     Event,
     Fault,
     HandStarted,
@@ -57,7 +58,7 @@ from buraco_p2p.ui.feed import (
     TableSnapshot,
 )
 from buraco_p2p.ui.glyphs import Glyphs
-from buraco_p2p.ui.narration import Narrator, Step
+from buraco_p2p.ui.narration import Narrator, Step, abandoned_text
 
 __all__ = ["DriverFeed", "ShuffleCount", "shuffle_count", "verify_program"]
 
@@ -391,6 +392,8 @@ class DriverFeed:
                 self._timed_out_at = len(d.peer.log) if d is not None else -1
                 self.line(None, f"waiting for {names} past the table's limit ({ev.waited:.0f} s):"
                                 " E ends the match, V voids the hand, R seats bots")  # fmt: skip
+            elif isinstance(ev, Abandoned):
+                self.line(None, abandoned_text(ev, self._party_nick))
             elif isinstance(ev, VoidProposed):
                 who = ", ".join(self._party_nick(p) for p in ev.silent)
                 self.line(None, f"{self._party_nick(ev.party)} proposes to {ev.action} "

@@ -37,9 +37,13 @@ from buraco_p2p.engine import (
 )
 from buraco_p2p.engine.values import POT_IS_STOCK
 from buraco_p2p.rules import MeldKind
+from buraco_p2p.session.events import Abandoned
 from buraco_p2p.ui.glyphs import Glyphs
 
-__all__ = ["LOW_STOCK", "Narrator", "Step", "count", "hand_over_line", "meld_points", "tell_move"]
+__all__ = [
+    "LOW_STOCK", "Narrator", "Step", "abandoned_text", "count", "hand_over_line",
+    "meld_points", "tell_move",
+]
 
 LOW_STOCK = 10  # the stock is said to run low once, when it first holds this many cards or fewer
 
@@ -265,6 +269,14 @@ class Narrator:
             return False
         drawn = [s for s in view.hands[move.seat] if s not in shadow.hands[move.seat]]
         return any(view.known[s] < 0 for s in drawn)
+
+
+def abandoned_text(ev: Abandoned, nick: Callable[[int], str]) -> str:
+    """A hand walked out of, as the agreement the log proves it (`nick` names a party)."""
+    who = " and ".join(nick(p) for p in ev.parties)
+    return (f"{who} walked out of hand {ev.hand + 1}: the hand is void and "
+            f"{'each side of theirs is' if len(ev.sides) > 1 else 'their side is'} charged "
+            f"{ev.points} points")
 
 
 def result_line(r: HandResult, names: Sequence[str]) -> str:

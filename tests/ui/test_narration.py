@@ -176,3 +176,14 @@ def test_an_opening_shown_short_and_then_failed_is_told_with_the_new_minimum() -
                             "minimum to open is now 65")
         return
     raise AssertionError("no position with a short opening found")
+
+
+def test_a_walk_out_is_told_with_who_and_the_charge() -> None:
+    from buraco_p2p.play.line import describe_event
+    from buraco_p2p.session import Abandoned
+    from buraco_p2p.ui.narration import abandoned_text
+
+    ev = Abandoned(hand=2, parties=(1,), sides=(1,), points=150)
+    text = abandoned_text(ev, lambda p: NAMES[p])
+    assert text == "Ana walked out of hand 3: the hand is void and their side is charged 150 points"
+    assert describe_event(ev, list(NAMES), None, lambda p: NAMES[p]) == text  # line mode: same

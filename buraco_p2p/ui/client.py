@@ -441,7 +441,7 @@ class Client:
             now = f" (waiting for {who})" if who else ""
             self.say(f"Nobody is away past the table's limit{now}: E, V and R open then.")
             return
-        away = ", ".join(snap.waiting)
+        away = ", ".join(snap.waiting) or "the missing players"
         what = {
             "end": f"End the match now without {away}: the scores stand as they are.",
             "void": f"Void this hand: it is dealt again, no points counted; {away} may return.",

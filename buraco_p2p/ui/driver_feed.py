@@ -529,6 +529,8 @@ class DriverFeed:
             next_dealer=m.dealer if m is not None else -1,
             waiting=tuple(self._party_nick(p) for p in self._waiting),
             waiting_since=self._waiting_since,
-            timed_out=d is not None and self._timed_out_at == len(d.peer.log)
-            and bool(self._waiting),
+            timed_out=d is not None and (
+                d.peer.proposal is not None  # another party proposed: ours to join
+                or (self._timed_out_at == len(d.peer.log) and bool(self._waiting))
+            ),
         )

@@ -249,6 +249,9 @@ class Screen(MeldRows, HandRows):
             style = {"error": "class:error", "hint": "class:hint"}.get(c.message.kind, "")
             return cv.fit([(style, " " + c.message.text)], self.cols)
         snap = c.snap
+        if snap.timed_out and not snap.waiting:  # a proposal from another party to join
+            return cv.fit([("class:error", " An agreement is proposed (C shows it): "
+                                           "E end · V void · R replace")], self.cols)  # fmt: skip
         if snap.waiting and (snap.timed_out or self.now - snap.waiting_since >= WAIT_SHOWN_S):
             who = ", ".join(snap.waiting)
             row: Row = [("class:label", f" Waiting for {who} "),

@@ -6,7 +6,8 @@
   it to a terminal: the renderer reset (so nothing is reused from the previous frame), the
   screen built from the client's state, laid out and written as VT100 output into a buffer.
   Frames are taken over the positions of a practice match played by bots, the own hand and
-  both sides' melds growing as it goes, and the 132x43 size besides. The positions are made
+  both sides' melds growing as it goes, the table feed telling every move, and the 120x40
+  and 132x43 sizes besides (`frame_ms_p99_120x40`, ...). The positions are made
   first and frozen out of the garbage collector's way (`gc.freeze`), so that its pauses are
   the client's, not the benchmark's.
 - key_to_screen_ms_p99 (and p50): from a key written to the terminal input to the end of the
@@ -39,9 +40,11 @@ from prompt_toolkit.output.vt100 import Vt100_Output
 from buraco_p2p.bots import HeuristicBot
 from buraco_p2p.engine import LocalTable, Match
 from buraco_p2p.rules import get_preset
-from buraco_p2p.ui import PracticeTable, TableApp, TableSnapshot
+from buraco_p2p.text.glyphs import Glyphs
+from buraco_p2p.text.narration import Narrator
+from buraco_p2p.ui import ChatLine, PracticeTable, TableApp, TableSnapshot
 
-SIZES = ((80, 24), (132, 43))
+SIZES = ((80, 24), (120, 40), (132, 43))
 
 
 def buffer_output(cols: int, rows: int) -> tuple[Vt100_Output, io.StringIO]:
@@ -63,10 +66,14 @@ def positions(seed: int, count: int) -> list[TableSnapshot]:
         if match.over:
             match = Match(rules, 0)
         table = LocalTable.shuffled(match.next_setup(), rng)
+        narrator = Narrator(lambda s: base.seats[s].nick, Glyphs(deck_size=rules.deck_size))
+        told: list[ChatLine] = []
         n = 0
         while not table.ended:
             seat = table.referee.turn
             table.push(bot.choose_move(table.views[seat], rng))
+            for step in narrator.follow(table.views[0]):
+                told.extend(ChatLine(None, text) for text in step.lines)
             n += 1
             if n % 3 == 0:
                 out.append(
@@ -75,6 +82,7 @@ def positions(seed: int, count: int) -> list[TableSnapshot]:
                         view=table.views[0].copy(), scores=tuple(match.scores),
                         fairness=base.fairness, version=len(out) + 1,
                         turn_since=time.monotonic(), extra=base.extra,
+                        chat=tuple(told[-500:]),
                     )
                 )
         match.record(table.result())

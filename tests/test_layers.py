@@ -8,7 +8,8 @@ the importing module cannot be read or type-checked without the other one).
 The layers are those of design.md: `cards`, `rules/` < `engine/`; `crypto/` beside it; the
 network's four packages (`net/channel` < `net/reach` < `net/table`, all < `net/mesh`);
 `session/` on `engine/`, `crypto/`, the codec and the network's identities only; `audit`,
-`bots/` on `session/`; `play/` (the process layer) on all of those, never on `ui/`; `ui/` and
+`bots/` and `text/` (the table in words, for every client) on `session/`; `play/` (the process
+layer) on all of those, never on `ui/`; `ui/` and
 `cli.py` on top.
 """
 
@@ -47,7 +48,8 @@ for _name in _AUDIT:
     ALLOWED[_name] = _BELOW_SESSION
 ALLOWED["audit"] = _BELOW_SESSION | _AUDIT
 ALLOWED["bots"] = _BELOW_SESSION
-ALLOWED["play"] = _BELOW_SESSION | _AUDIT | {"audit", "bots"}
+ALLOWED["text"] = _BELOW_SESSION  # the table in words, for the line and full-screen clients
+ALLOWED["play"] = _BELOW_SESSION | _AUDIT | {"audit", "bots", "text"}
 ALLOWED["ui"] = ALLOWED["play"] | {"play"}
 ALLOWED["cli"] = ALLOWED["ui"] | {"ui"}
 ALLOWED["__main__"] = frozenset({"cli"})

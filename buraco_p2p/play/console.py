@@ -11,12 +11,15 @@ from collections.abc import Callable
 
 import trio
 
-from buraco_p2p.engine import IllegalMove
+from buraco_p2p.engine import HandState, IllegalMove
 from buraco_p2p.net.channel.identity import PeerKey
 from buraco_p2p.net.table.appmessages import printable
 from buraco_p2p.play.driver import Driver, bot_parties, my_turn
 from buraco_p2p.play.line import HELP, LineError, describe_event, parse_command, render
-from buraco_p2p.session import Event
+from buraco_p2p.session import Event, MoveApplied
+from buraco_p2p.text.glyphs import Glyphs
+from buraco_p2p.text.narration import Narrator
+from buraco_p2p.text.words import explain
 
 __all__ = ["console"]
 
@@ -32,6 +35,16 @@ class _Console:
         self.bots = bots
         self.terms = driver.peer.table.terms
         self.shown_turn = -1
+        # Moves are told in the ui's words; cards as letters (AD, TH), as commands take them.
+        deck = driver.peer.table.rules.deck_size
+        self.narrator = Narrator(self.seat_name, Glyphs(ascii=True, deck_size=deck))
+        self.narrator.follow(driver.peer.table.view)  # a resumed table: from now on
+
+    def seat_name(self, seat: int) -> str:
+        t = self.driver.peer.table
+        if not t.seating:
+            return f"seat {seat + 1}"
+        return "you" if t.seating[seat] == self.driver.peer.party else self.nick(t.seating[seat])
 
     def nick(self, party: int) -> str:
         return self.terms.nicknames[party]
@@ -47,11 +60,21 @@ class _Console:
 
     def on_events(self, events: list[Event]) -> None:
         view = self.driver.peer.table.view
+        told = False
         for ev in events:
+            if isinstance(ev, MoveApplied) and not told:
+                self.tell_moves(view)
+                told = True
             text = describe_event(ev, self.names(), view, self.nick)
             if text is not None:
                 self.write(text)
+        self.tell_moves(view)  # a card of ours revealed since: our draw, told with it
         self.maybe_show()
+
+    def tell_moves(self, view: HandState | None) -> None:
+        for step in self.narrator.follow(view):
+            for line in step.lines:
+                self.write(line)
 
     def on_chat(self, key: PeerKey, text: str) -> None:
         who = [k.raw for k in self.terms.keys].index(key.raw) if key in self.terms.keys else -1
@@ -65,6 +88,15 @@ class _Console:
             self.write("no hand in play yet")
             return
         self.write(render(view, seat, self.names()))
+
+    def why_not_now(self) -> str:
+        """Why a move cannot be made now, in words: whose turn it is, or the hand is over."""
+        view = self.driver.peer.table.view
+        if view is None or view.ended:
+            return "the hand is over: the next one is being dealt"
+        if view.turn == self.driver.peer.table.my_seat:
+            return "your turn: the table is still receiving the last cards revealed"
+        return f"it is {self.seat_name(view.turn)}'s turn, not yours"
 
     def maybe_show(self) -> None:
         peer = self.driver.peer
@@ -93,13 +125,25 @@ class _Console:
         else:
             peer = self.driver.peer
             view, seat = peer.table.view, peer.table.my_seat
-            if view is None or seat is None or not my_turn(peer):
-                self.write("not your turn")
+            if view is None or seat is None:
+                self.write("no hand in play yet: the table is dealing")
                 return True
             try:
-                self.driver.play(parse_command(line, view, seat))
-            except (LineError, IllegalMove) as exc:
+                move = parse_command(line, view, seat)
+            except LineError as exc:
                 self.write(f"refused: {exc}")
+                return True
+            if not my_turn(peer):
+                self.write(self.why_not_now())
+                return True
+            err = view.check(move)  # the engine's own reason, before anything is signed
+            if err is not None:
+                self.write(f"refused: {explain(err, view, self.narrator.glyphs)}")
+                return True
+            try:
+                self.driver.play(move)
+            except IllegalMove as exc:
+                self.write(f"refused: {explain(exc, view, self.narrator.glyphs)}")
         return True
 
 

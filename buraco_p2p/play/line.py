@@ -1,8 +1,10 @@
 """The line-mode table: a whole match played by typing, over a session driver.
 
 Shown after every change that matters: whose turn it is, the pile's top card and size, the
-stock's size, every side's melds (numbered per side, `add` takes that number), and our hand,
-sorted by suit then rank, each card with the number `meld`, `add` and `discard` take.
+stock's size, every side's melds (numbered per side from 1, `add` takes that number), and our
+hand, sorted by suit then rank, each card with the number `meld`, `add` and `discard` take
+(its name, `AD`, does as well). Every move at the table is told as it happens, in the words of
+`buraco_p2p.text.narration` (the full screen's words).
 
 Commands (`help` prints them):
 
@@ -10,8 +12,9 @@ Commands (`help` prints them):
     take [N ...]               take the pile (N ...: hand cards that justify the top card)
     up                         turn the first card drawn face up (where the rules allow)
     meld N N N [/ N N N ...]   lay down one or more melds
-    add M N [N ...]            add hand cards to our side's meld M
+    add M N [N ...]            add hand cards to our side's meld M (melds count from 1)
     discard N                  discard a hand card (ends the turn)
+                               (a card is its number in the hand or its name: AD, TH, JK)
     say TEXT                   chat to the table
     show                       show the table again
     end | void                 after a timeout: agree to end the match or void the hand
@@ -24,7 +27,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from buraco_p2p.cards import face_of
+from buraco_p2p.cards import CardParseError, face_of, parse_card
 from buraco_p2p.engine import (
     AddToMeld,
     Discard,
@@ -36,18 +39,19 @@ from buraco_p2p.engine import (
     TurnUpFirst,
 )
 from buraco_p2p.session import (
+    Abandoned,
     Event,
     Fault,
     HandEnded,
     HandStarted,
     MatchEnded,
-    MoveApplied,
     SeatsDrawn,
     TimedOut,
     TimeUp,
     Voided,
     VoidProposed,
 )
+from buraco_p2p.text.narration import abandoned_text
 
 __all__ = ["HELP", "LineError", "describe_event", "parse_command", "render", "sorted_hand"]
 
@@ -83,11 +87,12 @@ def render(view: HandState, seat: int, names: Sequence[str]) -> str:
     turn = view.turn
     lines.append(f"turn: {names[turn]}, {view.phase.value}")
     top = _text(view, view.pile[-1]) if view.pile else "empty"
-    lines.append(f"pile: {top} ({len(view.pile)} cards)   stock: {len(view.stock)}")
+    n = len(view.pile)
+    lines.append(f"pile: {top} ({n} card{'' if n == 1 else 's'})   stock: {len(view.stock)}")
     for side, melds in enumerate(view.melds):
         who = ", ".join(names[s] for s in range(view.players) if view.side_of(s) == side)
         shown = "  ".join(
-            f"[{m}] " + " ".join(str(f) for f in tm.meld.faces) for m, tm in enumerate(melds)
+            f"[{m}] " + " ".join(str(f) for f in tm.meld.faces) for m, tm in enumerate(melds, 1)
         )
         lines.append(f"side {side} ({who}): {shown or 'no melds'}")
     hand = sorted_hand(view, seat)
@@ -96,12 +101,25 @@ def render(view: HandState, seat: int, names: Sequence[str]) -> str:
     return "\n".join(lines)
 
 
-def _numbers(words: Sequence[str], hand: Sequence[int]) -> tuple[int, ...]:
-    out = []
+def _numbers(words: Sequence[str], hand: Sequence[int], view: HandState) -> tuple[int, ...]:
+    """The hand slots typed words name: a card's number in the sorted hand, or its name (`AD`;
+    of two equal cards, the one not named yet)."""
+    out: list[int] = []
     for w in words:
-        if not w.isdigit() or not 1 <= int(w) <= len(hand):
-            raise LineError(f"{w!r} is not a card number 1..{len(hand)}")
-        out.append(hand[int(w) - 1])
+        if w.isdigit():
+            if not 1 <= int(w) <= len(hand):
+                raise LineError(f"{w!r} is not a card number 1..{len(hand)}")
+            out.append(hand[int(w) - 1])
+            continue
+        try:
+            face = parse_card(w)
+        except CardParseError:
+            raise LineError(f"{w!r} is neither a card number 1..{len(hand)} nor a card "
+                            "name (AD, TH, JK)") from None  # fmt: skip
+        match = [s for s in hand if _text(view, s) == str(face) and s not in out]
+        if not match:
+            raise LineError(f"you hold no {face} (or not that many)")
+        out.append(match[0])
     if len(set(out)) != len(out):
         raise LineError("a card is named twice")
     return tuple(out)
@@ -117,21 +135,21 @@ def parse_command(line: str, view: HandState, seat: int) -> Move:
     if cmd == "draw" and not rest:
         return DrawStock(seat)
     if cmd == "take":
-        return TakeDiscard(seat, _numbers(rest, hand))
+        return TakeDiscard(seat, _numbers(rest, hand, view))
     if cmd == "up" and not rest:
         return TurnUpFirst(seat)
     if cmd == "meld":
         groups = " ".join(rest).split("/")
-        melds = tuple(_numbers(g.split(), hand) for g in groups)
+        melds = tuple(_numbers(g.split(), hand, view) for g in groups)
         if not all(melds):
             raise LineError("meld needs card numbers, groups separated by /")
         return LayDown(seat, melds)
     if cmd == "add" and len(rest) >= 2:
-        if not rest[0].isdigit():
-            raise LineError("add M N ...: M is a meld number of your side")
-        return AddToMeld(seat, int(rest[0]), _numbers(rest[1:], hand))
+        if not rest[0].isdigit() or int(rest[0]) < 1:
+            raise LineError("add M N ...: M is a meld number of your side, from 1")
+        return AddToMeld(seat, int(rest[0]) - 1, _numbers(rest[1:], hand, view))
     if cmd == "discard" and len(rest) == 1:
-        return Discard(seat, _numbers(rest, hand)[0])
+        return Discard(seat, _numbers(rest, hand, view)[0])
     raise LineError(f"unknown command {line.strip()!r} (type help)")
 
 
@@ -143,17 +161,19 @@ def describe_event(
         order = ", ".join(nick(p) for p in ev.seating)
         return f"seats drawn: {order}; first dealer {names[ev.dealer]}"
     if isinstance(ev, HandStarted):
-        return f"hand {ev.hand} dealt (dealer {names[ev.dealer]})"
-    if isinstance(ev, MoveApplied):
-        return f"{names[ev.seat]}: {_move_text(ev.move, view)}"
+        return f"hand {ev.hand + 1} dealt (dealer {names[ev.dealer]})"
     if isinstance(ev, HandEnded):
         totals = ", ".join(
-            f"side {k} {sum(line.points for line in side)}"
-            for k, side in enumerate(ev.result.lines)
+            " and ".join(names[s] for s in seats) + f" {sum(x.points for x in side):+d}"
+            for seats, side in zip(ev.result.sides, ev.result.lines, strict=False)
         )
         return f"hand over: {totals}"
     if isinstance(ev, MatchEnded):
-        return f"match over: scores {list(ev.scores)}, winner side {ev.winner}"
+        scores = ", ".join(f"{_match_side(names, k, len(ev.scores))} {x}"
+                           for k, x in enumerate(ev.scores))  # fmt: skip
+        won = "no winner" if ev.winner is None else (
+            f"{_match_side(names, ev.winner, len(ev.scores))} win")
+        return f"match over: {scores}; {won}"
     if isinstance(ev, TimedOut):
         who = ", ".join(nick(p) for p in ev.parties)
         return f"waiting for {who} for {ev.waited:.0f} s"
@@ -167,23 +187,13 @@ def describe_event(
         if ev.action == "replace":
             return f"agreed: replace (a bot takes the seat of {gone} from the next deal)"
         return f"agreed: {ev.action} (missing: {gone})"
+    if isinstance(ev, Abandoned):
+        return abandoned_text(ev, nick)
     if isinstance(ev, Fault):
         return f"FAULT: {ev.error}"
     return None
 
 
-def _move_text(move: Move, view: HandState | None) -> str:
-    def cards(slots: Sequence[int]) -> str:
-        return " ".join(_text(view, s) for s in slots) if view is not None else ""
-
-    if isinstance(move, DrawStock):
-        return "draws from the stock"
-    if isinstance(move, TakeDiscard):
-        return "takes the pile"
-    if isinstance(move, TurnUpFirst):
-        return "turns the first card up"
-    if isinstance(move, LayDown):
-        return "melds " + " / ".join(cards(m) for m in move.melds)
-    if isinstance(move, AddToMeld):
-        return f"adds {cards(move.slots)} to meld {move.meld}"
-    return f"discards {cards((move.slot,))}"
+def _match_side(names: Sequence[str], k: int, sides: int) -> str:
+    """A match side by its players' names (seat s scores in side s % sides)."""
+    return " and ".join(n for s, n in enumerate(names) if s % sides == k)

@@ -13,6 +13,7 @@ import argparse
 import os
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 import trio
@@ -109,6 +110,8 @@ def resume_target(args: argparse.Namespace) -> tuple[Path, bytes]:
     its secret, or this raises `ResumeError`. The line and full-screen clients share it, so
     both refuse the same input with the same words."""
     root = Path(args.data_dir) if args.data_dir else default_data_dir()
+    if not args.table:
+        raise ResumeError(saved_tables_text(root))
     try:
         table = bytes.fromhex(args.table)
     except ValueError:
@@ -122,6 +125,24 @@ def resume_target(args: argparse.Namespace) -> tuple[Path, bytes]:
     except StoreError as exc:
         raise DamagedTable(f"table {table.hex()} in {root}: {exc}") from None
     return root, table
+
+
+def saved_tables_text(root: Path) -> str:
+    """What `resume` without a table says: the saved tables, newest first, to pick from."""
+    tables = root / "tables"
+    found = sorted(
+        (d for d in tables.iterdir() if (d / "secret").exists()) if tables.is_dir() else (),
+        key=lambda d: d.stat().st_mtime,
+        reverse=True,
+    )
+    if not found:
+        return f"name the TABLE to resume; there is no saved table in {root}"
+    lines = [f"name the TABLE to resume; the saved tables in {root}, newest first:"]
+    for d in found[:20]:
+        when = time.strftime("%Y-%m-%d %H:%M", time.localtime(d.stat().st_mtime))
+        lines.append(f"  {d.name}  (last played {when})")
+    lines.append(f"then: buraco-p2p resume {found[0].name}")
+    return "\n".join(lines)
 
 
 def resume_failed(exc: ResumeError) -> int:
@@ -146,9 +167,15 @@ def resume_line(args: argparse.Namespace) -> int:
 
 def register(subparsers: object) -> None:
     rp = subparsers.add_parser(  # type: ignore[attr-defined]
-        "resume", help="return to a table after a crash or a quit (line mode)"
+        "resume",
+        help="return to a table after a crash or a quit (full screen on a terminal, else "
+        "line mode)",
+        description="Return to a table kept in the data directory: the full-screen client on "
+        "a terminal, line mode otherwise (or with --line). Without TABLE, lists the saved "
+        "tables.",
     )
-    rp.add_argument("table", metavar="TABLE", help="the table id (hex) `play` printed")
+    rp.add_argument("table", metavar="TABLE", nargs="?", default="",
+                    help="the table id (hex) `play`, `host` or `join` printed; none: list them")
     rp.add_argument("--data-dir", metavar="DIR", help=f"tables directory (default {os.sep}...)")
     rp.add_argument("--config-dir", metavar="DIR", help="where your identity is kept")
     rp.set_defaults(func=resume_line)

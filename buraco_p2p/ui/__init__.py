@@ -18,13 +18,13 @@ provides the same interface.
 Networked tables: `driver_feed` (a feed over a running session driver: snapshots, shuffle and
 deal progress, each peer's link), `session_feed` (you and bot peer processes), `netplay`
 (`host`, `join` and `resume`: the lobby, then the table, in one application), `lobby_model`
-and `lobby_screen` (the lobby's state, keys and screen over `net.lobby.Lobby`).
+and `lobby_screen` (the lobby's state, keys and screen over `net.mesh.lobby.Lobby`).
 
 Modules: `feed` (the interface), `practice` (the practice table), `client` and `keys` (intents),
 `app` (prompt_toolkit and trio), `table_screen` with `meld_rows` and `hand_rows` (the table),
 `panels` (help, rules, pile, history, hand end, chat, progress, too small), `seating` (who sits
-where for N seats), `names`, `words` (moves and refusals in words), `glyphs` and `theme`
-(cards, colours), `canvas` (rows of exact width).
+where for N seats), `names`, `theme` (cards, colours; their words and glyphs are
+`buraco_p2p.text`), `canvas` (rows of exact width).
 """
 
 from buraco_p2p.ui.app import TableApp, render, run_client

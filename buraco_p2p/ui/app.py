@@ -33,11 +33,12 @@ from prompt_toolkit.mouse_events import MouseEvent, MouseEventType
 from prompt_toolkit.output import Output
 
 from buraco_p2p.engine import Move
+from buraco_p2p.play.store import default_data_dir
+from buraco_p2p.text.glyphs import ASCII_SYMBOLS, Glyphs
 from buraco_p2p.ui import canvas as cv
 from buraco_p2p.ui.canvas import Clicker
 from buraco_p2p.ui.client import Client, Panel
 from buraco_p2p.ui.feed import MoveRefused, SaveUnavailable, TableFeed
-from buraco_p2p.ui.glyphs import ASCII_SYMBOLS, Glyphs
 from buraco_p2p.ui.keys import Outcome, press
 from buraco_p2p.ui.lobby_model import LobbyModel
 from buraco_p2p.ui.lobby_screen import lobby_rows
@@ -57,8 +58,8 @@ from buraco_p2p.ui.theme import style
 
 # Keys bound by name; every other key arrives as the character typed.
 NAMED_KEYS = (
-    "left", "right", "home", "end", "tab", "s-tab", "enter", "escape", "backspace",
-    "c-c", "c-z", "c-h", "f1",
+    "left", "right", "up", "down", "pageup", "pagedown", "home", "end", "tab", "s-tab",
+    "enter", "escape", "backspace", "c-c", "c-z", "c-h", "f1",
 )
 
 PANELS = {
@@ -118,7 +119,8 @@ class TableApp:
         self.lobby = lobby
         self.ascii = ascii
         self.clock = clock
-        self.log_dir = log_dir or Path.cwd()
+        # Saved logs go with the tables, not wherever the program happened to be started.
+        self.log_dir = log_dir or default_data_dir() / "logs"
         first = feed.snapshot()
         glyphs = Glyphs(ascii=ascii, deck_size=first.rules.deck_size)
         self.client = Client(first, self._send, glyphs)
@@ -229,6 +231,11 @@ class TableApp:
             self._spawn(lambda: self.feed.say(text))
         elif result is Outcome.SAVE:
             self._spawn(self._save)
+        elif result is Outcome.AGREE:
+            action, self.client.agree_action = self.client.agree_action, ""
+            self._spawn(lambda: self._agree(action))
+        elif result is Outcome.SKIP:
+            self._spawn(self.feed.skip)
         self.app.invalidate()
 
     # ------------------------------------------------------------------ trio side
@@ -254,10 +261,15 @@ class TableApp:
         self.client.sent(error)
         self.app.invalidate()
 
+    async def _agree(self, action: str) -> None:
+        self.client.say(await self.feed.agree(action))
+        self.app.invalidate()
+
     async def _save(self) -> None:
         stamp = time.strftime("%Y%m%d-%H%M%S")
         path = self.log_dir / f"buraco-match-{stamp}.log"
         try:
+            self.log_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
             command = await self.feed.save_log(path)
             self.client.saved = ["The match log is saved in", str(path), "Audit it with:", command]
         except (SaveUnavailable, OSError) as e:

@@ -89,7 +89,10 @@ def spread(left: Sequence[Any], right_part: Sequence[Any], cols: int, style: str
     rw = width(right_part)
     if rw >= cols:
         return fit(right_part, cols, style)
-    return [*fit(left, cols - rw, style), *right_part]
+    room = cols - rw
+    if width(left) > room - 1:  # never run into the right part: cut, marked, with a gap
+        return [*fit(left, room - 2, style), (style, "…"), (style, " "), *right_part]
+    return [*fit(left, room, style), *right_part]
 
 
 def text(s: str, style: str = "") -> Row:

@@ -28,9 +28,9 @@ from buraco_p2p.engine import (
     TurnUpFirst,
     legal_moves,
 )
+from buraco_p2p.text.glyphs import Glyphs, sort_key_rank, sort_key_suit
+from buraco_p2p.text.words import explain, in_glyphs, move_slots, suggest
 from buraco_p2p.ui.feed import TableSnapshot
-from buraco_p2p.ui.glyphs import Glyphs, sort_key_rank, sort_key_suit
-from buraco_p2p.ui.words import explain, move_slots, suggest
 
 
 class Panel(Enum):
@@ -80,6 +80,7 @@ class Client:
         self.saved: list[str] | None = None  # what saving the log said, line by line
         self.chat_sent = ""
         self.new_cards: set[int] = set()  # cards that came into the hand this turn
+        self.agree_action = ""  # end | void | replace: asked, waiting for y
 
     # ------------------------------------------------------------------ snapshots
 
@@ -211,7 +212,7 @@ class Client:
             return False
         err: IllegalMove | None = view.check(move)
         if err is not None:
-            self.say(explain(err, view), "error")
+            self.say(explain(err, view, self.glyphs), "error")
             return False
         self.pending = True
         self.message = None
@@ -335,7 +336,8 @@ class Client:
             self._try(AddToMeld(self.me, fits[0], tuple(sorted(slots))))
         elif len(melds) == 1:
             err = view.check(AddToMeld(self.me, 0, tuple(sorted(slots))))
-            self.say(explain(err, view) if err else "Those cards do not fit that meld.", "error")
+            why = explain(err, view, self.glyphs) if err else "Those cards do not fit that meld."
+            self.say(why, "error")
         elif not fits:
             self.say("Those cards fit none of your melds.", "error")
         else:
@@ -366,7 +368,14 @@ class Client:
             moves = legal_moves(view)
             # Melds and additions first: they are what a player looks for; discards last.
             moves.sort(key=lambda m: 1 if isinstance(m, Discard) else 0)
-            self.hints = moves
+            # Two plays that read the same (equal cards in other slots) are one hint.
+            seen: set[str] = set()
+            self.hints = []
+            for m in moves:
+                text = suggest(m, view, self.glyphs)
+                if text not in seen:
+                    seen.add(text)
+                    self.hints.append(m)
             self.hint_version = self.snap.version
         return self.hints
 
@@ -382,12 +391,17 @@ class Client:
         self.selected = list(move_slots(move))
         self.staged = []
         text = suggest(move, view, self.glyphs)
-        self.say(f"hint {self.hint_at + 1}/{len(moves)}: {text}  (Enter plays it)", "hint")
+        self.say(f"hint {self.hint_at + 1}/{len(moves)}: {text}  (Enter: play it?)", "hint")
 
     def play_hint(self) -> bool:
-        if self.hint_at < 0 or self.hint_at >= len(self.hints):
+        """Ask before playing the hint shown (y plays it): a hint is never played by one key."""
+        view = self.view
+        if self.hint_at < 0 or self.hint_at >= len(self.hints) or view is None:
             return False
-        return self._try(self.hints[self.hint_at])
+        move = self.hints[self.hint_at]
+        self.confirm = (f"Play the hint: {suggest(move, view, self.glyphs)}? y plays it, n not.",
+                        lambda: self._try(move))  # fmt: skip
+        return True
 
     # ------------------------------------------------------------------ the table's answers
 
@@ -395,7 +409,8 @@ class Client:
         """The table took the move (None) or refused it with a reason."""
         self.pending = False
         if error is not None:
-            self.say(f"The table refused the move: {error}", "error")
+            self.say(f"The table refused the move: {in_glyphs(error, self.view, self.glyphs)}",
+                     "error")  # fmt: skip
 
     # ------------------------------------------------------------------ panels and chat
 
@@ -417,6 +432,23 @@ class Client:
         if self.current_panel() is Panel.HAND_END:
             self.ended_seen = len(self.snap.history)
         self.panel = Panel.NONE
+
+    def ask_agreement(self, action: str) -> None:
+        """Ask before agreeing to end, void or replace: each says what it does."""
+        snap = self.snap
+        if not snap.timed_out:
+            who = ", ".join(snap.waiting)
+            now = f" (waiting for {who})" if who else ""
+            self.say(f"Nobody is away past the table's limit{now}: E, V and R open then.")
+            return
+        away = ", ".join(snap.waiting) or "the missing players"
+        what = {
+            "end": f"End the match now without {away}: the scores stand as they are.",
+            "void": f"Void this hand: it is dealt again, no points counted; {away} may return.",
+            "replace": f"Seat bots for {away}: the hand is dealt again with the bots in play.",
+        }[action]
+        self.agree_action = action
+        self.confirm = (f"{what} y agrees, n not.", lambda: None)
 
     def phase(self) -> Phase | None:
         view = self.view

@@ -50,7 +50,7 @@ def register(subparsers: Any) -> None:
         type=float,
         default=0.6,
         metavar="SECONDS",
-        help="pause before each bot move (default 0.6)",
+        help="pause on screen after each move of another player (default 0.6)",
     )
     pp.add_argument(
         "--line",
@@ -90,6 +90,7 @@ def run_play(args: argparse.Namespace) -> int:
         root = Path(args.data_dir) if args.data_dir else default_data_dir()
         session = SessionFeed(rules, load_or_create_identity(None, None), root,
                               bots=args.bots or "")  # fmt: skip
+        session.pace = args.bot_delay  # on the screen only: the bots play at their own speed
         run_client(session, ascii=args.ascii, colour=not no_color())
         return 0
     seed = args.seed if args.seed is not None else int.from_bytes(os.urandom(4), "big")

@@ -10,31 +10,45 @@ The progress between hands is read from the session's table after each entry, ne
 in the shuffle phase the deck counts the shuffles whose proofs have been verified and names
 the next shuffler; in the deal phase the step counts the decryption-share entries verified.
 Each verified shuffle is also said once in the table's feed.
+
+Every move is told in the feed (`narration.Narrator`, the words the line mode and the practice
+table use too) and shown one at a time: the screen's view steps through the table's moves,
+pausing `pace` seconds after each move of another seat, so that a person sees
+a bot's draw, melds and discard happen. The pacing is on this screen only; the session and the
+protocol run at their own speed (`skip` catches the screen up at once). The end of a hand is
+held: the ended hand stays on screen with its summary until `ready()`, the next deal behind it.
 """
 
 from __future__ import annotations
 
+import shlex
+import shutil
+import sys
 import time
+from collections import deque
 from pathlib import Path
 
 import trio
 
-from buraco_p2p.engine import IllegalMove, Move, match_sides
+from buraco_p2p.engine import HandState, IllegalMove, Move, match_sides
 from buraco_p2p.logfile import encode_log
 from buraco_p2p.net.channel.identity import PeerKey
 from buraco_p2p.play.driver import Driver, bot_parties, my_turn
 from buraco_p2p.rules import RuleSet
 from buraco_p2p.session import (
+    Abandoned,
     Event,
     Fault,
-    HandEnded,
     HandStarted,
     Phase,
     Table,
     TimedOut,
     TimeUp,
     Voided,
+    VoidProposed,
 )
+from buraco_p2p.text.glyphs import Glyphs
+from buraco_p2p.text.narration import Narrator, Step, abandoned_text
 from buraco_p2p.ui.feed import (
     ChatLine,
     Complaint,
@@ -46,15 +60,27 @@ from buraco_p2p.ui.feed import (
     TableSnapshot,
 )
 
-__all__ = ["DriverFeed", "ShuffleCount", "shuffle_count"]
+__all__ = ["DriverFeed", "ShuffleCount", "shuffle_count", "verify_program"]
 
-MAX_CHAT = 50
+MAX_CHAT = 500
 LINK_POLL_S = 1.0
+PACE_S = 0.6  # on screen, between another seat's moves while more are waiting
 VOIDED = {
     "void": "the hand was voided by agreement: it is dealt again",
     "end": "the match was ended by agreement",
     "replace": "the missing players' seats pass to new players: the hand is dealt again",
 }
+
+
+def verify_program() -> str:
+    """How to run this program's `verify` from a shell: `buraco-p2p` where that name is on
+    the PATH and is this installation, else this interpreter with `-m buraco_p2p` (someone who
+    started it through bootstrap.py has no `buraco-p2p` on the PATH)."""
+    found = shutil.which("buraco-p2p")
+    here = Path(sys.executable).parent / "buraco-p2p"
+    if found is not None and Path(found).resolve() == here.resolve():
+        return "buraco-p2p"
+    return f"{shlex.quote(sys.executable)} -m buraco_p2p"
 
 
 class ShuffleCount:
@@ -121,6 +147,16 @@ class DriverFeed:
         self._shuffles_said = (-1, 0)  # (hand, shuffles) last said in the feed
         self._links: tuple[tuple[bool, str], ...] = ()
         self._snapshot: TableSnapshot | None = None
+        self.pace = PACE_S
+        self._narrator: Narrator | None = None
+        self._steps: deque[Step] = deque()
+        self._shown: HandState | None = None  # the hand as the screen shows it (paced)
+        self._step_added = trio.Event()
+        self._skip = trio.Event()
+        self._readied = trio.Event()
+        self._waiting: tuple[int, ...] = ()  # parties the table waits for (not us)
+        self._waiting_since = time.monotonic()
+        self._timed_out_at = -1  # the log length at the last timeout
 
     # -- the TableFeed interface ----------------------------------------------------------
 
@@ -136,8 +172,10 @@ class DriverFeed:
 
     async def submit(self, move: Move) -> None:
         d = self.driver
-        if d is None or not my_turn(d.peer):
-            raise MoveRefused("it is not your turn", "wrong_player")
+        if d is None:
+            raise MoveRefused("the table is not set up yet", "wrong_phase")
+        if not my_turn(d.peer):
+            raise MoveRefused(self.why_not_now(), "wrong_player")
         try:
             d.play(move)
         except IllegalMove as e:
@@ -153,14 +191,52 @@ class DriverFeed:
 
     async def ready(self) -> None:
         self._hand_over = False
+        self._readied.set()
         self._publish()
+        await trio.lowlevel.checkpoint()
+
+    async def agree(self, action: str) -> str:
+        """End, void or replace after a timeout, through the driver; said in the feed too."""
+        await trio.lowlevel.checkpoint()
+        if self.driver is None:
+            return "the table is not set up yet"
+        said = self.driver.agree(action)
+        self.line(None, f"you: {said}")
+        return said
+
+    async def skip(self) -> None:
+        """Show the table as it is now: the moves waiting on screen are shown at once."""
+        self._skip.set()
         await trio.lowlevel.checkpoint()
 
     async def save_log(self, path: Path) -> str:
         if self.driver is None:
             raise SaveUnavailable("no match yet")
         path.write_bytes(encode_log(e.wire for e in self.driver.peer.log))
-        return f"buraco-p2p verify --partial {path}"
+        return f"{verify_program()} verify --partial {shlex.quote(str(path))}"
+
+    def why_not_now(self) -> str:
+        """Why the table takes no move of ours now, in words: the real reason, read from the
+        session (a fault, an agreement being signed, the hand over, another's turn, or the
+        peers whose entries the table still waits for)."""
+        d = self.driver
+        if d is None:
+            return "the table is not set up yet"
+        t = d.peer.table
+        view = t.view
+        if t.fault is not None:
+            return "the table has stopped on a fault (the complaint says whose)"
+        if t.voiding is not None or d.peer.agreement is not None:
+            return "an agreement is being signed: moves wait until it is settled"
+        if view is None or view.ended:
+            return "the hand is over: the next one is being dealt"
+        if view.turn != self._my_seat():
+            return f"it is {self._nick(view.turn)}'s turn"
+        waiting = [p for p in t.waiting_for if p != d.peer.party]
+        if waiting:
+            names = ", ".join(self._party_nick(p) for p in waiting)
+            return f"the table is waiting for {names} (their share of the cards just shown)"
+        return "the table is still taking the last move in: try again in a moment"
 
     # -- the driver -----------------------------------------------------------------------
 
@@ -172,6 +248,10 @@ class DriverFeed:
         driver.on_chat = self._on_chat
         view = driver.peer.table.view
         self._hand_over = view is not None and view.ended
+        self._narrator = Narrator(self._name, Glyphs(deck_size=self.rules.deck_size))
+        # A resumed table is not told again from its first move: the screen starts from now.
+        self._narrator.follow(view)
+        self._shown = None if view is None else view.copy()
         self._publish()
 
     async def follow(self) -> None:
@@ -179,6 +259,11 @@ class DriverFeed:
         d = self.driver
         assert d is not None
         seen = [-1]
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(self._pacer)
+            await self._watch(d, seen)
+
+    async def _watch(self, d: Driver, seen: list[int]) -> None:
         while True:
             with trio.move_on_after(LINK_POLL_S):
                 await d.wait_until(lambda p: len(p.log) != seen[0])
@@ -188,7 +273,55 @@ class DriverFeed:
             if grown or links != self._links:
                 self._links = links
                 self._say_shuffles()
+                self._tell_moves()
                 self._publish()
+
+    def _tell_moves(self) -> None:
+        """Queue the moves applied since the last look, for the pacer to show."""
+        d, narrator = self.driver, self._narrator
+        if d is None or narrator is None:
+            return
+        steps = narrator.follow(d.peer.table.view)
+        if steps:
+            self._steps.extend(steps)
+            self._step_added.set()
+
+    async def _pacer(self) -> None:
+        """Show the queued moves one at a time; hold the end of a hand until `ready()`."""
+        me = self._my_seat()
+        while True:
+            if not self._steps:
+                self._step_added = trio.Event()
+                if not self._hand_over:
+                    self._shown = None
+                    self._publish()
+                await self._step_added.wait()
+                continue
+            step = self._steps.popleft()
+            if self._shown is not None and self._shown.setup != step.state.setup:
+                await self._hold_hand_end()
+            self._shown = step.state
+            for text in step.lines:
+                self._chat.append(ChatLine(None, text))
+            del self._chat[:-MAX_CHAT]
+            if step.state.ended:
+                self._hand_over = True
+                self._readied = trio.Event()
+            self._publish()
+            if step.state.ended:
+                await self._hold_hand_end()
+            elif step.seat != me and not self._skip.is_set():
+                # A pause after each move of another seat, so the next one (usually already
+                # on its way) does not replace it on screen at once.
+                with trio.move_on_after(self.pace):
+                    await self._skip.wait()
+            if not self._steps:
+                self._skip = trio.Event()
+
+    async def _hold_hand_end(self) -> None:
+        """Keep an ended hand on screen until the player has seen it (`ready()`)."""
+        if self._hand_over:
+            await self._readied.wait()
 
     def line(self, seat: int | None, text: str) -> None:
         """A line in the table's feed (seat None: the table itself)."""
@@ -243,11 +376,9 @@ class DriverFeed:
         self._say_shuffles()
         for ev in events:
             if isinstance(ev, HandStarted):
-                self._hand_over = False
-                self.line(None, f"hand {ev.hand + 1}: {n}/{n} shuffles and {n}/{n} deals "
-                                "verified")  # fmt: skip
-            elif isinstance(ev, HandEnded):
-                self._hand_over = True
+                dealer = self._name(ev.dealer)
+                self.line(None, f"hand {ev.hand + 1} dealt by {dealer}: {n}/{n} shuffles and "
+                                f"{n}/{n} deals verified")  # fmt: skip
             elif isinstance(ev, Fault) and ev.error.author is not None:
                 author = ev.error.author
                 seat = -1
@@ -255,16 +386,31 @@ class DriverFeed:
                     seat = d.peer.table.party_seat[author]
                 nick = self._nick(seat) if seat >= 0 else str(author)
                 self._complaints.append(Complaint(seat, nick, str(ev.error)))
+                self.line(None, f"CHEATING COMPLAINT against {nick}: {ev.error}")
             elif isinstance(ev, TimedOut):
                 names = ", ".join(self._party_nick(p) for p in ev.parties)
-                self.line(None, f"waiting for {names} past the table's limit")
+                self._timed_out_at = len(d.peer.log) if d is not None else -1
+                self.line(None, f"waiting for {names} past the table's limit ({ev.waited:.0f} s):"
+                                " E ends the match, V voids the hand, R seats bots")  # fmt: skip
+            elif isinstance(ev, Abandoned):
+                self.line(None, abandoned_text(ev, self._party_nick))
+            elif isinstance(ev, VoidProposed):
+                who = ", ".join(self._party_nick(p) for p in ev.silent)
+                self.line(None, f"{self._party_nick(ev.party)} proposes to {ev.action} "
+                                f"(missing: {who}): {ev.action[0].upper()} agrees")  # fmt: skip
             elif isinstance(ev, TimeUp):
                 self.line(None, "the time is up (a tied lead plays on)")
             elif isinstance(ev, Voided):
-                self.line(None, VOIDED.get(ev.action, f"agreed by the table: {ev.action}"))
+                who = ", ".join(self._party_nick(p) for p in ev.silent)
+                text = VOIDED.get(ev.action, f"agreed by the table: {ev.action}")
+                self.line(None, f"{text} (missing: {who})" if who else text)
         self._turn_since = time.monotonic()
         self._say_shuffles()
+        self._tell_moves()
         self._publish()
+
+    def _name(self, seat: int) -> str:
+        return "you" if seat == self._my_seat() else self._nick(seat)
 
     def _party_nick(self, party: int) -> str:
         d = self.driver
@@ -284,7 +430,17 @@ class DriverFeed:
             out.append((d.mesh.is_up(key), d.mesh.how_linked(key) or ""))
         return tuple(out)
 
+    def _track_wait(self) -> None:
+        d = self.driver
+        if d is None:
+            return
+        waiting = tuple(p for p in d.peer.table.waiting_for if p != d.peer.party)
+        if waiting != self._waiting:
+            self._waiting = waiting
+            self._waiting_since = time.monotonic()
+
     def _publish(self) -> None:
+        self._track_wait()
         self._version += 1
         self._snapshot = self._build()
         self._changed.set()
@@ -323,11 +479,25 @@ class DriverFeed:
             return (0,) * self._sides()
         return tuple(m.scores)
 
+    def _view_shown(self) -> HandState | None:
+        """The hand as the screen shows it: the paced or held one, else the table's own. A
+        paced view of the hand in play learns our own cards as soon as the table has them."""
+        d = self.driver
+        real = d.peer.table.view if d is not None else None
+        shown = self._shown
+        if shown is None or not (self._steps or self._hand_over):
+            return None if real is None else real.copy()
+        view = shown.copy()
+        if real is not None and real.setup == shown.setup:
+            view.known = list(real.known)
+            view.slot_of = dict(real.slot_of)
+        return view
+
     def _build(self) -> TableSnapshot:
         d = self.driver
         t = d.peer.table if d is not None else None
         m = t.match if t is not None else None
-        view = t.view.copy() if t is not None and t.view is not None else None
+        view = self._view_shown()
         count = shuffle_count(t) if t is not None else None
         rules = self.rules
         if rules is None:
@@ -356,4 +526,11 @@ class DriverFeed:
             chat=tuple(self._chat),
             turn_since=self._turn_since,
             can_save_log=d is not None,
+            next_dealer=m.dealer if m is not None else -1,
+            waiting=tuple(self._party_nick(p) for p in self._waiting),
+            waiting_since=self._waiting_since,
+            timed_out=d is not None and (
+                d.peer.proposal is not None  # another party proposed: ours to join
+                or (self._timed_out_at == len(d.peer.log) and bool(self._waiting))
+            ),
         )

@@ -121,8 +121,10 @@ class TableSnapshot:
 
     `view` is this seat's engine view of the hand in play (None before the first deal);
     `scores` are the match scores, one per match side (`SeatInfo.match_side`); `history` holds
-    the results of finished hands; `hand_over` is true from the end of a hand until the next
-    deal; `turn_since` is a `time.monotonic()` reading of when the current turn began.
+    the results of finished hands; `hand_over` is true from the end of a hand until the player
+    has seen it (`ready`), the ended hand's `view` held on screen meanwhile; `turn_since` is a
+    `time.monotonic()` reading of when the current turn began; `next_dealer` is the seat that
+    deals the next hand, for the summary of the one just ended.
     """
 
     title: str
@@ -143,6 +145,10 @@ class TableSnapshot:
     turn_since: float = 0.0
     can_save_log: bool = False
     extra: dict[str, str] = field(default_factory=dict)
+    next_dealer: int = -1  # the seat that deals the next hand (-1: not known yet)
+    waiting: tuple[str, ...] = ()  # who the table waits for now (others than this player)
+    waiting_since: float = 0.0  # a `time.monotonic()` reading of when that wait began
+    timed_out: bool = False  # the wait is past the table's limit: `agree` is open to us
 
     def side_of(self, seat: int) -> int:
         return self.seats[seat].side
@@ -165,7 +171,8 @@ class TableFeed(Protocol):
     `next_snapshot(after)` waits for a snapshot newer than version `after` and returns the
     newest; `submit` sends one of this seat's moves and returns once the table has taken it
     (or raises `MoveRefused`); `say` sends a chat line; `ready` tells the table this player
-    has seen the end of a hand and may be dealt the next; `save_log` writes the match log to
+    has seen the end of a hand and may be dealt the next; `skip` stops pausing between the
+other players' moves until it is this player's turn again; `save_log` writes the match log to
     `path` and returns the command that audits it (or raises `SaveUnavailable`). All are
     trio functions; `snapshot()` is the current snapshot, without waiting.
     """
@@ -180,7 +187,16 @@ class TableFeed(Protocol):
 
     async def ready(self) -> None: ...
 
+    async def skip(self) -> None:
+        """Show the table as it is now: no pause before the moves still to be shown."""
+        ...
+
     async def save_log(self, path: Path) -> str: ...
+
+    async def agree(self, action: str) -> str:
+        """After a timeout: agree to `end` the match, `void` the hand or `replace` the missing
+        players by bots; returns what happened, in words."""
+        ...
 
     async def run(self) -> None:
         """Drive the table until the match ends or the caller cancels."""

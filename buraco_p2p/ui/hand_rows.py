@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import math
 
+from buraco_p2p.text.glyphs import Glyphs, group_of
 from buraco_p2p.ui import canvas as cv
 from buraco_p2p.ui.canvas import Clicker, Row
 from buraco_p2p.ui.client import Client
-from buraco_p2p.ui.glyphs import Glyphs, group_of
 
 CARD_CELL = 3  # two columns of card, one of space
 

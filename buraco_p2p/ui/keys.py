@@ -20,7 +20,11 @@ class Outcome(Enum):
     SAVE = "save"
     SUSPEND = "suspend"
     CHAT = "chat"  # a chat line is ready in `client.chat_sent`
+    AGREE = "agree"  # agree to `client.agree_action` (end, void, replace) after a timeout
+    SKIP = "skip"  # show the table as it is now, without pausing between others' moves
 
+
+AGREEMENTS = {"E": "end", "V": "void", "R": "replace"}
 
 PANEL_KEYS = {"?": Panel.HELP, "f1": Panel.HELP, "r": Panel.RULES, "v": Panel.PILE,
               "h": Panel.HISTORY}
@@ -38,9 +42,12 @@ def press(c: Client, key: str) -> Outcome:
             c.confirm = None
             if question.startswith("Quit"):
                 return Outcome.QUIT
+            if c.agree_action:
+                return Outcome.AGREE
             action()
         elif key in ("n", "N", "escape") or key.startswith("c-"):
             c.confirm = None
+            c.agree_action = ""
             c.message = None
         return Outcome.NONE
     if key in ("q", "c-c"):
@@ -51,8 +58,13 @@ def press(c: Client, key: str) -> Outcome:
     panel = c.current_panel()
     if panel is Panel.HAND_END:
         return _hand_end_key(c, key)
-    if panel is Panel.RULES and key == "r" and c.panel_page + 1 < c.rule_pages:
+    paged = (panel is Panel.RULES and key == "r") or (panel is Panel.HELP and key in ("?", "f1"))
+    if paged and c.panel_page + 1 < c.rule_pages:
         c.panel_page += 1
+        return Outcome.NONE
+    if panel is Panel.CHAT and key in ("up", "down", "pageup", "pagedown"):
+        step = {"up": 1, "down": -1, "pageup": 10, "pagedown": -10}[key]
+        c.panel_page = max(0, c.panel_page + step)
         return Outcome.NONE
     if panel is not Panel.NONE:
         if key in ("escape", "enter") or PANEL_KEYS.get(key) is panel or (
@@ -109,6 +121,11 @@ def _table_key(c: Client, key: str) -> Outcome:
     if key == "C":
         c.toggle_panel(Panel.CHAT)
         return Outcome.NONE
+    if key == "f":
+        return Outcome.SKIP
+    if key in AGREEMENTS:
+        c.ask_agreement(AGREEMENTS[key])
+        return Outcome.NONE
     if key.isdigit() and key != "0":
         c.add(int(key) - 1)
         return Outcome.NONE
@@ -121,11 +138,14 @@ def _hand_end_key(c: Client, key: str) -> Outcome:
     if key in ("h",):
         c.toggle_panel(Panel.HISTORY)
         return Outcome.NONE
+    if key == "C":
+        c.toggle_panel(Panel.CHAT)
+        return Outcome.NONE
     if c.snap.match_over:
         if key == "s" and c.snap.can_save_log:
             return Outcome.SAVE
         return Outcome.NONE
-    if key in ("enter", " ", "escape"):
+    if key == "enter":  # Enter alone: Esc, space or x typed in a hurry must not skip it
         c.close_panel()
         return Outcome.READY
     return Outcome.NONE

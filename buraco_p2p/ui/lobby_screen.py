@@ -148,7 +148,10 @@ def lobby_rows(m: LobbyModel, cols: int, rows: int, now: float) -> list[Row]:
     if room < 0:  # a narrow terminal wraps the invite long: keep the prompt and keys
         top = top[: max(0, len(top) + room)]
         room = 0
-    shown = m.log[-room:] if room else []
-    log = [cv.fit([("", " " + printable(line, cols))], cols) for line in shown]
+    # Long lines wrap (at spaces) rather than lose their end ("Seat them? [y/n]").
+    wrapped = [part for line in m.log[-room:] if room
+               for part in _wrap(printable(line, 400), cols - 2, " ")]  # fmt: skip
+    shown = wrapped[-room:] if room else []
+    log = [cv.fit([("", " " + line)], cols) for line in shown]
     log = [cv.fit([], cols) for _ in range(room - len(log))] + log
     return top + prompt + log + bottom

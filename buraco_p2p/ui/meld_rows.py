@@ -6,10 +6,11 @@ from __future__ import annotations
 
 from buraco_p2p.engine import TableMeld
 from buraco_p2p.rules import MeldKind
+from buraco_p2p.text.glyphs import Glyphs
+from buraco_p2p.text.narration import count
 from buraco_p2p.ui import canvas as cv
 from buraco_p2p.ui.canvas import Clicker, Row
 from buraco_p2p.ui.client import Client
-from buraco_p2p.ui.glyphs import Glyphs
 from buraco_p2p.ui.names import side_name
 
 
@@ -82,7 +83,8 @@ class MeldRows:
         else:
             opening = f"min {view.initial_minimum(side)} to open"
         head: Row = [
-            ("class:sidehead", f"{side_name(self.c, side)}: {len(melds)} melds, {pts} pts"),
+            ("class:sidehead",
+             f"{side_name(self.c, side)}: {count(len(melds), 'meld')}, {pts} pts"),
             ("class:dim", f" · {opening}"),
             ("class:dim", " · pot taken" if view.team_pot[side] >= 0 else ""),
         ]

@@ -328,8 +328,9 @@ def check_address(args: argparse.Namespace) -> None:
     """The --listen and --port checks of the line front end, before the screen opens."""
     args.port = check_port(args.port)
     args.listen = check_listen(args.listen)
-    if args.port:
-        check_can_listen(args.listen, args.port)
+    # Probed even without a port (any free one): an address not this machine's is one line
+    # and exit 2 here, not a failure after the screen has opened.
+    check_can_listen(args.listen, args.port or 0)
 
 
 def identity_of(args: argparse.Namespace) -> Identity:

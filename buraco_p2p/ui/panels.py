@@ -7,34 +7,61 @@ Each returns rows of exactly the screen's width; the title stays on top and the 
 from __future__ import annotations
 
 from buraco_p2p.engine import LINE_NAMES, HandResult
+from buraco_p2p.text.glyphs import Glyphs
+from buraco_p2p.text.narration import count
 from buraco_p2p.ui import canvas as cv
 from buraco_p2p.ui.canvas import Row
 from buraco_p2p.ui.client import Client
 from buraco_p2p.ui.names import group_name, match_side_name, side_name
+from buraco_p2p.ui.rules_words import rules_in_words
 from buraco_p2p.ui.table_screen import Screen
 
 HELP: tuple[tuple[str, str], ...] = (
     ("← → / space", "move the cursor in your hand / select the card (or click it)"),
     ("click a meld", "add the selected cards to that meld"),
     ("u", "undo: take back the last card selected (or the last group)"),
-    ("Esc", "clear the selection, close a panel, cancel a question"),
+    ("Esc", "clear the selection and the hints, close a panel, cancel a question"),
     ("d", "draw from the stock"),
-    ("p", "take the discard pile (fechado: select the cards that meld its top)"),
-    ("t", "turn up the first card (where the rules offer it)"),
+    ("p", "take the discard pile (where the rules say so, select the cards that meld "
+          "its top card first: they are shown to all)"),
+    ("t", "turn up the first card drawn and draw the next (where the rules offer it)"),
     ("m / M", "lay down the selection (and grouped melds); M: a run's wild goes low"),
     ("g", "group the selection as one meld of a lay-down of several"),
     ("a", "add the selection to one of your melds (1-9 if several fit)"),
     ("x", "discard the selected card (or the card under the cursor)"),
-    ("Tab / S-Tab", "hint: cycle the legal plays; Enter plays the one shown"),
+    ("Tab / S-Tab", "hint: cycle the legal plays; Enter asks to play the one shown"),
     ("s", "sort the hand by suit or by rank"),
+    ("f", "skip ahead: show the other players' moves at once"),
     ("v", "the whole pile and every meld"),
     ("h", "match history"),
     ("r", "the rules of this table"),
     ("c", "chat: type a line, Enter sends it"),
-    ("? / C", "this help / the whole chat"),
+    ("C", "the whole table feed and chat (↑ ↓ PgUp PgDn scroll)"),
+    ("E / V / R", "when a player is away past the limit: end the match / void the hand "
+                  "(dealt again) / seat bots for them; each asks first"),
+    ("?", "this help (again: the next page)"),
     ("Ctrl-Z", "suspend (fg resumes)"),
     ("q", "quit (asks first)"),
 )
+
+
+def marks_help(g: Glyphs) -> tuple[tuple[str, str], ...]:
+    """Every mark the table draws, in the glyphs in use."""
+    return (
+        (g.selected_mark, "under a card: selected"),
+        ("^^", "under a card: the cursor (x^ on a card with another mark)"),
+        ("++", "under a card: just drawn or taken"),
+        ("gg", "under a card: grouped for a lay-down of several melds (g)"),
+        ("oo", "under a card: shown this turn toward your side's opening minimum, still in "
+               "your hand; laid down with the rest once the minimum is reached, back in the "
+               "hand (a failed attempt) if the turn ends first"),
+        (g.clean_mark, "a clean buraco (no wild card)"),
+        (g.dirty_mark, "a dirty buraco (with a wild card)"),
+        (g.turn_mark, "whose turn it is"),
+        ("+170", "in the header: a side's points on the table this hand (melds and "
+                 "buracos), then its buracos and pot"),
+    )
+
 
 LINE_LABELS = {
     "melds": "melds (card points)",
@@ -61,32 +88,62 @@ def framed(screen: Screen, title: str, body: list[Row], keys: str) -> list[Row]:
 
 
 def help_panel(screen: Screen) -> list[Row]:
-    body: list[Row] = [[("class:key", f"  {k:<16}"), ("", what)] for k, what in HELP]
-    body.append(
-        [("class:dim", "  Marks: ★ clean buraco, ☆ dirty buraco, ▲▲ selected, ^^ cursor, ++ new")]
-    )
-    return framed(screen, "Keys", body, "Esc or ? closes")
+    """The keys and the marks, wrapped to the width, in pages of the screen's height."""
+    keyw = 14
+    room = max(10, screen.cols - keyw - 3)
+    body: list[Row] = []
+    for title, items in (("Keys", HELP), ("Marks", marks_help(screen.g))):
+        body.append([("class:label", f" {title}")])
+        for k, what in items:
+            lines = _wrap(what, room)
+            body.append([("class:key", f"  {k:<{keyw}}"), ("", lines[0])])
+            body.extend([("", " " * (keyw + 2) + more)] for more in lines[1:])
+    per = max(1, screen.rows - 3)
+    pages = [body[i : i + per] for i in range(0, len(body), per)]
+    screen.c.rule_pages = len(pages)
+    page = screen.c.panel_page % len(pages)
+    keys = "Esc closes"
+    if len(pages) > 1:
+        keys = f"? next page ({page + 1}/{len(pages)}) · Esc closes"
+    return framed(screen, "Help", pages[page], keys)
+
+
+def _wrap(text: str, width: int) -> list[str]:
+    """`text` in lines of at most `width` characters, broken at spaces."""
+    lines: list[str] = []
+    line = ""
+    words: list[str] = []
+    for word in text.split():  # a word longer than a line (a path, a code) is cut in pieces
+        words.extend(word[i : i + width] for i in range(0, len(word), width))
+    for word in words:
+        if line and len(line) + 1 + len(word) > width:
+            lines.append(line)
+            line = word
+        else:
+            line = f"{line} {word}" if line else word
+    return [*lines, line] if line or not lines else lines
 
 
 def rules_pages(screen: Screen) -> list[list[Row]]:
-    """The rule parameters in two columns, split in pages of the screen's height."""
+    """The rules in plain words, grouped (dealing, melds, pots, going out, scoring), then every
+    parameter with its value (the names overrides use), split in pages of the screen's height."""
     rules = screen.c.snap.rules
-    items = [(k, v) for k, v in rules.to_wire().items() if k not in ("v", "name")]
-    per_page = max(2, 2 * (screen.rows - 3))
-    colw = screen.cols // 2
-    pages: list[list[Row]] = []
-    for p in range(0, len(items), per_page):
-        chunk = items[p : p + per_page]
-        half = (len(chunk) + 1) // 2
-        body: list[Row] = []
-        for i in range(half):
-            row: Row = []
-            for k, v in chunk[i :: half][:2]:
-                val = ",".join(str(x) for x in v) if isinstance(v, list | tuple) else v
-                row.extend(cv.fit([("class:key", f" {k}"), ("", f" = {val}")], colw))
-            body.append(row)
-        pages.append(body)
-    return pages
+    room = max(10, screen.cols - 5)
+    body: list[Row] = []
+    for heading, sentences in rules_in_words(rules):
+        body.append([("class:label", f" {heading}")])
+        for sentence in sentences:
+            lines = _wrap(sentence, room)
+            body.append([("", "  - " + lines[0])])
+            body.extend([("", "    " + more)] for more in lines[1:])
+    body.append([("class:label", " Every parameter (as `--rule KEY=VALUE` names it)")])
+    for k, v in rules.to_wire().items():
+        if k in ("v", "name"):
+            continue
+        val = (",".join(str(x) for x in v) or "none") if isinstance(v, list | tuple) else v
+        body.append([("class:key", f"  {k}"), ("", f" = {val}")])
+    per = max(1, screen.rows - 3)
+    return [body[i : i + per] for i in range(0, len(body), per)]
 
 
 def rules_panel(screen: Screen) -> list[Row]:
@@ -113,7 +170,7 @@ def pile_panel(screen: Screen) -> list[Row]:
     mine = c.snap.side_of(c.me)
     for side in [mine, *[s for s in c.snap.sides if s != mine]]:
         melds = view.melds[side] if side < len(view.melds) else []
-        body.append([("class:sidehead", f" {side_name(c, side)}: {len(melds)} melds")])
+        body.append([("class:sidehead", f" {side_name(c, side)}: {count(len(melds), 'meld')}")])
         for i, tm in enumerate(melds):
             body.append(screen.meld_row(i if side == mine else None, tm, screen.cols))
     return framed(screen, "Pile and melds", body, "Esc or v closes")
@@ -140,39 +197,66 @@ def history_panel(screen: Screen) -> list[Row]:
 
 
 def hand_end_panel(screen: Screen) -> list[Row]:
+    """The end of a hand, held on screen until the player goes on: how it ended, then a column
+    per side (this player's first) with every scoring line, the pot, the cards left, the hand's
+    total and the match's, and who deals next."""
     c = screen.c
     snap = c.snap
     if not snap.history:
         return framed(screen, "Hand over", [], "Enter continues")
     r = snap.history[-1]
     sides = r.sides  # as the hand ended: at three players, after the side change
-    names = [group_name(c, seats, len(sides))[:11] for seats in sides]
+    mine = next((i for i, seats in enumerate(sides) if snap.me in seats), 0)
+    order = [mine, *[i for i in range(len(sides)) if i != mine]]
+    width = max(10, min(16, (screen.cols - 24) // max(1, len(order))))
+    names = [group_name(c, sides[i], len(sides))[: width - 1] for i in order]
     how = "the stock ran out"
     if r.went_out is not None:
         who = "you" if r.went_out == snap.me else snap.seats[r.went_out].nick
         how = f"{who} went out"
     body: list[Row] = [[("class:label", f" Hand {len(snap.history)} is over: {how}.")], []]
-    body.append([("class:label", f" {'':<22}" + "".join(f"{n:>12}" for n in names))])
+
+    def row(label: str, cells: list[str], style: str = "") -> None:
+        body.append([(style, f" {label:<22}" + "".join(f"{x:>{width}}" for x in cells))])
+
+    row("", names, "class:label")
     for name in LINE_NAMES:
-        vals = [_line(r, i, name) for i in range(len(sides))]
-        if any(vals):
-            label = LINE_LABELS.get(name, name)
-            body.append([("", f" {label:<22}" + "".join(f"{v:>12}" for v in vals))])
-    totals = [sum(x.points for x in lines) for lines in r.lines]
-    body.append(
-        [("class:score", f" {'hand total':<22}" + "".join(f"{t:>12}" for t in totals))]
-    )
-    match = " · ".join(
-        f"{match_side_name(c, m)} {score}" for m, score in enumerate(snap.scores)
-    )
-    body.append([("class:score", f" {'match score':<22}"), ("", f" {match}")])
+        vals = [_line(r, i, name) for i in order]
+        if any(vals) or name in ("melds", "buracos", "going_out", "hand_penalty"):
+            row(LINE_LABELS.get(name, name), [str(v) for v in vals])
+    view = c.view
+    if view is not None and view.ended and view.setup == r.setup:
+        pots = ["taken" if i < len(view.team_pot) and view.team_pot[i] >= 0 else "not taken"
+                for i in order]  # fmt: skip
+        row("pot", pots)
+        left = [sum(len(view.hands[s]) for s in sides[i]) for i in order]
+        row("cards left (count)", [str(n) for n in left])
+    totals = r.totals
+    row("hand total", [str(totals[i]) for i in order], "class:score")
+    if len(snap.scores) == len(sides):
+        ms = [snap.seats[sides[i][0]].match_side for i in order]
+        row("match total", [str(snap.scores[m]) for m in ms], "class:score")
+    else:
+        body.append([("class:score", f" {'match total':<22}"), ("", " " + match_line(c))])
+    body.append([("class:dim", f" target {snap.rules.target_score}")])
+    if not snap.match_over and 0 <= snap.next_dealer < len(snap.seats):
+        dealer = "you" if snap.next_dealer == snap.me else snap.seats[snap.next_dealer].nick
+        body.append([("", f" Next hand: {dealer} deal{'' if dealer == 'you' else 's'}.")])
     body.append([])
-    if snap.match_over:
-        body.extend(match_end_rows(c, screen.cols))
+    if snap.match_over:  # the result of the match first: the last hand's lines below it
+        body = [*match_end_rows(c, screen.cols), [], *body]
         keys = "s save the log · h history · q quit"
     else:
-        keys = "Enter next hand · h history · q quit"
+        keys = "Enter next hand · C the feed · h history · q quit"
     return framed(screen, "Hand over", body, keys)
+
+
+def match_line(c: Client) -> str:
+    """The match scores, this player's side first, in the same order on every screen."""
+    snap = c.snap
+    mine = snap.seats[snap.me].match_side
+    order = [mine, *[m for m in range(len(snap.scores)) if m != mine]]
+    return " · ".join(f"{match_side_name(c, m)} {snap.scores[m]}" for m in order)
 
 
 def _line(r: HandResult, side: int, name: str) -> int:
@@ -196,6 +280,14 @@ def match_end_rows(c: Client, cols: int) -> list[Row]:
         mine = snap.seats[snap.me].match_side
         who = "You win" if w == mine else f"{match_side_name(c, w)} win"
         rows = [[("class:myturn", f" The match is over. {who}, {snap.scores[w]} points.")]]
+    # The final table: every side's score, highest first, over the hands played.
+    order = sorted(range(len(snap.scores)), key=lambda m: -snap.scores[m])
+    hands = len(snap.history)
+    rows.append([("class:label", f" Final scores after {count(hands, 'hand')}:")])
+    for place, m in enumerate(order, 1):
+        mark = "  winner" if m == w else ""
+        rows.append([("class:score" if m == w else "",
+                      f"  {place}. {match_side_name(c, m):<20} {snap.scores[m]:>6}{mark}")])
     if c.saved is not None:
         for k, line in enumerate(c.saved):
             rows.extend(wrapped(line, cols, "class:key" if k % 2 else ""))
@@ -207,12 +299,21 @@ def match_end_rows(c: Client, cols: int) -> list[Row]:
 
 
 def chat_panel(screen: Screen) -> list[Row]:
+    """The whole table feed (every move told, the table's notices, chat), newest last, long
+    lines wrapped; ↑ ↓ PgUp PgDn scroll back."""
     c = screen.c
     body: list[Row] = []
     for line in c.snap.chat:
-        who = "table" if line.seat is None else c.snap.seats[line.seat].nick
-        body.append([("class:dim", f" {who}: "), ("", line.text)])
-    return framed(screen, "Chat", body[-(screen.rows - 3) :], "c says something · Esc closes")
+        who = "" if line.seat is None else f"{c.snap.seats[line.seat].nick}: "
+        body.extend([("", " " + part)] for part in _wrap(who + line.text, screen.cols - 2))
+    room = screen.rows - 3
+    back = min(c.panel_page, max(0, len(body) - room))
+    c.panel_page = back
+    end = len(body) - back
+    shown = body[max(0, end - room) : end]
+    where = f" · {back} lines back" if back else ""
+    keys = f"↑↓ PgUp PgDn scroll{where} · c says something · Esc closes"
+    return framed(screen, "Chat and table feed", shown, keys)
 
 
 def progress_rows(screen: Screen) -> list[Row]:

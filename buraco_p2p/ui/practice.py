@@ -28,6 +28,8 @@ from buraco_p2p.engine import (
     TakeDiscard,
 )
 from buraco_p2p.rules import RuleSet
+from buraco_p2p.text.glyphs import Glyphs
+from buraco_p2p.text.narration import Narrator
 from buraco_p2p.ui.feed import (
     Action,
     ChatLine,
@@ -57,7 +59,7 @@ def sides_text(seats: tuple[SeatInfo, ...]) -> str:
              for names in sides.values()]
     return "sides changed: " + "; ".join(parts)
 MAX_ACTIONS = 12
-MAX_CHAT = 50
+MAX_CHAT = 500
 
 
 class PracticeTable:
@@ -97,6 +99,8 @@ class PracticeTable:
         self._changed = trio.Event()
         self._my_move = trio.Event()
         self._ready = trio.Event()
+        self._skip = trio.Event()
+        self._narrator = Narrator(self._name, Glyphs(deck_size=rules.deck_size))
         self._hand_over = False
         self._turn_since = clock()
         self._started = clock()
@@ -137,6 +141,14 @@ class PracticeTable:
     async def ready(self) -> None:
         self._ready.set()
 
+    async def skip(self) -> None:
+        self._skip.set()
+        await trio.lowlevel.checkpoint()
+
+    async def agree(self, action: str) -> str:
+        await trio.lowlevel.checkpoint()
+        return "nobody is away at the practice table: nothing to agree on"
+
     async def save_log(self, path: Path) -> str:
         raise SaveUnavailable("a practice table deals without cryptography and keeps no signed log")
 
@@ -158,16 +170,21 @@ class PracticeTable:
         self._hand_over = False
         self._ready = trio.Event()
         self._actions.clear()
-        self._chat.append(ChatLine(None, f"hand {setup.hand_number + 1}: dealt"))
+        dealer = self._name(setup.dealer)
+        self._chat.append(ChatLine(None, f"hand {setup.hand_number + 1} dealt by {dealer}"))
         self._turn_since = self._clock()
         self._publish()
         while not table.ended:
             seat = table.referee.turn
             if seat == self.me:
+                self._skip = trio.Event()
                 self._my_move = trio.Event()
                 await self._my_move.wait()
                 continue
-            await trio.sleep(self.bot_delay)
+            if not self._skip.is_set():
+                with trio.move_on_after(self.bot_delay):
+                    await self._skip.wait()
+            await trio.lowlevel.checkpoint()
             move = self._bot.choose_move(table.views[seat], self._bot_rngs[seat])
             self._push(move)
         result = table.result()
@@ -180,6 +197,9 @@ class PracticeTable:
         self._publish()
         if not self.match.over:
             await self._ready.wait()
+
+    def _name(self, seat: int) -> str:
+        return "you" if seat == self.me else self.nicks[seat]
 
     def _seats(self) -> tuple[SeatInfo, ...]:
         view = None if self.table is None else self.table.referee
@@ -197,6 +217,9 @@ class PracticeTable:
         shown = reversed(ref.pile) if isinstance(move, TakeDiscard) else ref.exposed_by(move)
         cards = tuple(ref.known[s] for s in shown)
         table.push(move)
+        for step in self._narrator.follow(table.views[self.me]):
+            self._chat.extend(ChatLine(None, text) for text in step.lines)
+        del self._chat[:-MAX_CHAT]
         self._actions.append(Action(move.seat, move, cards))
         del self._actions[:-MAX_ACTIONS]
         if ref.turn != before or ref.ended:
@@ -235,5 +258,6 @@ class PracticeTable:
             actions=tuple(self._actions),
             turn_since=self._turn_since,
             can_save_log=False,
+            next_dealer=match.dealer,
             extra={"seed": str(self.seed)},
         )

@@ -11,6 +11,7 @@ history, the end of a hand) are in `buraco_p2p.ui.panels`.
 from __future__ import annotations
 
 from buraco_p2p.engine import Phase
+from buraco_p2p.text.narration import meld_points
 from buraco_p2p.ui import canvas as cv
 from buraco_p2p.ui.canvas import Clicker, Row
 from buraco_p2p.ui.client import Client
@@ -18,9 +19,9 @@ from buraco_p2p.ui.hand_rows import HandRows
 from buraco_p2p.ui.meld_rows import MeldRows
 from buraco_p2p.ui.names import match_side_name
 from buraco_p2p.ui.seating import places
-from buraco_p2p.ui.words import describe
 
 SIDE_COL = 15
+WAIT_SHOWN_S = 3.0  # a wait for another player is shown once it lasts this long
 
 
 def clock_text(seconds: float) -> str:
@@ -60,41 +61,78 @@ class Screen(MeldRows, HandRows):
             more = f" (+{len(complaints) - 1} more)" if len(complaints) > 1 else ""
             msg = f" {self.g.warn_mark} CHEATING COMPLAINT against {k.nick} (seat {k.seat}): "
             loud = "class:complaint"
-            return cv.fit([(loud, msg + k.reason + more)], self.cols, loud)
+            text = msg + k.reason + more
+            if len(text) > self.cols:  # the feed (C) holds it whole
+                text = text[: self.cols - 12] + "… C: all "
+            return cv.fit([(loud, text)], self.cols, loud)
         view = snap.view
         hand = f" · hand {view.setup.hand_number + 1}" if view is not None else ""
-        left = f" buraco-p2p · {snap.title} · {snap.rules.name}{hand}"
+        left = f" {snap.title} · {snap.rules.name}{hand}"
+        if self.cols >= 100:
+            left = " buraco-p2p ·" + left
         seed = snap.extra.get("seed")
-        right = f"seed {seed} " if seed else ""
         bar = "class:title"
-        return cv.spread([(bar, left)], [(bar, right)], self.cols, bar)
+        right: Row = [(bar, f[1]) for f in self.fairness_text()]
+        right.append((bar, f" · seed {seed} " if seed else " "))
+        if cv.width(right) + len(left) > self.cols and not snap.fairness.complaints:
+            # No complaint to count: the short form leaves the hand number in sight.
+            right = [(bar, f[1].split(", ")[0]) for f in self.fairness_text()]
+            right.append((bar, f" · seed {seed} " if seed else " "))
+        return cv.spread([(bar, left)], right, self.cols, bar)
 
     def status(self) -> Row:
+        """The match score, this player's side first (the same order on every screen), each
+        side's points on the table this hand with its buracos and pot, the target; then
+        whose turn it is."""
         snap = self.c.snap
         parts: Row = [("", " ")]
-        target = snap.rules.target_score
-        for i, score in enumerate(snap.scores):
-            if i:
+        mine = snap.seats[snap.me].match_side
+        order = [mine, *[m for m in range(len(snap.scores)) if m != mine]]
+        for k, m in enumerate(order):
+            if k:
                 parts.append(("", "  "))
-            parts.append(("class:label", f"{match_side_name(self.c, i)} "))
-            parts.append(("class:score", str(score)))
-        parts.append(("class:dim", f" / {target}"))
-        fair = snap.fairness
-        if not fair.checked:
-            ftext: Row = [("class:dim", "practice: no cryptography")]
-        else:
-            n = len(fair.complaints)
-            style = "class:complaint" if n else "class:good"
-            ftext = [
-                (
-                    style,
-                    f"{fair.shuffles_verified}/{fair.shuffles_total} shuffles verified, "
-                    f"{n} complaint{'s' if n != 1 else ''}",
-                )
-            ]
-        turn = self.turn_text()
-        right: Row = [*turn, ("", "  "), *ftext, ("", " ")]
+            parts.append(("class:label", f"{match_side_name(self.c, m)} "))
+            parts.append(("class:score", str(snap.scores[m])))
+            parts.extend(self.on_table(m))
+        parts.append(("class:dim", f" / {snap.rules.target_score}"))
+        right: Row = [*self.turn_text(), ("", " ")]
+        view = snap.view
+        if view is not None and not view.ended:
+            pots = sum(1 for p in view.pot_owner if p == -1)
+            extra: Row = [("class:dim", f"stock {len(view.stock)} · pots {pots}  ")]
+            if cv.width(parts) + cv.width(extra) + cv.width(right) + 2 <= self.cols:
+                right = [*extra, *right]
+        if snap.fairness.complaints:  # the title names the last one: the count stays in sight
+            right = [*self.fairness_text(), ("", "  "), *right]
         return cv.spread(parts, right, self.cols)
+
+    def on_table(self, match_side: int) -> Row:
+        """What a match side has on the table in the hand in play: `+170 ★★ pot` (meld points
+        with buraco bonuses, a mark per clean or dirty buraco, and the pot if taken)."""
+        snap = self.c.snap
+        view = snap.view
+        if view is None:
+            return []
+        seats = snap.match_side_seats(match_side)
+        sides = sorted({snap.seats[s].side for s in seats})
+        if len(sides) != 1 or sides[0] >= len(view.melds):
+            return []
+        side = sides[0]
+        melds = view.melds[side]
+        marks = "".join(self.g.clean_mark if tm.meld.clean else self.g.dirty_mark
+                        for tm in melds if tm.meld.is_buraco)  # fmt: skip
+        pot = " pot" if view.team_pot[side] >= 0 else ""
+        text = f" +{meld_points(view, side)}{' ' + marks if marks else ''}{pot}"
+        return [("class:dim", text)]
+
+    def fairness_text(self) -> Row:
+        fair = self.c.snap.fairness
+        if not fair.checked:
+            return [("class:dim", "practice: no cryptography")]
+        n = len(fair.complaints)
+        style = "class:complaint" if n else "class:good"
+        return [(style, f"{fair.shuffles_verified}/{fair.shuffles_total} shuffles verified, "
+                        f"{n} complaint{'s' if n != 1 else ''}")]  # fmt: skip
 
     def turn_text(self) -> Row:
         snap = self.c.snap
@@ -154,18 +192,54 @@ class Screen(MeldRows, HandRows):
             row.append(("class:hint", ": keep it, or t turns it up"))
         return cv.fit(row, self.cols)
 
-    def actions_row(self) -> Row:
-        snap = self.c.snap
-        view = snap.view
-        if view is None:
-            return cv.fit([], self.cols)
-        parts: list[str] = []
-        for a in reversed(snap.actions[-4:]):
-            who = "you" if a.seat == snap.me else snap.seats[a.seat].nick
-            parts.append(describe(a.move, view, self.g, who, a.cards))
-        return cv.fit([("class:dim", " " + " · ".join(parts))], self.cols)
+    def feed_size(self) -> int:
+        """How many of the table feed's last lines stay on the table: 3 at 24 rows, more on
+        a taller terminal."""
+        return max(3, self.rows // 8)
+
+    def feed_rows(self) -> list[Row]:
+        """The table feed's last lines, newest last: every move told, and chat (C: all)."""
+        c = self.c
+        k = self.feed_size()
+        rows: list[Row] = []
+        if c.chat_text is not None:
+            k -= 1
+        for line in c.snap.chat[-k:] if k > 0 else ():
+            who = "" if line.seat is None else f"{c.snap.seats[line.seat].nick}: "
+            text = line.text
+            if 1 + len(who) + len(text) > self.cols:  # cut, marked; C shows it whole
+                text = text[: max(0, self.cols - 2 - len(who))] + "…"
+            rows.append(cv.fit([("class:label", f" {who}"), ("", text)], self.cols))
+        rows[:0] = [cv.fit([], self.cols) for _ in range(k - len(rows))]
+        if c.chat_text is not None:
+            rows.append(cv.fit([("class:chatinput", f" say: {c.chat_text}_")], self.cols))
+        return rows
 
     # ------------------------------------------------------------------ bottom
+
+    def message_rows(self) -> list[Row]:
+        """The message line; a question or message too long for it takes a second line (from
+        the feed above it), and one too long for two ends in an ellipsis."""
+        row = self.message_row()
+        full = self.message_text()
+        if len(full) + 1 <= self.cols:
+            return [row]
+        cut = full.rfind(" ", 0, self.cols - 1)
+        cut = cut if cut > 0 else self.cols - 1
+        style = row[0][0] if row else ""
+        first, rest = full[:cut], full[cut:].strip()
+        if len(rest) + 2 > self.cols:
+            rest = rest[: self.cols - 3] + "…"
+        return [cv.fit([(style, " " + first)], self.cols), cv.fit([(style, " " + rest)], self.cols)]
+
+    def message_text(self) -> str:
+        """The whole text of the message line (a question, a message), as it would read."""
+        c = self.c
+        if c.confirm is not None:
+            return c.confirm[0]
+        if c.message is not None:
+            return c.message.text
+        return ""
 
     def message_row(self) -> Row:
         c = self.c
@@ -174,6 +248,17 @@ class Screen(MeldRows, HandRows):
         if c.message is not None:
             style = {"error": "class:error", "hint": "class:hint"}.get(c.message.kind, "")
             return cv.fit([(style, " " + c.message.text)], self.cols)
+        snap = c.snap
+        if snap.timed_out and not snap.waiting:  # a proposal from another party to join
+            return cv.fit([("class:error", " An agreement is proposed (C shows it): "
+                                           "E end · V void · R replace")], self.cols)  # fmt: skip
+        if snap.waiting and (snap.timed_out or self.now - snap.waiting_since >= WAIT_SHOWN_S):
+            who = ", ".join(snap.waiting)
+            row: Row = [("class:label", f" Waiting for {who} "),
+                        ("class:dim", clock_text(self.now - snap.waiting_since))]  # fmt: skip
+            if snap.timed_out:
+                row.append(("class:error", " · past the limit: E end · V void · R replace"))
+            return cv.fit(row, self.cols)
         if c.my_turn():
             view = c.view
             assert view is not None
@@ -184,17 +269,6 @@ class Screen(MeldRows, HandRows):
             }.get(view.phase, "")
             return cv.fit([("class:myturn", f" Your turn: {what}")], self.cols)
         return cv.fit([], self.cols)
-
-    def chat_row(self) -> Row:
-        c = self.c
-        if c.chat_text is not None:
-            return cv.fit([("class:chatinput", f" say: {c.chat_text}_")], self.cols)
-        chat = c.snap.chat
-        if not chat:
-            return cv.fit([], self.cols)
-        line = chat[-1]
-        who = "table" if line.seat is None else c.snap.seats[line.seat].nick
-        return cv.fit([("class:dim", f" {who}: "), ("", line.text)], self.cols)
 
     def keys_row(self) -> Row:
         c = self.c
@@ -209,7 +283,7 @@ class Screen(MeldRows, HandRows):
         elif c.my_turn():
             keys = "space select · m meld · a add · x discard · Tab hint · u undo · ? help"
         else:
-            keys = "←→ space select · s sort · c chat · v pile · h history · ? help · q quit"
+            keys = "f skip ahead · C feed · c chat · v pile · h history · r rules · ? help"
         return cv.fit([("class:keys", " " + keys)], self.cols, "class:keys")
 
     # ------------------------------------------------------------------ the whole table
@@ -233,13 +307,13 @@ class Screen(MeldRows, HandRows):
             top_rows.append(cv.fit(summary, self.cols))
         else:
             top_rows.append(cv.fit([], self.cols))
+        message = self.message_rows()
         bottom = [
             self.pile_row(),
-            self.actions_row(),
+            *self.feed_rows()[len(message) - 1 :],
             *self.hand_rows(),
             self.staged_row(),
-            self.message_row(),
-            self.chat_row(),
+            *message,
             self.keys_row(),
         ]
         room = max(1, self.rows - len(top_rows) - len(bottom))

@@ -54,7 +54,10 @@ def test_commands_name_cards_by_their_number_in_the_sorted_hand() -> None:
     assert parse_command("meld 1 2 3 / 4 5 6", view, seat) == LayDown(
         seat, ((hand[0], hand[1], hand[2]), (hand[3], hand[4], hand[5]))
     )
-    assert parse_command("add 0 7", view, seat) == AddToMeld(seat, 0, (hand[6],))
-    for bad in ("discard 99", "discard x", "meld 1 1 2", "fly", "add x 1", ""):
+    assert parse_command("add 1 7", view, seat) == AddToMeld(seat, 0, (hand[6],))
+    name = render(view, seat, ["p"] * view.players).split(" 3:")[1].split()[0]
+    assert parse_command(f"discard {name.lower()}", view, seat) == Discard(seat, hand[2])
+    for bad in ("discard 99", "discard x", "meld 1 1 2", "fly", "add x 1", "add 0 1", "",
+                "discard QQ"):
         with pytest.raises(LineError):
             parse_command(bad, view, seat)

@@ -23,6 +23,7 @@ from buraco_p2p.engine import (
     team_of,
 )
 from buraco_p2p.rules import get_preset
+from buraco_p2p.text.words import suggest
 from buraco_p2p.ui import Client, render
 from buraco_p2p.ui.keys import Outcome, press
 
@@ -64,22 +65,43 @@ def test_a_legal_move_is_sent_once_and_the_selection_cleared() -> None:
     assert not c.pending and c.message is not None and "refused" in c.message.text
 
 
-def test_hints_cycle_the_engines_legal_moves_and_enter_plays_the_one_shown() -> None:
+def test_hints_cycle_the_engines_legal_moves_and_enter_asks_before_playing_one() -> None:
     c, sent, table = at(my_play)
-    legal = legal_moves(table.views[0])
+    view = table.views[0]
+    legal = legal_moves(view)
     seen = []
-    for _ in range(len(legal)):
-        c.hint()
+    c.hint()
+    for _ in range(len(c.hints)):
         seen.append(c.hints[c.hint_at])
-    assert sorted(map(repr, seen)) == sorted(map(repr, legal))
+        c.hint()
+    # Every legal play is offered, once per way it reads: no two hints read the same.
+    texts = [suggest(m, view, c.glyphs) for m in seen]
+    assert len(set(texts)) == len(texts)
+    assert set(texts) == {suggest(m, view, c.glyphs) for m in legal}
     # Discards come last: the melds are what a player looks for.
     kinds = [isinstance(m, Discard) for m in seen]
     assert kinds == sorted(kinds)
-    c.hint()
     shown = c.hints[c.hint_at]
-    assert c.message is not None and "Enter plays it" in c.message.text
-    assert c.play_hint()
+    assert c.message is not None and "Enter: play it?" in c.message.text
+    assert press(c, "enter") is Outcome.NONE
+    assert sent.moves == []  # one key never plays a hint: it asks, showing the move
+    assert c.confirm is not None and suggest(shown, view, c.glyphs) in c.confirm[0]
+    press(c, "y")
     assert sent.moves == [shown]
+
+
+def test_escape_clears_the_hint_cycle_and_a_declined_hint_is_not_played() -> None:
+    c, sent, _ = at(my_play)
+    c.hint()
+    c.hint()
+    assert c.hint_at == 1
+    press(c, "escape")
+    assert c.hint_at == -1 and c.selected == []
+    c.hint()
+    assert c.hint_at == 0  # the cycle starts again
+    press(c, "enter")
+    press(c, "n")
+    assert sent.moves == [] and c.confirm is None
 
 
 def test_undo_takes_back_the_last_card_then_escape_clears() -> None:

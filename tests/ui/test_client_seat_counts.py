@@ -42,7 +42,7 @@ async def one_hand(rules: RuleSet, seed: int) -> list[str]:
             assert turns < 300
         await until(lambda: "is over" in r.screen(), "the hand-end panel")
         text = r.screen()
-        assert "hand total" in text and "match score" in text
+        assert "hand total" in text and "match total" in text
         result = c.snap.history[-1]
         total = next(line for line in text.splitlines() if "hand total" in line)
         assert [int(x) for x in total.split()[2:]] == list(result.totals)

@@ -8,7 +8,7 @@ import asyncio
 from ui_helpers import ENTER, my_turn_or_end, play_turn, running, until
 
 from buraco_p2p.rules import get_preset
-from buraco_p2p.ui.glyphs import Glyphs
+from buraco_p2p.text.glyphs import Glyphs
 
 G = Glyphs()
 
@@ -32,7 +32,7 @@ async def whole_hand() -> None:
             assert G.card(view.known[slot]) in shown
         assert "Us 0" in lines[1] and "Them 0" in lines[1] and "/ 2000" in lines[1]
         assert "your turn" in lines[1]
-        assert "practice: no cryptography" in lines[1]
+        assert "practice: no cryptography" in lines[0]
 
         # An illegal attempt gets the engine's reason in words, and changes nothing.
         await r.press("x")
@@ -62,7 +62,7 @@ async def whole_hand() -> None:
         await until(lambda: "is over" in r.screen(), "the hand-end panel")
         screen = r.screen()
         result = c.snap.history[-1]
-        assert "hand total" in screen and "match score" in screen
+        assert "hand total" in screen and "match total" in screen
         totals = result.totals
         total_line = next(line for line in screen.splitlines() if "hand total" in line)
         assert total_line.split()[-2:] == [str(totals[0]), str(totals[1])]

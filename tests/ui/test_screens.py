@@ -12,6 +12,7 @@ from ui_helpers import Sent, find_position, positions, snapshot_of, text_of
 
 from buraco_p2p.engine import LayDown, Phase
 from buraco_p2p.rules import get_preset
+from buraco_p2p.text.glyphs import ASCII_SYMBOLS, Glyphs
 from buraco_p2p.ui import (
     ChatLine,
     Client,
@@ -22,7 +23,6 @@ from buraco_p2p.ui import (
     SeatInfo,
     render,
 )
-from buraco_p2p.ui.glyphs import Glyphs
 from buraco_p2p.ui.keys import Outcome, press
 from buraco_p2p.ui.panels import HELP
 from buraco_p2p.ui.seating import min_size, places
@@ -151,28 +151,54 @@ def test_progress_during_shuffles_names_the_seat_at_work() -> None:
     assert "shuffling: Caio (seat 3)" in text and "1/4" in text
 
 
-def test_the_help_panel_lists_every_key_the_client_answers() -> None:
-    c = client_at(mid_hand)
+def _help_pages(c: Client, cols: int = 80, rows: int = 24) -> str:
     c.toggle_panel(Panel.HELP)
-    text = screen(c)
-    assert "more" not in text  # all of it fits 80x24
+    pages = [screen(c, cols, rows)]
+    while c.panel_page + 1 < c.rule_pages:
+        press(c, "?")
+        pages.append(screen(c, cols, rows))
+    press(c, "escape")
+    return "\n".join(pages)
+
+
+@pytest.mark.parametrize("ascii", [False, True])
+def test_the_help_panel_lists_every_key_and_every_mark_uncut(ascii: bool) -> None:
+    c = client_at(mid_hand, ascii=ascii)
+    text = _help_pages(c)
+    assert "more" not in text  # nothing cut: what does not fit goes on the next page
     for key, _ in HELP:
-        assert key in text
+        assert (key.translate(ASCII_SYMBOLS) if ascii else key) in text
     for key in ("d", "p", "m", "M", "a", "x", "u", "s", "v", "h", "r", "c", "C", "q", "g", "t",
-                "Tab", "Esc", "Ctrl-Z", "space", "?"):
+                "Tab", "Esc", "Ctrl-Z", "space", "?", "f", "E", "V", "R"):
         assert any(key in k.split() for k, _ in HELP), key
+    marks = ("**", "^^", "++", "gg", "oo", "*", "+") if ascii else ("▲▲", "^^", "++", "gg",
+                                                                   "oo", "★", "☆", "▶")
+    for mark in marks:
+        assert f"  {mark} " in text, mark
+    assert "its top card first" in text  # the line cut at 80 columns before
+    if ascii:
+        assert "▲" not in text and "^^ selected" not in text
 
 
 def test_rules_pile_and_history_panels() -> None:
     c = client_at(mid_hand)
     c.toggle_panel(Panel.RULES)
     text = screen(c)
-    assert "target_score = 2000" in text and "Rules: classic" in text
-    if c.rule_pages > 1:
-        assert "r next page (1/" in text
+    assert "Rules: classic" in text and "r next page (1/" in text
+    assert text.index(" Dealing") < text.index(" Melds")
+    while c.panel_page + 1 < c.rule_pages:
         press(c, "r")
         text += screen(c)
-    assert "more" not in text
+    # Plain words first, grouped as a player thinks, with the values.
+    words = text.split("Every parameter")[0]
+    for heading in ("Dealing", "Melds", "Pots and the stock", "Buracos and going out",
+                    "Scoring"):
+        assert f" {heading}" in words, heading
+    assert "to open, a side lays down at least 50 points" in words
+    assert not any("_" in line for line in words.splitlines() if line.startswith("  "))
+    assert "the match ends at 2000 points" in text and "target_score = 2000" in text
+    assert "clean_run_length_bonus = none" in text
+    assert " more" not in text.replace("or more", "")  # nothing cut off
     for key in CLASSIC.to_wire():
         assert key in text or key in ("v", "name")
     press(c, "escape")

@@ -197,7 +197,7 @@ async def play_turn(r: Running) -> str:
         hinted = c.hints[c.hint_at] if c.hint_at >= 0 else None
         if not isinstance(hinted, LayDown | AddToMeld):
             break
-        assert "hint 1/" in r.screen() and "(Enter plays it)" in r.screen()
+        assert "hint 1/" in r.screen() and "(Enter: play it?)" in r.screen()
         await enter_and_wait(r, "the meld taken")
         did = "meld" if isinstance(hinted, LayDown) else "add"
     if not c.my_turn():
@@ -213,8 +213,9 @@ async def play_turn(r: Running) -> str:
 
 
 async def enter_and_wait(r: Running, what: str) -> None:
-    """Enter plays the hinted move; wait until the table has taken it."""
+    """Enter asks to play the hinted move, y plays it; wait until the table has taken it."""
     c = r.app.client
     version = c.snap.version
     await r.press(ENTER)
+    await r.press("y")
     await until(lambda: c.snap.version > version and not c.pending, what)

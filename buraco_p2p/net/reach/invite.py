@@ -243,6 +243,14 @@ class Invite:
             raise InviteFormatError(
                 f"invite code contains characters that cannot appear in it: {''.join(bad)!r}"
             )
+        need = _HEADER_LEN + CHECKSUM_LEN
+        if len(b32) * 5 // 8 < need:
+            # Too short to hold even the header: say so, rather than read its first byte as
+            # a version number.
+            raise InviteTruncatedError(
+                f"this is not a whole invite code: {len(b32)} characters after {TEXT_PREFIX}-, "
+                f"a code has at least {-(-need * 8 // 5)}; copy the whole code the host shows"
+            )
         if len(b32) % 8 in (1, 3, 6):
             # No whole number of bytes encodes to these lengths: something was cut off.
             raise InviteTruncatedError("the invite code is truncated (incomplete last group)")

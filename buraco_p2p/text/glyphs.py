@@ -23,8 +23,8 @@ Fragment = tuple[str, str]
 # Where the terminal has no Unicode symbols, every symbol the screens draw becomes one ASCII
 # character of the same width, so the layout does not move.
 ASCII_SYMBOLS: Final = str.maketrans(
-    {"·": "-", "│": "|", "←": "<", "→": ">", "…": ".", "▶": ">", "▲": "^", "★": "*",
-     "☆": "+", "⚠": "!", "♠": "S", "♥": "H", "♦": "D", "♣": "C", "\ufffd": "?"}
+    {"·": "-", "│": "|", "←": "<", "→": ">", "↑": "^", "↓": "v", "…": ".", "▶": ">", "▲": "^",
+     "★": "*", "☆": "+", "⚠": "!", "♠": "S", "♥": "H", "♦": "D", "♣": "C", "\ufffd": "?"}
 )
 
 

@@ -7,9 +7,11 @@ for the record of what the other players just did.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import Final
 
+from buraco_p2p.cards import parse_card
 from buraco_p2p.engine import (
     AddToMeld,
     Discard,
@@ -22,7 +24,7 @@ from buraco_p2p.engine import (
     TakeDiscard,
     TurnUpFirst,
 )
-from buraco_p2p.ui.glyphs import Glyphs
+from buraco_p2p.text.glyphs import Glyphs
 
 C = IllegalMoveCode
 
@@ -50,23 +52,45 @@ REASONS: Final[dict[IllegalMoveCode, str]] = {
 }
 
 PHASE_HINTS: Final = {
-    "draw": "draw first: d for the stock, p for the pile",
+    "draw": "draw first: from the stock or the pile",
     "first_choice": "keep the card (play on) or t to turn it up",
     "play": "meld, add or discard",
 }
 
 
-def explain(err: IllegalMove, view: HandState | None = None) -> str:
-    """One line for the player: the rule in words, then the engine's particulars."""
+def explain(err: IllegalMove, view: HandState | None = None, g: Glyphs | None = None) -> str:
+    """One line for the player: the rule in words, then the engine's particulars, with its
+    card names (`4C`) and slot numbers in the screen's glyphs (`4♣`) and no internal code."""
     head = REASONS.get(err.code, "Not allowed")
     if err.code is C.WRONG_PHASE and view is not None:
         tip = PHASE_HINTS.get(view.phase.value)
         if tip:
             return f"{head}: {tip}."
-    detail = err.message.rstrip(".")
+    detail = in_glyphs(err.message.rstrip("."), view, g or Glyphs())
     if detail and detail.lower() != head.lower():
         return f"{head}: {detail}."
     return f"{head}."
+
+
+CARD_TEXT = re.compile(r"\b(10|[A2-9TJQK])([SHDC])\b")
+SLOT_TEXT = re.compile(r"\bslot (\d+)\b")
+
+
+def in_glyphs(text: str, view: HandState | None, g: Glyphs) -> str:
+    """`text` with card names (`4C`, `TH`) in the glyphs in use and slot numbers, which mean
+    nothing to a player, as the card in that slot (when this view knows it)."""
+
+    def card(m: re.Match[str]) -> str:
+        face = parse_card(m.group(0))
+        return g.face(face)
+
+    def slot(m: re.Match[str]) -> str:
+        k = int(m.group(1))
+        if view is not None and 0 <= k < view.n and view.known[k] >= 0:
+            return g.card(view.known[k])
+        return "that card"
+
+    return SLOT_TEXT.sub(slot, CARD_TEXT.sub(card, text))
 
 
 def faces_of(view: HandState, slots: Sequence[int], g: Glyphs) -> str:

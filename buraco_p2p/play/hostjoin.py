@@ -51,7 +51,7 @@ from buraco_p2p.play.node import open_node, start_on_mesh
 from buraco_p2p.play.store import StoreError, default_data_dir
 from buraco_p2p.rules import RuleSet
 
-__all__ = ["register"]
+__all__ = ["register", "restart_bots"]
 
 
 def _say(text: str) -> None:
@@ -230,7 +230,27 @@ def _resume_line(args: argparse.Namespace) -> int:
             await announce_resumed_bots(driver, bots)
             return await _run_console(driver, bot_keys=bots)
 
-    return run_reporting(lambda: int(trio.run(main)), "buraco-p2p resume", (StoreError,))
+    with restart_bots(root, table) or contextlib.nullcontext():
+        return run_reporting(lambda: int(trio.run(main)), "buraco-p2p resume", (StoreError,))
+
+
+def restart_bots(root: Path, table: bytes) -> Cluster | None:
+    """Start again the bot peers `host --bots` started for `table` (None if it started
+    none): each from its own data directory (`bot-peer --resume`), so with the identity it
+    had. They are the host's children and end with it, also when it is killed; a resumed
+    host that did not start them again would leave their seats empty for good. The caller
+    ends them (the cluster is a context manager) when it leaves the table."""
+    found = sorted(root.glob(f"bots-*/peer-*/tables/{table.hex()}/secret"))
+    if not found:
+        return None
+    bot_root = found[0].parents[3]
+    names = [s.parents[2].name.removeprefix("peer-") for s in found if s.parents[3] == bot_root]
+    seats = [int(k) for k in names if k.isdigit()]
+    cluster = Cluster(max(seats) + 1, bot_root, None, humans=[0])
+    cluster.table = table.hex()
+    for k in seats:
+        cluster.resume(k)
+    return cluster
 
 
 async def _host_with_bots(args: argparse.Namespace, rules: RuleSet, root: Path) -> int:

@@ -130,6 +130,13 @@ class Peer:
         return self._voter.due(self._overdue) or self._next() is not None
 
     @property
+    def overdue(self) -> frozenset[int]:
+        """The parties our clock has seen keep the current step waiting past the table's
+        timeout (reported by `tick`): the only ones, but the author of a fault, that we
+        name silent or join a void naming."""
+        return self._overdue
+
+    @property
     def stopped(self) -> bool:
         """Whether we have agreed to a void and stand at its point: we make no entry."""
         return self._voter.stopped() or self._voter.due(self._overdue)

@@ -290,7 +290,7 @@ class Driver:
                 return "no agreement proposed: only the host can seat a bot in a seat"
             return self.replacer(tuple(sorted(self.overdue)))
         try:
-            self._handle(peer.propose_void(action, self.clock()))
+            self._handle(peer.propose_void(action, self.clock(), tuple(sorted(self.overdue))))
         except ValueError as exc:
             return f"no agreement proposed: {exc}"
         finally:

@@ -1,6 +1,6 @@
 """Speed of the table protocol: N sans-IO session peers in one process, printed as one JSON object.
 
-    python benchmarks/session.py [--rules P] [--seed S] [--target POINTS]
+    python benchmarks/session.py [--rules P] [--seed S] [--target POINTS] [--verify-only]
 
 The peers run on a discrete-event simulator, so the figures are those of N machines on a
 network, not of one process taking turns:
@@ -28,8 +28,14 @@ Keys (the goals in brackets):
   to move), over every move of the match but the last of each hand.
 - cpu_s_per_hand: CPU seconds per peer per hand (all of it: setup, moves, end of hand, bots).
 - peak_rss_mb: this process's peak resident set (all N peers in it).
-- verify_match_s [<= 5]: `buraco-p2p verify` (`audit.verify_bytes`) on the whole match log of
-  the delay-0 run, in CPU seconds of this process (the machine may be shared).
+- verify_match_s [<= 5]: `buraco-p2p verify` (`audit.verify_bytes`) on the log of a timed
+  match of 24 hands (`--verify-hands`; rules `hands=24 minutes=600`, its clocks never reaching
+  the time: a round of clocks after every hand), wall-clock seconds with `--jobs` at its
+  default (every core: verify_jobs_default); verify_match_s_jobs1 and _jobs2 with one and two
+  processes. verify_match_cpu_s_jobs1 / _jobs2: the CPU seconds of those runs, workers
+  included, which a shared machine does not inflate; verify_match_idle_s_jobs1 / _jobs2 what
+  they come to on that many idle cores (the longer of the main process's CPU time and the
+  total shared out). verify_match_entries, verify_match_hands: the log audited.
 """
 
 from __future__ import annotations
@@ -50,6 +56,7 @@ from typing import Any, Protocol
 
 from buraco_p2p.audit import verify_bytes
 from buraco_p2p.bots import make_bot
+from buraco_p2p.bots.selfplay import session_match
 from buraco_p2p.crypto import DeterministicRandomSource
 from buraco_p2p.engine import DrawStock, Move
 from buraco_p2p.logfile import encode_log
@@ -65,6 +72,7 @@ from buraco_p2p.session import (
     decode_entry,
     make_genesis,
 )
+from buraco_p2p.verify_jobs import available_cores
 
 CpuClock = Callable[[], float]
 
@@ -348,6 +356,50 @@ def _rules(preset: str, target: int | None, players: int | None = None) -> RuleS
     return rules
 
 
+def timed_match_log(preset: str, hands: int) -> list[bytes]:
+    """A timed match of `hands` hands among in-memory session peers (`selfplay --log`): a
+    round of clocks after every hand, the clocks (one millisecond per delivery) far from the
+    time limit, so the match ends by its number of hands."""
+    rules = get_preset(preset).with_overrides({"hands": hands, "minutes": 600})
+    ticks = itertools.count()
+    log = session_match(
+        rules, [make_bot("heuristic")] * rules.players, 1, clock=lambda: next(ticks) / 1000
+    )
+    return [e.wire for e in log]
+
+
+def verify_figures(preset: str, hands: int) -> dict[str, Any]:
+    """`verify` on a timed match of `hands` hands, with one process, two, and the default."""
+    data = encode_log(timed_match_log(preset, hands))
+    out: dict[str, Any] = {"verify_log_bytes": len(data)}
+    default = available_cores()
+    for label, jobs in (("_jobs1", 1), ("_jobs2", 2), ("", default)):
+        main0, workers0 = _cpu()
+        t0 = time.perf_counter()
+        verdict = verify_bytes(data, jobs=jobs)
+        out[f"verify_match_s{label}"] = round(time.perf_counter() - t0, 3)
+        main1, workers1 = _cpu()
+        main_cpu, total = main1 - main0, main1 + workers1 - main0 - workers0
+        if label:
+            out[f"verify_match_cpu_s{label}"] = round(total, 3)
+            # on `jobs` idle cores: the main process's walk, or everything shared out
+            out[f"verify_match_idle_s{label}"] = round(max(main_cpu, total / jobs), 3)
+        if verdict.code != 0:
+            out["verify_error"] = str(verdict.doc)[:300]
+        out["verify_exit"] = verdict.code
+        out["verify_match_entries"] = verdict.doc.get("entries")
+        out["verify_match_hands"] = verdict.doc.get("hands")
+    out["verify_jobs_default"] = default
+    return out
+
+
+def _cpu() -> tuple[float, float]:
+    """CPU seconds of this process and of its finished child processes (the workers)."""
+    mine = resource.getrusage(resource.RUSAGE_SELF)
+    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return mine.ru_utime + mine.ru_stime, kids.ru_utime + kids.ru_stime
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--rules", default="classic", help="preset (default classic)")
@@ -356,9 +408,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--target", type=int, default=None,
         help="override the target score (a shorter match); default: the preset's",
     )
+    parser.add_argument(
+        "--verify-hands", type=int, default=24,
+        help="hands of the timed match whose log `verify` audits (default 24)",
+    )
+    parser.add_argument(
+        "--verify-only", action="store_true", help="only the verify_* figures",
+    )
     args = parser.parse_args(argv)
     rules = _rules(args.rules, args.target)
     out: dict[str, Any] = {"rules": args.rules, "target_score": rules.target_score}
+    if args.verify_only:
+        print(json.dumps(out | verify_figures(args.rules, args.verify_hands)))
+        return 0
 
     match = simulate(rules, 0.0, args.seed)
     out["hands"] = match.hands
@@ -377,12 +439,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     out["setup_legs"] = round(legs.setups[0])
     out["draw_legs"] = round(max(legs.draws)) if legs.draws else None
 
-    data = encode_log(match.log)
-    t0 = time.process_time()
-    verdict = verify_bytes(data)
-    out["verify_match_s"] = round(time.process_time() - t0, 3)
-    out["verify_exit"] = verdict.code
-    out["log_bytes"] = len(data)
+    out.update(verify_figures(args.rules, args.verify_hands))
     for count in (2, 6):
         key = f"hand_setup_s_{count}p"
         try:

@@ -5,13 +5,20 @@ verifier-only replay (the code path every peer runs on every entry it receives, 
 of its own), so a log this command accepts is one every honest peer would have accepted, and
 there is no second implementation of the rules to drift from the first.
 
-Exit codes: 0 the log is a fair, complete match (with `--partial`, also the first hands of
-one: a log that stops between two hands); 1 the log is a log but an entry in it is bad (the
-first one is named by its position, with its author, its fingerprint and the reason; a log
-that stops early names the parties that owe the next entry); 2 the file is not a log at all
-(missing, unreadable, empty, too big, not msgpack, another magic or version: see
-`buraco_p2p.logfile`) or the command line is wrong. `--json` prints the verdict document the
-text is made from.
+Exit codes: 0 the log is a fair match that has ended (completed with its final round,
+decided with the final round missing, ended by agreement or abandoned: the summary says which,
+and lists every void agreement with its silent parties and why it was made; with `--partial`,
+also the first hands of one: a log that stops between two hands); 1 the log is a log but an
+entry in it is bad (the first one is named by its position, with its author, its fingerprint
+and the reason); 2 the file is not a log at all (missing, unreadable, empty, too big, not
+msgpack, another magic or version: see `buraco_p2p.logfile`) or the command line is wrong; 4
+the log is fair as far as it goes but the match is unfinished (it stops before the match
+ended: a table still in play, `selfplay --hands 1`); the summary names the step it stops in and
+the parties whose entries would come next, which is no charge against them; 5 the verifier
+itself failed on an entry (a fault of this program, no proof against any party). `--json`
+prints the verdict document the text is made from. `--jobs N` checks the proofs on N
+processes (`buraco_p2p.verify_jobs`), with the same verdict. `verify A B` compares two logs of
+one table (`buraco_p2p.verify_compare`): exit 3 when they differ, else the verdict's code.
 """
 
 from __future__ import annotations
@@ -26,11 +33,25 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from buraco_p2p.logfile import LogFileError, decode_log
-from buraco_p2p.session import LogError, Phase, Replay, Terms, decode_entry, parse_genesis, replay
+from buraco_p2p.session import (
+    LogError,
+    Phase,
+    Replay,
+    Table,
+    Terms,
+    decode_entry,
+    parse_genesis,
+)
+from buraco_p2p.session.flow import BEFORE_DEAL, BEFORE_SEATS, IN_HAND, SCORED, VoidRecord
+from buraco_p2p.verify_compare import compare_logs
+from buraco_p2p.verify_jobs import BadEntry, VerifierFailed, parse_jobs, replay_log
 
 EXIT_FAIR: Final = 0
 EXIT_BAD_ENTRY: Final = 1
 EXIT_NOT_A_LOG: Final = 2
+# 3 is `verify A B`: the two logs differ
+EXIT_UNFINISHED: Final = 4
+EXIT_VERIFIER_FAILED: Final = 5
 
 # A whole match of the longest preset is a few megabytes; refuse to even read more than this.
 MAX_LOG_BYTES: Final = 64 * 1024 * 1024
@@ -75,22 +96,55 @@ def register(subparsers: Any) -> None:
         description=(
             "Replay a match log without the network: every signature, hash link, key, shuffle "
             "and share proof, every move through the rules engine, every score, and every "
-            "card of each finished hand once its keys are published. Exit 0 for a fair match, "
-            "1 naming the first bad entry, 2 for a file that is not a match log."
+            "card of each finished hand once its keys are published. Exit 0 for a fair match "
+            "that has ended (the summary says how), 1 naming the first bad entry, 2 for a file "
+            "that is not a match log, 4 for a fair log of an unfinished match, 5 if the "
+            "verifier itself failed. Given two logs of one table, also where they differ: exit 3 "
+            "if they do."
         ),
     )
     vp.add_argument("logfile", metavar="LOGFILE", help="the match log to audit")
+    vp.add_argument(
+        "other",
+        nargs="?",
+        metavar="OTHER",
+        help="another log of the same table: say whether and where the two differ (exit 3)",
+    )
     vp.add_argument("--json", action="store_true", help="print one JSON document")
     vp.add_argument(
         "--partial",
         action="store_true",
         help="accept a log that stops between two hands (the first hands of a match)",
     )
+    vp.add_argument(
+        "--jobs",
+        metavar="N",
+        help="check the proofs on N processes (default: one per core); the verdict is the same",
+    )
     vp.set_defaults(func=run_verify)
 
 
 def run_verify(args: argparse.Namespace) -> int:
-    verdict = verify_path(args.logfile, partial=args.partial)
+    try:
+        jobs = parse_jobs(args.jobs)
+    except ValueError as exc:
+        sys.stderr.write(f"buraco-p2p verify: {exc}\n")
+        return EXIT_NOT_A_LOG
+    if args.other is not None:
+        code, text = compare_logs(
+            (args.logfile, args.other),
+            load=read_bounded,
+            verify=lambda data, name: verify_bytes(
+                data, partial=args.partial, name=name, jobs=jobs
+            ),
+            render=render_text,
+            as_json=args.json,
+        )
+        with closed_pipe_is_quiet():
+            sys.stdout.write(text)
+            sys.stdout.flush()
+        return code
+    verdict = verify_path(args.logfile, partial=args.partial, jobs=jobs)
     with closed_pipe_is_quiet():
         if args.json:
             json.dump(verdict.doc, sys.stdout, indent=1, sort_keys=True)
@@ -117,50 +171,57 @@ def closed_pipe_is_quiet() -> Iterator[None]:
         os.close(devnull)
 
 
-def verify_path(path: str, *, partial: bool = False) -> Verdict:
+def verify_path(path: str, *, partial: bool = False, jobs: int = 1) -> Verdict:
     """Audit the log file at `path` (see the module docstring for the exit codes)."""
     try:
         data = read_bounded(path)
     except NotALog as exc:
         return _not_a_log(str(exc))
-    return verify_bytes(data, partial=partial, name=path)
+    return verify_bytes(data, partial=partial, name=path, jobs=jobs)
 
 
-def verify_bytes(data: bytes, *, partial: bool = False, name: str = "log") -> Verdict:
-    """Audit a log file's bytes."""
+def verify_bytes(
+    data: bytes, *, partial: bool = False, name: str = "log", jobs: int = 1
+) -> Verdict:
+    """Audit a log file's bytes, the proofs checked by `jobs` processes
+    (`buraco_p2p.verify_jobs`: the verdict does not depend on it)."""
     try:
         wires = decode_log(data)
     except LogFileError as exc:
         return _not_a_log(f"{name}: {exc}")
-    fed = 0
-
-    def feed() -> Iterator[bytes]:
-        nonlocal fed
-        for w in wires:
-            fed += 1
-            yield w
-
     try:
-        result = replay(feed())
-    except LogError as exc:
-        return _bad_entry(exc, wires, fed - 1)
+        result = replay_log(wires, jobs)
+    except BadEntry as bad:
+        return _bad_entry(bad.error, wires, bad.position)
+    except VerifierFailed as failed:  # a verdict, never a traceback
+        return _verifier_failed(failed.error, failed.position)
+    return _verdict(result, name, partial=partial)
+
+
+def _verdict(result: Replay, name: str, *, partial: bool) -> Verdict:
+    """The verdict on a log every entry of which was accepted: a match that has ended (exit
+    0, the summary says how), or an unfinished one (exit 4; 0 with `partial` between hands)."""
     table = result.table
-    if not result.closed:
-        between_hands = (
-            table.phase in (Phase.HAND_KEYS, Phase.TIME)
-            and len(table.waiting_for) == table.n  # no key (or clock) after the hand yet
-            and result.hands > 0
-        )
-        if not (partial and between_hands):
-            owed = table.waiting_for
-            reason = (
-                f"the log ends before the match result ({table.phase.value}: "
-                f"waiting for part{'ies' if len(owed) > 1 else 'y'} "
-                f"{', '.join(map(str, owed))})"
-            )
-            err = LogError(reason, index=result.entries, author=owed[0] if owed else None)
-            return _bad_entry(err, wires, result.entries)
-    return Verdict(EXIT_FAIR, _summary(result, name))
+    doc = _summary(result, name)
+    if result.closed:
+        return Verdict(EXIT_FAIR, doc)
+    between_hands = (
+        table.phase in (Phase.HAND_KEYS, Phase.TIME)
+        and len(table.waiting_for) == table.n  # no key (or clock) after the hand yet
+        and result.hands > 0
+    )
+    if partial and between_hands:
+        return Verdict(EXIT_FAIR, doc)
+    doc["result"] = "unfinished"
+    return Verdict(EXIT_UNFINISHED, doc)
+
+
+def _verifier_failed(exc: Exception, position: int | None) -> Verdict:
+    return Verdict(EXIT_VERIFIER_FAILED, {
+        "result": "verifier_failed",
+        "index": position,
+        "reason": f"{type(exc).__name__}: {exc}",
+    })  # fmt: skip
 
 
 def _not_a_log(reason: str) -> Verdict:
@@ -228,6 +289,12 @@ def _summary(result: Replay, name: str) -> dict[str, Any]:
         }
     return {
         "result": "fair",
+        "ending": _ending(table),
+        "voids": [_void(table, rec) for rec in table.voids],
+        "abandoned": [
+            {"hand": h, "sides": list(sides), "points": pts}
+            for h, sides, pts in (table.match.abandoned if table.match is not None else ())
+        ],
         "file": _display(name),
         "table_id": terms.table_id.hex(),
         "rules": terms.rules.name,
@@ -244,6 +311,87 @@ def _summary(result: Replay, name: str) -> dict[str, Any]:
         "successions": _successions(table),
         **timed,
     }
+
+
+def _ending(table: Table) -> dict[str, Any]:
+    """How the match ended, as the log shows it: "completed" (the final round), "decided"
+    (the match was decided; a void closed it before every party signed the final scores),
+    "ended_by_agreement" (a void with no fault to prove), "abandoned" (a void during a hand:
+    `by` the silent parties, `proven` those a partner's signature proves walked out), or
+    "unfinished" (the log stops: the step it stops in and whose entries would come next)."""
+    if not table.closed:
+        return {
+            "how": "unfinished",
+            "phase": "void" if table.voiding is not None else table.phase.value,
+            "waiting_for": list(table.waiting_for),
+        }
+    last = table.voids[-1] if table.voids and table.voids[-1].then != "next_hand" else None
+    if last is None:
+        return {"how": "completed"}
+    out: dict[str, Any] = {"silent": list(last.silent), "index": last.index}
+    if last.then == "decided":
+        return {"how": "decided", **out}
+    if last.stage == IN_HAND:
+        return {"how": "abandoned", "by": list(last.silent), "proven": list(last.proven), **out}
+    return {"how": "ended_by_agreement", **out}
+
+
+def _void(table: Table, rec: VoidRecord) -> dict[str, Any]:
+    nick = table.terms.nicknames
+    return {
+        "index": rec.index,
+        "action": rec.action,
+        "silent": list(rec.silent),
+        "silent_nicknames": [nick[p] for p in rec.silent],
+        "phase": rec.phase,
+        "hand": rec.hand,
+        "stage": rec.stage,
+        "proven": list(rec.proven),
+        "charged": list(rec.charged),
+        "points": rec.points,
+        "then": rec.then,
+        "reason": _void_reason(rec),
+    }
+
+
+def _void_reason(rec: VoidRecord) -> str:
+    """Why the void was made and what it did, in words (the log cannot show the timeout
+    itself: only that every party not named signed it)."""
+    who = ", ".join(map(str, rec.silent))
+    plural = len(rec.silent) > 1
+    where = "before the seats were drawn" if rec.hand is None else (
+        f"in the {rec.phase} step of hand {rec.hand}"
+    )  # fmt: skip
+    them = "them" if plural else "it"
+    named = f"every party but {who} signed that the table was waiting for {them} {where}"
+    then = {
+        "decided": "the match was decided, so it closes with its result",
+        "closed": "the match ends there",
+        "next_hand": "the next hand is dealt"
+        + (" to the new identities" if rec.action == "replace" else ""),
+    }[rec.then]
+    if rec.stage == BEFORE_SEATS:
+        return f"{named}: {then}"
+    if rec.stage == BEFORE_DEAL:
+        return f"{named}: nobody had seen a card; {then}"
+    if rec.stage == SCORED:
+        return f"{named}: the hand was counted, so it is scored; {then}"
+    unproven = [p for p in rec.silent if p not in rec.proven]
+    parts = [f"{named}: the hand is abandoned"]
+    if rec.proven:
+        proven = ", ".join(map(str, rec.proven))
+        sides = ", ".join(map(str, rec.charged))
+        parts.append(
+            f"a partner signed, which proves part{'ies' if len(rec.proven) > 1 else 'y'} "
+            f"{proven} walked out: match side{'s' if len(rec.charged) > 1 else ''} {sides} "
+            f"charged {rec.points}{' each' if len(rec.charged) > 1 else ''}"
+        )
+    if unproven:
+        parts.append(
+            f"only opponents named part{'ies' if len(unproven) > 1 else 'y'} "
+            f"{', '.join(map(str, unproven))}: no fault is proven and nobody is charged for it"
+        )
+    return "; ".join(parts) + f"; {then}"
 
 
 def _successions(table: Any) -> list[dict[str, Any]]:
@@ -271,6 +419,12 @@ def render_text(doc: dict[str, Any]) -> str:
     result = doc["result"]
     if result == "not_a_log":
         return f"not a match log: {doc['reason']}\n"
+    if result == "verifier_failed":
+        at = "" if doc["index"] is None else f" at entry {doc['index']}"
+        return (
+            f"VERIFIER FAILED{at}: {doc['reason']} "
+            "(a fault of the verifier, not evidence against any party)\n"
+        )
     if result == "bad_entry":
         who = "unknown author"
         if doc.get("author") is not None:
@@ -285,19 +439,32 @@ def render_text(doc: dict[str, Any]) -> str:
             f"BAD LOG: entry {doc['index']}{kind} by {who}: "
             f"{doc['error']}: {doc['reason']}\n"
         )
+    unfinished = result == "unfinished"
+    partial = not unfinished and not doc["complete"]
     lines = [
-        f"fair match: {doc['file']}" + ("" if doc["complete"] else " (unfinished: stops "
-                                          "between two hands)"),
+        ("unfinished match (the log is fair as far as it goes)" if unfinished else "fair match")
+        + f": {doc['file']}"
+        + (" (unfinished: stops between two hands)" if partial else ""),
         f"  table {doc['table_id']}, rules {doc['rules']} (digest {doc['rules_digest'][:16]})",
         f"  {doc['hands']} hands, {doc['entries']} entries, "
         f"{doc['shuffles_verified']} shuffles verified, {doc['hands_opened']} hands opened",
     ]
+    if "ending" in doc:
+        lines.append(f"  {_ending_text(doc)}")
     scores = ", ".join(f"team {t} {s}" for t, s in enumerate(doc["scores"]))
     winner = doc["winner"]
+    how = doc.get("ending", {}).get("how", "completed")
+    label = (
+        "final score" if how in ("completed", "decided")
+        else "score when the match ended (no winner)" if doc["complete"]
+        else "current score"
+    )  # fmt: skip
     lines.append(
-        f"  {'final' if doc['complete'] else 'current'} score: {scores}"
-        + (f" (winner: team {winner})" if winner is not None else "")
+        f"  {label}: {scores}" + (f" (winner: team {winner})" if winner is not None else "")
     )
+    for a in doc.get("abandoned", ()):
+        sides = ", ".join(f"team {i}" for i in a["sides"])
+        lines.append(f"  hand {a['hand']} abandoned: {sides} charged {a['points']}")
     if "minutes" in doc:
         up = "the time is up" if doc["time_up"] else "the time is not up"
         lines.append(
@@ -305,6 +472,13 @@ def render_text(doc: dict[str, Any]) -> str:
         )
     if doc["void_entries"]:
         lines.append(f"  {doc['void_entries']} void agreement entries")
+    for v in doc.get("voids", ()):
+        names = ", ".join(
+            f"party {p} {n!r}" for p, n in zip(v["silent"], v["silent_nicknames"], strict=True)
+        )
+        lines.append(
+            f"  void at entry {v['index']} ({v['action']}), silent: {names}: {v['reason']}"
+        )
     for p in doc["players"]:
         seat = "" if p["seat"] is None else f" seat {p['seat']}"
         lines.append(f"  party {p['party']}{seat} {p['nickname']!r} {p['fingerprint']}")
@@ -314,6 +488,39 @@ def render_text(doc: dict[str, Any]) -> str:
             f"{s['old_fingerprint']} -> {s['new_fingerprint']}"
         )
     return "\n".join(lines) + "\n"
+
+
+def _ending_text(doc: dict[str, Any]) -> str:
+    end = doc["ending"]
+    how = end["how"]
+    nick = {p["party"]: p["nickname"] for p in doc["players"]}
+
+    def parties(ps: list[int]) -> str:
+        return ", ".join(f"party {p} {nick.get(p, '?')!r}" for p in ps)
+
+    if how == "completed":
+        return "ended: completed, every party signed the final scores"
+    if how == "decided":
+        return (
+            "ended: decided (a void closed the match after it was decided; "
+            f"missing signatures: {parties(end['silent'])})"
+        )
+    if how == "ended_by_agreement":
+        return f"ended: by agreement of the others, without {parties(end['silent'])}"
+    if how == "abandoned":
+        unproven = [p for p in end["by"] if p not in end["proven"]]
+        text = "ended: abandoned during a hand"
+        if end["proven"]:
+            text += f"; walked out, proven by a partner's signature: {parties(end['proven'])}"
+        if unproven:
+            text += f"; named by opponents only, nothing proven: {parties(unproven)}"
+        return text
+    phase = end["phase"]
+    waiting = parties(end["waiting_for"])
+    return (
+        f"not ended: the log stops in {phase}, where {waiting} would append next "
+        "(a log that stops is no charge against anyone)"
+    )
 
 
 def _display(path: str) -> str:

@@ -57,14 +57,9 @@ from buraco_p2p.crypto.encoding import card_points, check_deck_size
 from buraco_p2p.crypto.errors import NotACard, ProofError
 from buraco_p2p.crypto.group import Point, RandomSource
 from buraco_p2p.crypto.keys import KeyAnnouncement, KeyPair
-from buraco_p2p.crypto.shares import (
-    ShareBatch,
-    make_share_batch,
-    open_card,
-    own_share,
-    verify_share_batch,
-)
-from buraco_p2p.crypto.shuffle import decode_and_verify, shuffle_and_prove
+from buraco_p2p.crypto.proofcheck import CHECK_NOW, ProofChecks
+from buraco_p2p.crypto.shares import ShareBatch, make_share_batch, open_card, own_share
+from buraco_p2p.crypto.shuffle import shuffle_and_prove
 from buraco_p2p.crypto.transcript import ProofContext
 
 __all__ = [
@@ -208,6 +203,7 @@ class DeckSession:
         layout: LayoutLike,
         play_order: Sequence[int] | None = None,
         rng: RandomSource | None = None,
+        checks: ProofChecks = CHECK_NOW,
     ) -> None:
         n = len(players)
         if not MIN_SEATS <= n <= MAX_SEATS or len(set(players)) != n:
@@ -223,6 +219,7 @@ class DeckSession:
         self.me = me
         self._keypair = keypair
         self._rng = rng
+        self._checks = checks  # who runs the proof checks (`buraco_p2p.crypto.proofcheck`)
         self.deck_size = check_deck_size(layout.deck_size)
         self._hands = hands_by_seat(layout, range(n) if play_order is None else play_order)
         dealt = [s for h in self._hands for s in h]
@@ -441,7 +438,7 @@ class DeckSession:
         try:
             ann = KeyAnnouncement.from_bytes(self._ctx(seat, log_index), msg.key)
             if (msg, log_index) not in self._sent:
-                ann.verify()
+                self._checks.key(ann)
         except ProofError as e:
             raise KeyRejected(seat, e.reason) from e
         if ann.public in self._keys.values():
@@ -468,7 +465,7 @@ class DeckSession:
             if (msg, log_index) in self._sent:
                 new = decode_deck(msg.deck, len(self._deck))  # our own, already proven
             else:
-                new = decode_and_verify(ctx, self.table_key, self._deck, msg.deck, msg.proof)
+                new = self._checks.shuffle(ctx, self.table_key, self._deck, msg.deck, msg.proof)
         except ProofError as e:
             raise ShuffleRejected(seat, e.reason, e.field) from e
         self._deck = new
@@ -493,7 +490,7 @@ class DeckSession:
         try:
             batch = ShareBatch.from_bytes(msg.batch, len(msg.slots), party=seat)
             if (msg, log_index) not in self._sent:
-                verify_share_batch(self._keys[seat], cts, batch, self._ctx(seat, log_index))
+                self._checks.shares(self._keys[seat], cts, batch, self._ctx(seat, log_index))
         except ProofError as e:
             raise ShareRejected(seat, e.reason, msg.slots) from e
         # Open what can be opened before committing anything, so a bad card leaves no trace.

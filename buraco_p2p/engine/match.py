@@ -13,9 +13,17 @@ How it ends:
   replays it, and calls `time_up()` at the same point of the log.
 Ending by length, the leading match side wins; a tie for the lead is played out with another
 hand, so a finished match always has one winner.
+
+A hand the log proves a side walked out of (`abandon`, called by the session when a void
+agreement after the deal is co-signed by that side) is not played: the side is charged the
+target score, the deal does not pass and the hand does not count toward `hands`. A hand that
+was never played (a void before anyone could see a card, or one that proves no fault) likewise
+changes nothing here. See docs/rules.md, "Abandoning a hand".
 """
 
 from __future__ import annotations
+
+from collections.abc import Iterable
 
 from buraco_p2p.engine.hand import HandSetup, match_sides
 from buraco_p2p.engine.scoring import HandResult
@@ -37,6 +45,8 @@ class Match:
         self.time_is_up = False
         self._time_up_at: int | None = None
         self._started = -1
+        # (hand number, the match sides charged, the points each was charged)
+        self.abandoned: list[tuple[int, tuple[int, ...], int]] = []
 
     @property
     def hand_number(self) -> int:
@@ -105,6 +115,27 @@ class Match:
             raise ValueError(f"a cut of {cut} cards is impossible")
         self._started = self.hand_number
         return HandSetup(self.rules, self.dealer, tuple(self.scores), cut, self.hand_number)
+
+    @property
+    def abandon_cost(self) -> int:
+        """What abandoning a hand costs each match side of the side that walked out: the
+        target score, a whole match's worth, in every preset and in a match by length too."""
+        return self.rules.target_score
+
+    def abandon(self, sides: Iterable[int]) -> tuple[int, ...]:
+        """Charge each match side in `sides` `abandon_cost` for the hand in progress, which it
+        walked out of; returns the sides charged, ascending. The hand is not recorded: the
+        same dealer deals the next, and it does not count toward `hands`."""
+        charged = tuple(sorted(set(sides)))
+        if self.over:
+            raise ValueError("the match is over")
+        if not charged or not all(type(i) is int and 0 <= i < len(self.scores) for i in charged):
+            raise ValueError(f"no such match sides: {charged}")
+        cost = self.abandon_cost
+        for i in charged:
+            self.scores[i] -= cost
+        self.abandoned.append((self.hand_number, charged, cost))
+        return charged
 
     def record(self, result: HandResult) -> None:
         """Add a finished hand's score; the deal passes on."""

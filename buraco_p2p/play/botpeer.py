@@ -9,7 +9,10 @@ its own view, and speaks a line protocol on stdout for the process that started 
                     and, with `--log-out`, written there: N entries
 
 It keeps serving the table (peers catching up fetch entries from it) until its standard input
-ends, then exits 0. Used by `play`, `host --bots` and `selfplay --network`.
+ends, then exits 0. Used by `play`, `host --bots` and `selfplay --network`. Run by hand (its
+input a terminal) it first says on stderr what it will do; an input that ends before the table
+is under way (`< /dev/null`, a script's `&`) stops it at once, and it says why on stderr and
+exits 1.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ import random
 import resource
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -66,6 +70,14 @@ def register(subparsers: Any) -> None:
     p = subparsers.add_parser(
         "bot-peer",
         help="run one bot as its own peer process (used by play, host --bots, selfplay)",
+        description=(
+            "One bot as its own peer: it hosts, joins or resumes a table and plays its seat. "
+            "It prints `invite CODE` and `table HEX`, then `done N` when the match is over "
+            "(the log written to --log-out), and serves the table until its standard input "
+            "ends (Ctrl-D): keep that open (`sleep infinity | buraco-p2p bot-peer ...` in a "
+            "script). A log with a void agreement: start bots with --void ACTION and a short "
+            "--timeout-ms, and stop one of them (kill it) once the match is under way."
+        ),
     )
     how = p.add_mutually_exclusive_group(required=True)
     how.add_argument("--host", action="store_true", help="host a new table")
@@ -92,7 +104,10 @@ def register(subparsers: Any) -> None:
     )  # fmt: skip
     p.add_argument("--timeout-ms", type=int, default=120_000, metavar="MS")
     p.add_argument("--void", choices=("void", "end", "replace"),
-                   help="after a timeout, propose this")  # fmt: skip
+                   help="when a party has kept the table waiting --timeout-ms, propose (or "
+                        "join) this agreement of the parties present: void (the hand is "
+                        "dealt again), end (the match ends there) or replace (the host seats a "
+                        "new bot in the silent party's place; without the host: end)")  # fmt: skip
     p.add_argument("--heir", action="store_true",
                    help="with --join (or --resume): take the seat a replace agreement "
                         "passes to us")  # fmt: skip
@@ -109,6 +124,44 @@ def register(subparsers: Any) -> None:
 def _announce(inv: Invite) -> None:
     _say(f"invite {inv.to_text()}")
     _say(f"table {inv.table_id.hex()}")
+
+
+_VOIDS = {
+    "void": "proposes that the present parties void the hand under way (it is dealt again)",
+    "end": "proposes that the present parties end the match where it stands",
+    "replace": (
+        "proposes, if it is the host, that a new bot takes the silent party's seat from the "
+        "next deal (it starts that bot itself), and otherwise that the match ends"
+    ),
+}
+
+
+def _explain(args: argparse.Namespace, name: str) -> None:
+    """What this bot peer will do, on stderr, for a person who started it by hand."""
+    how = "hosting a table" if args.host else "joining a table" if args.join else "resuming a table"
+    lines = [f"{how} as {name!r}, its seat played by the {args.bot} bot"]
+    wait = f"{args.timeout_ms / 1000:g} s (--timeout-ms)"
+    if args.void:
+        lines.append(f"when a party keeps the table waiting {wait}, it {_VOIDS[args.void]}; "
+                     "it joins such a proposal made by another party too")  # fmt: skip
+    else:
+        lines.append(f"it proposes nothing when a party keeps the table waiting {wait} (see "
+                     "--void), but joins what another party proposes")  # fmt: skip
+    out = f"writes the log to {args.log_out}" if args.log_out else "keeps the log in --data-dir"
+    lines.append(f"it prints `invite CODE` for the others (buraco-p2p join CODE), `done N` "
+                 f"when the match is over, and {out}")  # fmt: skip
+    lines.append("it serves the table until its standard input ends (Ctrl-D)")
+    for line in lines:
+        sys.stderr.write(f"buraco-p2p bot-peer: {line}\n")
+    sys.stderr.flush()
+
+
+_EARLY_EOF = (
+    "buraco-p2p bot-peer: standard input ended before the table was under way, so this bot "
+    "stops: it serves its table until its input ends. Keep the input open (run it in a "
+    "terminal, or `sleep infinity | buraco-p2p bot-peer ...` in a script) and stop it by "
+    "closing it.\n"
+)
 
 
 def _say(line: str) -> None:
@@ -157,6 +210,14 @@ async def _main(args: argparse.Namespace) -> int:
         return bot.choose_move(view, rng)
 
     invite = Invite.from_text(args.join) if args.join else None
+    if sys.stdin.isatty():
+        _explain(args, name)
+    announced: list[Invite] = []  # the table is under way once its invite is out
+
+    def on_invite(inv: Invite) -> None:
+        announced.append(inv)
+        _announce(inv)
+
     async with trio.open_nursery() as nursery:
 
         async def parent_gone() -> None:
@@ -165,14 +226,19 @@ async def _main(args: argparse.Namespace) -> int:
             nursery.cancel_scope.cancel()
 
         nursery.start_soon(parent_gone)
-        await _serve(args, root, identity, choose, invite, resume, rules, seed, ident_seed)
+        await _serve(
+            args, root, identity, choose, invite, resume, rules, seed, ident_seed, on_invite
+        )
+    if not announced:
+        sys.stderr.write(_EARLY_EOF)
+        return 1
     return 0
 
 
 async def _serve(
     args: argparse.Namespace, root: Path, identity: Identity, choose: Any,
     invite: Invite | None, resume: bytes | None, rules: Any, seed: int | None,
-    ident_seed: bytes,
+    ident_seed: bytes, on_invite: Callable[[Invite], None],
 ) -> None:  # fmt: skip
     i = args.index
     async with open_node(
@@ -182,7 +248,7 @@ async def _serve(
         identity_seed=ident_seed, timeout_ms=args.timeout_ms, port=args.port,
         listen_host=args.listen,
         advertise=(Endpoint.parse(args.advertise, args.port),) if args.advertise else None,
-        on_invite=_announce, heir=args.heir,
+        on_invite=on_invite, heir=args.heir,
         choose=choose, void_action=args.void, minute=args.minute_seconds,
     ) as driver:  # fmt: skip
         _bot_replaces(args, driver, seed)

@@ -37,8 +37,8 @@ API overview:
   next phases).
 - Events (`buraco_p2p.session.events`): `SeatsDrawn`, `HandStarted`, `CardSeen`,
   `YourTurn`, `MoveApplied`, `HandEnded`, `TimeUp`, `MatchEnded`, `TimedOut`,
-  `VoidProposed`, `Voided`, `Refused` (an entry dropped, the table goes on), `Fault` (an entry
-  refused with evidence; the table accepts only a void agreement after it).
+  `VoidProposed`, `Voided`, `Abandoned`, `Refused` (an entry dropped, the table goes on),
+  `Fault` (an entry refused with evidence; the table accepts only a void agreement after it).
 - `Router(peers, choose, relay=..., tamper=..., shuffle=...)`: a deterministic in-memory
   table (tests, self-play): FIFO or seeded-random delivery, optional relaying, tampering,
   silent and manual parties, a clock moved by `advance`.
@@ -80,6 +80,7 @@ from buraco_p2p.session.errors import (
     WrongTable,
 )
 from buraco_p2p.session.events import (
+    Abandoned,
     CardSeen,
     Event,
     Fault,
@@ -105,6 +106,7 @@ from buraco_p2p.session.terms import Terms, make_genesis, parse_genesis
 
 __all__ = [
     "TRANSITIONS",
+    "Abandoned",
     "BadSignature",
     "BrokenChain",
     "CardSeen",

@@ -8,6 +8,7 @@ from buraco_p2p.engine import HandResult, Move
 from buraco_p2p.session.errors import LogError
 
 __all__ = [
+    "Abandoned",
     "CardSeen",
     "Event",
     "Fault",
@@ -101,6 +102,18 @@ class Voided:
 
 
 @dataclass(frozen=True, slots=True)
+class Abandoned:
+    """A void agreement after the deal that the log proves: `parties` (silent, each with a
+    partner among the signers) walked out of hand `hand`, and each match side in `sides`
+    was charged `points` (docs/rules.md, "Abandoning a hand")."""
+
+    hand: int
+    parties: tuple[int, ...]
+    sides: tuple[int, ...]
+    points: int
+
+
+@dataclass(frozen=True, slots=True)
 class VoidProposed:
     """Another present party signed a void agreement (`party`, its action, the parties it
     names silent); `Peer.join_void` adds ours."""
@@ -139,6 +152,7 @@ Event = (
     | TimeUp
     | VoidProposed
     | Voided
+    | Abandoned
     | Refused
     | Fault
 )

@@ -7,11 +7,28 @@ names the next shuffler, the engine names the seat on turn and whether the hand 
 deck which parties owe shares, the match whether it is over), and sets the authors of the next
 step. It starts each hand (a fresh hand key, deck and cut draw) and closes the match. It
 checks nothing: every entry was checked in full before its step could complete.
+
+A complete void round (`_voided`) is judged by where it interrupted the match, from the log
+alone (docs/protocol.md 4.5, "Abandonment"; docs/rules.md, "Abandoning a hand"):
+
+1. before the seats are drawn, the log closes;
+2. before the deal (keys, shuffles), nobody has seen a card: "void" deals again with the
+   same dealer, "replace" passes the seats first, "end" closes the log;
+3. once the hand is counted (result, open, time, final rounds), the hand is complete in the
+   log and is scored whatever signatures are missing; a match that is then decided closes
+   with its result, whatever the action; otherwise as in 2, the deal having passed;
+4. from the deal to the count, the silent parties could see their cards: they abandoned the
+   hand. A silent party with a partner (same side) among the signers is proven to have
+   walked out, and its side is charged (`Match.abandon`); a silent party the signers'
+   word alone names proves nothing and costs nothing. "void" deals again only when every
+   silent party paid; otherwise it closes the log (no free redeal for a walker nobody can
+   prove); "replace" passes the seats and deals again (the walkers are gone); "end" closes.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from buraco_p2p.crypto.deck import DeckSession
@@ -30,6 +47,7 @@ from buraco_p2p.session.bodies import REPLACE
 from buraco_p2p.session.checks import reveal_cards
 from buraco_p2p.session.deal import Deal
 from buraco_p2p.session.events import (
+    Abandoned,
     Event,
     HandEnded,
     HandStarted,
@@ -45,7 +63,37 @@ from buraco_p2p.session.states import Phase, Who
 if TYPE_CHECKING:
     from buraco_p2p.session.table import Table
 
-__all__ = ["next_step"]
+__all__ = ["VoidRecord", "next_step"]
+
+# Where a void round's point falls, as `VoidRecord.stage` says it.
+BEFORE_SEATS = "before_seats"  # the seat draw: the log closes
+BEFORE_DEAL = "before_deal"  # keys and shuffles: nobody has seen a card
+IN_HAND = "in_hand"  # the deal to the count: the silent parties abandoned the hand
+SCORED = "scored"  # the hand is counted: it is scored (and the match may be decided)
+
+_IN_HAND = (Phase.DEAL, Phase.TURN, Phase.REVEAL, Phase.COUNT)
+_SCORED = (Phase.RESULT, Phase.OPEN, Phase.TIME, Phase.FINAL)
+
+
+@dataclass(frozen=True, slots=True)
+class VoidRecord:
+    """One applied void round, as the log shows it to anyone: the index of its last entry,
+    its action, the silent parties, the phase it interrupted and the hand (None before the
+    seats), the stage (see the module docstring), which silent parties a partner among the
+    signers proves walked out (`proven`), the match sides charged and what each paid, and
+    how the table went on: "next_hand", "closed" or "decided" (closed with the match's
+    result)."""
+
+    index: int
+    action: str
+    silent: tuple[int, ...]
+    phase: str
+    hand: int | None
+    stage: str
+    proven: tuple[int, ...]
+    charged: tuple[int, ...]
+    points: int
+    then: str
 
 
 def next_step(t: Table) -> list[Event]:
@@ -75,18 +123,7 @@ def _set(t: Table, phase: Phase, authors: Sequence[int]) -> None:
 def _next(t: Table) -> list[Event]:
     everyone = tuple(range(t.n))
     if t.voiding is not None:
-        action = t.voiding
-        t.voiding = None
-        t.fault = None
-        events: list[Event] = [Voided(action, t.silent)]
-        if action == "end" or t.match is None:
-            _set(t, Phase.CLOSED, ())
-            return events
-        if action == REPLACE:
-            _succeed(t)
-        t.silent = ()
-        t.void_keys = ()
-        return events + _start_hand(t)
+        return _voided(t)
     phase = t.phase
     hand = t.hand
     if phase is Phase.SEATS_COMMIT:
@@ -148,6 +185,85 @@ def _next(t: Table) -> list[Event]:
     raise AssertionError(phase)  # pragma: no cover
 
 
+def _voided(t: Table) -> list[Event]:
+    """A void round is complete: judge it where it stands (see the module docstring) and
+    begin what follows it. `t.phase` is still the phase it interrupted."""
+    action = t.voiding
+    assert action is not None
+    silent = t.silent
+    t.voiding = None
+    t.fault = None
+    events: list[Event] = [Voided(action, silent)]
+    phase, match, hand = t.phase, t.match, t.hand
+    number = hand.number if hand is not None else None
+    proven: tuple[int, ...] = ()
+    charged: tuple[int, ...] = ()
+    if match is None:
+        stage, go_on = BEFORE_SEATS, False
+    elif phase in _SCORED:
+        stage, go_on = SCORED, action != "end"
+        if phase is Phase.RESULT:
+            assert hand is not None and hand.result is not None
+            match.record(hand.result)
+            t.hands_played += 1
+            events.append(HandEnded(hand.result))
+    elif phase in _IN_HAND:
+        stage = IN_HAND
+        proven = _proven(t, silent)
+        if proven:
+            sides = {match.side_of(s) for s in _partners(t, [t.party_seat[p] for p in proven])}
+            charged = match.abandon(sides)
+            assert number is not None
+            events.append(Abandoned(number, proven, charged, match.abandon_cost))
+        go_on = action == REPLACE or (action != "end" and proven == silent)
+    else:
+        stage, go_on = BEFORE_DEAL, action != "end"
+    decided = match is not None and match.over
+    then = "decided" if decided else "next_hand" if go_on else "closed"
+    t.voids.append(VoidRecord(
+        len(t.log) - 1, action, silent, phase.value, number, stage, proven, charged,
+        match.abandon_cost if charged and match is not None else 0, then,
+    ))  # fmt: skip
+    if then != "next_hand":
+        _set(t, Phase.CLOSED, ())
+        if match is not None:
+            events.append(MatchEnded(tuple(match.scores), match.winner))
+        return events
+    if action == REPLACE:
+        _succeed(t)
+    t.silent = ()
+    t.void_keys = ()
+    return events + _start_hand(t)
+
+
+def _side(t: Table, seat: int) -> int:
+    """The side a seat is on now: the engine's once the hand is dealt (at three seats it
+    changes when the first pot is taken), the deal's before."""
+    view = t.view
+    if view is not None:
+        return view.seat_side[seat]
+    assert t.match is not None
+    return t.match.side_of(seat)
+
+
+def _partners(t: Table, seats: Sequence[int]) -> list[int]:
+    """Every seat on the side of one of `seats` (themselves included)."""
+    sides = {_side(t, s) for s in seats}
+    return [s for s in range(t.n) if _side(t, s) in sides]
+
+
+def _proven(t: Table, silent: Sequence[int]) -> tuple[int, ...]:
+    """The silent parties the log proves walked out: those with a partner (another party on
+    the same side) among the void's signers. The signers' word proves nothing against an
+    opponent; a partner's signature costs the partner's own side, so it is evidence."""
+    signers = [p for p in range(t.n) if p not in silent]
+    return tuple(
+        p for p in silent
+        if any(q != p and _side(t, t.party_seat[q]) == _side(t, t.party_seat[p])
+               for q in signers)
+    )  # fmt: skip
+
+
 def time_is_up(rules_minutes: int, clocks: Sequence[int]) -> bool:
     """The round of clocks' verdict: the time is up when more than half of the parties'
     clocks (milliseconds since each saw the seats drawn) have reached the limit.
@@ -205,6 +321,7 @@ def _start_hand(t: Table) -> list[Event]:
         layout=layout,
         play_order=order,
         rng=rng,
+        checks=t.checks,
     )
     cut = CommitReveal(CoinContext(t.terms.table_id, CUT, number), t.n)
     t.hand = Deal(

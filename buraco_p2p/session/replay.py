@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from buraco_p2p.crypto.proofcheck import CHECK_NOW, ProofChecks
 from buraco_p2p.session.entry import Entry, decode_entry
 from buraco_p2p.session.errors import LogError, MalformedEntry
 from buraco_p2p.session.table import Table
@@ -29,18 +30,24 @@ class Replay:
     successions: tuple[tuple[int, int, str], ...] = ()
 
 
-def replay(entries: Iterable[bytes | Entry], *, require_closed: bool = False) -> Replay:
+def replay(
+    entries: Iterable[bytes | Entry],
+    *,
+    require_closed: bool = False,
+    checks: ProofChecks = CHECK_NOW,
+) -> Replay:
     """Check a log from its genesis, entry by entry, exactly as a peer does.
 
     Raises the `LogError` of the first bad entry (its index, its author, the reason); an
     empty log is a `MalformedEntry`. With `require_closed`, a log that stops before the
-    signed match result is refused too.
+    signed match result is refused too. `checks` runs the deck's proof checks
+    (`buraco_p2p.crypto.proofcheck`; `verify --jobs` runs them in other processes).
     """
     it = iter(entries)
     first = next(it, None)
     if first is None:
         raise MalformedEntry("an empty log has no genesis")
-    table = Table(_entry(first))
+    table = Table(_entry(first), checks=checks)
     count = 1
     for item in it:
         table.apply(_entry(item))

@@ -20,6 +20,7 @@ from __future__ import annotations
 from typing import Any
 
 from buraco_p2p.crypto.group import RandomSource
+from buraco_p2p.crypto.proofcheck import CHECK_NOW, ProofChecks
 from buraco_p2p.crypto.randomness import CoinContext, CommitReveal, new_nonce
 from buraco_p2p.engine import HandState, IllegalMove, IllegalMoveCode, Match, Move
 from buraco_p2p.net.identity import PeerKey
@@ -31,7 +32,7 @@ from buraco_p2p.session.deal import Deal
 from buraco_p2p.session.entry import PROTOCOL_VERSION, Entry, step_head
 from buraco_p2p.session.errors import BrokenChain, LogError, MalformedEntry, OutOfTurn, WrongTable
 from buraco_p2p.session.events import Event
-from buraco_p2p.session.flow import next_step
+from buraco_p2p.session.flow import VoidRecord, next_step
 from buraco_p2p.session.produce import SEATS, produce_entry, produce_move
 from buraco_p2p.session.states import TRANSITIONS, VOID_RULE, Phase, Rule
 from buraco_p2p.session.terms import Terms, parse_genesis
@@ -56,6 +57,7 @@ class Table:
         me: int | None = None,
         rng: RandomSource | None = None,
         heir: tuple[bytes, RandomSource] | None = None,
+        checks: ProofChecks = CHECK_NOW,
     ) -> None:
         self.terms: Terms = parse_genesis(genesis)
         n = self.terms.parties
@@ -66,6 +68,7 @@ class Table:
         self.n = n
         self.me = me
         self._rng = rng
+        self.checks = checks  # who runs each hand's deck proof checks (verify --jobs)
         self.rules = self.terms.rules
         self.log: list[Entry] = [genesis]
         self.phase = Phase.SEATS_COMMIT
@@ -84,6 +87,7 @@ class Table:
         self.silent: tuple[int, ...] = ()
         self.voiding: str | None = None
         self.void_keys: tuple[bytes, ...] = ()
+        self.voids: list[VoidRecord] = []  # every void round applied, as `flow` judged it
         # Each party's identity key now: the genesis's, then its successors' ("replace").
         self.keys: list[PeerKey] = list(self.terms.keys)
         self.successions: list[tuple[int, int, PeerKey]] = []  # (log index, party, new key)
@@ -220,7 +224,7 @@ class Table:
     def can_void(self, silent: list[int] | tuple[int, ...]) -> bool:
         """Whether a void round may start here naming `silent`: parties the table waits for
         (or the author of the fault that stopped it), leaving a majority to sign it
-        (`majority`)."""
+        (`majority`) unless the match is already decided."""
         if self.phase in (Phase.GENESIS, Phase.CLOSED) or not silent:
             return False
         if not all(type(p) is int and 0 <= p < self.n for p in silent):
@@ -228,7 +232,14 @@ class Table:
         blamable = set(self.waiting_for)
         if self.fault is not None and self.fault.author is not None:
             blamable.add(self.fault.author)
-        return set(silent) <= blamable and majority(self.n, silent)
+        decided = self.match is not None and self.match.over
+        # once the match is decided, closing it changes nothing of its result: any present
+        # party may close it (two halves that both do close one result)
+        return (
+            set(silent) <= blamable
+            and len(set(silent)) < self.n
+            and (decided or majority(self.n, silent))
+        )
 
     def check_move(self, seat: int, move: Move) -> tuple[int, ...]:
         """Validate before reveal: what a move by `seat` must pass before any card of it is

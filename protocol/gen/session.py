@@ -29,15 +29,22 @@ from buraco_p2p.engine.local import LocalTable
 from buraco_p2p.logfile import encode_log, header
 from buraco_p2p.net.identity import Identity
 from buraco_p2p.rules import get_preset
-from buraco_p2p.session import Entry, Peer, Router, Table, make_genesis
+from buraco_p2p.session import Entry, Peer, Router, Table, make_entry, make_genesis
 from protocol.gen import files as vectorfiles
 
 __all__ = ["FILES", "generate", "identities", "main", "play_match", "vector_log"]
 
-FILES: Final = ("session.json", "session_2.json", "session_3.json", "session_minutes.json")
+FILES: Final = (
+    "session.json",
+    "session_2.json",
+    "session_3.json",
+    "session_minutes.json",
+    "session_void.json",
+)
 """Four seats, then the same match at two and at three seats (each player its own side; at
 three, the side change of the first pot taken), then a match of two with a time limit whose
-end the round of clocks agrees."""
+end the round of clocks agrees, then void rounds cut into those logs and what each does
+(4.5, "Abandonment")."""
 
 Vector = vectorfiles.Vector
 
@@ -257,12 +264,112 @@ def session_vector(players: int = 4, timed: bool = False) -> Vector:
     }
 
 
+def _void_case(
+    name: str,
+    description: str,
+    players: int,
+    cut: int,
+    signers: Sequence[int],
+    silent: Sequence[int],
+    action: str = "void",
+) -> dict[str, Any]:
+    """The first `cut` entries of the `players`-seat vector log, then a void round signed by
+    `signers` naming `silent`; what a verifier's replay makes of it."""
+    base = vector_log(players)
+    table = Table(base[0])
+    for e in base[1:cut]:
+        table.apply(e)
+    phase = table.phase.value
+    prev = table.void_prev()
+    ids = identities(players)
+    voids = []
+    for k, party in enumerate(signers):
+        e = make_entry(
+            ids[party], table=TABLE_ID, index=cut + k, prev=prev, author=party, kind="void",
+            body={"action": action, "silent": list(silent)},
+        )  # fmt: skip
+        table.apply(e)
+        voids.append({"index": e.index, "author": party, "wire": e.wire.hex(),
+                      "hash": e.hash.hex()})  # fmt: skip
+    (rec,) = table.voids
+    match = table.match
+    assert match is not None
+    return {
+        "name": name,
+        "description": description,
+        "base": "session.json" if players == 4 else f"session_{players}.json",
+        "base_entries": cut,
+        "interrupted_phase": phase,
+        "action": action,
+        "silent": list(silent),
+        "void_entries": voids,
+        "expect": {
+            "stage": rec.stage,
+            "proven": list(rec.proven),
+            "charged": list(rec.charged),
+            "points": rec.points,
+            "then": rec.then,
+            "closed": table.closed,
+            "hands_scored": table.hands_played,
+            "scores": list(match.scores),
+            "winner": match.winner,
+            "next_dealer": match.dealer,
+        },
+    }
+
+
+def void_vector() -> Vector:
+    """Void rounds cut into the match logs above (no new play: each is the first entries of
+    one of them, then void entries signed with the same identities)."""
+    two, four = vector_log(2), vector_log(4)
+    deal4 = next(e.index for e in four if e.kind == "deal")
+    deal2 = next(e.index for e in two if e.kind == "deal")
+    seating = Table(four[0])
+    for e in four[1:deal4]:
+        seating.apply(e)
+    assert seating.match is not None
+    side = [seating.match.side_of(seating.party_seat[p]) for p in range(4)]
+    mine = [p for p in range(4) if side[p] == side[0]]
+    others = [p for p in range(4) if side[p] != side[0]]
+    cases = [
+        _void_case(
+            "decided", "two seats: party 1 withholds its final entry; party 0 voids it out. "
+            "The match was decided: it closes with its result", 2, len(two) - 1, [0], [1],
+        ),
+        _void_case(
+            "abandoned_proven", "four seats: party 3 withholds its deal entry; the others, "
+            "its partner among them, void it out. Its side is charged the target score and "
+            "the same dealer deals again", 4, deal4 + 3, [0, 1, 2], [3],
+        ),
+        _void_case(
+            "abandoned_unproven", "two seats: party 1 withholds its deal entry; party 0 voids "
+            "it out. Nothing is proven, nobody is charged, and the match ends (no redeal)",
+            2, deal2 + 1, [0], [1],
+        ),
+        _void_case(
+            "coalition", "four seats: only party 0's deal entry is in; party 0's side names "
+            "both players of the other side. Nothing is proven: nobody is charged, the match "
+            "ends without a winner", 4, deal4 + 1, mine, others,
+        ),
+    ]  # fmt: skip
+    return {
+        "description": (
+            "void rounds (4.5): the first base_entries entries of the base vector's log, then "
+            "void_entries; expect is what a verifier's replay finds (stage, the silent parties "
+            "a partner's signature proves walked out, the match sides charged and by how much, "
+            "then: next_hand, closed or decided)"
+        ),
+        "cases": cases,
+    }
+
+
 def generate() -> dict[str, Vector]:
     return {
         "session.json": session_vector(4),
         "session_2.json": session_vector(2),
         "session_3.json": session_vector(3),
         "session_minutes.json": session_vector(TIMED_PLAYERS, timed=True),
+        "session_void.json": void_vector(),
     }
 
 

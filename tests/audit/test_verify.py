@@ -13,7 +13,14 @@ from typing import Any
 import pytest
 from audit_helpers import TABLE_ID, identities, match_log
 
-from buraco_p2p.audit import EXIT_BAD_ENTRY, EXIT_FAIR, EXIT_NOT_A_LOG, verify_bytes
+from buraco_p2p.audit import (
+    EXIT_BAD_ENTRY,
+    EXIT_FAIR,
+    EXIT_NOT_A_LOG,
+    EXIT_UNFINISHED,
+    render_text,
+    verify_bytes,
+)
 from buraco_p2p.cli import main
 from buraco_p2p.crypto import DeterministicRandomSource
 from buraco_p2p.logfile import decode_log, encode_log
@@ -59,6 +66,8 @@ def test_a_fair_match_passes_with_its_summary(
     assert main(["verify", "--json", str(path)]) == EXIT_FAIR
     doc = json.loads(capsys.readouterr().out)
     assert doc["result"] == "fair" and doc["complete"] is True
+    assert doc["ending"] == {"how": "completed"} and doc["voids"] == []
+    assert "ended: completed" in text
     assert doc["entries"] == len(entries()) and doc["hands"] >= 1
     assert doc["shuffles_verified"] == 4 * doc["hands"] == 4 * doc["hands_opened"]
     assert doc["table_id"] == TABLE_ID.hex()
@@ -141,16 +150,20 @@ def test_an_entry_replayed_at_another_index_breaks_the_chain() -> None:
     assert v.doc["error"] == "BrokenChain"
 
 
-def test_a_log_cut_short_names_the_parties_it_waits_for() -> None:
+def test_a_log_cut_short_is_unfinished_and_names_nobody_as_bad() -> None:
+    """A log that merely stops is an unfinished match (exit 4): the summary says where it
+    stops and whose entries would come next, and no entry is called bad."""
     wires = decode_log(match_log())
     e = first("move")
     v = verify_bytes(encode_log(wires[: e.index]))
-    assert (v.code, v.doc["index"], v.doc["author"]) == (EXIT_BAD_ENTRY, e.index, e.author)
-    assert "ends before the match result" in v.doc["reason"]
-    assert verify_bytes(encode_log(wires[: e.index]), partial=True).code == EXIT_BAD_ENTRY
+    assert v.code == EXIT_UNFINISHED and v.doc["result"] == "unfinished"
+    assert v.doc["ending"] == {"how": "unfinished", "phase": "turn", "waiting_for": [e.author]}
+    assert v.doc["entries"] == e.index
+    assert not render_text(v.doc).startswith("BAD")
+    assert verify_bytes(encode_log(wires[: e.index]), partial=True).code == EXIT_UNFINISHED
     # The last entries missing: the final round.
     v = verify_bytes(encode_log(wires[:-1]))
-    assert v.code == EXIT_BAD_ENTRY and "final" in v.doc["reason"]
+    assert v.code == EXIT_UNFINISHED and v.doc["ending"]["phase"] == "final"
 
 
 @pytest.mark.parametrize(
@@ -205,3 +218,26 @@ def test_a_match_ended_by_a_void_agreement_verifies() -> None:
     v = verify_bytes(encode_log(e.wire for e in peers[0].log))
     assert v.code == EXIT_FAIR, v.doc
     assert v.doc["complete"] is True and v.doc["void_entries"] == 3 and v.doc["hands"] == 0
+
+
+def test_a_verifier_failure_is_a_verdict_not_a_traceback(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """Whatever goes wrong inside the replay, `verify` answers with exit 5 and one line that
+    accuses nobody (the entry it had reached is named, not its author)."""
+    import buraco_p2p.audit as audit
+    import buraco_p2p.verify_jobs as verify_jobs
+
+    def broken(entries: Any, **_: Any) -> Any:
+        for k, _ in enumerate(entries):
+            if k == 5:
+                raise ValueError("the match is over")
+        raise AssertionError("unreachable")
+
+    monkeypatch.setattr(verify_jobs, "replay", broken)
+    path = tmp_path / "match.log"
+    path.write_bytes(match_log())
+    assert main(["verify", str(path)]) == audit.EXIT_VERIFIER_FAILED == 5
+    out = capsys.readouterr()
+    assert out.out.startswith("VERIFIER FAILED at entry 5: ValueError: the match is over")
+    assert "Traceback" not in out.out + out.err and "by party" not in out.out

@@ -94,3 +94,12 @@ def test_percentile_is_nearest_rank(bench: ModuleType) -> None:
     assert bench.percentile(values, 0.5) == 50.0
     assert bench.percentile(values, 0.99) == 99.0
     assert bench.percentile([7.0], 0.99) == 7.0
+
+
+def test_the_verify_figures_audit_a_timed_match_of_the_hands_asked(bench: ModuleType) -> None:
+    out = bench.verify_figures("classic", 1)
+    assert out["verify_exit"] == 0 and out["verify_match_hands"] == 1
+    for key in ("verify_match_s", "verify_match_s_jobs1", "verify_match_s_jobs2"):
+        assert out[key] > 0
+    assert out["verify_match_cpu_s_jobs1"] > 0 and out["verify_jobs_default"] >= 1
+    assert 0 < out["verify_match_idle_s_jobs2"] <= out["verify_match_cpu_s_jobs2"]

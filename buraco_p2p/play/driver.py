@@ -437,7 +437,7 @@ class Driver:
                 return
             action = "end"
         try:
-            self._handle(self.peer.propose_void(action, self.clock()))
+            self._handle(self.peer.propose_void(action, self.clock(), ev.parties))
         except ValueError as exc:
             log.info("no void proposed: %s", exc)
 

@@ -19,7 +19,9 @@ Messages on the mesh (msgpack arrays):
                     its log from index n and its own entries not yet in its log
     ["at", n]       "I hold the first n entries", answered by nothing: how far a peer that
                     is catching up has got, sent every quarter of the table's timeout while
-                    its log grows
+                    its log grows, and at once when its log closes (a peer that closed the
+                    match waits for every linked party's claim of its whole log, `delivered`,
+                    before it leaves)
     ["chat", text]  a line of table chat
 
 A peer asks everyone for `sync` when it starts, whenever a link comes (back) up, and when its
@@ -561,7 +563,8 @@ class Driver:
         has passed: a peer catching up shows it is answering before the others' timeout."""
         length = len(self.peer.log)
         every = self.peer.table.terms.timeout_ms / 4000
-        if length <= self._told or now - self._told_at < every:
+        # a closed log is told at once: the others may be waiting to leave until we hold it
+        if length <= self._told or (now - self._told_at < every and not self.peer.table.closed):
             return
         self._told, self._told_at = length, now
         self._queue(None, ["at", length])

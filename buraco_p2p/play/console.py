@@ -170,6 +170,9 @@ async def console(
             nonlocal closed
             await driver.wait_until(lambda p: p.table.closed)
             closed = True
+            # our last entries reach the others before we leave (or wait in our log for
+            # `resume` to send them, if a party does not claim them in time)
+            await driver.delivered(driver.peer.table.terms.timeout_ms / 1000)
             nursery.cancel_scope.cancel()
 
         nursery.start_soon(watch)

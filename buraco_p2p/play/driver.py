@@ -22,7 +22,9 @@ Messages on the mesh (msgpack arrays):
                     away cost one answer between them, not one each
     ["at", n]       "I hold the first n entries", answered by nothing: how far a peer that
                     is catching up has got, sent every quarter of the table's timeout while
-                    its log grows
+                    its log grows, and at once when its log closes (a peer that closed the
+                    match waits for every linked party's claim of its whole log, `delivered`,
+                    before it leaves)
     ["chat", text]  a line of table chat
 
 A peer asks everyone for `sync` when it starts, whenever a link comes (back) up, and when its
@@ -99,7 +101,7 @@ def my_turn(peer: Peer) -> bool:
     return (
         t.phase is Phase.TURN
         and t.voiding is None
-        and peer.agreement is None
+        and not peer.stopped
         and t.fault is None
         and t.waiting_for[:1] == (peer.party,)
     )
@@ -181,6 +183,10 @@ class Driver:
         self.replacer: Callable[[tuple[int, ...]], str] | None = None
         self.waiting_on: tuple[int, ...] = ()
         self.agree_any = False
+        # Void entries we signed (saved before they are sent), and each party's furthest
+        # claim of the log it holds (by key), which says when our last entry has arrived.
+        self._votes: list[bytes] = []
+        self._claims: dict[bytes, int] = {}
 
     # -- construction -----------------------------------------------------------------------
 
@@ -240,6 +246,13 @@ class Driver:
         d._handle(peer.start(now))
         for wire in wires[1:]:
             d._handle(peer.receive(wire, now))
+        # the voids we signed before a restart: we stand by them (and send them again)
+        for wire in store.load_votes():
+            try:
+                d._handle(peer.restore_vote(wire))
+            except SessionError as exc:
+                where = store.path / "votes"
+                raise StoreError(f"{where}: a saved void does not check: {exc}") from None
         d._flush()
         return d
 
@@ -264,26 +277,75 @@ class Driver:
         self._bump()
 
     def agree(self, action: str) -> str:
-        """A person's agreement to void the hand ("void") or end the match ("end") after a
-        timeout: joins the round another party opened, or opens one naming the parties the
-        table waits for. Returns what happened, in words."""
+        """A person's agreement to void the hand ("void"), end the match ("end") or replace
+        the parties gone by bots ("replace", the host only) after a timeout: joins the round
+        another present party opened, or opens one naming the parties the table waits for.
+        Either only once our own clock has seen those parties keep the current step waiting
+        past the table's timeout. Returns what happened, in words."""
+        peer = self.peer
+        mine = peer.agreement
+        if mine is not None:
+            return f"already agreed to {mine.action} (missing: {self._names(mine.silent)})"
         self.void_action = action
-        prop = self.peer.proposal
-        if prop is not None and self.peer.agreement is None:
+        prop = peer.proposal
+        if prop is not None:
             self._join_void()
             self._flush()
-            return f"joined the agreement to {prop[0].action}"
+            if peer.agreement is not None:
+                return f"joined the agreement to {prop[0].action}"
+            if not set(prop[0].silent) <= self.overdue:
+                return (f"not yet: the table has not waited for {self._names(prop[0].silent)} "
+                        "past its timeout here")  # fmt: skip
         if action == "replace":
             if self.replacer is None:
                 return "no agreement proposed: only the host can seat a bot in a seat"
-            return self.replacer(self.waiting_on)
+            return self.replacer(tuple(sorted(self.overdue)))
         try:
-            self._handle(self.peer.propose_void(action, self.clock()))
+            self._handle(peer.propose_void(action, self.clock(), tuple(sorted(self.overdue))))
         except ValueError as exc:
             return f"no agreement proposed: {exc}"
         finally:
             self._flush()
         return f"proposed: {action}"
+
+    @property
+    def overdue(self) -> frozenset[int]:
+        """The parties our clock has seen keep the current step waiting past the table's
+        timeout: whom `agree` may name (empty while nobody has)."""
+        return self.peer.overdue
+
+    def choices(self) -> dict[str, str]:
+        """What each agreement would do now, in words, for a screen to offer (empty while
+        nobody keeps the table waiting past its timeout, or once we agreed)."""
+        peer = self.peer
+        if not self.overdue or peer.agreement is not None or peer.table.closed:
+            return {}
+        names = self._names(tuple(sorted(self.overdue)))
+        out = {
+            "end": f"end the match now, {names} named as gone",
+            "void": f"void this hand and deal again without waiting for {names}",
+        }
+        if self.replacer is not None:
+            out["replace"] = f"void this hand and seat a bot for {names} from the next deal"
+        return out
+
+    def _names(self, parties: tuple[int, ...]) -> str:
+        nicks = self.peer.table.terms.nicknames
+        return ", ".join(nicks[p] for p in parties)
+
+    async def delivered(self, patience: float) -> bool:
+        """Wait (up to `patience` seconds) until every other party whose link is up claims
+        our whole log: a client that leaves at the end of a match first hands on its last
+        entries (they are saved too: `resume` sends them again)."""
+        with trio.move_on_after(patience):
+            while True:
+                n = len(self.peer.log)
+                behind = [p for p in self._linked()
+                          if self._claims.get(self.peer.table.keys[p].raw, -1) < n]  # fmt: skip
+                if not behind:
+                    return True
+                await trio.sleep(min(0.2, patience))
+        return False
 
     def chat(self, text: str) -> None:
         self._queue(None, ["chat", text[:MAX_CHAT]])
@@ -332,6 +394,10 @@ class Driver:
         n = len(self.peer.log)
         for k in [k for k in self._pending if k < n]:
             del self._pending[k]
+        votes = [w for w in out.send if decode_entry(w).kind == "void" and w not in self._votes]
+        if votes:  # saved before they are sent: a restart signs no other void at that point
+            self._votes += votes
+            self.store.save_votes(self._votes)
         for wire in out.send:
             e = decode_entry(wire)
             if e.index >= n:
@@ -388,7 +454,7 @@ class Driver:
                 return
             action = "end"
         try:
-            self._handle(self.peer.propose_void(action, self.clock()))
+            self._handle(self.peer.propose_void(action, self.clock(), ev.parties))
         except ValueError as exc:
             log.info("no void proposed: %s", exc)
 
@@ -516,13 +582,18 @@ class Driver:
                 self._filed.add(digest)
             self._handle(out)
         elif tag == "at" and len(msg) == 2 and type(msg[1]) is int and msg[1] >= 0:
+            self._claimed(key, msg[1])
             self.peer.heard(key, msg[1], self.clock())
         elif tag == "sync" and len(msg) == 2 and type(msg[1]) is int and msg[1] >= 0:
+            self._claimed(key, msg[1])
             self.peer.heard(key, msg[1], self.clock())
             self._answer_sync(key, msg[1])
         elif tag == "chat" and len(msg) == 2 and isinstance(msg[1], str) and self.on_chat:
             self.on_chat(key, msg[1][:MAX_CHAT])
         # anything else (genesis agreement leftovers, a newer client's tags) is ignored
+
+    def _claimed(self, key: PeerKey, position: int) -> None:
+        self._claims[key.raw] = max(position, self._claims.get(key.raw, -1))
 
     async def _mesh_events(self) -> None:
         while True:
@@ -554,7 +625,8 @@ class Driver:
         has passed: a peer catching up shows it is answering before the others' timeout."""
         length = len(self.peer.log)
         every = self.peer.table.terms.timeout_ms / 4000
-        if self.peer.table.closed or length <= self._told or now - self._told_at < every:
+        # a closed log is told at once: the others may be waiting to leave until we hold it
+        if length <= self._told or (now - self._told_at < every and not self.peer.table.closed):
             return
         self._told, self._told_at = length, now
         self._queue(None, ["at", length])

@@ -107,8 +107,9 @@ class Heirs:
             return "no agreement proposed: only the host can seat a bot in a seat"
         if not silent:
             return "no agreement proposed: nobody has kept the table waiting past its timeout"
-        if d.peer.proposal is not None or d.peer.agreement is not None:
-            return d.agree("replace")
+        mine = d.peer.agreement
+        if mine is not None:
+            return f"no agreement proposed: already agreed to {mine.action}"
         now = time.monotonic()
         starting = [p.index for p in self.procs
                     if p.proc.poll() is None and now - p.started < GRACE]  # fmt: skip

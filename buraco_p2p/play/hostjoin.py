@@ -61,7 +61,7 @@ from buraco_p2p.play.node import open_node, start_on_mesh
 from buraco_p2p.play.store import StoreError, TableStore, default_data_dir
 from buraco_p2p.rules import RuleSet
 
-__all__ = ["register"]
+__all__ = ["register", "restart_bots"]
 
 
 class FullScreen(Protocol):
@@ -234,7 +234,10 @@ def _resume_line(args: argparse.Namespace) -> int:
             async with _reach_again(driver.mesh, args):
                 return await _run_console(driver, bot_keys=bots)
 
-    return run_reporting(lambda: run_ending_on_signals(main), "buraco-p2p resume", (StoreError,))
+    with restart_bots(root, table) or contextlib.nullcontext():
+        return run_reporting(
+            lambda: run_ending_on_signals(main), "buraco-p2p resume", (StoreError,)
+        )
 
 
 @contextlib.asynccontextmanager
@@ -292,6 +295,25 @@ def _adopt_addresses(root: Path, code: Invite) -> None:
         _say(f"* the table's saved invite is kept as it was: {exc}")
     finally:
         store.close()
+
+
+def restart_bots(root: Path, table: bytes) -> Cluster | None:
+    """Start again the bot peers `host --bots` started for `table` (None if it started
+    none): each from its own data directory (`bot-peer --resume`), so with the identity it
+    had. They are the host's children and end with it, also when it is killed; a resumed
+    host that did not start them again would leave their seats empty for good. The caller
+    ends them (the cluster is a context manager) when it leaves the table."""
+    found = sorted(root.glob(f"bots-*/peer-*/tables/{table.hex()}/secret"))
+    if not found:
+        return None
+    bot_root = found[0].parents[3]
+    names = [s.parents[2].name.removeprefix("peer-") for s in found if s.parents[3] == bot_root]
+    seats = [int(k) for k in names if k.isdigit()]
+    cluster = Cluster(max(seats) + 1, bot_root, None, humans=[0])
+    cluster.table = table.hex()
+    for k in seats:
+        cluster.resume(k)
+    return cluster
 
 
 async def _host_with_bots(args: argparse.Namespace, rules: RuleSet, root: Path) -> int:

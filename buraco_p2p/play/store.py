@@ -50,6 +50,9 @@ APP_NAME = "buraco-p2p"
 DATA_ENV = "BURACO_P2P_DATA"
 
 
+MAX_VOTES = 16  # void entries of ours kept for a restart: the latest few points
+
+
 class StoreError(Exception):
     """A table directory that cannot be used: names the file and why."""
 
@@ -159,6 +162,26 @@ class TableStore:
             return codec.unpack(data)
         except codec.CodecError as exc:
             raise StoreError(f"{name}: not msgpack ({exc})") from None
+
+    # -- our void entries -----------------------------------------------------------------
+
+    def save_votes(self, wires: list[bytes]) -> None:
+        """Keep the void entries we signed and have not seen applied (the latest last),
+        durable when this returns: they are written before they are sent, so a restarted
+        client stands by what it signed and signs no other void at the same point."""
+        write_private(self.path / "votes", codec.pack(wires[-MAX_VOTES:]))
+
+    def load_votes(self) -> list[bytes]:
+        """The void entries saved by `save_votes` (none if there is no file); each is checked
+        again, like every saved entry, when it is replayed."""
+        if not (self.path / "votes").exists():
+            return []
+        value = self._read_msgpack("votes")
+        if not isinstance(value, list) or not all(isinstance(w, bytes) for w in value):
+            raise StoreError("votes: not an array of entries")
+        if len(value) > MAX_VOTES:
+            raise StoreError(f"votes: more than {MAX_VOTES} entries")
+        return value
 
     # -- log ------------------------------------------------------------------------------
 

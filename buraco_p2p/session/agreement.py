@@ -34,7 +34,23 @@ from buraco_p2p.session import bodies
 from buraco_p2p.session.bodies import BodyError, check_body
 from buraco_p2p.session.entry import Entry
 
-__all__ = ["Ballots", "Motion", "Vote"]
+__all__ = ["Ballots", "Motion", "Vote", "majority"]
+
+
+def majority(parties: int, silent: list[int] | tuple[int, ...]) -> bool:
+    """Whether the parties a void round naming `silent` leaves to sign it may close it alone:
+    more than half of the `parties`, or exactly half when party 0 is among them.
+
+    Two groups of present parties that cannot reach each other each see the other silent;
+    were any group allowed to sign, both would close the match, each with its own log. Two
+    sets of more than half of the parties always share a party, which signs one round at one
+    point only; of two exact halves, the half with party 0 (the host, the one that seats a
+    replacement) is the only one that may sign. So at 2 parties party 0 alone may close, and
+    party 1 alone may not: it can only wait, or leave an unfinished log (which names nobody).
+    """
+    named = set(silent)
+    signers = parties - len(named)
+    return 2 * signers > parties or (2 * signers == parties and 0 not in named)
 
 
 @dataclass(frozen=True, slots=True)
@@ -165,14 +181,27 @@ class Ballots:
         return None
 
     def target(self, length: int) -> int:
-        """Where our void round is to start: the end of our log, or the highest point a
-        present party has signed for the same silent parties."""
+        """The highest point a present party has signed for our motion, or the end of our
+        log if none is further on."""
         assert self.mine is not None
         best = length
         for v, _ in self._votes(length):
             if v.motion == self.mine and v.point > best:
                 best = v.point
         return best
+
+    def signed_here(self, length: int) -> bool:
+        """Whether a present party has signed our motion at `length` (the end of our log)."""
+        return any(v.motion == self.mine and v.point == length for v, _ in self._votes(length))
+
+    def ahead(self, motion: Motion, length: int) -> bool:
+        """Whether a present party has signed `motion` at `length` or further on."""
+        return any(v.motion == motion for v, _ in self._votes(length))
+
+    def released(self, length: int) -> bool:
+        """Whether a present party has signed our motion at a point past `length`: it never
+        signs lower, so no round of ours at `length` can complete, and we may follow."""
+        return self.target(length) > length
 
     def proposal(self, length: int) -> tuple[Motion, int] | None:
         """A present party's void to join: (its motion, its author); of those we hold, the

@@ -119,7 +119,9 @@ class Peer:
         self._produced: set[int] = set()
         self._since = now
         self._timed_out = False
+        self._overdue: frozenset[int] = frozenset()  # named past the timeout at this step
         self._presence = Presence()
+        self._last_signed: dict[bytes, int] = {}  # identity key -> its latest index in our log
         self._speculated: int | None = None
         # A match with a time limit: our clock from the moment we saw the seats drawn, in
         # the host's `now` units; `minute` is how many of them make a minute of the rule.
@@ -137,7 +139,19 @@ class Peer:
         """Whether `work` has an entry it can apply now (or our void to sign)."""
         if self.table.closed:
             return False
-        return self._voter.due() or self._next() is not None
+        return self._voter.due(self._overdue) or self._next() is not None
+
+    @property
+    def overdue(self) -> frozenset[int]:
+        """The parties our clock has seen keep the current step waiting past the table's
+        timeout (reported by `tick`): the only ones, but the author of a fault, that we
+        name silent or join a void naming."""
+        return self._overdue
+
+    @property
+    def stopped(self) -> bool:
+        """Whether we have agreed to a void and stand at its point: we make no entry."""
+        return self._voter.stopped() or self._voter.due(self._overdue)
 
     @property
     def agreement(self) -> Motion | None:
@@ -199,11 +213,12 @@ class Peer:
     def play(self, move: Move, now: float, *, defer: bool = False) -> Output:
         """Our move (answering `YourTurn`). An illegal move raises `IllegalMove` and changes
         nothing; a legal one is checked again by `Table.apply` like anybody's. Once we have
-        agreed to a void, or the table stopped at a fault (an equivocation may have rolled
-        our log back past the turn we were asked for), we move no more."""
+        agreed to a void (and stand at its point), or the table stopped at a fault (an
+        equivocation may have rolled our log back past the turn we were asked for), we move no
+        more."""
         table = self.table
         why = None
-        if self._voter.agreement is not None:
+        if self.stopped:
             why = "the table is stopping: a void is agreed"
         elif table.fault is not None or table.stop is not None or table.me is None:
             why = "the table stopped at a fault: only a void round can follow"
@@ -222,7 +237,7 @@ class Peer:
     def work(self, now: float) -> Output:
         """Apply the next entry whose turn has come (at most one), then make what we owe."""
         out = Output()
-        if self._voter.due():
+        if self._voter.due(self._overdue):
             return self._vote(now)
         entry = self._next()
         if entry is None:
@@ -270,7 +285,9 @@ class Peer:
         waiting = self._presence.absent(self._missing(), keys, linked, now, self._since, limit)
         if waiting:
             self._timed_out = True
+            self._overdue = frozenset(waiting)
             out.events.append(TimedOut(waiting, now - self._since))
+            out.extend(self.run(now))  # a void we agreed to may be ours to sign now
         return out
 
     def heard(self, key: PeerKey, position: int, now: float) -> bool:
@@ -279,7 +296,8 @@ class Peer:
         (see `tick`). A key that holds no seat is ignored."""
         if key not in self.table.keys:
             return False
-        return self._presence.heard(key.raw, position, len(self.table.log), now)
+        signed = self._last_signed.get(key.raw, -1)
+        return self._presence.heard(key.raw, position, len(self.table.log), now, signed)
 
     def propose_void(
         self,
@@ -295,15 +313,25 @@ class Peer:
         no entry past that point and make none of our own. Raises `ValueError` if we are among
         the silent, have agreed to something else, the table is not waiting for them, or the
         keys are not valid new identities."""
-        self._voter.propose(self.party, action, silent, tuple(keys), self._missing())
+        self._voter.propose(self.party, action, silent, tuple(keys), self._missing(), self._overdue)
         return self.run(now)
 
     def join_void(self, now: float) -> Output:
         """Agree to the void another present party proposed (its action and silent parties;
         see `proposal`). Nothing happens if there is none or we have agreed already."""
-        if not self._voter.join(self.party):
+        if not self._voter.join(self.party, self._overdue):
             return Output()
         return self.run(now)
+
+    def restore_vote(self, data: bytes) -> Output:
+        """A void we signed before a restart (saved before it was sent): stand by it again,
+        so that we sign no other at its point, and send it again."""
+        entry = self._inbox.screen(data)
+        if entry is None or entry.kind != bodies.VOID or entry.author != self.party:
+            return Output()
+        self._own.add(entry.hash)
+        self._voter.restore(entry)
+        return Output(send=[entry.wire])
 
     def clock_ms(self, now: float) -> int:
         """Our match clock in milliseconds of the rule's minutes (0 before the seat draw):
@@ -340,9 +368,46 @@ class Peer:
         void = self._voter.next_void()
         if void is not None or table.voiding is not None:
             return void
-        if table.fault is not None or self._voter.stopped():
+        if table.fault is not None:
             return None
+        voter = self._voter
+        if voter.stopped():
+            came = voter.waiting_here() and not self._still_missing()
+            if not (came or self._passed_by_present()):
+                return None
+            voter.give_up()
         return self._inbox.due(length, table.expected_author(length))
+
+    def _still_missing(self) -> bool:
+        """Whether we still lack the entries of every party our void names (before our own
+        clock has seen them keep the step waiting: if one came, they were not gone)."""
+        agreed = self._voter.agreement
+        return agreed is not None and set(agreed.silent) <= set(self._missing())
+
+    def _passed_by_present(self) -> bool:
+        """Whether a party our void does not name made an entry on the step under way made
+        whole (its `p` is the head of that step with the entries we hold for the rest of
+        it): it applied that step, so it never signs a void at our point."""
+        table = self.table
+        agreed = self._voter.agreement
+        silent = agreed.silent if agreed is not None else ()
+        held = self._inbox.held
+        end = table.step_start + len(table.authors)
+        hashes = list(table.step_hashes)
+        for index in range(table.step_start + len(hashes), end):
+            author = table.expected_author(index)
+            mine = held.get(index, {}).get(author, []) if author is not None else []
+            chained = [e for e in mine if e.prev == table.step_prev]
+            if not chained:
+                return False
+            hashes.append(chained[0].hash)
+        head = step_head(hashes)
+        return any(
+            e.prev == head and author not in silent
+            for index, slot in held.items() if index >= end
+            for author, entries in slot.items()
+            for e in entries
+        )  # fmt: skip
 
     def _vote(self, now: float) -> Output:
         """Sign our void at its point (`Voter.vote`); if we gave the agreement up there, go
@@ -447,11 +512,13 @@ class Peer:
         out.persist.append(entry)
         self._inbox.prune(len(table.log))
         out.events += events
+        self._last_signed[table.keys[entry.author].raw] = entry.index
         if self.clock_start is None and any(isinstance(e, SeatsDrawn) for e in events):
             self.clock_start = now
         if table.step_start != before:
             self._since = now
             self._timed_out = False
+            self._overdue = frozenset()
             self._speculated = None
         if table.voiding is None:
             self._voter.settle(closed_round=void)  # a complete round: the agreement carried out
@@ -468,7 +535,7 @@ class Peer:
 
     def _produce(self, now: float) -> Output:
         out = Output()
-        if self._voter.agreement is not None or self.table.index_of(self.party) in self._produced:
+        if self._voter.stopped() or self.table.index_of(self.party) in self._produced:
             return out
         if not self.seated:
             return out

@@ -8,8 +8,11 @@ the network layer hears: `["sync", n]`, `["at", n]`) and counts as answering a p
 link is up and whose claim advanced within the timeout.
 
 A claim cannot be checked, so what it can buy is bounded: it counts only if it is behind our
-own log (a party that holds all we hold is not catching up: it owes its entry) and past every
-claim of that identity before, so each entry of our log buys at most one timeout once; and no
+own log (a party that holds all we hold is not catching up: it owes its entry), past the index
+of the latest entry that identity signed in our log (it held everything before that entry when
+it signed it, so a lower claim is stale or false), and past every claim of that identity
+before, so each entry of our log after its own latest buys at most one timeout once: a party
+that is caught up, whose latest entry is a few steps back, buys a few timeouts at most; and no
 step is held this way past `CATCHUP_TIMEOUTS` timeouts. A party that connects and never
 advances is missing once the timeout passes, as before. Pure like all of `session/`: the
 times are the `now` the host passes.
@@ -33,11 +36,14 @@ class Presence:
         self._best: dict[bytes, int] = {}
         self._heard: dict[bytes, float] = {}
 
-    def heard(self, key: bytes, position: int, length: int, now: float) -> bool:
+    def heard(self, key: bytes, position: int, length: int, now: float, signed: int = -1) -> bool:
         """Note that `key` claims to hold the first `position` entries, heard at `now` while
-        our log holds `length`; whether the claim counts as progress (behind our log, and
-        past every claim of `key` that counted before)."""
-        if not 0 <= position < length or position <= self._best.get(key, -1):
+        our log holds `length` and the latest entry `key` signed in it is at index `signed`;
+        whether the claim counts as progress (behind our log, past the entries `key` has
+        shown it holds by signing after them, and past every claim of `key` that counted
+        before)."""
+        floor = max(self._best.get(key, -1), signed)
+        if not 0 <= position < length or position <= floor:
             return False
         self._best[key] = position
         self._heard[key] = now

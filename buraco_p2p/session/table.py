@@ -25,6 +25,7 @@ from buraco_p2p.crypto.randomness import CoinContext, CommitReveal, new_nonce
 from buraco_p2p.engine import HandState, IllegalMove, IllegalMoveCode, Match, Move
 from buraco_p2p.net.channel.identity import PeerKey
 from buraco_p2p.session import bodies
+from buraco_p2p.session.agreement import majority
 from buraco_p2p.session.bodies import BodyError, check_body
 from buraco_p2p.session.checks import Refusal, check_entry, check_move
 from buraco_p2p.session.deal import Deal
@@ -334,7 +335,8 @@ class Table:
 
     def can_void(self, silent: list[int] | tuple[int, ...]) -> bool:
         """Whether a void round may start here naming `silent`: parties the table waits for
-        (or the author of the fault that stopped it), never every party."""
+        (or the author of the fault that stopped it), leaving a majority to sign it
+        (`majority`) unless the match is already decided."""
         if self.phase in (Phase.GENESIS, Phase.CLOSED) or not silent:
             return False
         if not all(type(p) is int and 0 <= p < self.n for p in silent):
@@ -342,7 +344,14 @@ class Table:
         blamable = set(self.waiting_for)
         if self.fault is not None and self.fault.author is not None:
             blamable.add(self.fault.author)
-        return set(silent) <= blamable and len(set(silent)) < self.n
+        decided = self.match is not None and self.match.over
+        # once the match is decided, closing it changes nothing of its result: any present
+        # party may close it (two halves that both do close one result)
+        return (
+            set(silent) <= blamable
+            and len(set(silent)) < self.n
+            and (decided or majority(self.n, silent))
+        )
 
     def check_move(self, seat: int, move: Move) -> tuple[int, ...]:
         """Validate before reveal: what a move by `seat` must pass before any card of it is

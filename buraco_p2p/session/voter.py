@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from buraco_p2p.net.channel.identity import Identity, PeerKey
 from buraco_p2p.session import bodies
-from buraco_p2p.session.agreement import Ballots, Motion
+from buraco_p2p.session.agreement import Ballots, Motion, majority
 from buraco_p2p.session.bodies import BodyError, check_body
 from buraco_p2p.session.entry import Entry, make_entry
 from buraco_p2p.session.errors import LogError
@@ -56,10 +56,13 @@ class Voter:
         silent: tuple[int, ...],
         keys: tuple[bytes, ...],
         waiting: tuple[int, ...],
+        overdue: frozenset[int] = frozenset(),
     ) -> None:
         """Agree, as `party`, to a void round naming `silent` (if empty: the author of the
         fault that stopped the table, else `waiting`, the parties it waits for); raises
-        `ValueError` and agrees to nothing if the proposal is not one we may make."""
+        `ValueError` and agrees to nothing if the proposal is not one we may make. `overdue`:
+        the parties our own clock has seen keep the current step waiting past the table's
+        timeout; we name no other (but the author of a fault)."""
         table = self.table
         if party < 0:
             raise ValueError("an heir is not a party until its seat passes to it")
@@ -85,21 +88,39 @@ class Voter:
         mine = self.ballots.mine
         if mine is not None and mine != motion:
             raise ValueError(f"already agreed to {mine.action!r} naming {mine.silent}")
-        length = len(table.log)
+        if not table.can_void(silent):
+            raise ValueError(f"the table is not waiting for parties {silent}"
+                             f"{_majority_note(table.n, silent)}")  # fmt: skip
+        if not set(silent) <= self.nameable(overdue):
+            raise ValueError(f"the table has not waited for parties {silent} past its timeout")
         self.ballots.mine = motion
-        if self.ballots.target(length) == length and not table.can_void(silent):
-            self.ballots.mine = mine
-            raise ValueError(f"the table is not waiting for parties {silent}")
 
-    def join(self, party: int) -> bool:
+    def nameable(self, overdue: frozenset[int]) -> frozenset[int]:
+        """The parties we may name silent here: those our clock has seen keep this step
+        waiting past the timeout, and the author of the fault that stopped the table."""
+        fault = self.table.fault
+        if fault is not None and fault.author is not None:
+            return overdue | {fault.author}
+        return overdue
+
+    def join(self, party: int, overdue: frozenset[int] = frozenset()) -> bool:
         """Agree, as `party`, to the proposal we hold; False (and nothing changes) if there is
-        none, we agreed already, we are an heir not yet seated, or it names us silent."""
+        none, we agreed already, we are an heir not yet seated, it names us silent, or it
+        names a party our own clock has not seen keep this step waiting past the timeout."""
         prop = self.proposal
         if prop is None or self.ballots.mine is not None or party < 0:
             return False
         motion, _ = prop
         if party in motion.silent:
             return False
+        if self.table.can_void(motion.silent):
+            if not set(motion.silent) <= self.nameable(overdue):
+                return False
+        elif self.ballots.ahead(motion, len(self.table.log)):
+            return False
+        # (where the table no longer waits for them, we join a proposal made behind our log
+        # only to sign where we stand and give it up at once: its author then catches up to
+        # our point and finds the same; such a void can never be applied)
         self.ballots.mine = motion
         return True
 
@@ -122,18 +143,45 @@ class Voter:
         return self.ballots.round_at(length)
 
     def stopped(self) -> bool:
-        """Whether we have agreed to a void and our log has reached its point: we apply no
-        entry past it."""
-        length = len(self.table.log)
-        return self.ballots.mine is not None and length >= self.ballots.target(length)
-
-    def due(self) -> bool:
-        """Whether we have agreed to a void and our log stands at its point unsigned."""
+        """Whether we stand at our void's point: we signed it at the end of our log, or a
+        present party signed it there and the table waits there for the silent parties (we
+        sign once our own clock has seen them keep it waiting past the timeout); either way
+        no present party has signed it further on. We apply and make no entry past it."""
         ballots = self.ballots
-        if ballots.mine is None or self.table.voiding is not None or self.table.closed:
-            return False
         length = len(self.table.log)
-        return ballots.signed_at != length and ballots.target(length) == length
+        if ballots.mine is None or ballots.released(length):
+            return False
+        return ballots.signed_at == length or self.waiting_here()
+
+    def waiting_here(self) -> bool:
+        """Whether a present party has signed our void at the end of our log, where the
+        table waits for the silent parties, and we have not signed it there yet."""
+        ballots = self.ballots
+        length = len(self.table.log)
+        return (
+            ballots.mine is not None
+            and ballots.signed_at != length
+            and ballots.signed_here(length)
+            and self.table.can_void(ballots.mine.silent)
+        )
+
+    def due(self, overdue: frozenset[int] = frozenset()) -> bool:
+        """Whether we are to sign our void at the end of our log now: we have not signed
+        there, and either the table waits there for the silent parties and our clock has
+        seen them keep it waiting past the timeout, or it no longer waits for them and a
+        present party signed there (we sign too, so that the others find the same, and
+        give the agreement up)."""
+        ballots = self.ballots
+        table = self.table
+        if ballots.mine is None or table.voiding is not None or table.closed:
+            return False
+        length = len(table.log)
+        if ballots.signed_at == length:
+            return False
+        silent = ballots.mine.silent
+        if table.can_void(silent):
+            return set(silent) <= self.nameable(overdue)
+        return ballots.signed_at is None or ballots.signed_here(length)
 
     def vote(self, party: int) -> tuple[Entry, bool]:
         """Sign our void, as `party`, at the end of our log, its point; returns it and whether
@@ -162,6 +210,21 @@ class Voter:
         ballots.decline(length)
         return entry, True
 
+    def restore(self, entry: Entry) -> None:
+        """Take up again, after a restart, a void we signed before (saved before it was
+        sent): we stand by its motion, and sign no other at its point."""
+        vote = self.ballots.vote(entry)
+        if vote is None or vote.point < len(self.table.log) or self.table.closed:
+            return
+        self.ballots.file(entry)
+        self.ballots.mine = vote.motion
+        self.ballots.signed_at = vote.point
+
+    def give_up(self) -> None:
+        """A present party went past the step at our point without signing there: no round
+        of ours at this point can complete; we follow the log again, agreeing to nothing."""
+        self.ballots.decline(len(self.table.log))
+
     def take(self, entry: Entry) -> None:
         """The peer is about to apply `entry`: if it is a void we hold, it is held no more."""
         if entry.kind == bodies.VOID:
@@ -170,10 +233,16 @@ class Voter:
     def settle(self, closed_round: bool) -> None:
         """The peer applied an entry and no round is under way: if it closed a round, the
         agreement is carried out; voids the log has passed are forgotten."""
+        ballots = self.ballots
         length = len(self.table.log)
         if closed_round:
-            self.ballots.reset(length)
-        self.ballots.prune(length)
+            ballots.reset(length)
+        ballots.prune(length)
+        followed = ballots.mine is not None and (ballots.signed_at or length) < length
+        if followed and ballots.target(length) == length and not ballots.signed_here(length):
+            # we followed a present party's void past our point and then past its point
+            # too: nothing we could close is left ahead
+            ballots.decline(length - 1)
 
     def heir_signed(self, entry: Entry) -> bool:
         """Whether `entry` is signed by a new identity a held "replace" void names for its
@@ -192,3 +261,11 @@ class Voter:
                     continue
                 return True
         return False
+
+
+def _majority_note(parties: int, silent: tuple[int, ...]) -> str:
+    """Why a void round naming `silent` may not be valid even where the table waits for
+    them: too few parties would sign it."""
+    if not majority(parties, silent):
+        return f" (a void needs more than half of the {parties} parties, or half with party 0)"
+    return ""

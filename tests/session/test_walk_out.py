@@ -70,10 +70,12 @@ def test_peeking_then_walking_out_costs_the_walkers_side(n: int, teams: int) -> 
 @pytest.mark.parametrize("n", [2, 3])
 def test_with_no_partner_to_prove_it_the_walker_gets_no_redeal_and_nobody_pays(n: int) -> None:
     """At two and three seats only opponents can name the walker: their word proves nothing,
-    so nobody is charged, and the void that would deal again ends the match instead."""
-    r = _deal_withheld(n, 100 + n, [0])
-    present = list(range(1, n))
-    void_out(r, present, "void", (0,))
+    so nobody is charged, and the void that would deal again ends the match instead. (The
+    walker is the last party: at two seats party 1 alone may not sign a void, 4.5.)"""
+    w = n - 1
+    r = _deal_withheld(n, 100 + n, [w])
+    present = list(range(n - 1))
+    void_out(r, present, "void", (w,))
     for p in present:
         t = r.peers[p].table
         assert t.closed and t.match is not None, p
@@ -83,11 +85,11 @@ def test_with_no_partner_to_prove_it_the_walker_gets_no_redeal_and_nobody_pays(n
         assert MatchEnded(tuple([0] * n), None) in r.events[p]
         (rec,) = t.voids
         assert (rec.stage, rec.proven, rec.then) == ("in_hand", (), "closed")
-    v = verify_bytes(encode_log([e.wire for e in r.peers[1].log]))
+    v = verify_bytes(encode_log([e.wire for e in r.peers[0].log]))
     assert v.code == EXIT_FAIR
-    assert v.doc["ending"] == {"how": "abandoned", "by": [0], "proven": [], "silent": [0],
-                               "index": len(r.peers[1].log) - 1}  # fmt: skip
-    assert "named by opponents only, nothing proven: party 0" in render_text(v.doc)
+    assert v.doc["ending"] == {"how": "abandoned", "by": [w], "proven": [], "silent": [w],
+                               "index": len(r.peers[0].log) - 1}  # fmt: skip
+    assert f"named by opponents only, nothing proven: party {w}" in render_text(v.doc)
 
 
 def test_walking_out_mid_play_costs_the_side_too() -> None:
@@ -120,7 +122,10 @@ def test_a_hostile_coalition_cannot_make_an_honest_present_side_pay(n: int, team
     while r.queue and t0.phase is not Phase.DEAL:
         r.run(1)
     assert t0.match is not None
-    honest_side = t0.match.side_of(t0.party_seat[0])
+    # the honest side is one without party 0: of two halves, only the one with party 0 may
+    # sign a void (4.5), so this is the case where the hostile parties can close the match
+    side0 = t0.match.side_of(t0.party_seat[0])
+    honest_side = next(s for p in range(n) if (s := t0.match.side_of(t0.party_seat[p])) != side0)
     honest = [p for p in range(n) if t0.match.side_of(t0.party_seat[p]) == honest_side]
     hostile = [p for p in range(n) if p not in honest]
 

@@ -75,10 +75,6 @@ KNOWN_PRIVATE_READS: dict[tuple[str, str], str] = {
     ("session.flow", "_rng"): "the table's helpers hold the whole Table",
     ("session.produce", "_rng"): "the table's helpers hold the whole Table",
     ("session.produce", "_seat_nonce"): "the table's helpers hold the whole Table",
-    ("play.heir", "_handle"): "the heir drives a Driver's message handler",
-    ("play.node", "_on_message"): "the node hands a Driver's handler to the mesh loop",
-    ("verify_jobs", "_trusted"): "a worker's points were checked once; group.py names no "
-    "public way to rebuild them unchecked",
 }
 # The mesh's parts: each is given a `MeshCore` (net/mesh/core.py), never the `Mesh` class.
 MESH_PARTS = (

@@ -195,7 +195,7 @@ class _JobPickler(pickle.Pickler):
 
 
 def _valid_point(encoding: bytes) -> Point:
-    return Point._trusted(encoding)
+    return Point.from_checked_bytes(encoding)
 
 
 def _digest(blob: bytes) -> bytes:

@@ -208,8 +208,9 @@ class Scalar:
 class Point:
     """A ristretto255 element, held as its canonical 32-byte encoding.
 
-    Built only through `from_bytes` (which validates), `hash_to_group`, or arithmetic on points
-    that were themselves valid, so every instance is a valid group element.
+    Built only through `from_bytes` (which validates), `hash_to_group`, arithmetic on points
+    that were themselves valid, or `from_checked_bytes` (the encoding of such a point, handed
+    between this program's own processes), so every instance is a valid group element.
     """
 
     __slots__ = ("_b",)
@@ -226,6 +227,17 @@ class Point:
         p = object.__new__(cls)
         object.__setattr__(p, "_b", encoding)
         return p
+
+    @classmethod
+    def from_checked_bytes(cls, encoding: bytes) -> Point:
+        """Rebuild a point from `to_bytes()` of a point this program already holds, without
+        decoding it again: the encoding was validated when that point was made, so the rebuilt
+        point is as valid. Safe only for bytes that never left this program's hands: a point
+        passed between this process and its own worker processes (`buraco_p2p.verify_jobs`).
+        Bytes from the network or a file, whoever wrote them, go through `from_bytes`."""
+        if type(encoding) is not bytes or len(encoding) != _POINT_BYTES:
+            raise InvalidPoint(f"a point is {_POINT_BYTES} bytes")
+        return cls._trusted(encoding)
 
     def __setattr__(self, name: str, value: object) -> None:
         raise AttributeError("Point is immutable")

@@ -347,6 +347,18 @@ class Driver:
                 await trio.sleep(min(0.2, patience))
         return False
 
+    def propose_replace(self, silent: tuple[int, ...], heirs: tuple[bytes, ...]) -> None:
+        """Propose a "replace" agreement passing the `silent` parties' seats to the identity
+        keys `heirs` (one each, in order); held like every output until the next flush, so it
+        is on disk before it is sent. Raises `ValueError`, changing nothing, where the table
+        cannot take that proposal now."""
+        self._handle(self.peer.propose_void("replace", self.clock(), silent, heirs))
+
+    def deliver(self, key: PeerKey, msg: Any) -> None:
+        """A message the mesh delivered from `key` before this driver ran (a backlog kept
+        while the table was being set up): handled exactly as one received now."""
+        self._on_message(key, msg)
+
     def chat(self, text: str) -> None:
         self._queue(None, ["chat", text[:MAX_CHAT]])
 

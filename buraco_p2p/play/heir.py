@@ -118,7 +118,7 @@ class Heirs:
         seeds = [(p, self.make_seed(p)) for p in silent]
         keys = tuple(Identity.from_seed(s, "heir").public.raw for _, s in seeds)
         try:
-            d._handle(d.peer.propose_void("replace", d.clock(), silent, keys))
+            d.propose_replace(silent, keys)
         except ValueError as exc:
             return f"no agreement proposed: {exc}"
         self._todo_in.send_nowait(seeds)

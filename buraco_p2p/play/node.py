@@ -316,7 +316,7 @@ def _saved_rules(store: TableStore) -> tuple[RuleSet, int]:
 @contextlib.asynccontextmanager
 async def _running(driver: Driver, backlog: Backlog, root: Path) -> AsyncIterator[None]:
     for key, msg in backlog:
-        driver._on_message(key, msg)
+        driver.deliver(key, msg)
     heirs = Heirs(driver, root / "heirs") if driver.mesh.is_host else None
     driver.replacer = heirs
     async with trio.open_nursery() as nursery:

@@ -46,7 +46,8 @@ API overview:
 
 Modules: `entry` (format, hash, signature, step heads), `bodies` (kinds and schemas),
 `terms` (genesis), `states` (transition table), `table` (the log gate: what every entry
-shares), `checks` (each kind's content checks), `flow` (the next step), `deal` (one deal's
+shares), `checks` (each kind's content checks), `flow` (the next step), `tablestate` (the
+table as those helpers see it), `deal` (one deal's
 state, the verifier's opening of a finished hand), `produce` (our own entries), `peer`,
 `inbox` (what a peer heard and holds), `voter` (its void agreements), `presence` (who is
 catching up), `agreement` (the void

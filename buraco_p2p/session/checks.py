@@ -47,7 +47,7 @@ from buraco_p2p.session.events import CardSeen, Event, MoveApplied
 from buraco_p2p.session.states import Phase
 
 if TYPE_CHECKING:
-    from buraco_p2p.session.table import Table
+    from buraco_p2p.session.tablestate import TableState
 
 __all__ = ["Refusal", "check_entry", "check_move", "reject", "reveal_cards"]
 
@@ -66,7 +66,7 @@ def reject(reason: str) -> Refusal:
     return Refusal(RejectedEntry, reason)
 
 
-def check_entry(t: Table, entry: Entry, parsed: Any) -> list[Event]:
+def check_entry(t: TableState, entry: Entry, parsed: Any) -> list[Event]:
     """Check an entry's content against the table's state and apply it; `parsed` is its body
     as `bodies.check_body` returned it. Returns the events it causes."""
     kind = entry.kind
@@ -142,7 +142,7 @@ def _draw(what: str, step: Callable[[int, bytes], None], party: int, value: byte
         raise reject(f"{what}: {exc}") from None
 
 
-def _deck(t: Table, hand: Deal, msg: Any, index: int, seat: int) -> list[Event]:
+def _deck(t: TableState, hand: Deal, msg: Any, index: int, seat: int) -> list[Event]:
     try:
         events = hand.deck.receive(msg, index, sender=seat)
     except DeckError as exc:
@@ -150,7 +150,7 @@ def _deck(t: Table, hand: Deal, msg: Any, index: int, seat: int) -> list[Event]:
     return reveal_cards(t, hand, events)
 
 
-def reveal_cards(t: Table, hand: Deal, events: Sequence[DeckEvent]) -> list[Event]:
+def reveal_cards(t: TableState, hand: Deal, events: Sequence[DeckEvent]) -> list[Event]:
     out: list[Event] = []
     view = hand.view
     for ev in events:
@@ -169,7 +169,7 @@ def reveal_cards(t: Table, hand: Deal, events: Sequence[DeckEvent]) -> list[Even
     return out
 
 
-def _shares(t: Table, hand: Deal, seat: int, shares: Shares | None, index: int) -> list[Event]:
+def _shares(t: TableState, hand: Deal, seat: int, shares: Shares | None, index: int) -> list[Event]:
     owed = hand.deck.owed_by(seat)
     got = shares.slots if shares is not None else ()
     if got != owed:
@@ -179,7 +179,7 @@ def _shares(t: Table, hand: Deal, seat: int, shares: Shares | None, index: int) 
     return _deck(t, hand, SharesMessage(seat, shares.slots, shares.batch), index, seat)
 
 
-def _on_move(t: Table, hand: Deal, seat: int, entry: Entry, parsed: Any) -> list[Event]:
+def _on_move(t: TableState, hand: Deal, seat: int, entry: Entry, parsed: Any) -> list[Event]:
     move, shares = parsed
     view = hand.view
     assert view is not None
@@ -224,7 +224,7 @@ def _on_move(t: Table, hand: Deal, seat: int, entry: Entry, parsed: Any) -> list
     return events
 
 
-def check_move(t: Table, seat: int, move: Move) -> tuple[int, ...]:
+def check_move(t: TableState, seat: int, move: Move) -> tuple[int, ...]:
     """Validate before reveal: the checks made on a move before any card of it is shown
     or any share released. Returns the slots it shows (ascending), which the mover's own
     shares must cover exactly; raises `Refusal` otherwise."""
@@ -248,7 +248,7 @@ def check_move(t: Table, seat: int, move: Move) -> tuple[int, ...]:
     return tuple(sorted(s for s in shown if s not in public))
 
 
-def _on_void(t: Table, party: int, parsed: Any) -> list[Event]:
+def _on_void(t: TableState, party: int, parsed: Any) -> list[Event]:
     action, silent, keys = parsed
     if tuple(silent) != t.silent:
         raise reject("a void agreement naming other silent parties")
@@ -267,7 +267,7 @@ def _on_void(t: Table, party: int, parsed: Any) -> list[Event]:
     return []
 
 
-def _opened(t: Table, hand: Deal) -> tuple[int, ...]:
+def _opened(t: TableState, hand: Deal) -> tuple[int, ...]:
     try:
         return open_hand(hand, t.n)
     except OpenError as exc:

@@ -28,7 +28,6 @@ alone (docs/protocol.md 4.5, "Abandonment"; docs/rules.md, "Abandoning a hand"):
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from buraco_p2p.crypto.deck import DeckSession
@@ -59,9 +58,10 @@ from buraco_p2p.session.events import (
 )
 from buraco_p2p.session.produce import CUT
 from buraco_p2p.session.states import Phase, Who
+from buraco_p2p.session.tablestate import VoidRecord
 
 if TYPE_CHECKING:
-    from buraco_p2p.session.table import Table
+    from buraco_p2p.session.tablestate import TableState
 
 __all__ = ["VoidRecord", "next_step"]
 
@@ -75,28 +75,7 @@ _IN_HAND = (Phase.DEAL, Phase.TURN, Phase.REVEAL, Phase.COUNT)
 _SCORED = (Phase.RESULT, Phase.OPEN, Phase.TIME, Phase.FINAL)
 
 
-@dataclass(frozen=True, slots=True)
-class VoidRecord:
-    """One applied void round, as the log shows it to anyone: the index of its last entry,
-    its action, the silent parties, the phase it interrupted and the hand (None before the
-    seats), the stage (see the module docstring), which silent parties a partner among the
-    signers proves walked out (`proven`), the match sides charged and what each paid, and
-    how the table went on: "next_hand", "closed" or "decided" (closed with the match's
-    result)."""
-
-    index: int
-    action: str
-    silent: tuple[int, ...]
-    phase: str
-    hand: int | None
-    stage: str
-    proven: tuple[int, ...]
-    charged: tuple[int, ...]
-    points: int
-    then: str
-
-
-def next_step(t: Table) -> list[Event]:
+def next_step(t: TableState) -> list[Event]:
     """Begin the step that follows the one just completed; returns the events it causes.
     The phase it moves to is always one the transition table lists after the last, and
     its authors fit the new phase's row."""
@@ -115,12 +94,12 @@ def next_step(t: Table) -> list[Event]:
     return events
 
 
-def _set(t: Table, phase: Phase, authors: Sequence[int]) -> None:
+def _set(t: TableState, phase: Phase, authors: Sequence[int]) -> None:
     t.phase = phase
     t.authors = tuple(authors)
 
 
-def _next(t: Table) -> list[Event]:
+def _next(t: TableState) -> list[Event]:
     everyone = tuple(range(t.n))
     if t.voiding is not None:
         return _voided(t)
@@ -185,7 +164,7 @@ def _next(t: Table) -> list[Event]:
     raise AssertionError(phase)  # pragma: no cover
 
 
-def _voided(t: Table) -> list[Event]:
+def _voided(t: TableState) -> list[Event]:
     """A void round is complete: judge it where it stands (see the module docstring) and
     begin what follows it. `t.phase` is still the phase it interrupted."""
     action = t.voiding
@@ -236,7 +215,7 @@ def _voided(t: Table) -> list[Event]:
     return events + _start_hand(t)
 
 
-def _side(t: Table, seat: int) -> int:
+def _side(t: TableState, seat: int) -> int:
     """The side a seat is on now: the engine's once the hand is dealt (at three seats it
     changes when the first pot is taken), the deal's before."""
     view = t.view
@@ -246,13 +225,13 @@ def _side(t: Table, seat: int) -> int:
     return t.match.side_of(seat)
 
 
-def _partners(t: Table, seats: Sequence[int]) -> list[int]:
+def _partners(t: TableState, seats: Sequence[int]) -> list[int]:
     """Every seat on the side of one of `seats` (themselves included)."""
     sides = {_side(t, s) for s in seats}
     return [s for s in range(t.n) if _side(t, s) in sides]
 
 
-def _proven(t: Table, silent: Sequence[int]) -> tuple[int, ...]:
+def _proven(t: TableState, silent: Sequence[int]) -> tuple[int, ...]:
     """The silent parties the log proves walked out: those with a partner (another party on
     the same side) among the void's signers. The signers' word proves nothing against an
     opponent; a partner's signature costs the partner's own side, so it is evidence."""
@@ -274,7 +253,7 @@ def time_is_up(rules_minutes: int, clocks: Sequence[int]) -> bool:
     return 2 * sum(1 for ms in clocks if ms >= limit) > len(clocks)
 
 
-def _clocks_read(t: Table) -> list[Event]:
+def _clocks_read(t: TableState) -> list[Event]:
     """The round of clocks after a hand is complete: the match ends there if the time is up
     (every replica calls `Match.time_up` at this same place in the log), or goes on."""
     assert t.match is not None and t.hand is not None
@@ -289,7 +268,7 @@ def _clocks_read(t: Table) -> list[Event]:
     return events + _start_hand(t)
 
 
-def _succeed(t: Table) -> None:
+def _succeed(t: TableState) -> None:
     """The seats of the silent parties pass to the new identities the agreement names; an
     heir named among them becomes that party (the hand about to start is its first)."""
     index = len(t.log) - 1
@@ -298,11 +277,11 @@ def _succeed(t: Table) -> None:
         t.keys[party] = key
         t.successions.append((index, party, key))
         if t.heir is not None and t.heir[0] == raw:
-            t.me, t._rng = party, t.heir[1]
+            t.me, t.rng = party, t.heir[1]
             t.heir = None
 
 
-def _start_hand(t: Table) -> list[Event]:
+def _start_hand(t: TableState) -> list[Event]:
     assert t.match is not None
     number = 0 if t.hand is None else t.hand.number + 1
     rules = t.rules
@@ -310,7 +289,7 @@ def _start_hand(t: Table) -> list[Event]:
     # The engine's own play order for this deal, at any seat count.
     order = HandState(t.match.next_setup(), None, None).order
     layout = deal_layout(rules)
-    rng = t._rng
+    rng = t.rng
     keypair = KeyPair.generate(rng) if rng is not None else None
     deck = DeckSession(
         table_id=t.terms.table_id,
@@ -337,7 +316,7 @@ def _start_hand(t: Table) -> list[Event]:
     return []
 
 
-def _dealt(t: Table, hand: Deal) -> list[Event]:
+def _dealt(t: TableState, hand: Deal) -> list[Event]:
     assert t.match is not None
     seed = hand.cut.seed()
     cut = uniform_int(seed, 1, t.rules.deck_size - 1, label=b"cut")
@@ -350,7 +329,7 @@ def _dealt(t: Table, hand: Deal) -> list[Event]:
     return events + _to_turn(t, hand)
 
 
-def _after_move(t: Table, hand: Deal) -> list[Event]:
+def _after_move(t: TableState, hand: Deal) -> list[Event]:
     view = hand.view
     assert view is not None
     if view.ended:
@@ -363,7 +342,7 @@ def _after_move(t: Table, hand: Deal) -> list[Event]:
     return _to_turn(t, hand)
 
 
-def _to_turn(t: Table, hand: Deal) -> list[Event]:
+def _to_turn(t: TableState, hand: Deal) -> list[Event]:
     view = hand.view
     assert view is not None
     _set(t, Phase.TURN, (t.seating[view.turn],))

@@ -25,7 +25,7 @@ from buraco_p2p.session.states import Phase
 
 if TYPE_CHECKING:
     from buraco_p2p.session.entry import Entry
-    from buraco_p2p.session.table import Table
+    from buraco_p2p.session.tablestate import TableState
 
 __all__ = [
     "CUT",
@@ -41,7 +41,7 @@ SEATS = b"seats"
 CUT = b"cut"
 
 
-def produce_entry(t: Table) -> tuple[int, str, dict[str, Any]] | None:
+def produce_entry(t: TableState) -> tuple[int, str, dict[str, Any]] | None:
     """The entry this party owes in the current step, if any but a move: (index, kind,
     body). Call once per step; a move comes from `move_body`."""
     me = t.me
@@ -53,10 +53,10 @@ def produce_entry(t: Table) -> tuple[int, str, dict[str, Any]] | None:
     phase = t.phase
     ctx_seats = CoinContext(t.terms.table_id, SEATS, 0)
     if phase is Phase.SEATS_COMMIT:
-        assert t._seat_nonce is not None
-        return index, bodies.COMMIT, {"c": commitment(ctx_seats, me, t._seat_nonce)}
+        assert t.seat_nonce is not None
+        return index, bodies.COMMIT, {"c": commitment(ctx_seats, me, t.seat_nonce)}
     if phase is Phase.SEATS_REVEAL:
-        return index, bodies.REVEAL, {"n": t._seat_nonce}
+        return index, bodies.REVEAL, {"n": t.seat_nonce}
     hand = t.hand
     assert hand is not None
     deck = hand.deck
@@ -93,7 +93,7 @@ def produce_entry(t: Table) -> tuple[int, str, dict[str, Any]] | None:
     return None
 
 
-def produce_time(t: Table, clock_ms: int) -> tuple[int, str, dict[str, Any]] | None:
+def produce_time(t: TableState, clock_ms: int) -> tuple[int, str, dict[str, Any]] | None:
     """Our entry of a round of clocks: `clock_ms`, the host's clock reading (milliseconds
     since this peer saw the seats drawn), which the session itself never reads."""
     me = t.me
@@ -105,7 +105,7 @@ def produce_time(t: Table, clock_ms: int) -> tuple[int, str, dict[str, Any]] | N
     return index, bodies.TIME, {"ms": max(0, min(clock_ms, bodies.MAX_CLOCK_MS))}
 
 
-def produce_move(t: Table, move: Move) -> tuple[int, dict[str, Any]]:
+def produce_move(t: TableState, move: Move) -> tuple[int, dict[str, Any]]:
     """The body of our own move, checked first exactly as a peer's move is checked, then
     in a copy of our view with the shown cards made public (raises `IllegalMove`), so an
     illegal intent changes nothing and is never sent."""
@@ -125,10 +125,10 @@ def produce_move(t: Table, move: Move) -> tuple[int, dict[str, Any]]:
     trial.push(move)
     shares = None
     if shown:
-        assert hand.keypair is not None and t._rng is not None
+        assert hand.keypair is not None and t.rng is not None
         deck = hand.deck
         ctx = ProofContext(t.terms.table_id, hand.number, index, deck.players[seat])
-        batch = make_share_batch(hand.keypair, [deck.deck[s] for s in shown], ctx, t._rng)
+        batch = make_share_batch(hand.keypair, [deck.deck[s] for s in shown], ctx, t.rng)
         msg = SharesMessage(seat, shown, batch.to_bytes())
         # Our own proof: the deck skips verifying what it knows we made at this index.
         deck.remember_own(msg, index)
@@ -136,7 +136,7 @@ def produce_move(t: Table, move: Move) -> tuple[int, dict[str, Any]]:
     return index, {"m": move.to_wire(), "shares": shares}
 
 
-def shuffle_after(t: Table, entry: Entry) -> int | None:
+def shuffle_after(t: TableState, entry: Entry) -> int | None:
     """The index of our shuffle if it builds on `entry`, another party's shuffle that is due
     now and not yet verified: a peer may then make and send its own first (shuffling reveals
     nothing), and the verification of `entry` still gates everything that follows."""
@@ -151,11 +151,11 @@ def shuffle_after(t: Table, entry: Entry) -> int | None:
     return entry.index + 1
 
 
-def produce_shuffle_on(t: Table, entry: Entry, index: int) -> dict[str, Any] | None:
+def produce_shuffle_on(t: TableState, entry: Entry, index: int) -> dict[str, Any] | None:
     """The body of our shuffle at `index` of the deck `entry` (see `shuffle_after`) carries,
     or None for a deck that does not even decode: its verification will name its author."""
     hand, seat = t.hand, t.my_seat
-    assert hand is not None and seat is not None and t._rng is not None
+    assert hand is not None and seat is not None and t.rng is not None
     deck = hand.deck
     assert deck.table_key is not None
     try:
@@ -163,7 +163,7 @@ def produce_shuffle_on(t: Table, entry: Entry, index: int) -> dict[str, Any] | N
     except (CryptoError, KeyError, TypeError, ValueError):
         return None
     ctx = ProofContext(t.terms.table_id, hand.number, index, deck.players[seat])
-    out_deck, proof = shuffle_and_prove(ctx, deck.table_key, prev_deck, t._rng)
+    out_deck, proof = shuffle_and_prove(ctx, deck.table_key, prev_deck, t.rng)
     msg = ShuffleMessage(seat, deck_bytes(out_deck), proof.to_bytes())
     deck.remember_own(msg, index)  # ours: the deck need not verify it again
     return {"deck": msg.deck, "proof": msg.proof}

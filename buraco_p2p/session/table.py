@@ -75,7 +75,7 @@ class Table:
             raise ValueError("a party needs a random source; a verifier none")
         self.n = n
         self.me = me
-        self._rng = rng
+        self.rng = rng
         self.checks = checks  # who runs each hand's deck proof checks (verify --jobs)
         self.rules = self.terms.rules
         self.log: list[Entry] = [genesis]
@@ -106,7 +106,7 @@ class Table:
         self.stop: LogError | None = None
         self._resume: tuple[int, RandomSource] | None = None
         self.seat_draw = CommitReveal(CoinContext(self.terms.table_id, SEATS, 0), n)
-        self._seat_nonce = new_nonce(rng) if rng is not None else None
+        self.seat_nonce = new_nonce(rng) if rng is not None else None
 
     # ------------------------------------------------------------------ queries
 
@@ -265,7 +265,7 @@ class Table:
             self.step_start = len(self.log)
             if self.voiding is not None and self._resume is not None:
                 # The round after a roll-back: this party plays again from the next hand.
-                (self.me, self._rng), self._resume = self._resume, None
+                (self.me, self.rng), self._resume = self._resume, None
             events.extend(next_step(self))
         if self.stop is not None and len(self.log) >= (self.stop.index or 0):
             self.fault, self.stop = self.fault or self.stop, None
@@ -305,7 +305,7 @@ class Table:
         its random source, which a roll-back never rewinds."""
         if not 1 <= length <= len(self.log):
             raise ValueError(f"cannot roll a log of {len(self.log)} back to {length}")
-        me, rng = (self.me, self._rng) if self.me is not None else self._resume or (None, None)
+        me, rng = (self.me, self.rng) if self.me is not None else self._resume or (None, None)
         fresh = Table(self.log[0], heir=self.heir)
         for e in self.log[1:length]:
             fresh.apply(e, signed=fresh.key_at(e.author, e.index))

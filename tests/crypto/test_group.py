@@ -102,6 +102,19 @@ def test_point_wrong_type_or_length(bad: object) -> None:
         Point.from_bytes(bad)  # type: ignore[arg-type]
 
 
+@given(scalars)
+def test_a_checked_point_is_rebuilt_from_its_encoding(s: Scalar) -> None:
+    p = Point.base_mul(s)
+    q = Point.from_checked_bytes(p.to_bytes())
+    assert q == p and hash(q) == hash(p) and q + BASE == p + BASE
+
+
+@pytest.mark.parametrize("bad", [b"", bytes(31), bytes(33), bytearray(32), "00" * 32, None])
+def test_a_checked_point_still_has_a_points_type_and_length(bad: object) -> None:
+    with pytest.raises(InvalidPoint):
+        Point.from_checked_bytes(bad)  # type: ignore[arg-type]
+
+
 def test_random_bytes_are_mostly_not_points() -> None:
     rng = DeterministicRandomSource(b"random-32-bytes")
     refused = 0

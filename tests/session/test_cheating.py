@@ -79,7 +79,7 @@ def _own_shares(r: Router, party: int, slots: list[int], index: int) -> dict[str
     assert hand is not None and hand.keypair is not None and t.my_seat is not None
     deck = hand.deck
     ctx = ProofContext(t.terms.table_id, hand.number, index, deck.players[t.my_seat])
-    batch = make_share_batch(hand.keypair, [deck.deck[s] for s in slots], ctx, t._rng)  # type: ignore[arg-type]
+    batch = make_share_batch(hand.keypair, [deck.deck[s] for s in slots], ctx, t.rng)  # type: ignore[arg-type]
     return {"slots": sorted(slots), "batch": batch.to_bytes()}
 
 

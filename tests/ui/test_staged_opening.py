@@ -10,7 +10,8 @@ import itertools
 
 from ui_helpers import Sent, find_position, snapshot_of, text_of
 
-from buraco_p2p.engine import Discard, LayDown, LocalTable, Match, Phase, team_of
+from buraco_p2p.engine import Discard, HandState, LayDown, LocalTable, Match, Phase, team_of
+from buraco_p2p.play.line import Staging, sorted_hand
 from buraco_p2p.rules import get_preset
 from buraco_p2p.ui import Client, render
 from buraco_p2p.ui.keys import press
@@ -155,3 +156,61 @@ def test_the_help_lists_the_staged_mark() -> None:
         c.panel_page = page
         pages.append(text_of(help_panel(screen)))
     assert any(" ss " in p and "staged toward your side's opening" in p for p in pages)
+
+
+# ---------------------------------------------------------------------- line mode
+
+
+def _numbers(view: HandState, slots: Meld) -> str:
+    hand = sorted_hand(view, 0)
+    return " ".join(str(hand.index(s) + 1) for s in slots)
+
+
+def test_line_mode_stages_short_melds_and_undo_takes_them_back() -> None:
+    table, _ = find_position(CLASSIC, _one_short)
+    view = table.views[0]
+    meld, pts = _short_melds(table)[0]
+    need = view.initial_minimum(team_of(0), 0)
+    st = Staging()
+    answer = st.command(f"meld {_numbers(view, meld)}", view, 0)
+    assert answer is not None and answer[0] is None  # nothing sent
+    assert f"opening so far: {pts} of {need}" in answer[1] and st.melds == [meld]
+    assert f"opening so far: {pts} of {need}" in st.describe(view, 0)
+    answer = st.command("undo", view, 0)
+    assert answer is not None and answer[0] is None and st.melds == []
+    st.command(f"meld {_numbers(view, meld)}", view, 0)
+    answer = st.command("undo all", view, 0)
+    assert answer == (None, "every staged meld taken back: nothing was sent")
+    assert st.melds == [] and st.describe(view, 0) == ""
+
+
+def test_line_mode_sends_one_lay_down_at_the_minimum_and_a_short_one_on_yes() -> None:
+    table, _ = find_position(CLASSIC, lambda t: _pair(t) is not None)
+    view = table.views[0]
+    pair = _pair(table)
+    assert pair is not None
+    a, b = pair
+    st = Staging()
+    assert st.command(f"meld {_numbers(view, a)}", view, 0) is not None
+    answer = st.command(f"meld {_numbers(view, b)}", view, 0)
+    assert answer == (LayDown(0, (a, b)), "") and st.melds == []
+    # Short of it: `meld` alone asks, in two lines of at most 80 columns; yes sends.
+    st.command(f"meld {_numbers(view, a)}", view, 0)
+    answer = st.command("meld", view, 0)
+    assert answer is not None and answer[0] is None and "failed attempt" in answer[1]
+    assert [len(line) <= 80 for line in answer[1].splitlines()] == [True, True]
+    assert st.command("no", view, 0) == (None, "not sent") and st.melds == [a]
+    st.command("meld", view, 0)
+    assert st.command("yes", view, 0) == (LayDown(0, (a,)), "")
+
+
+def test_line_mode_asks_before_a_discard_with_melds_staged() -> None:
+    table, _ = find_position(CLASSIC, _one_short)
+    view = table.views[0]
+    meld, _ = _short_melds(table)[0]
+    st = Staging()
+    st.command(f"meld {_numbers(view, meld)}", view, 0)
+    other = next(s for s in view.hands[0] if s not in meld)
+    answer = st.command(f"discard {_numbers(view, (other,))}", view, 0)
+    assert answer is not None and answer[0] is None and "never sent" in answer[1]
+    assert st.command("yes", view, 0) == (Discard(0, other), "")

@@ -509,7 +509,7 @@ class Client:
         self.hint_at = (self.hint_at + step) % len(moves)
         move = moves[self.hint_at]
         self.selected = list(move_slots(move))
-        self.staged = []
+        self.staged, self.staged_ends = [], []
         text = suggest(move, view, self.glyphs)
         self.say(f"hint {self.hint_at + 1}/{len(moves)}: {text}  (Enter: play it?)", "hint")
 

@@ -15,7 +15,14 @@ from buraco_p2p.engine import HandState, IllegalMove
 from buraco_p2p.net.channel.identity import PeerKey
 from buraco_p2p.net.table.appmessages import printable
 from buraco_p2p.play.driver import Driver, bot_parties, my_turn
-from buraco_p2p.play.line import HELP, LineError, describe_event, parse_command, render
+from buraco_p2p.play.line import (
+    HELP,
+    LineError,
+    Staging,
+    describe_event,
+    parse_command,
+    render,
+)
 from buraco_p2p.session import Event, MoveApplied
 from buraco_p2p.text.glyphs import Glyphs
 from buraco_p2p.text.narration import Narrator
@@ -35,6 +42,7 @@ class _Console:
         self.bots = bots
         self.terms = driver.peer.table.terms
         self.shown_turn = -1
+        self.staging = Staging()  # melds held toward the opening, not sent
         # Moves are told in the ui's words; cards as letters (AD, TH), as commands take them.
         deck = driver.peer.table.rules.deck_size
         self.narrator = Narrator(self.seat_name, Glyphs(ascii=True, deck_size=deck))
@@ -69,6 +77,8 @@ class _Console:
             if text is not None:
                 self.write(text)
         self.tell_moves(view)  # a card of ours revealed since: our draw, told with it
+        if not my_turn(self.driver.peer):
+            self.staging.forget()  # staged melds end with the turn that staged them
         self.maybe_show()
 
     def tell_moves(self, view: HandState | None) -> None:
@@ -88,6 +98,9 @@ class _Console:
             self.write("no hand in play yet")
             return
         self.write(render(view, seat, self.names()))
+        staged = self.staging.describe(view, seat)
+        if staged:
+            self.write(staged)
 
     def why_not_now(self) -> str:
         """Why a move cannot be made now, in words: whose turn it is, or the hand is over."""
@@ -129,11 +142,16 @@ class _Console:
                 self.write("no hand in play yet: the table is dealing")
                 return True
             try:
-                move = parse_command(line, view, seat)
+                staged = self.staging.command(line, view, seat) if my_turn(peer) else None
+                move = parse_command(line, view, seat) if staged is None else staged[0]
             except LineError as exc:
                 self.write(f"refused: {exc}")
                 return True
-            if not my_turn(peer):
+            if staged is not None and staged[1]:
+                self.write(staged[1])
+            if move is None:
+                return True
+            if staged is None and not my_turn(peer):
                 self.write(self.why_not_now())
                 return True
             err = view.check(move)  # the engine's own reason, before anything is signed

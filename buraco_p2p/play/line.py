@@ -11,7 +11,11 @@ Commands (`help` prints them):
     draw                       draw from the stock
     take [N ...]               take the pile (N ...: hand cards that justify the top card)
     up                         turn the first card drawn face up (where the rules allow)
-    meld N N N [/ N N N ...]   lay down one or more melds
+    meld N N N [/ N N N ...]   lay down one or more melds; before your side opens, melds
+                               short of the minimum are staged, not sent, and go down
+                               together once they reach it (meld alone: send them short)
+    undo [all]                 take back the last staged meld (all: every one)
+    yes | no                   answer a question
     add M N [N ...]            add hand cards to our side's meld M (melds count from 1)
     discard N                  discard a hand card (ends the turn)
                                (a card is its number in the hand or its name: AD, TH, JK)
@@ -52,8 +56,17 @@ from buraco_p2p.session import (
     VoidProposed,
 )
 from buraco_p2p.text.narration import abandoned_text
+from buraco_p2p.text.words import explain
 
-__all__ = ["HELP", "LineError", "describe_event", "parse_command", "render", "sorted_hand"]
+__all__ = [
+    "HELP",
+    "LineError",
+    "Staging",
+    "describe_event",
+    "parse_command",
+    "render",
+    "sorted_hand",
+]
 
 HELP = __doc__.split("Commands (`help` prints them):", 1)[1].strip("\n")
 
@@ -151,6 +164,102 @@ def parse_command(line: str, view: HandState, seat: int) -> Move:
     if cmd == "discard" and len(rest) == 1:
         return Discard(seat, _numbers(rest, hand, view)[0])
     raise LineError(f"unknown command {line.strip()!r} (type help)")
+
+
+class Staging:
+    """Melds staged toward the opening, unsent: where a turn's melds count together and our
+    side has not opened, a lay-down short of the minimum would show the cards to everyone for
+    good and fail when the turn ends, so they are held here until their sum reaches the
+    minimum (then sent as one lay-down) or the player asks to send them short. Sans-IO: lines
+    in, (move to send, text to print) out."""
+
+    def __init__(self) -> None:
+        self.melds: list[tuple[int, ...]] = []
+        self.pending: Move | None = None  # the move a question waits on (`yes` sends it)
+
+    @staticmethod
+    def active(view: HandState, seat: int) -> bool:
+        side = view.side_of(seat)
+        return (view.params.opening_by_turn and not view.opened[side]
+                and view.initial_minimum(side, seat) > 0)  # fmt: skip
+
+    def forget(self) -> None:
+        """The turn is over: staged melds were never sent, nothing to take back."""
+        self.melds = []
+        self.pending = None
+
+    def total(self, view: HandState, seat: int, melds: Sequence[tuple[int, ...]]) -> int | None:
+        """Points toward the minimum with `melds` laid down (None: they would open)."""
+        trial = view.copy()
+        trial.push(LayDown(seat, tuple(melds)))
+        return None if trial.opened[view.side_of(seat)] else trial.opening_points()
+
+    def describe(self, view: HandState, seat: int) -> str:
+        """The staged melds and their sum, or '' with none."""
+        if not self.melds:
+            return ""
+        groups = "  ".join("[" + " ".join(_text(view, s) for s in m) + "]" for m in self.melds)
+        need = view.initial_minimum(view.side_of(seat), seat)
+        pts = self.total(view, seat, self.melds)
+        return (f"staged, not sent: {groups}; opening so far: {pts} of {need} "
+                "(undo takes back the last, undo all every one)")  # fmt: skip
+
+    def command(self, line: str, view: HandState, seat: int) -> tuple[Move | None, str] | None:
+        """A typed line on our turn, where staging has a say: the move to send (or None) and
+        what to print; None for a line the console handles as usual. `LineError` as
+        `parse_command` raises it."""
+        words = line.split()
+        cmd, rest = (words[0].lower(), words[1:]) if words else ("", [])
+        pending, self.pending = self.pending, None  # any other line answers no
+        if cmd in ("yes", "y"):
+            if pending is None:
+                return None, "there is no question to answer"
+            self.melds = []
+            return pending, ""
+        if cmd in ("no", "n"):
+            return None, "not sent" if pending is not None else "there is no question to answer"
+        if not self.active(view, seat):
+            self.melds = []
+            return None
+        if cmd == "undo":
+            if not self.melds:
+                return None, "nothing staged to take back"
+            if rest[:1] == ["all"]:
+                self.melds = []
+                return None, "every staged meld taken back: nothing was sent"
+            self.melds.pop()
+            return None, self.describe(view, seat) or "taken back: nothing staged now"
+        need = view.initial_minimum(view.side_of(seat), seat)
+        if cmd == "meld" and not rest and self.melds:
+            short = LayDown(seat, tuple(self.melds))
+            higher = view.rules.initial_meld_minimum(
+                view.setup.team_scores[view.score_index[seat]], view.failed[view.side_of(seat)] + 1
+            )
+            self.pending = short
+            pts = self.total(view, seat, self.melds)
+            return None, (f"send {pts} of {need} now? Everyone sees the cards; if the turn ends "
+                          f"short, it is\na failed attempt and your minimum rises to {higher}. "
+                          "yes sends, no not")  # fmt: skip
+        if cmd == "meld":
+            asked = parse_command(line, view, seat)
+            assert isinstance(asked, LayDown)
+            laid = LayDown(seat, (*self.melds, *asked.melds))
+            err = view.check(laid)
+            if err is not None:
+                return None, f"refused: {explain(err, view)}"
+            if self.total(view, seat, laid.melds) is None:
+                self.melds = []
+                return laid, ""
+            self.melds = list(laid.melds)
+            return None, self.describe(view, seat) + "; meld adds more, meld alone sends short"
+        if cmd == "discard" and self.melds:
+            move = parse_command(line, view, seat)
+            if view.check(move) is None:
+                self.pending = move
+                pts = self.total(view, seat, self.melds)
+                return None, (f"your staged melds ({pts} of {need}) were never sent:\nthey stay "
+                              "in your hand, no penalty. Discard? yes discards, no not")
+        return None
 
 
 def describe_event(

@@ -24,6 +24,7 @@ from buraco_p2p.engine import (
     LayDown,
     Move,
     Phase,
+    TableMeld,
     TakeDiscard,
     TurnUpFirst,
     legal_moves,
@@ -54,6 +55,16 @@ class Message:
 Send = Callable[[Move], None]
 
 
+@dataclass(frozen=True, slots=True)
+class StagedOpening:
+    """The melds staged toward this side's opening, as the engine would count them."""
+
+    points: int  # card points toward the minimum (with what the engine holds this turn)
+    need: int  # the side's minimum now
+    melds: tuple[TableMeld, ...]  # as the engine would hold them (empty when `reached`)
+    reached: bool  # sent now, they would open the side
+
+
 class Client:
     """The player's side of the table: intents in, moves out through `send`."""
 
@@ -64,6 +75,8 @@ class Client:
         self.cursor = 0
         self.selected: list[int] = []
         self.staged: list[tuple[int, ...]] = []
+        self.staged_ends: list[int] = []  # per staged group: 1 where a run's wild goes low
+        self._staged_cache: tuple[object, StagedOpening | None] = (None, None)
         self.by_rank = False
         self.panel = Panel.NONE
         self.panel_page = 0
@@ -100,7 +113,14 @@ class Client:
             self.new_cards = held - before
         self.new_cards &= held
         self.selected = [s for s in self.selected if s in held]
-        self.staged = [g for g in self.staged if set(g) <= held]
+        if not self.my_turn() or not same_hand or old.view is None or (
+            snap.view is not None and old.view.turn != snap.view.turn
+        ):
+            # Staged melds were never sent: they end with the turn that staged them.
+            self.staged, self.staged_ends = [], []
+        kept = [i for i, g in enumerate(self.staged) if set(g) <= held]
+        self.staged = [self.staged[i] for i in kept]
+        self.staged_ends = [self.staged_ends[i] for i in kept]
         if self.cursor >= len(held):
             self.cursor = max(0, len(held) - 1)
         if old.view is not None and snap.view is not None and (
@@ -180,17 +200,25 @@ class Client:
         if self.selected:
             self.selected.pop()
         elif self.staged:
+            staging = self.staging()
             self.selected = list(self.staged.pop())
+            self.staged_ends.pop()
+            if staging:
+                self.say(self._staged_words("Taken back; the cards are selected again"))
         else:
             self.say("Nothing selected.")
 
     def clear(self) -> None:
+        if self.staged and self.staging():
+            self.say("The staged melds are taken back: nothing was sent.")
+        else:
+            self.message = None
         self.selected = []
         self.staged = []
+        self.staged_ends = []
         self.choosing_meld = None
         self.confirm = None
         self._clear_hint()
-        self.message = None
 
     def sort_toggle(self) -> None:
         self.by_rank = not self.by_rank
@@ -219,6 +247,7 @@ class Client:
         self.send(move)
         self.selected = []
         self.staged = []
+        self.staged_ends = []
         self.choosing_meld = None
         self.hints = []
         self.hint_at = -1
@@ -257,7 +286,20 @@ class Client:
             slot = hand[self.cursor]
         else:
             return
+        if any(slot in g for g in self.staged):
+            self.say("That card is in a staged meld: u or Esc takes the meld back first.",
+                     "error")  # fmt: skip
+            return
         move = Discard(self.me, slot)
+        staged = self.staged_opening() if self.staging() else None
+        view = self.view
+        if not confirmed and staged is not None and view is not None and view.check(move) is None:
+            self.confirm = (
+                f"Your staged melds ({staged.points} of {staged.need}) were never sent: they "
+                "stay in your hand, no penalty. Press y to discard, n not to.",
+                lambda: self.discard(confirmed=True),
+            )
+            return
         if not confirmed and self._fails_opening(move):
             self.confirm = (
                 "Your side's opening is still under its minimum: ending the turn now is a "
@@ -283,23 +325,101 @@ class Client:
             self.say("Select cards first, then g to group them as one meld.", "error")
             return
         self.staged.append(tuple(self.selected))
+        self.staged_ends.append(0)
         self.selected = []
         self.say(f"{len(self.staged)} meld(s) grouped: m lays them all down.")
 
+    def staging(self) -> bool:
+        """Whether `m` stages melds here instead of sending them: this side has not opened and
+        the preset counts a whole turn's melds toward the minimum. A lay-down short of it would
+        show the cards to everyone for good (the engine keeps them as the turn's opening, a
+        failed attempt if the turn ends short), so the client holds them, unsent, until their
+        sum reaches the minimum or the player asks for the failed attempt."""
+        view = self.view
+        if view is None or not self.my_turn() or not view.params.opening_by_turn:
+            return False
+        side = self.snap.side_of(self.me)
+        return not view.opened[side] and view.initial_minimum(side, self.me) > 0
+
+    def staged_opening(self) -> StagedOpening | None:
+        """What the staged melds add up to toward the opening, as the engine counts them (with
+        any opening the engine already holds this turn); None if nothing is staged or the
+        engine would refuse them."""
+        view = self.view
+        if view is None or not self.staged:
+            return None
+        key = (self.snap.version, tuple(self.staged), tuple(self.staged_ends))
+        if self._staged_cache[0] == key:
+            return self._staged_cache[1]
+        ends = tuple(self.staged_ends) if any(self.staged_ends) else ()
+        found = self._opening_of(LayDown(self.me, tuple(self.staged), ends))
+        self._staged_cache = (key, found)
+        return found
+
+    def _opening_of(self, move: LayDown) -> StagedOpening | None:
+        view = self.view
+        if view is None or view.check(move) is not None:
+            return None
+        side = self.snap.side_of(self.me)
+        trial = view.copy()
+        trial.push(move)
+        need = view.initial_minimum(side, self.me)
+        if trial.opened[side]:
+            return StagedOpening(need, need, (), True)
+        return StagedOpening(trial.opening_points(), need, tuple(trial.opening), False)
+
+    def _staged_words(self, lead: str) -> str:
+        staged = self.staged_opening()
+        if staged is None:
+            return f"{lead}: nothing staged."
+        return (f"{lead}: opening so far: {staged.points} of {staged.need} (not sent: u or Esc "
+                "takes it back); m with more cards adds a meld.")  # fmt: skip
+
     def meld(self, low_end: bool = False, confirmed: bool = False) -> None:
-        """Lay down the staged groups and the selection as new melds, in one move."""
+        """Lay down the staged groups and the selection as new melds, in one move. Where the
+        opening is staged (`staging`), a lay-down short of the minimum is staged, not sent."""
         groups = [*self.staged]
+        ends_of = [*self.staged_ends]
         if self.selected:
             groups.append(tuple(self.selected))
+            ends_of.append(1 if low_end else 0)
         if not groups:
             self.say("Select the cards of a meld first (space), then m.", "error")
             return
-        ends = tuple(1 if low_end else 0 for _ in groups) if low_end else ()
+        if low_end and not self.selected:
+            ends_of = [1 for _ in groups]
+        ends = tuple(ends_of) if any(ends_of) else ()
         move = LayDown(self.me, tuple(groups), ends)
         view = self.view
         if view is None:
             return
-        if not confirmed and self._fails_opening(move):
+        if self.staging() and not confirmed:
+            err = view.check(move)
+            if err is not None:
+                self.say(explain(err, view, self.glyphs), "error")
+                return
+            found = self._opening_of(move)
+            if found is not None and not found.reached and self.selected:
+                self.staged, self.staged_ends = groups, ends_of
+                self.selected = []
+                self._clear_hint()
+                self.say(self._staged_words("Staged"), "hint")
+                return
+            if found is not None and not found.reached:
+                # Nothing new selected: the player asks to send the staged melds short of
+                # the minimum, which counts as a failed attempt if the turn ends short.
+                side = self.snap.side_of(self.me)
+                higher = view.rules.initial_meld_minimum(
+                    view.setup.team_scores[view.score_index[self.me]], view.failed[side] + 1
+                )
+                self.confirm = (
+                    f"Send {found.points} of {found.need} now? Everyone sees the cards; a turn "
+                    f"that ends short is a failed attempt and your minimum rises to {higher}. "
+                    "y sends, n not.",
+                    lambda: self.meld(low_end, confirmed=True),
+                )
+                return
+        elif not confirmed and self._fails_opening(move):
             need = view.initial_minimum(self.snap.side_of(self.me))
             self.confirm = (
                 f"Under your opening minimum of {need}: a failed attempt (the cards come "
@@ -389,7 +509,7 @@ class Client:
         self.hint_at = (self.hint_at + step) % len(moves)
         move = moves[self.hint_at]
         self.selected = list(move_slots(move))
-        self.staged = []
+        self.staged, self.staged_ends = [], []
         text = suggest(move, view, self.glyphs)
         self.say(f"hint {self.hint_at + 1}/{len(moves)}: {text}  (Enter: play it?)", "hint")
 

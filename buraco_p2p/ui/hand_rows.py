@@ -35,6 +35,7 @@ class HandRows:
         sel = set(c.selected)
         opening = view.opening_slots()
         staged = {s for grp in c.staged for s in grp}
+        staged_mark = "ss" if c.staging() else "gg"  # toward the opening, unsent / grouped
         for line in range(lines):
             chunk = list(enumerate(hand))[line * per_row : (line + 1) * per_row]
             cards: Row = [("class:label", label if line == 0 else " " * len(label))]
@@ -62,7 +63,7 @@ class HandRows:
                 if slot in sel:
                     mark = self.g.selected_mark
                 elif slot in staged:
-                    mark = "gg"
+                    mark = staged_mark
                 elif slot in opening:
                     mark = "oo"
                 elif slot in c.new_cards:
@@ -79,7 +80,7 @@ class HandRows:
         view = c.view
         if view is None or not (c.staged or c.selected):
             return cv.fit([], self.cols)
-        row: Row = [("class:dim", " ")]
+        row: Row = [("class:dim", " staged, not sent: " if c.staged and c.staging() else " ")]
         for grp in c.staged:
             row.append(("class:dim", "["))
             row.extend(self.g.cards([view.card(s) for s in grp]))

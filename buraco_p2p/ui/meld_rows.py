@@ -102,18 +102,26 @@ class MeldRows:
         """Melds shown this turn toward the side's opening minimum, not yet on the table: where
         a turn's melds count together, the engine holds them in the hand until their sum is
         reached (ending the turn short of it is a failed attempt)."""
-        view = self.c.view
+        c = self.c
+        view = c.view
         assert view is not None
         opening = view.opening
-        if not opening or self.c.snap.side_of(view.turn) != side:
-            return []
-        pts = sum(tm.meld.card_points for tm in opening)
+        rows: list[Row] = []
         need = view.initial_minimum(side)
-        head = f"   opening so far: {pts} of {need} (still in hand)"
-        return [
-            cv.fit([("class:hint", head)], cols),
-            *(self.meld_row(None, tm, cols) for tm in opening),
-        ]
+        if opening and c.snap.side_of(view.turn) == side:
+            pts = sum(tm.meld.card_points for tm in opening)
+            head = f"   opening so far: {pts} of {need} (still in hand)"
+            rows.append(cv.fit([("class:hint", head)], cols))
+            rows.extend(self.meld_row(None, tm, cols) for tm in opening)
+        staged = c.staged_opening() if c.staging() else None
+        if staged is not None and side == c.snap.side_of(c.me) and not staged.reached:
+            # Staged in this client only: nobody else has seen these cards.
+            head = f"   opening so far: {staged.points} of {staged.need} (not sent"
+            full = head + ": u or Esc takes it back)"
+            head = full if len(full) <= cols - 10 else head + ")"
+            rows.append(cv.fit([("class:hint", head)], cols))
+            rows.extend(self.meld_row(None, tm, cols) for tm in staged.melds[len(opening):])
+        return rows
 
     def center_need(self, side: int) -> int:
         """Rows a side's block would take with every meld shown."""

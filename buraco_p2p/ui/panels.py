@@ -19,13 +19,14 @@ from buraco_p2p.ui.table_screen import Screen
 HELP: tuple[tuple[str, str], ...] = (
     ("← → / space", "move the cursor in your hand / select the card (or click it)"),
     ("click a meld", "add the selected cards to that meld"),
-    ("u", "undo: take back the last card selected (or the last group)"),
-    ("Esc", "clear the selection and the hints, close a panel, cancel a question"),
+    ("u", "undo: take back the last card selected (or the last group or staged meld)"),
+    ("Esc", "clear the selection, staged melds and hints, close a panel, cancel a question"),
     ("d", "draw from the stock"),
     ("p", "take the discard pile (where the rules say so, select the cards that meld "
           "its top card first: they are shown to all)"),
     ("t", "turn up the first card drawn and draw the next (where the rules offer it)"),
-    ("m / M", "lay down the selection (and grouped melds); M: a run's wild goes low"),
+    ("m / M", "lay down the selection (and grouped melds); M: a run's wild goes low. "
+              "Before your side opens, melds short of the minimum are staged (ss), not sent"),
     ("g", "group the selection as one meld of a lay-down of several"),
     ("a", "add the selection to one of your melds (1-9 if several fit)"),
     ("x", "discard the selected card (or the card under the cursor)"),
@@ -52,6 +53,9 @@ def marks_help(g: Glyphs) -> tuple[tuple[str, str], ...]:
         ("^^", "under a card: the cursor (x^ on a card with another mark)"),
         ("++", "under a card: just drawn or taken"),
         ("gg", "under a card: grouped for a lay-down of several melds (g)"),
+        ("ss", "under a card: staged toward your side's opening minimum, not sent: m sends "
+               "them all once they reach it (m with nothing selected sends them short, a "
+               "failed attempt if the turn ends so); u takes back the last, Esc all"),
         ("oo", "under a card: shown this turn toward your side's opening minimum, still in "
                "your hand; laid down with the rest once the minimum is reached, back in the "
                "hand (a failed attempt) if the turn ends first"),

@@ -175,7 +175,12 @@ def test_a_failed_opening_attempt_is_confirmed_before_it_is_sent() -> None:
         press(c, "y")
         assert sent.moves == [LayDown(0, (meld,))]
         return
-    # The lay-down stands as the turn's opening so far; ending the turn would fail it.
+    # Where a turn's melds count together it is staged, unsent; sent on a confirmation, it
+    # stands as the turn's opening so far and ending the turn would fail it.
+    assert sent.moves == [] and c.staged == [meld]
+    c.meld()
+    assert c.confirm is not None and "failed attempt" in c.confirm[0]
+    press(c, "y")
     assert sent.moves == [LayDown(0, (meld,))]
     table.push(sent.moves[0])
     c.sent(None)

@@ -7,13 +7,17 @@ from __future__ import annotations
 import argparse
 import os
 import shlex
+import socket
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 from buraco_p2p.cli import build_parser, main
+from buraco_p2p.net.channel.identity import Identity
 from buraco_p2p.net.mesh.commands import UsageError
+from buraco_p2p.net.reach.invite import Endpoint, Invite
 from buraco_p2p.ui.driver_feed import verify_program
 from buraco_p2p.ui.netplay import check_address
 
@@ -51,6 +55,38 @@ def test_the_verify_command_shown_after_saving_runs() -> None:
                           | {"PATH": "/usr/bin:/bin"})  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert "LOGFILE" in done.stdout
+
+
+NOT_OURS = "10.9.9.9"
+
+
+def _not_ours() -> None:
+    """Skip where this machine has NOT_OURS (binding to it sends nothing)."""
+    with socket.socket() as probe:
+        try:
+            probe.bind((NOT_OURS, 0))
+        except OSError:
+            return
+    pytest.skip(f"{NOT_OURS} is one of this machine's addresses")
+
+
+@pytest.mark.parametrize("command", ["join", "host"])
+def test_line_mode_refuses_a_listen_address_not_ours_in_one_line_before_anything(
+    tmp_path: Path, command: str
+) -> None:
+    _not_ours()
+    args = [command, "--line", "--listen", NOT_OURS, "--config-dir", str(tmp_path / "me"),
+            "--data-dir", str(tmp_path / "data")]  # fmt: skip
+    if command == "join":
+        key = Identity.generate("x").public.raw
+        args.append(Invite(bytes(16), bytes(16), key, (Endpoint.parse("127.0.0.1", 9),)).to_text())
+    command_line = [sys.executable, "-m", "buraco_p2p", *args]
+    done = subprocess.run(command_line, capture_output=True, text=True, timeout=120,
+                          stdin=subprocess.DEVNULL, check=False)  # fmt: skip
+    assert done.returncode == 2, (done.returncode, done.stdout, done.stderr)
+    assert done.stdout == ""  # nothing printed before the refusal ("joining as ...")
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and "not one of this machine's" in lines[0], done.stderr
 
 
 def test_a_listen_address_not_of_this_machine_is_one_line_before_the_screen() -> None:

@@ -526,7 +526,9 @@ def _run(main: Callable[[argparse.Namespace], Any], args: argparse.Namespace) ->
     def checked() -> int:
         args.port = check_port(args.port)
         args.listen = check_listen(args.listen)
-        if args.port:
+        if args.port or args.listen:
+            # Probed before anything is printed (binding sends nothing): an address that is
+            # not this machine's is one line and exit 2, not a failure after "joining as".
             check_can_listen(args.listen, args.port)
         return 0
 

@@ -1,0 +1,208 @@
+"""docs/protocol.md 4.8 ("Refusals and their names") names every refusal of a log entry, so
+that a second verifier can match `verify`: each error class of the session is in its table,
+and for logs changed in many ways, the name and reason `verify --json` prints match a row."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from audit_helpers import identities, match_log
+
+from buraco_p2p.audit import EXIT_BAD_ENTRY
+from buraco_p2p.cli import main
+from buraco_p2p.logfile import decode_log, encode_log
+from buraco_p2p.session import Entry, decode_entry, errors, make_entry
+
+ROOT = Path(__file__).resolve().parents[2]
+SPEC = (ROOT / "docs" / "protocol.md").read_text(encoding="utf-8")
+
+
+def _rows() -> list[tuple[str, str, list[re.Pattern[str]]]]:
+    """(name, names-column, reason patterns) of every row of the table."""
+    start = SPEC.index("#### Refusals and their names")
+    text = SPEC[start : SPEC.index("### 4.9 ", start)]
+    rows = []
+    for line in text.splitlines():
+        m = re.fullmatch(r"\| `(\w+)` \| [^|]+ \| ([^|]+) \| (.+) \|", line)
+        if m is None:
+            continue
+        pats = [_pattern(p) for p in re.findall(r"`([^`]+)`", m.group(3))]
+        rows.append((m.group(1), m.group(2), pats))
+    return rows
+
+
+def _pattern(text: str) -> re.Pattern[str]:
+    """A reason pattern of the table: `<...>` (or `<code>`) is any text, the rest literal."""
+    parts = re.split(r"<[a-z.]+>", text)
+    return re.compile(".+".join(re.escape(p) for p in parts), re.S)
+
+
+ROWS = _rows()
+
+
+def test_every_error_class_of_the_session_has_a_row() -> None:
+    classes = {
+        name for name in errors.__all__
+        if issubclass(getattr(errors, name), errors.LogError)
+        and getattr(errors, name) is not errors.LogError
+    }  # fmt: skip
+    assert classes == {name for name, _, _ in ROWS}
+
+
+def test_the_patterns_are_patterns_of_reasons() -> None:
+    assert len(ROWS) >= 15
+    for _, _, pats in ROWS:
+        assert pats
+
+
+def _entries() -> list[Entry]:
+    return [decode_entry(w) for w in decode_log(match_log())]
+
+
+def _first(kind: str, pred: Callable[[Entry], bool] = lambda e: True) -> Entry:
+    return next(e for e in _entries() if e.kind == kind and pred(e))
+
+
+def _resign(entry: Entry, signer: int | None = None, **changes: Any) -> bytes:
+    fields: dict[str, Any] = {
+        "table": entry.table, "index": entry.index, "prev": entry.prev,
+        "author": entry.author, "kind": entry.kind, "body": dict(entry.body),
+    }  # fmt: skip
+    fields.update(changes)
+    who = fields["author"] if signer is None else signer
+    return make_entry(identities()[who], **fields).wire
+
+
+def _at(index: int, wire: bytes) -> bytes:
+    wires = decode_log(match_log())
+    wires[index] = wire
+    return encode_log(wires)
+
+
+def _flip_sig(e: Entry) -> bytes:
+    sig = e.sig[-1] if isinstance(e.sig, tuple) else e.sig  # the genesis: the last party's
+    w = bytearray(e.wire)
+    w[e.wire.index(sig) + 7] ^= 1
+    return bytes(w)
+
+
+def _mutants() -> dict[str, tuple[Callable[[], bytes], str, str | None]]:
+    """name: (the changed log, the error expected, a text the reason must hold)."""
+    move = lambda: _first("move", lambda e: e.body["m"][0] == 5)  # noqa: E731 - a discard
+    res = lambda: _first("result")  # noqa: E731
+    return {
+        "not msgpack": (lambda: _at(3, b"\xc1"), "MalformedEntry", "canonical msgpack"),
+        "bad body": (
+            lambda: _at(res().index, _resign(res(), body={"totals": [0, 0]})),
+            "MalformedEntry",
+            "body keys",
+        ),
+        "bad move wire": (
+            lambda: _at(move().index, _resign(move(), body={**move().body, "m": [99]})),
+            "MalformedEntry",
+            "bad move",
+        ),
+        "other table": (
+            lambda: _at(3, _resign(_entries()[3], table=bytes(16))),
+            "WrongTable",
+            None,
+        ),
+        "index": (
+            lambda: _at(3, _resign(_entries()[3], index=4)),
+            "BrokenChain",
+            "the log is at",
+        ),
+        "prev": (
+            lambda: _at(3, _resign(_entries()[3], prev=bytes(32))),
+            "BrokenChain",
+            "previous",
+        ),
+        "author": (lambda: _at(1, _resign(_entries()[1], author=2)), "OutOfTurn", "turn"),
+        "kind": (
+            lambda: _at(res().index, _resign(res(), kind="final")),
+            "OutOfTurn",
+            "expected",
+        ),
+        "signature": (lambda: _at(5, _flip_sig(_entries()[5])), "BadSignature", None),
+        "signed by another": (
+            lambda: _at(5, _resign(_entries()[5], signer=(_entries()[5].author + 1) % 4)),
+            "BadSignature",
+            None,
+        ),
+        "genesis signature": (
+            lambda: _at(0, _flip_sig(_entries()[0])),
+            "BadSignature",
+            "party 3",
+        ),
+        "seat draw": (
+            lambda: _at(5, _resign(_entries()[5], body={"n": bytes(32)})),
+            "RejectedEntry",
+            "seat draw",
+        ),
+        "score": (
+            lambda: _at(res().index, _resign(res(), body={**res().body, "totals": [1, 2]})),
+            "RejectedEntry",
+            "hand score",
+        ),
+        "state": (
+            lambda: _at(res().index, _resign(res(), body={**res().body, "state": bytes(32)})),
+            "RejectedEntry",
+            "state hash",
+        ),
+        "secret": (
+            lambda: _at(
+                _first("open").index,
+                _resign(_first("open"), body={"secret": (5).to_bytes(32, "little")}),
+            ),
+            "RejectedEntry",
+            "hand secret",
+        ),
+        "final": (
+            lambda: _at(
+                _first("final").index,
+                _resign(_first("final"), body={"scores": [1, 2]}),
+            ),
+            "RejectedEntry",
+            "final scores",
+        ),
+        "deck": (lambda: _swapped_deck(), "RejectedEntry", "deck:"),
+        "move shares": (
+            lambda: _at(move().index, _resign(move(), body={**move().body, "shares": None})),
+            "RejectedEntry",
+            "shares",
+        ),
+    }
+
+
+def _swapped_deck() -> bytes:
+    e = _first("shuffle")
+    deck = bytearray(e.body["deck"])
+    deck[64:128], deck[128:192] = deck[128:192], deck[64:128]
+    return _at(e.index, _resign(e, body={**e.body, "deck": bytes(deck)}))
+
+
+MUTANTS = _mutants()
+
+
+@pytest.mark.parametrize("name", sorted(MUTANTS))
+def test_verify_prints_a_name_and_reason_of_the_table(
+    name: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    make, error, holds = MUTANTS[name]
+    path = tmp_path / "changed.log"
+    path.write_bytes(make())
+    assert main(["verify", "--json", "--jobs", "1", str(path)]) == EXIT_BAD_ENTRY
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["error"] == error, doc["reason"]
+    if holds is not None:
+        assert holds in doc["reason"]
+    rows = [(who, pats) for cls, who, pats in ROWS if cls == error]
+    matching = [who for who, pats in rows if any(p.fullmatch(doc["reason"]) for p in pats)]
+    assert matching, f"{error}: {doc['reason']!r} matches no row"
+    names_nobody = all(w.strip() == "nobody" for w in matching)
+    assert (doc["author"] is None) == names_nobody, (doc["author"], matching)

@@ -4,6 +4,8 @@ and for logs changed in many ways, the name and reason `verify --json` prints ma
 
 from __future__ import annotations
 
+import ast
+import importlib
 import json
 import re
 from collections.abc import Callable
@@ -206,3 +208,92 @@ def test_verify_prints_a_name_and_reason_of_the_table(
     assert matching, f"{error}: {doc['reason']!r} matches no row"
     names_nobody = all(w.strip() == "nobody" for w in matching)
     assert (doc["author"] is None) == names_nobody, (doc["author"], matching)
+
+
+# Every reason text the session writes, found in its source: a call of one of these with a
+# (possibly formatted) text as its first argument, and the name the refusal then carries.
+RAISERS = {
+    "reject": "RejectedEntry",  # session/checks.py
+    "OpenError": "RejectedEntry",  # session/deal.py, through reject(str(exc))
+    "RevealRefused": "RejectedEntry",  # session/deal.py, through reject(str(exc))
+    "BodyError": "MalformedEntry",  # session/bodies.py, through Refusal(MalformedEntry, ...)
+    "bad": "MalformedEntry",  # session/entry.py and terms.py: decoding and the genesis
+    **{c: c for c in errors.__all__ if c not in ("LogError", "SessionError")},
+}
+# Never printed by `verify` nor refused at a peer: an empty log is not a log file (4.7), and
+# `require_closed` is a replay option `verify` does not use (an unfinished log is exit 4).
+# `unexpected kind` cannot happen (the kind is checked first); a text that is all fields
+# (`{what}: {exc}`) has its prefix from the caller ("seat draw", "cut draw": rows of their own).
+NOT_REFUSALS = {
+    "an empty log has no genesis",
+    "the log ends before the match result",
+    "unexpected kind '7 [c]'",
+    "7 [c]: 7 [c]",
+}
+# Reasons a peer gives that a log file cannot produce: the paragraph after the table.
+PEER_ONLY = "A peer refuses with the same names what arrives over the network"
+
+
+def _peer_only() -> list[tuple[str, re.Pattern[str]]]:
+    start = SPEC.index(PEER_ONLY)
+    text = SPEC[start : SPEC.index("\n\n", start)]
+    out, current = [], ""
+    for token in re.findall(r"`([^`]+)`", text):
+        if token in RAISERS.values():
+            current = token
+        elif current:
+            out.append((current, _pattern(" ".join(token.split()))))
+    return out
+
+
+def _source_reasons() -> list[tuple[str, str, str]]:
+    """(file, name, a sample of the reason) for every reason text in buraco_p2p/session/:
+    each formatted field is filled with text that a `<...>` (or `[<code>]`) stands for."""
+    out = []
+    for path in sorted((ROOT / "buraco_p2p" / "session").glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text("utf-8"))):
+            if not isinstance(node, ast.Call) or not node.args:
+                continue
+            f = node.func
+            name = f.id if isinstance(f, ast.Name) else None
+            args = list(node.args)
+            if name == "Refusal" and isinstance(args[0], ast.Name):
+                name, args = args[0].id, args[1:]
+            if name not in RAISERS or not args:
+                continue
+            module = importlib.import_module(f"buraco_p2p.session.{path.stem}")
+            text = _sample(args[0], vars(module))
+            if text is not None and text not in NOT_REFUSALS:
+                out.append((path.name, RAISERS[name], text))
+    return out
+
+
+def _sample(node: ast.expr, names: dict[str, Any]) -> str | None:
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value
+    if isinstance(node, ast.JoinedStr):
+        return "".join(
+            v.value
+            if isinstance(v, ast.Constant)
+            else str(names[v.value.id])  # a constant of the module: the spec names its value
+            if isinstance(v, ast.FormattedValue)
+            and isinstance(v.value, ast.Name)
+            and v.value.id.isupper()
+            else "'7 [c]'"
+            if isinstance(v, ast.FormattedValue) and v.conversion == ord("r")
+            else "7 [c]"
+            for v in node.values
+        )
+    return None  # str(exc): the text of an error whose own reasons are scanned
+
+
+def test_every_reason_the_session_writes_matches_a_row_of_its_name() -> None:
+    found = _source_reasons()
+    assert len(found) >= 60, len(found)
+    rows = [(cls, p) for cls, _, pats in ROWS for p in pats] + _peer_only()
+    missing = [
+        (file, cls, text)
+        for file, cls, text in found
+        if not any(c == cls and p.fullmatch(text) for c, p in rows)
+    ]
+    assert not missing, missing

@@ -233,12 +233,19 @@ def _examples() -> dict[str, object]:
         "cards (a buraco, 3H..9H) and so takes that pot in flight, then lays down ten of the "
         "pot's cards, leaving the joker: with `discard_wild_to_go_out` false that lay-down shows "
         "the joker's slot and is refused (`last`: the code), with it true it shows only the "
-        "melded slots and is accepted.",
+        "melded slots and is accepted. `no_pots` (docs/rules.md, 'No pots'): italian at two "
+        "seats with `pots` 0, dealer 0: the deal's layout (no pot: the face-up card follows "
+        "the hands, then the stock), the deck in identity order but for the slots in `cards`; "
+        "seat 1 draws 6S, lays down 3H..9H (a buraco) and 3S..6S and discards KD: it goes out "
+        "with no pot to take and the hand ends there; `lines` are each side's score lines "
+        "(`pot_not_taken` and `pot_unplayed` score nothing), `pots_state` and `side_change` "
+        "the public state's elements 9 and 20 (4.9).",
         "meld_extensions": _extensions(),
         "scoring": _scoring(),
         "setups": _setups(),
         "shown_slots": _shown_slots(),
         "lone_wild": _lone_wild(),
+        "no_pots": _no_pots(),
     }
 
 
@@ -431,3 +438,38 @@ def _lone_wild() -> list[dict[str, object]]:
             case["last"] = exc.code.value
         out.append(case)
     return out
+
+
+def _no_pots() -> dict[str, object]:
+    """Going out with no pot (`pots=0`): italian at two seats, dealer 0, so seat 1 plays first
+    and holds the even slots 0..20; the face-up card is slot 22 and the stock starts at 23."""
+    rules = PRESETS["italian"].with_overrides({"players": 2, "pots": 0})
+    first = [15, 16, 17, 18, 19, 20, 21, 2, 3, 4, 38]  # 3H..9H, 3S 4S 5S, KD
+    fixed = {**{2 * i: c for i, c in enumerate(first)}, 23: 5}  # 6S, the first stock card
+    rest = iter(c for c in range(rules.deck_size) if c not in fixed.values())
+    perm = [fixed[s] if s in fixed else next(rest) for s in range(rules.deck_size)]
+    table = LocalTable(HandSetup(rules, 0, (0, 0), 37, 0), perm)
+    moves: list[Move] = [
+        DrawStock(1),
+        LayDown(1, (tuple(range(0, 14, 2)), (14, 16, 18, 23))),
+        Discard(1, 20),
+    ]
+    for move in moves:
+        table.push(move)
+    result = table.result()
+    state = table.views[0].public_state()
+    return {
+        "preset": "italian",
+        "players": 2,
+        "pots": rules.pots,
+        "dealer": 0,
+        "layout": _layout_json(rules),
+        "cards": {str(s): id_text(c) for s, c in sorted(fixed.items())},
+        "moves": [m.to_wire() for m in moves],
+        "ended": table.ended,
+        "end_reason": result.end_reason.value,
+        "went_out": result.went_out,
+        "lines": [[[x.name, x.points] for x in side] for side in result.lines],
+        "pots_state": state[9],
+        "side_change": state[20],
+    }

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from buraco_p2p.cards import id_text
 from buraco_p2p.engine.errors import IllegalMove
 from buraco_p2p.engine.local import LocalTable
 from buraco_p2p.engine.moves import move_from_wire
@@ -138,3 +139,36 @@ def test_a_meld_that_would_leave_a_lone_wild_to_go_out_with(case: dict[str, Any]
         with pytest.raises(IllegalMove) as caught:
             table.push(moves[2])
         assert caught.value.code.value == "cannot_empty_hand"
+
+
+def test_going_out_with_no_pots_ends_the_hand_with_no_pot_line() -> None:
+    case = GAME["no_pots"]
+    rules = PRESETS[case["preset"]].with_overrides(
+        {"players": case["players"], "pots": case["pots"]}
+    )
+    assert case["pots"] == 0
+    layout = case["layout"]
+    assert (
+        layout["pots"] == [] and layout["face_up"] == 22 and layout["stock_in_draw_order"][0] == 23
+    )
+    faces = {int(s): f for s, f in case["cards"].items()}
+    ids: dict[str, int] = {}
+    for face in faces.values():  # the first card id with each face (3.1)
+        ids[face] = next(i for i in range(rules.deck_size) if id_text(i) == face)
+    fixed = {s: ids[f] for s, f in faces.items()}
+    rest = iter(c for c in range(rules.deck_size) if c not in fixed.values())
+    perm = [fixed[s] if s in fixed else next(rest) for s in range(rules.deck_size)]
+    table = LocalTable(HandSetup(rules, case["dealer"], (0, 0), 37, 0), perm)
+    moves = [move_from_wire(m, players=2, deck_size=rules.deck_size) for m in case["moves"]]
+    for move in moves:
+        assert not table.ended
+        table.push(move)
+    assert table.ended == case["ended"] is True
+    result = table.result()
+    assert result.end_reason.value == case["end_reason"] == "went_out"
+    assert result.went_out == case["went_out"] == 1
+    assert [[[x.name, x.points] for x in side] for side in result.lines] == case["lines"]
+    for side in case["lines"]:
+        assert dict(side)["pot_not_taken"] == 0 and dict(side)["pot_unplayed"] == 0
+    state = table.views[0].public_state()
+    assert state[9] == case["pots_state"] == [] and state[20] == case["side_change"] == []

@@ -216,7 +216,8 @@ def _examples() -> dict[str, object]:
     return {
         "examples_description": "rules and engine examples. `meld_extensions` (docs/rules.md, "
         "'Adding to a meld'): a meld as laid out (its wild at the end it took by default), "
-        "cards added to it (no end asked for: the defaults), and the "
+        "cards added to it, the end asked for its wild (`wild_end`: null for the default, "
+        "`low` or `high`; `end`: the same as the code of an `AddToMeld` move, 3.4), and the "
         "extended meld or the `IllegalMeld` code; faces in laid-out order, `start` the run "
         "position of the first face, `wild_index` -1 for none. `scoring` (docs/rules.md, "
         "'Penalties'): a side that took its pot, with its melds, the other cards left in its "
@@ -263,19 +264,25 @@ if __name__ == "__main__":
 
 # --- rules and engine examples (docs/rules.md, docs/protocol.md 3.4 and 4.9) -----------------
 
-# (name, preset, the meld's cards, the end its wild took, the cards added, the end asked for)
-_EXTENSIONS: Final[tuple[tuple[str, str, str, str], ...]] = (
+# (name, preset, the meld's cards, the cards added, the end asked for: None for the default)
+_EXTENSIONS: Final[tuple[tuple[str, str, str, str, str | None], ...]] = (
     ("an added card opens a gap: the wild moves into it", "classic", "8C 9C TC 2S",
-     "6C"),
+     "6C", None),
     ("an added card beyond the wild's end: the wild stays at the high end", "classic",
-     "8C 9C TC 2S", "JC"),
-    ("two cards added beyond the wild", "classic", "8C 9C TC 2S", "JC QC"),
+     "8C 9C TC 2S", "JC", None),
+    ("two cards added beyond the wild", "classic", "8C 9C TC 2S", "JC QC", None),
     ("a natural takes the wild's place in the gap: the wild goes to the high end", "classic",
-     "8C 9C JC 2S", "TC"),
+     "8C 9C JC 2S", "TC", None),
     ("a wild deuce of the run's suit settles at its own place", "classic", "2S 4S 5S 6S",
-     "3S"),
-    ("two gaps for one wild", "classic", "8C 9C TC 2S", "5C"),
-    ("a second wild", "classic", "8C 9C TC 2S", "JK"),
+     "3S", None),
+    ("two gaps for one wild", "classic", "8C 9C TC 2S", "5C", None),
+    ("a second wild", "classic", "8C 9C TC 2S", "JK", None),
+    ("a natural takes the wild's place, the low end asked: the wild goes to the low end",
+     "classic", "8C 9C JC 2S", "TC", "low"),
+    ("a natural takes the wild's place, the low end asked where the wild takes the high end",
+     "italian", "8C 9C JC 2S", "TC", "low"),
+    ("an end asked while the wild fills the gap the added card leaves", "classic",
+     "8C 9C JC 2S", "QC", "low"),
 )  # fmt: skip
 
 
@@ -291,7 +298,7 @@ def _meld_json(meld: Meld) -> dict[str, object]:
 
 def _extensions() -> list[dict[str, object]]:
     out: list[dict[str, object]] = []
-    for name, preset, cards, added in _EXTENSIONS:
+    for name, preset, cards, added, end in _EXTENSIONS:
         rules = PRESETS[preset]
         meld = evaluate_meld(parse_cards(cards), rules)
         case: dict[str, object] = {
@@ -299,9 +306,12 @@ def _extensions() -> list[dict[str, object]]:
             "preset": preset,
             "meld": _meld_json(meld),
             "added": added.split(),
+            "wild_end": end,
+            "end": {None: 0, "low": 1, "high": 2}[end],
         }
         try:
-            case["result"] = _meld_json(extend_meld(meld, parse_cards(added), rules))
+            grown = extend_meld(meld, parse_cards(added), rules, wild_end=end)
+            case["result"] = _meld_json(grown)
         except IllegalMeld as exc:
             case["refused"] = exc.code
         out.append(case)

@@ -297,3 +297,34 @@ def test_every_reason_the_session_writes_matches_a_row_of_its_name() -> None:
         if not any(c == cls and p.fullmatch(text) for c, p in rows)
     ]
     assert not missing, missing
+
+
+# 4.8's exit codes, each with the words that name it in `verify --help` and in README.md.
+EXIT_WORDS = {
+    0: (r"\b0 for a fair match", r"exit 0 fair"),
+    1: (r"\b1 naming the first bad entry", r"\b1 names the first bad"),
+    2: (r"\b2 for a file that is not a match log", r"\b2 not a log"),
+    3: (r"exit 3 if they do", r"\b3 and the first index where they differ"),
+    4: (r"\b4 for a fair log of an unfinished match", r"\b4 unfinished"),
+    5: (r"\b5 if the verifier itself failed", r"\b5 verifier failed"),
+}
+
+
+def _flat(text: str) -> str:
+    return " ".join(text.replace("#", " ").split())
+
+
+def test_the_exit_codes_of_4_8_are_those_of_the_help_and_the_readme(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    start = SPEC.index("### 4.8 Auditing a log")
+    spec = _flat(SPEC[start : SPEC.index("#### Refusals and their names", start)])
+    codes = {int(c) for c in re.findall(r"[Ee]xit code (\d)", spec)}
+    assert codes == set(EXIT_WORDS)
+    with pytest.raises(SystemExit):
+        main(["verify", "--help"])
+    helptext = _flat(capsys.readouterr().out)
+    readme = _flat((ROOT / "README.md").read_text("utf-8"))
+    for code, (in_help, in_readme) in EXIT_WORDS.items():
+        assert re.search(in_help, helptext), code
+        assert re.search(in_readme, readme), code

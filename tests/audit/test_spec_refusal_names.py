@@ -93,10 +93,17 @@ def _flip_sig(e: Entry) -> bytes:
     return bytes(w)
 
 
+def move() -> Entry:
+    """The first discard of the match."""
+    return _first("move", lambda e: e.body["m"][0] == 5)
+
+
+def res() -> Entry:
+    return _first("result")
+
+
 def _mutants() -> dict[str, tuple[Callable[[], bytes], str, str | None]]:
     """name: (the changed log, the error expected, a text the reason must hold)."""
-    move = lambda: _first("move", lambda e: e.body["m"][0] == 5)  # noqa: E731 - a discard
-    res = lambda: _first("result")  # noqa: E731
     return {
         "not msgpack": (lambda: _at(3, b"\xc1"), "MalformedEntry", "canonical msgpack"),
         "bad body": (
@@ -273,7 +280,7 @@ def _sample(node: ast.expr, names: dict[str, Any]) -> str | None:
         return node.value
     if isinstance(node, ast.JoinedStr):
         return "".join(
-            v.value
+            str(v.value)
             if isinstance(v, ast.Constant)
             else str(names[v.value.id])  # a constant of the module: the spec names its value
             if isinstance(v, ast.FormattedValue)

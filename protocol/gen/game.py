@@ -216,7 +216,8 @@ def _examples() -> dict[str, object]:
     return {
         "examples_description": "rules and engine examples. `meld_extensions` (docs/rules.md, "
         "'Adding to a meld'): a meld as laid out (its wild at the end it took by default), "
-        "cards added to it (no end asked for: the defaults), and the "
+        "cards added to it, the end asked for its wild (`wild_end`: null for the default, "
+        "`low` or `high`; `end`: the same as the code of an `AddToMeld` move, 3.4), and the "
         "extended meld or the `IllegalMeld` code; faces in laid-out order, `start` the run "
         "position of the first face, `wild_index` -1 for none. `scoring` (docs/rules.md, "
         "'Penalties'): a side that took its pot, with its melds, the other cards left in its "
@@ -233,12 +234,19 @@ def _examples() -> dict[str, object]:
         "cards (a buraco, 3H..9H) and so takes that pot in flight, then lays down ten of the "
         "pot's cards, leaving the joker: with `discard_wild_to_go_out` false that lay-down shows "
         "the joker's slot and is refused (`last`: the code), with it true it shows only the "
-        "melded slots and is accepted.",
+        "melded slots and is accepted. `no_pots` (docs/rules.md, 'No pots'): italian at two "
+        "seats with `pots` 0, dealer 0: the deal's layout (no pot: the face-up card follows "
+        "the hands, then the stock), the deck in identity order but for the slots in `cards`; "
+        "seat 1 draws 6S, lays down 3H..9H (a buraco) and 3S..6S and discards KD: it goes out "
+        "with no pot to take and the hand ends there; `lines` are each side's score lines "
+        "(`pot_not_taken` and `pot_unplayed` score nothing), `pots_state` and `side_change` "
+        "the public state's elements 9 and 20 (4.9).",
         "meld_extensions": _extensions(),
         "scoring": _scoring(),
         "setups": _setups(),
         "shown_slots": _shown_slots(),
         "lone_wild": _lone_wild(),
+        "no_pots": _no_pots(),
     }
 
 
@@ -256,19 +264,25 @@ if __name__ == "__main__":
 
 # --- rules and engine examples (docs/rules.md, docs/protocol.md 3.4 and 4.9) -----------------
 
-# (name, preset, the meld's cards, the end its wild took, the cards added, the end asked for)
-_EXTENSIONS: Final[tuple[tuple[str, str, str, str], ...]] = (
+# (name, preset, the meld's cards, the cards added, the end asked for: None for the default)
+_EXTENSIONS: Final[tuple[tuple[str, str, str, str, str | None], ...]] = (
     ("an added card opens a gap: the wild moves into it", "classic", "8C 9C TC 2S",
-     "6C"),
+     "6C", None),
     ("an added card beyond the wild's end: the wild stays at the high end", "classic",
-     "8C 9C TC 2S", "JC"),
-    ("two cards added beyond the wild", "classic", "8C 9C TC 2S", "JC QC"),
+     "8C 9C TC 2S", "JC", None),
+    ("two cards added beyond the wild", "classic", "8C 9C TC 2S", "JC QC", None),
     ("a natural takes the wild's place in the gap: the wild goes to the high end", "classic",
-     "8C 9C JC 2S", "TC"),
+     "8C 9C JC 2S", "TC", None),
     ("a wild deuce of the run's suit settles at its own place", "classic", "2S 4S 5S 6S",
-     "3S"),
-    ("two gaps for one wild", "classic", "8C 9C TC 2S", "5C"),
-    ("a second wild", "classic", "8C 9C TC 2S", "JK"),
+     "3S", None),
+    ("two gaps for one wild", "classic", "8C 9C TC 2S", "5C", None),
+    ("a second wild", "classic", "8C 9C TC 2S", "JK", None),
+    ("a natural takes the wild's place, the low end asked: the wild goes to the low end",
+     "classic", "8C 9C JC 2S", "TC", "low"),
+    ("a natural takes the wild's place, the low end asked where the wild takes the high end",
+     "italian", "8C 9C JC 2S", "TC", "low"),
+    ("an end asked while the wild fills the gap the added card leaves", "classic",
+     "8C 9C JC 2S", "QC", "low"),
 )  # fmt: skip
 
 
@@ -284,7 +298,7 @@ def _meld_json(meld: Meld) -> dict[str, object]:
 
 def _extensions() -> list[dict[str, object]]:
     out: list[dict[str, object]] = []
-    for name, preset, cards, added in _EXTENSIONS:
+    for name, preset, cards, added, end in _EXTENSIONS:
         rules = PRESETS[preset]
         meld = evaluate_meld(parse_cards(cards), rules)
         case: dict[str, object] = {
@@ -292,9 +306,12 @@ def _extensions() -> list[dict[str, object]]:
             "preset": preset,
             "meld": _meld_json(meld),
             "added": added.split(),
+            "wild_end": end,
+            "end": {None: 0, "low": 1, "high": 2}[end],
         }
         try:
-            case["result"] = _meld_json(extend_meld(meld, parse_cards(added), rules))
+            grown = extend_meld(meld, parse_cards(added), rules, wild_end=end)
+            case["result"] = _meld_json(grown)
         except IllegalMeld as exc:
             case["refused"] = exc.code
         out.append(case)
@@ -431,3 +448,38 @@ def _lone_wild() -> list[dict[str, object]]:
             case["last"] = exc.code.value
         out.append(case)
     return out
+
+
+def _no_pots() -> dict[str, object]:
+    """Going out with no pot (`pots=0`): italian at two seats, dealer 0, so seat 1 plays first
+    and holds the even slots 0..20; the face-up card is slot 22 and the stock starts at 23."""
+    rules = PRESETS["italian"].with_overrides({"players": 2, "pots": 0})
+    first = [15, 16, 17, 18, 19, 20, 21, 2, 3, 4, 38]  # 3H..9H, 3S 4S 5S, KD
+    fixed = {**{2 * i: c for i, c in enumerate(first)}, 23: 5}  # 6S, the first stock card
+    rest = iter(c for c in range(rules.deck_size) if c not in fixed.values())
+    perm = [fixed[s] if s in fixed else next(rest) for s in range(rules.deck_size)]
+    table = LocalTable(HandSetup(rules, 0, (0, 0), 37, 0), perm)
+    moves: list[Move] = [
+        DrawStock(1),
+        LayDown(1, (tuple(range(0, 14, 2)), (14, 16, 18, 23))),
+        Discard(1, 20),
+    ]
+    for move in moves:
+        table.push(move)
+    result = table.result()
+    state = table.views[0].public_state()
+    return {
+        "preset": "italian",
+        "players": 2,
+        "pots": rules.pots,
+        "dealer": 0,
+        "layout": _layout_json(rules),
+        "cards": {str(s): id_text(c) for s, c in sorted(fixed.items())},
+        "moves": [m.to_wire() for m in moves],
+        "ended": table.ended,
+        "end_reason": result.end_reason.value,
+        "went_out": result.went_out,
+        "lines": [[[x.name, x.points] for x in side] for side in result.lines],
+        "pots_state": state[9],
+        "side_change": state[20],
+    }

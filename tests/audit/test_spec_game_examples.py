@@ -9,9 +9,11 @@ from typing import Any
 
 import pytest
 
+from buraco_p2p.cards import id_text
 from buraco_p2p.engine.errors import IllegalMove
+from buraco_p2p.engine.layout import deal_layout
 from buraco_p2p.engine.local import LocalTable
-from buraco_p2p.engine.moves import move_from_wire
+from buraco_p2p.engine.moves import AddToMeld, DrawStock, LayDown, move_from_wire
 from buraco_p2p.engine.values import HandSetup
 from buraco_p2p.rules import PRESETS, IllegalMeld, evaluate_meld, extend_meld, parse_cards
 from buraco_p2p.rules.scoring import score_team_hand
@@ -26,15 +28,60 @@ def test_meld_extensions(case: dict[str, Any]) -> None:
     meld = evaluate_meld(parse_cards(" ".join(case["meld"]["faces"])), rules)
     assert str(meld) == case["meld"]["text"]
     added = parse_cards(" ".join(case["added"]))
+    end = case["wild_end"]
     if "refused" in case:
         with pytest.raises(IllegalMeld) as caught:
-            extend_meld(meld, added, rules)
+            extend_meld(meld, added, rules, wild_end=end)
         assert caught.value.code == case["refused"]
         return
-    grown = extend_meld(meld, added, rules)
+    grown = extend_meld(meld, added, rules, wild_end=end)
     want = case["result"]
     assert [str(c) for c in grown.faces] == want["faces"] and grown.start == want["start"]
     assert (-1 if grown.wild_index is None else grown.wild_index) == want["wild_index"]
+
+
+@pytest.mark.parametrize("case", GAME["meld_extensions"], ids=lambda c: c["name"])
+def test_meld_extensions_as_moves(case: dict[str, Any]) -> None:
+    """The same extension as an `AddToMeld` move of 3.4 with the case's `end`, at two seats:
+    seat 1 (first to play) lays the meld down with a run of hearts, then adds the cards."""
+    rules = PRESETS[case["preset"]].with_overrides({"players": 2})
+    faces = [*case["meld"]["faces"], *case["added"], "3H", "4H", "5H", "6H", "7H", "KD", "QD"]
+    hand = deal_layout(rules).hands[0]  # the first player's, seat 1's with dealer 0
+    ids: list[int] = []
+    for face in faces[: len(hand)]:
+        ids.append(next(i for i in range(rules.deck_size) if id_text(i) == face and i not in ids))
+    fixed = dict(zip(hand, ids, strict=False))
+    rest = iter(c for c in range(rules.deck_size) if c not in ids)
+    perm = [fixed[s] if s in fixed else next(rest) for s in range(rules.deck_size)]
+    table = LocalTable(HandSetup(rules, 0, (0, 0), 37, 0), perm)
+    n, k = len(case["meld"]["faces"]), len(case["added"])
+    table.push(DrawStock(1))
+    table.push(LayDown(1, (hand[:n], hand[n + k : n + k + 5])))
+    assert str(table.referee.melds[1][0].meld) == case["meld"]["text"]
+    add = AddToMeld(1, 0, hand[n : n + k], case["end"])
+    assert move_from_wire(add.to_wire(), players=2, deck_size=rules.deck_size) == add
+    if "refused" in case:
+        with pytest.raises(IllegalMove) as caught:
+            table.push(add)
+        assert caught.value.code.value == "illegal_meld"
+        return
+    table.push(add)
+    assert str(table.referee.melds[1][0].meld) == case["result"]["text"]
+
+
+def test_the_low_end_asked_for_a_displaced_wild() -> None:
+    """docs/rules.md, "Adding to a meld": a natural taking the wild's place sends the wild to
+    the low end if the player asks and the preset's `wild_end` is `either`; `high` refuses it."""
+    cases = {
+        (c["preset"], c["added"][0]): c
+        for c in GAME["meld_extensions"]
+        if c["wild_end"] == "low" and c["meld"]["text"] == "8C 9C 2S=TC JC"
+    }
+    assert PRESETS["classic"].wild_end.value == "either"
+    assert cases["classic", "TC"]["result"]["text"] == "2S=7C 8C 9C TC JC"
+    assert PRESETS["italian"].wild_end.value == "high"
+    assert cases["italian", "TC"]["refused"] == "wild_must_take_high_end"
+    assert cases["classic", "QC"]["refused"] == "wild_end_unavailable"
 
 
 def test_the_wild_moves_into_the_gap_an_added_card_opens() -> None:
@@ -138,3 +185,36 @@ def test_a_meld_that_would_leave_a_lone_wild_to_go_out_with(case: dict[str, Any]
         with pytest.raises(IllegalMove) as caught:
             table.push(moves[2])
         assert caught.value.code.value == "cannot_empty_hand"
+
+
+def test_going_out_with_no_pots_ends_the_hand_with_no_pot_line() -> None:
+    case = GAME["no_pots"]
+    rules = PRESETS[case["preset"]].with_overrides(
+        {"players": case["players"], "pots": case["pots"]}
+    )
+    assert case["pots"] == 0
+    layout = case["layout"]
+    assert (
+        layout["pots"] == [] and layout["face_up"] == 22 and layout["stock_in_draw_order"][0] == 23
+    )
+    faces = {int(s): f for s, f in case["cards"].items()}
+    ids: dict[str, int] = {}
+    for face in faces.values():  # the first card id with each face (3.1)
+        ids[face] = next(i for i in range(rules.deck_size) if id_text(i) == face)
+    fixed = {s: ids[f] for s, f in faces.items()}
+    rest = iter(c for c in range(rules.deck_size) if c not in fixed.values())
+    perm = [fixed[s] if s in fixed else next(rest) for s in range(rules.deck_size)]
+    table = LocalTable(HandSetup(rules, case["dealer"], (0, 0), 37, 0), perm)
+    moves = [move_from_wire(m, players=2, deck_size=rules.deck_size) for m in case["moves"]]
+    for move in moves:
+        assert not table.ended
+        table.push(move)
+    assert table.ended == case["ended"] is True
+    result = table.result()
+    assert result.end_reason.value == case["end_reason"] == "went_out"
+    assert result.went_out == case["went_out"] == 1
+    assert [[[x.name, x.points] for x in side] for side in result.lines] == case["lines"]
+    for side in case["lines"]:
+        assert dict(side)["pot_not_taken"] == 0 and dict(side)["pot_unplayed"] == 0
+    state = table.views[0].public_state()
+    assert state[9] == case["pots_state"] == [] and state[20] == case["side_change"] == []

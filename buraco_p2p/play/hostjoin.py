@@ -216,7 +216,8 @@ def _resume_screen(args: argparse.Namespace, screens: FullScreen | None = None) 
         return resume_failed(exc)
     if screens is None:
         return _resume_line(args)
-    return screens.resume(args, root, table, bots)
+    with restart_bots(root, table) or contextlib.nullcontext():
+        return screens.resume(args, root, table, bots)
 
 
 def _resume_line(args: argparse.Namespace) -> int:

@@ -22,14 +22,17 @@ import os
 import secrets
 import shutil
 import subprocess
+import sys
 import threading
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
 import trio
+from cli_helpers import ENV, kill_leftovers, read_until
 
 from buraco_p2p.net.reach.invite import Endpoint
 
@@ -331,7 +334,6 @@ def portmap_responder(
     for the lifetime asked; a request of lifetime 0 (a deletion) grants nothing and is
     answered with lifetime 0. Every request received is appended to `log` if given.
     """
-    import socket
     import struct
 
     public = ipaddress.IPv4Address(home.public_ip)
@@ -364,6 +366,17 @@ def portmap_responder(
             return struct.pack(">BBHIHHI", 0, 130, 0, 1, port, port, lifetime)
         return None
 
+    return router_responder(home, stop, answer, "the port mapping responder")
+
+
+def router_responder(
+    home: Home, stop: threading.Event, answer: Callable[[bytes], bytes | None], what: str
+) -> InNamespace:
+    """A UDP server on `home`'s router at the PCP/NAT-PMP port (5351), answering each request
+    with `answer(request)` (nothing where that is None) until `stop`; listening when this
+    returns, else TimeoutError naming `what`."""
+    import socket
+
     ready = threading.Event()
 
     async def serve() -> None:
@@ -386,7 +399,7 @@ def portmap_responder(
     running = run_in(home.router, serve)
     if not ready.wait(20):
         running.join(1)
-        raise TimeoutError("the port mapping responder did not start")
+        raise TimeoutError(f"{what} did not start")
     return running
 
 
@@ -409,6 +422,55 @@ def stun_responder(lab: Lab, stop: threading.Event) -> InNamespace:
         running.join(1)
         raise TimeoutError("the STUN responder did not start")
     return running
+
+
+@contextmanager
+def stun_lab() -> Iterator[Lab]:
+    """A fresh `Lab` with its STUN responders listening, both stopped on leaving."""
+    with Lab() as made:
+        stop = threading.Event()
+        stun = stun_responder(made, stop)
+        try:
+            yield made
+        finally:
+            stop.set()
+            stun.join(10)
+
+
+async def host_then_join(
+    host: list[str],
+    prefix: bytes,
+    join: Callable[[str], list[str]],
+    joined: Callable[[trio.Process, list[bytes]], Awaitable[None]],
+    *,
+    printed: bytes = b"\n",
+) -> tuple[str, str]:
+    """Run the `host` command until it prints a line starting `prefix` (its invite or short
+    code) and then `printed`; run `join(that line)`, and `joined(joiner, its output)` waits on
+    the joiner for what the test needs. Both are ended however that goes; returns what the
+    host and the joiner printed."""
+    hproc = await trio.lowlevel.open_process(host, stdin=-1, stdout=-1, env=ENV)
+    hout: list[bytes] = []
+    jout: list[bytes] = []
+    joiner: trio.Process | None = None
+    try:
+        await read_until(hproc, hout, b"\n" + prefix, 60)
+        await read_until(hproc, hout, printed, 10)
+        code = next(line for line in b"".join(hout).decode().splitlines()
+                    if line.startswith(prefix.decode()))  # fmt: skip
+        joiner = await trio.lowlevel.open_process(join(code), stdin=-1, stdout=-1, env=ENV)
+        await joined(joiner, jout)
+    finally:
+        await kill_leftovers([p for p in (hproc, joiner) if p is not None])
+    return b"".join(hout).decode(), b"".join(jout).decode()
+
+
+def buraco_command(namespace: str, home: Path, *args: str) -> list[str]:
+    """`python -m buraco_p2p ARGS --line` run inside `namespace`, its identity and tables kept
+    under `home` (`home/id`, `home/data`), so two homes are two people."""
+    where = ["--config-dir", str(home / "id"), "--data-dir", str(home / "data")]
+    return ["ip", "netns", "exec", namespace, sys.executable, "-m", "buraco_p2p", *args,
+            "--line", *where]  # fmt: skip
 
 
 @dataclass

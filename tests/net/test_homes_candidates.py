@@ -7,15 +7,14 @@ unavailable."""
 
 from __future__ import annotations
 
-import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 import trio
-from cli_helpers import ENV, kill_leftovers, read_until
-from natlab import Lab, portmap_responder, stun_responder, unavailable
+from cli_helpers import read_until
+from natlab import Lab, buraco_command, host_then_join, portmap_responder, stun_lab, unavailable
 
 from buraco_p2p.net.reach.candidates import CandidateKind
 from buraco_p2p.net.reach.invite import Endpoint, Invite
@@ -26,20 +25,8 @@ pytestmark = pytest.mark.skipif(REASON is not None, reason=REASON or "")
 
 @pytest.fixture
 def lab() -> Iterator[Lab]:
-    with Lab() as made:
-        stop = threading.Event()
-        stun = stun_responder(made, stop)
-        try:
-            yield made
-        finally:
-            stop.set()
-            stun.join(10)
-
-
-def _command(namespace: str, home: Path, *args: str) -> list[str]:
-    where = ["--config-dir", str(home / "id"), "--data-dir", str(home / "data")]
-    return ["ip", "netns", "exec", namespace, sys.executable, "-m", "buraco_p2p", *args,
-            "--line", *where]  # fmt: skip
+    with stun_lab() as made:
+        yield made
 
 
 def test_a_mapped_port_is_listed_once_as_mapped_and_needs_no_reply_code(
@@ -50,40 +37,26 @@ def test_a_mapped_port_is_listed_once_as_mapped_and_needs_no_reply_code(
     responder = portmap_responder(host_home, stop)
     stun = [arg for ep in lab.stun_servers() for arg in ("--stun", f"{ep.host}:{ep.port}")]
 
-    async def run() -> tuple[str, str]:
-        host = await trio.lowlevel.open_process(
-            _command(host_home.namespace, tmp_path / "ana", "host", "--auto-approve",
-                     "--internet", "--port", "4480", "--nick", "ana", *stun),
-            stdin=-1, stdout=-1, env=ENV,
-        )  # fmt: skip
-        hout: list[bytes] = []
-        jout: list[bytes] = []
-        joiner: trio.Process | None = None
-        try:
-            await read_until(host, hout, b"\nBRC-", 60)
-            await read_until(host, hout, b"\n", 10)
-            code = next(line for line in b"".join(hout).decode().splitlines()
-                        if line.startswith("BRC-"))  # fmt: skip
-            joiner = await trio.lowlevel.open_process(
-                _command(joiner_home.namespace, tmp_path / "bia", "join", code, "--nick",
-                         "bia", *stun),
-                stdin=-1, stdout=-1, env=ENV,
-            )  # fmt: skip
-            await read_until(joiner, jout, b"* seated", 60)
-            await read_until(joiner, jout, b"ana connected (", 60)
-            assert joiner.stdin is not None
-            await joiner.stdin.send_all(b"/who\n")
-            with trio.fail_after(20):
-                # the /who block is whole once its seat 2 line (after seat 1) is in
-                while b"".join(jout).count(b"seat 2: bia (you)") < 2:
-                    assert joiner.stdout is not None
-                    jout.append(await joiner.stdout.receive_some(65536))
-        finally:
-            await kill_leftovers([p for p in (host, joiner) if p is not None])
-        return b"".join(hout).decode(), b"".join(jout).decode()
+    async def joined(joiner: trio.Process, jout: list[bytes]) -> None:
+        await read_until(joiner, jout, b"* seated", 60)
+        await read_until(joiner, jout, b"ana connected (", 60)
+        assert joiner.stdin is not None
+        await joiner.stdin.send_all(b"/who\n")
+        with trio.fail_after(20):
+            # the /who block is whole once its seat 2 line (after seat 1) is in
+            while b"".join(jout).count(b"seat 2: bia (you)") < 2:
+                assert joiner.stdout is not None
+                jout.append(await joiner.stdout.receive_some(65536))
+
+    def join(code: str) -> list[str]:
+        return buraco_command(joiner_home.namespace, tmp_path / "bia", "join", code, "--nick",
+                              "bia", *stun)  # fmt: skip
+
+    host = buraco_command(host_home.namespace, tmp_path / "ana", "host", "--auto-approve",
+                          "--internet", "--port", "4480", "--nick", "ana", *stun)  # fmt: skip
 
     try:
-        host_out, joiner_out = trio.run(run)
+        host_out, joiner_out = trio.run(host_then_join, host, b"BRC-", join, joined)
     finally:
         stop.set()
         responder.join(10)

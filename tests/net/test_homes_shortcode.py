@@ -7,14 +7,13 @@ the reason where namespaces or nftables are unavailable."""
 from __future__ import annotations
 
 import secrets
-import sys
 import threading
 from pathlib import Path
 
 import pytest
 import trio
-from cli_helpers import ENV, kill_leftovers, read_until
-from natlab import Lab, portmap_responder, unavailable
+from cli_helpers import read_until
+from natlab import Lab, buraco_command, host_then_join, portmap_responder, unavailable
 
 from buraco_p2p.net.reach.candidates import CandidateKind
 from buraco_p2p.net.reach.invite import Endpoint, Invite
@@ -60,36 +59,19 @@ def test_a_joiner_in_another_home_is_seated_with_the_short_code(tmp_path: Path) 
         responder = portmap_responder(host_home, stop)
 
         def command(namespace: str, who: str, *args: str) -> list[str]:
-            where = ["--config-dir", str(tmp_path / who / "id"),
-                     "--data-dir", str(tmp_path / who / "data")]  # fmt: skip
-            return ["ip", "netns", "exec", namespace, sys.executable, "-m", "buraco_p2p",
-                    *args, "--line", "--nick", who, *where]  # fmt: skip
+            return buraco_command(namespace, tmp_path / who, *args, "--nick", who)
 
-        async def run() -> tuple[str, str]:
-            host = await trio.lowlevel.open_process(
-                command(host_home.namespace, "ana", "host", "--auto-approve", "--internet",
-                        "--port", "4490"),
-                stdin=-1, stdout=-1, env=ENV,
-            )  # fmt: skip
-            hout: list[bytes] = []
-            jout: list[bytes] = []
-            joiner: trio.Process | None = None
-            try:
-                await read_until(host, hout, b"\nBRS-", 60)
-                await read_until(host, hout, b"\n", 10)
-                short = next(line for line in b"".join(hout).decode().splitlines()
-                             if line.startswith("BRS-"))  # fmt: skip
-                joiner = await trio.lowlevel.open_process(
-                    command(joiner_home.namespace, "bia", "join", short),
-                    stdin=-1, stdout=-1, env=ENV,
-                )  # fmt: skip
-                await read_until(joiner, jout, b"* seated", 60)
-            finally:
-                await kill_leftovers([p for p in (host, joiner) if p is not None])
-            return b"".join(hout).decode(), b"".join(jout).decode()
+        async def seated(joiner: trio.Process, jout: list[bytes]) -> None:
+            await read_until(joiner, jout, b"* seated", 60)
+
+        host = command(host_home.namespace, "ana", "host", "--auto-approve", "--internet",
+                       "--port", "4490")  # fmt: skip
+
+        def join(short: str) -> list[str]:
+            return command(joiner_home.namespace, "bia", "join", short)
 
         try:
-            _host_out, joiner_out = trio.run(run)
+            _host_out, joiner_out = trio.run(host_then_join, host, b"BRS-", join, seated)
         finally:
             stop.set()
             responder.join(10)

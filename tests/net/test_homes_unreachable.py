@@ -8,13 +8,13 @@ are unavailable)."""
 from __future__ import annotations
 
 import secrets
-import sys
+from functools import partial
 from pathlib import Path
 
 import pytest
 import trio
-from cli_helpers import ENV, kill_leftovers, read_until
-from natlab import Lab, unavailable
+from cli_helpers import read_until
+from natlab import Lab, buraco_command, host_then_join, unavailable
 
 from buraco_p2p.net.mesh.internet import host_reach_note, unreachable_advice
 from buraco_p2p.net.reach.candidates import CandidateKind, NatClass
@@ -73,36 +73,21 @@ def test_a_joiner_in_another_home_says_why_after_a_minute(tmp_path: Path) -> Non
         host_home, joiner_home = lab.add_home(), lab.add_home()
 
         def command(namespace: str, who: str, *args: str) -> list[str]:
-            where = ["--config-dir", str(tmp_path / who / "id"),
-                     "--data-dir", str(tmp_path / who / "data")]  # fmt: skip
-            return ["ip", "netns", "exec", namespace, sys.executable, "-m", "buraco_p2p",
-                    *args, "--line", "--nick", who, *where]  # fmt: skip
+            return buraco_command(namespace, tmp_path / who, *args, "--nick", who)
 
-        async def run() -> tuple[str, str]:
-            host = await trio.lowlevel.open_process(
-                command(host_home.namespace, "ana", "host", "--listen", "0.0.0.0",
-                        "--port", "4510"),
-                stdin=-1, stdout=-1, env=ENV,
-            )  # fmt: skip
-            hout: list[bytes] = []
-            jout: list[bytes] = []
-            joiner: trio.Process | None = None
-            try:
-                await read_until(host, hout, b"\nBRC-", 60)
-                await read_until(host, hout, b"inside your network", 10)
-                code = next(line for line in b"".join(hout).decode().splitlines()
-                            if line.startswith("BRC-"))  # fmt: skip
-                joiner = await trio.lowlevel.open_process(
-                    command(joiner_home.namespace, "bia", "join", code),
-                    stdin=-1, stdout=-1, env=ENV,
-                )  # fmt: skip
-                await read_until(joiner, jout, b"what would help", 150)
-                await read_until(joiner, jout, b"\n", 10)
-            finally:
-                await kill_leftovers([p for p in (host, joiner) if p is not None])
-            return b"".join(hout).decode(), b"".join(jout).decode()
+        async def told(joiner: trio.Process, jout: list[bytes]) -> None:
+            await read_until(joiner, jout, b"what would help", 150)
+            await read_until(joiner, jout, b"\n", 10)
 
-        _host_out, joiner_out = trio.run(run)
+        host = command(host_home.namespace, "ana", "host", "--listen", "0.0.0.0",
+                       "--port", "4510")  # fmt: skip
+
+        def join(code: str) -> list[str]:
+            return command(joiner_home.namespace, "bia", "join", code)
+
+        _host_out, joiner_out = trio.run(
+            partial(host_then_join, printed=b"inside your network"), host, b"BRC-", join, told
+        )
     assert "has not answered for a minute" in joiner_out, joiner_out
     assert "only addresses inside the host's own network" in joiner_out, joiner_out
     assert joiner_out.count("what would help") == 1

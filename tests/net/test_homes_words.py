@@ -9,9 +9,7 @@ from __future__ import annotations
 
 import importlib.util
 import signal
-import socket
 import struct
-import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -19,7 +17,16 @@ from pathlib import Path
 import pytest
 import trio
 from cli_helpers import ENV, kill_leftovers, read_until
-from natlab import Home, Lab, portmap_responder, run_in, stun_responder, unavailable, wait_event
+from natlab import (
+    Home,
+    InNamespace,
+    Lab,
+    buraco_command,
+    portmap_responder,
+    router_responder,
+    stun_lab,
+    unavailable,
+)
 
 from buraco_p2p.net.reach.candidates import CandidateKind
 from buraco_p2p.net.reach.invite import Endpoint, Invite
@@ -30,20 +37,12 @@ pytestmark = pytest.mark.skipif(REASON is not None, reason=REASON or "")
 
 @pytest.fixture
 def lab() -> Iterator[Lab]:
-    with Lab() as made:
-        stop = threading.Event()
-        stun = stun_responder(made, stop)
-        try:
-            yield made
-        finally:
-            stop.set()
-            stun.join(10)
+    with stun_lab() as made:
+        yield made
 
 
 def _host(home: Home, tmp_path: Path, *args: str) -> list[str]:
-    where = ["--config-dir", str(tmp_path / "id"), "--data-dir", str(tmp_path / "data")]
-    return ["ip", "netns", "exec", home.namespace, sys.executable, "-m", "buraco_p2p", "host",
-            "--line", "--nick", "ana", *where, *args]  # fmt: skip
+    return buraco_command(home.namespace, tmp_path, "host", "--nick", "ana", *args)
 
 
 def _output_until(command: list[str], needle: bytes, timeout: float = 60) -> str:
@@ -70,30 +69,15 @@ def _output_until(command: list[str], needle: bytes, timeout: float = 60) -> str
     return trio.run(run)
 
 
-def _refusing_responder(home: Home, stop: threading.Event, result: int) -> object:
+def _refusing_responder(home: Home, stop: threading.Event, result: int) -> InNamespace:
     """A router whose PCP server refuses every MAP request with `result`."""
-    ready = threading.Event()
 
-    async def serve() -> None:
-        sock = trio.socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-        await sock.bind((f"10.0.{home.index}.1", 5351))
-        ready.set()
-        async with trio.open_nursery() as nursery:
+    def answer(data: bytes) -> bytes | None:
+        if data[:1] == b"\x02" and len(data) >= 60:
+            return struct.pack(">BBBBII", 2, 0x81, 0, result, 0, 1) + bytes(12) + data[24:60]
+        return None
 
-            async def loop() -> None:
-                while True:
-                    data, source = await sock.recvfrom(1100)
-                    if data[:1] == b"\x02" and len(data) >= 60:
-                        head = struct.pack(">BBBBII", 2, 0x81, 0, result, 0, 1) + bytes(12)
-                        await sock.sendto(head + bytes(data[24:60]), source)
-
-            nursery.start_soon(loop)
-            await wait_event(stop)
-            nursery.cancel_scope.cancel()
-
-    running = run_in(home.router, serve)
-    assert ready.wait(20), "the PCP responder did not start"
-    return running
+    return router_responder(home, stop, answer, "the PCP responder")
 
 
 def test_a_pcp_refusal_is_named_in_words(lab: Lab, tmp_path: Path) -> None:
@@ -104,7 +88,7 @@ def test_a_pcp_refusal_is_named_in_words(lab: Lab, tmp_path: Path) -> None:
         out = _output_until(_host(home, tmp_path, "--internet", "--port", "4500"), b"\nBRC-")
     finally:
         stop.set()
-        responder.join(10)  # type: ignore[attr-defined]
+        responder.join(10)
     line = next(x for x in out.splitlines() if "no PCP/NAT-PMP mapping" in x)
     assert "NO_RESOURCES (8)" in line and "carrier-grade NAT" in line, line
 

@@ -28,7 +28,7 @@ from natlab import (
     portmap_responder,
     punch_all,
     run_in,
-    stun_responder,
+    stun_lab,
     unavailable,
     wait_event,
 )
@@ -49,14 +49,8 @@ PUNCH_PORT = 40400
 
 @pytest.fixture
 def lab() -> Iterator[Lab]:
-    with Lab() as made:
-        stop = threading.Event()
-        stun = stun_responder(made, stop)
-        try:
-            yield made
-        finally:
-            stop.set()
-            stun.join(10)
+    with stun_lab() as made:
+        yield made
 
 
 def _punch_pair(

@@ -13,10 +13,17 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
+
+import trio
 
 from buraco_p2p.audit import render_text, verify_path
 from buraco_p2p.logfile import LogFileError, decode_log
+from buraco_p2p.net.channel.identity import Identity
+from buraco_p2p.net.mesh.mesh import Mesh
 from buraco_p2p.play.cluster import Cluster, ClusterError
+from buraco_p2p.play.driver import Driver
+from buraco_p2p.play.genesis import check_terms, sign_terms
 from buraco_p2p.session import Entry, decode_entry, parse_genesis
 
 DEALT = 60  # entries in a log once the first hand is under way (past the deal)
@@ -87,6 +94,21 @@ def voids(entries: Sequence[Entry]) -> list[Entry]:
     return [e for e in entries if e.kind == "void"]
 
 
+async def seated(who: Identity, mesh: Mesh, drivers: list[Driver], timeout: float = 30) -> Any:
+    """Sign the host's terms as `who` over `mesh` (a joiner's, in process); returns the host's
+    key once the log of the host's driver (`drivers[0]`, when it is up) holds the seats."""
+    with trio.fail_after(timeout):
+        peer, terms = await mesh.receive()
+        while terms[0] != "terms":
+            peer, terms = await mesh.receive()
+        assert mesh.roster is not None
+        check_terms(terms[1], mesh.roster.members, who.public)
+        await mesh.send(peer, ["gsig", sign_terms(who, mesh.table_id, terms[1])])
+        while not drivers or len(drivers[0].peer.log) < 2:
+            await trio.sleep(0.01)
+    return peer
+
+
 # -- the host's heir bots ---------------------------------------------------------------------
 
 
@@ -97,8 +119,9 @@ class HeirProcess:
     data_dir: Path
 
 
-def heir_processes(c: Cluster) -> list[HeirProcess]:
-    """The running heir bots whose data directory is under the cluster's."""
+def processes_with(word: str, under: Path) -> list[tuple[int, list[str], Path]]:
+    """The running processes (not zombies) with `word` in their command line and a
+    `--data-dir` under `under`: pid, argv and that data directory, read from `/proc`."""
     found = []
     for proc in Path("/proc").iterdir():
         if not proc.name.isdigit():
@@ -108,12 +131,17 @@ def heir_processes(c: Cluster) -> list[HeirProcess]:
             state = (proc / "stat").read_text().rsplit(")", 1)[1].split()[0]
         except OSError:
             continue
-        if "--heir" not in argv or "--data-dir" not in argv or state == "Z":
+        if word not in argv or "--data-dir" not in argv or state == "Z":
             continue
         data = Path(argv[argv.index("--data-dir") + 1])
-        if data.is_relative_to(c.root):
-            found.append(HeirProcess(int(proc.name), argv, data))
+        if data.is_relative_to(under):
+            found.append((int(proc.name), argv, data))
     return found
+
+
+def heir_processes(c: Cluster) -> list[HeirProcess]:
+    """The running heir bots whose data directory is under the cluster's."""
+    return [HeirProcess(pid, argv, data) for pid, argv, data in processes_with("--heir", c.root)]
 
 
 def heir_moves(data_dir: Path) -> int:

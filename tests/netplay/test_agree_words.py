@@ -15,8 +15,9 @@ from buraco_p2p.net.channel.identity import Identity
 from buraco_p2p.net.mesh.startup import join_table
 from buraco_p2p.net.reach.invite import Invite
 from buraco_p2p.play.driver import Driver
-from buraco_p2p.play.genesis import check_terms, sign_terms
 from buraco_p2p.play.node import open_node
+
+from .lost import seated
 
 TIMEOUT_MS = 1000
 
@@ -58,14 +59,7 @@ async def test_replace_after_agreeing_says_so_and_the_choices_name_the_party(
         nursery.start_soon(person)
         async with join_table(caio, invites[0]) as c:  # caio signs the terms, then is silent
             with trio.fail_after(60):
-                peer, terms = await c.receive()
-                while terms[0] != "terms":
-                    peer, terms = await c.receive()
-                assert c.roster is not None
-                check_terms(terms[1], c.roster.members, caio.public)
-                await c.send(peer, ["gsig", sign_terms(caio, c.table_id, terms[1])])
-                while not drivers or len(drivers[0].peer.log) < 2:
-                    await trio.sleep(0.01)
+                await seated(caio, c, drivers, timeout=60)
                 d = drivers[0]
                 gone = list(d.peer.table.keys).index(caio.public)
                 other = list(d.peer.table.keys).index(bia.public)

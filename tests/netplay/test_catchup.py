@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
-from typing import Any
 
 import pytest
 import trio
@@ -15,29 +14,16 @@ from trio.testing import wait_all_tasks_blocked
 
 from buraco_p2p.bots.selfplay import resolve_rules
 from buraco_p2p.net.channel.identity import Identity
-from buraco_p2p.net.mesh.mesh import Mesh, MeshConfig
+from buraco_p2p.net.mesh.mesh import MeshConfig
 from buraco_p2p.net.mesh.startup import join_table
 from buraco_p2p.net.reach.invite import Invite
 from buraco_p2p.play.driver import Driver
-from buraco_p2p.play.genesis import check_terms, sign_terms
 from buraco_p2p.play.node import open_node
 from buraco_p2p.session import decode_entry
 
+from .lost import seated
+
 TIMEOUT_MS = 60_000
-
-
-async def _seated(bia: Identity, invite: Invite, b: Mesh, drivers: list[Driver]) -> Any:
-    """Sign the host's terms as bia; returns the host's key once its log holds the seats."""
-    with trio.fail_after(30):
-        peer, terms = await b.receive()
-        while terms[0] != "terms":
-            peer, terms = await b.receive()
-        assert b.roster is not None
-        check_terms(terms[1], b.roster.members, bia.public)
-        await b.send(peer, ["gsig", sign_terms(bia, b.table_id, terms[1])])
-        while not drivers or len(drivers[0].peer.log) < 2:
-            await trio.sleep(0.01)
-    return peer
 
 
 async def test_a_burst_of_stale_syncs_is_answered_once(tmp_path: Path) -> None:
@@ -59,7 +45,7 @@ async def test_a_burst_of_stale_syncs_is_answered_once(tmp_path: Path) -> None:
             while not invites:
                 await trio.sleep(0.01)
         async with join_table(bia, invites[0]) as b:
-            peer = await _seated(bia, invites[0], b, drivers)
+            peer = await seated(bia, b, drivers)
             logged = len(drivers[0].peer.log)
 
             host = drivers[0]
@@ -131,7 +117,7 @@ async def test_a_full_send_buffer_is_one_line_per_peer_until_it_drains(
             while not invites:
                 await trio.sleep(0.01)
         async with join_table(bia, invites[0]) as b:
-            await _seated(bia, invites[0], b, drivers)
+            await seated(bia, b, drivers)
             driver = drivers[0]
             for i in range(200):
                 driver.chat(f"line {i}")

@@ -14,9 +14,10 @@ from buraco_p2p.net.channel.identity import Identity
 from buraco_p2p.net.mesh.startup import join_table
 from buraco_p2p.net.reach.invite import Invite
 from buraco_p2p.play.driver import Driver
-from buraco_p2p.play.genesis import check_terms, sign_terms
 from buraco_p2p.play.node import open_node
 from buraco_p2p.session import Event, TimedOut, decode_entry
+
+from .lost import seated
 
 TIMEOUT_MS = 1000  # the least a genesis allows
 
@@ -69,15 +70,7 @@ async def test_a_peer_whose_at_claims_advance_is_not_named_until_they_stop(
             while not invites:
                 await trio.sleep(0.01)
         async with join_table(bia, invites[0]) as b:
-            with trio.fail_after(30):
-                peer, terms = await b.receive()
-                while terms[0] != "terms":
-                    peer, terms = await b.receive()
-                assert b.roster is not None
-                check_terms(terms[1], b.roster.members, bia.public)
-                await b.send(peer, ["gsig", sign_terms(bia, b.table_id, terms[1])])
-                while not drivers or len(drivers[0].peer.log) < 2:
-                    await trio.sleep(0.01)
+            peer = await seated(bia, b, drivers)
             driver = drivers[0]
             # The seat draw waits for bia, who has made nothing: it is catching up.
             assert driver.peer.table.waiting_for == (1,)

@@ -18,23 +18,12 @@ from buraco_p2p.play import hostjoin
 from buraco_p2p.play.store import TableStore
 from tests.line_proc import LineProc
 
+from .lost import processes_with
+
 
 def _bot_peers(home: Path) -> list[tuple[int, list[str]]]:
     """The running `bot-peer` processes whose data directory is under `home`."""
-    found = []
-    for proc in Path("/proc").iterdir():
-        if not proc.name.isdigit():
-            continue
-        try:
-            argv = [a.decode() for a in (proc / "cmdline").read_bytes().split(b"\0")[:-1]]
-            state = (proc / "stat").read_text().rsplit(")", 1)[1].split()[0]
-        except OSError:
-            continue
-        if "bot-peer" not in argv or "--data-dir" not in argv or state == "Z":
-            continue
-        if Path(argv[argv.index("--data-dir") + 1]).is_relative_to(home):
-            found.append((int(proc.name), argv))
-    return found
+    return [(pid, argv) for pid, argv, _ in processes_with("bot-peer", home)]
 
 
 def _until(what: str, ready: object, timeout: float = 120.0) -> None:

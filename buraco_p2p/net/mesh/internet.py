@@ -173,16 +173,8 @@ async def learn_public_address(
 
     A server that does not answer is reported and the table goes on without it.
     """
-    from buraco_p2p.net.reach.punch import reusable_socket
-
     try:
-        if len(stun) >= 2:
-            reflexive, nat = await probe(port, (stun[0], stun[1]))
-        else:
-            family = 10 if stun[0].ip.version == 6 else 2
-            reflexive, nat = await binding(stun[0], await reusable_socket(family, port)), (
-                NatClass.UNKNOWN
-            )
+        reflexive, nat = await _public_address(port, stun)
     except (StunError, OSError) as exc:
         say(f"* no public address learnt: {exc}")
         return
@@ -193,6 +185,18 @@ async def learn_public_address(
         return
     mesh.advertise_also(reflexive, CandidateKind.REFLEXIVE)
     say(f"* public address {reflexive} (from STUN); {NAT_ADVICE[nat]}")
+
+
+async def _public_address(port: int, stun: Sequence[Endpoint]) -> tuple[Endpoint, NatClass]:
+    """Our public address for `port` and the NAT's class, from the STUN servers: two servers
+    tell the class apart (`probe`), one gives the address only (class unknown). Raises
+    `StunError` or `OSError` where no server answers."""
+    if len(stun) >= 2:
+        return await probe(port, (stun[0], stun[1]))
+    from buraco_p2p.net.reach.punch import reusable_socket
+
+    family = 10 if stun[0].ip.version == 6 else 2
+    return await binding(stun[0], await reusable_socket(family, port)), NatClass.UNKNOWN
 
 
 async def prepare_reply_code(
@@ -214,15 +218,7 @@ async def prepare_reply_code(
     from buraco_p2p.net.reach.reply import ReplyCode
 
     try:
-        if len(stun) >= 2:
-            mine, nat = await probe(port, (stun[0], stun[1]))
-        else:
-            family = 10 if stun[0].ip.version == 6 else 2
-            from buraco_p2p.net.reach.punch import reusable_socket
-
-            mine, nat = await binding(stun[0], await reusable_socket(family, port)), (
-                NatClass.UNKNOWN
-            )
+        mine, nat = await _public_address(port, stun)
     except (StunError, OSError) as exc:
         say(f"* no public address learnt, so no reply code: {exc}")
         return

@@ -179,6 +179,10 @@ class FakeCore:
         return self.siblings
 
     @property
+    def moves(self) -> Calls:
+        return self.siblings
+
+    @property
     def nursery(self) -> trio.Nursery:
         return self._nursery
 

@@ -149,17 +149,24 @@ async def test_dialing_skips_a_refused_pair_and_names_an_address_that_does_not_a
 # -- accepting.py --------------------------------------------------------------------------
 
 
-async def test_the_acceptor_runs_a_link_only_from_a_higher_seat() -> None:
+async def test_the_acceptor_runs_a_link_only_from_a_higher_seat_or_the_host() -> None:
     async with trio.open_nursery() as nursery:
-        core = FakeCore(ANA, nursery, is_host=False, roster=roster_of(HOST, ANA, BIA))
+        core = FakeCore(BIA, nursery, is_host=False, roster=roster_of(HOST, ANA, BIA))
         acceptor = Acceptor(as_core(core))
-        async with link_pair(CAIO, ANA) as (_, from_caio):
+        async with link_pair(CAIO, BIA) as (_, from_caio):
             await acceptor.accept_peer_link(from_caio)  # caio holds no seat
-        async with link_pair(HOST, ANA) as (_, from_host):
-            await acceptor.accept_peer_link(from_host)  # seat 0 does not dial seat 1
+        async with link_pair(ANA, BIA) as (_, from_ana):
+            await acceptor.accept_peer_link(from_ana)  # seat 1 does not dial seat 2
         assert core.links_run == []
         assert ["is not seated" in r for r in core.rejections] == [True, False]
         assert "higher seat dials" in core.rejections[1]
+        # A host that moved dials its joiners back (docs/protocol.md 2.14).
+        async with link_pair(HOST, BIA) as (_, from_host):
+            await acceptor.accept_peer_link(from_host)
+            assert core.links_run == [(HOST.public, from_host, False)]
+    async with trio.open_nursery() as nursery:
+        core = FakeCore(ANA, nursery, is_host=False, roster=roster_of(HOST, ANA, BIA))
+        acceptor = Acceptor(as_core(core))
         async with link_pair(BIA, ANA) as (_, from_bia):
             await acceptor.accept_peer_link(from_bia)
             assert core.links_run == [(BIA.public, from_bia, False)]

@@ -16,7 +16,7 @@ fault (a peer's fault closes that peer's link and is remembered with `reject`).
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
 import trio
@@ -29,7 +29,7 @@ from buraco_p2p.net.mesh.events import MeshEvent
 from buraco_p2p.net.mesh.meshconfig import MeshConfig, MeshState
 from buraco_p2p.net.mesh.peer import Peer
 from buraco_p2p.net.mesh.relay import RelayRecord
-from buraco_p2p.net.reach.candidates import CandidateKind, NatClass
+from buraco_p2p.net.reach.candidates import Candidate, CandidateKind, NatClass
 from buraco_p2p.net.reach.invite import Endpoint, Invite
 from buraco_p2p.net.table.table import HostTable, Roster
 
@@ -38,6 +38,7 @@ __all__ = [
     "DoorService",
     "LinkService",
     "MeshCore",
+    "MoveService",
     "PunchService",
     "RelayService",
     "SeatService",
@@ -81,6 +82,10 @@ class SeatService(Protocol):
 
 class DialService(Protocol):
     """The dialing side (dialing.py)."""
+
+    async def connect(self, ep: Endpoint, peer: PeerKey) -> SecureLink:
+        """A direct link to `peer` at `ep` (`LinkError` when it cannot be made)."""
+        ...
 
     async def dial_direct(self, key: PeerKey) -> SecureLink | None:
         """One attempt at a direct link to seated `key`; None when it cannot be opened."""
@@ -132,6 +137,36 @@ class PunchService(Protocol):
         ...
 
 
+class MoveService(Protocol):
+    """A host whose address changed (moving.py)."""
+
+    host_addresses: tuple[Endpoint, ...]  # joiner: the host's addresses from its last word
+
+    def link_up(self, key: PeerKey, run: LinkRun) -> None:
+        """A link to `key` went live: queue the host's latest `moved` record on it."""
+        ...
+
+    def link_down(self, key: PeerKey) -> None:
+        """A link to `key` ended (the host then checks its public address again)."""
+        ...
+
+    async def dropped(self) -> None:
+        """Host: wait until a joiner's link drops."""
+        ...
+
+    def host_moved(self, found: Sequence[Candidate]) -> bool:
+        """Host: our public address is now `found`; move the table if that changed it."""
+        ...
+
+    async def on_record(self, sender: PeerKey, msg: Any, who: str) -> None:
+        """A `moved` record from `sender` (named `who` in errors)."""
+        ...
+
+    async def wait_news(self, delay: float) -> None:
+        """Joiner: sleep `delay` seconds, less if the host's new addresses arrive."""
+        ...
+
+
 class MeshCore(Protocol):
     """The services of one mesh its parts may use; `Mesh` implements it."""
 
@@ -176,6 +211,8 @@ class MeshCore(Protocol):
     def relays(self) -> RelayService: ...
     @property
     def punches(self) -> PunchService: ...
+    @property
+    def moves(self) -> MoveService: ...
 
     @property
     def nursery(self) -> trio.Nursery:

@@ -22,6 +22,7 @@ from buraco_p2p.net.channel.errors import LinkError, MeshError, NetError
 from buraco_p2p.net.channel.identity import PeerKey
 from buraco_p2p.net.channel.link import ConnectError, SecureLink, connect, handshake
 from buraco_p2p.net.channel.outbox import LinkRun
+from buraco_p2p.net.mesh.moved import host_dial_order
 from buraco_p2p.net.reach.invite import Endpoint
 from buraco_p2p.net.reach.punch import PunchError, reusable_socket, simultaneous_open
 from buraco_p2p.net.table.table import (
@@ -256,6 +257,11 @@ class Dialer:
                     await done.wait()
         return won[0] if won else None
 
+    async def _while_host_linked(self, host: PeerKey) -> None:
+        """Wait while a link to the host lives that the host opened (after it moved, 2.14)."""
+        while (run := self.mesh.live_run_or_none(host)) is not None:
+            await run.done.wait()
+
     def adopt_mesh_secret(self, secret: bytes) -> None:
         """Joiner: the host's mesh secret keys our links with the other seated peers."""
         mesh = self.mesh
@@ -271,11 +277,13 @@ class Dialer:
         while mesh.wants_link(mesh.me):
             await mesh.run_link(host, link, relayed=False)
             while mesh.wants_link(mesh.me):
-                await trio.sleep(delay)
+                await self._while_host_linked(host)
+                await mesh.moves.wait_news(delay)
                 delay = min(delay * 2, mesh.config.redial_max)
                 assert mesh.roster is not None
-                known = mesh.roster.host.addresses
-                candidates = known + tuple(a for a in addresses if a not in known)
+                candidates = host_dial_order(
+                    mesh.moves.host_addresses, mesh.roster.host.addresses, addresses
+                )
                 try:
                     link, roster = await self.connect_host(candidates, host)
                 except JoinRefused as exc:

@@ -57,6 +57,7 @@ from buraco_p2p.net.mesh.events import (
     StreamReset,
 )
 from buraco_p2p.net.mesh.meshconfig import MeshConfig, MeshState
+from buraco_p2p.net.mesh.moving import Moves
 from buraco_p2p.net.mesh.peer import Peer
 from buraco_p2p.net.mesh.peerlinks import (
     HOST_TO_JOINER_TAGS,
@@ -147,6 +148,7 @@ class Mesh:
         self.roster_saver: Callable[[Roster], None] | None = None
         self.dialer = Dialer(self)
         self.punches = Punches(self)
+        self.moves = Moves(self)
         self.unseated: str | None = None  # why our own seat was freed, once it is
         self.door = Door(self)
         self.links = PeerLinks(self)

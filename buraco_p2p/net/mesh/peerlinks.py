@@ -37,6 +37,7 @@ from buraco_p2p.net.channel.reliable import (
     parse_record,
 )
 from buraco_p2p.net.mesh.events import PeerDown, PeerUp, StreamReset
+from buraco_p2p.net.mesh.moved import MOVED, MOVED_TAGS
 from buraco_p2p.net.mesh.peer import Peer
 from buraco_p2p.net.mesh.punching import HOST_PUNCH_TAGS, JOINER_PUNCH_TAGS
 from buraco_p2p.net.mesh.relay import RELAY_TAGS, parse_relay
@@ -48,6 +49,7 @@ if TYPE_CHECKING:
 __all__ = [
     "HOST_TO_JOINER_TAGS",
     "JOINER_TO_HOST_TAGS",
+    "JOINER_TO_JOINER_TAGS",
     "PEER_TAGS",
     "PUNCH_TAGS",
     "SEND_QUEUE_HEADROOM",
@@ -59,7 +61,9 @@ __all__ = [
 # by who the two ends are; anything else ends the link.
 PEER_TAGS = frozenset({"d", "a"})
 JOINER_TO_HOST_TAGS = PEER_TAGS | RELAY_TAGS | JOINER_PUNCH_TAGS | {LEAVE}
-HOST_TO_JOINER_TAGS = PEER_TAGS | RELAY_TAGS | HOST_PUNCH_TAGS | {"roster"}
+HOST_TO_JOINER_TAGS = PEER_TAGS | RELAY_TAGS | HOST_PUNCH_TAGS | MOVED_TAGS | {"roster"}
+# Between two joiners: the reliable stream, and the host's `moved` record passed on.
+JOINER_TO_JOINER_TAGS = PEER_TAGS | MOVED_TAGS
 PUNCH_TAGS = HOST_PUNCH_TAGS | JOINER_PUNCH_TAGS
 # Records a link may have queued beyond a full retransmit buffer (acks, roster, relay).
 SEND_QUEUE_HEADROOM = 1024
@@ -131,6 +135,8 @@ class PeerLinks:
             with trio.CancelScope(shield=True):
                 await link.aclose()
             # A link taken over by a newer one is no change to show; the newer one reports.
+            if run.up and run.replaced is None:
+                mesh.moves.link_down(key)
             if run.replaced is None and p.shown is not None and p.run is None:
                 p.shown = None
                 mesh.emit(PeerDown(key, reason))
@@ -176,6 +182,7 @@ class PeerLinks:
                     mesh.emit(StreamReset(p.key))
                 if mesh.is_host and not run.relayed:
                     mesh.punches.link_up(p.key, link.address)
+                mesh.moves.link_up(p.key, run)
                 liveness.on_receive(trio.current_time())
                 nursery.start_soon(self._heartbeat, p, run)
                 await self._read_loop(p, link, liveness)
@@ -227,7 +234,7 @@ class PeerLinks:
             return JOINER_TO_HOST_TAGS
         if mesh.is_host_key(key):
             return HOST_TO_JOINER_TAGS
-        return PEER_TAGS
+        return JOINER_TO_JOINER_TAGS
 
     async def _read_loop(self, p: Peer, link: SecureLink, liveness: Liveness) -> None:
         """Every record is checked against the tags this link may carry before dispatch;
@@ -258,6 +265,8 @@ class PeerLinks:
                     await mesh.relays.on_record(p.key, parse_relay(msg, name))
                 elif tag in PUNCH_TAGS:
                     await mesh.punches.on_record(p.key, msg, name)
+                elif tag == MOVED:
+                    await mesh.moves.on_record(p.key, msg, name)
                 elif tag == LEAVE:
                     if msg != [LEAVE]:
                         raise MeshError(f"{name} sent a malformed leave record")

@@ -105,6 +105,7 @@ class Home:
     namespace: str
     router: str
     symmetric: bool
+    wan: str | None = None  # the router's public IPv4 address once `renumber` changed it
 
     @property
     def lan_ip(self) -> str:
@@ -116,7 +117,7 @@ class Home:
 
     @property
     def public_ip(self) -> str:
-        return f"198.51.100.{10 + self.index}"
+        return self.wan or f"198.51.100.{10 + self.index}"
 
 
 @dataclass
@@ -336,13 +337,14 @@ def portmap_responder(
     """
     import struct
 
-    public = ipaddress.IPv4Address(home.public_ip)
-
     def grant(port: int) -> None:
+        # For the router's own address only: after `renumber` the old one leads nowhere.
         _run("ip", "netns", "exec", home.router, "nft", "add", "rule", "ip", "nat", "in_nat",
-             "iifname", "wan", "tcp", "dport", str(port), "dnat", "to", f"{home.lan_ip}:{port}")
+             "iifname", "wan", "ip", "daddr", home.public_ip, "tcp", "dport", str(port),
+             "dnat", "to", f"{home.lan_ip}:{port}")
 
     def answer(data: bytes) -> bytes | None:
+        public = ipaddress.IPv4Address(home.public_ip)  # as it is now (`renumber`)
         if log is not None:
             log.append(data)
         if data[:1] == b"\x02" and len(data) >= 60:
@@ -367,6 +369,34 @@ def portmap_responder(
         return None
 
     return router_responder(home, stop, answer, "the port mapping responder")
+
+
+# Deletes every conntrack entry of the namespace it runs in: an IPCTNL_MSG_CT_DELETE over
+# ctnetlink with no tuple is a flush (the `conntrack -F` of conntrack-tools, not installed).
+_FLUSH_CONNTRACK = """
+import socket, struct
+s = socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, 12)
+body = struct.pack("BBH", socket.AF_INET, 0, 0)
+s.send(struct.pack("=IHHII", 16 + len(body), (1 << 8) | 2, 1 | 4, 1, 0) + body)
+reply = s.recv(4096)
+err = struct.unpack("=i", reply[16:20])[0]
+raise SystemExit(-err)
+"""
+
+
+def renumber(lab: Lab, home: Home, new_ip: str) -> None:
+    """`home`'s router restarts with a new public IPv4 address, as a home router does: the
+    old address is gone (no neighbour on the shared segment still sends to it), the port
+    mappings it granted are forgotten and its connection tracking (every NAT binding) is
+    flushed, so every link through it dies. Its PCP responder (`portmap_responder`) grants
+    the new address from then on."""
+    for other in (lab.inet, *(h.router for h in lab.homes if h is not home)):
+        _run("ip", "-n", other, "-4", "neigh", "flush", "all")
+    _run("ip", "-n", home.router, "addr", "del", f"{home.public_ip}/24", "dev", "wan")
+    _run("ip", "-n", home.router, "addr", "add", f"{new_ip}/24", "dev", "wan")
+    home.wan = new_ip
+    _run("ip", "netns", "exec", home.router, "nft", "flush", "chain", "ip", "nat", "in_nat")
+    _run("ip", "netns", "exec", home.router, sys.executable, "-c", _FLUSH_CONNTRACK)
 
 
 def router_responder(

@@ -11,6 +11,8 @@ until `SecureLink.seat()`; `server.LinkServer` is what accepts them.
 from __future__ import annotations
 
 import contextlib
+import socket
+import struct
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass
 from types import TracebackType
@@ -316,6 +318,15 @@ class SecureLink:
             except LinkClosed:
                 return
             yield message
+
+    def abort_at_close(self) -> None:
+        """Have `aclose` reset the connection (no FIN_WAIT kept by the kernel): a peer that
+        went silent will not answer a FIN, and the same address pair must be free at once
+        for a new connection from our listening port (a punch, docs/protocol.md 2.14)."""
+        sock = getattr(self._stream, "socket", None)
+        if sock is not None:
+            with contextlib.suppress(OSError):
+                sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
 
     async def aclose(self) -> None:
         """Say goodbye with an authenticated close frame (if we can, briefly), then close."""

@@ -88,9 +88,13 @@ class Moves:
             mesh.enqueue(run, self.record)
 
     def link_down(self, key: PeerKey) -> None:
-        """A link to `key` ended: on the host, a reason to check our address again."""
+        """A link to `key` ended: on the host, a reason to check our address again; and once
+        we have moved, a joiner to reach (a link that was still live when we noticed the move
+        dies a little later)."""
         if self.mesh.is_host:
             self._dropped.set()
+            if self.latest is not None:
+                self._start_reaching(key)
 
     async def dropped(self) -> None:
         """Host: wait until a joiner's link drops (for `keep_address`)."""
@@ -122,13 +126,18 @@ class Moves:
             run = mesh.live_run_or_none(key)
             if run is not None:
                 mesh.enqueue(run, self.record)
-            elif key not in self._reaching:
-                self._reaching.add(key)
-                mesh.nursery.start_soon(self._reach, key)
+            else:
+                self._start_reaching(key)
         if self.announce is not None:
             code = RejoinCode(tuple(found)[:4]).to_text(mesh.mesh_secret, mesh.table_id)
             self.announce(code)
         return True
+
+    def _start_reaching(self, key: PeerKey) -> None:
+        mesh = self.mesh
+        if key not in self._reaching and not mesh.closed and mesh.wants_link(key):
+            self._reaching.add(key)
+            mesh.nursery.start_soon(self._reach, key)
 
     async def _reach(self, key: PeerKey) -> None:
         """Host: try to link to lost joiner `key` until it is back or `REACH_FOR` passes."""
@@ -190,7 +199,8 @@ class Moves:
             stream = await simultaneous_open(
                 mesh.listen_port, ep, window=mesh.config.punch_window
             )
-        except (PunchError, OSError):
+        except (PunchError, OSError) as exc:
+            mesh.reject(str(ep), exc)
             return
         mesh.nursery.start_soon(mesh.server.handle_stream, stream)
         done.cancel()

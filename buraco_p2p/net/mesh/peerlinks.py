@@ -113,6 +113,7 @@ class PeerLinks:
         except (NetError, trio.TooSlowError) as exc:
             reason = str(exc) or type(exc).__name__
             mesh.reject(link.label, exc)
+            link.abort_at_close()  # a silent peer answers no FIN: free the address pair now
         except Exception as exc:
             # Whatever one peer's input provokes ends that peer's link, never the mesh.
             reason = f"{link.label}: its input raised {type(exc).__name__}: {exc}"
@@ -120,6 +121,7 @@ class PeerLinks:
         finally:
             run.outbox.close()
             if run.error is not None:
+                link.abort_at_close()
                 reason = str(run.error)
                 mesh.reject(link.label, run.error)
             elif run.replaced is not None:

@@ -13,6 +13,7 @@ import trio
 
 from buraco_p2p.engine import HandState, IllegalMove
 from buraco_p2p.net.channel.identity import PeerKey
+from buraco_p2p.net.reach.rejoin import looks_like_rejoin
 from buraco_p2p.net.table.appmessages import printable
 from buraco_p2p.play.driver import Driver, bot_parties, my_turn
 from buraco_p2p.play.line import (
@@ -22,6 +23,7 @@ from buraco_p2p.play.line import (
     describe_event,
     parse_command,
     render,
+    take_rejoin_code,
 )
 from buraco_p2p.session import Event, MoveApplied
 from buraco_p2p.text.glyphs import Glyphs
@@ -195,6 +197,9 @@ async def console(
 
         nursery.start_soon(watch)
         async for line in lines:
+            if looks_like_rejoin(line):  # a host whose address changed (docs/protocol.md 2.14)
+                write(take_rejoin_code(driver.mesh.moves, line))
+                continue
             if not c.command(line):
                 break
             c.maybe_show()

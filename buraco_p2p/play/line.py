@@ -30,6 +30,7 @@ Commands (`help` prints them):
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import Protocol
 
 from buraco_p2p.cards import CardParseError, face_of, parse_card
 from buraco_p2p.engine import (
@@ -42,6 +43,8 @@ from buraco_p2p.engine import (
     TakeDiscard,
     TurnUpFirst,
 )
+from buraco_p2p.net.reach.invite import Endpoint
+from buraco_p2p.net.reach.rejoin import RejoinCodeError
 from buraco_p2p.session import (
     Abandoned,
     Event,
@@ -306,3 +309,20 @@ def describe_event(
 def _match_side(names: Sequence[str], k: int, sides: int) -> str:
     """A match side by its players' names (seat s scores in side s % sides)."""
     return " and ".join(n for s, n in enumerate(names) if s % sides == k)
+
+
+class RejoinTaker(Protocol):
+    """What takes a pasted re-join code (`Mesh.moves`, net/mesh/moving.py)."""
+
+    def accept_code(self, text: str) -> tuple[Endpoint, ...]: ...
+
+
+def take_rejoin_code(taker: RejoinTaker, text: str) -> str:
+    """A pasted re-join code (`BRJ-...`, printed by a host whose address changed): its
+    addresses are dialed at once; the line says so, or why the code is refused."""
+    try:
+        addresses = taker.accept_code(text.strip())
+    except RejoinCodeError as exc:
+        return f"* re-join code refused: {exc}"
+    shown = ", ".join(str(ep) for ep in addresses)
+    return f"* re-join code accepted: dialing the host at {shown} ..."

@@ -35,6 +35,7 @@ from buraco_p2p.net.channel.identity import Identity, PeerKey, load_or_create_id
 from buraco_p2p.net.mesh.events import SeatFreed
 from buraco_p2p.net.mesh.lobby import Lobby
 from buraco_p2p.net.mesh.mesh import JoinRequest, Mesh, auto_approve
+from buraco_p2p.net.mesh.moving import Probe, keep_address, mapping_probe, stun_probe
 from buraco_p2p.net.mesh.startup import host_table, join_table
 from buraco_p2p.net.reach.invite import Endpoint, Invite, InviteError
 from buraco_p2p.net.reach.shortcode import ShortCode, fetch_invite, is_short_code
@@ -249,6 +250,7 @@ async def host_reach(mesh: Mesh, port: int, args: argparse.Namespace) -> AsyncIt
     otherwise asks UPnP in the background, so the invite is printed at once with what is
     known, and again when a mapping comes."""
     stun = _stun_servers(args)
+    probe: Probe | None = None
     if args.internet or args.upnp or stun:
         from buraco_p2p.net.mesh.internet import contact_line
 
@@ -275,15 +277,36 @@ async def host_reach(mesh: Mesh, port: int, args: argparse.Namespace) -> AsyncIt
                 else:
                     mesh.advertise_also(held.mapping.external)
                     _print(f"* port mapped by {held.mapping.protocol}: {held.mapping.external}")
+                    probe = mapping_probe(port)
             if stun:
                 from buraco_p2p.net.mesh.internet import learn_public_address
 
                 await learn_public_address(mesh, port, stun, _print)
+                probe = probe or stun_probe(port, stun[0])
+            if probe is not None:
+                await _watch_address(mesh, probe, stack)
             yield
     except BaseExceptionGroup as group:  # the body's own error comes out unwrapped
         if len(group.exceptions) == 1:
             raise group.exceptions[0] from None
         raise
+
+
+async def _watch_address(mesh: Mesh, probe: Probe, stack: contextlib.AsyncExitStack) -> None:
+    """Host: check our public address again when a link drops (and now and then); when the
+    router renumbered, the table moves (moving.py) and we print the re-join code."""
+
+    def announce(code: str) -> None:
+        now = ", ".join(str(ep) for ep in mesh.advertised[:2])
+        _print(f"* your public address changed (now {now}); the table is finding its "
+               "players again. A player whose link does not come back pastes this re-join "
+               "code:")  # fmt: skip
+        _print(code)
+
+    mesh.moves.announce = announce
+    nursery = await stack.enter_async_context(trio.open_nursery())
+    stack.callback(nursery.cancel_scope.cancel)
+    nursery.start_soon(functools.partial(keep_address, mesh, probe, on_error=_print))
 
 
 def show_invite(mesh: Mesh) -> None:

@@ -45,7 +45,7 @@ from buraco_p2p.net.table.table import mesh_message
 if TYPE_CHECKING:
     from buraco_p2p.net.mesh.core import MeshCore
 
-__all__ = ["REACH_FOR", "Moves", "keep_address", "mapping_probe", "stun_probe"]
+__all__ = ["REACH_FOR", "Moves", "Probe", "keep_address", "mapping_probe", "stun_probe"]
 
 # How long the host keeps trying to reach a joiner it lost after it moved.
 REACH_FOR = 600.0

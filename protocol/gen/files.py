@@ -30,6 +30,7 @@ GENERATOR_MODULES: Final = (
     "protocol.gen.game",
     "protocol.gen.session",
     "protocol.gen.evidence",
+    "protocol.gen.moved",
 )
 """Every module that owns vector files; each file belongs to exactly one of them."""
 

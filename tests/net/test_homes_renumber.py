@@ -21,6 +21,7 @@ reason where namespaces or nftables are unavailable.
 from __future__ import annotations
 
 import hashlib
+import subprocess
 import threading
 import time
 from collections.abc import Awaitable, Callable, Iterator
@@ -270,7 +271,8 @@ def _play(
                 errors.append(exc)
         run.back_s = round(time.monotonic() - cut, 2)
         if errors:  # the seat that failed first says why; the others only followed it
-            raise next((e for e in errors if str(e) != FOLLOWED), errors[0])
+            first = next((e for e in errors if str(e) != FOLLOWED), errors[0])
+            raise AssertionError(f"{first}\nrouters: {_routers(lab)}") from first
     finally:
         stop.set()
         for r in responders:
@@ -292,6 +294,17 @@ def _stuck(me: int, mesh: Mesh, what: str) -> str:
     links = [mesh.how_linked(k) for k in mesh.peers()]
     return (f"seat {me}: {what}; links {links}, host addresses {mesh.moves.host_addresses}: "
             f"{list(mesh.rejections)[-6:]}")  # fmt: skip
+
+
+def _routers(lab: Lab) -> str:
+    """What each router maps now (for a failure's message)."""
+    out = []
+    for h in lab.homes:
+        done = subprocess.run(["ip", "netns", "exec", h.router, "nft", "list", "chain", "ip",
+                               "nat", "in_nat"], capture_output=True, text=True)  # fmt: skip
+        rules = [ln.strip() for ln in done.stdout.splitlines() if "dnat" in ln]
+        out.append(f"r{h.index} {h.public_ip}: {rules}")
+    return "; ".join(out)
 
 
 def _host_link_at(mesh: Mesh, ip: str) -> bool:

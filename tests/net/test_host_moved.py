@@ -9,10 +9,13 @@ back over a real mesh, in the namespace lab, is test_homes_renumber.py.
 
 from __future__ import annotations
 
+import functools
+import itertools
 from typing import Any, cast
 
 import pytest
 import trio
+import trio.testing
 from mesh_fake import SECRET, TABLE, FakeCore, as_core, roster_of
 
 from buraco_p2p.net.channel.identity import Identity, PeerKey
@@ -26,7 +29,7 @@ from buraco_p2p.net.mesh.moved import (
     reach_plan,
     replace_candidates,
 )
-from buraco_p2p.net.mesh.moving import Moves
+from buraco_p2p.net.mesh.moving import Moves, keep_address
 from buraco_p2p.net.reach.candidates import Candidate, CandidateKind
 from buraco_p2p.net.reach.invite import Endpoint
 from buraco_p2p.net.reach.rejoin import RejoinCode, RejoinCodeError, looks_like_rejoin
@@ -193,3 +196,42 @@ async def test_the_host_moves_once_per_new_address() -> None:
         assert not moves.host_moved(found)  # the same answer on the next check: no move
         assert len(codes) == 1 and len(core.sent) == 1
         nursery.cancel_scope.cancel()
+
+
+class _Watched:
+    """Just what `keep_address` reads of a mesh: `closed` and its `moves`."""
+
+    def __init__(self) -> None:
+        self.closed = False
+        self.drops = trio.Event()
+        self.moved: list[tuple[Candidate, ...]] = []
+        self.moves = self
+
+    async def dropped(self) -> None:
+        await self.drops.wait()
+        self.drops = trio.Event()
+
+    def host_moved(self, found: tuple[Candidate, ...]) -> bool:
+        self.moved.append(found)
+        return True
+
+
+async def test_a_joiner_dropping_its_link_again_and_again_does_not_flood_the_router(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    watched = _Watched()
+    probes: list[float] = []
+
+    async def probe() -> tuple[Candidate, ...]:
+        probes.append(trio.current_time())
+        await trio.lowlevel.checkpoint()
+        return (Candidate(CandidateKind.MAPPED, NEW),)
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(functools.partial(keep_address, as_core(cast(Any, watched)), probe))
+        for _ in range(100):  # a drop every 0.1 s for 10 s
+            watched.drops.set()
+            await trio.sleep(0.1)
+        nursery.cancel_scope.cancel()
+    assert 2 <= len(probes) <= 3 and len(watched.moved) == len(probes)
+    assert all(b - a >= 5.0 for a, b in itertools.pairwise(probes))

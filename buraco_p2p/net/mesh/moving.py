@@ -53,6 +53,9 @@ REACH_FOR = 600.0
 REACH_PAUSE = 1.0
 # The slow timer of `keep_address`, between two checks when no link drops.
 CHECK_EVERY = 300.0
+# The least time between two checks: a joiner that drops its link again and again cannot
+# make the host ask its router or the STUN server more often than this.
+CHECK_AT_MOST_EVERY = 5.0
 
 Probe = Callable[[], Awaitable[Sequence[Candidate]]]
 
@@ -267,13 +270,15 @@ async def keep_address(
     while not mesh.closed:
         with trio.move_on_after(every):
             await mesh.moves.dropped()
+        checked = trio.current_time()
         try:
             found = await probe()
         except (NetError, OSError) as exc:
             if on_error is not None:
                 on_error(f"* cannot check the public address: {exc}")
-            continue
-        mesh.moves.host_moved(found)
+        else:
+            mesh.moves.host_moved(found)
+        await trio.sleep_until(checked + CHECK_AT_MOST_EVERY)
 
 
 def mapping_probe(port: int) -> Probe:

@@ -120,3 +120,51 @@ def test_a_resumed_host_maps_its_port_again_and_prints_the_invite(tmp_path: Path
     mapped = Endpoint.parse(home.public_ip, 4520)
     assert dict(zip(invite.addresses, invite.kinds, strict=True)).get(mapped) \
         == CandidateKind.MAPPED, invite  # fmt: skip
+
+
+async def test_the_line_console_takes_a_pasted_rejoin_code(tmp_path: Path) -> None:
+    """A joiner's running line client reads a pasted `BRJ-` line as the host's new addresses
+    (docs/protocol.md 2.14): dialed from then on; a code of another table is refused."""
+    from functools import partial
+    from typing import Any
+
+    from buraco_p2p.bots.selfplay import resolve_rules
+    from buraco_p2p.net.channel.identity import Identity
+    from buraco_p2p.net.reach.candidates import Candidate
+    from buraco_p2p.net.reach.rejoin import RejoinCode
+    from buraco_p2p.play.console import console
+    from buraco_p2p.play.driver import Driver
+    from buraco_p2p.play.node import open_node
+
+    rules = resolve_rules("classic", (), players=2)
+    ana, bia = Identity.generate("ana"), Identity.generate("bia")
+    invites: list[Invite] = []
+    drivers: dict[str, Driver] = {}
+    shown: list[str] = []
+
+    async def run(name: str, **kw: Any) -> None:
+        identity = ana if name == "ana" else bia
+        async with open_node(identity, tmp_path / name, **kw) as driver:
+            drivers[name] = driver
+            await trio.sleep_forever()
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(partial(run, "ana", rules=rules, on_invite=invites.append))
+        with trio.fail_after(30):
+            while not invites:
+                await trio.sleep(0.01)
+            nursery.start_soon(partial(run, "bia", invite=invites[0]))
+            while len(drivers) < 2:
+                await trio.sleep(0.01)
+            mesh = drivers["bia"].mesh
+            code = RejoinCode((Candidate(CandidateKind.MAPPED, NEW),))
+            send, lines = trio.open_memory_channel[str](4)
+            nursery.start_soon(console, drivers["bia"], lines, shown.append)
+            await send.send(code.to_text(secrets.token_bytes(16), mesh.table_id))
+            await send.send("  " + code.to_text(mesh.mesh_secret, mesh.table_id).lower())
+            while not any("re-join code accepted" in line for line in shown):
+                await trio.sleep(0.01)
+        assert any(line.startswith("* re-join code refused: ") for line in shown), shown
+        assert any(f"dialing the host at {NEW} ..." in line for line in shown), shown
+        assert mesh.moves.host_addresses == (NEW,)
+        nursery.cancel_scope.cancel()

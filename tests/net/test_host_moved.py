@@ -99,8 +99,12 @@ def test_new_addresses_replace_those_of_their_kind_and_own_interfaces_stay() -> 
 def test_whom_to_dial() -> None:
     seen = Endpoint.parse("198.51.100.13", 4610)
     lan = Endpoint.parse("10.0.3.2", 4610)
-    assert reach_plan((lan,), seen).dial == (lan,) and reach_plan((lan,), seen).punch == (seen,)
-    assert reach_plan((lan, seen), seen).punch == ()  # its mapped address: dialed, not punched
+    plan = reach_plan((lan,), seen, host_mapped=False)
+    assert plan.dial == (lan,) and plan.punch == (seen,)
+    # its mapped address: dialed, not punched
+    assert reach_plan((lan, seen), seen, host_mapped=False).punch == ()
+    # a host with a mapping is dialed through it: no punch to collide with the joiner's dial
+    assert reach_plan((lan,), seen, host_mapped=True).punch == ()
     assert host_dial_order((NEW,), (OLD, LAN), (LAN, OLD)) == (NEW, OLD, LAN)
 
 

@@ -181,8 +181,13 @@ class DialPlan:
     punch: tuple[Endpoint, ...]
 
 
-def reach_plan(roster: Sequence[Endpoint], observed: Endpoint | None) -> DialPlan:
+def reach_plan(
+    roster: Sequence[Endpoint], observed: Endpoint | None, *, host_mapped: bool
+) -> DialPlan:
     """Whom to dial for one joiner the host has lost: its roster addresses, and the address
-    its link came from (its public one behind a cone NAT) when that is not among them."""
-    punch = (observed,) if observed is not None and observed not in roster else ()
+    its link came from (its public one behind a cone NAT) when that is not among them and the
+    host has no mapped address (a joiner then reaches the host through the mapping, and a
+    punch from the host's port would only collide with its plain dial)."""
+    wanted = observed is not None and observed not in roster and not host_mapped
+    punch = (observed,) if wanted and observed is not None else ()
     return DialPlan(tuple(roster), punch)

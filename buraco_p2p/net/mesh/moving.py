@@ -160,7 +160,10 @@ class Moves:
         member = mesh.roster.member(key) if mesh.roster is not None else None
         if member is None:
             return
-        plan = reach_plan(member.addresses, self.observed.get(key))
+        mapped = any(
+            mesh.candidate_kinds.get(ep) == CandidateKind.MAPPED for ep in mesh.advertised
+        )
+        plan = reach_plan(member.addresses, self.observed.get(key), host_mapped=mapped)
         async with trio.open_nursery() as nursery:
             for ep in plan.dial:
                 nursery.start_soon(self._dial, key, ep, nursery.cancel_scope)

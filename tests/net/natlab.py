@@ -653,3 +653,73 @@ def mesh_table(
         links, round(max(up_at.values()) - started[0], 3), received, sum(chunks), tries,
         hand_entries, hand_digests,
     )
+
+
+# -- a TURN server (coturn) --------------------------------------------------------------
+
+TURN_USER, TURN_PASSWORD = "lab", "lab-secret-1"
+TURN_V4 = "198.51.100.4"
+
+
+def turn_unavailable() -> str | None:
+    """Why coturn cannot run here, or None."""
+    if shutil.which("turnserver") is None:
+        return "coturn's `turnserver` is not installed (apt-get install -y coturn)"
+    return None
+
+
+def free_port(host: str = "127.0.0.1") -> int:
+    """A TCP port nobody listens on at `host` right now (for a server started next)."""
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind((host, 0))
+        return int(probe.getsockname()[1])
+
+
+def _listening(namespace: str | None, ip: str, port: int) -> bool:
+    """Whether something listens on TCP `ip`:`port` (inside `namespace`)."""
+    prefix = ["ip", "netns", "exec", namespace] if namespace else []
+    done = subprocess.run([*prefix, "ss", "-Hltn", f"src {ip}:{port}"], capture_output=True,
+                          text=True)  # fmt: skip
+    return bool(done.stdout.strip())
+
+
+@contextmanager
+def coturn(
+    ip: str, port: int, workdir: Path, *, namespace: str | None = None, tcp_relay: bool = True,
+    user: str = TURN_USER, password: str = TURN_PASSWORD,
+) -> Iterator[Endpoint]:
+    """coturn on `ip`:`port` (TCP and UDP, no TLS, no CLI, no config file), long-term
+    credentials for `user`:`password`, relaying from `ip`; in `namespace` if given. Yields
+    its endpoint once it listens; stopped on leaving."""
+    workdir.mkdir(parents=True, exist_ok=True)
+    cmd = [
+        "turnserver", "-n", "--no-cli", "--no-tls", "--no-dtls",
+        "--listening-ip", ip, "--listening-port", str(port), "--relay-ip", ip,
+        "--lt-cred-mech", "--user", f"{user}:{password}", "--realm", "buraco-lab",
+        "--userdb", str(workdir / "turndb"), "--pidfile", str(workdir / "turn.pid"),
+        "--log-file", "stdout", "--simple-log",
+    ]  # fmt: skip
+    if ipaddress.ip_address(ip).is_loopback:
+        cmd.append("--allow-loopback-peers")
+    if not tcp_relay:
+        cmd.append("--no-tcp-relay")
+    prefix = ["ip", "netns", "exec", namespace] if namespace else []
+    with open(workdir / "turn.log", "wb") as log:
+        proc = subprocess.Popen([*prefix, *cmd], stdout=log, stderr=subprocess.STDOUT)
+    try:
+        deadline = time.monotonic() + 30
+        while not _listening(namespace, ip, port):
+            if proc.poll() is not None or time.monotonic() > deadline:
+                text = (workdir / "turn.log").read_text(errors="replace")[-800:]
+                raise RuntimeError(f"coturn did not start on {ip}:{port}: {text}")
+            time.sleep(0.05)
+        yield Endpoint.parse(ip, port)
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()

@@ -1,0 +1,176 @@
+"""TURN's pieces that hold no connection: its codes, the server a user names (`--turn
+USER:PASSWORD@IP:PORT`, parsed without any name lookup), the error words a person sees, and
+the stream a bound data connection becomes. The client proper is turn.py."""
+
+from __future__ import annotations
+
+import ipaddress
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import trio
+
+from buraco_p2p.net.channel.errors import NetError
+from buraco_p2p.net.reach.invite import Endpoint, InviteError
+
+# Methods (RFC 8656 section 18, RFC 6062 section 6.1).
+ALLOCATE, REFRESH, CREATE_PERMISSION = 0x003, 0x004, 0x008
+CONNECT, CONNECTION_BIND, CONNECTION_ATTEMPT = 0x00A, 0x00B, 0x00C
+# Attributes.
+ATTR_USERNAME, ATTR_REALM, ATTR_NONCE = 0x0006, 0x0014, 0x0015
+ATTR_LIFETIME, ATTR_XOR_PEER_ADDRESS = 0x000D, 0x0012
+ATTR_XOR_RELAYED_ADDRESS, ATTR_REQUESTED_TRANSPORT = 0x0016, 0x0019
+ATTR_XOR_MAPPED_ADDRESS, ATTR_CONNECTION_ID = 0x0020, 0x002A
+TRANSPORT_TCP = 6
+TURN_DEFAULT_PORT = 3478
+# Our requests' answers are a few hundred bytes; more is not an answer we asked for.
+MAX_TURN_MESSAGE = 2048
+# At most this many data connections being bound at once, and waiting to be taken: a peer
+# that floods the relayed address (from a permitted IP) costs us no more than that.
+MAX_BINDING = 8
+MAX_WAITING = 8
+
+
+Attrs = Callable[[bytes], list[tuple[int, bytes]]]
+
+
+class TurnError(NetError):
+    """A TURN server that cannot be used, or that sent what TURN does not allow; the message
+    names the server and the reason on one line."""
+
+
+@dataclass(frozen=True)
+class TurnServer:
+    """A TURN server the user named, with the long-term credentials it knows us by."""
+
+    user: str
+    password: str
+    endpoint: Endpoint
+
+    def __str__(self) -> str:
+        return f"TURN server {self.endpoint}"
+
+
+class _PeerName:
+    """What `peer_name` asks of a stream's `socket`: the peer behind the relay."""
+
+    def __init__(self, peer: Endpoint) -> None:
+        self._peer = peer
+
+    def getpeername(self) -> tuple[str, int]:
+        return (self._peer.host, self._peer.port)
+
+
+class TurnStream(trio.abc.Stream):
+    """A bound data connection: bytes to and from `peer`, through the TURN server.
+
+    Its `socket.getpeername()` names the peer (not the server), so the handshake, the
+    admission limits and error messages see the peer's address as for a direct connection.
+    """
+
+    def __init__(
+        self, inner: trio.SocketStream, peer: Endpoint, server: TurnServer, first: bytes = b""
+    ) -> None:
+        self.inner, self.peer, self.server = inner, peer, server
+        self.socket = _PeerName(peer)
+        self._first = first
+
+    async def send_all(self, data: bytes | bytearray | memoryview) -> None:
+        await self.inner.send_all(data)
+
+    async def wait_send_all_might_not_block(self) -> None:
+        await self.inner.wait_send_all_might_not_block()
+
+    async def receive_some(self, max_bytes: int | None = None) -> bytes | bytearray:
+        if self._first:
+            await trio.lowlevel.checkpoint()
+            n = len(self._first) if max_bytes is None else max_bytes
+            out, self._first = self._first[:n], self._first[n:]
+            return out
+        return await self.inner.receive_some(max_bytes)
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
+
+
+class Refused(Exception):
+    """An error response from the server (the client turns it into a `TurnError`)."""
+
+    def __init__(self, code: int, reason: str, realm: bytes | None, nonce: bytes | None) -> None:
+        super().__init__(code, reason)
+        self.code, self.reason, self.realm, self.nonce = code, reason, realm, nonce
+
+    def words(self) -> str:
+        meaning = _MEANING.get(self.code)
+        said = f"{self.code} {self.reason}".strip()
+        return f"{meaning} ({said})" if meaning else f"refused: {said}"
+
+
+_MEANING = {
+    401: "refused the user name or password",
+    403: "forbids this (a peer address it will not relay to, say)",
+    437: "says the allocation does not match (it may have expired)",
+    440: "does not offer that address family",
+    441: "refused the user name or password",
+    442: "refuses TCP allocations",
+    486: "refuses more allocations for this user",
+    508: "has no relay port left",
+}
+
+
+def why(exc: BaseException) -> str:
+    if isinstance(exc, OSError):
+        return f"connection failed: {exc.strerror or exc}"
+    if isinstance(exc, trio.BrokenResourceError):
+        return "the connection broke"
+    text = str(exc)
+    # StunReader names the server already; keep the reason only.
+    return text.split(": ", 1)[1] if text.startswith("TURN server") and ": " in text else text
+
+
+
+
+class TurnOptionError(NetError, ValueError):
+    """A `--turn` value that is not USER:PASSWORD@IP[:PORT] with a numeric address."""
+
+
+MAX_CREDENTIAL = 256
+
+
+def parse_turn_server(text: str) -> TurnServer:
+    """`USER:PASSWORD@IP`, `USER:PASSWORD@IP:PORT` or `USER:PASSWORD@[IPv6]:PORT`; the
+    address numeric (no name is looked up), the port 3478 unless given. The password may
+    hold ':' and '@' (the address follows the last '@'); the user may not hold ':'."""
+    at = text.rfind("@")
+    if at < 0:
+        raise TurnOptionError("--turn: expected USER:PASSWORD@IP:PORT")
+    cred, where = text[:at], text[at + 1 :].strip()
+    user, colon, password = cred.partition(":")
+    if not user or not colon or not password:
+        raise TurnOptionError("--turn: give the user and the password as USER:PASSWORD@...")
+    if len(user) > MAX_CREDENTIAL or len(password) > MAX_CREDENTIAL:
+        raise TurnOptionError(f"--turn: user and password are at most {MAX_CREDENTIAL} characters")
+    if any(ord(ch) < 32 for ch in cred):
+        raise TurnOptionError("--turn: the user or password holds a control character")
+    host, port = where, str(TURN_DEFAULT_PORT)
+    if where.startswith("["):
+        end = where.find("]")
+        if end < 0:
+            raise TurnOptionError(f"--turn ...@{where}: missing ']'")
+        host, rest = where[1:end], where[end + 1 :]
+        if rest:
+            if not rest.startswith(":"):
+                raise TurnOptionError(f"--turn ...@{where}: expected ':PORT' after ']'")
+            port = rest[1:]
+    elif where.count(":") == 1:
+        host, port = where.split(":")
+    try:
+        ipaddress.ip_address(host)
+    except ValueError:
+        raise TurnOptionError(f"--turn ...@{where}: give a numeric IP address") from None
+    if not port.isdigit() or not 1 <= int(port) <= 65535:
+        raise TurnOptionError(f"--turn ...@{where}: the port must be 1..65535")
+    try:
+        return TurnServer(user, password, Endpoint.parse(host, int(port)))
+    except InviteError as exc:
+        raise TurnOptionError(f"--turn ...@{where}: {exc}") from None

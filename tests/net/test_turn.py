@@ -1,0 +1,209 @@
+"""The TURN client (net/reach/turn.py) against the real coturn on 127.0.0.1, and against
+hostile servers of our own that break the protocol."""
+
+from __future__ import annotations
+
+import ipaddress
+import struct
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import trio
+from natlab import TURN_PASSWORD, TURN_USER, coturn, free_port, turn_unavailable
+
+from buraco_p2p.net.reach.invite import Endpoint
+from buraco_p2p.net.reach.stun import (
+    SUCCESS,
+    StunMessage,
+    StunReader,
+    integrity_holds,
+    message_type,
+    with_integrity,
+)
+from buraco_p2p.net.reach.turn import TurnError, TurnServer, open_turn
+from buraco_p2p.net.reach.turnwire import ALLOCATE, TurnOptionError, parse_turn_server
+
+LOOPBACK = ipaddress.ip_address("127.0.0.1")
+needs_coturn = pytest.mark.skipif(turn_unavailable() is not None, reason=str(turn_unavailable()))
+
+
+@pytest.fixture(scope="module")
+def turn(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Endpoint]:
+    if turn_unavailable() is not None:
+        pytest.skip(str(turn_unavailable()))
+    with coturn("127.0.0.1", free_port(), tmp_path_factory.mktemp("coturn")) as endpoint:
+        yield endpoint
+
+
+def _server(endpoint: Endpoint, password: str = TURN_PASSWORD) -> TurnServer:
+    return TurnServer(TURN_USER, password, endpoint)
+
+
+@needs_coturn
+def test_peer_bytes_both_ways_through_a_refreshed_allocation_then_released(
+    turn: Endpoint,
+) -> None:
+    async def main() -> None:
+        async with open_turn(_server(turn), refresh=0.3) as relay:
+            assert relay.relayed is not None and relay.relayed.ip == LOOPBACK
+            assert relay.relayed.port != turn.port
+            assert relay.mapped is not None and relay.mapped.ip == LOOPBACK
+            assert relay.lifetime > 0
+            await relay.permit([LOOPBACK])
+            dialer = await trio.open_tcp_stream(relay.relayed.host, relay.relayed.port)
+            await dialer.send_all(b"from the peer")
+            with trio.fail_after(20):
+                incoming = await relay.incoming.receive()
+                # the peer as the server saw it: the dialer's own address
+                assert (incoming.peer.host, incoming.peer.port) == dialer.socket.getsockname()
+                assert incoming.socket.getpeername() == dialer.socket.getsockname()
+                got = b""
+                while len(got) < len(b"from the peer"):
+                    got += await incoming.receive_some()
+                assert got == b"from the peer"
+                await incoming.send_all(b"from us")
+                assert await dialer.receive_some() == b"from us"
+                while relay.refreshes < 2:  # the allocation and the permission, twice
+                    await trio.sleep(0.05)
+            await incoming.send_all(b"still relayed after the refreshes")
+            with trio.fail_after(20):
+                assert await dialer.receive_some() == b"still relayed after the refreshes"
+            relayed = relay.relayed
+            assert relay.failure is None
+        assert relay.released
+        # released: the relayed port is closed at once
+        with pytest.raises(OSError), trio.fail_after(20):
+            await trio.open_tcp_stream(relayed.host, relayed.port)
+
+    trio.run(main)
+
+
+@needs_coturn
+def test_a_peer_not_permitted_is_not_let_through(turn: Endpoint) -> None:
+    async def main() -> None:
+        async with open_turn(_server(turn)) as relay:
+            assert relay.relayed is not None
+            with trio.fail_after(20):  # the server resets it: no permission for 127.0.0.1
+                try:
+                    dialer = await trio.open_tcp_stream(relay.relayed.host, relay.relayed.port)
+                    assert await dialer.receive_some() == b""
+                except (OSError, trio.BrokenResourceError):
+                    pass
+            with pytest.raises(trio.WouldBlock):
+                relay.incoming.receive_nowait()
+
+    trio.run(main)
+
+
+@needs_coturn
+def test_a_wrong_password_is_one_line_naming_the_server(turn: Endpoint) -> None:
+    async def main() -> None:
+        async with open_turn(_server(turn, "not-the-password")):
+            raise AssertionError("allocated with a wrong password")
+
+    with pytest.raises(TurnError) as caught:
+        trio.run(main)
+    text = str(caught.value)
+    assert "\n" not in text
+    assert text.startswith(f"TURN server {turn}: refused the user name or password (401"), text
+
+
+@needs_coturn
+def test_a_server_without_tcp_relays_says_so(tmp_path: Path) -> None:
+    port = free_port()
+
+    async def main() -> None:
+        async with open_turn(_server(Endpoint.parse("127.0.0.1", port))):
+            raise AssertionError("a TCP allocation from a server with --no-tcp-relay")
+
+    with coturn("127.0.0.1", port, tmp_path, tcp_relay=False), pytest.raises(TurnError) as caught:
+        trio.run(main)
+    assert str(caught.value).startswith(
+        f"TURN server 127.0.0.1:{port}: refuses TCP allocations (442"
+    ), caught.value
+
+
+def test_an_unreachable_server_is_named() -> None:
+    port = free_port()  # nobody listens there
+
+    async def main() -> None:
+        async with open_turn(_server(Endpoint.parse("127.0.0.1", port)), timeout=5):
+            raise AssertionError("allocated on a closed port")
+
+    with pytest.raises(TurnError) as caught:
+        trio.run(main)
+    assert str(caught.value).startswith(f"TURN server 127.0.0.1:{port}: cannot be reached"), (
+        caught.value
+    )
+
+
+# -- hostile servers -----------------------------------------------------------------------
+
+
+async def _hostile(answer: bytes | None) -> tuple[trio.SocketListener, Endpoint]:
+    """A server that reads one request and sends `answer` (None: a success for that very
+    request, with no authentication asked)."""
+    (listener,) = await trio.open_tcp_listeners(0, host="127.0.0.1")
+    return listener, Endpoint.parse("127.0.0.1", listener.socket.getsockname()[1])
+
+
+@pytest.mark.parametrize(
+    ("answer", "words"),
+    [
+        (None, "allocated without asking for credentials"),
+        (b"HTTP/1.1 200 OK\r\n\r\n", "not a STUN message"),
+        (b"\x01\x13\xff\xf0" + b"\0" * 16, "longer than"),
+        (b"", "closed the connection"),
+    ],
+    ids=["no-auth", "not-stun", "too-long", "closed"],
+)
+def test_a_hostile_server_is_a_typed_error_naming_it(answer: bytes | None, words: str) -> None:
+    async def main() -> None:
+        listener, endpoint = await _hostile(answer)
+
+        async def serve(stream: trio.SocketStream) -> None:
+            request = StunMessage.from_bytes(await StunReader(stream, 2048, "us").message())
+            if answer is None:
+                reply = StunMessage(message_type(ALLOCATE, SUCCESS), request.transaction, ())
+                await stream.send_all(reply.to_bytes())
+            else:
+                await stream.send_all(answer)
+            await stream.aclose()
+
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(trio.serve_listeners, serve, [listener])
+            with pytest.raises(TurnError) as caught:
+                async with open_turn(_server(endpoint), timeout=10):
+                    raise AssertionError("allocated on a hostile server")
+            assert str(caught.value).startswith(f"TURN server {endpoint}: "), caught.value
+            assert words in str(caught.value), caught.value
+            nursery.cancel_scope.cancel()
+
+    trio.run(main)
+
+
+def test_message_integrity_round_trip_and_tamper() -> None:
+    msg = StunMessage(message_type(ALLOCATE, 0), b"t" * 12, ((0x0019, struct.pack(">I", 6 << 24)),))
+    data = with_integrity(msg, b"key")
+    assert integrity_holds(data, b"key")
+    assert not integrity_holds(data, b"other key")
+    assert not integrity_holds(data[:-1] + bytes([data[-1] ^ 1]), b"key")
+    assert not integrity_holds(msg.to_bytes(), b"key")  # none at all
+
+
+def test_turn_option_is_numeric_with_the_default_port() -> None:
+    server = parse_turn_server("ana:p@ss:w@rd@198.51.100.4")
+    assert (server.user, server.password, str(server.endpoint)) == (
+        "ana", "p@ss:w@rd", "198.51.100.4:3478"
+    )
+    assert str(parse_turn_server("a:b@[2001:db8::4]:5349").endpoint) == "[2001:db8::4]:5349"
+    for bad, words in [
+        ("ana:pw@turn.example.org", "numeric IP address"),
+        ("198.51.100.4:3478", "USER:PASSWORD@IP:PORT"),
+        ("ana@198.51.100.4", "USER:PASSWORD"),
+        ("ana:pw@198.51.100.4:0", "1..65535"),
+        ("ana:pw@[2001:db8::4", "missing ']'"),
+    ]:
+        with pytest.raises(TurnOptionError, match=words.replace("[", "\\[").replace(".", "\\.")):
+            parse_turn_server(bad)

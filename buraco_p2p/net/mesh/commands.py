@@ -38,6 +38,7 @@ from buraco_p2p.net.mesh.mesh import JoinRequest, Mesh, auto_approve
 from buraco_p2p.net.mesh.startup import host_table, join_table
 from buraco_p2p.net.reach.invite import Endpoint, Invite, InviteError
 from buraco_p2p.net.reach.shortcode import ShortCode, fetch_invite, is_short_code
+from buraco_p2p.net.reach.turnwire import TurnServer
 from buraco_p2p.net.table.appmessages import printable
 from buraco_p2p.net.table.table import KICKED, JoinRefused
 
@@ -249,10 +250,11 @@ async def host_reach(mesh: Mesh, port: int, args: argparse.Namespace) -> AsyncIt
     otherwise asks UPnP in the background, so the invite is printed at once with what is
     known, and again when a mapping comes."""
     stun = _stun_servers(args)
-    if args.internet or args.upnp or stun:
+    turn = turn_servers(args)
+    if args.internet or args.upnp or stun or turn:
         from buraco_p2p.net.mesh.internet import contact_line
 
-        _print(contact_line(args.internet, args.upnp, stun))
+        _print(contact_line(args.internet, args.upnp, stun, turn))
     try:
         async with contextlib.AsyncExitStack() as stack:
             if args.upnp:
@@ -279,6 +281,12 @@ async def host_reach(mesh: Mesh, port: int, args: argparse.Namespace) -> AsyncIt
                 from buraco_p2p.net.mesh.internet import learn_public_address
 
                 await learn_public_address(mesh, port, stun, _print)
+            if turn:
+                from buraco_p2p.net.mesh.turning import keep_relay
+
+                await mesh.nursery.start(
+                    functools.partial(keep_relay, advertise=True), mesh, turn, _print
+                )
             yield
     except BaseExceptionGroup as group:  # the body's own error comes out unwrapped
         if len(group.exceptions) == 1:
@@ -306,7 +314,8 @@ def show_invite(mesh: Mesh) -> None:
 async def _host_main(args: argparse.Namespace) -> int:
     from buraco_p2p.net.mesh.internet import answer_reply_code
 
-    _stun_servers(args)  # a --stun that cannot work fails before any socket opens
+    _stun_servers(args)  # a --stun or --turn that cannot work fails before any socket opens
+    turn_servers(args)
     identity = _identity(args)
     send, recv = trio.open_memory_channel[str](16)
     lobby_box: list[Lobby] = []
@@ -354,6 +363,16 @@ def _stun_servers(args: argparse.Namespace) -> list[Endpoint]:
     try:
         return [parse_stun_server(text) for text in args.stun or ()]
     except StunServerError as exc:
+        raise UsageError(str(exc)) from None
+
+
+def turn_servers(args: argparse.Namespace) -> list[TurnServer]:
+    """The `--turn` servers, parsed without any name lookup; `UsageError` for a bad one."""
+    from buraco_p2p.net.reach.turnwire import TurnOptionError, parse_turn_server
+
+    try:
+        return [parse_turn_server(text) for text in getattr(args, "turn", None) or ()]
+    except TurnOptionError as exc:
         raise UsageError(str(exc)) from None
 
 
@@ -425,10 +444,11 @@ async def _join_main(args: argparse.Namespace) -> int:
     else:
         raise UsageError("give an invite code, or --lan to look for tables on the local network")
     stun = _stun_servers(args)
-    if args.internet or stun:
+    turn = turn_servers(args)
+    if args.internet or stun or turn:
         from buraco_p2p.net.mesh.internet import contact_line
 
-        _print(contact_line(False, False, stun))
+        _print(contact_line(False, False, stun, turn))
     _print(
         f"joining as {identity.nickname} ({identity.public.fingerprint()}); host fingerprint "
         f"{PeerKey(invite.host_key).fingerprint()}; waiting for the host to seat you ..."
@@ -441,12 +461,17 @@ async def _join_main(args: argparse.Namespace) -> int:
         try:
             async def before_dial(mesh: Mesh, port: int) -> None:
                 from buraco_p2p.net.mesh.internet import prepare_reply_code
+                from buraco_p2p.net.mesh.turning import keep_relay
 
+                if turn:
+                    await mesh.nursery.start(
+                        functools.partial(keep_relay, advertise=False), mesh, turn, _print
+                    )
                 await prepare_reply_code(mesh, port, invite, stun, _print)
 
             async with join_table(
                 identity, invite, listen_host=args.listen, port=args.port,
-                before_dial=before_dial if stun else None,
+                before_dial=before_dial if stun or turn else None,
             ) as mesh:  # fmt: skip
                 seated = True
                 lobby = JoinerLobby(mesh, _print)
@@ -563,6 +588,13 @@ def _common(parser: argparse.ArgumentParser) -> None:
         action="append",
         metavar="IP:PORT",
         help="a STUN server to learn your public address from (give two for the NAT class)",
+    )
+    parser.add_argument(
+        "--turn",
+        action="append",
+        metavar="USER:PASSWORD@IP:PORT",
+        help="a TURN server to relay through where no other path works (numeric address, "
+        "port 3478 by default)",
     )
 
 

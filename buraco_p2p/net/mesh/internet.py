@@ -17,6 +17,7 @@ from buraco_p2p.net.channel.errors import NetError
 from buraco_p2p.net.reach.candidates import CandidateKind, NatClass
 from buraco_p2p.net.reach.invite import Endpoint, Invite, InviteError
 from buraco_p2p.net.reach.stun import StunError, binding, probe
+from buraco_p2p.net.reach.turnwire import TurnServer
 
 if TYPE_CHECKING:
     from buraco_p2p.net.mesh.mesh import Mesh
@@ -70,7 +71,9 @@ def parse_stun_server(text: str) -> Endpoint:
         raise StunServerError(f"--stun {text!r}: {exc}") from None
 
 
-def contact_line(internet: bool, upnp: bool, stun: Sequence[Endpoint]) -> str:
+def contact_line(
+    internet: bool, upnp: bool, stun: Sequence[Endpoint], turn: Sequence[TurnServer] = ()
+) -> str:
     """One line naming everything outside this machine that will be contacted."""
     parts = []
     if internet or upnp:
@@ -85,6 +88,9 @@ def contact_line(internet: bool, upnp: bool, stun: Sequence[Endpoint]) -> str:
                      + ", ".join(str(s) for s in stun))  # fmt: skip
     elif internet:
         parts.append("no STUN server (name them with --stun IP:PORT)")
+    if turn:
+        parts.append(", ".join(str(t) for t in turn) + " (a relay: it sees who plays with "
+                     "whom, when and how much, never what)")  # fmt: skip
     return "* will contact " + " and ".join(parts) + "; nothing else"
 
 
@@ -98,8 +104,8 @@ _INSIDE = tuple(
 NO_REACH_HELP = (
     "what would help: a port mapping on the host's router (host --internet, with PCP, NAT-PMP "
     "or UPnP switched on in the router), or a reply code (host and joiners both with "
-    "--stun IP:PORT, the host pasting the joiner's code); a relay server (TURN) is not "
-    "supported yet; players on one network can use --lan"
+    "--stun IP:PORT, the host pasting the joiner's code); a TURN relay (--turn "
+    "USER:PASSWORD@IP:PORT, on the side no one can reach); players on one network can use --lan"
 )
 
 
@@ -204,37 +210,60 @@ async def prepare_reply_code(
 ) -> None:
     """Joiner: learn our public address for `port`, print a reply code, punch toward the host.
 
-    Only where the invite carries a server-reflexive candidate of the host: that host can
-    be reached only by both sides dialing at once, so the mesh will punch to those addresses
-    (from `port`, shared with our listener) while the host pastes the code.
+    Where the invite carries a server-reflexive candidate of the host, that host can be
+    reached only by both sides dialing at once: the mesh punches to those addresses (from
+    `port`, shared with our listener) while the host pastes the code. Where a punch cannot
+    work (a NAT here or there gives every destination a new port), the code still tells the
+    host our public address, which it permits on its TURN relay (an invite with a relayed
+    candidate), and our own relayed address if we hold one (`--turn`): the host then dials
+    that, and we wait for it (`Mesh.turn_targets`).
     """
-    targets = frozenset(
-        ep for ep, kind in zip(invite.addresses, invite.kinds, strict=True)
-        if kind == CandidateKind.REFLEXIVE
-    )  # fmt: skip
-    if not targets or not stun or CandidateKind.MAPPED in invite.kinds:
-        return  # nothing to punch, or a port the host's router forwards: no code needed
+    kinds = list(zip(invite.addresses, invite.kinds, strict=True))
+    targets = frozenset(ep for ep, kind in kinds if kind == CandidateKind.REFLEXIVE)
+    host_relays = any(kind == CandidateKind.RELAYED for _, kind in kinds)
+    relay = mesh.turn
+    if CandidateKind.MAPPED in invite.kinds or not (targets or host_relays):
+        return  # a port the host's router forwards, or nothing to punch: no code needed
+    from buraco_p2p.net.mesh.turning import host_ips, permit
     from buraco_p2p.net.reach.candidates import Candidate
     from buraco_p2p.net.reach.reply import ReplyCode
 
-    try:
-        mine, nat = await _public_address(port, stun)
-    except (StunError, OSError) as exc:
-        say(f"* no public address learnt, so no reply code: {exc}")
+    mine: Endpoint | None = None
+    nat = NatClass.UNKNOWN
+    if stun:
+        try:
+            mine, nat = await _public_address(port, stun)
+        except (StunError, OSError) as exc:
+            say(f"* no public address learnt from STUN: {exc}")
+    punchable = (mine is not None and bool(targets) and nat != NatClass.RANDOM
+                 and invite.nat_class != NatClass.RANDOM)  # fmt: skip
+    if mine is None and relay is not None and relay.mapped is not None:
+        mine = relay.mapped  # our public IP as the TURN server saw it: for the permission
+    candidates = [Candidate(CandidateKind.REFLEXIVE, mine)] if mine is not None else []
+    if not punchable and relay is not None and relay.relayed is not None and targets:
+        candidates.append(Candidate(CandidateKind.RELAYED, relay.relayed))
+    if not candidates:
+        say("* no public address learnt, so no reply code")
         return
-    if nat == NatClass.RANDOM or invite.nat_class == NatClass.RANDOM:
+    if not punchable and not host_relays and len(candidates) < 2:
         say("* a NAT here or at the host gives every destination a new port: punching cannot "
-            "work; the host needs a port mapping")  # fmt: skip
+            "work; the host needs a port mapping, or one of you a TURN relay (--turn)")  # fmt: skip
         return
-    code = ReplyCode((Candidate(CandidateKind.REFLEXIVE, mine),), nat)
+    code = ReplyCode(tuple(candidates), nat)
     text = code.to_text(invite.room_secret, invite.table_id)
+    if len(candidates) > 1:
+        # the host dials our relay from its public address: let it through before it does
+        await permit(mesh, host_ips(invite), say)
     if text not in _printed:
         # once per address: a joiner trying again from the same port needs no new code
         _printed.add(text)
         say("* if the host cannot be reached directly, give the host this reply code to paste:")
         say(text)
-    mesh.punch_port = port
-    mesh.punch_targets = targets
+    if punchable:
+        mesh.punch_port = port
+        mesh.punch_targets = targets
+    elif len(candidates) > 1:
+        mesh.turn_targets = targets
 
 
 async def answer_reply_code(
@@ -243,8 +272,11 @@ async def answer_reply_code(
     """Host: a pasted reply code; dial its candidates from our listening port until one opens.
 
     The joiner is dialing us at the same time; the stream that opens goes through the same
-    handshake and admission as any accepted connection.
+    handshake and admission as any accepted connection. The code's addresses are permitted on
+    our TURN relay first, if we hold one (the joiner may come through it); where a punch cannot
+    work, a relayed candidate of the joiner's is dialed instead, with plain TCP.
     """
+    from buraco_p2p.net.mesh.turning import dial_relayed, permit
     from buraco_p2p.net.reach.punch import PunchError, simultaneous_open
     from buraco_p2p.net.reach.reply import ReplyCode, ReplyCodeError
 
@@ -264,7 +296,13 @@ async def answer_reply_code(
     if mesh.server is None:
         say("* reply code ignored: the table is not listening")
         return
-    for candidate in sorted(code.candidates, key=lambda c: c.kind != CandidateKind.REFLEXIVE):
+    if mesh.turn is not None:
+        await permit(mesh, [c.endpoint.ip for c in code.candidates], say)
+        say("* the reply code's address may now reach us through the TURN relay")
+    relayed = [c for c in code.candidates if c.kind == CandidateKind.RELAYED]
+    punchable = NatClass.RANDOM not in (code.nat_class, mesh.nat_class) and not relayed
+    ordered = sorted(code.candidates, key=lambda c: c.kind != CandidateKind.REFLEXIVE)
+    for candidate in ordered if punchable else ():
         say(f"* dialing {candidate.endpoint} from the reply code ...")
         try:
             stream = await simultaneous_open(port, candidate.endpoint, window=window)
@@ -273,4 +311,11 @@ async def answer_reply_code(
             continue
         await mesh.server.handle_stream(stream)
         return
-    say("* no connection from the reply code: the joiner may have given up waiting")
+    for candidate in relayed:
+        say(f"* dialing {candidate.endpoint}, the joiner's TURN relay ...")
+        relayed_stream = await dial_relayed(mesh, candidate.endpoint, window)
+        if relayed_stream is not None:
+            await mesh.server.handle_stream(relayed_stream)
+            return
+    if punchable or relayed:
+        say("* no connection from the reply code: the joiner may have given up waiting")

@@ -68,7 +68,8 @@ from buraco_p2p.net.mesh.punching import Punches
 from buraco_p2p.net.mesh.relaying import Relays
 from buraco_p2p.net.mesh.seating import Seating
 from buraco_p2p.net.reach.candidates import CandidateKind, NatClass, describe_link
-from buraco_p2p.net.reach.invite import Endpoint, Invite
+from buraco_p2p.net.reach.invite import Endpoint, Invite, IPAddress
+from buraco_p2p.net.reach.turn import TurnRelay
 from buraco_p2p.net.table.table import DEFAULT_SEATS, KICKED, LEAVE, Roster
 
 __all__ = [
@@ -130,6 +131,13 @@ class Mesh:
         self.punch_window = 120.0
         # Remote addresses ("host:port") of the links made by a simultaneous open.
         self.punched: set[str] = set()
+        # TURN (turning.py): per remote address of a link through a TURN server, that server's
+        # IP; the host addresses a joiner waits to be dialed from through its own relay, and
+        # who waits for each of those IPs.
+        self.turn_addresses: dict[str, IPAddress] = {}
+        self.turn_targets: frozenset[Endpoint] = frozenset()
+        self.turn: TurnRelay | None = None
+        self.turn_waiting: dict[IPAddress, trio.MemorySendChannel[trio.abc.Stream]] = {}
         self.listen_port: int | None = None
         self.listen_wildcard = False  # listening on every interface (not one address)
         self.rejections: deque[str] = deque(maxlen=200)
@@ -220,7 +228,7 @@ class Mesh:
         )
         return describe_link(
             relayed=p.run.relayed, punched=address in self.punched, remote=remote,
-            remote_kind=kind,
+            remote_kind=kind, turn=self.turn_addresses.get(address or ""),
         )
 
     def handed(self, peer: PeerKey) -> tuple[int, int]:

@@ -34,7 +34,6 @@ server ends (`TurnRelay.failure` says why); it never takes the caller's tasks wi
 
 from __future__ import annotations
 
-import hashlib
 import secrets
 import struct
 from collections.abc import AsyncIterator, Iterable
@@ -58,7 +57,6 @@ from buraco_p2p.net.reach.stun import (
     message_type,
     method_of,
     parse_xor_address,
-    with_integrity,
     xor_address,
 )
 from buraco_p2p.net.reach.turnwire import (
@@ -68,7 +66,6 @@ from buraco_p2p.net.reach.turnwire import (
     ATTR_NONCE,
     ATTR_REALM,
     ATTR_REQUESTED_TRANSPORT,
-    ATTR_USERNAME,
     ATTR_XOR_MAPPED_ADDRESS,
     ATTR_XOR_PEER_ADDRESS,
     ATTR_XOR_RELAYED_ADDRESS,
@@ -85,6 +82,8 @@ from buraco_p2p.net.reach.turnwire import (
     TurnError,
     TurnServer,
     TurnStream,
+    long_term_key,
+    signed_request,
     why,
 )
 
@@ -124,10 +123,10 @@ class TurnRelay:
         """(transaction, bytes) of an authenticated request; `attrs` is given the
         transaction, which XOR-PEER-ADDRESS of an IPv6 peer is xored with."""
         transaction = secrets.token_bytes(12)
-        auth = [(ATTR_USERNAME, self.server.user.encode()), (ATTR_REALM, self._realm),
-                (ATTR_NONCE, self._nonce)]  # fmt: skip
-        msg = StunMessage(message_type(method, REQUEST), transaction, (*attrs(transaction), *auth))
-        return transaction, with_integrity(msg, self._key)
+        return transaction, signed_request(
+            method, transaction, attrs(transaction), user=self.server.user, realm=self._realm,
+            nonce=self._nonce, key=self._key,
+        )  # fmt: skip
 
     def _answer(self, method: int, data: bytes, transaction: bytes) -> StunMessage:
         """The server's answer to our request, checked: a success needs our key's integrity;
@@ -251,10 +250,7 @@ class TurnRelay:
             except Refused as exc:
                 if attempt == 0 and exc.code == 401 and exc.realm and exc.nonce:
                     self._realm, self._nonce = exc.realm[:763], exc.nonce[:763]
-                    self._key = hashlib.md5(
-                        self.server.user.encode() + b":" + self._realm + b":"
-                        + self.server.password.encode()
-                    ).digest()
+                    self._key = long_term_key(self.server.user, self._realm, self.server.password)
                     continue
                 if attempt == 1 and exc.code == 438 and exc.nonce:
                     self._nonce = exc.nonce[:763]

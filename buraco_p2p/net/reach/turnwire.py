@@ -4,6 +4,7 @@ the stream a bound data connection becomes. The client proper is turn.py."""
 
 from __future__ import annotations
 
+import hashlib
 import ipaddress
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -12,6 +13,7 @@ import trio
 
 from buraco_p2p.net.channel.errors import NetError
 from buraco_p2p.net.reach.invite import Endpoint, InviteError
+from buraco_p2p.net.reach.stun import REQUEST, StunMessage, message_type, with_integrity
 
 # Methods (RFC 8656 section 18, RFC 6062 section 6.1).
 ALLOCATE, REFRESH, CREATE_PERMISSION = 0x003, 0x004, 0x008
@@ -128,6 +130,21 @@ def why(exc: BaseException) -> str:
     return text.split(": ", 1)[1] if text.startswith("TURN server") and ": " in text else text
 
 
+
+
+def long_term_key(user: str, realm: bytes, password: str) -> bytes:
+    """The long-term credential key (RFC 8489 section 9.2.2): MD5(user ":" realm ":" password)."""
+    return hashlib.md5(user.encode() + b":" + realm + b":" + password.encode()).digest()
+
+
+def signed_request(
+    method: int, transaction: bytes, attrs: list[tuple[int, bytes]], *, user: str,
+    realm: bytes, nonce: bytes, key: bytes,
+) -> bytes:
+    """A request with `attrs`, then USERNAME, REALM, NONCE and MESSAGE-INTEGRITY under `key`."""
+    auth = [(ATTR_USERNAME, user.encode()), (ATTR_REALM, realm), (ATTR_NONCE, nonce)]
+    msg = StunMessage(message_type(method, REQUEST), transaction, (*attrs, *auth))
+    return with_integrity(msg, key)
 
 
 class TurnOptionError(NetError, ValueError):

@@ -474,6 +474,15 @@ def buraco_command(namespace: str, home: Path, *args: str) -> list[str]:
 
 
 @dataclass
+class Reach:
+    """How the homes of a `mesh_table` make themselves reachable (as --stun/--turn do)."""
+
+    host: Callable[[Any, int, Callable[[str], None]], Awaitable[None]]
+    joiner: Callable[[Home, Any, int, Any, Callable[[str], None]], Awaitable[None]]
+    said: dict[int, list[str]] = field(default_factory=dict)
+
+
+@dataclass
 class TableOutcome:
     """What `mesh_table` saw: per ordered pair of homes (a, b), how a's link to b was made
     (`Mesh.how_linked`); the seconds from the invite to every link up (and direct where it
@@ -511,6 +520,7 @@ def mesh_table(
     direct_wait: float = 15.0,
     timeout: float = 60.0,
     hand_dir: Path | None = None,
+    reach: Reach | None = None,
 ) -> TableOutcome:
     """A real table of `len(homes)` seats: the host in `homes[0]`, one joiner per other home.
 
@@ -521,6 +531,11 @@ def mesh_table(
     relayed); then every peer sends one message to all and reads one from each. With
     `hand_dir` (where each peer keeps its table), the table then plays one hand of the
     classic rules, each seat a bot, over these links.
+
+    With `reach`, the host takes no mapping: `reach.host` readies its addresses (STUN,
+    `--turn`) and `reach.joiner` each joiner's before it dials (a reply code, a relay), as
+    the commands do; a joiner that cannot reach the host tries again, and every line either
+    says goes to `reach.said` (a reply code is pasted at the host as soon as it is said).
     """
     from buraco_p2p.net.channel.identity import Identity
     from buraco_p2p.net.mesh.mesh import Mesh
@@ -606,13 +621,41 @@ def mesh_table(
             handed.done()
             await wait_event(handed.event)
 
+    codes: list[str] = []
+
+    def say_for(home: Home) -> Callable[[str], None]:
+        def say(line: str) -> None:
+            with lock:
+                if reach is not None:
+                    reach.said.setdefault(home.index, []).append(line)
+                if line.startswith("BRR-"):
+                    codes.append(line)
+
+        return say
+
+    async def paste_codes(mesh: Mesh, say: Callable[[str], None]) -> None:
+        from buraco_p2p.net.mesh.internet import answer_reply_code
+
+        done = 0
+        async with trio.open_nursery() as nursery:
+            while True:
+                with lock:
+                    fresh, done = codes[done:], len(codes)
+                for code in fresh:
+                    nursery.start_soon(answer_reply_code, mesh, host_port, code, say)
+                await trio.sleep(0.02)
+
     def host(home: Home) -> Callable[[], Awaitable[None]]:
         async def go() -> None:
             async with host_table(
                 ids[home.index], listen_host="0.0.0.0", port=host_port, seats=len(homes)
             ) as mesh:
-                mapping = await map_port(host_port)
-                mesh.advertise_also(mapping.external, CandidateKind.MAPPED)
+                if reach is None:
+                    mapping = await map_port(host_port)
+                    mesh.advertise_also(mapping.external, CandidateKind.MAPPED)
+                else:
+                    await reach.host(mesh, host_port, say_for(home))
+                    mesh.nursery.start_soon(paste_codes, mesh, say_for(home))
                 invite_box.append(mesh.invite)
                 started.append(time.perf_counter())
                 invite_ready.set()
@@ -625,11 +668,29 @@ def mesh_table(
 
     def joiner(home: Home) -> Callable[[], Awaitable[None]]:
         async def go() -> None:
+            from buraco_p2p.net.channel.errors import MeshError
+
             await wait_event(invite_ready)
-            async with join_table(
-                ids[home.index], invite_box[0], listen_host="0.0.0.0", port=port
-            ) as mesh:
-                await play(home.index, mesh)
+            invite = invite_box[0]
+
+            async def before(mesh: Mesh, bound: int) -> None:
+                assert reach is not None
+                await reach.joiner(home, mesh, bound, invite, say_for(home))
+
+            for attempt in range(1, 6):
+                seated = False
+                try:
+                    async with join_table(
+                        ids[home.index], invite, listen_host="0.0.0.0", port=port,
+                        before_dial=before if reach is not None else None,
+                    ) as mesh:  # fmt: skip
+                        seated = True
+                        await play(home.index, mesh)
+                    return
+                except MeshError:
+                    if seated or reach is None or attempt == 5:
+                        raise
+                    await trio.sleep(1)
 
         return go
 
@@ -659,6 +720,22 @@ def mesh_table(
 
 TURN_USER, TURN_PASSWORD = "lab", "lab-secret-1"
 TURN_V4 = "198.51.100.4"
+# Not 3478: the lab's STUN responders hold that port on every address of the namespace.
+TURN_PORT = 3479
+
+
+@contextmanager
+def lab_turn(lab: Lab, workdir: Path, *, ip: str = TURN_V4, tcp_relay: bool = True) -> Iterator[
+    Endpoint
+]:
+    """coturn in the lab's internet namespace at `ip`:`TURN_PORT` (an address added to its bridge),
+    with the lab's user and password."""
+    listed = subprocess.run(["ip", "-n", lab.inet, "-4", "addr", "show", "dev", "br0"],
+                            capture_output=True, text=True).stdout  # fmt: skip
+    if f"inet {ip}/" not in listed:
+        _run("ip", "-n", lab.inet, "addr", "add", f"{ip}/24", "dev", "br0")
+    with coturn(ip, TURN_PORT, workdir, namespace=lab.inet, tcp_relay=tcp_relay) as endpoint:
+        yield endpoint
 
 
 def turn_unavailable() -> str | None:

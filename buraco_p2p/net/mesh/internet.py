@@ -309,6 +309,7 @@ async def answer_reply_code(
         except PunchError as exc:
             say(f"* {exc}")
             continue
+        mesh.punched.add(str(candidate.endpoint))  # the link says "direct (punched)" here too
         await mesh.server.handle_stream(stream)
         return
     for candidate in relayed:

@@ -256,3 +256,77 @@ def test_the_turn_vectors_are_what_the_client_sends_and_reads() -> None:
     peer = attribute(attempt, ATTR_XOR_PEER_ADDRESS)
     assert peer is not None
     assert str(parse_xor_address(peer, attempt.transaction)) == v["connection_attempt"]["peer"]
+
+
+# -- the commands ------------------------------------------------------------------------
+
+
+def test_a_bad_turn_option_is_one_line_and_exit_2(tmp_path: Path) -> None:
+    import subprocess
+
+    from cli_helpers import COMMAND, ENV
+
+    from buraco_p2p.net.channel.identity import Identity
+    from buraco_p2p.net.reach.invite import Invite
+
+    key = Identity.generate("x").public.raw
+    code = Invite(bytes(16), bytes(16), key, (Endpoint.parse("127.0.0.1", 9),)).to_text()
+    for args in (["host", "--turn", "ana:pw@turn.example.org"],
+                 ["join", code, "--turn", "198.51.100.4:3478"]):  # fmt: skip
+        done = subprocess.run(
+            [*COMMAND, *args, "--line", "--config-dir", str(tmp_path / "me")],
+            capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL, env=ENV,
+        )  # fmt: skip
+        lines = done.stderr.strip().splitlines()
+        assert done.returncode == 2 and len(lines) == 1, done.stderr
+        assert "--turn" in lines[0] and "Traceback" not in done.stderr, lines
+
+
+@needs_coturn
+def test_host_and_join_with_turn_seat_a_joiner_through_the_relay(
+    turn: Endpoint, tmp_path: Path
+) -> None:
+    """`host --turn` advertises a relayed candidate; a joiner given an invite that holds only
+    that candidate prints a reply code with the address its own `--turn` server saw; pasted
+    at the host, it lets the joiner through the relay, and the lobby names the link."""
+    from cli_helpers import kill_leftovers, read_until, start
+
+    from buraco_p2p.net.reach.candidates import CandidateKind
+    from buraco_p2p.net.reach.invite import Invite
+
+    option = f"{TURN_USER}:{TURN_PASSWORD}@{turn}"
+
+    async def main() -> None:
+        host = await start(["host", "--line", "--listen", "127.0.0.1", "--auto-approve",
+                            "--turn", option, "--nick", "ana"], tmp_path / "ana")  # fmt: skip
+        procs = [host]
+        try:
+            hout: list[bytes] = []
+            await read_until(host, hout, b"BRC-", 30)
+            await read_until(host, hout, b"\n", 10)
+            text = b"".join(hout).decode()
+            assert f"the TURN server {turn}" not in text or "relayed address" in text, text
+            assert "relayed address 127.0.0.1:" in text, text
+            invite = Invite.from_text(next(ln for ln in text.splitlines()
+                                           if ln.startswith("BRC-")))  # fmt: skip
+            relayed = [ep for ep, kind in zip(invite.addresses, invite.kinds, strict=True)
+                       if kind == CandidateKind.RELAYED]  # fmt: skip
+            assert len(relayed) == 1 and relayed[0].ip == LOOPBACK, invite
+            only_relay = Invite(invite.table_id, invite.room_secret, invite.host_key,
+                                tuple(relayed), kinds=(3,))  # fmt: skip
+            joiner = await start(["join", only_relay.to_text(), "--line", "--listen",
+                                  "127.0.0.1", "--turn", option, "--nick", "bia"],
+                                 tmp_path / "bia")  # fmt: skip
+            procs.append(joiner)
+            jout: list[bytes] = []
+            await read_until(joiner, jout, b"BRR-", 30)
+            await read_until(joiner, jout, b"\n", 10)
+            code = next(ln for ln in b"".join(jout).decode().splitlines()
+                        if ln.startswith("BRR-"))  # fmt: skip
+            assert host.stdin is not None
+            await host.stdin.send_all(code.encode() + b"\n")
+            await read_until(host, hout, b"relayed (TURN 127.0.0.1)", 60)
+        finally:
+            await kill_leftovers(procs)
+
+    trio.run(main)

@@ -89,8 +89,9 @@ def contact_line(
     elif internet:
         parts.append("no STUN server (name them with --stun IP:PORT)")
     if turn:
-        parts.append(", ".join(str(t) for t in turn) + " (a relay: it sees who plays with "
-                     "whom, when and how much, never what)")  # fmt: skip
+        parts.append(("the TURN servers " if len(turn) > 1 else "the TURN server ")
+                     + ", ".join(str(t.endpoint) for t in turn) + " (a relay: it sees who "
+                     "plays with whom, when and how much, never what is played)")  # fmt: skip
     return "* will contact " + " and ".join(parts) + "; nothing else"
 
 

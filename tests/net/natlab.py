@@ -724,6 +724,39 @@ TURN_V4 = "198.51.100.4"
 TURN_PORT = 3479
 
 
+def stun_turn_reach(
+    lab: Lab, host_turn: list[Any], joiner_turn: dict[int, list[Any]]
+) -> Reach:
+    """`host --stun S1 --stun S2 [--turn ...]` and `join --stun S1 --stun S2 [--turn ...]`
+    (`joiner_turn`: per home index, its TURN servers)."""
+    import functools
+
+    from buraco_p2p.net.mesh.internet import learn_public_address, prepare_reply_code
+    from buraco_p2p.net.mesh.turning import keep_relay
+
+    stun = lab.stun_servers()
+
+    async def host(mesh: Any, port: int, say: Callable[[str], None]) -> None:
+        await learn_public_address(mesh, port, stun, say)
+        if host_turn:
+            await mesh.nursery.start(
+                functools.partial(keep_relay, advertise=True), mesh, host_turn, say
+            )
+
+    async def joiner(
+        home: Home, mesh: Any, port: int, invite: Any, say: Callable[[str], None]
+    ) -> None:
+        if joiner_turn.get(home.index):
+            await mesh.nursery.start(
+                functools.partial(keep_relay, advertise=False), mesh, joiner_turn[home.index],
+                say,
+            )  # fmt: skip
+        await prepare_reply_code(mesh, port, invite, stun, say)
+
+    return Reach(host, joiner)
+
+
+
 @contextmanager
 def lab_turn(lab: Lab, workdir: Path, *, ip: str = TURN_V4, tcp_relay: bool = True) -> Iterator[
     Endpoint

@@ -8,28 +8,23 @@ same log."""
 
 from __future__ import annotations
 
-import functools
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 from natlab import (
     TURN_PASSWORD,
     TURN_USER,
-    Home,
     Lab,
-    Reach,
     TableOutcome,
     lab_turn,
     mesh_table,
     stun_lab,
+    stun_turn_reach,
     turn_unavailable,
     unavailable,
 )
 
-from buraco_p2p.net.mesh.internet import learn_public_address, prepare_reply_code
-from buraco_p2p.net.mesh.turning import keep_relay
 from buraco_p2p.net.reach.invite import Endpoint
 from buraco_p2p.net.reach.turn import TurnServer
 
@@ -44,32 +39,6 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Lab, Endpoin
         yield made, turn
 
 
-def _reach(
-    lab: Lab, host_turn: list[TurnServer], joiner_turn: dict[int, list[TurnServer]]
-) -> Reach:
-    """`host --stun S1 --stun S2 [--turn ...]` and `join --stun S1 --stun S2 [--turn ...]`."""
-    stun = lab.stun_servers()
-
-    async def host(mesh: Any, port: int, say: Callable[[str], None]) -> None:
-        await learn_public_address(mesh, port, stun, say)
-        if host_turn:
-            await mesh.nursery.start(
-                functools.partial(keep_relay, advertise=True), mesh, host_turn, say
-            )
-
-    async def joiner(
-        home: Home, mesh: Any, port: int, invite: Any, say: Callable[[str], None]
-    ) -> None:
-        if joiner_turn.get(home.index):
-            await mesh.nursery.start(
-                functools.partial(keep_relay, advertise=False), mesh, joiner_turn[home.index],
-                say,
-            )  # fmt: skip
-        await prepare_reply_code(mesh, port, invite, stun, say)
-
-    return Reach(host, joiner)
-
-
 def _same_hand(table: TableOutcome, seats: int) -> None:
     assert table.received == {i: sorted(set(table.received) - {i}) for i in table.received}
     entries = set(table.hand_entries.values())
@@ -82,7 +51,7 @@ def test_a_symmetric_host_is_reached_through_its_turn_relay_and_cone_joiners_pun
 ) -> None:
     made, turn = lab
     host, a, b = made.add_home(symmetric=True), made.add_home(), made.add_home()
-    reach = _reach(made, [TurnServer(TURN_USER, TURN_PASSWORD, turn)], {})
+    reach = stun_turn_reach(made, [TurnServer(TURN_USER, TURN_PASSWORD, turn)], {})
     table = mesh_table([host, a, b], reach=reach, hand_dir=tmp_path, timeout=180,
                        direct_wait=20.0)  # fmt: skip
     h, j, k = host.index, a.index, b.index
@@ -99,7 +68,7 @@ def test_a_symmetric_joiner_at_a_cone_host_brings_its_own_relay(
 ) -> None:
     made, turn = lab
     host, cone, sym = made.add_home(), made.add_home(), made.add_home(symmetric=True)
-    reach = _reach(made, [], {sym.index: [TurnServer(TURN_USER, TURN_PASSWORD, turn)]})
+    reach = stun_turn_reach(made, [], {sym.index: [TurnServer(TURN_USER, TURN_PASSWORD, turn)]})
     table = mesh_table([host, cone, sym], reach=reach, hand_dir=tmp_path, timeout=180,
                        direct_wait=5.0)  # fmt: skip
     h, c, s = host.index, cone.index, sym.index
@@ -114,7 +83,7 @@ def test_a_symmetric_host_and_symmetric_joiners_play_through_turn_and_the_host(
 ) -> None:
     made, turn = lab
     homes = [made.add_home(symmetric=True) for _ in range(3)]
-    reach = _reach(made, [TurnServer(TURN_USER, TURN_PASSWORD, turn)], {})
+    reach = stun_turn_reach(made, [TurnServer(TURN_USER, TURN_PASSWORD, turn)], {})
     table = mesh_table(homes, reach=reach, hand_dir=tmp_path, timeout=180, direct_wait=3.0)
     h, j, k = (home.index for home in homes)
     for joiner in (j, k):
@@ -132,7 +101,7 @@ def test_turn_servers_that_fail_are_one_line_each_and_the_table_goes_on(
     nobody = TurnServer(TURN_USER, TURN_PASSWORD, Endpoint.parse("198.51.100.5", 3479))
     with lab_turn(made, tmp_path / "no-tcp", ip="198.51.100.6", tcp_relay=False) as udp_only:
         refusing = TurnServer(TURN_USER, TURN_PASSWORD, udp_only)
-        reach = _reach(made, [wrong, nobody, refusing], {})
+        reach = stun_turn_reach(made, [wrong, nobody, refusing], {})
         table = mesh_table(homes, reach=reach, timeout=120, direct_wait=20.0)
     h, j, k = (home.index for home in homes)
     for a, b in ((j, h), (h, j), (k, h), (h, k), (j, k), (k, j)):

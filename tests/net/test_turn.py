@@ -330,3 +330,167 @@ def test_host_and_join_with_turn_seat_a_joiner_through_the_relay(
             await kill_leftovers(procs)
 
     trio.run(main)
+
+
+# -- the mesh with a relay -----------------------------------------------------------------
+
+
+@needs_coturn
+def test_a_reachable_host_is_dialed_directly_though_its_relay_would_work(turn: Endpoint) -> None:
+    """The relayed candidate comes last and starts only once the others fail: a host that
+    answers on its own address is never reached through the relay, even where it is
+    permitted."""
+    import functools
+
+    from buraco_p2p.net.channel.identity import Identity
+    from buraco_p2p.net.mesh.startup import host_table, join_table
+    from buraco_p2p.net.mesh.turning import keep_relay
+    from buraco_p2p.net.reach.candidates import CandidateKind
+
+    async def main() -> None:
+        said: list[str] = []
+        async with host_table(Identity.generate("ana")) as host:
+            relay = await host.nursery.start(
+                functools.partial(keep_relay, advertise=True), host, [_server(turn)], said.append
+            )
+            assert relay is not None and relay.relayed is not None
+            await relay.permit([LOOPBACK])
+            invite = host.invite
+            assert invite.kinds[-1] == CandidateKind.RELAYED
+            assert invite.addresses[-1] == relay.relayed
+            async with join_table(Identity.generate("bia"), invite) as joiner:
+                with trio.fail_after(30):
+                    while not joiner.is_up(host.me):
+                        await trio.sleep(0.02)
+                assert joiner.how_linked(host.me) == "direct"
+        assert any(line.startswith(f"* relayed address {relay.relayed}") for line in said)
+
+    trio.run(main)
+
+
+@needs_coturn
+def test_only_a_reply_code_keyed_with_the_room_secret_opens_the_host_relay(
+    turn: Endpoint,
+) -> None:
+    """A stranger without the invite cannot make the host permit an address: the code's tag
+    is checked before any permission."""
+    import functools
+
+    from buraco_p2p.net.channel.identity import Identity
+    from buraco_p2p.net.mesh.internet import answer_reply_code
+    from buraco_p2p.net.mesh.startup import host_table
+    from buraco_p2p.net.mesh.turning import keep_relay
+    from buraco_p2p.net.reach.candidates import Candidate, CandidateKind, NatClass
+    from buraco_p2p.net.reach.reply import ReplyCode
+
+    stranger = ipaddress.ip_address("127.0.0.66")
+    joiner = ipaddress.ip_address("127.0.0.77")
+
+    def code(ip: ipaddress.IPv4Address | ipaddress.IPv6Address, secret: bytes, table: bytes) -> str:
+        candidate = Candidate(CandidateKind.REFLEXIVE, Endpoint(ip, 40400))
+        return ReplyCode((candidate,), NatClass.RANDOM).to_text(secret, table)
+
+    async def main() -> None:
+        said: list[str] = []
+        async with host_table(Identity.generate("ana")) as host:
+            relay = await host.nursery.start(
+                functools.partial(keep_relay, advertise=True), host, [_server(turn)], said.append
+            )
+            assert relay is not None
+            forged = code(stranger, bytes(16), host.table_id)
+            await answer_reply_code(host, 1, forged, said.append)
+            assert relay.permitted == set()
+            assert any(line.startswith("* reply code refused") for line in said), said
+            await answer_reply_code(host, 1, code(joiner, host.room_secret, host.table_id),
+                                    said.append)  # fmt: skip
+            assert relay.permitted == {joiner}
+
+    trio.run(main)
+
+
+@needs_coturn
+def test_a_turn_server_that_goes_away_ends_the_relay_with_its_name(tmp_path: Path) -> None:
+    port = free_port()
+
+    async def main() -> None:
+        with coturn("127.0.0.1", port, tmp_path):
+            cm = open_turn(_server(Endpoint.parse("127.0.0.1", port)), refresh=0.2)
+            relay = await cm.__aenter__()
+        try:
+            with trio.fail_after(30):
+                await relay.closed.wait()
+            assert relay.failure is not None
+            assert str(relay.failure).startswith(f"TURN server 127.0.0.1:{port}: "), relay.failure
+            with pytest.raises(trio.EndOfChannel):
+                await relay.incoming.receive()
+        finally:
+            await cm.__aexit__(None, None, None)
+        assert not relay.released
+
+    trio.run(main)
+
+
+@pytest.mark.parametrize(
+    ("after", "words"),
+    [
+        (b"HTTP/1.1 200 OK\r\n\r\n", "not a STUN message"),
+        (None, "answered a request it was not asked"),
+        (b"", "closed the connection"),
+    ],
+    ids=["garbage", "unasked-answer", "closed"],
+)
+def test_a_server_that_breaks_the_protocol_after_allocating_ends_the_relay_naming_it(
+    after: bytes | None, words: str
+) -> None:
+    """A server that allocates properly (401, then a success our key verifies) and then
+    sends what TURN does not allow: the relay ends, `failure` names the server, and the
+    caller's tasks go on."""
+    from buraco_p2p.net.reach.stun import ERROR, attribute, error_value, xor_address
+    from buraco_p2p.net.reach.turnwire import (
+        ATTR_LIFETIME,
+        ATTR_NONCE,
+        ATTR_REALM,
+        ATTR_XOR_RELAYED_ADDRESS,
+        long_term_key,
+    )
+
+    realm, nonce = b"hostile", b"n0nce"
+    key = long_term_key(TURN_USER, realm, TURN_PASSWORD)
+
+    async def serve(stream: trio.SocketStream) -> None:
+        reader = StunReader(stream, 2048, "client")
+        first = StunMessage.from_bytes(await reader.message())
+        await stream.send_all(StunMessage(message_type(ALLOCATE, ERROR), first.transaction, (
+            (0x0009, error_value(401, "Unauthorized")), (ATTR_REALM, realm), (ATTR_NONCE, nonce),
+        )).to_bytes())  # fmt: skip
+        second_bytes = await reader.message()
+        assert integrity_holds(second_bytes, key)
+        second = StunMessage.from_bytes(second_bytes)
+        assert attribute(second, 0x0006) == TURN_USER.encode()
+        relayed = Endpoint.parse("127.0.0.1", 1)
+        ok = StunMessage(message_type(ALLOCATE, SUCCESS), second.transaction, (
+            (ATTR_XOR_RELAYED_ADDRESS, xor_address(relayed, second.transaction)),
+            (ATTR_LIFETIME, struct.pack(">I", 600)),
+        ))  # fmt: skip
+        await stream.send_all(with_integrity(ok, key))
+        if after is None:
+            await stream.send_all(with_integrity(ok, key))  # the same answer again
+        elif after:
+            await stream.send_all(after)
+        await stream.aclose()
+
+    async def main() -> None:
+        (listener,) = await trio.open_tcp_listeners(0, host="127.0.0.1")
+        endpoint = Endpoint.parse("127.0.0.1", listener.socket.getsockname()[1])
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(trio.serve_listeners, serve, [listener])
+            async with open_turn(_server(endpoint), timeout=10) as relay:
+                assert relay.relayed == Endpoint.parse("127.0.0.1", 1)
+                with trio.fail_after(20):
+                    await relay.closed.wait()
+                assert relay.failure is not None
+                assert str(relay.failure).startswith(f"TURN server {endpoint}: "), relay.failure
+                assert words in str(relay.failure), relay.failure
+            nursery.cancel_scope.cancel()
+
+    trio.run(main)

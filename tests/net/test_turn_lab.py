@@ -70,7 +70,7 @@ def test_a_symmetric_joiner_at_a_cone_host_brings_its_own_relay(
     host, cone, sym = made.add_home(), made.add_home(), made.add_home(symmetric=True)
     reach = stun_turn_reach(made, [], {sym.index: [TurnServer(TURN_USER, TURN_PASSWORD, turn)]})
     table = mesh_table([host, cone, sym], reach=reach, hand_dir=tmp_path, timeout=180,
-                       direct_wait=5.0)  # fmt: skip
+                       direct_wait=1.0)  # fmt: skip
     h, c, s = host.index, cone.index, sym.index
     assert table.links[(c, h)] == table.links[(h, c)] == "direct (punched)", table.links
     assert table.links[(s, h)] == table.links[(h, s)] == VIA_TURN, table.links
@@ -84,7 +84,7 @@ def test_a_symmetric_host_and_symmetric_joiners_play_through_turn_and_the_host(
     made, turn = lab
     homes = [made.add_home(symmetric=True) for _ in range(3)]
     reach = stun_turn_reach(made, [TurnServer(TURN_USER, TURN_PASSWORD, turn)], {})
-    table = mesh_table(homes, reach=reach, hand_dir=tmp_path, timeout=180, direct_wait=3.0)
+    table = mesh_table(homes, reach=reach, hand_dir=tmp_path, timeout=180, direct_wait=1.0)
     h, j, k = (home.index for home in homes)
     for joiner in (j, k):
         assert table.links[(joiner, h)] == table.links[(h, joiner)] == VIA_TURN, table.links

@@ -276,38 +276,49 @@ class TurnRelay:
 
     async def _read_control(self) -> None:
         """Route answers to their requests and ConnectionAttempts to `_bind`, until the
-        connection ends; whatever ends it is kept in `failure`, never raised."""
+        connection ends; whatever ends it is kept in `failure`, never raised (binds under
+        way end with it)."""
         try:
-            assert self._reader is not None
             async with trio.open_nursery() as nursery:
-                while True:
-                    data = await self._reader.message()
-                    try:
-                        msg = StunMessage.from_bytes(data)
-                    except StunError as exc:
-                        raise self._fail(str(exc)) from None
-                    if class_of(msg.kind) == INDICATION:
-                        if method_of(msg.kind) == CONNECTION_ATTEMPT:
-                            cid = attribute(msg, ATTR_CONNECTION_ID)
-                            peer = attribute(msg, ATTR_XOR_PEER_ADDRESS)
-                            if cid is None or len(cid) != 4 or peer is None:
-                                raise self._fail("sent a ConnectionAttempt without its fields")
-                            who = parse_xor_address(peer, msg.transaction)
-                            nursery.start_soon(self._bind, cid, who)
-                        continue  # other indications: nothing we asked for; ignored
-                    waiting = self._pending.get(msg.transaction)
-                    if waiting is None:
-                        raise self._fail("answered a request it was not asked")
-                    waiting.send_nowait(data)
-        except TurnError as exc:
-            self.failure = exc
-        except (StunError, OSError, trio.BrokenResourceError, trio.WouldBlock) as exc:
-            self.failure = self._fail(why(exc))
+                try:
+                    await self._route(nursery)
+                except TurnError as exc:
+                    self.failure = self.failure or exc
+                except (StunError, OSError, trio.BrokenResourceError) as exc:
+                    self.failure = self.failure or self._fail(why(exc))
+                except trio.ClosedResourceError:  # `_keep` closed it, its failure said
+                    self.failure = self.failure or self._fail("closed the connection")
+                nursery.cancel_scope.cancel()
         finally:
             self.closed.set()
             for send in self._pending.values():
                 send.close()
             self._in_send.close()
+
+    async def _route(self, nursery: trio.Nursery) -> None:
+        assert self._reader is not None
+        while True:
+            data = await self._reader.message()
+            try:
+                msg = StunMessage.from_bytes(data)
+            except StunError as exc:
+                raise self._fail(why(exc)) from None
+            if class_of(msg.kind) == INDICATION:
+                if method_of(msg.kind) == CONNECTION_ATTEMPT:
+                    cid = attribute(msg, ATTR_CONNECTION_ID)
+                    peer = attribute(msg, ATTR_XOR_PEER_ADDRESS)
+                    if cid is None or len(cid) != 4 or peer is None:
+                        raise self._fail("sent a ConnectionAttempt without its fields")
+                    who = parse_xor_address(peer, msg.transaction)
+                    nursery.start_soon(self._bind, cid, who)
+                continue  # other indications: nothing we asked for; ignored
+            waiting = self._pending.get(msg.transaction)
+            if waiting is None:
+                raise self._fail("answered a request it was not asked")
+            try:
+                waiting.send_nowait(data)
+            except trio.WouldBlock:
+                raise self._fail("answered one request twice") from None
 
     async def _bind(self, cid: bytes, peer: Endpoint) -> None:
         """A data connection for ConnectionAttempt `cid`, handed to `incoming` once bound.

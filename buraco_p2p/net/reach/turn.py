@@ -89,6 +89,7 @@ from buraco_p2p.net.reach.turnwire import (
 
 __all__ = ["TurnError", "TurnRelay", "TurnServer", "TurnStream", "open_turn"]
 
+
 class TurnRelay:
     """A live TCP allocation: `relayed` is the address peers dial; `incoming` yields their
     connections as `TurnStream`s. Made by `open_turn`."""
@@ -116,8 +117,8 @@ class TurnRelay:
 
     # -- requests ------------------------------------------------------------------------
 
-    def _fail(self, why: str) -> TurnError:
-        return TurnError(f"{self.server}: {why}")
+    def _fail(self, reason: str) -> TurnError:
+        return TurnError(f"{self.server}: {reason}")
 
     def _signed(self, method: int, attrs: Attrs) -> tuple[bytes, bytes]:
         """(transaction, bytes) of an authenticated request; `attrs` is given the
@@ -175,8 +176,12 @@ class TurnRelay:
 
     async def permit(self, ips: Iterable[IPAddress]) -> None:
         """Let connections from `ips` through to the relayed address (CreatePermission);
-        kept by every refresh. `TurnError` if the server refuses."""
-        fresh = sorted({ip for ip in ips if ip.version == 4} - self.permitted, key=str)
+        kept by every refresh. `TurnError` if the server refuses. Only IPs of the relayed
+        address's family can reach it (RFC 8656 section 9.1: 443 otherwise); others are left
+        out."""
+        family = self.relayed.ip.version if self.relayed is not None else 4
+        wanted = {ip for ip in ips if ip.version == family}
+        fresh = sorted(wanted - self.permitted, key=str)
         if not fresh:
             await trio.lowlevel.checkpoint()
             return
@@ -273,6 +278,8 @@ class TurnRelay:
         except StunError as exc:
             raise self._fail(why(exc)) from None
         (self.lifetime,) = struct.unpack(">I", life)
+        if self.lifetime == 0:
+            raise self._fail("granted an allocation with a lifetime of 0 s")
 
     async def _read_control(self) -> None:
         """Route answers to their requests and ConnectionAttempts to `_bind`, until the
@@ -363,7 +370,9 @@ class TurnRelay:
         return None
 
     async def _keep(self, every: float) -> None:
-        """Refresh the allocation and the permissions every `every` seconds."""
+        """Refresh the allocation and the permissions every `every` seconds, or at half the
+        lifetime the server granted where that is sooner."""
+        every = min(every, max(1.0, self.lifetime / 2))
         while True:
             await trio.sleep(every)
             try:

@@ -32,6 +32,7 @@ import trio
 from buraco_p2p.net.reach.candidates import CandidateKind
 from buraco_p2p.net.reach.invite import Endpoint, Invite, IPAddress
 from buraco_p2p.net.reach.turn import TurnError, TurnRelay, TurnServer, open_turn
+from buraco_p2p.net.reach.turnwire import connect_tcp
 
 if TYPE_CHECKING:
     from buraco_p2p.net.mesh.mesh import Mesh
@@ -121,7 +122,7 @@ async def dial_relayed(mesh: Mesh, ep: Endpoint, window: float) -> trio.SocketSt
     while True:
         try:
             with trio.fail_after(max(0.1, deadline - trio.current_time())):
-                sock = await trio.open_tcp_stream(ep.host, ep.port)
+                sock = await connect_tcp(ep)
         except (OSError, trio.TooSlowError):
             if trio.current_time() >= deadline:
                 return None

@@ -146,7 +146,7 @@ def error_code(msg: StunMessage) -> tuple[int, str]:
     if value is None or len(value) < 4:
         return 0, "no error code"
     code = (value[2] & 0x07) * 100 + value[3]
-    text = value[4:].decode("utf-8", "replace")
+    text = value[4:].decode("utf-8", "replace").rstrip("\0 ")  # some servers add NULs
     reason = "".join(ch if 32 <= ord(ch) < 127 else "?" for ch in text)[:80]
     return code, reason
 

@@ -82,6 +82,7 @@ from buraco_p2p.net.reach.turnwire import (
     TurnError,
     TurnServer,
     TurnStream,
+    connect_tcp,
     long_term_key,
     signed_request,
     why,
@@ -228,7 +229,7 @@ class TurnRelay:
         ep = self.server.endpoint
         try:
             with trio.fail_after(self.timeout):
-                self._stream = await trio.open_tcp_stream(ep.host, ep.port)
+                self._stream = await connect_tcp(ep)
         except trio.TooSlowError:
             raise self._fail(f"cannot be reached: no answer within {self.timeout:g} s") from None
         except OSError as exc:
@@ -348,7 +349,7 @@ class TurnRelay:
             inner: trio.SocketStream | None = None
             try:
                 with trio.fail_after(self.timeout):
-                    inner = await trio.open_tcp_stream(ep.host, ep.port)
+                    inner = await connect_tcp(ep)
                     transaction, data = self._signed(
                         CONNECTION_BIND, lambda tid: [(ATTR_CONNECTION_ID, cid)]
                     )

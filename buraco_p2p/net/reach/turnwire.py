@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import ipaddress
+import socket
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -130,6 +131,19 @@ def why(exc: BaseException) -> str:
     return text.split(": ", 1)[1] if text.startswith("TURN server") and ": " in text else text
 
 
+
+
+async def connect_tcp(ep: Endpoint) -> trio.SocketStream:
+    """A TCP connection to the numeric `ep` (no name lookup), whose failure is an `OSError`
+    with the system's reason ("Connection refused", "No route to host")."""
+    family = socket.AF_INET6 if ep.ip.version == 6 else socket.AF_INET
+    sock = trio.socket.socket(family, socket.SOCK_STREAM)
+    try:
+        await sock.connect((ep.host, ep.port))
+    except BaseException:
+        sock.close()
+        raise
+    return trio.SocketStream(sock)
 
 
 def long_term_key(user: str, realm: bytes, password: str) -> bytes:

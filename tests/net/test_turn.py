@@ -139,9 +139,8 @@ def test_an_unreachable_server_is_named() -> None:
 
     with pytest.raises(TurnError) as caught:
         trio.run(main)
-    assert str(caught.value) == f"TURN server 127.0.0.1:{port}: cannot be reached: Connection refused", (
-        caught.value
-    )
+    reached = f"TURN server 127.0.0.1:{port}: cannot be reached: Connection refused"
+    assert str(caught.value) == reached, caught.value
 
 
 # -- hostile servers -----------------------------------------------------------------------

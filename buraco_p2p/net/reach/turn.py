@@ -84,6 +84,7 @@ from buraco_p2p.net.reach.turnwire import (
     TurnStream,
     connect_tcp,
     long_term_key,
+    os_reason,
     signed_request,
     why,
 )
@@ -233,7 +234,7 @@ class TurnRelay:
         except trio.TooSlowError:
             raise self._fail(f"cannot be reached: no answer within {self.timeout:g} s") from None
         except OSError as exc:
-            raise self._fail(f"cannot be reached: {exc.strerror or exc}") from None
+            raise self._fail(f"cannot be reached: {os_reason(exc)}") from None
         reader = self._reader = StunReader(self._stream, MAX_TURN_MESSAGE, str(self.server))
         transport = (ATTR_REQUESTED_TRANSPORT, struct.pack(">BBBB", TRANSPORT_TCP, 0, 0, 0))
         want = (ATTR_LIFETIME, struct.pack(">I", lifetime))

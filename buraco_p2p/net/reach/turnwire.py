@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import ipaddress
+import os
 import socket
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -123,7 +124,7 @@ _MEANING = {
 
 def why(exc: BaseException) -> str:
     if isinstance(exc, OSError):
-        return f"connection failed: {exc.strerror or exc}"
+        return f"connection failed: {os_reason(exc)}"
     if isinstance(exc, trio.BrokenResourceError):
         return "the connection broke"
     text = str(exc)
@@ -144,6 +145,11 @@ async def connect_tcp(ep: Endpoint) -> trio.SocketStream:
         sock.close()
         raise
     return trio.SocketStream(sock)
+
+
+def os_reason(exc: OSError) -> str:
+    """The system's words for `exc` ("Connection refused"), without the address trio adds."""
+    return os.strerror(exc.errno) if exc.errno else str(exc)
 
 
 def long_term_key(user: str, realm: bytes, password: str) -> bytes:

@@ -320,7 +320,8 @@ def restart_bots(root: Path, table: bytes) -> Cluster | None:
 async def _host_with_bots(args: argparse.Namespace, rules: RuleSet, root: Path) -> int:
     """`host --bots N`: the bots join over loopback; `--internet`, `--upnp` and `--stun` work
     as without bots (the mapping, the public address, pasted reply codes)."""
-    from buraco_p2p.net.mesh.internet import PastedCode, answer_reply_code, tell_empty_seats
+    from buraco_p2p.net.mesh.internet import answer_reply_code
+    from buraco_p2p.net.mesh.wayout import PastedCode, tell_empty_seats
 
     _stun_servers(args)  # a --stun that cannot work fails before any socket opens
     config = Path(args.config_dir) if args.config_dir else None

@@ -41,10 +41,10 @@ from buraco_p2p.net.mesh.commands import (
     check_port,
     run_reporting,
 )
-from buraco_p2p.net.mesh.internet import JoinerWords, empty_seats_told
 from buraco_p2p.net.mesh.lobby import Lobby
 from buraco_p2p.net.mesh.mesh import JoinRequest, Mesh, auto_approve
 from buraco_p2p.net.mesh.startup import host_table, join_table
+from buraco_p2p.net.mesh.wayout import JoinerWords, empty_seats_told
 from buraco_p2p.net.reach.invite import Invite
 from buraco_p2p.net.reach.shortcode import ShortCode, fetch_invite, is_short_code
 from buraco_p2p.play.botmarks import announce_resumed_bots, save_bot_keys

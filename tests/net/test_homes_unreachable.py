@@ -20,7 +20,7 @@ import trio
 from cli_helpers import ENV, kill_leftovers, read_until
 from natlab import Home, Lab, buraco_command, stun_lab, unavailable
 
-from buraco_p2p.net.mesh.internet import (
+from buraco_p2p.net.mesh.wayout import (
     ADVICE_ENV,
     PastedCode,
     empty_seats_words,

@@ -15,7 +15,7 @@ import trio
 
 from buraco_p2p.bots.selfplay import resolve_rules
 from buraco_p2p.net.channel.identity import Identity
-from buraco_p2p.net.mesh.internet import ADVICE_ENV
+from buraco_p2p.net.mesh.wayout import ADVICE_ENV
 from buraco_p2p.net.reach.invite import Endpoint, Invite
 from buraco_p2p.ui.netplay import LobbyFeed
 from tests.ui.lobby_helpers import host_lobby

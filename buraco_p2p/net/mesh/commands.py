@@ -287,7 +287,7 @@ async def host_reach(mesh: Mesh, port: int, args: argparse.Namespace) -> AsyncIt
 def show_invite(mesh: Mesh) -> None:
     """The table's invite code and its short code, as a host prints them, and a word if
     they lead only to addresses inside the host's network."""
-    from buraco_p2p.net.mesh.internet import host_reach_note
+    from buraco_p2p.net.mesh.wayout import host_reach_note
 
     invite = mesh.invite
     _print("invite code (give it to the other players):")
@@ -302,7 +302,8 @@ def show_invite(mesh: Mesh) -> None:
 
 
 async def _host_main(args: argparse.Namespace) -> int:
-    from buraco_p2p.net.mesh.internet import PastedCode, answer_reply_code, tell_empty_seats
+    from buraco_p2p.net.mesh.internet import answer_reply_code
+    from buraco_p2p.net.mesh.wayout import PastedCode, tell_empty_seats
 
     _stun_servers(args)  # a --stun that cannot work fails before any socket opens
     identity = _identity(args)
@@ -434,7 +435,7 @@ async def _join_main(args: argparse.Namespace) -> int:
         f"joining as {identity.nickname} ({identity.public.fingerprint()}); host fingerprint "
         f"{PeerKey(invite.host_key).fingerprint()}; waiting for the host to seat you ..."
     )
-    from buraco_p2p.net.mesh.internet import JoinerWords
+    from buraco_p2p.net.mesh.wayout import JoinerWords
 
     send, recv = trio.open_memory_channel[str](16)
     words = JoinerWords(invite, _print)

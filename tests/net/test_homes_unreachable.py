@@ -9,6 +9,7 @@ reason where namespaces or nftables are unavailable), with the first minute shor
 
 from __future__ import annotations
 
+import functools
 import re
 import secrets
 import subprocess
@@ -34,7 +35,7 @@ REASON = unavailable()
 LAN = Endpoint.parse("10.0.1.2", 4510)
 PUBLIC = Endpoint.parse("203.0.113.7", 4510)
 # The first minute, shortened so a cell takes seconds.
-FIRST_MINUTE = 6.0
+FIRST_MINUTE = 4.0
 
 
 def _invite(*candidates: tuple[Endpoint, CandidateKind], nat: NatClass = NatClass.UNKNOWN
@@ -67,7 +68,7 @@ def test_a_joiner_is_told_why_and_what_would_help(
     candidates: tuple[tuple[Endpoint, CandidateKind], ...], nat: NatClass, reply: bool, says: str
 ) -> None:
     why, nats, tried, help_, going_on = unreachable_advice(
-        _invite(*candidates, nat=nat), reply_code=reply
+        _invite(*candidates, nat=nat), reply_code=reply, error="cannot reach the host: ..."
     )
     assert says in why, why
     assert nats.startswith("*   the host's NAT: ") and "yours: not known" in nats, nats
@@ -96,7 +97,7 @@ def test_the_host_says_which_seats_are_empty_and_what_it_knows() -> None:
     lines = empty_seats_words(roster, kinds, NatClass.RANDOM, pasted)
     assert lines[0].startswith("* seats 2, 3 of 3 still empty after a minute"), lines
     assert "a symmetric NAT" in lines[1] and str(PUBLIC) in lines[1], lines
-    assert "BRR-ABCDEF... no connection within 30 s" in lines[2], lines
+    assert "BRR-ABCDEF...: no connection within 30 s" in lines[2], lines
     assert "--internet" in lines[3] and "--turn USER:PASSWORD@IP:PORT" in lines[3], lines
     mapped = {LAN: CandidateKind.HOST, PUBLIC: CandidateKind.MAPPED}
     assert "a joiner anywhere can dial it" in empty_seats_words(
@@ -134,7 +135,11 @@ class Cell:
         self.syns_after_advice = 0
 
 
-async def _run_cell(lab: Lab, host: Home, joiner: Home, port: int, tmp: Path, cell: Cell) -> None:
+async def _run_cell(
+    lab: Lab, host: Home, joiner: Home, port: int, tmp: Path, cell: Cell, *, paste: bool = False
+) -> None:
+    """With `paste`, the joiner names one STUN server (its NAT class unknown, so it prints a
+    reply code) and the host's player pastes its code."""
     env = {**ENV, ADVICE_ENV: str(FIRST_MINUTE)}
     stun = [a for ep in lab.stun_servers() for a in ("--stun", f"{ep.host}:{ep.port}")]
     hcmd = buraco_command(host.namespace, tmp / "ana", "host", "--nick", "ana",
@@ -149,8 +154,14 @@ async def _run_cell(lab: Lab, host: Home, joiner: Home, port: int, tmp: Path, ce
         code = next(x for x in b"".join(hout).decode().splitlines() if x.startswith("BRC-"))
         _syn_counter(joiner, host.public_ip)
         jcmd = buraco_command(joiner.namespace, tmp / "bia", "join", code, "--nick", "bia",
-                              *stun)  # fmt: skip
+                              *(stun[:2] if paste else stun))  # fmt: skip
         jproc = await trio.lowlevel.open_process(jcmd, stdin=-1, stdout=-1, env=env)
+        if paste:
+            await read_until(jproc, jout, b"\nBRR-", 30)
+            await read_until(jproc, jout, b"\n", 10)
+            reply = next(x for x in b"".join(jout).decode().splitlines() if x.startswith("BRR-"))
+            assert hproc.stdin is not None
+            await hproc.stdin.send_all(reply.encode() + b"\n")
         await read_until(jproc, jout, b"still trying", 90)
         await read_until(hproc, hout, b"what would help", 60)
         await read_until(hproc, hout, b"\n", 10)
@@ -175,15 +186,16 @@ async def _run_cell(lab: Lab, host: Home, joiner: Home, port: int, tmp: Path, ce
 
 @pytest.fixture(scope="module")
 def cells(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Cell]]:
-    """Two cells at once in one lab: a host behind a symmetric NAT with a joiner behind a
-    cone NAT, and a host behind a cone NAT with a joiner behind a symmetric one; nobody has
-    a port mapping, everybody names the lab's two STUN servers."""
+    """Three cells at once in one lab: a host behind a symmetric NAT with a joiner behind a
+    cone NAT, and twice a host behind a cone NAT with a joiner behind a symmetric one (the
+    second time the joiner names one STUN server only, so it does not know its class and
+    prints a reply code, which the host's player pastes); nobody has a port mapping."""
     if REASON is not None:
         pytest.skip(REASON)
     tmp = tmp_path_factory.mktemp("unreachable")
     with stun_lab() as lab:
-        homes = [lab.add_home(symmetric=s) for s in (True, False, False, True)]
-        found = {"symmetric host": Cell(), "symmetric joiner": Cell()}
+        homes = [lab.add_home(symmetric=s) for s in (True, False, False, True, False, True)]
+        found = {"symmetric host": Cell(), "symmetric joiner": Cell(), "pasted": Cell()}
 
         async def both() -> None:
             async with trio.open_nursery() as nursery:
@@ -191,12 +203,20 @@ def cells(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Cell]]
                                    found["symmetric host"])  # fmt: skip
                 nursery.start_soon(_run_cell, lab, homes[2], homes[3], 4511, tmp / "b",
                                    found["symmetric joiner"])  # fmt: skip
+                nursery.start_soon(functools.partial(
+                    _run_cell, lab, homes[4], homes[5], 4512, tmp / "c", found["pasted"],
+                    paste=True,
+                ))  # fmt: skip
 
         trio.run(both)
         yield found
 
 
 def _after_advice_is_silent(cell: Cell) -> None:
+    # Each failure in full once, a repeated one in short, and after the advice nothing.
+    assert cell.joiner.count("* cannot reach the host: ") <= 1, cell.joiner
+    if cell.joiner.count("trying again in") > 1:
+        assert "* still no answer from the host; trying again in" in cell.joiner, cell.joiner
     assert cell.joiner.count("has not answered for a minute") == 1, cell.joiner
     assert cell.joiner.count("what would help") == 1, cell.joiner
     last = cell.joiner.index("\n", cell.joiner.index("still trying")) + 1
@@ -255,3 +275,18 @@ def test_a_cone_host_says_a_reply_code_would_let_a_joiner_in(cells: dict[str, Ce
     assert "reply codes pasted: none" in out, out
     helps = next(x for x in out.splitlines() if x.startswith("*   what would help"))
     assert "paste it here" in helps and "--turn USER:PASSWORD@IP:PORT" in helps, helps
+
+
+def test_a_host_says_what_became_of_a_pasted_reply_code(cells: dict[str, Cell]) -> None:
+    cell = cells["pasted"]
+    assert "give the host this reply code to paste" in cell.joiner, cell.joiner
+    out = cell.host
+    assert "* dialing 198.51.100.16:" in out, out  # the host punches to the joiner's address
+    pasted = next(x for x in out.splitlines() if x.startswith("*   reply codes pasted: "))
+    assert re.search(r"BRR-\S+\.\.\. \(the joiner's NAT: not known", pasted), pasted
+    assert pasted.endswith(": punching"), pasted  # its 30 s window is still open
+    # The joiner printed a reply code: its advice says to give it to the host; its first
+    # attempt, a punch, is still under way.
+    assert "give the host the reply code printed above to paste" in cell.joiner, cell.joiner
+    assert "*   tried (the first attempt is still under way): " in cell.joiner, cell.joiner
+    _after_advice_is_silent(cell)

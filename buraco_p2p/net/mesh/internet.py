@@ -227,6 +227,7 @@ async def answer_reply_code(
         record.outcome = "ignored (the table was not listening)"
         say("* reply code ignored: the table is not listening")
         return
+    record.nat = code.nat_class
     for candidate in sorted(code.candidates, key=lambda c: c.kind != CandidateKind.REFLEXIVE):
         say(f"* dialing {candidate.endpoint} from the reply code ...")
         try:
@@ -237,6 +238,7 @@ async def answer_reply_code(
         record.outcome = f"punched to {candidate.endpoint}"
         await mesh.server.handle_stream(stream)
         return
-    record.outcome = (f"no connection within {window:g} s (the joiner gave up, or a NAT on its "
-                      "side gives every destination a new port)")  # fmt: skip
-    say("* no connection from the reply code: the joiner may have given up waiting")
+    record.outcome = f"no connection within {window:g} s"
+    say(f"* no connection from the reply code {record.label}: the joiner may have given up "
+        "waiting, or its NAT gives every destination a new port (then a port mapping here, "
+        f"--internet, or a TURN relay both name, {TURN_FLAG}, would help)")  # fmt: skip

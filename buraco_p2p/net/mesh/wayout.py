@@ -180,7 +180,8 @@ def unreachable_advice(
     return [
         f"* the host has not answered for a minute: {why}",
         f"*   the host's NAT: {nat_host}; yours: {NAT_NAMES[mine or NatClass.UNKNOWN]}",
-        f"*   tried: {tried or 'no address'}",
+        f"*   tried{'' if error else ' (the first attempt is still under way)'}: "
+        f"{tried or 'no address'}",
         f"* {_joiner_help(invite, mine, reply_code)}",
         "*   still trying, without a word each time (Ctrl-C gives up)",
     ]
@@ -203,9 +204,10 @@ def advice_after() -> float:
 
 class JoinerWords:
     """A joiner's attempts to reach the host, told to a person: each failure with the pause
-    before the next attempt while the first minute lasts; then, once (`watch`), why the host
-    is out of reach, what was tried and what would help; after that the attempts go on
-    without a word each, so the screen is not flooded while the player decides."""
+    before the next attempt while the first minute lasts (a repeated one in short); then,
+    once (`watch`), why the host is out of reach, what was tried and what would help; after
+    that the attempts go on without a word each, so the screen is not flooded while the
+    player decides."""
 
     def __init__(self, invite: Invite, out: Callable[[str], None], after: float | None = None
                  ) -> None:  # fmt: skip
@@ -219,10 +221,14 @@ class JoinerWords:
         self.advised = False
 
     def failed(self, exc: BaseException, delay: float) -> None:
-        """An attempt failed; the next one starts in `delay` seconds."""
+        """An attempt failed; the next one starts in `delay` seconds. A failure said in full
+        before is said again in short."""
+        again = str(exc) == self.error
         self.error = str(exc)
-        if not self.advised:
-            self.out(f"* {exc}; trying again in {delay:g} s")
+        if self.advised:
+            return
+        what = "still no answer from the host" if again else str(exc)
+        self.out(f"* {what}; trying again in {delay:g} s")
 
     def advise(self) -> None:
         if self.advised:
@@ -275,10 +281,15 @@ class PastedCode:
 
     code: str
     outcome: str = "punching"
+    nat: NatClass | None = None  # the joiner's, as its code says (None: the code was refused)
 
     @property
     def label(self) -> str:
         return self.code[:10] + "..."
+
+    def __str__(self) -> str:
+        nat = "" if self.nat is None else f" (the joiner's NAT: {NAT_NAMES[self.nat]})"
+        return f"{self.label}{nat}: {self.outcome}"
 
 
 def _host_reach_words(kinds: dict[Endpoint, CandidateKind], nat: NatClass) -> tuple[str, str]:
@@ -335,7 +346,7 @@ def empty_seats_words(
     empty = [seat + 1 for seat in range(roster.seats) if seat not in taken]
     which = ", ".join(str(n) for n in empty)
     reach, helps = _host_reach_words(dict(kinds), nat)
-    codes = "; ".join(f"{c.label} {c.outcome}" for c in pasted) or "none"
+    codes = "; ".join(str(c) for c in pasted) or "none"
     return [
         f"* seat{'s' if len(empty) > 1 else ''} {which} of {roster.seats} still empty after a "
         "minute; a joiner that cannot reach you never shows here. What this host knows:",

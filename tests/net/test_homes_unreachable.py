@@ -34,6 +34,7 @@ from buraco_p2p.net.reach.invite import Endpoint, Invite
 REASON = unavailable()
 LAN = Endpoint.parse("10.0.1.2", 4510)
 PUBLIC = Endpoint.parse("203.0.113.7", 4510)
+V6 = Endpoint.parse("2001:db8:1::2", 4510)
 # The first minute, shortened so a cell takes seconds.
 FIRST_MINUTE = 4.0
 
@@ -48,33 +49,40 @@ def _invite(*candidates: tuple[Endpoint, CandidateKind], nat: NatClass = NatClas
 
 
 @pytest.mark.parametrize(
-    ("candidates", "nat", "reply", "says"),
+    ("candidates", "nat", "reply", "says", "helps"),
     [
         (((LAN, CandidateKind.HOST),), NatClass.UNKNOWN, False,
-         "only addresses inside the host's own network (10.0.1.2:4510)"),
+         "only addresses inside the host's own network (10.0.1.2:4510)",
+         "a port mapping on the host's router"),
         (((LAN, CandidateKind.HOST), (PUBLIC, CandidateKind.MAPPED)), NatClass.UNKNOWN, False,
-         "the port the host's router maps"),
+         "the port the host's router maps", "ask the host whether its table still runs"),
         (((LAN, CandidateKind.HOST), (PUBLIC, CandidateKind.REFLEXIVE)), NatClass.INDEPENDENT,
-         False, "join with --stun IP:PORT to get a reply code"),
+         False, "join with --stun IP:PORT to get a reply code",
+         "a reply code (join again with --stun IP:PORT"),
         (((LAN, CandidateKind.HOST), (PUBLIC, CandidateKind.REFLEXIVE)), NatClass.INDEPENDENT,
-         True, "give the host the reply code printed above"),
+         True, "give the host the reply code printed above", "the host pasting the reply code"),
         (((LAN, CandidateKind.HOST), (PUBLIC, CandidateKind.REFLEXIVE)), NatClass.RANDOM,
-         False, "gives every destination a new port"),
-        (((PUBLIC, CandidateKind.HOST),), NatClass.UNKNOWN, False, "a firewall"),
+         False, "gives every destination a new port", "a port mapping on the host's router"),
+        (((PUBLIC, CandidateKind.HOST),), NatClass.UNKNOWN, False, "a firewall",
+         "through its router's firewall"),
+        (((V6, CandidateKind.HOST),), NatClass.UNKNOWN, False,
+         "nothing answers at [2001:db8:1::2]:4510", "IPv6 needs no mapping"),
     ],
-    ids=["lan-only", "mapped", "reflexive", "reflexive-code", "symmetric", "public"],
+    ids=["lan-only", "mapped", "reflexive", "reflexive-code", "symmetric", "public", "ipv6"],
 )  # fmt: skip
 def test_a_joiner_is_told_why_and_what_would_help(
-    candidates: tuple[tuple[Endpoint, CandidateKind], ...], nat: NatClass, reply: bool, says: str
-) -> None:
+    candidates: tuple[tuple[Endpoint, CandidateKind], ...], nat: NatClass, reply: bool,
+    says: str, helps: str,
+) -> None:  # fmt: skip
     why, nats, tried, help_, going_on = unreachable_advice(
         _invite(*candidates, nat=nat), reply_code=reply, error="cannot reach the host: ..."
     )
     assert says in why, why
     assert nats.startswith("*   the host's NAT: ") and "yours: not known" in nats, nats
     assert tried.startswith("*   tried: ") and str(candidates[0][0]) in tried, tried
-    assert "--turn USER:PASSWORD@IP:PORT" in help_, help_
-    assert ("port mapping" in help_) != ("ask the host whether its table still runs" in help_)
+    assert helps in help_ and "--turn USER:PASSWORD@IP:PORT" in help_, help_
+    if nat == NatClass.RANDOM or candidates[0][0] in (PUBLIC, V6):
+        assert "reply code" not in help_, help_  # no punch can help there
     assert "still trying" in going_on
 
 

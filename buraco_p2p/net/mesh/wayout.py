@@ -160,6 +160,10 @@ def _joiner_help(invite: Invite, mine: NatClass | None, reply_code: bool) -> str
             else "a reply code (join again with --stun IP:PORT; the host pastes the code)"
         )
         return f"what would help: {code}, or {mapping}, or {turn}"
+    if any(not inside_only(ep) for ep in invite.addresses):
+        # an address of the host's own, no NAT in front of it: only a firewall can drop us
+        return ("what would help: the host lets its port in through its router's firewall (a "
+                f"rule there; IPv6 needs no mapping, only that), or {turn}")  # fmt: skip
     return f"{NO_REACH_HELP}"
 
 
@@ -321,10 +325,10 @@ def _host_reach_words(kinds: dict[Endpoint, CandidateKind], nat: NatClass) -> tu
         return (f"you listen on a public address ({v4}): a firewall in front of it may drop "
                 "joiners", f"open the port, or {turn}")  # fmt: skip
     if v6:
-        return (f"your IPv6 address {v6[0]} is global, but a router's firewall usually drops "
+        return (f"your IPv6 address {v6[0].ip} is global, but a router's firewall usually drops "
                 "connections nobody inside asked for, and no port is mapped",
-                "a port mapping or a firewall rule for the port (--internet), a reply code "
-                f"(--stun IP:PORT on both sides), or {turn}")  # fmt: skip
+                f"a rule on your router's firewall letting port {v6[0].port} in (IPv6 needs no "
+                f"mapping, only that), or {turn}")  # fmt: skip
     return ("every address in your invite is inside your network: nobody elsewhere can reach "
             "you", "--internet (a port mapping), --stun IP:PORT (your public address, for reply "
             f"codes), or {turn}; players on your network can use --lan")  # fmt: skip

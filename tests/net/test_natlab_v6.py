@@ -42,7 +42,7 @@ def lab() -> Iterator[tuple[Lab, list[Home]]]:
         yield made, homes
 
 
-def _dial(home: Home, target: str, port: int, timeout: float = 2.0) -> str:
+def _dial(home: Home, target: str, port: int, timeout: float = 1.0) -> str:
     """From inside `home`: "connected", or why not."""
 
     async def go() -> str:

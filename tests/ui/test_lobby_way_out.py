@@ -32,14 +32,14 @@ def _closed_port() -> int:
 def test_a_full_screen_joiner_is_told_once_and_keeps_trying(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv(ADVICE_ENV, "1.5")
+    monkeypatch.setenv(ADVICE_ENV, "0.8")
     host = Identity.generate("ana").public.raw
     code = Invite(os.urandom(16), os.urandom(16), host,
                   (Endpoint.parse("127.0.0.1", _closed_port()),)).to_text()  # fmt: skip
     feed = LobbyFeed(Identity.generate("bia"), tmp_path, code=code, listen="127.0.0.1")
 
     async def run() -> bool:
-        with trio.move_on_after(5) as cut:  # attempts at about 0, 1 and 3 s; the advice at 1.5
+        with trio.move_on_after(3.5) as cut:  # attempts at about 0, 1 and 3 s; advice at 0.8
             await feed.run()
         return cut.cancelled_caught
 

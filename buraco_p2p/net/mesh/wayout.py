@@ -8,9 +8,9 @@ code, `--turn` for a relay), then goes on trying without a line per attempt (`Jo
 A host never learns of a joiner that never reached it, so after its first minute it says
 which seats are still empty and what it does know: its own NAT class and mappings, the reply
 codes pasted and what became of each punch (`empty_seats_words`). The line client
-(commands.py, play/) and the full-screen lobby (ui/) both take their words from here: the
-layers below ui/ may not import text/, and these words are said by the network layer's
-command line.
+(commands.py, play/) and the full-screen lobby (ui/) both take these words from here, the
+one place for them: the network layer's command line says them, and it may not import
+`text/`, which sits above it (tests/test_layers.py).
 """
 
 from __future__ import annotations
@@ -100,7 +100,7 @@ def _candidate_words(ep: Endpoint, kind: int, *, punched: bool) -> str:
     return "the host's own public address, dialed"
 
 
-def _reply_code_words(invite: Invite, mine: NatClass | None, reply_code: bool) -> str:
+def _reply_code_words(mine: NatClass | None, reply_code: bool) -> str:
     """Joiner: where a reply code stands, for a host behind a NAT with no mapping."""
     if reply_code:
         return "give the host the reply code printed above to paste"
@@ -132,7 +132,7 @@ def _joiner_why(invite: Invite, mine: NatClass | None, reply_code: bool) -> str:
             f"({reflexive[0]}) has no port mapping: a punch cannot meet it from here"
         )
     if reflexive:
-        how = _reply_code_words(invite, mine, reply_code)
+        how = _reply_code_words(mine, reply_code)
         return (f"the host is behind a NAT ({reflexive[0]}) with no port mapping, so only a "
                 f"punch both sides time together gets through: {how}")  # fmt: skip
     if public:

@@ -111,6 +111,10 @@ def test_the_host_says_which_seats_are_empty_and_what_it_knows() -> None:
     assert "a joiner anywhere can dial it" in empty_seats_words(
         roster, mapped, NatClass.UNKNOWN, []
     )[1]
+    v6 = empty_seats_words(roster, {LAN: CandidateKind.HOST, V6: CandidateKind.HOST},
+                           NatClass.UNKNOWN, [])  # fmt: skip
+    assert "your IPv6 address 2001:db8:1::2 is global" in v6[1], v6
+    assert "letting port 4510 in (IPv6 needs no mapping" in v6[3], v6
     full = Roster(roster.table_id, 2, (Member(0, me, "ana", ()),), seats=1)
     assert empty_seats_words(full, kinds, NatClass.RANDOM, pasted) == []
 

@@ -379,7 +379,9 @@ async def tell_empty_seats(
     """Host: after `after` seconds, once, the seats still empty and why (`empty_seats_words`);
     returns what it said. Run beside the lobby and cancel it when the match starts."""
     await trio.sleep(advice_after() if after is None else after)
-    said = empty_seats_words(mesh.roster, mesh.candidate_kinds, mesh.nat_class, pasted)
+    invite = mesh.invite  # every address we advertise, each with its kind
+    kinds = dict(zip(invite.addresses, (CandidateKind(k) for k in invite.kinds), strict=True))
+    said = empty_seats_words(mesh.roster, kinds, mesh.nat_class, pasted)
     for line in said:
         out(line)
     return said

@@ -329,6 +329,7 @@ async def _host_with_bots(args: argparse.Namespace, rules: RuleSet, root: Path) 
     """`host --bots N`: the bots join over loopback; `--internet`, `--upnp` and `--stun` work
     as without bots (the mapping, the public address, pasted reply codes)."""
     from buraco_p2p.net.mesh.internet import answer_reply_code
+    from buraco_p2p.net.mesh.wayout import PastedCode, tell_empty_seats
 
     _stun_servers(args)  # a --stun or --turn that cannot work fails before any socket opens
     turn_servers(args)
@@ -374,10 +375,13 @@ async def _host_with_bots(args: argparse.Namespace, rules: RuleSet, root: Path) 
                     nursery.start_soon(_stdin_lines, send)
                     lines, lobby_recv = trio.open_memory_channel[str](16)
 
+                    pasted: list[PastedCode] = []
+
                     async def reply(text: str) -> None:
-                        await answer_reply_code(mesh, port, text, _say)
+                        await answer_reply_code(mesh, port, text, _say, pasted=pasted)
 
                     nursery.start_soon(_route_reply_codes, recv, lines, nursery, reply)
+                    nursery.start_soon(tell_empty_seats, mesh, _say, pasted)
                     code = await lobby.run(lobby_recv)
                     nursery.cancel_scope.cancel()
     return code

@@ -44,6 +44,7 @@ from buraco_p2p.net.mesh.commands import (
 from buraco_p2p.net.mesh.lobby import Lobby
 from buraco_p2p.net.mesh.mesh import JoinRequest, Mesh, auto_approve
 from buraco_p2p.net.mesh.startup import host_table, join_table
+from buraco_p2p.net.mesh.wayout import JoinerWords, empty_seats_told
 from buraco_p2p.net.reach.invite import Invite
 from buraco_p2p.net.reach.shortcode import ShortCode, fetch_invite, is_short_code
 from buraco_p2p.play.botmarks import announce_resumed_bots, save_bot_keys
@@ -156,7 +157,9 @@ class LobbyFeed(DriverFeed):
             if seeds:
                 self._start_bots(stack, mesh, rules, seeds)
             self.model.say("when every seat is taken, everyone presses r (ready)")
-            await self._lobby_then_match(mesh, lobby)
+            # after the first minute: the seats still empty, and what we know of why
+            async with empty_seats_told(mesh, self.model.out):
+                await self._lobby_then_match(mesh, lobby)
 
     def _show_invite(self, mesh: Mesh) -> None:
         invite = mesh.invite
@@ -218,23 +221,26 @@ class LobbyFeed(DriverFeed):
         self.table_id = invite.table_id
         model.status = "waiting for the host to seat you"
         model.say(f"asked the host ({model.host_fingerprint}) for a seat; waiting for its answer")
-        delay = RETRY_FIRST
-        while True:
-            try:
-                async with join_table(
-                    self.identity, invite, listen_host=self.listen, port=self.port
-                ) as mesh:
-                    lobby = JoinerLobby(mesh, model.out)
-                    model.attach(lobby)
-                    model.say("seated: press r when you are ready")
-                    await self._lobby_then_match(mesh, lobby)
-                return
-            except MeshError as exc:
-                if model.lobby is not None:
-                    raise
-                model.say(f"{exc}; trying again in {delay:g} s")
-            await trio.sleep(delay)
-            delay = min(delay * 2, RETRY_MAX)
+        words = JoinerWords(invite, model.out)
+        async with words.watching() as watch:  # after the first minute: why, what would help
+            delay = RETRY_FIRST
+            while True:
+                try:
+                    async with join_table(
+                        self.identity, invite, listen_host=self.listen, port=self.port
+                    ) as mesh:
+                        watch.cancel()
+                        lobby = JoinerLobby(mesh, model.out)
+                        model.attach(lobby)
+                        model.say("seated: press r when you are ready")
+                        await self._lobby_then_match(mesh, lobby)
+                    return
+                except MeshError as exc:
+                    if model.lobby is not None:
+                        raise
+                    words.failed(exc, delay)
+                await trio.sleep(delay)
+                delay = min(delay * 2, RETRY_MAX)
 
     # -- both -----------------------------------------------------------------------------
 

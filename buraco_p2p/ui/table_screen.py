@@ -32,6 +32,7 @@ def clock_text(seconds: float) -> str:
 # How a peer's link was made, in the few letters a seat label has room for.
 LINK_WORDS = {
     "direct (IPv6)": "IPv6",
+    "direct (IPv6, punched)": "IPv6 punched",
     "direct (punched)": "punched",
     "mapped": "mapped",
     "relayed by the host": "relayed",

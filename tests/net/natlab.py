@@ -201,6 +201,24 @@ class Lab:
         return (Endpoint.parse(STUN_V4[0], STUN_PORT), Endpoint.parse(STUN_V4[1], STUN_PORT))
 
 
+def add_v6_home(lab: Lab) -> Home:
+    """A home on IPv6 alone: its global address 2001:db8:<i>::2 behind the router's stateful
+    firewall (no NAT on IPv6), which drops every connection from outside nobody inside asked
+    for; the home's IPv4 address and default route are taken away."""
+    home = lab.add_home()
+    _run("ip", "-n", home.namespace, "route", "del", "default")
+    _run("ip", "-n", home.namespace, "addr", "del", f"{home.lan_ip}/24", "dev", "eth0")
+    return home
+
+
+def open_pinhole(home: Home, port: int) -> None:
+    """`home`'s router lets connections from outside in to its IPv6 address at `port`, as an
+    IPv6 router's firewall does for a PCP MAP request (RFC 6887 section 11) or a rule by hand."""
+    _run("ip", "netns", "exec", home.router, "nft", "insert", "rule", "inet", "guard",
+         "pass_through", "ip6", "daddr", home.v6_ip, "tcp", "dport", str(port),
+         "accept")  # fmt: skip
+
+
 def _enter(namespace: str) -> None:
     libc = ctypes.CDLL(None, use_errno=True)
     fd = os.open(f"/var/run/netns/{namespace}", os.O_RDONLY)
@@ -520,6 +538,8 @@ def mesh_table(
     direct_wait: float = 15.0,
     timeout: float = 60.0,
     hand_dir: Path | None = None,
+    listen_host: str = "0.0.0.0",
+    map_host: bool = True,
     reach: Reach | None = None,
 ) -> TableOutcome:
     """A real table of `len(homes)` seats: the host in `homes[0]`, one joiner per other home.
@@ -528,7 +548,9 @@ def mesh_table(
     its invite, as `--internet` does; the joiners have no STUN server and no mapping. Every
     peer listens on every IPv4 interface of its home. Each waits until all its links are up
     and, for up to `direct_wait` seconds, none is relayed (links that cannot punch stay
-    relayed); then every peer sends one message to all and reads one from each. With
+    relayed); then every peer sends one message to all and reads one from each. Every peer
+    listens on `listen_host` ("::": IPv6 only); with `map_host` False the host asks its router
+    for no mapping (an IPv6 host's firewall is opened by the caller, `open_pinhole`). With
     `hand_dir` (where each peer keeps its table), the table then plays one hand of the
     classic rules, each seat a bot, over these links.
 
@@ -648,14 +670,14 @@ def mesh_table(
     def host(home: Home) -> Callable[[], Awaitable[None]]:
         async def go() -> None:
             async with host_table(
-                ids[home.index], listen_host="0.0.0.0", port=host_port, seats=len(homes)
+                ids[home.index], listen_host=listen_host, port=host_port, seats=len(homes)
             ) as mesh:
-                if reach is None:
-                    mapping = await map_port(host_port)
-                    mesh.advertise_also(mapping.external, CandidateKind.MAPPED)
-                else:
+                if reach is not None:
                     await reach.host(mesh, host_port, say_for(home))
                     mesh.nursery.start_soon(paste_codes, mesh, say_for(home))
+                elif map_host:
+                    mapping = await map_port(host_port)
+                    mesh.advertise_also(mapping.external, CandidateKind.MAPPED)
                 invite_box.append(mesh.invite)
                 started.append(time.perf_counter())
                 invite_ready.set()
@@ -681,7 +703,7 @@ def mesh_table(
                 seated = False
                 try:
                     async with join_table(
-                        ids[home.index], invite, listen_host="0.0.0.0", port=port,
+                        ids[home.index], invite, listen_host=listen_host, port=port,
                         before_dial=before if reach is not None else None,
                     ) as mesh:  # fmt: skip
                         seated = True
@@ -695,7 +717,7 @@ def mesh_table(
         return go
 
     stop = threading.Event()
-    responder = portmap_responder(homes[0], stop)
+    responder = portmap_responder(homes[0], stop) if map_host else None
     try:
         threads = [run_in(homes[0].namespace, host(homes[0]))]
         threads += [run_in(h.namespace, joiner(h)) for h in homes[1:]]
@@ -709,7 +731,8 @@ def mesh_table(
             raise errors[0]
     finally:
         stop.set()
-        responder.join(10)
+        if responder is not None:
+            responder.join(10)
     return TableOutcome(
         links, round(max(up_at.values()) - started[0], 3), received, sum(chunks), tries,
         hand_entries, hand_digests,

@@ -54,8 +54,6 @@ EXIT_INTERRUPTED = 130
 # A joiner's pause between attempts to reach the host: doubling, capped.
 RETRY_FIRST = 1.0
 RETRY_MAX = 30.0
-# A joiner that has not reached the host for this long says why and what would help, once.
-ADVICE_AFTER = 60.0
 
 
 class UsageError(Exception):
@@ -297,7 +295,7 @@ async def host_reach(mesh: Mesh, port: int, args: argparse.Namespace) -> AsyncIt
 def show_invite(mesh: Mesh) -> None:
     """The table's invite code and its short code, as a host prints them, and a word if
     they lead only to addresses inside the host's network."""
-    from buraco_p2p.net.mesh.internet import host_reach_note
+    from buraco_p2p.net.mesh.wayout import host_reach_note
 
     invite = mesh.invite
     _print("invite code (give it to the other players):")
@@ -313,6 +311,7 @@ def show_invite(mesh: Mesh) -> None:
 
 async def _host_main(args: argparse.Namespace) -> int:
     from buraco_p2p.net.mesh.internet import answer_reply_code
+    from buraco_p2p.net.mesh.wayout import PastedCode, tell_empty_seats
 
     _stun_servers(args)  # a --stun or --turn that cannot work fails before any socket opens
     turn_servers(args)
@@ -347,11 +346,14 @@ async def _host_main(args: argparse.Namespace) -> int:
                 async with trio.open_nursery() as nursery:
                     nursery.start_soon(_stdin_lines, send)
                     lines, lobby_recv = trio.open_memory_channel[str](16)
+                    pasted: list[PastedCode] = []
 
                     async def reply(text: str) -> None:
-                        await answer_reply_code(mesh, port, text, _print)
+                        await answer_reply_code(mesh, port, text, _print, pasted=pasted)
 
                     nursery.start_soon(_route_reply_codes, recv, lines, nursery, reply)
+                    # after the first minute: the seats still empty, and what we know of why
+                    nursery.start_soon(tell_empty_seats, mesh, _print, pasted)
                     await lobby.run(lobby_recv)
                     nursery.cancel_scope.cancel()
     return 0
@@ -453,45 +455,43 @@ async def _join_main(args: argparse.Namespace) -> int:
         f"joining as {identity.nickname} ({identity.public.fingerprint()}); host fingerprint "
         f"{PeerKey(invite.host_key).fingerprint()}; waiting for the host to seat you ..."
     )
+    from buraco_p2p.net.mesh.wayout import JoinerWords
+
     send, recv = trio.open_memory_channel[str](16)
-    delay = RETRY_FIRST
-    started, advised = trio.current_time(), False
-    while True:
-        seated = False
-        try:
-            async def before_dial(mesh: Mesh, port: int) -> None:
-                from buraco_p2p.net.mesh.internet import prepare_reply_code
-                from buraco_p2p.net.mesh.turning import keep_relay
+    words = JoinerWords(invite, _print)
+    async with words.watching() as watch:  # after the first minute: why, what would help
+        delay = RETRY_FIRST
+        while True:
+            seated = False
+            try:
+                async def before_dial(mesh: Mesh, port: int) -> None:
+                    from buraco_p2p.net.mesh.internet import prepare_reply_code
+                    from buraco_p2p.net.mesh.turning import keep_relay
 
-                if turn:
-                    await mesh.nursery.start(
-                        functools.partial(keep_relay, advertise=False), mesh, turn, _print
-                    )
-                await prepare_reply_code(mesh, port, invite, stun, _print)
+                    if turn:
+                        await mesh.nursery.start(
+                            functools.partial(keep_relay, advertise=False), mesh, turn, _print
+                        )
+                    await prepare_reply_code(mesh, port, invite, stun, _print, words)
 
-            async with join_table(
-                identity, invite, listen_host=args.listen, port=args.port,
-                before_dial=before_dial if stun or turn else None,
-            ) as mesh:  # fmt: skip
-                seated = True
-                lobby = JoinerLobby(mesh, _print)
-                async with trio.open_nursery() as nursery:
-                    nursery.start_soon(_stdin_lines, send)
-                    await lobby.seated(functools.partial(lobby.run, recv))
-                    nursery.cancel_scope.cancel()
-            return 0
-        except MeshError as exc:
-            if seated:
-                raise
-            _print(f"* {exc}; trying again in {delay:g} s")
-            if not advised and trio.current_time() - started >= ADVICE_AFTER:
-                from buraco_p2p.net.mesh.internet import printed_reply_code, unreachable_advice
-
-                advised = True
-                for line in unreachable_advice(invite, reply_code=printed_reply_code()):
-                    _print(line)
-        await trio.sleep(delay)
-        delay = min(delay * 2, RETRY_MAX)
+                async with join_table(
+                    identity, invite, listen_host=args.listen, port=args.port,
+                    before_dial=before_dial if stun or turn else None,
+                ) as mesh:  # fmt: skip
+                    seated = True
+                    watch.cancel()
+                    lobby = JoinerLobby(mesh, _print)
+                    async with trio.open_nursery() as lines:
+                        lines.start_soon(_stdin_lines, send)
+                        await lobby.seated(functools.partial(lobby.run, recv))
+                        lines.cancel_scope.cancel()
+                return 0
+            except MeshError as exc:
+                if seated:
+                    raise
+                words.failed(exc, delay)
+            await trio.sleep(delay)
+            delay = min(delay * 2, RETRY_MAX)
 
 
 class _OneLine(logging.Formatter):

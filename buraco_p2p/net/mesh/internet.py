@@ -14,6 +14,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Protocol
 
 from buraco_p2p.net.channel.errors import NetError
+from buraco_p2p.net.mesh.wayout import TURN_FLAG, JoinerWords, PastedCode
 from buraco_p2p.net.reach.candidates import CandidateKind, NatClass
 from buraco_p2p.net.reach.invite import Endpoint, Invite, InviteError
 from buraco_p2p.net.reach.stun import StunError, binding, probe
@@ -25,6 +26,7 @@ if TYPE_CHECKING:
 STUN_DEFAULT_PORT = 3478
 # Reply codes this process has printed (a retry from the same port prints none again).
 _printed: set[str] = set()
+_printed_notes: set[str] = set()
 
 NAT_ADVICE = {
     NatClass.OPEN: "no NAT: players anywhere can dial you if your firewall lets them",
@@ -95,75 +97,11 @@ def contact_line(
     return "* will contact " + " and ".join(parts) + "; nothing else"
 
 
-# Addresses that lead somewhere only inside one network: RFC 1918, carrier-grade NAT's shared
-# space, link-local, loopback, unique-local IPv6.
-_INSIDE = tuple(
-    ipaddress.ip_network(net)
-    for net in ("10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", "100.64.0.0/10",
-                "169.254.0.0/16", "127.0.0.0/8", "fc00::/7", "fe80::/10", "::1/128")
-)  # fmt: skip
-NO_REACH_HELP = (
-    "what would help: a port mapping on the host's router (host --internet, with PCP, NAT-PMP "
-    "or UPnP switched on in the router), or a reply code (host and joiners both with "
-    "--stun IP:PORT, the host pasting the joiner's code); a TURN relay (--turn "
-    "USER:PASSWORD@IP:PORT, on the side no one can reach); players on one network can use --lan"
-)
-
-
-def printed_reply_code() -> bool:
-    """Whether this process has printed a reply code for the host to paste."""
-    return bool(_printed)
-
-
-def inside_only(endpoint: Endpoint) -> bool:
-    """Whether `endpoint` can be reached only from inside its own network."""
-    return any(endpoint.ip in net for net in _INSIDE if net.version == endpoint.ip.version)
-
-
-def host_reach_note(invite: Invite) -> str | None:
-    """Host: a line saying the invite reaches only its own network, or None if it names an
-    address players elsewhere can try."""
-    if not invite.addresses or not all(inside_only(ep) for ep in invite.addresses):
-        return None
-    return ("* every address in this invite is inside your network: players elsewhere cannot "
-            "reach you (--internet asks your router for a port mapping; --stun learns your "
-            "public address for reply codes)")  # fmt: skip
-
-
-def unreachable_advice(invite: Invite, *, reply_code: bool) -> list[str]:
-    """Joiner: why the host has not been reached for a minute, and what would help, in lines.
-
-    `reply_code`: whether we printed a reply code for the host to paste."""
-    by_kind: dict[int, list[Endpoint]] = {}
-    for ep, kind in zip(invite.addresses, invite.kinds, strict=True):
-        by_kind.setdefault(kind, []).append(ep)
-    mapped = by_kind.get(CandidateKind.MAPPED, [])
-    reflexive = by_kind.get(CandidateKind.REFLEXIVE, [])
-    public = [ep for ep in by_kind.get(CandidateKind.HOST, []) if not inside_only(ep)]
-    if mapped:
-        why = (
-            f"nothing answers at {mapped[0]}, the port the host's router maps: the host may "
-            "have stopped, or its router dropped the mapping or changed its address"
-        )
-    elif reflexive and invite.nat_class == NatClass.RANDOM:
-        why = (f"the host is behind a NAT ({reflexive[0]}) that gives every destination a new "
-               "port and has no port mapping: nobody outside its network can reach it")  # fmt: skip
-    elif reflexive:
-        how = (
-            "give the host the reply code printed above to paste"
-            if reply_code
-            else "join with --stun IP:PORT to get a reply code for the host to paste"
-        )
-        why = (f"the host is behind a NAT ({reflexive[0]}) with no port mapping, so only a punch "
-               f"both sides time together gets through: {how}")  # fmt: skip
-    elif public:
-        why = (f"nothing answers at {', '.join(str(ep) for ep in public[:2])}: the host may have "
-               "stopped, or a firewall drops connections to it")  # fmt: skip
-    else:
-        shown = ", ".join(str(ep) for ep in invite.addresses[:3])
-        why = (f"the invite names only addresses inside the host's own network ({shown}); from "
-               "another network they lead nowhere")  # fmt: skip
-    return [f"* the host has not answered for a minute: {why}", f"* {NO_REACH_HELP}"]
+def _say_once(say: Callable[[str], None], text: str) -> None:
+    """`say(text)` unless this process said it already (a joiner's attempts repeat)."""
+    if text not in _printed_notes:
+        _printed_notes.add(text)
+        say(text)
 
 
 class Advertiser(Protocol):
@@ -207,7 +145,12 @@ async def _public_address(port: int, stun: Sequence[Endpoint]) -> tuple[Endpoint
 
 
 async def prepare_reply_code(
-    mesh: Mesh, port: int, invite: Invite, stun: Sequence[Endpoint], say: Callable[[str], None]
+    mesh: Mesh,
+    port: int,
+    invite: Invite,
+    stun: Sequence[Endpoint],
+    say: Callable[[str], None],
+    words: JoinerWords | None = None,
 ) -> None:
     """Joiner: learn our public address for `port`, print a reply code, punch toward the host.
 
@@ -217,7 +160,8 @@ async def prepare_reply_code(
     work (a NAT here or there gives every destination a new port), the code still tells the
     host our public address, which it permits on its TURN relay (an invite with a relayed
     candidate), and our own relayed address if we hold one (`--turn`): the host then dials
-    that, and we wait for it (`Mesh.turn_targets`).
+    that, and we wait for it (`Mesh.turn_targets`). Our NAT class goes to `words`, for the
+    advice after the first minute. Run before every attempt, it says each thing once.
     """
     kinds = list(zip(invite.addresses, invite.kinds, strict=True))
     targets = frozenset(ep for ep, kind in kinds if kind == CandidateKind.REFLEXIVE)
@@ -225,6 +169,8 @@ async def prepare_reply_code(
     relay = mesh.turn
     if CandidateKind.MAPPED in invite.kinds or not (targets or host_relays):
         return  # a port the host's router forwards, or nothing to punch: no code needed
+    if not stun and relay is None:
+        return
     from buraco_p2p.net.mesh.turning import host_ips, permit
     from buraco_p2p.net.reach.candidates import Candidate
     from buraco_p2p.net.reach.reply import ReplyCode
@@ -235,7 +181,10 @@ async def prepare_reply_code(
         try:
             mine, nat = await _public_address(port, stun)
         except (StunError, OSError) as exc:
-            say(f"* no public address learnt from STUN: {exc}")
+            _say_once(say, f"* no public address learnt from STUN: {exc}")
+        else:
+            if words is not None:
+                words.mine = nat
     punchable = (mine is not None and bool(targets) and nat != NatClass.RANDOM
                  and invite.nat_class != NatClass.RANDOM)  # fmt: skip
     if mine is None and relay is not None and relay.mapped is not None:
@@ -244,11 +193,14 @@ async def prepare_reply_code(
     if not punchable and relay is not None and relay.relayed is not None and targets:
         candidates.append(Candidate(CandidateKind.RELAYED, relay.relayed))
     if not candidates:
-        say("* no public address learnt, so no reply code")
+        _say_once(say, "* no public address learnt, so no reply code")
         return
     if not punchable and not host_relays and len(candidates) < 2:
-        say("* a NAT here or at the host gives every destination a new port: punching cannot "
-            "work; the host needs a port mapping, or one of you a TURN relay (--turn)")  # fmt: skip
+        whose = ("your NAT and the host's" if nat == invite.nat_class
+                 else "your NAT" if nat == NatClass.RANDOM else "the host's NAT")  # fmt: skip
+        _say_once(say, f"* {whose} gives every destination a new public port (symmetric): no "
+                       "punch can get through, so no reply code; the host needs a port mapping, "
+                       f"or one of you a TURN relay ({TURN_FLAG})")  # fmt: skip
         return
     code = ReplyCode(tuple(candidates), nat)
     text = code.to_text(invite.room_secret, invite.table_id)
@@ -260,6 +212,8 @@ async def prepare_reply_code(
         _printed.add(text)
         say("* if the host cannot be reached directly, give the host this reply code to paste:")
         say(text)
+    if words is not None:
+        words.reply_code = True
     if punchable:
         mesh.punch_port = port
         mesh.punch_targets = targets
@@ -268,15 +222,24 @@ async def prepare_reply_code(
 
 
 async def answer_reply_code(
-    mesh: Mesh, port: int, text: str, say: Callable[[str], None], window: float = 30.0
+    mesh: Mesh,
+    port: int,
+    text: str,
+    say: Callable[[str], None],
+    window: float = 30.0,
+    pasted: list[PastedCode] | None = None,
 ) -> None:
     """Host: a pasted reply code; dial its candidates from our listening port until one opens.
 
     The joiner is dialing us at the same time; the stream that opens goes through the same
     handshake and admission as any accepted connection. The code's addresses are permitted on
     our TURN relay first, if we hold one (the joiner may come through it); where a punch cannot
-    work, a relayed candidate of the joiner's is dialed instead, with plain TCP.
+    work, a relayed candidate of the joiner's is dialed instead, with plain TCP. What became
+    of it goes to `pasted` (for `empty_seats_words`).
     """
+    record = PastedCode(text.strip())
+    if pasted is not None:
+        pasted.append(record)
     from buraco_p2p.net.mesh.turning import dial_relayed, permit
     from buraco_p2p.net.reach.punch import PunchError, simultaneous_open
     from buraco_p2p.net.reach.reply import ReplyCode, ReplyCodeError
@@ -292,11 +255,14 @@ async def answer_reply_code(
         except ReplyCodeError as exc:
             refusal = refusal or exc
     if code is None:
+        record.outcome = f"refused ({refusal})"
         say(f"* reply code refused: {refusal}")
         return
     if mesh.server is None:
+        record.outcome = "ignored (the table was not listening)"
         say("* reply code ignored: the table is not listening")
         return
+    record.nat = code.nat_class
     if mesh.turn is not None:
         await permit(mesh, [c.endpoint.ip for c in code.candidates], say)
         say("* the reply code's address may now reach us through the TURN relay")
@@ -310,6 +276,7 @@ async def answer_reply_code(
         except PunchError as exc:
             say(f"* {exc}")
             continue
+        record.outcome = f"punched to {candidate.endpoint}"
         mesh.punched.add(str(candidate.endpoint))  # the link says "direct (punched)" here too
         await mesh.server.handle_stream(stream)
         return
@@ -317,7 +284,19 @@ async def answer_reply_code(
         say(f"* dialing {candidate.endpoint}, the joiner's TURN relay ...")
         relayed_stream = await dial_relayed(mesh, candidate.endpoint, window)
         if relayed_stream is not None:
+            record.outcome = f"through the joiner's TURN relay {candidate.endpoint}"
             await mesh.server.handle_stream(relayed_stream)
             return
-    if punchable or relayed:
-        say("* no connection from the reply code: the joiner may have given up waiting")
+    if not punchable and not relayed:
+        if mesh.turn is not None:
+            record.outcome = "permitted on our TURN relay"
+            return
+        record.outcome = "not dialed: a NAT gives every destination a new port"
+        say(f"* reply code {record.label}: no punch can get through (a NAT gives every "
+            "destination a new port); a port mapping here (--internet) or a TURN relay "
+            f"({TURN_FLAG}) would help")  # fmt: skip
+        return
+    record.outcome = f"no connection within {window:g} s"
+    say(f"* no connection from the reply code {record.label}: the joiner may have given up "
+        "waiting, or its NAT gives every destination a new port (then a port mapping here, "
+        f"--internet, or a TURN relay both name, {TURN_FLAG}, would help)")  # fmt: skip

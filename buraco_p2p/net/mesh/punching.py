@@ -22,7 +22,8 @@ A pair that cannot punch (a random NAT on either side) stays on the relay throug
 end-to-end encrypted as before; the host tries again, with a backoff, while that pair's
 relayed channel carries traffic. The host only coordinates a pair where it sees at least one
 of the two at an address it does not advertise (it is behind a NAT): on a LAN the plain dial
-works.
+works; or a pair already on the relay where one is on IPv6 beyond one network, whose router
+may keep a stateful firewall (no NAT) that drops the plain dial but lets a punch through.
 
 A joiner checks a `punch` in full before it dials anything: the peer must hold a seat (not
 the host's, not ours), and every candidate must be a unicast address of family 4 or 6 that is
@@ -110,6 +111,14 @@ def _endpoint(value: Any, who: str, *, dialed: bool = True) -> Endpoint:
     except (InviteError, ValueError):
         raise PunchRecordError(f"{who} sent an address that does not parse") from None
     return check_candidate(ep, who) if dialed else ep
+
+
+_LOCAL_V6 = tuple(ipaddress.ip_network(n) for n in ("fc00::/7", "fe80::/10", "::1/128"))
+
+
+def _local_v6(ip: ipaddress.IPv4Address | ipaddress.IPv6Address) -> bool:
+    """A unique-local, link-local or loopback IPv6 address: it leads nowhere outside."""
+    return any(ip in net for net in _LOCAL_V6)
 
 
 def endpoint_wire(ep: Endpoint) -> list[Any]:
@@ -222,12 +231,15 @@ class Punches:
 
         Called for every relayed chunk, so a punch that failed (a SYN lost, a pong late on a
         busy machine) is tried again after its backoff for as long as the pair needs the
-        relay, not only when a channel opens; `pair` makes all but those calls cheap."""
-        self.pair(a, b)
+        relay, not only when a channel opens; `pair` makes all but those calls cheap. A pair
+        on the relay is punched also where neither is behind a NAT but one is on IPv6 outside
+        its own network: a stateful firewall drops the plain dial there, not a punch."""
+        self.pair(a, b, relayed=True)
 
-    def pair(self, a: PeerKey, b: PeerKey) -> None:
+    def pair(self, a: PeerKey, b: PeerKey, *, relayed: bool = False) -> None:
         """Host: time a punch between joiners `a` and `b`, unless one is under way, the
-        pair's backoff has not run out, or they need none."""
+        pair's backoff has not run out, or they need none (`relayed`: they are on the
+        relay, so the plain dial did not get through)."""
         mesh = self.mesh
         pair = frozenset((a, b))
         if (
@@ -235,7 +247,7 @@ class Punches:
             or len(pair) != 2
             or pair in self._busy
             or trio.current_time() < self._next_at.get(pair, 0.0)
-            or not self._wanted(a, b)
+            or not self._wanted(a, b, relayed=relayed)
         ):
             return
         self._busy.add(pair)
@@ -249,7 +261,13 @@ class Punches:
             return False
         return all(ep.ip != seen.ip for ep in member.addresses)
 
-    def _wanted(self, a: PeerKey, b: PeerKey) -> bool:
+    def _firewalled_v6(self, key: PeerKey) -> bool:
+        """We see `key` on IPv6 at an address outside any one network (no NAT, but maybe a
+        router's stateful firewall that drops connections nobody inside asked for)."""
+        seen = self.observed.get(key)
+        return seen is not None and seen.ip.version == 6 and not _local_v6(seen.ip)
+
+    def _wanted(self, a: PeerKey, b: PeerKey, *, relayed: bool = False) -> bool:
         mesh = self.mesh
         hook = mesh.config.refuse_direct
         if hook is not None and (hook(a, b) or hook(b, a)):
@@ -258,6 +276,8 @@ class Punches:
             return False
         if a not in self.observed or b not in self.observed:
             return False
+        if relayed and (self._firewalled_v6(a) or self._firewalled_v6(b)):
+            return True
         return self._behind_nat(a) or self._behind_nat(b)
 
     def candidates(self, key: PeerKey) -> list[Endpoint]:

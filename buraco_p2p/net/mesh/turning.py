@@ -94,7 +94,7 @@ async def _serve(mesh: Mesh, relay: TurnRelay) -> None:
 def host_ips(invite: Invite) -> list[IPAddress]:
     """The IPs a host dials a joiner's relay from: those of its candidates that lead outside
     its network (the invite's own public, mapped and reflexive addresses)."""
-    from buraco_p2p.net.mesh.internet import inside_only
+    from buraco_p2p.net.mesh.wayout import inside_only
 
     return sorted(
         {ep.ip for ep, kind in zip(invite.addresses, invite.kinds, strict=True)

@@ -153,6 +153,12 @@ class CandidateError(NetError):
     """A candidate list that cannot be used."""
 
 
+def _beyond_one_network(ip: IPAddress) -> bool:
+    """An IPv6 address that is neither unique-local, link-local nor loopback: no NAT in
+    front of it, at most a firewall."""
+    return not (ip.is_link_local or ip.is_loopback or ip in ipaddress.ip_network("fc00::/7"))
+
+
 def describe_link(
     *, relayed: bool, punched: bool, remote: IPAddress | None, remote_kind: CandidateKind | None,
     turn: IPAddress | None = None,
@@ -167,8 +173,8 @@ def describe_link(
         return f"relayed (TURN {remote})"
     if remote_kind == CandidateKind.MAPPED:
         return "mapped"
-    if remote is not None and remote.version == 6 and remote.is_global:
-        return "direct (IPv6)"
+    if remote is not None and remote.version == 6 and _beyond_one_network(remote):
+        return "direct (IPv6, punched)" if punched else "direct (IPv6)"
     if punched or remote_kind == CandidateKind.REFLEXIVE:
         return "direct (punched)"
     return "direct"

@@ -129,3 +129,50 @@ def test_a_reply_code_shown_by_a_full_screen_joiner_and_pasted_by_the_host_makes
                     "the joiner's link to the host, punched", WAIT)  # fmt: skip
     _leave(joiner)
     _leave(host)
+
+
+def test_a_host_resumed_on_the_full_screen_asks_its_router_again(
+    lab: Lab, panes: tuple[Pane, Pane], tmp_path: Path
+) -> None:
+    from buraco_p2p.net.reach.candidates import CandidateKind
+    from buraco_p2p.net.reach.invite import Endpoint, Invite
+
+    home = lab.add_home()
+    stop = threading.Event()
+    asked: list[bytes] = []
+    responder = portmap_responder(home, stop, log=asked)
+    pane = panes[0]
+    ana = tmp_path / "ana"
+    try:
+        _run(pane, home, ana, "host", "--nick", "ana", "--players", "2", "--bots", "1",
+             "--port", "4500", "--internet")  # fmt: skip
+        pane.wait_for(lambda s: "Port mapping mapped by PCP" in s and "Seats 2/2" in s,
+                      "the mapping and the bot seated", WAIT)  # fmt: skip
+        pane.type("r")
+        pane.wait_for(lambda s: "lobby" not in s.splitlines()[0], "the table screen", WAIT)
+        pane.type("q")
+        pane.wait_for(lambda s: "Quit the match?" in s, "the quit question", WAIT)
+        pane.type("y")
+        pane.wait_for(lambda s: s.rstrip().endswith("$"), "the shell prompt", WAIT)
+        (table,) = [p.name for p in (ana / "data" / "tables").iterdir()]
+        invite_file = ana / "data" / "invites" / f"{table}.txt"
+        invite_file.unlink()
+        before = len(asked)
+        _run(pane, home, ana, "resume", table, "--internet")
+        pane.wait_for(lambda s: "resumed" in s.splitlines()[0], "the resumed table", WAIT)
+        pane.type("C")  # the whole feed
+        feed = pane.wait_for(lambda s: "port mapped by PCP" in s and "joins again" in s,
+                             "the new mapping in the feed", WAIT)  # fmt: skip
+        assert f"port mapped by PCP: {home.public_ip}:4500" in feed, feed
+        assert len(asked) > before  # the router was asked again
+        invite = Invite.from_text(invite_file.read_text())
+        kinds = dict(zip(invite.addresses, invite.kinds, strict=True))
+        assert kinds.get(Endpoint.parse(home.public_ip, 4500)) == CandidateKind.MAPPED, kinds
+        pane.send("Escape")
+        pane.type("q")
+        pane.wait_for(lambda s: "Quit the match?" in s, "the quit question", WAIT)
+        pane.type("y")
+        pane.wait_for(lambda s: s.rstrip().endswith("$"), "the shell prompt", WAIT)
+    finally:
+        stop.set()
+        responder.join(10)

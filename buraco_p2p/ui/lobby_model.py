@@ -104,8 +104,12 @@ class LobbyModel:
 
     def out(self, text: str) -> None:
         """The lobby's output: notices and chat, one entry per line (the seat lists the line
-        lobby prints are left out: the screen shows the seats above)."""
-        self.log.extend(line for line in text.split("\n") if not line.startswith("  seat "))
+        lobby prints are left out, headings too: the screen shows the seats above)."""
+        lines = text.split("\n")
+        kept = [line for line in lines if not line.startswith("  seat ")]
+        if len(kept) == 1 < len(lines) and kept[0].endswith(":"):
+            kept = []  # a seat list's heading, "* seated (2/4):": the seats are drawn above
+        self.log.extend(kept)
         del self.log[:-MAX_LOG]
         self.on_change()
 

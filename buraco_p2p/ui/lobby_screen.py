@@ -92,6 +92,14 @@ def _seat_rows(m: LobbyModel, cols: int) -> list[Row]:
     return rows
 
 
+def _labelled(label: str, text: str, cols: int, most: int = 2) -> list[Row]:
+    """`text` after `label`, wrapped at spaces under itself in at most `most` rows."""
+    pad = " " * len(label)
+    lines = _wrap(text, cols - len(label), " ")[:most]
+    return [cv.fit([("class:label", label if i == 0 else pad), ("", line)], cols)
+            for i, line in enumerate(lines)]  # fmt: skip
+
+
 def _reach_rows(m: LobbyModel, cols: int) -> list[Row]:
     """`--internet`/`--upnp`/`--stun`: the host's addresses with how each was learnt and the
     port mapping's state; a joiner's reply code to copy, and why the host needs it."""
@@ -100,9 +108,9 @@ def _reach_rows(m: LobbyModel, cols: int) -> list[Row]:
     rows: list[Row] = []
     if m.is_host and m.addresses:
         shown = " · ".join(f"{ep} {word}" for ep, word in m.addresses)
-        rows.append(cv.fit([("class:label", " Addresses "), ("", shown)], cols))
+        rows += _labelled(" Addresses ", shown, cols)
     if m.is_host and m.mapping:
-        rows.append(cv.fit([("class:label", " Port mapping "), ("", m.mapping)], cols))
+        rows += _labelled(" Port mapping ", m.mapping, cols, 3)
     if not m.is_host and m.reply_code and m.lobby is None:
         rows.append(cv.fit([("class:label", " Reply code"),
                             ("class:dim", " for the host to paste (select it with the mouse)")],

@@ -98,3 +98,16 @@ def test_the_host_addresses_list_the_outside_ones_first_with_how_each_was_learnt
         ("198.51.100.11:4480", "mapped"), ("198.51.100.12:4481", "public (STUN)"),
         ("10.0.1.2:4480", "this machine"),
     ]  # fmt: skip
+
+
+def test_a_long_mapping_state_wraps_under_its_label_and_seat_list_headings_are_left_out() -> None:
+    m, _ = _host()
+    m.mapping = ("none (PCP/NAT-PMP: the router at 10.0.1.1 did not answer: nothing listens on "
+                 "its UDP port 5351; UPnP: no UPnP device answered)")  # fmt: skip
+    lines = _text(m).splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith(" Port mapping none"))
+    assert lines[start + 1].startswith(" " * 14) and lines[start + 1].strip()
+    assert all(len(line) <= 80 for line in lines)
+    m.out("* seated (1/2):\n  seat 1: ana (you)  aaaa-bbbb\n  seat 2: (empty)")
+    m.out("* bia connected (direct (punched))")
+    assert m.log == ["* bia connected (direct (punched))"]

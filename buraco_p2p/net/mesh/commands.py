@@ -236,7 +236,7 @@ class ReachOutput:
     mapping: Callable[[str], None] = lambda text: None
 
 
-async def _upnp_later(mesh: Mesh, port: int, out: ReachOutput) -> None:
+async def _upnp_later(mesh: Mesh, port: int, out: ReachOutput, pcp: str) -> None:
     """`--internet` without PCP/NAT-PMP: ask UPnP while the table is already open (its
     discovery takes seconds), and once the router maps the port, hold the mapping for the
     table's life and print the invite again with it."""
@@ -251,7 +251,7 @@ async def _upnp_later(mesh: Mesh, port: int, out: ReachOutput) -> None:
             out.invite(mesh)
             await trio.sleep_forever()
     except UpnpError as exc:
-        out.mapping(f"none: {exc}")
+        out.mapping(f"none (PCP/NAT-PMP: {pcp}; UPnP: {exc})")
         out.say(f"* no UPnP port mapping: {exc}")
 
 
@@ -289,10 +289,10 @@ async def host_reach(
                 try:
                     held = await stack.enter_async_context(hold_mapping(port))
                 except PortMapError as exc:
-                    out.mapping(f"no PCP/NAT-PMP mapping: {exc}; asking UPnP")
+                    out.mapping(f"asking UPnP (PCP/NAT-PMP: {exc})")
                     out.say(f"* no PCP/NAT-PMP mapping: {exc}; asking UPnP meanwhile")
                     nursery = await stack.enter_async_context(trio.open_nursery())
-                    nursery.start_soon(_upnp_later, mesh, port, out)
+                    nursery.start_soon(_upnp_later, mesh, port, out, str(exc))
                     stack.callback(nursery.cancel_scope.cancel)
                 else:
                     mesh.advertise_also(held.mapping.external)

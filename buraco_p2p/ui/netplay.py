@@ -43,6 +43,7 @@ from buraco_p2p.net.mesh.commands import (
     check_listen,
     check_port,
     host_reach,
+    joiner_reach,
     run_reporting,
 )
 from buraco_p2p.net.mesh.lobby import Lobby
@@ -160,6 +161,7 @@ class LobbyFeed(DriverFeed):
             box.append(lobby)
             await self._reach(stack, mesh)
             self._show_invite(mesh)
+            self._reach_note(mesh)
             self.model.attach(lobby)
             lobby.on_seats = self.model.announce_rules
             if self.lan:
@@ -173,7 +175,7 @@ class LobbyFeed(DriverFeed):
         """The host's `--internet`/`--upnp`/`--stun` (`host_reach`, as the line client runs
         it) for the table's life, reported on the lobby screen; a pasted reply code is
         answered as the line client answers it (`answer_reply_code`)."""
-        from buraco_p2p.net.mesh.internet import answer_reply_code, host_reach_note
+        from buraco_p2p.net.mesh.internet import answer_reply_code
 
         port = mesh.advertised[0].port if mesh.advertised else self.port
         model = self.model
@@ -190,9 +192,15 @@ class LobbyFeed(DriverFeed):
             host_reach(mesh, port, self.reach or argparse.Namespace(),
                        host_output(model, self._show_invite))
         )  # fmt: skip
+
+    def _reach_note(self, mesh: Mesh) -> None:
+        """As the line client says under its invite: a word if every address in it is inside
+        this network (players elsewhere cannot reach us)."""
+        from buraco_p2p.net.mesh.internet import host_reach_note
+
         note = host_reach_note(mesh.invite)
         if note is not None:
-            model.out(note)
+            self.model.out(note)
 
     def _show_invite(self, mesh: Mesh) -> None:
         invite = mesh.invite
@@ -254,18 +262,10 @@ class LobbyFeed(DriverFeed):
         model.host_fingerprint = PeerKey(invite.host_key).fingerprint()
         self.table_id = invite.table_id
         model.status = "waiting for the host to seat you"
-        stun = _stun_servers(self.reach) if self.reach is not None else []
-        if model.reaching:
-            from buraco_p2p.net.mesh.internet import contact_line
-
-            model.out(contact_line(False, False, stun))
+        # the same steps as the line client's (`joiner_reach`), said on the screen
+        reach = self.reach or argparse.Namespace(internet=False, stun=None)
+        before_dial = joiner_reach(reach, invite, joiner_say(model))
         model.say(f"asked the host ({model.host_fingerprint}) for a seat; waiting for its answer")
-        say = joiner_say(model)
-
-        async def before_dial(mesh: Mesh, port: int) -> None:
-            from buraco_p2p.net.mesh.internet import prepare_reply_code
-
-            await prepare_reply_code(mesh, port, invite, stun, say)
 
         delay = RETRY_FIRST
         started, advised = trio.current_time(), False
@@ -273,7 +273,7 @@ class LobbyFeed(DriverFeed):
             try:
                 async with join_table(
                     self.identity, invite, listen_host=self.listen, port=self.port,
-                    before_dial=before_dial if stun else None,
+                    before_dial=before_dial,
                 ) as mesh:  # fmt: skip
                     lobby = JoinerLobby(mesh, model.out)
                     model.attach(lobby)

@@ -42,7 +42,10 @@ from buraco_p2p.net.reach.shortcode import ShortCode, fetch_invite, is_short_cod
 from buraco_p2p.net.table.appmessages import printable
 from buraco_p2p.net.table.table import KICKED, JoinRefused
 
-__all__ = ["JoinerLobby", "ReachOutput", "SeatLost", "UsageError", "exit_status", "register"]
+__all__ = [
+    "JoinerLobby", "ReachOutput", "SeatLost", "UsageError", "exit_status", "joiner_reach",
+    "register",
+]  # fmt: skip
 
 T = TypeVar("T")
 
@@ -381,6 +384,29 @@ def _stun_servers(args: argparse.Namespace) -> list[Endpoint]:
         raise UsageError(str(exc)) from None
 
 
+def joiner_reach(
+    args: argparse.Namespace, invite: Invite, say: Callable[[str], None]
+) -> Callable[[Mesh, int], Awaitable[None]] | None:
+    """A joiner's `--internet`/`--stun`, for either front end: says now what will be
+    contacted, and returns the step to run before each attempt to dial the host (learn our
+    public address, `say` a reply code for the host to paste, punch toward it), or None when
+    there is nothing to do."""
+    stun = _stun_servers(args)
+    if getattr(args, "internet", False) or stun:
+        from buraco_p2p.net.mesh.internet import contact_line
+
+        say(contact_line(False, False, stun))
+    if not stun:
+        return None
+
+    async def before_dial(mesh: Mesh, port: int) -> None:
+        from buraco_p2p.net.mesh.internet import prepare_reply_code
+
+        await prepare_reply_code(mesh, port, invite, stun, say)
+
+    return before_dial
+
+
 async def _route_reply_codes(
     recv: trio.MemoryReceiveChannel[str],
     lobby: trio.MemorySendChannel[str],
@@ -448,11 +474,7 @@ async def _join_main(args: argparse.Namespace) -> int:
         invite = Invite.from_text(args.code)
     else:
         raise UsageError("give an invite code, or --lan to look for tables on the local network")
-    stun = _stun_servers(args)
-    if args.internet or stun:
-        from buraco_p2p.net.mesh.internet import contact_line
-
-        _print(contact_line(False, False, stun))
+    before_dial = joiner_reach(args, invite, _print)
     _print(
         f"joining as {identity.nickname} ({identity.public.fingerprint()}); host fingerprint "
         f"{PeerKey(invite.host_key).fingerprint()}; waiting for the host to seat you ..."
@@ -463,14 +485,9 @@ async def _join_main(args: argparse.Namespace) -> int:
     while True:
         seated = False
         try:
-            async def before_dial(mesh: Mesh, port: int) -> None:
-                from buraco_p2p.net.mesh.internet import prepare_reply_code
-
-                await prepare_reply_code(mesh, port, invite, stun, _print)
-
             async with join_table(
                 identity, invite, listen_host=args.listen, port=args.port,
-                before_dial=before_dial if stun else None,
+                before_dial=before_dial,
             ) as mesh:  # fmt: skip
                 seated = True
                 lobby = JoinerLobby(mesh, _print)

@@ -2,12 +2,14 @@
 
 From the top: a title bar; the invite code as plain text (wrapped, no decoration inside it, so
 a mouse selection copies it whole; the lobby turns the mouse off so the terminal selects) and
-the file it is also written to; the seats, each with its nickname, the identity fingerprint
-to compare by voice, "bot" for the bot peers this host started (on a joiner: the seats the
-host's `bots` message named), ready or not, and how our
-link to it was made; the rules; the join
-request waiting for the host, loud, with its countdown; then the lobby's notices and chat,
-newest last, the line being typed and the keys.
+the file it is also written to; with `--internet`/`--upnp`/`--stun`, the host's addresses with
+how each was learnt and its port mapping's state in words, or the joiner's reply code to copy
+and why the host needs it; the seats, each with its nickname, the identity fingerprint to
+compare by voice, "bot" for the bot peers this host started (on a joiner: the seats the host's
+`bots` message named), ready or not, and how our link to it was made (`Mesh.how_linked`); the
+rules; the join request waiting for the host, loud, with its countdown; then the lobby's
+notices and chat, newest last, the line being typed (a chat line, a rule, or the host's
+pasted reply code, with what it is for) and the keys.
 """
 
 from __future__ import annotations

@@ -6,7 +6,9 @@ screen); once every seat is ready it agrees the genesis on that mesh, exactly as
 lobby's match runner does, and from then on it is a `DriverFeed`: the same application
 switches to the table screen, without a second application or a redraw of the terminal.
 `ResumeFeed` brings back a table from the data directory and shows it once its log has been
-replayed, catching up from the peers on screen. The seats marked as bots (the host's own bot
+replayed, catching up from the peers on screen. `--internet`, `--upnp` and `--stun` run the
+line client's own steps (`host_reach`, `joiner_reach`), reported on the screen (`lobby_reach`).
+The seats marked as bots (the host's own bot
 peers, or the ones the host's `bots` message named) are saved with the table when the match
 starts and marked again on `resume`.
 

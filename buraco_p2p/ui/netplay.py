@@ -8,9 +8,8 @@ switches to the table screen, without a second application or a redraw of the te
 `ResumeFeed` brings back a table from the data directory and shows it once its log has been
 replayed, catching up from the peers on screen. `--internet`, `--upnp` and `--stun` run the
 line client's own steps (`host_reach`, `joiner_reach`), reported on the screen (`lobby_reach`).
-The seats marked as bots (the host's own bot
-peers, or the ones the host's `bots` message named) are saved with the table when the match
-starts and marked again on `resume`.
+The seats marked as bots (the host's own bot peers, or the ones the host's `bots` message
+named) are saved with the table when the match starts and marked again on `resume`.
 
 Failures end the application and come back as one line on the terminal it restored
 (`run_full_screen`), with the exit codes of the line front end.

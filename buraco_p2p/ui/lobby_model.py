@@ -238,7 +238,7 @@ class LobbyModel:
         typed (its line breaks are not Enter), or, with none open, a reply code is answered
         at once and anything else is ignored (a paste is never a string of keys)."""
         self.notice = ""
-        flat = "".join(ch for ch in text if ch.isprintable())
+        flat = "".join(ch for ch in text[:4096] if ch.isprintable())  # a code is ~100
         if self.typing is not None:
             self.text = (self.text + flat)[:400]
             return None

@@ -231,8 +231,9 @@ def _identity(args: argparse.Namespace) -> Identity:
 class ReachOutput:
     """Where a host's `--internet`/`--upnp`/`--stun` steps report: the line client prints
     (the defaults); the full-screen lobby draws each in its place. `mapping` gets the port
-    mapping's state in a few words ("mapped by PCP: ...", "refused: ...", "no UPnP device
-    answered") as it changes; `invite` is called when the invite gained an address."""
+    mapping's state in a few words as it changes ("asking the router ...", "mapped by PCP:
+    ADDRESS", "none (PCP/NAT-PMP: why; UPnP: why)"); `invite` is called when the invite has
+    gained an address (UPnP answers late)."""
 
     say: Callable[[str], None] = _print
     invite: Callable[[Mesh], None] = dataclasses.field(default_factory=lambda: show_invite)

@@ -253,8 +253,7 @@ class LobbyModel:
         if not self.is_host or self.on_reply is None:
             self.notice = "reply codes are for the host to paste"
             return None
-        self.say("answering the reply code: dialing the joiner")
-        return self.on_reply(text)
+        return self.on_reply(text)  # it says what it dials, or why the code is refused
 
     def _line(self, line: str) -> Intent | None:
         lobby = self.lobby

@@ -1,9 +1,10 @@
-"""The full-screen client with `--internet` and `--stun`, in tmux at 80x24, in two homes of the
-namespace lab each (natlab.py): a host whose router maps its port by PCP (the lab's own
-responder) shows the mapping and the mapped address in its lobby, and its joiner's seat list
-says the link is "mapped"; a host without a mapping is reached through a reply code that the
-full-screen joiner shows (with why) and the host pastes at its `v` prompt. Skipped with the
-reason where namespaces, nftables or tmux are unavailable."""
+"""The full-screen client with `--internet` and `--stun`, in tmux at 80x24, in homes of the
+namespace lab (natlab.py): a host whose router maps its port by PCP (the lab's own responder)
+shows the mapping and the mapped address in its lobby, and its joiner's seat list says the link
+is "mapped"; a host without a mapping is reached through a reply code that the full-screen
+joiner shows (with why) and the host pastes at its `v` prompt (bracketed, as a terminal
+pastes); a host resumed with `--internet` asks its router again and writes the invite with the
+mapping. Skipped with the reason where namespaces, nftables or tmux are unavailable."""
 
 from __future__ import annotations
 
@@ -122,7 +123,10 @@ def test_a_reply_code_shown_by_a_full_screen_joiner_and_pasted_by_the_host_makes
     host.type("v")
     host.wait_for(lambda s: "reply code (Enter sends" in s and "lets them through" in s,
                   "the reply code input, with what it is for", WAIT)  # fmt: skip
-    host.type(code)
+    # pasted as a terminal pastes (bracketed), its line breaks kept: they are not Enter
+    host.tmux("set-buffer", "-b", "code", code[:20] + "\n" + code[20:])
+    host.tmux("paste-buffer", "-p", "-b", "code", "-t", "t")
+    host.wait_for(lambda s: code[-10:] in s, "the pasted code in the input line", WAIT)
     host.send("Enter")
     host.wait_for(lambda s: "2 bia" in s, "the joiner seated through the reply code", WAIT)
     joiner.wait_for(lambda s: re.search(r"1 ana \(host\).*punched", s) is not None,

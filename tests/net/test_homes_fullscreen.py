@@ -180,3 +180,35 @@ def test_a_host_resumed_on_the_full_screen_asks_its_router_again(
     finally:
         stop.set()
         responder.join(10)
+
+
+def test_a_router_that_refuses_the_mapping_is_named_with_why_in_the_lobby(
+    lab: Lab, panes: tuple[Pane, Pane], tmp_path: Path
+) -> None:
+    import struct
+
+    from natlab import router_responder
+
+    home = lab.add_home()
+    stop = threading.Event()
+
+    def refuse(data: bytes) -> bytes | None:  # every PCP MAP: NO_RESOURCES (8)
+        if data[:1] == b"\x02" and len(data) >= 60:
+            return struct.pack(">BBBBII", 2, 0x81, 0, 8, 0, 1) + bytes(12) + data[24:60]
+        return None
+
+    responder = router_responder(home, stop, refuse, "the refusing PCP responder")
+    pane = panes[0]
+    try:
+        _run(pane, home, tmp_path / "ana", "host", "--nick", "ana", "--players", "2",
+             "--internet")  # fmt: skip
+        screen = pane.wait_for(lambda s: "NO_RESOURCES (8)" in s and "Seats" in s,
+                               "the refusal in the lobby", WAIT)  # fmt: skip
+        lines = screen.splitlines()
+        at = next(i for i, line in enumerate(lines) if line.startswith(" Port mapping "))
+        row = " ".join(line.strip() for line in lines[at : at + 3])
+        assert "PCP/NAT-PMP: the router refused the PCP mapping: NO_RESOURCES (8)" in row, row
+        _leave(pane)
+    finally:
+        stop.set()
+        responder.join(10)

@@ -102,17 +102,18 @@ def _labelled(label: str, text: str, cols: int, most: int = 2) -> list[Row]:
             for i, line in enumerate(lines)]  # fmt: skip
 
 
-def _reach_rows(m: LobbyModel, cols: int) -> list[Row]:
+def _reach_rows(m: LobbyModel, cols: int, most: int = 0) -> list[Row]:
     """`--internet`/`--upnp`/`--stun`: the host's addresses with how each was learnt and the
-    port mapping's state; a joiner's reply code to copy, and why the host needs it."""
+    port mapping's state (`most` rows each where given); a joiner's reply code to copy (always
+    whole), and why the host needs it."""
     if not m.reaching:
         return []
     rows: list[Row] = []
     if m.is_host and m.addresses:
         shown = " · ".join(f"{ep} {word}" for ep, word in m.addresses)
-        rows += _labelled(" Addresses ", shown, cols)
+        rows += _labelled(" Addresses ", shown, cols, most or 2)
     if m.is_host and m.mapping:
-        rows += _labelled(" Port mapping ", m.mapping, cols, 3)
+        rows += _labelled(" Port mapping ", m.mapping, cols, most or 3)
     if not m.is_host and m.reply_code and m.lobby is None:
         rows.append(cv.fit([("class:label", " Reply code"),
                             ("class:dim", " for the host to paste (select it with the mouse)")],
@@ -156,13 +157,9 @@ def _keys_row(m: LobbyModel, cols: int) -> Row:
     return cv.fit([("class:keys", keys)], cols, "class:keys")
 
 
-def lobby_rows(m: LobbyModel, cols: int, rows: int, now: float) -> list[Row]:
-    """The lobby at `cols` x `rows`; `now` on `time.monotonic()` for the countdown."""
-    if cols < MIN_COLS or rows < MIN_ROWS:
-        msg = f"The lobby needs {MIN_COLS}x{MIN_ROWS}; this terminal is {cols}x{rows}."
-        out = [cv.fit([], cols) for _ in range(rows)]
-        out[rows // 2] = cv.fit([("", msg)], cols)
-        return out
+def _top_rows(m: LobbyModel, cols: int, *, compact: bool) -> list[Row]:
+    """Title, invite, reach, seats and rules; `compact` keeps each reach row to one row (a
+    tall invite with six seats at 80x24)."""
     role = "host" if m.is_host else "join"
     me = f" you: {printable(m.nickname, 20)} {m.fingerprint} "
     title = [("class:title", f" buraco-p2p · lobby · {role}")]
@@ -179,11 +176,22 @@ def lobby_rows(m: LobbyModel, cols: int, rows: int, now: float) -> list[Row]:
             top.append(cv.fit([("class:label", " Short code "), ("", m.short)], cols))
     elif m.host_fingerprint:
         top.append(cv.fit([("", f" Host fingerprint {m.host_fingerprint}")], cols))
-    top += _reach_rows(m, cols)
+    top += _reach_rows(m, cols, 1 if compact else 0)
     top += _seat_rows(m, cols)
     rules = m.rules_text() if m.rules is not None else ""
     note = ("class:dim", f"  {m.rules_note}" if m.rules_note else "")
     top.append(cv.fit([("class:label", " Rules "), ("", rules), note], cols))
+    return top
+
+
+def lobby_rows(m: LobbyModel, cols: int, rows: int, now: float) -> list[Row]:
+    """The lobby at `cols` x `rows`; `now` on `time.monotonic()` for the countdown."""
+    if cols < MIN_COLS or rows < MIN_ROWS:
+        msg = f"The lobby needs {MIN_COLS}x{MIN_ROWS}; this terminal is {cols}x{rows}."
+        out = [cv.fit([], cols) for _ in range(rows)]
+        out[rows // 2] = cv.fit([("", msg)], cols)
+        return out
+    top = _top_rows(m, cols, compact=False)
     prompt = _prompt_rows(m, cols, now)
     bottom: list[Row] = []
     if m.typing is Typing.REPLY:
@@ -192,6 +200,9 @@ def lobby_rows(m: LobbyModel, cols: int, rows: int, now: float) -> list[Row]:
         bottom.append(cv.fit([("class:error", f" {m.notice}")], cols))
     bottom.append(_keys_row(m, cols))
     room = rows - len(top) - len(prompt) - len(bottom)
+    if room < 0:  # the reach rows one each: the seats stay in view
+        top = _top_rows(m, cols, compact=True)
+        room = rows - len(top) - len(prompt) - len(bottom)
     if room < 0:  # a narrow terminal wraps the invite long: keep the prompt and keys
         top = top[: max(0, len(top) + room)]
         room = 0

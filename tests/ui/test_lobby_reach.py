@@ -111,3 +111,18 @@ def test_a_long_mapping_state_wraps_under_its_label_and_seat_list_headings_are_l
     m.out("* seated (1/2):\n  seat 1: ana (you)  aaaa-bbbb\n  seat 2: (empty)")
     m.out("* bia connected (direct (punched))")
     assert m.log == ["* bia connected (direct (punched))"]
+
+
+def test_a_crowded_lobby_keeps_the_reach_rows_to_one_each_before_losing_a_seat_row() -> None:
+    m, _ = _host()
+    m.invite = "BRC-" + "-".join(["ABCDE"] * 90)  # a tall invite: seven rows at 80 columns
+    m.addresses = [(f"198.51.100.{k}:4480", "public (STUN)") for k in range(10)]
+    m.mapping = "none (" + "a long reason " * 20 + ")"
+    roomy = _text(m).splitlines()
+    # the mapping wraps under its label (2 more rows), the addresses (1 more)
+    assert sum(line.startswith(" " * 11) and bool(line.strip()) for line in roomy) == 3
+    tight = "\n".join("".join(f[1] for f in row) for row in lobby_rows(m, 80, 16, 0.0))
+    lines = tight.splitlines()
+    assert len(lines) == 16 and any(line.startswith(" Rules ") for line in lines), tight
+    assert sum(line.startswith(" Port mapping ") for line in lines) == 1
+    assert not any(line.startswith(" " * 11) and line.strip() for line in lines), tight

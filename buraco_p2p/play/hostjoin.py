@@ -10,9 +10,9 @@ the table when the match starts (`play.botmarks`), so `resume` marks them again;
 host announces them to the table again.
 
 On a terminal, `host`, `join` and `resume` open the full-screen client instead (`ui.netplay`):
-the lobby screen, then the table in the same application. `--line` keeps the line lobby, and
-so do the switches whose exchanges the line front end alone carries (`--internet`, `--upnp`,
-`--stun`: port mappings and pasted reply codes; `join --lan`: picking a table by number).
+the lobby screen, then the table in the same application, `--internet`, `--upnp` and `--stun`
+included (the port mapping's state, the public address and pasted reply codes are on the lobby
+screen). `--line` keeps the line lobby, and so does `join --lan` (picking a table by number).
 """
 
 from __future__ import annotations
@@ -109,9 +109,7 @@ def _terminal() -> bool:
 
 def _full_screen(args: argparse.Namespace) -> bool:
     """Whether this `host` or `join` runs in the full-screen client."""
-    line_only = (getattr(args, "internet", False) or getattr(args, "upnp", False)
-                 or getattr(args, "stun", None) or getattr(args, "turn", None))  # fmt: skip
-    return _terminal() and not args.line and not line_only
+    return _terminal() and not args.line
 
 
 def _screen_options(parser: argparse.ArgumentParser) -> None:
@@ -194,9 +192,7 @@ def register(subparsers: Any, screens: FullScreen | None = None) -> None:
     )  # fmt: skip
 
     def run_resume(args: argparse.Namespace) -> int:
-        reaching = (getattr(args, "internet", False) or getattr(args, "stun", None)
-                    or getattr(args, "turn", None))  # fmt: skip
-        if not _terminal() or args.line or reaching:
+        if not _terminal() or args.line:
             return _resume_line(args)
         return _resume_screen(args, screens)
 

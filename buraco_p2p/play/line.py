@@ -21,6 +21,7 @@ Commands (`help` prints them):
                                (a card is its number in the hand or its name: AD, TH, JK)
     say TEXT                   chat to the table
     show                       show the table again
+    who                        the seats, and how our link to each was made
     end | void                 after a timeout: agree to end the match or void the hand
     replace                    after a timeout: agree that bots take the missing players'
                                seats from the hand dealt again (the host seats them)

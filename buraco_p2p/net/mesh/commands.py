@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
 import errno
 import functools
 import ipaddress
@@ -26,7 +27,7 @@ import socket
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import trio
 
@@ -42,7 +43,13 @@ from buraco_p2p.net.reach.turnwire import TurnServer
 from buraco_p2p.net.table.appmessages import printable
 from buraco_p2p.net.table.table import KICKED, JoinRefused
 
-__all__ = ["JoinerLobby", "SeatLost", "UsageError", "exit_status", "register"]
+if TYPE_CHECKING:
+    from buraco_p2p.net.mesh.wayout import JoinerWords
+
+__all__ = [
+    "JoinerLobby", "ReachOutput", "SeatLost", "UsageError", "exit_status", "joiner_reach",
+    "register",
+]  # fmt: skip
 
 T = TypeVar("T")
 
@@ -222,7 +229,20 @@ def _identity(args: argparse.Namespace) -> Identity:
     return load_or_create_identity(config, args.nick)
 
 
-async def _upnp_later(mesh: Mesh, port: int) -> None:
+@dataclasses.dataclass
+class ReachOutput:
+    """Where a host's `--internet`/`--upnp`/`--stun` steps report: the line client prints
+    (the defaults); the full-screen lobby draws each in its place. `mapping` gets the port
+    mapping's state in a few words as it changes ("asking the router ...", "mapped by PCP:
+    ADDRESS", "none (PCP/NAT-PMP: why; UPnP: why)"); `invite` is called when the invite has
+    gained an address (UPnP answers late)."""
+
+    say: Callable[[str], None] = _print
+    invite: Callable[[Mesh], None] = dataclasses.field(default_factory=lambda: show_invite)
+    mapping: Callable[[str], None] = lambda text: None
+
+
+async def _upnp_later(mesh: Mesh, port: int, out: ReachOutput, pcp: str) -> None:
     """`--internet` without PCP/NAT-PMP: ask UPnP while the table is already open (its
     discovery takes seconds), and once the router maps the port, hold the mapping for the
     table's life and print the invite again with it."""
@@ -231,59 +251,70 @@ async def _upnp_later(mesh: Mesh, port: int) -> None:
     try:
         async with upnp_mapping(port) as mapping:
             mesh.advertise_also(mapping.external)
-            _print(f"* port mapped by UPnP: {mapping.external}; the invite with it, for players "
-                   "outside your network:")  # fmt: skip
-            show_invite(mesh)
+            out.mapping(f"mapped by UPnP: {mapping.external}")
+            out.say(f"* port mapped by UPnP: {mapping.external}; the invite with it, for "
+                    "players outside your network:")  # fmt: skip
+            out.invite(mesh)
             await trio.sleep_forever()
     except UpnpError as exc:
-        _print(f"* no UPnP port mapping: {exc}")
+        out.mapping(f"none (PCP/NAT-PMP: {pcp}; UPnP: {exc})")
+        out.say(f"* no UPnP port mapping: {exc}")
 
 
 @contextlib.asynccontextmanager
-async def host_reach(mesh: Mesh, port: int, args: argparse.Namespace) -> AsyncIterator[None]:
+async def host_reach(
+    mesh: Mesh, port: int, args: argparse.Namespace, out: ReachOutput | None = None
+) -> AsyncIterator[None]:
     """A host's `--upnp`, `--internet` and `--stun`, for as long as the table runs: says what
     will be contacted, then maps `port` on the router and learns the public address, each
     advertised in the invite. `--upnp` (asked for by name) waits for its mapping and fails
     without it; `--internet` takes a PCP/NAT-PMP mapping (answered within a few seconds) and
     otherwise asks UPnP in the background, so the invite is printed at once with what is
-    known, and again when a mapping comes."""
+    known, and again when a mapping comes. `out` says where all of it is reported."""
+    out = out or ReachOutput()
     stun = _stun_servers(args)
     turn = turn_servers(args)
     if args.internet or args.upnp or stun or turn:
         from buraco_p2p.net.mesh.internet import contact_line
 
-        _print(contact_line(args.internet, args.upnp, stun, turn))
+        out.say(contact_line(args.internet, args.upnp, stun, turn))
     try:
         async with contextlib.AsyncExitStack() as stack:
             if args.upnp:
                 from buraco_p2p.net.reach.upnp import upnp_mapping
 
+                out.mapping("asking the router (UPnP)")
                 mapping = await stack.enter_async_context(upnp_mapping(port))
                 mesh.advertise_also(mapping.external)
-                _print(f"* port mapped by UPnP: {mapping.external}")
+                out.mapping(f"mapped by UPnP: {mapping.external}")
+                out.say(f"* port mapped by UPnP: {mapping.external}")
             elif args.internet:
                 # A PCP/NAT-PMP mapping is renewed while the table runs and deleted when it ends.
                 from buraco_p2p.net.reach.portmap import PortMapError, hold_mapping
 
+                out.mapping("asking the router (PCP, NAT-PMP)")
                 try:
                     held = await stack.enter_async_context(hold_mapping(port))
                 except PortMapError as exc:
-                    _print(f"* no PCP/NAT-PMP mapping: {exc}; asking UPnP meanwhile")
+                    out.mapping(f"asking UPnP (PCP/NAT-PMP: {exc})")
+                    out.say(f"* no PCP/NAT-PMP mapping: {exc}; asking UPnP meanwhile")
                     nursery = await stack.enter_async_context(trio.open_nursery())
-                    nursery.start_soon(_upnp_later, mesh, port)
+                    nursery.start_soon(_upnp_later, mesh, port, out, str(exc))
                     stack.callback(nursery.cancel_scope.cancel)
                 else:
                     mesh.advertise_also(held.mapping.external)
-                    _print(f"* port mapped by {held.mapping.protocol}: {held.mapping.external}")
+                    external = held.mapping.external
+                    out.mapping(f"mapped by {held.mapping.protocol}: {external}")
+                    out.say(f"* port mapped by {held.mapping.protocol}: {external}")
             if stun:
                 from buraco_p2p.net.mesh.internet import learn_public_address
 
-                await learn_public_address(mesh, port, stun, _print)
+                await learn_public_address(mesh, port, stun, out.say)
             if turn:
                 from buraco_p2p.net.mesh.turning import keep_relay
 
                 await mesh.nursery.start(
-                    functools.partial(keep_relay, advertise=True), mesh, turn, _print
+                    functools.partial(keep_relay, advertise=True), mesh, turn, out.say
                 )
             yield
     except BaseExceptionGroup as group:  # the body's own error comes out unwrapped
@@ -378,6 +409,39 @@ def turn_servers(args: argparse.Namespace) -> list[TurnServer]:
         raise UsageError(str(exc)) from None
 
 
+def joiner_reach(
+    args: argparse.Namespace,
+    invite: Invite,
+    say: Callable[[str], None],
+    words: JoinerWords | None = None,
+) -> Callable[[Mesh, int], Awaitable[None]] | None:
+    """A joiner's `--internet`/`--stun`/`--turn`, for either front end: says now what will be
+    contacted, and returns the step to run before each attempt to dial the host (a TURN
+    relay of our own, learn our public address, `say` a reply code for the host to paste,
+    punch toward it), or None when there is nothing to do. Our NAT class, once learnt, goes
+    to `words` for the advice after the first minute."""
+    stun = _stun_servers(args)
+    turn = turn_servers(args)
+    if getattr(args, "internet", False) or stun or turn:
+        from buraco_p2p.net.mesh.internet import contact_line
+
+        say(contact_line(False, False, stun, turn))
+    if not (stun or turn):
+        return None
+
+    async def before_dial(mesh: Mesh, port: int) -> None:
+        from buraco_p2p.net.mesh.internet import prepare_reply_code
+        from buraco_p2p.net.mesh.turning import keep_relay
+
+        if turn:
+            await mesh.nursery.start(
+                functools.partial(keep_relay, advertise=False), mesh, turn, say
+            )
+        await prepare_reply_code(mesh, port, invite, stun, say, words)
+
+    return before_dial
+
+
 async def _route_reply_codes(
     recv: trio.MemoryReceiveChannel[str],
     lobby: trio.MemorySendChannel[str],
@@ -445,38 +509,23 @@ async def _join_main(args: argparse.Namespace) -> int:
         invite = Invite.from_text(args.code)
     else:
         raise UsageError("give an invite code, or --lan to look for tables on the local network")
-    stun = _stun_servers(args)
-    turn = turn_servers(args)
-    if args.internet or stun or turn:
-        from buraco_p2p.net.mesh.internet import contact_line
+    from buraco_p2p.net.mesh.wayout import JoinerWords
 
-        _print(contact_line(False, False, stun, turn))
+    words = JoinerWords(invite, _print)
+    before_dial = joiner_reach(args, invite, _print, words)
     _print(
         f"joining as {identity.nickname} ({identity.public.fingerprint()}); host fingerprint "
         f"{PeerKey(invite.host_key).fingerprint()}; waiting for the host to seat you ..."
     )
-    from buraco_p2p.net.mesh.wayout import JoinerWords
-
     send, recv = trio.open_memory_channel[str](16)
-    words = JoinerWords(invite, _print)
     async with words.watching() as watch:  # after the first minute: why, what would help
         delay = RETRY_FIRST
         while True:
             seated = False
             try:
-                async def before_dial(mesh: Mesh, port: int) -> None:
-                    from buraco_p2p.net.mesh.internet import prepare_reply_code
-                    from buraco_p2p.net.mesh.turning import keep_relay
-
-                    if turn:
-                        await mesh.nursery.start(
-                            functools.partial(keep_relay, advertise=False), mesh, turn, _print
-                        )
-                    await prepare_reply_code(mesh, port, invite, stun, _print, words)
-
                 async with join_table(
                     identity, invite, listen_host=args.listen, port=args.port,
-                    before_dial=before_dial if stun or turn else None,
+                    before_dial=before_dial,
                 ) as mesh:  # fmt: skip
                     seated = True
                     watch.cancel()

@@ -493,3 +493,48 @@ def test_a_server_that_breaks_the_protocol_after_allocating_ends_the_relay_namin
             nursery.cancel_scope.cancel()
 
     trio.run(main)
+
+
+@needs_coturn
+def test_a_joiner_permits_only_the_hosts_public_addresses_and_waits_through_its_relay(
+    turn: Endpoint,
+) -> None:
+    """A joiner with its own relay, at a host behind a NAT: it permits the invite's
+    candidates that lead outside the host's network (never its LAN address), prints a reply
+    code with the address its TURN server saw and its relayed address, and waits to be
+    dialed through the relay from the host's reflexive address."""
+    import functools
+
+    from buraco_p2p.net.channel.identity import Identity
+    from buraco_p2p.net.mesh.internet import prepare_reply_code
+    from buraco_p2p.net.mesh.startup import host_table
+    from buraco_p2p.net.mesh.turning import keep_relay
+    from buraco_p2p.net.reach.candidates import CandidateKind
+    from buraco_p2p.net.reach.invite import Invite
+    from buraco_p2p.net.reach.reply import ReplyCode
+
+    lan, public = Endpoint.parse("10.0.1.2", 4464), Endpoint.parse("198.51.100.11", 4464)
+    invite = Invite(bytes(range(16)), bytes(16), Identity.generate("h").public.raw,
+                    (lan, public), kinds=(0, 2), nat_class=2)  # fmt: skip
+
+    async def main() -> None:
+        said: list[str] = []
+        # a mesh of our own stands for the joiner's (only its relay and targets are used)
+        async with host_table(Identity.generate("bia")) as mesh:
+            relay = await mesh.nursery.start(
+                functools.partial(keep_relay, advertise=False), mesh, [_server(turn)],
+                said.append,
+            )  # fmt: skip
+            assert relay is not None and relay.relayed is not None
+            await prepare_reply_code(mesh, 1, invite, [], said.append)
+            assert relay.permitted == {public.ip}
+            assert mesh.turn_targets == frozenset({public})
+            assert mesh.punch_targets == frozenset()
+            text = next(line for line in said if line.startswith("BRR-"))
+            code = ReplyCode.from_text(text, invite.room_secret, invite.table_id)
+            assert [c.kind for c in code.candidates] == [CandidateKind.REFLEXIVE,
+                                                         CandidateKind.RELAYED]  # fmt: skip
+            assert code.candidates[0].endpoint == relay.mapped
+            assert code.candidates[1].endpoint == relay.relayed
+
+    trio.run(main)

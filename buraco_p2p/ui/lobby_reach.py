@@ -36,7 +36,7 @@ def asks_reach(reach: argparse.Namespace | None) -> bool:
     """Whether the command line asks for anything beyond the local network."""
     if reach is None:
         return False
-    return any(bool(getattr(reach, name, None)) for name in ("internet", "upnp", "stun"))
+    return any(bool(getattr(reach, name, None)) for name in ("internet", "upnp", "stun", "turn"))
 
 
 def stun_of(reach: argparse.Namespace | None) -> list[str]:

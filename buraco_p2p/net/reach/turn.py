@@ -82,8 +82,10 @@ from buraco_p2p.net.reach.turnwire import (
     TurnError,
     TurnServer,
     TurnStream,
+    before_integrity,
     connect_tcp,
     long_term_key,
+    not_understood,
     os_reason,
     signed_request,
     why,
@@ -146,8 +148,14 @@ class TurnRelay:
             raise Refused(code, reason, realm, nonce)
         if class_of(msg.kind) != SUCCESS:
             raise self._fail(f"answered with a message of type {msg.kind:#06x}")
-        if self._key and not integrity_holds(data, self._key):
-            raise self._fail("its answer's MESSAGE-INTEGRITY does not match our credentials")
+        if self._key:
+            if not integrity_holds(data, self._key):
+                raise self._fail("its answer's MESSAGE-INTEGRITY does not match our credentials")
+            msg = StunMessage(msg.kind, msg.transaction, before_integrity(msg.attributes))
+        unknown = not_understood(msg.attributes)
+        if unknown is not None:
+            raise self._fail(f"its answer holds attribute {unknown:#06x}, which a client must "
+                             "understand (RFC 8489 section 6.3) and we do not")  # fmt: skip
         return msg
 
     async def _control_request(self, method: int, attrs: Attrs) -> StunMessage:
@@ -313,14 +321,17 @@ class TurnRelay:
             except StunError as exc:
                 raise self._fail(why(exc)) from None
             if class_of(msg.kind) == INDICATION:
-                if method_of(msg.kind) == CONNECTION_ATTEMPT:
+                if (
+                    method_of(msg.kind) == CONNECTION_ATTEMPT
+                    and not_understood(msg.attributes) is None
+                ):
                     cid = attribute(msg, ATTR_CONNECTION_ID)
                     peer = attribute(msg, ATTR_XOR_PEER_ADDRESS)
                     if cid is None or len(cid) != 4 or peer is None:
                         raise self._fail("sent a ConnectionAttempt without its fields")
                     who = parse_xor_address(peer, msg.transaction)
                     nursery.start_soon(self._bind, cid, who)
-                continue  # other indications: nothing we asked for; ignored
+                continue  # other indications, or one we cannot understand: ignored
             waiting = self._pending.get(msg.transaction)
             if waiting is None:
                 raise self._fail("answered a request it was not asked")

@@ -47,6 +47,10 @@ TRANSACTION_NAMES = {
     "release": "release",
     "connection_attempt": "attempt",
     "connection_bind": "bind",
+    "create_permission_two": "permission-2",
+    "allocate_success_v6": "allocate-2-v6",
+    "create_permission_v6": "permission-v6",
+    "connection_attempt_v6": "attempt-v6",
 }
 
 
@@ -186,6 +190,7 @@ def test_long_term_key(turn: dict[str, object]) -> None:
 
 
 def test_every_message_parses_with_the_named_transaction_id(turn: dict[str, object]) -> None:
+    assert turn["transaction_names"] == TRANSACTION_NAMES
     for name in TRANSACTION_NAMES:
         assert parse(binary(turn, name)).transaction == tid(name), name
 
@@ -231,6 +236,41 @@ def test_authenticated_requests_rebuild_byte_for_byte(turn: dict[str, object]) -
         msg = Message(method, REQUEST, tid(name), (*own, *credentials(turn)))
         assert build(msg, key) == binary(turn, name), name
         assert integrity_holds(binary(turn, name), key), name
+
+
+def test_permissions_for_two_ips_and_for_ipv6(turn: dict[str, object]) -> None:
+    key = bytes.fromhex(str(turn["key"]))
+    two = turn["create_permission_two"]
+    assert isinstance(two, dict)
+    ips = sorted(two["peer_ips"])  # ascending text order, one attribute each, one request
+    name = "create_permission_two"
+    own = [(XOR_PEER_ADDRESS, xor_value(ip, 1, tid(name))) for ip in ips]
+    msg = Message(CREATE_PERMISSION, REQUEST, tid(name), (*own, *credentials(turn)))
+    assert build(msg, key) == binary(turn, name)
+    six = turn["create_permission_v6"]
+    assert isinstance(six, dict)
+    name = "create_permission_v6"
+    own = [(XOR_PEER_ADDRESS, xor_value(six["peer_ip"], 1, tid(name)))]
+    msg = Message(CREATE_PERMISSION, REQUEST, tid(name), (*own, *credentials(turn)))
+    assert build(msg, key) == binary(turn, name)
+
+
+def test_ipv6_allocation_and_attempt(turn: dict[str, object]) -> None:
+    key = bytes.fromhex(str(turn["key"]))
+    data = binary(turn, "allocate_success_v6")
+    msg = parse(data)
+    assert integrity_holds(data, key)
+    entry = turn["allocate_success_v6"]
+    assert isinstance(entry, dict)
+    assert xor_address(msg.get(XOR_RELAYED_ADDRESS), msg.transaction) == host_port(entry["relayed"])
+    assert xor_address(msg.get(XOR_MAPPED_ADDRESS), msg.transaction) == host_port(entry["mapped"])
+    assert build(msg, key) == data
+    data = binary(turn, "connection_attempt_v6")
+    msg = parse(data)
+    entry = turn["connection_attempt_v6"]
+    assert isinstance(entry, dict)
+    assert xor_address(msg.get(XOR_PEER_ADDRESS), msg.transaction) == host_port(entry["peer"])
+    assert build(msg, None) == data
 
 
 def test_allocate_success(turn: dict[str, object]) -> None:

@@ -37,12 +37,12 @@ KEY = long_term_key(TURN_USER, REALM, TURN_PASSWORD)
 RELAYED = Endpoint.parse("127.0.0.1", 1)
 
 
-def _success(transaction: bytes, shape: str) -> bytes:
+def _success(transaction: bytes, shape: str, key: bytes = KEY) -> bytes:
     relayed = (ATTR_XOR_RELAYED_ADDRESS, xor_address(RELAYED, transaction))
     lifetime = (ATTR_LIFETIME, struct.pack(">I", 600))
     kind = message_type(ALLOCATE, SUCCESS)
     if shape == "relayed-after-integrity":
-        signed = with_integrity(StunMessage(kind, transaction, (lifetime,)), KEY)
+        signed = with_integrity(StunMessage(kind, transaction, (lifetime,)), key)
         # An attribute appended after MESSAGE-INTEGRITY, the header's length grown to hold it
         # (what anyone on the path could do): the key does not cover it.
         extra = struct.pack(">HH", *relayed[0:1], len(relayed[1])) + relayed[1]
@@ -50,26 +50,27 @@ def _success(transaction: bytes, shape: str) -> bytes:
         return signed[:2] + struct.pack(">H", len(body)) + signed[4:20] + body
     if shape == "unknown-required":
         return with_integrity(StunMessage(kind, transaction, (relayed, lifetime, (0x7FF0, b"?!"))),
-                              KEY)  # fmt: skip
+                              key)  # fmt: skip
     assert shape == "unknown-optional"
     return with_integrity(StunMessage(kind, transaction, (relayed, lifetime, (0x8022, b"srv"))),
-                          KEY)  # fmt: skip
+                          key)  # fmt: skip
 
 
-async def _serve(stream: trio.SocketStream, shape: str) -> None:
+async def _serve(stream: trio.SocketStream, shape: str, realm: bytes) -> None:
     reader = StunReader(stream, 2048, "client")
     first = StunMessage.from_bytes(await reader.message())
     await stream.send_all(StunMessage(message_type(ALLOCATE, ERROR), first.transaction, (
-        (0x0009, error_value(401, "Unauthorized")), (ATTR_REALM, REALM), (ATTR_NONCE, NONCE),
+        (0x0009, error_value(401, "Unauthorized")), (ATTR_REALM, realm), (ATTR_NONCE, NONCE),
     )).to_bytes())  # fmt: skip
     second = StunMessage.from_bytes(await reader.message())
-    await stream.send_all(_success(second.transaction, shape))
+    key = long_term_key(TURN_USER, realm, TURN_PASSWORD)
+    await stream.send_all(_success(second.transaction, shape, key))
     with trio.move_on_after(30):
         await reader.message()  # the releasing Refresh: hang up rather than answer it
     await stream.aclose()
 
 
-def _allocate(shape: str) -> Endpoint | str:
+def _allocate(shape: str, realm: bytes = REALM) -> Endpoint | str:
     """The relayed address the client took, or the words of its refusal."""
     out: list[Endpoint | str] = []
 
@@ -78,7 +79,7 @@ def _allocate(shape: str) -> Endpoint | str:
         endpoint = Endpoint.parse("127.0.0.1", listener.socket.getsockname()[1])
         server = TurnServer(TURN_USER, TURN_PASSWORD, endpoint)
         async with trio.open_nursery() as nursery:
-            nursery.start_soon(trio.serve_listeners, lambda s: _serve(s, shape), [listener])
+            nursery.start_soon(trio.serve_listeners, lambda s: _serve(s, shape, realm), [listener])
             try:
                 async with open_turn(server, timeout=10) as relay:
                     assert relay.relayed is not None
@@ -105,3 +106,12 @@ def test_an_answer_with_a_required_attribute_we_do_not_know_fails(shape: str, ta
         assert said == RELAYED
     else:
         assert isinstance(said, str) and "0x7ff0" in said and "RFC 8489" in said, said
+
+
+@pytest.mark.parametrize("size", [763, 764])
+def test_a_realm_longer_than_rfc_8489_allows_is_refused(size: int) -> None:
+    said = _allocate("unknown-optional", realm=b"r" * size)
+    if size <= 763:
+        assert said == RELAYED
+    else:
+        assert isinstance(said, str) and "REALM or NONCE is over 763 bytes" in said, said

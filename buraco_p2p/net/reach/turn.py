@@ -73,6 +73,7 @@ from buraco_p2p.net.reach.turnwire import (
     CONNECTION_BIND,
     CREATE_PERMISSION,
     MAX_BINDING,
+    MAX_REALM_OR_NONCE,
     MAX_TURN_MESSAGE,
     MAX_WAITING,
     REFRESH,
@@ -145,6 +146,9 @@ class TurnRelay:
         if class_of(msg.kind) == ERROR:
             code, reason = error_code(msg)
             realm, nonce = attribute(msg, ATTR_REALM), attribute(msg, ATTR_NONCE)
+            if any(v is not None and len(v) > MAX_REALM_OR_NONCE for v in (realm, nonce)):
+                # RFC 8489 sections 14.9, 14.10: fewer than 128 characters, 763 bytes at most
+                raise self._fail(f"its REALM or NONCE is over {MAX_REALM_OR_NONCE} bytes")
             raise Refused(code, reason, realm, nonce)
         if class_of(msg.kind) != SUCCESS:
             raise self._fail(f"answered with a message of type {msg.kind:#06x}")
@@ -264,11 +268,11 @@ class TurnRelay:
                 break
             except Refused as exc:
                 if attempt == 0 and exc.code == 401 and exc.realm and exc.nonce:
-                    self._realm, self._nonce = exc.realm[:763], exc.nonce[:763]
+                    self._realm, self._nonce = exc.realm, exc.nonce
                     self._key = long_term_key(self.server.user, self._realm, self.server.password)
                     continue
                 if attempt == 1 and exc.code == 438 and exc.nonce:
-                    self._nonce = exc.nonce[:763]
+                    self._nonce = exc.nonce
                     continue
                 raise self._fail(exc.words()) from None
             except trio.TooSlowError:

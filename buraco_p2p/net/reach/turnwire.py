@@ -38,6 +38,9 @@ KNOWN_REQUIRED = frozenset({
 TURN_DEFAULT_PORT = 3478
 # Our requests' answers are a few hundred bytes; more is not an answer we asked for.
 MAX_TURN_MESSAGE = 2048
+# REALM and NONCE hold fewer than 128 characters, so at most 763 bytes (RFC 8489 sections
+# 14.9 and 14.10): a longer one is not TURN, and we would sign with what the server never meant.
+MAX_REALM_OR_NONCE = 763
 # At most this many data connections being bound at once, and waiting to be taken: a peer
 # that floods the relayed address (from a permitted IP) costs us no more than that.
 MAX_BINDING = 8

@@ -115,3 +115,40 @@ def test_a_realm_longer_than_rfc_8489_allows_is_refused(size: int) -> None:
         assert said == RELAYED
     else:
         assert isinstance(said, str) and "REALM or NONCE is over 763 bytes" in said, said
+
+
+def test_a_server_that_breaks_the_protocol_is_hung_up_on_at_once() -> None:
+    """After a proper allocation the server sends bytes that are not STUN: the relay ends
+    naming it, and the control connection is closed while the caller's block still runs
+    (the allocation goes with it), not at the next refresh."""
+    hung_up = trio.Event()
+
+    async def serve(stream: trio.SocketStream) -> None:
+        reader = StunReader(stream, 2048, "client")
+        first = StunMessage.from_bytes(await reader.message())
+        await stream.send_all(StunMessage(message_type(ALLOCATE, ERROR), first.transaction, (
+            (0x0009, error_value(401, "Unauthorized")), (ATTR_REALM, REALM), (ATTR_NONCE, NONCE),
+        )).to_bytes())  # fmt: skip
+        second = StunMessage.from_bytes(await reader.message())
+        await stream.send_all(_success(second.transaction, "unknown-optional"))
+        await stream.send_all(b"HTTP/1.1 200 OK\r\n\r\n")
+        with trio.move_on_after(60):
+            while await stream.receive_some(2048):
+                pass
+            hung_up.set()
+
+    async def main() -> None:
+        (listener,) = await trio.open_tcp_listeners(0, host="127.0.0.1")
+        endpoint = Endpoint.parse("127.0.0.1", listener.socket.getsockname()[1])
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(trio.serve_listeners, serve, [listener])
+            # refresh far away: only the hang-up on the bad bytes can close the connection
+            async with open_turn(TurnServer(TURN_USER, TURN_PASSWORD, endpoint), refresh=600,
+                                 timeout=10) as relay:  # fmt: skip
+                with trio.fail_after(30):
+                    await relay.closed.wait()
+                    await hung_up.wait()
+                assert "not a STUN message" in str(relay.failure), relay.failure
+            nursery.cancel_scope.cancel()
+
+    trio.run(main)

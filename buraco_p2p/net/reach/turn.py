@@ -298,7 +298,8 @@ class TurnRelay:
     async def _read_control(self) -> None:
         """Route answers to their requests and ConnectionAttempts to `_bind`, until the
         connection ends; whatever ends it is kept in `failure`, never raised (binds under
-        way end with it)."""
+        way end with it). A server that broke the protocol is hung up on at once: closing the
+        control connection releases the allocation (the server deletes it)."""
         try:
             async with trio.open_nursery() as nursery:
                 try:
@@ -310,6 +311,8 @@ class TurnRelay:
                 except trio.ClosedResourceError:  # `_keep` closed it, its failure said
                     self.failure = self.failure or self._fail("closed the connection")
                 nursery.cancel_scope.cancel()
+            if self._stream is not None:
+                await trio.aclose_forcefully(self._stream)
         finally:
             self.closed.set()
             for send in self._pending.values():

@@ -191,7 +191,7 @@ class TurnRelay:
     async def permit(self, ips: Iterable[IPAddress]) -> None:
         """Let connections from `ips` through to the relayed address (CreatePermission);
         kept by every refresh. `TurnError` if the server refuses. Only IPs of the relayed
-        address's family can reach it (RFC 8656 section 9.1: 443 otherwise); others are left
+        address's family can reach it (RFC 8656 section 10: 443 otherwise); others are left
         out."""
         family = self.relayed.ip.version if self.relayed is not None else 4
         wanted = {ip for ip in ips if ip.version == family}

@@ -1371,6 +1371,19 @@ def _turn_vector() -> Vector:
     attempt = StunMessage(message_type(w.CONNECTION_ATTEMPT, INDICATION), tid("attempt"), (
         (w.ATTR_CONNECTION_ID, cid), (w.ATTR_XOR_PEER_ADDRESS, xor_address(peer, tid("attempt"))),
     ))  # fmt: skip
+    # The same on an IPv6 relay: every XOR address is xored with cookie || transaction id.
+    relayed6 = Endpoint(ipaddress.ip_address("2001:db8::4"), 49200)
+    mapped6 = Endpoint(ipaddress.ip_address("2001:db8:9::9"), 51012)
+    peer6 = Endpoint(ipaddress.ip_address("2001:db8:77::77"), 40400)
+    success6 = StunMessage(message_type(w.ALLOCATE, SUCCESS), tid("allocate-2-v6"), (
+        (w.ATTR_XOR_RELAYED_ADDRESS, xor_address(relayed6, tid("allocate-2-v6"))),
+        (w.ATTR_XOR_MAPPED_ADDRESS, xor_address(mapped6, tid("allocate-2-v6"))), life,
+    ))  # fmt: skip
+    attempt6 = StunMessage(message_type(w.CONNECTION_ATTEMPT, INDICATION), tid("attempt-v6"), (
+        (w.ATTR_CONNECTION_ID, cid),
+        (w.ATTR_XOR_PEER_ADDRESS, xor_address(peer6, tid("attempt-v6"))),
+    ))  # fmt: skip
+    two = sorted([peer.ip, ipaddress.ip_address("198.51.100.20")], key=str)
     return {
         "user": user,
         "password": password,
@@ -1396,6 +1409,34 @@ def _turn_vector() -> Vector:
         },
         "connection_bind": signed(w.CONNECTION_BIND, "bind", [(w.ATTR_CONNECTION_ID, cid)]),
         "release": signed(w.REFRESH, "release", [(w.ATTR_LIFETIME, bytes(4))]),
+        "create_permission_two": {
+            "peer_ips": [str(ip) for ip in two],
+            "binary": signed(w.CREATE_PERMISSION, "permission-2", [
+                (w.ATTR_XOR_PEER_ADDRESS, xor_address(Endpoint(ip, 1), tid("permission-2")))
+                for ip in two
+            ]),
+        },
+        "allocate_success_v6": {
+            "relayed": str(relayed6), "mapped": str(mapped6), "lifetime": 600,
+            "binary": with_integrity(success6, key).hex(),
+        },
+        "create_permission_v6": {
+            "peer_ip": str(peer6.ip),
+            "binary": signed(w.CREATE_PERMISSION, "permission-v6", [
+                (w.ATTR_XOR_PEER_ADDRESS, xor_address(Endpoint(peer6.ip, 1), tid("permission-v6")))
+            ]),
+        },
+        "connection_attempt_v6": {
+            "connection_id": cid.hex(), "peer": str(peer6), "binary": attempt6.to_bytes().hex(),
+        },
+        "transaction_names": {
+            "allocate_first": "allocate-1", "allocate_challenge": "allocate-1",
+            "allocate": "allocate-2", "allocate_success": "allocate-2",
+            "create_permission": "permission", "refresh": "refresh", "release": "release",
+            "connection_attempt": "attempt", "connection_bind": "bind",
+            "create_permission_two": "permission-2", "allocate_success_v6": "allocate-2-v6",
+            "create_permission_v6": "permission-v6", "connection_attempt_v6": "attempt-v6",
+        },
     }
 
 

@@ -73,6 +73,7 @@ from buraco_p2p.net.reach.turnwire import (
     CONNECTION_BIND,
     CREATE_PERMISSION,
     MAX_BINDING,
+    MAX_REALM_OR_NONCE,
     MAX_TURN_MESSAGE,
     MAX_WAITING,
     REFRESH,
@@ -82,8 +83,10 @@ from buraco_p2p.net.reach.turnwire import (
     TurnError,
     TurnServer,
     TurnStream,
+    before_integrity,
     connect_tcp,
     long_term_key,
+    not_understood,
     os_reason,
     signed_request,
     why,
@@ -143,11 +146,20 @@ class TurnRelay:
         if class_of(msg.kind) == ERROR:
             code, reason = error_code(msg)
             realm, nonce = attribute(msg, ATTR_REALM), attribute(msg, ATTR_NONCE)
+            if any(v is not None and len(v) > MAX_REALM_OR_NONCE for v in (realm, nonce)):
+                # RFC 8489 sections 14.9, 14.10: fewer than 128 characters, 763 bytes at most
+                raise self._fail(f"its REALM or NONCE is over {MAX_REALM_OR_NONCE} bytes")
             raise Refused(code, reason, realm, nonce)
         if class_of(msg.kind) != SUCCESS:
             raise self._fail(f"answered with a message of type {msg.kind:#06x}")
-        if self._key and not integrity_holds(data, self._key):
-            raise self._fail("its answer's MESSAGE-INTEGRITY does not match our credentials")
+        if self._key:
+            if not integrity_holds(data, self._key):
+                raise self._fail("its answer's MESSAGE-INTEGRITY does not match our credentials")
+            msg = StunMessage(msg.kind, msg.transaction, before_integrity(msg.attributes))
+        unknown = not_understood(msg.attributes)
+        if unknown is not None:
+            raise self._fail(f"its answer holds attribute {unknown:#06x}, which a client must "
+                             "understand (RFC 8489 section 6.3) and we do not")  # fmt: skip
         return msg
 
     async def _control_request(self, method: int, attrs: Attrs) -> StunMessage:
@@ -179,7 +191,7 @@ class TurnRelay:
     async def permit(self, ips: Iterable[IPAddress]) -> None:
         """Let connections from `ips` through to the relayed address (CreatePermission);
         kept by every refresh. `TurnError` if the server refuses. Only IPs of the relayed
-        address's family can reach it (RFC 8656 section 9.1: 443 otherwise); others are left
+        address's family can reach it (RFC 8656 section 10: 443 otherwise); others are left
         out."""
         family = self.relayed.ip.version if self.relayed is not None else 4
         wanted = {ip for ip in ips if ip.version == family}
@@ -256,11 +268,11 @@ class TurnRelay:
                 break
             except Refused as exc:
                 if attempt == 0 and exc.code == 401 and exc.realm and exc.nonce:
-                    self._realm, self._nonce = exc.realm[:763], exc.nonce[:763]
+                    self._realm, self._nonce = exc.realm, exc.nonce
                     self._key = long_term_key(self.server.user, self._realm, self.server.password)
                     continue
                 if attempt == 1 and exc.code == 438 and exc.nonce:
-                    self._nonce = exc.nonce[:763]
+                    self._nonce = exc.nonce
                     continue
                 raise self._fail(exc.words()) from None
             except trio.TooSlowError:
@@ -286,7 +298,8 @@ class TurnRelay:
     async def _read_control(self) -> None:
         """Route answers to their requests and ConnectionAttempts to `_bind`, until the
         connection ends; whatever ends it is kept in `failure`, never raised (binds under
-        way end with it)."""
+        way end with it). A server that broke the protocol is hung up on at once: closing the
+        control connection releases the allocation (the server deletes it)."""
         try:
             async with trio.open_nursery() as nursery:
                 try:
@@ -298,6 +311,8 @@ class TurnRelay:
                 except trio.ClosedResourceError:  # `_keep` closed it, its failure said
                     self.failure = self.failure or self._fail("closed the connection")
                 nursery.cancel_scope.cancel()
+            if self._stream is not None:
+                await trio.aclose_forcefully(self._stream)
         finally:
             self.closed.set()
             for send in self._pending.values():
@@ -313,14 +328,17 @@ class TurnRelay:
             except StunError as exc:
                 raise self._fail(why(exc)) from None
             if class_of(msg.kind) == INDICATION:
-                if method_of(msg.kind) == CONNECTION_ATTEMPT:
+                if (
+                    method_of(msg.kind) == CONNECTION_ATTEMPT
+                    and not_understood(msg.attributes) is None
+                ):
                     cid = attribute(msg, ATTR_CONNECTION_ID)
                     peer = attribute(msg, ATTR_XOR_PEER_ADDRESS)
                     if cid is None or len(cid) != 4 or peer is None:
                         raise self._fail("sent a ConnectionAttempt without its fields")
                     who = parse_xor_address(peer, msg.transaction)
                     nursery.start_soon(self._bind, cid, who)
-                continue  # other indications: nothing we asked for; ignored
+                continue  # other indications, or one we cannot understand: ignored
             waiting = self._pending.get(msg.transaction)
             if waiting is None:
                 raise self._fail("answered a request it was not asked")

@@ -25,10 +25,22 @@ ATTR_USERNAME, ATTR_REALM, ATTR_NONCE = 0x0006, 0x0014, 0x0015
 ATTR_LIFETIME, ATTR_XOR_PEER_ADDRESS = 0x000D, 0x0012
 ATTR_XOR_RELAYED_ADDRESS, ATTR_REQUESTED_TRANSPORT = 0x0016, 0x0019
 ATTR_XOR_MAPPED_ADDRESS, ATTR_CONNECTION_ID = 0x0020, 0x002A
+ATTR_MESSAGE_INTEGRITY = 0x0008
 TRANSPORT_TCP = 6
+# The comprehension-required attributes (types below 0x8000) that STUN, TURN and TCP
+# allocations define (RFC 8489 section 18.3, RFC 8656 section 18, RFC 6062 section 6.2). An
+# answer holding any other is one we do not understand, which RFC 8489 section 6.3 makes a
+# failed transaction (an indication holding one is dropped).
+KNOWN_REQUIRED = frozenset({
+    0x0001, 0x0006, 0x0008, 0x0009, 0x000A, 0x000C, 0x000D, 0x0012, 0x0013, 0x0014, 0x0015,
+    0x0016, 0x0017, 0x0018, 0x0019, 0x001A, 0x001C, 0x001D, 0x001E, 0x0020, 0x0022, 0x002A,
+})  # fmt: skip
 TURN_DEFAULT_PORT = 3478
 # Our requests' answers are a few hundred bytes; more is not an answer we asked for.
 MAX_TURN_MESSAGE = 2048
+# REALM and NONCE hold fewer than 128 characters, so at most 763 bytes (RFC 8489 sections
+# 14.9 and 14.10): a longer one is not TURN, and we would sign with what the server never meant.
+MAX_REALM_OR_NONCE = 763
 # At most this many data connections being bound at once, and waiting to be taken: a peer
 # that floods the relayed address (from a permitted IP) costs us no more than that.
 MAX_BINDING = 8
@@ -150,6 +162,22 @@ async def connect_tcp(ep: Endpoint) -> trio.SocketStream:
 def os_reason(exc: OSError) -> str:
     """The system's words for `exc` ("Connection refused"), without the address trio adds."""
     return os.strerror(exc.errno) if exc.errno else str(exc)
+
+
+def not_understood(attributes: tuple[tuple[int, bytes], ...]) -> int | None:
+    """The first comprehension-required attribute type in `attributes` that we do not know."""
+    return next((t for t, _ in attributes if t < 0x8000 and t not in KNOWN_REQUIRED), None)
+
+
+def before_integrity(attributes: tuple[tuple[int, bytes], ...]) -> tuple[tuple[int, bytes], ...]:
+    """The attributes up to MESSAGE-INTEGRITY: what follows it is not covered by the key, so
+    RFC 8489 section 14.5 has a reader ignore it (FINGERPRINT among them)."""
+    out: list[tuple[int, bytes]] = []
+    for t, v in attributes:
+        if t == ATTR_MESSAGE_INTEGRITY:
+            break
+        out.append((t, v))
+    return tuple(out)
 
 
 def long_term_key(user: str, realm: bytes, password: str) -> bytes:

@@ -59,7 +59,7 @@ from buraco_p2p.session.errors import (
     OutOfTurn,
     WrongTable,
 )
-from buraco_p2p.session.events import Fault, Refused, SeatsDrawn, TimedOut
+from buraco_p2p.session.events import Fault, Refused, SeatsDrawn, TimedOut, VoidHeld
 from buraco_p2p.session.evidence import proves_equivocation
 from buraco_p2p.session.inbox import MAX_AHEAD, Inbox
 from buraco_p2p.session.output import Output
@@ -75,6 +75,11 @@ __all__ = ["MAX_AHEAD", "Output", "Peer"]
 # Refusals that prove nothing against the entry's author (noise anyone could send, or an
 # entry that does not continue this log): the table goes on.
 QUIET = (BadSignature, BrokenChain, WrongTable, OutOfTurn)
+
+# A void round we signed waits this many timeouts for a party before we name it in a retry
+# (4.5): a present party that reached our point later than we did signs within one timeout
+# of reaching it (its own clock must first see the silent parties keep that step waiting).
+RETRY_TIMEOUTS = 2
 
 _MAX_RUN = 100_000  # each `work` applies one entry; a bound, never reached in practice
 
@@ -122,6 +127,10 @@ class Peer:
         self._overdue: frozenset[int] = frozenset()  # named past the timeout at this step
         self._presence = Presence()
         self._last_signed: dict[bytes, int] = {}  # identity key -> its latest index in our log
+        # the void round we signed at the end of our log: since when it waits (our clock),
+        # and whether we reported its holders already (once per try)
+        self._round_since = now
+        self._round_told = False
         self._speculated: int | None = None
         # A match with a time limit: our clock from the moment we saw the seats drawn, in
         # the host's `now` units; `minute` is how many of them make a minute of the rule.
@@ -279,6 +288,7 @@ class Peer:
         out = Output()
         table = self.table
         limit = table.terms.timeout_ms / 1000
+        out.extend(self._held_round(now, linked, limit))
         if self._timed_out or now - self._since < limit or table.closed:
             return out
         keys = [k.raw for k in table.keys]
@@ -288,6 +298,27 @@ class Peer:
             self._overdue = frozenset(waiting)
             out.events.append(TimedOut(waiting, now - self._since))
             out.extend(self.run(now))  # a void we agreed to may be ours to sign now
+        return out
+
+    def _held_round(self, now: float, linked: Collection[int], limit: float) -> Output:
+        """The void round we signed at the end of our log has waited past the timeout for
+        parties that have not signed it: retry naming them too, or let a complete round of
+        a lower try go, or (no majority would be left) wait and say so (`Voter.retry`)."""
+        out = Output()
+        holders = self._voter.holders()
+        if not holders or self._round_told or now - self._round_since < RETRY_TIMEOUTS * limit:
+            return out
+        keys = [k.raw for k in self.table.keys]
+        away = self._presence.absent(holders, keys, linked, now, self._round_since, limit)
+        if not away:
+            return out
+        self._round_told = True
+        agreed = self._voter.agreement
+        assert agreed is not None
+        outcome = self._voter.retry(away)
+        out.events.append(TimedOut(away, now - self._round_since))
+        out.events.append(VoidHeld(away, outcome, agreed.attempt))
+        out.extend(self.run(now))
         return out
 
     def heard(self, key: PeerKey, position: int, now: float) -> bool:
@@ -331,6 +362,8 @@ class Peer:
             return Output()
         self._own.add(entry.hash)
         self._voter.restore(entry)
+        self._round_since = self._since
+        self._round_told = False
         return Output(send=[entry.wire])
 
     def clock_ms(self, now: float) -> int:
@@ -415,6 +448,8 @@ class Peer:
         entry, declined = self._voter.vote(self.party)
         self._inbox.seen.add(entry.hash)
         self._own.add(entry.hash)
+        self._round_since = now
+        self._round_told = False
         out = Output(send=[entry.wire])
         if declined:
             out.extend(self._produce(now))

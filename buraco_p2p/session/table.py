@@ -95,6 +95,8 @@ class Table:
         self.silent: tuple[int, ...] = ()
         self.voiding: str | None = None
         self.void_keys: tuple[bytes, ...] = ()
+        self.void_try = 0  # the try of the void round under way (4.5)
+        self.void_held: tuple[int, ...] = ()  # its silent parties the table did not wait for
         self.voids: list[VoidRecord] = []  # every void round applied, as `flow` judged it
         # Each party's identity key now: the genesis's, then its successors' ("replace").
         self.keys: list[PeerKey] = list(self.terms.keys)
@@ -203,12 +205,13 @@ class Table:
     def _mark(self) -> tuple[Any, ...]:
         """The log's length and the step's bookkeeping, to put back if applying fails."""
         return (len(self.log), self.phase, self.authors, self.step_prev, self.step_start,
-                list(self.step_hashes), self.voiding, self.silent, self.void_keys)  # fmt: skip
+                list(self.step_hashes), self.voiding, self.silent, self.void_keys,
+                self.void_try)  # fmt: skip
 
     def _restore(self, mark: tuple[Any, ...]) -> None:
         length, self.phase, self.authors, self.step_prev, self.step_start, hashes = mark[:6]
         self.step_hashes = hashes
-        self.voiding, self.silent, self.void_keys = mark[6:]
+        self.voiding, self.silent, self.void_keys, self.void_try = mark[6:]
         del self.log[length:]
 
     def _apply(self, entry: Entry, own: bool, signed: PeerKey | None) -> list[Event]:
@@ -230,6 +233,7 @@ class Table:
         if entry.kind == bodies.VOID and self.voiding is None:
             saved = (self.authors, self.step_prev, self.step_start, self.step_hashes, self.silent)
             self.void_keys = ()
+            self.void_try = 0
             self._open_void(entry)
         try:
             return self._apply_in_step(entry, own, signed)
@@ -323,8 +327,12 @@ class Table:
         silent ones it names, which must be parties the table is waiting for or the author
         of the fault that stopped it (the body is checked again by its schema)."""
         silent = entry.body.get("silent")
-        if not isinstance(silent, list) or not self.can_void(silent):
+        attempt = entry.body.get(bodies.TRY, 0)
+        if not isinstance(silent, list) or type(attempt) is not int:
             return
+        if not self.can_void(silent, attempt):
+            return
+        self.void_held = tuple(sorted(set(silent) - self._blamable()))
         active = tuple(p for p in range(self.n) if p not in silent)
         self.voiding = "pending"
         self.silent = tuple(sorted(set(silent)))
@@ -333,25 +341,36 @@ class Table:
         self.step_start = len(self.log)
         self.authors = active
 
-    def can_void(self, silent: list[int] | tuple[int, ...]) -> bool:
+    def can_void(self, silent: list[int] | tuple[int, ...], attempt: int = 0) -> bool:
         """Whether a void round may start here naming `silent`: parties the table waits for
         (or the author of the fault that stopped it), leaving a majority to sign it
-        (`majority`) unless the match is already decided."""
+        (`majority`) unless the match is already decided. A retry (`attempt` > 0) also
+        names parties that did not sign the try before it, which the log cannot show: it
+        must name at least one party the table waits for, and `attempt` + 1 parties in
+        all (each try adds at least one)."""
         if self.phase in (Phase.GENESIS, Phase.CLOSED) or not silent:
             return False
         if not all(type(p) is int and 0 <= p < self.n for p in silent):
             return False
-        blamable = set(self.waiting_for)
-        if self.fault is not None and self.fault.author is not None:
-            blamable.add(self.fault.author)
+        blamable = self._blamable()
         decided = self.match is not None and self.match.over
         # once the match is decided, closing it changes nothing of its result: any present
         # party may close it (two halves that both do close one result)
+        named = set(silent) <= blamable if attempt == 0 else bool(set(silent) & blamable)
         return (
-            set(silent) <= blamable
+            named
+            and 0 <= attempt < len(set(silent))
             and len(set(silent)) < self.n
             and (decided or majority(self.n, silent))
         )
+
+    def _blamable(self) -> set[int]:
+        """The parties a void here may name as keeping the table waiting: those the step
+        waits for, and the author of the fault that stopped the table."""
+        blamable = set(self.waiting_for)
+        if self.fault is not None and self.fault.author is not None:
+            blamable.add(self.fault.author)
+        return blamable
 
     def check_move(self, seat: int, move: Move) -> tuple[int, ...]:
         """Validate before reveal: what a move by `seat` must pass before any card of it is

@@ -263,6 +263,9 @@ class Voter:
             return "lower"
         nxt = ballots.mine.retry(holders)
         if not self.table.can_void(nxt.silent, nxt.attempt):
+            # no retry can close here: should the holders sign a lower try after all, we
+            # close with the others on that round rather than wait for ever
+            ballots.lower_ok = True
             return "held"
         ballots.mine = nxt
         return "retry"

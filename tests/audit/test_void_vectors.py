@@ -31,7 +31,8 @@ def test_a_void_vector_replays_to_what_it_expects(case: dict[str, Any]) -> None:
     expect = case["expect"]
     (rec,) = rep.table.voids
     got = {
-        "try": rec.attempt, "held": list(rec.held), "stage": rec.stage, "proven": list(rec.proven), "charged": list(rec.charged),
+        "try": rec.attempt, "held": list(rec.held), "stage": rec.stage,
+        "proven": list(rec.proven), "charged": list(rec.charged),
         "points": rec.points, "then": rec.then, "closed": rep.closed,
         "hands_scored": rep.hands, "scores": list(rep.scores), "winner": rep.winner,
         "next_dealer": rep.table.match.dealer if rep.table.match is not None else None,

@@ -69,12 +69,11 @@ class Motion:
 
     def retry(self, holders: tuple[int, ...]) -> Motion:
         """The next try of this motion, naming `holders` (parties that did not sign this
-        try) as well. A "replace" is retried as "void": a retry cannot make up identities
-        for the parties it adds (the host may replace them at the next hand, where they
-        keep the table waiting again)."""
-        action = "void" if self.action == bodies.REPLACE else self.action
+        try) as well. Every retry is "end": the present parties that signed one try with
+        different actions (two proposals crossed) then sign the same, and a party cannot
+        hold the round by signing another action than the others."""
         silent = tuple(sorted(set(self.silent) | set(holders)))
-        return Motion(action, silent, (), self.attempt + 1)
+        return Motion(bodies.END_ACTION, silent, (), self.attempt + 1)
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,6 +92,9 @@ class Ballots:
         self.n = parties
         self.deck_size = deck_size
         self.held: dict[int, dict[tuple[int, int], Entry]] = {}
+        # the second of two different voids one author signed for one index and try
+        # (equivocation): kept beside the first, so that a round either completes is applied
+        self.rivals: dict[tuple[int, int, int], Entry] = {}
         self.mine: Motion | None = None  # what we agreed to
         self.signed_at: int | None = None  # the point of our latest void
         self.signed_try = 0  # the try of our latest void there
@@ -154,12 +156,25 @@ class Ballots:
         key = (entry.author, _attempt(entry))
         other = slot.get(key)
         if other is not None:
+            if other.wire != entry.wire:
+                self.rivals.setdefault((entry.index, *key), entry)
             return other
         slot[key] = entry
         return None
 
-    def get(self, index: int, author: int | None, attempt: int = 0) -> Entry | None:
-        return self.held.get(index, {}).get((author, attempt)) if author is not None else None
+    def get(
+        self, index: int, author: int | None, attempt: int = 0, like: Vote | None = None
+    ) -> Entry | None:
+        """The void `author` signed at `index` for try `attempt`; with `like`, the one that
+        casts that vote (of two an equivocator signed there, either may be in a round)."""
+        if author is None:
+            return None
+        found = [self.held.get(index, {}).get((author, attempt)),
+                 self.rivals.get((index, author, attempt))]  # fmt: skip
+        for e in found:
+            if e is not None and (like is None or self.vote(e) == like):
+                return e
+        return None
 
     def drop(self, entry: Entry) -> None:
         slot = self.held.get(entry.index, {})
@@ -173,6 +188,8 @@ class Ballots:
         """Forget voids at indices the log has passed, and voids whose point it has passed."""
         for index in [i for i in self.held if i < length]:
             del self.held[index]
+        for k in [k for k in self.rivals if k[0] < length]:
+            del self.rivals[k]
         for index, slot in list(self.held.items()):
             for author, e in list(slot.items()):
                 v = self.vote(e)
@@ -212,22 +229,29 @@ class Ballots:
         """Whether we hold a void from every party `v`'s motion leaves to sign, all alike."""
         active = [p for p in range(self.n) if p not in v.motion.silent]
         return all(
-            (o := self.get(v.point + k, a, v.motion.attempt)) is not None and self.vote(o) == v
+            self.get(v.point + k, a, v.motion.attempt, v) is not None
             for k, a in enumerate(active)
         )
 
     def holders(self, length: int) -> tuple[int, ...]:
-        """The parties our motion leaves to sign whose void of our very vote (this point,
-        this try, this action and these silent parties) we do not hold: they keep our
-        round waiting. A void of theirs with another motion does not count: a hostile party
-        could otherwise hold the round by signing a retry nobody else signs."""
+        """The parties our motion leaves to sign from which we hold no void at `length` of
+        our try naming exactly our silent parties (whatever its action: two proposals may
+        cross, and every retry is "end"): they keep our round waiting. A void naming other
+        parties does not count: a hostile party could otherwise hold the round by signing a
+        retry nobody else signs."""
         assert self.mine is not None
-        want = Vote(length, self.mine)
-        active = [p for p in range(self.n) if p not in self.mine.silent]
-        return tuple(
-            a for k, a in enumerate(active)
-            if (o := self.get(length + k, a, self.mine.attempt)) is None or self.vote(o) != want
-        )  # fmt: skip
+        mine = self.mine
+        active = [p for p in range(self.n) if p not in mine.silent]
+
+        def signed(k: int, a: int) -> bool:
+            for o in (self.get(length + k, a, mine.attempt),
+                      self.rivals.get((length + k, a, mine.attempt))):  # fmt: skip
+                v = self.vote(o) if o is not None else None
+                if v is not None and v.point == length and v.motion.silent == mine.silent:
+                    return True
+            return False
+
+        return tuple(a for k, a in enumerate(active) if not signed(k, a))
 
     def lower_complete(self, length: int) -> bool:
         """Whether we hold a complete round at `length` of a lower try than ours."""

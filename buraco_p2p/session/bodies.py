@@ -23,7 +23,7 @@ A body that does not match its kind's schema raises `BodyError`; the table turns
              again, the silent parties' seats taken by the new identities), silent
              [parties], and for "replace" only, keys [identity key (32 bytes), one per silent
              party, valid Ed25519 keys, distinct], and for a retry only, try (int,
-             1..len(silent)-1; absent means try 0)
+             1..N-1; absent means try 0; a retry's action is "end")
     time     ms (int, 0..2^31-1: the author's clock, milliseconds since it saw the seats
              drawn), a round by every party after each hand of a match with a time limit
 
@@ -44,6 +44,7 @@ __all__ = [
     "COMMIT",
     "DEAL",
     "END",
+    "END_ACTION",
     "FINAL",
     "GENESIS",
     "KEYS",
@@ -89,6 +90,7 @@ MIN_TIMEOUT_MS: Final = 1_000
 MAX_TIMEOUT_MS: Final = 86_400_000
 MAX_CLOCK_MS: Final = 2**31 - 1
 VOID_ACTIONS: Final = ("void", "end", "replace")
+END_ACTION: Final = "end"  # the action of every retry (4.5)
 TRY: Final = "try"  # a void entry's retry number (absent: try 0)
 REPLACE: Final = "replace"
 
@@ -221,9 +223,10 @@ def check_body(kind: str, body: Mapping[str, Any], parties: int, deck_size: int 
         out = tuple(_int(p, 0, parties - 1, "a silent party") for p in silent)
         if any(a >= b for a, b in pairwise(out)):
             raise BodyError("'silent' must be strictly ascending")
-        # a retry (4.5): try t names at least t+1 parties (each try adds the parties that
-        # did not sign the one before); try 0 is written by leaving the key out
-        attempt = _int(body[TRY], 1, len(out) - 1, "'try'") if TRY in body else 0
+        # a retry (4.5); try 0 is written by leaving the key out
+        attempt = _int(body[TRY], 1, parties - 1, "'try'") if TRY in body else 0
+        if attempt and action != END_ACTION:
+            raise BodyError("a retry's 'action' must be 'end'")
         if action != REPLACE:
             return action, out, (), attempt
         keys = body["keys"]

@@ -306,17 +306,21 @@ class Peer:
         a lower try go, or (no majority would be left) wait and say so (`Voter.retry`)."""
         out = Output()
         holders = self._voter.holders()
-        if not holders or self._round_told or now - self._round_since < RETRY_TIMEOUTS * limit:
+        stuck = not holders and self._voter.stuck()
+        if not (holders or stuck) or self._round_told:
+            return out
+        if now - self._round_since < RETRY_TIMEOUTS * limit:
             return out
         keys = [k.raw for k in self.table.keys]
         away = self._presence.absent(holders, keys, linked, now, self._round_since, limit)
-        if not away:
+        if holders and not away:
             return out
         self._round_told = True
         agreed = self._voter.agreement
         assert agreed is not None
         outcome = self._voter.retry(away)
-        out.events.append(TimedOut(away, now - self._round_since))
+        if away:
+            out.events.append(TimedOut(away, now - self._round_since))
         out.events.append(VoidHeld(away, outcome, agreed.attempt))
         out.extend(self.run(now))
         return out

@@ -344,10 +344,9 @@ class Table:
     def can_void(self, silent: list[int] | tuple[int, ...], attempt: int = 0) -> bool:
         """Whether a void round may start here naming `silent`: parties the table waits for
         (or the author of the fault that stopped it), leaving a majority to sign it
-        (`majority`) unless the match is already decided. A retry (`attempt` > 0) also
-        names parties that did not sign the try before it, which the log cannot show: it
-        must name at least one party the table waits for, and `attempt` + 1 parties in
-        all (each try adds at least one)."""
+        (`majority`) unless the match is already decided. A retry (`attempt` > 0) may also
+        name parties that did not sign the try before it, which the log cannot show: it
+        must name at least one party the table waits for."""
         if self.phase in (Phase.GENESIS, Phase.CLOSED) or not silent:
             return False
         if not all(type(p) is int and 0 <= p < self.n for p in silent):
@@ -359,7 +358,7 @@ class Table:
         named = set(silent) <= blamable if attempt == 0 else bool(set(silent) & blamable)
         return (
             named
-            and 0 <= attempt < len(set(silent))
+            and 0 <= attempt < self.n
             and len(set(silent)) < self.n
             and (decided or majority(self.n, silent))
         )

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from buraco_p2p.net.channel.identity import Identity, PeerKey
 from buraco_p2p.session import bodies
-from buraco_p2p.session.agreement import Ballots, Motion, majority
+from buraco_p2p.session.agreement import Ballots, Motion, Vote, majority
 from buraco_p2p.session.bodies import BodyError, check_body
 from buraco_p2p.session.entry import Entry, make_entry
 from buraco_p2p.session.errors import LogError
@@ -248,6 +248,19 @@ class Voter:
             return ()
         return ballots.holders(length)
 
+    def stuck(self) -> bool:
+        """Whether we signed our try at the end of our log and every party it leaves to sign
+        signed that try naming the same silent parties, but not all with our action (two
+        proposals crossed, or an equivocator signed two): no round of it can complete."""
+        ballots = self.ballots
+        mine = ballots.mine
+        length = len(self.table.log)
+        if mine is None or ballots.signed_at != length or ballots.signed_try != mine.attempt:
+            return False
+        if self.table.voiding is not None or self.table.closed or ballots.holders(length):
+            return False
+        return not ballots.complete(Vote(length, mine))
+
     def retry(self, holders: tuple[int, ...]) -> str:
         """Our try at our point waited past the timeout for `holders` (our own clock saw
         it): if we hold a complete round of a lower try there, we let it be applied
@@ -257,10 +270,13 @@ class Voter:
         without the holders: we wait, naming nobody)."""
         ballots = self.ballots
         length = len(self.table.log)
-        assert ballots.mine is not None and holders
+        assert ballots.mine is not None
         if ballots.lower_complete(length):
             ballots.lower_ok = True
             return "lower"
+        fault = self.table.fault
+        if fault is not None and fault.author is not None and fault.author != self.table.me:
+            holders = (*holders, fault.author)  # an equivocator is named with the holders
         nxt = ballots.mine.retry(holders)
         if not self.table.can_void(nxt.silent, nxt.attempt):
             # no retry can close here: should the holders sign a lower try after all, we

@@ -64,7 +64,7 @@ def evidence_vector() -> Vector:
          _variant(move, author, kind="void", body=dict(retry_body, **{"try": 1}))),
         ("two voids of one author at one index and one try that differ",
          _variant(move, author, kind="void", body=dict(retry_body, **{"try": 1})),
-         _variant(move, author, kind="void", body=dict(retry_body, action="void", **{"try": 1}))),
+         _variant(move, author, kind="void", body={**void_body, "try": 1})),
     ]  # fmt: skip
     key = ids[move.author].public
     out = []

@@ -20,6 +20,7 @@ from session_helpers import bot_chooser, identities, same_logs, snapshot
 
 from buraco_p2p.crypto import DeterministicRandomSource
 from buraco_p2p.session import (
+    Fault,
     Peer,
     Phase,
     Router,
@@ -288,17 +289,48 @@ def test_a_restart_stands_by_its_latest_try() -> None:
 
 
 def test_one_entry_has_one_encoding() -> None:
-    """Try 0 is written by leaving the key out: an explicit 0 is refused, as is a try that
-    names too few parties (each try adds at least one) or a non-integer; a void without the
-    key (every log before retries) is try 0."""
+    """Try 0 is written by leaving the key out: an explicit 0 is refused, as is a try past
+    N-1, a non-integer, or a retry whose action is not "end"; a void without the key (every
+    log before retries) is try 0."""
     ok = {"action": "end", "silent": [1, 3], "try": 1}
     assert check_body("void", ok, 4)[3] == 1  # type: ignore[index]
+    assert check_body("void", {**ok, "try": 3}, 4)[3] == 3  # type: ignore[index]
     assert check_body("void", {"action": "end", "silent": [1]}, 4)[3] == 0  # type: ignore[index]
-    for bad in (0, 2, -1, True, "1", 1.0):
+    for bad in (0, 4, -1, True, "1", 1.0):
         with pytest.raises(BodyError):
             check_body("void", {**ok, "try": bad}, 4)
-    with pytest.raises(BodyError):
-        check_body("void", {"action": "end", "silent": [1], "try": 1}, 4)
+    with pytest.raises(BodyError, match="must be 'end'"):
+        check_body("void", {**ok, "action": "void"}, 4)
+
+
+def test_an_equivocation_on_a_void_is_resolved_by_a_retry() -> None:
+    """H signs two different voids for one index: "end" to party 0, "void" to party 2 (the
+    bot peers' policy joins what it hears first). Both honest peers find the equivocation;
+    their rounds cannot complete (two actions), so after twice the timeout both sign try 1,
+    "end", naming X and the equivocator, and close on that one round."""
+    n, x, h = 4, 1, 3
+    r = _stalled_turn(n, x)
+    t = r.peers[0].table
+    active = [p for p in range(n) if p != x]
+    two = [make_entry(identities(n)[h], table=t.terms.table_id, index=len(t.log) + active.index(h),
+                      prev=t.void_prev(), author=h, kind="void",
+                      body={"action": a, "silent": [x]}).wire
+           for a in ("end", "void")]  # fmt: skip
+    r.inject(h, two[0], to=[0])
+    r.inject(h, two[1], to=[2])
+    r.silent = {x, h}
+    r.run(2)  # each honest peer hears its copy first ...
+    for p in (0, 2):
+        r.act(p, r.peers[p].join_void(r.now))
+    r.run()  # ... then the other, relayed: equivocation
+    for p in (0, 2):
+        assert any(isinstance(e, Fault) and e.error.author == h for e in r.events[p]), p
+        assert not r.peers[p].table.closed
+    _wait(r, 3 * LIMIT)
+    for p in (0, 2):
+        assert r.peers[p].table.closed, p
+        assert _voids(r, p) == [(1, [x, h])] * 2, p
+    assert same_logs(r, [0, 2])
 
 
 def test_two_tries_at_one_index_are_not_equivocation() -> None:
@@ -314,5 +346,6 @@ def test_two_tries_at_one_index_are_not_equivocation() -> None:
     a = void({"action": "end", "silent": [1]})
     b = void({"action": "end", "silent": [1, 3], "try": 1})
     c = void({"action": "end", "silent": [1, 2], "try": 1})
+    assert not equivocates(a, void({"action": "end", "silent": [1], "try": 1}))  # type: ignore[arg-type]
     assert not equivocates(a, b)  # type: ignore[arg-type]
     assert equivocates(b, c)  # type: ignore[arg-type]

@@ -215,7 +215,8 @@ class Ballots:
         present parties between two rounds."""
         best: tuple[int, Entry] | None = None
         floor = self.signed_try if self.signed_at == length and not self.lower_ok else 0
-        for e in self.held.get(length, {}).values():
+        rivals = [e for k, e in self.rivals.items() if k[0] == length]
+        for e in [*self.held.get(length, {}).values(), *rivals]:
             v = self.vote(e)
             if v is None or v.point != length or v.point <= self.declined:
                 continue

@@ -139,7 +139,10 @@ class Voter:
         table = self.table
         length = len(table.log)
         if table.voiding is not None:
-            return self.ballots.get(length, table.expected_author(length), table.void_try)
+            under_way = Vote(table.step_start, Motion(
+                table.voiding, table.silent, table.void_keys, table.void_try))  # fmt: skip
+            return self.ballots.get(length, table.expected_author(length), table.void_try,
+                                    under_way)  # fmt: skip
         return self.ballots.round_at(length)
 
     def stopped(self) -> bool:

@@ -333,6 +333,32 @@ def test_an_equivocation_on_a_void_is_resolved_by_a_retry() -> None:
     assert same_logs(r, [0, 2])
 
 
+def test_a_round_the_equivocators_other_void_completes_is_applied() -> None:
+    """H's two voids reach parties 0 and 2 in different orders, but both honest parties
+    agree to "end" (party 2 joins party 0's proposal): the round completes with H's "end"
+    void, which party 2 holds second; it applies that round like party 0, at once."""
+    n, x, h = 4, 1, 3
+    r = _stalled_turn(n, x)
+    t = r.peers[0].table
+    active = [p for p in range(n) if p != x]
+    two = [make_entry(identities(n)[h], table=t.terms.table_id, index=len(t.log) + active.index(h),
+                      prev=t.void_prev(), author=h, kind="void",
+                      body={"action": a, "silent": [x]}).wire
+           for a in ("end", "void")]  # fmt: skip
+    r.inject(h, two[0], to=[0])
+    r.inject(h, two[1], to=[2])
+    r.silent = {x, h}
+    r.run()
+    r.act(0, r.peers[0].propose_void("end", r.now, silent=(x,)))
+    r.run()
+    r.act(2, r.peers[2].join_void(r.now))
+    r.run()
+    for p in (0, 2):
+        assert r.peers[p].table.closed, p
+        assert _voids(r, p) == [(0, [x])] * 3, p
+    assert same_logs(r, [0, 2])
+
+
 def test_two_tries_at_one_index_are_not_equivocation() -> None:
     """An honest party's retry may stand at the index of its first try (fewer signers): two
     voids of one author at one index with different tries are two votes; two with the same

@@ -527,6 +527,8 @@ class Peer:
         ballots.declined = min(ballots.declined, length - 1)
         self._since = now
         self._timed_out = False
+        if self.table.heir is not None:  # the round that seated us was cut: an heir again
+            self.party = -1
 
     def _apply(self, entry: Entry, now: float) -> Output:
         out = Output()

@@ -102,6 +102,9 @@ class Table:
         self.keys: list[PeerKey] = list(self.terms.keys)
         self.successions: list[tuple[int, int, PeerKey]] = []  # (log index, party, new key)
         self.heir = heir if me is None else None
+        # an heir's own identity key, kept once it is seated: a roll-back that cuts the
+        # "replace" round seating it makes it an heir again (`rollback`)
+        self.heir_key: bytes | None = heir[0] if heir is not None and me is None else None
         # An equivocation detected at an index the log has not reached: the table stops
         # there (`stop_at`). After a roll-back, this party's own place, taken up again when
         # the void round that follows is complete.
@@ -310,11 +313,20 @@ class Table:
         if not 1 <= length <= len(self.log):
             raise ValueError(f"cannot roll a log of {len(self.log)} back to {length}")
         me, rng = (self.me, self.rng) if self.me is not None else self._resume or (None, None)
-        fresh = Table(self.log[0], heir=self.heir)
+        heir = self.heir
+        if self.heir_key is not None and heir is None and rng is not None:
+            heir = (self.heir_key, rng)  # seated by a round the prefix may not hold
+        fresh = Table(self.log[0], heir=heir)
         for e in self.log[1:length]:
             fresh.apply(e, signed=fresh.key_at(e.author, e.index))
+        mine = self.heir_key
         self.__dict__.update(fresh.__dict__)
-        if me is not None and rng is not None:
+        if me is None or rng is None or self.me is not None:
+            return  # a verifier; or an heir the prefix seats again itself
+        # This party takes its place again only if the prefix leaves it the seat: a
+        # "replace" round the roll-back cut gives the seat back to the key before it.
+        key = mine if mine is not None else self.terms.keys[me].raw
+        if self.keys[me].raw == key:
             self._resume = (me, rng)
 
     def void_prev(self) -> bytes:

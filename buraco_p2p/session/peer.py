@@ -82,6 +82,7 @@ QUIET = (BadSignature, BrokenChain, WrongTable, OutOfTurn)
 RETRY_TIMEOUTS = 2
 
 _MAX_RUN = 100_000  # each `work` applies one entry; a bound, never reached in practice
+_MAX_BEHIND = 64  # voids held for a round behind our log (a lost split), at most
 
 
 class Peer:
@@ -131,6 +132,9 @@ class Peer:
         # and whether we reported its holders already (once per try)
         self._round_since = now
         self._round_told = False
+        # voids of a round that names us at a point our log has passed (we were on the
+        # losing side of a split), by (index, author, try): see `_lost_split`
+        self._behind: dict[tuple[int, int, int], Entry] = {}
         self._speculated: int | None = None
         # A match with a time limit: our clock from the moment we saw the seats drawn, in
         # the host's `now` units; `minute` is how many of them make a minute of the rule.
@@ -195,6 +199,11 @@ class Peer:
             proposed = self._voter.hear(entry)
             if proposed is not None:
                 out.events.append(proposed)
+        if entry.kind == bodies.VOID:
+            lost = self._lost_split(entry, now)
+            if lost is not None:
+                out.extend(lost)
+                return out
         if entry.index < len(table.log):
             held = table.log[entry.index]
             out.extend(self._conflict(held, entry, now) or self._taken(entry))
@@ -445,6 +454,50 @@ class Peer:
             for author, entries in slot.items()
             for e in entries
         )  # fmt: skip
+
+    def _lost_split(self, entry: Entry, now: float) -> Output | None:
+        """`entry` is a void for a point our log has passed. If it completes a round naming us
+        at a point our log has passed, whose signers have no entry in our log past that
+        point, and which applies on our log cut back there, the table split and the other
+        side (a majority: the round is valid) closed that round while we went on alone: we
+        roll back to its point and apply it, so that there is one log (4.5, "Why a
+        majority"). None if it does not (then it is only refused, as before)."""
+        table = self.table
+        ballots = self._voter.ballots
+        vote = ballots.vote(entry)
+        if vote is None or self.party not in vote.motion.silent:
+            return None
+        if not 1 <= vote.point < len(table.log) or table.closed:
+            return None
+        point = vote.point
+        if len(self._behind) >= _MAX_BEHIND:
+            self._behind.clear()
+        self._behind.setdefault((entry.index, entry.author, vote.motion.attempt), entry)
+        active = [p for p in range(table.n) if p not in vote.motion.silent]
+        round_ = []
+        for k, a in enumerate(active):
+            e = self._behind.get((point + k, a, vote.motion.attempt))
+            if e is None or ballots.vote(e) != vote:
+                return Output()  # held until the round is whole
+            round_.append(e)
+        if any(e.author in active for e in table.log[point:]):
+            return None  # a signer went on with us past its point: no split we lost
+        trial = Table(table.log[0])
+        try:
+            for e in table.log[1:point]:
+                trial.apply(e, signed=trial.key_at(e.author, e.index))
+            for e in round_:
+                trial.apply(e)
+        except LogError:
+            return None
+        out = Output(rollback=point)
+        table.rollback(point)
+        self._rolled_back(point, now)
+        for e in round_:
+            ballots.file(e)
+        self._behind = {}
+        out.extend(self.run(now))
+        return out
 
     def _vote(self, now: float) -> Output:
         """Sign our void at its point (`Voter.vote`); if we gave the agreement up there, go

@@ -104,12 +104,12 @@ def _voids(r: Router, p: int) -> list[tuple[int, list[int]]]:
 # half with party 0), the second try closes the table; elsewhere nobody is named.
 CASES = [
     (3, 1, (2,)),
-    (3, 2, (0,)),
+    (3, 1, (0,)),
     (4, 1, (3,)),
-    (4, 3, (0,)),  # H is party 0: the two others are half without it
+    (4, 1, (0,)),  # H is party 0: the two others are half without it
     (6, 2, (4,)),
     (6, 2, (4, 5)),  # two holders: named together (three signers with party 0)
-    (6, 0, (4, 5)),  # ... but not without party 0
+    (6, 2, (0, 4)),  # ... but not without party 0
 ]
 
 
@@ -174,12 +174,12 @@ def test_a_holder_that_signs_late_joins_the_first_try() -> None:
 
 
 def test_a_bogus_retry_names_no_honest_party() -> None:
-    """At six seats X is gone, H4 and H5 hostile: they never sign the first try and at once
-    sign a try 1 naming X and honest party 3 (present, it signed). Nobody honest joins it;
+    """At six seats X (party 2) is gone, H4 and H5 hostile: they never sign the first try
+    and at once sign a try 1 naming X and honest party 3 (present, it signed). Nobody honest joins it;
     the honest retry names X, H4 and H5, and party 3 is never named."""
-    n, x = 6, 1
+    n, x = 6, 2
     r = _stalled_turn(n, x)
-    honest = [0, 2, 3]
+    honest = [0, 1, 3]
     _agree(r, honest, x)
     t = r.peers[4].table
     for h in (4, 5):
@@ -195,7 +195,7 @@ def test_a_bogus_retry_names_no_honest_party() -> None:
     _wait(r, 3 * LIMIT)
     for p in honest:
         assert r.peers[p].table.closed, p
-        assert _voids(r, p) == [(1, [1, 4, 5])] * 3, p
+        assert _voids(r, p) == [(1, [2, 4, 5])] * 3, p
     assert same_logs(r, honest)
 
 

@@ -124,6 +124,8 @@ class Ballots:
         v = self.vote(entry)
         if v is None or v.point <= self.declined:
             return None
+        if v.motion.attempt:
+            return None  # a retry is no proposal: each party comes to it on its own clock
         self.heard = (v.motion, entry.author)
         return v
 
@@ -287,11 +289,11 @@ class Ballots:
 
     def proposal(self, length: int) -> tuple[Motion, int] | None:
         """A present party's void to join: (its motion, its author); of those we hold, the
-        one at the highest point, then of the lowest try (a retry names the parties that
-        had not signed the try before: one that comes late joins that one), then from the
-        lowest party; else the last one heard."""
-        votes = self._votes(length)
+        one at the highest point, then from the lowest party; else the last one heard. A
+        retry is never one (it names parties that did not sign the try before: a party that
+        comes late joins that try, and a party signs a retry only on its own clock)."""
+        votes = [(v, e) for v, e in self._votes(length) if not v.motion.attempt]
         if not votes:
             return self.heard
-        v, e = max(votes, key=lambda ve: (ve[0].point, -ve[0].motion.attempt, -ve[1].author))
+        v, e = max(votes, key=lambda ve: (ve[0].point, -ve[1].author))
         return v.motion, e.author

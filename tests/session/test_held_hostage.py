@@ -175,8 +175,8 @@ def test_a_holder_that_signs_late_joins_the_first_try() -> None:
 
 def test_a_bogus_retry_names_no_honest_party() -> None:
     """At six seats X (party 2) is gone, H4 and H5 hostile: they never sign the first try
-    and at once sign a try 1 naming X and honest party 3 (present, it signed). Nobody honest joins it;
-    the honest retry names X, H4 and H5, and party 3 is never named."""
+    and at once sign a try 1 naming X and honest party 3 (present, it signed). Nobody
+    honest joins it; the honest retry names X, H4 and H5, and party 3 is never named."""
     n, x = 6, 2
     r = _stalled_turn(n, x)
     honest = [0, 1, 3]
@@ -197,6 +197,29 @@ def test_a_bogus_retry_names_no_honest_party() -> None:
         assert r.peers[p].table.closed, p
         assert _voids(r, p) == [(1, [2, 4, 5])] * 3, p
     assert same_logs(r, honest)
+
+
+def test_a_retry_is_no_proposal() -> None:
+    """H signs a try 1 naming X and honest party 2 before anybody proposed anything: it is
+    no proposal (nobody joins it, nobody is tied to it), and the honest parties still agree
+    to a void naming X alone when party 0 proposes one."""
+    n, x, h = 4, 1, 3
+    r = _stalled_turn(n, x)
+    t = r.peers[0].table
+    bogus = make_entry(identities(n)[h], table=t.terms.table_id, index=len(t.log) + 1,
+                       prev=t.void_prev(), author=h, kind="void",
+                       body={"action": "end", "silent": [x, 2], "try": 1})  # fmt: skip
+    r.inject(h, bogus.wire)
+    r.run()
+    for p in (0, 2):
+        assert r.peers[p].proposal is None, p
+        r.act(p, r.peers[p].join_void(r.now))
+        assert r.peers[p].agreement is None, p
+    r.silent = {x, h}
+    _agree(r, [0, 2], x)
+    for p in (0, 2):
+        agreed = r.peers[p].agreement
+        assert agreed is not None and agreed.silent == (x,) and agreed.attempt == 0, p
 
 
 @pytest.mark.parametrize("seed", range(6))

@@ -11,6 +11,11 @@ Void entries are held apart and applied only as a whole round, at one point ever
 party has reached: the peer's `Voter` (`buraco_p2p.session.voter`) holds them and decides
 when the peer stops and what it signs.
 
+A void round we signed that waits past twice the timeout for parties that do not sign it is
+signed again with the next try, naming them too (`tick`; docs/protocol.md 4.5, "Retries"),
+where the majority rule allows; and a peer that went on alone after a split it lost rolls back
+to the complete round the others closed naming it (`_lost_split`), so that there is one log.
+
 Entries of a round arrive in any order; the peer screens each as it arrives and holds it
 until its index comes (its `Inbox`, `buraco_p2p.session.inbox`). Our own entries pass
 through the same `Table.apply` as everybody else's (only their signature and proofs are not

@@ -371,7 +371,8 @@ def _void_reason(rec: VoidRecord) -> str:
         waited = ", ".join(str(p) for p in rec.silent if p not in rec.held)
         named = (
             f"every party but {who} signed, at try {rec.attempt}, that the table was waiting "
-            f"for {waited} {where} and that {held} did not sign the void's earlier tries"
+            f"for {waited} {where}"
+            + (f" and that {held} did not sign the void's earlier tries" if held else "")
         )
     then = {
         "decided": "the match was decided, so it closes with its result",

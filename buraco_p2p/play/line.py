@@ -54,6 +54,7 @@ from buraco_p2p.session import (
     TimedOut,
     TimeUp,
     Voided,
+    VoidHeld,
     VoidProposed,
 )
 from buraco_p2p.text.narration import abandoned_text
@@ -287,6 +288,14 @@ def describe_event(
     if isinstance(ev, TimedOut):
         who = ", ".join(nick(p) for p in ev.parties)
         return f"waiting for {who} for {ev.waited:.0f} s"
+    if isinstance(ev, VoidHeld):
+        who = ", ".join(nick(p) for p in ev.parties)
+        if ev.outcome == "retry":
+            return f"{who} did not sign the agreement: signed it again naming {who} too"
+        if ev.outcome == "held":
+            return (f"{who} did not sign the agreement, and too few would be left to name "
+                    f"{who} too: waiting (nobody is named)")  # fmt: skip
+        return None
     if isinstance(ev, TimeUp):
         return f"the time is up after hand {ev.hand}: the match ends (a tied lead plays on)"
     if isinstance(ev, VoidProposed):

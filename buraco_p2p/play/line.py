@@ -57,6 +57,7 @@ from buraco_p2p.session import (
     VoidHeld,
     VoidProposed,
 )
+from buraco_p2p.text.agreement import held_text
 from buraco_p2p.text.narration import abandoned_text
 from buraco_p2p.text.words import explain
 
@@ -289,13 +290,7 @@ def describe_event(
         who = ", ".join(nick(p) for p in ev.parties)
         return f"waiting for {who} for {ev.waited:.0f} s"
     if isinstance(ev, VoidHeld):
-        who = ", ".join(nick(p) for p in ev.parties)
-        if ev.outcome == "retry":
-            return f"{who} did not sign the agreement: signed it again naming {who} too"
-        if ev.outcome == "held":
-            return (f"{who} did not sign the agreement, and too few would be left to name "
-                    f"{who} too: waiting (nobody is named)")  # fmt: skip
-        return None
+        return held_text(ev, nick)
     if isinstance(ev, TimeUp):
         return f"the time is up after hand {ev.hand}: the match ends (a tied lead plays on)"
     if isinstance(ev, VoidProposed):

@@ -30,6 +30,7 @@ from buraco_p2p.engine import (
     legal_moves,
 )
 from buraco_p2p.engine.params import WILD_CODES
+from buraco_p2p.text.agreement import proposal_text
 from buraco_p2p.text.glyphs import Glyphs, sort_key_rank, sort_key_suit
 from buraco_p2p.text.words import (
     explain,
@@ -569,6 +570,20 @@ class Client:
     def ask_agreement(self, action: str) -> None:
         """Ask before agreeing to end, void or replace: each says what it does."""
         snap = self.snap
+        prop = snap.proposal
+        if prop is not None:
+            # Any of E, V, R joins the proposal as it stands: say what that does.
+            if prop.named_me:
+                self.say(f"{prop.by}'s proposal names you as gone: it is not yours to sign; "
+                         "play on")  # fmt: skip
+                return
+            if prop.blocked:
+                self.say(f"You cannot agree yet: {prop.blocked}.")
+                return
+            what = proposal_text(prop.by, prop.action, prop.silent)
+            self.agree_action = action
+            self.confirm = (f"Agree: {what}? y agrees, n not.", lambda: None)
+            return
         if not snap.timed_out:
             who = ", ".join(snap.waiting)
             now = f" (waiting for {who})" if who else ""

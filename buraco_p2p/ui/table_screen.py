@@ -11,6 +11,7 @@ history, the end of a hand) are in `buraco_p2p.ui.panels`.
 from __future__ import annotations
 
 from buraco_p2p.engine import Phase
+from buraco_p2p.text.agreement import left_text, warning_text
 from buraco_p2p.text.narration import meld_points
 from buraco_p2p.ui import canvas as cv
 from buraco_p2p.ui.canvas import Clicker, Row
@@ -140,6 +141,11 @@ class Screen(MeldRows, HandRows):
         view = snap.view
         if snap.match_over:
             return [("class:label", "match over")]
+        prop = snap.proposal
+        if prop is not None and not prop.named_me:
+            # A proposal waits for our signature: the time left before we may be named too.
+            left = left_text(prop.deadline - self.now)
+            return [("class:error", f"{prop.action} proposed {left}")]
         if view is None or snap.hand_over or view.ended:
             return [("class:dim", "between hands")]
         t = clock_text(self.now - snap.turn_since)
@@ -250,6 +256,8 @@ class Screen(MeldRows, HandRows):
             style = {"error": "class:error", "hint": "class:hint"}.get(c.message.kind, "")
             return cv.fit([(style, " " + c.message.text)], self.cols)
         snap = c.snap
+        if snap.proposal is not None:
+            return self.proposal_row()
         if snap.timed_out and not snap.waiting:  # a proposal from another party to join
             return cv.fit([("class:error", " An agreement is proposed (C shows it): "
                                            "E end · V void · R replace")], self.cols)  # fmt: skip
@@ -270,6 +278,34 @@ class Screen(MeldRows, HandRows):
             }.get(view.phase, "")
             return cv.fit([("class:myturn", f" Your turn: {what}")], self.cols)
         return cv.fit([], self.cols)
+
+    def proposal_row(self) -> Row:
+        """Another party's proposal we have not signed: what it is, the key that agrees (or
+        why we cannot), and the time left before the others may name us too; the longest
+        wording that fits the width whole."""
+        prop = self.c.snap.proposal
+        assert prop is not None
+        who = ", ".join(prop.silent)
+        key = prop.action[0].upper()
+        left = prop.deadline - self.now
+        if prop.named_me:
+            texts = [f" {prop.by} proposes to {prop.action} naming you as gone: play on",
+                     f" {prop.by} proposes {prop.action} naming you: play on",
+                     f" {prop.action} proposed naming you: play on"]  # fmt: skip
+        elif prop.blocked:
+            texts = [f" {prop.by} proposes {prop.action} without {who}: {prop.blocked}",
+                     f" You cannot agree: {prop.blocked}",
+                     f" {prop.blocked}"]  # fmt: skip
+        else:
+            clock = left_text(left)
+            texts = [f" {prop.by} proposes to {prop.action} without {who}: {key} agrees; "
+                     + warning_text(left),
+                     f" {prop.by} proposes {prop.action}: {key} agrees, or play on; else you "
+                     f"may be named in {clock}",
+                     f" {prop.action} proposed: {key} agrees or play on; named in {clock}",
+                     f" {key} agrees, or be named in {clock}"]  # fmt: skip
+        fits = [t for t in texts if cv.width([("", t)]) <= self.cols]
+        return cv.fit([("class:error", fits[0] if fits else texts[-1])], self.cols)
 
     def keys_row(self) -> Row:
         c = self.c

@@ -13,42 +13,21 @@ client's words.
 
 from __future__ import annotations
 
-import dataclasses
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 
+import pytest
 import trio
 
-from buraco_p2p.crypto import DeterministicRandomSource
-from buraco_p2p.net.mesh.mesh import Mesh
-from buraco_p2p.net.mesh.meshconfig import MeshConfig
 from buraco_p2p.play.driver import Driver
 from buraco_p2p.play.line import describe_event
-from buraco_p2p.play.store import TableStore
-from buraco_p2p.rules import get_preset
-from buraco_p2p.session import Peer, Router, VoidHeld, VoidProposed, make_genesis
+from buraco_p2p.session import Router, VoidHeld, VoidProposed
 from buraco_p2p.ui import Client, render
 from buraco_p2p.ui.driver_feed import DriverFeed
-from tests.session.session_helpers import bot_chooser, identities, run_until
+from tests.ui.agreement_helpers import GONE, ME, TIMEOUT_MS, seen_by, silent_table
 from tests.ui.ui_helpers import text_of
-
-GONE = 2  # the party that goes silent
-ME = 1  # the party whose screen is read
-TIMEOUT_MS = 60_000
-
-
-def _router() -> Router:
-    rules = dataclasses.replace(get_preset("us"), target_score=300)
-    g = make_genesis(b"agree-feed-tabl1", identities(), rules, timeout_ms=TIMEOUT_MS)
-    r = Router([Peer(g, i, DeterministicRandomSource(bytes([41, n]) * 16))
-                for n, i in enumerate(identities())], bot_chooser(41), relay=True)  # fmt: skip
-    r.start()
-    run_until(r, lambda: len(r.peers[0].log) > 40)
-    r.silent = {GONE}
-    r.run()
-    return r
 
 
 class Screen:
@@ -76,16 +55,8 @@ class Screen:
 
 @asynccontextmanager
 async def screen_of(r: Router, tmp: Path) -> AsyncIterator[Screen]:
-    peer = r.peers[ME]
-    ident = identities()[ME]
     async with trio.open_nursery() as nursery:
-        mesh = Mesh(ident, peer.table.terms.table_id, b"\x00" * 32, nursery, config=MeshConfig(),
-                    state=None, is_host=False)  # fmt: skip
-        store = TableStore(tmp / "table")
-        driver = Driver(mesh, peer, store, secret=b"\x01" * 32, saved=len(peer.log),
-                        clock=lambda: r.now)  # fmt: skip
-        feed = DriverFeed(peer.table.rules, "network table")
-        feed.attach(driver)
+        driver, feed = seen_by(r, nursery, tmp)
         yield Screen(r, driver, feed)
         nursery.cancel_scope.cancel()
 
@@ -97,7 +68,7 @@ def _status_row(text: str) -> str:
 async def test_a_proposal_is_told_with_its_key_and_the_time_left_before_we_may_be_named(
     tmp_path: Path,
 ) -> None:
-    r = _router()
+    r = silent_table()
     async with screen_of(r, tmp_path) as s:
         r.advance(TIMEOUT_MS / 1000 + 1)  # every present party has seen GONE keep the step
         s.pass_events()
@@ -132,7 +103,7 @@ async def test_a_proposal_is_told_with_its_key_and_the_time_left_before_we_may_b
 async def test_where_our_clock_has_not_seen_the_party_late_the_words_say_why(
     tmp_path: Path,
 ) -> None:
-    r = _router()
+    r = silent_table()
     async with screen_of(r, tmp_path) as s:
         # Only the proposer's clock has passed the timeout: at ours, GONE is not late yet.
         later = r.now + TIMEOUT_MS / 1000 + 1
@@ -158,32 +129,40 @@ async def test_where_our_clock_has_not_seen_the_party_late_the_words_say_why(
         assert prop is not None and prop.blocked == ""
 
 
+@pytest.mark.parametrize(("proposer", "holder", "outcome"), [(0, 3, "retry"), (3, 0, "held")])
 async def test_a_round_held_past_twice_the_timeout_is_told_in_the_line_clients_words(
-    tmp_path: Path,
+    tmp_path: Path, proposer: int, holder: int, outcome: str
 ) -> None:
-    r = _router()
+    """`holder` is present but never signs: naming it too leaves party 0 and us to sign (a
+    retry), or would name party 0, which no round at four may (we wait, naming nobody)."""
+    r = silent_table()
     async with screen_of(r, tmp_path) as s:
         r.advance(TIMEOUT_MS / 1000 + 1)
-        r.act(0, r.peers[0].propose_void("end", r.now, (GONE,)))
+        r.act(proposer, r.peers[proposer].propose_void("end", r.now, (GONE,)))
         r.run()
-        r.act(ME, r.peers[ME].join_void(r.now))  # party 3 is present but never signs
+        r.act(ME, r.peers[ME].join_void(r.now))  # `holder` never signs
         r.run()
         s.pass_events()
+        assert not any(isinstance(ev, VoidHeld) for ev in r.events[ME])
         r.advance(2 * TIMEOUT_MS / 1000 + 1)
         r.run()
         s.pass_events()
         held = [ev for ev in r.events[ME] if isinstance(ev, VoidHeld)]
-        assert held, r.events[ME]
-        nicks = identities()
-        for ev in held:
-            line = describe_event(ev, [], None, lambda p: nicks[p].nickname)
-            assert line is not None and line in s.lines(), (line, s.lines())
+        assert [(ev.parties, ev.outcome) for ev in held] == [((holder,), outcome)]
+        nick = f"player{holder}"
+        line = describe_event(held[0], [], None, lambda p: f"player{p}")
+        assert line == {
+            "retry": f"{nick} did not sign the agreement: signed it again naming {nick} too",
+            "held": f"{nick} did not sign the agreement, and too few would be left to name "
+                    f"{nick} too: waiting (nobody is named)",
+        }[outcome]  # fmt: skip
+        assert line in s.lines(), s.lines()
 
 
 async def test_the_keys_ask_about_the_proposal_as_it_stands(tmp_path: Path) -> None:
     """E, V and R each join the proposal made (its action, not the key's): the question says
     so; where we cannot agree, the reason is said instead of a question."""
-    r = _router()
+    r = silent_table()
     async with screen_of(r, tmp_path) as s:
         later = r.now + TIMEOUT_MS / 1000 + 1
         r.act(0, r.peers[0].tick(later))

@@ -64,10 +64,13 @@ def warning_text(seconds: float) -> str:
             f"{left_text(seconds)}")  # fmt: skip
 
 
-def not_late_text(nick: str, waited: bool) -> str:
+def not_late_text(nick: str, waited: bool, linked: bool) -> str:
     """Why our client cannot agree to a proposal naming `nick`: our own clock has not seen the
     table wait for them past its timeout (`waited`: the table does wait for them, not yet that
-    long), or it does not wait for them at all (their entries reach us)."""
+    long), or the table does not wait for them here at all (`linked`: and our link to them is
+    up, so their entries reach us)."""
     if waited:
         return f"{nick} is not past the table's limit here yet"
-    return f"{nick} is not late here: their moves reach you"
+    if linked:
+        return f"{nick} is not late here: their moves reach you"
+    return f"{nick} is not late here: the table is not waiting for them"

@@ -485,7 +485,8 @@ class DriverFeed:
         if t.fault is not None and t.fault.author is not None:
             nameable.add(t.fault.author)
         waited = set(t.waiting_for)
-        return "; ".join(not_late_text(self._party_nick(p), p in waited)
+        return "; ".join(not_late_text(self._party_nick(p), p in waited,
+                                       d.mesh.is_up(t.terms.keys[p]))
                          for p in silent if p not in nameable)  # fmt: skip
 
     def _track_proposal(self) -> None:

@@ -297,13 +297,13 @@ class Screen(MeldRows, HandRows):
                      f" You cannot agree: {prop.blocked}",
                      f" {prop.blocked}"]  # fmt: skip
         else:
-            clock = left_text(left)
+            clock = f"in {left_text(left)}" if left > 0 else "now"
             texts = [f" {prop.by} proposes to {prop.action} without {who}: {key} agrees; "
                      + warning_text(left),
                      f" {prop.by} proposes {prop.action}: {key} agrees, or play on; else you "
-                     f"may be named in {clock}",
-                     f" {prop.action} proposed: {key} agrees or play on; named in {clock}",
-                     f" {key} agrees, or be named in {clock}"]  # fmt: skip
+                     f"may be named {clock}",
+                     f" {prop.action} proposed: {key} agrees or play on; named {clock}",
+                     f" {key} agrees, or be named {clock}"]  # fmt: skip
         fits = [t for t in texts if cv.width([("", t)]) <= self.cols]
         return cv.fit([("class:error", fits[0] if fits else texts[-1])], self.cols)
 

@@ -90,6 +90,7 @@ async def test_a_proposal_is_told_with_its_key_and_the_time_left_before_we_may_b
         assert "end proposed 1:47" in _status_row(screen), screen
         assert "end proposed 0:05" in _status_row(s.text(prop.deadline - 5))
         assert "end proposed 0:00" in _status_row(s.text(prop.deadline + 1))
+        assert "else you may be named now" in s.text(prop.deadline + 1)
         # The message line holds its whole text at 80 columns: nothing of it is cut.
         row = next(x for x in screen.splitlines() if "E agrees, or play on" in x)
         assert row.rstrip() == (" player0 proposes end: E agrees, or play on; else you may be "
@@ -181,3 +182,39 @@ async def test_the_keys_ask_about_the_proposal_as_it_stands(tmp_path: Path) -> N
         assert c.confirm is not None and c.agree_action == "void"
         assert c.confirm[0] == ("Agree: player0 proposes to end the match without player2? "
                                 "y agrees, n not.")
+
+
+@pytest.mark.parametrize("players", [2, 3, 4, 6])
+def test_long_nicknames_keep_the_countdown_and_the_key_whole_at_the_smallest_size(
+    players: int,
+) -> None:
+    """The longest nicknames (24 characters) at every seat count, in the smallest terminal the
+    table is drawn in (80x24, 100x28 at six): the status line keeps the countdown whole, and
+    the message line the longest wording that fits, never cut."""
+    import dataclasses
+
+    from buraco_p2p.bots.selfplay import resolve_rules
+    from buraco_p2p.ui.feed import Proposal
+    from buraco_p2p.ui.seating import min_size
+    from tests.ui.ui_helpers import find_position, snapshot_of
+
+    table, match = find_position(resolve_rules("classic", (), players),
+                                 lambda t: True)  # fmt: skip
+    snap = snapshot_of(table, match)
+    cols, height = min_size(players)
+    long = [f"{'x' * 20}{s:04d}" for s in range(players)]
+    seats = tuple(dataclasses.replace(s, nick=long[s.seat]) for s in snap.seats)
+    for blocked in ("", f"{long[2 % players]} is not past the table's limit here yet"):
+        for left, clock in ((107.0, "1:47"), (-3.0, None)):
+            prop = Proposal(long[1], "replace", (long[-1],), 1000.0, blocked)
+            shown = dataclasses.replace(snap, seats=seats, proposal=prop)
+            lines = text_of(render(Client(shown, lambda m: None), cols, height, 1000.0 - left))
+            rows = lines.splitlines()
+            assert rows[1].rstrip().endswith(f"replace proposed {clock or '0:00'}"), rows[1]
+            msg = rows[-2]
+            assert "…" not in msg, lines
+            if blocked:
+                assert msg.rstrip().endswith(f" {blocked}"), msg
+            else:
+                assert msg.rstrip().endswith(f"named in {clock}" if clock else "named now"), msg
+                assert "R agrees" in msg

@@ -398,8 +398,19 @@ class DriverFeed:
             elif isinstance(ev, TimedOut):
                 names = ", ".join(self._party_nick(p) for p in ev.parties)
                 self._timed_out_at = len(d.peer.log) if d is not None else -1
-                self.line(None, f"waiting for {names} past the table's limit ({ev.waited:.0f} s):"
-                                " E ends the match, V voids the hand, R seats bots")  # fmt: skip
+                self._track_proposal()
+                prop = self._proposal()
+                if prop is not None and not prop.named_me and not prop.blocked:
+                    # Any key joins the proposal as it stands: say that, not what each key
+                    # would propose.
+                    what = proposal_text(prop.by, prop.action, prop.silent)
+                    self.line(None, f"waiting for {names} past the table's limit "
+                                    f"({ev.waited:.0f} s): you can agree now ({what}): "
+                                    f"{prop.action[0].upper()} agrees")  # fmt: skip
+                else:
+                    self.line(None, f"waiting for {names} past the table's limit "
+                                    f"({ev.waited:.0f} s): E ends the match, V voids the hand, "
+                                    "R seats bots")  # fmt: skip
             elif isinstance(ev, Abandoned):
                 self.line(None, abandoned_text(ev, self._party_nick))
             elif isinstance(ev, VoidProposed):

@@ -98,6 +98,8 @@ class Screen(MeldRows, HandRows):
             parts.extend(self.on_table(m))
         parts.append(("class:dim", f" / {snap.rules.target_score}"))
         right: Row = [*self.turn_text(), ("", " ")]
+        if snap.proposal is not None and cv.width(parts) + cv.width(right) + 1 > self.cols:
+            right = [*self.turn_text(short=True), ("", " ")]  # the scores stay whole
         view = snap.view
         if view is not None and not view.ended:
             pots = sum(1 for p in view.pot_owner if p == -1)
@@ -136,7 +138,9 @@ class Screen(MeldRows, HandRows):
         return [(style, f"{fair.shuffles_verified}/{fair.shuffles_total} shuffles verified, "
                         f"{n} complaint{'s' if n != 1 else ''}")]  # fmt: skip
 
-    def turn_text(self) -> Row:
+    def turn_text(self, short: bool = False) -> Row:
+        """Whose turn it is and for how long; while another party's proposal waits for us,
+        the time left before we may be named too (`short`: `end? 1:47`, for a narrow row)."""
         snap = self.c.snap
         view = snap.view
         if snap.match_over:
@@ -145,7 +149,8 @@ class Screen(MeldRows, HandRows):
         if prop is not None and not prop.named_me:
             # A proposal waits for our signature: the time left before we may be named too.
             left = left_text(prop.deadline - self.now)
-            return [("class:error", f"{prop.action} proposed {left}")]
+            said = f"{prop.action}? {left}" if short else f"{prop.action} proposed {left}"
+            return [("class:error", said)]
         if view is None or snap.hand_over or view.ended:
             return [("class:dim", "between hands")]
         t = clock_text(self.now - snap.turn_since)

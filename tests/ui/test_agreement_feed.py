@@ -123,11 +123,14 @@ async def test_where_our_clock_has_not_seen_the_party_late_the_words_say_why(
         # The key says the same, instead of a silent refusal.
         said_now = await s.feed.agree("end")
         assert said_now.startswith("not yet"), said_now
-        # Once our clock has seen it, the proposal is ours to join.
+        # Once our clock has seen it, the proposal is ours to join, and the feed says so.
         r.advance(TIMEOUT_MS / 1000 + 1)
         s.pass_events()
         prop = s.feed.snapshot().proposal
         assert prop is not None and prop.blocked == ""
+        assert s.lines()[-1] == ("waiting for player2 past the table's limit (61 s): you can "
+                                 "agree now (player0 proposes to end the match without "
+                                 "player2): E agrees")
 
 
 @pytest.mark.parametrize(("proposer", "holder", "outcome"), [(0, 3, "retry"), (3, 0, "held")])
@@ -192,6 +195,7 @@ def test_long_nicknames_keep_the_countdown_and_the_key_whole_at_the_smallest_siz
     table is drawn in (80x24, 100x28 at six): the status line keeps the countdown whole, and
     the message line the longest wording that fits, never cut."""
     import dataclasses
+    import itertools
 
     from buraco_p2p.bots.selfplay import resolve_rules
     from buraco_p2p.ui.feed import Proposal
@@ -202,19 +206,25 @@ def test_long_nicknames_keep_the_countdown_and_the_key_whole_at_the_smallest_siz
                                  lambda t: True)  # fmt: skip
     snap = snapshot_of(table, match)
     cols, height = min_size(players)
-    long = [f"{'x' * 20}{s:04d}" for s in range(players)]
-    seats = tuple(dataclasses.replace(s, nick=long[s.seat]) for s in snap.seats)
-    for blocked in ("", f"{long[2 % players]} is not past the table's limit here yet"):
-        for left, clock in ((107.0, "1:47"), (-3.0, None)):
-            prop = Proposal(long[1], "replace", (long[-1],), 1000.0, blocked)
-            shown = dataclasses.replace(snap, seats=seats, proposal=prop)
-            lines = text_of(render(Client(shown, lambda m: None), cols, height, 1000.0 - left))
-            rows = lines.splitlines()
-            assert rows[1].rstrip().endswith(f"replace proposed {clock or '0:00'}"), rows[1]
-            msg = rows[-2]
-            assert "…" not in msg, lines
-            if blocked:
-                assert msg.rstrip().endswith(f" {blocked}"), msg
-            else:
-                assert msg.rstrip().endswith(f"named in {clock}" if clock else "named now"), msg
-                assert "R agrees" in msg
+    cases = itertools.product((12, 24), (False, True), ((107.0, "1:47"), (-3.0, None)))
+    for size, refused, (left, clock) in cases:
+        long = [f"{'x' * (size - 4)}{s:04d}" for s in range(players)]
+        seats = tuple(dataclasses.replace(s, nick=long[s.seat]) for s in snap.seats)
+        blocked = f"{long[2 % players]} is not past the table's limit here yet" if refused else ""
+        prop = Proposal(long[1], "replace", (long[-1],), 1000.0, blocked)
+        shown = dataclasses.replace(snap, seats=seats, proposal=prop)
+        lines = text_of(render(Client(shown, lambda m: None), cols, height, 1000.0 - left))
+        rows = lines.splitlines()
+        status = rows[1].rstrip()
+        assert status.endswith((f"replace proposed {clock or '0:00'}",
+                                f"replace? {clock or '0:00'}")), status  # fmt: skip
+        # Twelve characters fit whole beside it (a shorter wording where needed); at 24 (the
+        # most a nickname may have) the scores may be cut, as they are beside the turn's clock.
+        assert size > 12 or "…" not in rows[0] + rows[1], lines
+        msg = rows[-2]
+        assert "…" not in msg, lines
+        if blocked:
+            assert msg.rstrip().endswith(f" {blocked}"), msg
+        else:
+            assert msg.rstrip().endswith(f"named in {clock}" if clock else "named now"), msg
+            assert "R agrees" in msg

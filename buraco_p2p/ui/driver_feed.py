@@ -17,6 +17,13 @@ pausing `pace` seconds after each move of another seat, so that a person sees
 a bot's draw, melds and discard happen. The pacing is on this screen only; the session and the
 protocol run at their own speed (`skip` catches the screen up at once). The end of a hand is
 held: the ended hand stays on screen with its summary until `ready()`, the next deal behind it.
+
+A void agreement another party proposed is told from its arrival (`TableSnapshot.proposal`):
+what it is, the key that joins it, or why our driver will not (the parties it names are not
+late at our clock), and the time left, twice the table's timeout from when we saw it, before
+the others may name us too if we neither agree nor play on (docs/protocol.md 4.5, "Retries");
+a round we signed that waited that long says whether we signed again naming the holders too or
+wait naming nobody (`VoidHeld`), in the line client's words (`buraco_p2p.text.agreement`).
 """
 
 from __future__ import annotations

@@ -144,4 +144,20 @@ def test_a_writer_never_sends_kinds_its_reader_refuses() -> None:
     second = Endpoint.parse("198.51.100.5", 49152)
     kinds = kinds_for((TURNED, second), {TURNED: RELAYED, second: RELAYED})
     assert kinds == (RELAYED, HOST)
-    assert parse_greeting(join_message((TURNED, second), kinds), "bia").kinds == kinds
+    greeting = parse_greeting(join_message((TURNED, second), kinds), "bia")
+    assert greeting.addresses == (second, TURNED)  # the relayed address goes last
+    assert greeting.kinds == (HOST, RELAYED)
+
+
+def test_a_joiner_permits_only_the_seated_members_public_ips() -> None:
+    from buraco_p2p.net.mesh.turning import seated_ips
+
+    ana, bia, me = (Identity.generate(n).public for n in ("ana", "bia", "cleo"))
+    public = Endpoint.parse("203.0.113.7", 4464)
+    roster = Roster(bytes(16), 3, (
+        Member(0, ana, "ana", (LAN, public), (HOST, CandidateKind.MAPPED)),
+        Member(1, bia, "bia", (Endpoint.parse("10.0.0.2", 4470), TURNED), (HOST, RELAYED)),
+        Member(2, me, "cleo", (Endpoint.parse("198.51.100.77", 4470),)),
+    ))  # fmt: skip
+    # Never a LAN address, never a TURN server's relayed address, never our own.
+    assert seated_ips(roster, me) == [public.ip]

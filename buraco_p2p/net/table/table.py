@@ -324,9 +324,15 @@ def join_message(
     addresses: tuple[Endpoint, ...], kinds: tuple[CandidateKind, ...] = ()
 ) -> list[Any]:
     """First message of a joiner on a fresh link to the host; `kinds` beside the addresses
-    only when one of them is not an own-interface address."""
+    only when one of them is not an own-interface address. A relayed address goes last: the
+    path of last resort, tried after the others."""
+    kinds = canonical_kinds(addresses, kinds)
+    if kinds:
+        order = sorted(range(len(addresses)), key=lambda i: kinds[i] == CandidateKind.RELAYED)
+        addresses = tuple(addresses[i] for i in order)
+        kinds = tuple(kinds[i] for i in order)
     body: dict[str, Any] = {"addrs": addresses_to_wire(addresses)}
-    wire_kinds = kinds_to_wire(canonical_kinds(addresses, kinds))
+    wire_kinds = kinds_to_wire(kinds)
     if wire_kinds is not None:
         body["kinds"] = wire_kinds
     return [HELLO_JOIN, body]

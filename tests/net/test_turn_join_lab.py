@@ -87,3 +87,28 @@ def test_a_symmetric_joiner_relays_its_pair_through_its_turn_server_not_the_host
     entries = set(table.hand_entries.values())
     assert len(table.hand_entries) == 3 and len(entries) == 1 and entries.pop() > 10
     assert len(set(table.hand_digests.values())) == 1  # every home holds the same log
+
+
+@pytest.mark.slow  # the pair must outlast the punch and the dial (about 17 s)
+def test_a_joiner_lying_about_a_relayed_candidate_only_keeps_its_pair_on_the_host_relay(
+    lab: tuple[Lab, Endpoint], tmp_path: Path
+) -> None:
+    # A joiner greets with a "relayed" address where no TURN server lends anything: the other
+    # joiner dials it once the punch failed, nothing answers, and the pair plays through the
+    # host as before. The lie costs only the liar's own link.
+    from buraco_p2p.net.reach.candidates import CandidateKind
+
+    made, _ = lab
+    host, sym, cone = made.add_home(), made.add_home(symmetric=True), made.add_home()
+    honest = _mapped_host_and_turn_joiner(sym.index, [])
+
+    async def liar(home: Home, mesh: Any, port: int, invite: Any, say: Any) -> None:
+        if home.index == sym.index:
+            mesh.advertise_also(Endpoint.parse("198.51.100.99", 4000), CandidateKind.RELAYED)
+
+    reach = Reach(honest.host, liar)
+    table = mesh_table([host, sym, cone], reach=reach, hand_dir=tmp_path, timeout=180,
+                       direct_wait=12.0)  # fmt: skip
+    s, c = sym.index, cone.index
+    assert table.links[(c, s)] == table.links[(s, c)] == "relayed by the host", table.links
+    assert len(set(table.hand_digests.values())) == 1 and len(table.hand_digests) == 3

@@ -58,6 +58,7 @@ from buraco_p2p.net.channel.identity import Identity, PeerKey
 from buraco_p2p.net.channel.reliable import Ack, Data, Resume
 from buraco_p2p.net.mesh.punching import punch_message
 from buraco_p2p.net.mesh.relay import RelayRecord
+from buraco_p2p.net.reach.candidates import CandidateKind
 from buraco_p2p.net.reach.invite import Endpoint, Invite, InviteChecksumError
 from buraco_p2p.net.table.table import (
     KICKED,
@@ -911,6 +912,8 @@ def _mesh_records() -> tuple[list[dict[str, object]], list[dict[str, object]]]:
     table_id = s.inputs.table_id
     v4 = Endpoint.parse("192.168.1.20", 47100)
     v6 = Endpoint.parse("2001:db8::20", 47100)
+    mapped = Endpoint.parse("203.0.113.20", 47100)
+    turned = Endpoint.parse("198.51.100.4", 49152)
     members = (
         Member(0, host, RESPONDER_NICK, (v4,)),
         Member(1, joao, INITIATOR_NICK, (v6,)),
@@ -924,6 +927,15 @@ def _mesh_records() -> tuple[list[dict[str, object]], list[dict[str, object]]]:
          join_message((v4, v6))),
         ("join greeting without addresses", "the same, reachable through the relay only",
          join_message(())),
+        ("join greeting with a relayed address", "a joiner with --turn: its TURN server's "
+         "relayed address last, kinds beside the addresses (0 own interface, 3 relayed)",
+         join_message((v4, turned), (CandidateKind.HOST, CandidateKind.RELAYED))),
+        ("roster with kinds", "the host's entry with a mapped and a relayed address, João's "
+         "with own-interface addresses only (no kinds)",
+         roster_message(Roster(table_id, 4, (
+             Member(0, host, RESPONDER_NICK, (v4, mapped, turned),
+                    (CandidateKind.HOST, CandidateKind.MAPPED, CandidateKind.RELAYED)),
+             members[1])))),
         ("mesh greeting", "the dialer of a link between two seated peers", mesh_message()),
         ("welcome", "the host's answer: seat 1 (0-based), the roster and the mesh secret",
          welcome_message(1, roster, mesh_secret)),
@@ -990,6 +1002,32 @@ def _mesh_records() -> tuple[list[dict[str, object]], list[dict[str, object]]]:
         ("an extra key in the greeting", "any accepted link, first message",
          ["join", {"addrs": [], "nick": "Eve"}]),
         ("a greeting without addrs", "any accepted link, first message", ["join", {}]),
+        ("a greeting with fewer kinds than addresses", "any accepted link, first message",
+         ["join", {"addrs": [["192.168.1.20", 47100], ["198.51.100.4", 49152]], "kinds": [3]}]),
+        ("a greeting with kind 4", "any accepted link, first message",
+         ["join", {"addrs": [["198.51.100.4", 49152]], "kinds": [4]}]),
+        ("a greeting with a kind as a bool", "any accepted link, first message",
+         ["join", {"addrs": [["198.51.100.4", 49152]], "kinds": [True]}]),
+        ("a greeting with kinds all 0", "any accepted link, first message",
+         ["join", {"addrs": [["192.168.1.20", 47100]], "kinds": [0]}]),
+        ("a greeting with kinds and no addresses", "any accepted link, first message",
+         ["join", {"addrs": [], "kinds": []}]),
+        ("a greeting with a relayed LAN address", "any accepted link, first message",
+         ["join", {"addrs": [["192.168.1.20", 47100]], "kinds": [3]}]),
+        ("a greeting with a relayed loopback address", "any accepted link, first message",
+         ["join", {"addrs": [["127.0.0.1", 47100]], "kinds": [3]}]),
+        ("a greeting with a relayed IPv4-mapped address", "any accepted link, first message",
+         ["join", {"addrs": [["::ffff:198.51.100.4", 49152]], "kinds": [3]}]),
+        ("a greeting with two relayed addresses", "any accepted link, first message",
+         ["join", {"addrs": [["198.51.100.4", 49152], ["198.51.100.5", 49152]],
+                   "kinds": [3, 3]}]),
+        ("roster with a member's relayed LAN address", "a joiner, from the host",
+         ["roster", {**roster.to_wire(), "members": [
+             members[0].to_wire(), {**members[1].to_wire(), "addrs": [["10.0.0.7", 47100]],
+                                    "kinds": [3]}]}]),
+        ("roster with a member's kinds all 0", "a joiner, from the host",
+         ["roster", {**roster.to_wire(), "members": [
+             members[0].to_wire(), {**members[1].to_wire(), "kinds": [0]}]}]),
         ("refused with a reason of 201 characters",
          "a joiner, from the host, waiting for the answer", ["refused", "x" * 201]),
         ("refused with a reason that is not a str",

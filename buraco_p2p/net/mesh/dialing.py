@@ -33,6 +33,7 @@ from buraco_p2p.net.table.table import (
     Roster,
     RosterError,
     join_message,
+    kinds_for,
     mesh_message,
     parse_welcome,
 )
@@ -231,7 +232,8 @@ class Dialer:
             ep, link = won
             remaining = [a for a in remaining if a != ep and a not in failed]
             try:
-                await link.send(join_message(mesh.advertised))
+                kinds = kinds_for(mesh.advertised, mesh.candidate_kinds)
+                await link.send(join_message(mesh.advertised, kinds))
                 answer = await link.receive()  # no timeout: a person may be deciding
                 roster, mesh_secret = parse_welcome(answer, link.label, mesh.me, mesh.table_id)
             except JoinRefused:

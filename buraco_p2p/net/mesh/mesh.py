@@ -70,7 +70,7 @@ from buraco_p2p.net.mesh.seating import Seating
 from buraco_p2p.net.reach.candidates import CandidateKind, NatClass, describe_link
 from buraco_p2p.net.reach.invite import Endpoint, Invite, IPAddress
 from buraco_p2p.net.reach.turn import TurnRelay
-from buraco_p2p.net.table.table import DEFAULT_SEATS, KICKED, LEAVE, Roster
+from buraco_p2p.net.table.table import DEFAULT_SEATS, KICKED, LEAVE, Roster, kinds_for
 
 __all__ = [
     "HOST_TO_JOINER_TAGS",
@@ -324,7 +324,8 @@ class Mesh:
         self.advertised = (*self.advertised, endpoint)[:16]
         table = self.door.table
         if table is not None:
-            table.readmit(self.me, self.identity.nickname, self.advertised)
+            kinds = kinds_for(self.advertised, self.candidate_kinds)
+            table.readmit(self.me, self.identity.nickname, self.advertised, kinds)
             self.adopt_roster(table.roster)
 
     async def wait_all_up(self, seats: int | None = None) -> None:

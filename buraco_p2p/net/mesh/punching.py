@@ -34,10 +34,11 @@ send SYNs only to a few addresses named for a seated peer, for a few seconds.
 
 from __future__ import annotations
 
+import contextlib
 import ipaddress
 import secrets
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -46,8 +47,10 @@ import trio
 from buraco_p2p.net.channel.errors import LinkError, MeshError, NetError
 from buraco_p2p.net.channel.identity import PeerKey
 from buraco_p2p.net.channel.link import handshake, stream_address
+from buraco_p2p.net.mesh.turning import outside_ips
 from buraco_p2p.net.reach.invite import Endpoint, InviteError
 from buraco_p2p.net.reach.punch import PunchError, simultaneous_open, start_delays
+from buraco_p2p.net.reach.turnwire import connect_tcp
 from buraco_p2p.net.table.table import mesh_message
 
 if TYPE_CHECKING:
@@ -286,7 +289,11 @@ class Punches:
         found: list[Endpoint] = []
         seen = self.observed.get(key)
         member = mesh.roster.member(key) if mesh.roster is not None else None
+        # A relayed (TURN) candidate is no punch target: it is dialed, after the punch (2.14).
+        relayed = member.relayed() if member else ()
         for ep in ([seen] if seen else []) + list(member.addresses if member else ()):
+            if ep in relayed:
+                continue
             try:
                 check_candidate(ep, "host")
             except PunchRecordError:
@@ -376,6 +383,11 @@ class Punches:
         if member is None or member.seat == 0 or peer == mesh.me:
             mesh.reject(who, MeshError(f"{who} asked for a punch to a peer not seated here"))
             return
+        relay = mesh.turn
+        if relay is not None and not relay.closed.is_set():
+            # Where the host sees the peer: it dials our relayed candidate from there if
+            # the punch fails (2.14). Only public IPs: never one inside a network.
+            relay.want(outside_ips(punch.candidates))
         if (
             peer in self._punching
             or mesh.listen_port is None
@@ -388,15 +400,23 @@ class Punches:
 
     async def _punch(self, peer: PeerKey, candidates: tuple[Endpoint, ...]) -> None:
         mesh = self.mesh
+        stream: trio.abc.Stream | None = None
+        address: str | None = None
         try:
-            stream = await self._first_open(candidates)
+            with self._waiting_on_our_relay(peer, candidates) as relayed_in:
+                punched = await self._first_open(candidates)
+                if punched is not None:
+                    stream, address = punched, stream_address(punched)
+                    if address is not None:
+                        mesh.punched.add(address)
+                elif relayed_in is not None:
+                    stream, address = await self._take_relayed(relayed_in)
+                else:
+                    stream, address = await self._dial_their_relay(peer)
         finally:
             self._punching.discard(peer)
         if stream is None:
             return
-        address = stream_address(stream)
-        if address is not None:
-            mesh.punched.add(address)
         if mesh.server is None or not mesh.wants_link(peer):
             await trio.aclose_forcefully(stream)
             return
@@ -412,9 +432,82 @@ class Punches:
             )  # fmt: skip
             await link.send(mesh_message())
         except LinkError as exc:
-            mesh.reject(address, exc)
+            mesh.reject(address or "punch", exc)
             return
         await mesh.run_link(peer, link, relayed=False)
+
+    # -- a pair that cannot punch, and a TURN relay on one side (2.14) ----------------------
+
+    def _relay_roles(self, peer: PeerKey) -> tuple[bool, Endpoint | None]:
+        """(whether the peer dials our relayed candidate, which of the peer's we dial).
+
+        Whoever holds a relayed candidate in the roster can be dialed at it; where both do,
+        the higher seat dials the lower's, as in 2.7."""
+        mesh = self.mesh
+        roster = mesh.roster
+        relay = mesh.turn
+        me = roster.member(mesh.me) if roster is not None else None
+        them = roster.member(peer) if roster is not None else None
+        if me is None or them is None:
+            return False, None
+        ours = (relay is not None and not relay.closed.is_set()
+                and relay.relayed is not None and relay.relayed in me.relayed())  # fmt: skip
+        theirs = them.relayed()[0] if them.relayed() else None
+        if theirs is not None and (not ours or them.seat < me.seat):
+            return False, theirs
+        return ours, None
+
+    @contextlib.contextmanager
+    def _waiting_on_our_relay(
+        self, peer: PeerKey, candidates: tuple[Endpoint, ...]
+    ) -> Iterator[trio.MemoryReceiveChannel[trio.abc.Stream] | None]:
+        """While we punch, and after, a connection through our relay from where the host
+        sees `peer` is that peer dialing our relayed candidate: it is this pair's stream."""
+        mesh = self.mesh
+        waited, _ = self._relay_roles(peer)
+        if not waited:
+            yield None
+            return
+        send, receive = trio.open_memory_channel[trio.abc.Stream](1)
+        ips = [ip for ip in outside_ips(candidates) if ip not in mesh.turn_waiting]
+        for ip in ips:
+            mesh.turn_waiting[ip] = send
+        try:
+            yield receive
+        finally:
+            for ip in ips:
+                if mesh.turn_waiting.get(ip) is send:
+                    del mesh.turn_waiting[ip]
+            send.close()
+
+    async def _take_relayed(
+        self, relayed_in: trio.MemoryReceiveChannel[trio.abc.Stream]
+    ) -> tuple[trio.abc.Stream | None, str | None]:
+        """The peer's connection through our relay, if it comes within a punch window."""
+        with trio.move_on_after(self.mesh.config.punch_window):
+            stream = await relayed_in.receive()
+            peer_at = getattr(stream, "peer", None)
+            return stream, str(peer_at) if peer_at is not None else None
+        return None, None
+
+    async def _dial_their_relay(self, peer: PeerKey) -> tuple[trio.abc.Stream | None, str | None]:
+        """A plain TCP connection to the peer's relayed candidate, tried for a punch window
+        (its permission for our IP is made as the host's punch record reaches it)."""
+        mesh = self.mesh
+        _, theirs = self._relay_roles(peer)
+        if theirs is None:
+            return None, None
+        mesh.turn_addresses[str(theirs)] = theirs.ip
+        deadline = trio.current_time() + mesh.config.punch_window
+        while True:
+            try:
+                with trio.fail_after(max(0.1, deadline - trio.current_time())):
+                    return await connect_tcp(theirs), str(theirs)
+            except (OSError, trio.TooSlowError) as exc:
+                if trio.current_time() >= deadline:
+                    mesh.reject(str(theirs), PunchError(f"its relayed candidate: {exc}"))
+                    return None, None
+            await trio.sleep(0.5)
 
     def claim_accepted(self, stream: trio.SocketStream) -> bool:
         """Listener: take a connection from a candidate being punched as that punch's stream.

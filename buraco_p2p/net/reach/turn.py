@@ -106,6 +106,9 @@ class TurnRelay:
         self.mapped: Endpoint | None = None
         self.lifetime = 0
         self.permitted: set[IPAddress] = set()
+        # IPs a caller that may not wait asked to permit (`want`); the relay's owner sends them.
+        self.wanted: set[IPAddress] = set()
+        self.wanted_changed = trio.Event()
         self.refreshes = 0
         self.released = False
         self.failure: TurnError | None = None
@@ -187,6 +190,14 @@ class TurnRelay:
             finally:
                 del self._pending[transaction]
         raise AssertionError("unreachable")
+
+    def want(self, ips: Iterable[IPAddress]) -> None:
+        """Ask for `ips` to be permitted soon, without waiting: for a roster or a record that
+        arrives where nothing may block. The relay's owner takes `wanted` and `permit`s it."""
+        fresh = {ip for ip in ips if ip not in self.permitted} - self.wanted
+        if fresh:
+            self.wanted |= fresh
+            self.wanted_changed.set()
 
     async def permit(self, ips: Iterable[IPAddress]) -> None:
         """Let connections from `ips` through to the relayed address (CreatePermission);

@@ -21,6 +21,19 @@ mapping, the joiners have no STUN server and no mapping, the host times their pu
   the share whose joiner-joiner link was punched (goal >= 0.98); punch_table_s_p50/p90: the
   time from invite to that table fully direct.
 
+With TURN (coturn in the lab's internet namespace, `natlab.lab_turn`), a host behind a
+symmetric NAT (`fully-random`) with `--stun` and `--turn`, three joiners behind cone NATs with
+`--stun`, each reply code pasted at the host as soon as it is printed:
+
+- turn_table_up_s: from the host's invite to all four seated with every link up, the
+  joiner-joiner links punched (goal <= 10 s);
+- turn_relayed_links: links through the TURN relay (the three joiner-host links);
+  direct_links_symmetric_host_turn: the links that still go direct or punched beside it (the
+  three joiner-joiner links); turn_hand_played: four bots then played a hand over them and
+  every home holds the same log.
+
+`--only turn` measures the TURN cell alone.
+
 Punching alone (`natlab.punch_all`: STUN, then every pair at once, no mesh):
 punch_only_direct_links_cone (goal 6), punch_only_direct_links_one_symmetric (goal 3),
 links_up_s_cone.
@@ -40,7 +53,22 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests" / "net"))
 
-from natlab import Lab, TableOutcome, mesh_table, punch_all, stun_responder, unavailable
+from natlab import (
+    TURN_PASSWORD,
+    TURN_USER,
+    Lab,
+    TableOutcome,
+    lab_turn,
+    mesh_table,
+    punch_all,
+    stun_lab,
+    stun_responder,
+    stun_turn_reach,
+    turn_unavailable,
+    unavailable,
+)
+
+from buraco_p2p.net.reach.turn import TurnServer
 
 
 def _with_stun(lab: Lab) -> tuple[threading.Event, Any]:
@@ -68,8 +96,39 @@ def _count(table: TableOutcome, homes: int) -> tuple[int, int, int]:
     return direct, relayed, punched
 
 
+def measure_turn() -> dict[str, Any]:
+    """The symmetric host with --turn and three cone joiners (see the module's words)."""
+    reason = turn_unavailable()
+    if reason is not None:
+        return {"turn_skipped": reason}
+    with (
+        stun_lab() as lab,
+        tempfile.TemporaryDirectory() as work,
+        lab_turn(lab, Path(work) / "coturn") as turn,
+    ):
+        homes = [lab.add_home(symmetric=k == 0) for k in range(4)]
+        reach = stun_turn_reach(lab, [TurnServer(TURN_USER, TURN_PASSWORD, turn)], {})
+        table = mesh_table(homes, reach=reach, hand_dir=Path(work) / "tables",
+                           timeout=300, direct_wait=20.0)  # fmt: skip
+    pairs = [(a, b) for a in range(1, 5) for b in range(a + 1, 5)]
+    turned = sum(
+        all((how or "").startswith("relayed (TURN") for how in (table.links.get((a, b)),
+                                                                  table.links.get((b, a))))
+        for a, b in pairs
+    )  # fmt: skip
+    direct = sum(_direct(table, a, b) for a, b in pairs) - turned
+    return {
+        "turn_table_up_s": table.up_s,
+        "turn_relayed_links": turned,
+        "direct_links_symmetric_host_turn": direct,
+        "turn_hand_played": len(table.hand_digests) == 4
+        and len(set(table.hand_digests.values())) == 1,
+        "turn_links": {f"{a}-{b}": how for (a, b), how in sorted(table.links.items())},
+    }
+
+
 def measure(tries: int) -> dict[str, Any]:
-    out: dict[str, Any] = {}
+    out: dict[str, Any] = measure_turn()
     with Lab() as lab, tempfile.TemporaryDirectory() as tables:
         homes = [lab.add_home() for _ in range(4)]
         table = mesh_table(homes, hand_dir=Path(tables), timeout=300)
@@ -134,10 +193,14 @@ def measure(tries: int) -> dict[str, Any]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tries", type=int, default=50)
+    parser.add_argument("--only", choices=["turn"], help="measure one cell alone")
     args = parser.parse_args()
     reason = unavailable()
     if reason is not None:
         print(json.dumps({"skipped": reason}))
+        return
+    if args.only == "turn":
+        print(json.dumps(measure_turn()))
         return
     print(json.dumps(measure(max(2, min(args.tries, 500)))))
 

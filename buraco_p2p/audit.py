@@ -350,6 +350,8 @@ def _void(table: Table, rec: VoidRecord) -> dict[str, Any]:
         "charged": list(rec.charged),
         "points": rec.points,
         "then": rec.then,
+        "try": rec.attempt,
+        "held": list(rec.held),
         "reason": _void_reason(rec),
     }
 
@@ -364,6 +366,14 @@ def _void_reason(rec: VoidRecord) -> str:
     )  # fmt: skip
     them = "them" if plural else "it"
     named = f"every party but {who} signed that the table was waiting for {them} {where}"
+    if rec.attempt:
+        held = ", ".join(map(str, rec.held))
+        waited = ", ".join(str(p) for p in rec.silent if p not in rec.held)
+        named = (
+            f"every party but {who} signed, at try {rec.attempt}, that the table was waiting "
+            f"for {waited} {where}"
+            + (f" and that {held} did not sign the void's earlier tries" if held else "")
+        )
     then = {
         "decided": "the match was decided, so it closes with its result",
         "closed": "the match ends there",
@@ -477,7 +487,9 @@ def render_text(doc: dict[str, Any]) -> str:
             f"party {p} {n!r}" for p, n in zip(v["silent"], v["silent_nicknames"], strict=True)
         )
         lines.append(
-            f"  void at entry {v['index']} ({v['action']}), silent: {names}: {v['reason']}"
+            f"  void at entry {v['index']} ({v['action']}"
+            + (f", try {v['try']}" if v["try"] else "")
+            + f"), silent: {names}: {v['reason']}"
         )
     for p in doc["players"]:
         seat = "" if p["seat"] is None else f" seat {p['seat']}"

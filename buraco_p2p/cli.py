@@ -53,7 +53,7 @@ class FullScreen:
         feed = netplay.LobbyFeed(
             identity, root, rules=rules, preset=args.rules, overrides=tuple(args.rule),
             bots=args.bots, auto=args.auto_approve, listen=args.listen, port=args.port,
-            lan=args.lan,
+            lan=args.lan, reach=args,
         )  # fmt: skip
         feed.model.minutes = args.minutes
         return netplay.run_full_screen(feed, ascii=args.ascii, lobby=feed.model)
@@ -69,7 +69,7 @@ class FullScreen:
             sys.stderr.write(f"buraco-p2p: {exc}\n")
             return 2
         feed = netplay.LobbyFeed(
-            identity, root, code=args.code, listen=args.listen, port=args.port
+            identity, root, code=args.code, listen=args.listen, port=args.port, reach=args
         )
         return netplay.run_full_screen(feed, ascii=args.ascii, lobby=feed.model)
 
@@ -78,7 +78,9 @@ class FullScreen:
     ) -> int:
         from buraco_p2p.ui import netplay
 
-        feed = netplay.ResumeFeed(netplay.identity_of(args), root, table, bot_keys=bots)
+        feed = netplay.ResumeFeed(
+            netplay.identity_of(args), root, table, bot_keys=bots, reach=args
+        )
         return netplay.run_full_screen(feed, ascii=args.ascii, prog="buraco-p2p resume")
 
 

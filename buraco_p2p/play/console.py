@@ -68,6 +68,26 @@ class _Console:
         return [self.nick(p) + (" (you)" if p == me else " (bot)" if p in bots else "")
                 for p in t.seating]  # fmt: skip
 
+    def who(self) -> str:
+        """Each seat (each party before the seats are drawn), its fingerprint and how our
+        link to it was made (`Mesh.how_linked`: direct, mapped, punched, via the host ...)."""
+        peer, mesh = self.driver.peer, self.driver.mesh
+        t = peer.table
+        parties = list(t.seating) if t.seating else list(range(len(self.terms.keys)))
+        names = self.names() if t.seating else [self.nick(p) for p in parties]
+        lines = []
+        for n, (party, name) in enumerate(zip(parties, names, strict=True), 1):
+            key = self.terms.keys[party]
+            if party == peer.party:
+                state = ""
+            elif not mesh.is_up(key):
+                state = "  [offline]"
+            else:
+                state = f"  [{mesh.how_linked(key) or 'linked'}]"
+            where = f"seat {n}" if t.seating else f"player {n}"
+            lines.append(f"  {where}: {printable(name, 60)}  {key.fingerprint()}{state}")
+        return "\n".join(lines)
+
     def on_events(self, events: list[Event]) -> None:
         view = self.driver.peer.table.view
         told = False
@@ -133,6 +153,8 @@ class _Console:
             self.write(HELP)
         elif cmd == "show":
             self.show()
+        elif cmd in ("who", "/who") and len(words) == 1:
+            self.write(self.who())
         elif cmd in ("end", "void", "replace") and len(words) == 1:
             self.write(self.driver.agree(cmd))
         elif cmd in ("say", "chat"):
@@ -197,7 +219,7 @@ async def console(
 
         nursery.start_soon(watch)
         async for line in lines:
-            if looks_like_rejoin(line):  # a host whose address changed (docs/protocol.md 2.14)
+            if looks_like_rejoin(line):  # a host whose address changed (docs/protocol.md 2.15)
                 write(take_rejoin_code(driver.mesh.moves, line))
                 continue
             if not c.command(line):

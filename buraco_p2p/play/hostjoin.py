@@ -10,9 +10,9 @@ the table when the match starts (`play.botmarks`), so `resume` marks them again;
 host announces them to the table again.
 
 On a terminal, `host`, `join` and `resume` open the full-screen client instead (`ui.netplay`):
-the lobby screen, then the table in the same application. `--line` keeps the line lobby, and
-so do the switches whose exchanges the line front end alone carries (`--internet`, `--upnp`,
-`--stun`: port mappings and pasted reply codes; `join --lan`: picking a table by number).
+the lobby screen, then the table in the same application, `--internet`, `--upnp` and `--stun`
+included (the port mapping's state, the public address and pasted reply codes are on the lobby
+screen). `--line` keeps the line lobby, and so does `join --lan` (picking a table by number).
 """
 
 from __future__ import annotations
@@ -41,6 +41,7 @@ from buraco_p2p.net.mesh.commands import (
     run_ending_on_signals,
     run_reporting,
     show_invite,
+    turn_servers,
 )
 from buraco_p2p.net.mesh.lobby import Lobby
 from buraco_p2p.net.mesh.mesh import JoinRequest, Mesh
@@ -108,9 +109,7 @@ def _terminal() -> bool:
 
 def _full_screen(args: argparse.Namespace) -> bool:
     """Whether this `host` or `join` runs in the full-screen client."""
-    line_only = (getattr(args, "internet", False) or getattr(args, "upnp", False)
-                 or getattr(args, "stun", None))  # fmt: skip
-    return _terminal() and not args.line and not line_only
+    return _terminal() and not args.line
 
 
 def _screen_options(parser: argparse.ArgumentParser) -> None:
@@ -187,10 +186,13 @@ def register(subparsers: Any, screens: FullScreen | None = None) -> None:
         "--stun", action="append", metavar="IP:PORT",
         help="host: learn the public address again from this STUN server",
     )  # fmt: skip
+    resume.add_argument(
+        "--turn", action="append", metavar="USER:PASSWORD@IP:PORT",
+        help="host: a relayed address again from this TURN server",
+    )  # fmt: skip
 
     def run_resume(args: argparse.Namespace) -> int:
-        reaching = getattr(args, "internet", False) or getattr(args, "stun", None)
-        if not _terminal() or args.line or reaching:
+        if not _terminal() or args.line:
             return _resume_line(args)
         return _resume_screen(args, screens)
 
@@ -250,15 +252,17 @@ async def _reach_again(mesh: Mesh, args: argparse.Namespace) -> AsyncIterator[No
     addresses (`_adopt_addresses`)."""
     internet = bool(getattr(args, "internet", False))
     stun = getattr(args, "stun", None)
-    if not (internet or stun):
+    turn = getattr(args, "turn", None)
+    if not (internet or stun or turn):
         yield
         return
     if not mesh.is_host:
-        _say("* --internet and --stun on resume are for the host; a joiner needs neither")
+        _say("* --internet, --stun and --turn on resume are for the host; a joiner needs none")
         yield
         return
     _stun_servers(args)
-    ns = argparse.Namespace(internet=internet, upnp=False, stun=stun)
+    turn_servers(args)
+    ns = argparse.Namespace(internet=internet, upnp=False, stun=stun, turn=turn)
     port = mesh.advertised[0].port if mesh.advertised else 0
     async with host_reach(mesh, port, ns):
         _say("* a player whose link does not come back joins again with this code (the saved "
@@ -321,8 +325,10 @@ async def _host_with_bots(args: argparse.Namespace, rules: RuleSet, root: Path) 
     """`host --bots N`: the bots join over loopback; `--internet`, `--upnp` and `--stun` work
     as without bots (the mapping, the public address, pasted reply codes)."""
     from buraco_p2p.net.mesh.internet import answer_reply_code
+    from buraco_p2p.net.mesh.wayout import PastedCode, tell_empty_seats
 
-    _stun_servers(args)  # a --stun that cannot work fails before any socket opens
+    _stun_servers(args)  # a --stun or --turn that cannot work fails before any socket opens
+    turn_servers(args)
     config = Path(args.config_dir) if args.config_dir else None
     identity = load_or_create_identity(config, args.nick)
     seeds = [os.urandom(32) for _ in range(args.bots)]
@@ -365,10 +371,13 @@ async def _host_with_bots(args: argparse.Namespace, rules: RuleSet, root: Path) 
                     nursery.start_soon(_stdin_lines, send)
                     lines, lobby_recv = trio.open_memory_channel[str](16)
 
+                    pasted: list[PastedCode] = []
+
                     async def reply(text: str) -> None:
-                        await answer_reply_code(mesh, port, text, _say)
+                        await answer_reply_code(mesh, port, text, _say, pasted=pasted)
 
                     nursery.start_soon(_route_reply_codes, recv, lines, nursery, reply)
+                    nursery.start_soon(tell_empty_seats, mesh, _say, pasted)
                     code = await lobby.run(lobby_recv)
                     nursery.cancel_scope.cancel()
     return code

@@ -21,6 +21,7 @@ Commands (`help` prints them):
                                (a card is its number in the hand or its name: AD, TH, JK)
     say TEXT                   chat to the table
     show                       show the table again
+    who                        the seats, and how our link to each was made
     end | void                 after a timeout: agree to end the match or void the hand
     replace                    after a timeout: agree that bots take the missing players'
                                seats from the hand dealt again (the host seats them)
@@ -56,8 +57,10 @@ from buraco_p2p.session import (
     TimedOut,
     TimeUp,
     Voided,
+    VoidHeld,
     VoidProposed,
 )
+from buraco_p2p.text.agreement import held_text
 from buraco_p2p.text.narration import abandoned_text
 from buraco_p2p.text.words import explain
 
@@ -289,6 +292,8 @@ def describe_event(
     if isinstance(ev, TimedOut):
         who = ", ".join(nick(p) for p in ev.parties)
         return f"waiting for {who} for {ev.waited:.0f} s"
+    if isinstance(ev, VoidHeld):
+        return held_text(ev, nick)
     if isinstance(ev, TimeUp):
         return f"the time is up after hand {ev.hand}: the match ends (a tied lead plays on)"
     if isinstance(ev, VoidProposed):

@@ -95,6 +95,7 @@ from buraco_p2p.session.events import (
     TimedOut,
     TimeUp,
     Voided,
+    VoidHeld,
     VoidProposed,
     YourTurn,
 )
@@ -136,6 +137,7 @@ __all__ = [
     "Terms",
     "TimeUp",
     "TimedOut",
+    "VoidHeld",
     "VoidProposed",
     "Voided",
     "WrongTable",

@@ -37,6 +37,10 @@ from buraco_p2p.session.entry import Entry
 __all__ = ["Ballots", "Motion", "Vote", "majority"]
 
 
+def _attempt(entry: Entry) -> int:
+    return bodies.void_try(entry.body)
+
+
 def majority(parties: int, silent: list[int] | tuple[int, ...]) -> bool:
     """Whether the parties a void round naming `silent` leaves to sign it may close it alone:
     more than half of the `parties`, or exactly half when party 0 is among them.
@@ -61,6 +65,15 @@ class Motion:
     action: str
     silent: tuple[int, ...]
     keys: tuple[bytes, ...] = ()
+    attempt: int = 0  # the entry's "try": 0, or the retry that named non-signers too
+
+    def retry(self, holders: tuple[int, ...]) -> Motion:
+        """The next try of this motion, naming `holders` (parties that did not sign this
+        try) as well. Every retry is "end": the present parties that signed one try with
+        different actions (two proposals crossed) then sign the same, and a party cannot
+        hold the round by signing another action than the others."""
+        silent = tuple(sorted(set(self.silent) | set(holders)))
+        return Motion(bodies.END_ACTION, silent, (), self.attempt + 1)
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,14 +85,20 @@ class Vote:
 
 
 class Ballots:
-    """The void entries a peer holds (index -> author -> entry) and its own agreement."""
+    """The void entries a peer holds (index -> (author, try) -> entry) and its own
+    agreement."""
 
     def __init__(self, parties: int, deck_size: int) -> None:
         self.n = parties
         self.deck_size = deck_size
-        self.held: dict[int, dict[int, Entry]] = {}
+        self.held: dict[int, dict[tuple[int, int], Entry]] = {}
+        # the second of two different voids one author signed for one index and try
+        # (equivocation): kept beside the first, so that a round either completes is applied
+        self.rivals: dict[tuple[int, int, int], Entry] = {}
         self.mine: Motion | None = None  # what we agreed to
         self.signed_at: int | None = None  # the point of our latest void
+        self.signed_try = 0  # the try of our latest void there
+        self.lower_ok = False  # our try waited past the timeout: a lower complete round may go
         self.declined = -1  # votes up to this point are moot (a round applied, or refused)
         self.heard: tuple[Motion, int] | None = None  # the last proposal heard, its author
 
@@ -87,7 +106,7 @@ class Ballots:
         """The vote a void entry casts, or None for one no round can take (a malformed body,
         an author among the silent)."""
         try:
-            parsed: tuple[str, tuple[int, ...], tuple[bytes, ...]] = check_body(  # type: ignore[assignment]
+            parsed: tuple[str, tuple[int, ...], tuple[bytes, ...], int] = check_body(  # type: ignore[assignment]
                 bodies.VOID, entry.body, self.n, self.deck_size
             )
         except BodyError:
@@ -105,6 +124,8 @@ class Ballots:
         v = self.vote(entry)
         if v is None or v.point <= self.declined:
             return None
+        if v.motion.attempt:
+            return None  # a retry is no proposal: each party comes to it on its own clock
         self.heard = (v.motion, entry.author)
         return v
 
@@ -113,6 +134,8 @@ class Ballots:
         parties: votes up to there can never form a round."""
         self.mine = None
         self.signed_at = None
+        self.signed_try = 0
+        self.lower_ok = False
         self.heard = None
         self.declined = point
         self.prune(point + 1)
@@ -122,26 +145,44 @@ class Ballots:
         and a void heard late for an earlier point is no proposal for the next hand."""
         self.mine = None
         self.signed_at = None
+        self.signed_try = 0
+        self.lower_ok = False
         self.heard = None
         self.declined = length - 1
 
     def file(self, entry: Entry) -> Entry | None:
         """Hold a void entry; returns the different entry its author already signed for that
-        index, if any (equivocation), and then holds nothing."""
+        index and try, if any (equivocation), and then holds nothing. Two tries of one
+        author at one index are two votes, not equivocation (4.5)."""
         slot = self.held.setdefault(entry.index, {})
-        other = slot.get(entry.author)
+        key = (entry.author, _attempt(entry))
+        other = slot.get(key)
         if other is not None:
+            if other.wire != entry.wire:
+                self.rivals.setdefault((entry.index, *key), entry)
             return other
-        slot[entry.author] = entry
+        slot[key] = entry
         return None
 
-    def get(self, index: int, author: int | None) -> Entry | None:
-        return self.held.get(index, {}).get(author) if author is not None else None
+    def get(
+        self, index: int, author: int | None, attempt: int = 0, like: Vote | None = None
+    ) -> Entry | None:
+        """The void `author` signed at `index` for try `attempt`; with `like`, the one that
+        casts that vote (of two an equivocator signed there, either may be in a round)."""
+        if author is None:
+            return None
+        found = [self.held.get(index, {}).get((author, attempt)),
+                 self.rivals.get((index, author, attempt))]  # fmt: skip
+        for e in found:
+            if e is not None and (like is None or self.vote(e) == like):
+                return e
+        return None
 
     def drop(self, entry: Entry) -> None:
         slot = self.held.get(entry.index, {})
-        if slot.get(entry.author) is entry:
-            del slot[entry.author]
+        key = (entry.author, _attempt(entry))
+        if slot.get(key) is entry:
+            del slot[key]
         if not slot:
             self.held.pop(entry.index, None)
 
@@ -149,6 +190,8 @@ class Ballots:
         """Forget voids at indices the log has passed, and voids whose point it has passed."""
         for index in [i for i in self.held if i < length]:
             del self.held[index]
+        for k in [k for k in self.rivals if k[0] < length]:
+            del self.rivals[k]
         for index, slot in list(self.held.items()):
             for author, e in list(slot.items()):
                 v = self.vote(e)
@@ -167,18 +210,59 @@ class Ballots:
         return out
 
     def round_at(self, length: int) -> Entry | None:
-        """The first entry of a complete void round starting at `length`, if we hold one."""
-        for e in self.held.get(length, {}).values():
+        """The first entry of a complete void round starting at `length`, if we hold one:
+        of several, the highest try. Not one of a lower try than the one we signed there,
+        until ours has waited past the timeout (`lower_ok`): our vote for a retry stands
+        until then, so that a holder's late signature on the lower try cannot split the
+        present parties between two rounds."""
+        best: tuple[int, Entry] | None = None
+        floor = self.signed_try if self.signed_at == length and not self.lower_ok else 0
+        rivals = [e for k, e in self.rivals.items() if k[0] == length]
+        for e in [*self.held.get(length, {}).values(), *rivals]:
             v = self.vote(e)
             if v is None or v.point != length or v.point <= self.declined:
                 continue
-            active = [p for p in range(self.n) if p not in v.motion.silent]
-            if all(
-                (o := self.get(length + k, a)) is not None and self.vote(o) == v
-                for k, a in enumerate(active)
-            ):
-                return e
-        return None
+            if v.motion.attempt < floor or (best is not None and v.motion.attempt <= best[0]):
+                continue
+            if self.complete(v):
+                best = (v.motion.attempt, e)
+        return best[1] if best is not None else None
+
+    def complete(self, v: Vote) -> bool:
+        """Whether we hold a void from every party `v`'s motion leaves to sign, all alike."""
+        active = [p for p in range(self.n) if p not in v.motion.silent]
+        return all(
+            self.get(v.point + k, a, v.motion.attempt, v) is not None
+            for k, a in enumerate(active)
+        )
+
+    def holders(self, length: int) -> tuple[int, ...]:
+        """The parties our motion leaves to sign from which we hold no void at `length` of
+        our try naming exactly our silent parties (whatever its action: two proposals may
+        cross, and every retry is "end"): they keep our round waiting. A void naming other
+        parties does not count: a hostile party could otherwise hold the round by signing a
+        retry nobody else signs."""
+        assert self.mine is not None
+        mine = self.mine
+        active = [p for p in range(self.n) if p not in mine.silent]
+
+        def signed(k: int, a: int) -> bool:
+            for o in (self.get(length + k, a, mine.attempt),
+                      self.rivals.get((length + k, a, mine.attempt))):  # fmt: skip
+                v = self.vote(o) if o is not None else None
+                if v is not None and v.point == length and v.motion.silent == mine.silent:
+                    return True
+            return False
+
+        return tuple(a for k, a in enumerate(active) if not signed(k, a))
+
+    def lower_complete(self, length: int) -> bool:
+        """Whether we hold a complete round at `length` of a lower try than ours."""
+        assert self.mine is not None
+        return any(
+            v.point == length and v.motion.attempt < self.mine.attempt and self.complete(v)
+            for v, _ in self._votes(length)
+        )
 
     def target(self, length: int) -> int:
         """The highest point a present party has signed for our motion, or the end of our
@@ -205,8 +289,10 @@ class Ballots:
 
     def proposal(self, length: int) -> tuple[Motion, int] | None:
         """A present party's void to join: (its motion, its author); of those we hold, the
-        one at the highest point, then from the lowest party; else the last one heard."""
-        votes = self._votes(length)
+        one at the highest point, then from the lowest party; else the last one heard. A
+        retry is never one (it names parties that did not sign the try before: a party that
+        comes late joins that try, and a party signs a retry only on its own clock)."""
+        votes = [(v, e) for v, e in self._votes(length) if not v.motion.attempt]
         if not votes:
             return self.heard
         v, e = max(votes, key=lambda ve: (ve[0].point, -ve[1].author))

@@ -22,7 +22,8 @@ A body that does not match its kind's schema raises `BodyError`; the table turns
     void     action ("void": deal the hand again; "end": the match ends; "replace": deal
              again, the silent parties' seats taken by the new identities), silent
              [parties], and for "replace" only, keys [identity key (32 bytes), one per silent
-             party, valid Ed25519 keys, distinct]
+             party, valid Ed25519 keys, distinct], and for a retry only, try (int,
+             1..N-1; absent means try 0; a retry's action is "end")
     time     ms (int, 0..2^31-1: the author's clock, milliseconds since it saw the seats
              drawn), a round by every party after each hand of a match with a time limit
 
@@ -43,6 +44,7 @@ __all__ = [
     "COMMIT",
     "DEAL",
     "END",
+    "END_ACTION",
     "FINAL",
     "GENESIS",
     "KEYS",
@@ -54,10 +56,12 @@ __all__ = [
     "SHARES",
     "SHUFFLE",
     "TIME",
+    "TRY",
     "VOID",
     "BodyError",
     "Shares",
     "check_body",
+    "void_try",
 ]
 
 GENESIS: Final = "genesis"
@@ -86,6 +90,8 @@ MIN_TIMEOUT_MS: Final = 1_000
 MAX_TIMEOUT_MS: Final = 86_400_000
 MAX_CLOCK_MS: Final = 2**31 - 1
 VOID_ACTIONS: Final = ("void", "end", "replace")
+END_ACTION: Final = "end"  # the action of every retry (4.5)
+TRY: Final = "try"  # a void entry's retry number (absent: try 0)
 REPLACE: Final = "replace"
 
 
@@ -152,11 +158,18 @@ def parse_shares(v: object, *, optional: bool) -> Shares | None:
     return Shares(slots, batch)
 
 
+def void_try(body: Mapping[str, Any]) -> int:
+    """A void body's try (4.5): 0 where the key is absent, as in every void before retries
+    (or where it is not a number: the schema refuses such a body anyway)."""
+    t = body.get(TRY, 0)
+    return t if type(t) is int else 0
+
+
 def check_body(kind: str, body: Mapping[str, Any], parties: int, deck_size: int = 108) -> object:
     """Check a non-genesis body against its kind's schema; return its parsed value:
     bytes for commit/reveal/open, (key, c) for keys, (deck, proof) for shuffle, (Shares, n)
     for deal, (Move, Shares | None) for move, Shares | None for shares/end, (totals, state)
-    for result, scores for final, (action, silent, keys) for void (keys empty but for
+    for result, scores for final, (action, silent, keys, try) for void (keys empty but for
     "replace"), the clock reading for time."""
     if kind == COMMIT:
         _exact(body, {"c"})
@@ -202,15 +215,20 @@ def check_body(kind: str, body: Mapping[str, Any], parties: int, deck_size: int 
         action = body.get("action")
         if action not in VOID_ACTIONS:
             raise BodyError(f"'action' must be one of {VOID_ACTIONS}")
-        _exact(body, {"action", "silent", "keys"} if action == REPLACE else {"action", "silent"})
+        allowed = {"action", "silent", "keys"} if action == REPLACE else {"action", "silent"}
+        _exact(body, allowed | {TRY} if TRY in body else allowed)
         silent = body["silent"]
         if not isinstance(silent, list) or not 0 < len(silent) < parties:
             raise BodyError("'silent' must list 1..N-1 parties")
         out = tuple(_int(p, 0, parties - 1, "a silent party") for p in silent)
         if any(a >= b for a, b in pairwise(out)):
             raise BodyError("'silent' must be strictly ascending")
+        # a retry (4.5); try 0 is written by leaving the key out
+        attempt = _int(body[TRY], 1, parties - 1, "'try'") if TRY in body else 0
+        if attempt and action != END_ACTION:
+            raise BodyError("a retry's 'action' must be 'end'")
         if action != REPLACE:
-            return action, out, ()
+            return action, out, (), attempt
         keys = body["keys"]
         if not isinstance(keys, list) or len(keys) != len(out):
             raise BodyError("'keys' must list one identity key per silent party")
@@ -223,7 +241,7 @@ def check_body(kind: str, body: Mapping[str, Any], parties: int, deck_size: int 
                 raise BodyError(f"'keys': {exc}") from None
         if len(set(keys)) != len(keys):
             raise BodyError("'keys' must be distinct")
-        return action, out, tuple(keys)
+        return action, out, tuple(keys), attempt
     if kind == TIME:
         _exact(body, {"ms"})
         return _int(body["ms"], 0, MAX_CLOCK_MS, "'ms'")

@@ -249,10 +249,11 @@ def check_move(t: TableState, seat: int, move: Move) -> tuple[int, ...]:
 
 
 def _on_void(t: TableState, party: int, parsed: Any) -> list[Event]:
-    action, silent, keys = parsed
+    action, silent, keys, attempt = parsed
     if tuple(silent) != t.silent:
         raise reject("a void agreement naming other silent parties")
     if t.voiding == "pending":
+        t.void_try = attempt
         if action == bodies.REPLACE:
             if t.match is None:
                 raise reject("a seat can be taken over only once the seats are drawn")
@@ -264,6 +265,8 @@ def _on_void(t: TableState, party: int, parsed: Any) -> list[Event]:
         t.void_keys = tuple(keys)
     elif action != t.voiding or tuple(keys) != t.void_keys:
         raise reject(f"a void agreement for {action!r}, the round agrees on {t.voiding!r}")
+    elif attempt != t.void_try:
+        raise reject(f"a void agreement of try {attempt}, the round is try {t.void_try}")
     return []
 
 

@@ -20,6 +20,7 @@ __all__ = [
     "SeatsDrawn",
     "TimeUp",
     "TimedOut",
+    "VoidHeld",
     "VoidProposed",
     "Voided",
     "YourTurn",
@@ -81,6 +82,19 @@ class TimedOut:
 
     parties: tuple[int, ...]
     waited: float
+
+
+@dataclass(frozen=True, slots=True)
+class VoidHeld:
+    """The void round we signed has waited past the table's timeout for `parties`, which
+    have not signed it (4.5, retries). `outcome`: "retry" (we signed the next try, naming
+    them too), "lower" (we hold a complete round of a lower try there: it is applied), or
+    "held" (a round naming them would leave no majority to sign it: we wait, and name
+    nobody)."""
+
+    parties: tuple[int, ...]
+    outcome: str
+    attempt: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -151,6 +165,7 @@ Event = (
     | TimedOut
     | TimeUp
     | VoidProposed
+    | VoidHeld
     | Voided
     | Abandoned
     | Refused

@@ -37,7 +37,8 @@ def equivocates(a: Entry, b: Entry) -> bool:
     made before the table went silent (`Table._open_void` starts it at the log's end,
     behind the entries of the step that were applied): that party's entry and its void at
     one index are both honest, so a void entry and another kind never count as
-    equivocation.
+    equivocation; nor do two voids of different tries (4.5: a retry may take the index of
+    its author's void of the try before).
     """
     return (
         a.author == b.author
@@ -45,6 +46,7 @@ def equivocates(a: Entry, b: Entry) -> bool:
         and a.prev == b.prev
         and a.wire != b.wire
         and (a.kind == bodies.VOID) == (b.kind == bodies.VOID)
+        and (a.kind != bodies.VOID or bodies.void_try(a.body) == bodies.void_try(b.body))
     )
 
 

@@ -201,8 +201,11 @@ def _voided(t: TableState) -> list[Event]:
     then = "decided" if decided else "next_hand" if go_on else "closed"
     t.voids.append(VoidRecord(
         len(t.log) - 1, action, silent, phase.value, number, stage, proven, charged,
-        match.abandon_cost if charged and match is not None else 0, then,
+        match.abandon_cost if charged and match is not None else 0, then, t.void_try,
+        t.void_held,
     ))  # fmt: skip
+    t.void_try = 0
+    t.void_held = ()
     if then != "next_hand":
         _set(t, Phase.CLOSED, ())
         if match is not None:

@@ -11,6 +11,11 @@ Void entries are held apart and applied only as a whole round, at one point ever
 party has reached: the peer's `Voter` (`buraco_p2p.session.voter`) holds them and decides
 when the peer stops and what it signs.
 
+A void round we signed that waits past twice the timeout for parties that do not sign it is
+signed again with the next try, naming them too (`tick`; docs/protocol.md 4.5, "Retries"),
+where the majority rule allows; and a peer that went on alone after a split it lost rolls back
+to the complete round the others closed naming it (`_lost_split`), so that there is one log.
+
 Entries of a round arrive in any order; the peer screens each as it arrives and holds it
 until its index comes (its `Inbox`, `buraco_p2p.session.inbox`). Our own entries pass
 through the same `Table.apply` as everybody else's (only their signature and proofs are not
@@ -59,7 +64,7 @@ from buraco_p2p.session.errors import (
     OutOfTurn,
     WrongTable,
 )
-from buraco_p2p.session.events import Fault, Refused, SeatsDrawn, TimedOut
+from buraco_p2p.session.events import Fault, Refused, SeatsDrawn, TimedOut, VoidHeld
 from buraco_p2p.session.evidence import proves_equivocation
 from buraco_p2p.session.inbox import MAX_AHEAD, Inbox
 from buraco_p2p.session.output import Output
@@ -76,7 +81,13 @@ __all__ = ["MAX_AHEAD", "Output", "Peer"]
 # entry that does not continue this log): the table goes on.
 QUIET = (BadSignature, BrokenChain, WrongTable, OutOfTurn)
 
+# A void round we signed waits this many timeouts for a party before we name it in a retry
+# (4.5): a present party that reached our point later than we did signs within one timeout
+# of reaching it (its own clock must first see the silent parties keep that step waiting).
+RETRY_TIMEOUTS = 2
+
 _MAX_RUN = 100_000  # each `work` applies one entry; a bound, never reached in practice
+_MAX_BEHIND = 64  # voids held for a round behind our log (a lost split), at most
 
 
 class Peer:
@@ -122,6 +133,13 @@ class Peer:
         self._overdue: frozenset[int] = frozenset()  # named past the timeout at this step
         self._presence = Presence()
         self._last_signed: dict[bytes, int] = {}  # identity key -> its latest index in our log
+        # the void round we signed at the end of our log: since when it waits (our clock),
+        # and whether we reported its holders already (once per try)
+        self._round_since = now
+        self._round_told = False
+        # voids of a round that names us at a point our log has passed (we were on the
+        # losing side of a split), by (index, author, try): see `_lost_split`
+        self._behind: dict[tuple[int, int, int], Entry] = {}
         self._speculated: int | None = None
         # A match with a time limit: our clock from the moment we saw the seats drawn, in
         # the host's `now` units; `minute` is how many of them make a minute of the rule.
@@ -186,6 +204,11 @@ class Peer:
             proposed = self._voter.hear(entry)
             if proposed is not None:
                 out.events.append(proposed)
+        if entry.kind == bodies.VOID:
+            lost = self._lost_split(entry, now)
+            if lost is not None:
+                out.extend(lost)
+                return out
         if entry.index < len(table.log):
             held = table.log[entry.index]
             out.extend(self._conflict(held, entry, now) or self._taken(entry))
@@ -279,6 +302,7 @@ class Peer:
         out = Output()
         table = self.table
         limit = table.terms.timeout_ms / 1000
+        out.extend(self._held_round(now, linked, limit))
         if self._timed_out or now - self._since < limit or table.closed:
             return out
         keys = [k.raw for k in table.keys]
@@ -288,6 +312,31 @@ class Peer:
             self._overdue = frozenset(waiting)
             out.events.append(TimedOut(waiting, now - self._since))
             out.extend(self.run(now))  # a void we agreed to may be ours to sign now
+        return out
+
+    def _held_round(self, now: float, linked: Collection[int], limit: float) -> Output:
+        """The void round we signed at the end of our log has waited past the timeout for
+        parties that have not signed it: retry naming them too, or let a complete round of
+        a lower try go, or (no majority would be left) wait and say so (`Voter.retry`)."""
+        out = Output()
+        holders = self._voter.holders()
+        stuck = not holders and self._voter.stuck()
+        if not (holders or stuck) or self._round_told:
+            return out
+        if now - self._round_since < RETRY_TIMEOUTS * limit:
+            return out
+        keys = [k.raw for k in self.table.keys]
+        away = self._presence.absent(holders, keys, linked, now, self._round_since, limit)
+        if holders and not away:
+            return out
+        self._round_told = True
+        agreed = self._voter.agreement
+        assert agreed is not None
+        outcome = self._voter.retry(away)
+        if away:
+            out.events.append(TimedOut(away, now - self._round_since))
+        out.events.append(VoidHeld(away, outcome, agreed.attempt))
+        out.extend(self.run(now))
         return out
 
     def heard(self, key: PeerKey, position: int, now: float) -> bool:
@@ -331,6 +380,8 @@ class Peer:
             return Output()
         self._own.add(entry.hash)
         self._voter.restore(entry)
+        self._round_since = self._since
+        self._round_told = False
         return Output(send=[entry.wire])
 
     def clock_ms(self, now: float) -> int:
@@ -409,12 +460,58 @@ class Peer:
             for e in entries
         )  # fmt: skip
 
+    def _lost_split(self, entry: Entry, now: float) -> Output | None:
+        """`entry` is a void for a point our log has passed. If it completes a round naming us
+        at a point our log has passed, whose signers have no entry in our log past that
+        point, and which applies on our log cut back there, the table split and the other
+        side (a majority: the round is valid) closed that round while we went on alone: we
+        roll back to its point and apply it, so that there is one log (4.5, "Why a
+        majority"). None if it does not (then it is only refused, as before)."""
+        table = self.table
+        ballots = self._voter.ballots
+        vote = ballots.vote(entry)
+        if vote is None or self.party not in vote.motion.silent:
+            return None
+        if not 1 <= vote.point < len(table.log) or table.closed:
+            return None
+        point = vote.point
+        if len(self._behind) >= _MAX_BEHIND:
+            self._behind.clear()
+        self._behind.setdefault((entry.index, entry.author, vote.motion.attempt), entry)
+        active = [p for p in range(table.n) if p not in vote.motion.silent]
+        round_ = []
+        for k, a in enumerate(active):
+            e = self._behind.get((point + k, a, vote.motion.attempt))
+            if e is None or ballots.vote(e) != vote:
+                return Output()  # held until the round is whole
+            round_.append(e)
+        if any(e.author in active for e in table.log[point:]):
+            return None  # a signer went on with us past its point: no split we lost
+        trial = Table(table.log[0])
+        try:
+            for e in table.log[1:point]:
+                trial.apply(e, signed=trial.key_at(e.author, e.index))
+            for e in round_:
+                trial.apply(e)
+        except LogError:
+            return None
+        out = Output(rollback=point)
+        table.rollback(point)
+        self._rolled_back(point, now)
+        for e in round_:
+            ballots.file(e)
+        self._behind = {}
+        out.extend(self.run(now))
+        return out
+
     def _vote(self, now: float) -> Output:
         """Sign our void at its point (`Voter.vote`); if we gave the agreement up there, go
         on with the hand."""
         entry, declined = self._voter.vote(self.party)
         self._inbox.seen.add(entry.hash)
         self._own.add(entry.hash)
+        self._round_since = now
+        self._round_told = False
         out = Output(send=[entry.wire])
         if declined:
             out.extend(self._produce(now))
@@ -488,6 +585,8 @@ class Peer:
         ballots.declined = min(ballots.declined, length - 1)
         self._since = now
         self._timed_out = False
+        if self.table.heir is not None:  # the round that seated us was cut: an heir again
+            self.party = -1
 
     def _apply(self, entry: Entry, now: float) -> Output:
         out = Output()

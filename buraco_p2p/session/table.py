@@ -95,11 +95,16 @@ class Table:
         self.silent: tuple[int, ...] = ()
         self.voiding: str | None = None
         self.void_keys: tuple[bytes, ...] = ()
+        self.void_try = 0  # the try of the void round under way (4.5)
+        self.void_held: tuple[int, ...] = ()  # its silent parties the table did not wait for
         self.voids: list[VoidRecord] = []  # every void round applied, as `flow` judged it
         # Each party's identity key now: the genesis's, then its successors' ("replace").
         self.keys: list[PeerKey] = list(self.terms.keys)
         self.successions: list[tuple[int, int, PeerKey]] = []  # (log index, party, new key)
         self.heir = heir if me is None else None
+        # an heir's own identity key, kept once it is seated: a roll-back that cuts the
+        # "replace" round seating it makes it an heir again (`rollback`)
+        self.heir_key: bytes | None = heir[0] if heir is not None and me is None else None
         # An equivocation detected at an index the log has not reached: the table stops
         # there (`stop_at`). After a roll-back, this party's own place, taken up again when
         # the void round that follows is complete.
@@ -203,12 +208,13 @@ class Table:
     def _mark(self) -> tuple[Any, ...]:
         """The log's length and the step's bookkeeping, to put back if applying fails."""
         return (len(self.log), self.phase, self.authors, self.step_prev, self.step_start,
-                list(self.step_hashes), self.voiding, self.silent, self.void_keys)  # fmt: skip
+                list(self.step_hashes), self.voiding, self.silent, self.void_keys,
+                self.void_try)  # fmt: skip
 
     def _restore(self, mark: tuple[Any, ...]) -> None:
         length, self.phase, self.authors, self.step_prev, self.step_start, hashes = mark[:6]
         self.step_hashes = hashes
-        self.voiding, self.silent, self.void_keys = mark[6:]
+        self.voiding, self.silent, self.void_keys, self.void_try = mark[6:]
         del self.log[length:]
 
     def _apply(self, entry: Entry, own: bool, signed: PeerKey | None) -> list[Event]:
@@ -230,6 +236,7 @@ class Table:
         if entry.kind == bodies.VOID and self.voiding is None:
             saved = (self.authors, self.step_prev, self.step_start, self.step_hashes, self.silent)
             self.void_keys = ()
+            self.void_try = 0
             self._open_void(entry)
         try:
             return self._apply_in_step(entry, own, signed)
@@ -306,11 +313,20 @@ class Table:
         if not 1 <= length <= len(self.log):
             raise ValueError(f"cannot roll a log of {len(self.log)} back to {length}")
         me, rng = (self.me, self.rng) if self.me is not None else self._resume or (None, None)
-        fresh = Table(self.log[0], heir=self.heir)
+        heir = self.heir
+        if self.heir_key is not None and heir is None and rng is not None:
+            heir = (self.heir_key, rng)  # seated by a round the prefix may not hold
+        fresh = Table(self.log[0], heir=heir)
         for e in self.log[1:length]:
             fresh.apply(e, signed=fresh.key_at(e.author, e.index))
+        mine = self.heir_key
         self.__dict__.update(fresh.__dict__)
-        if me is not None and rng is not None:
+        if me is None or rng is None or self.me is not None:
+            return  # a verifier; or an heir the prefix seats again itself
+        # This party takes its place again only if the prefix leaves it the seat: a
+        # "replace" round the roll-back cut gives the seat back to the key before it.
+        key = mine if mine is not None else self.terms.keys[me].raw
+        if self.keys[me].raw == key:
             self._resume = (me, rng)
 
     def void_prev(self) -> bytes:
@@ -323,8 +339,12 @@ class Table:
         silent ones it names, which must be parties the table is waiting for or the author
         of the fault that stopped it (the body is checked again by its schema)."""
         silent = entry.body.get("silent")
-        if not isinstance(silent, list) or not self.can_void(silent):
+        attempt = entry.body.get(bodies.TRY, 0)
+        if not isinstance(silent, list) or type(attempt) is not int:
             return
+        if not self.can_void(silent, attempt):
+            return
+        self.void_held = tuple(sorted(set(silent) - self._blamable()))
         active = tuple(p for p in range(self.n) if p not in silent)
         self.voiding = "pending"
         self.silent = tuple(sorted(set(silent)))
@@ -333,25 +353,35 @@ class Table:
         self.step_start = len(self.log)
         self.authors = active
 
-    def can_void(self, silent: list[int] | tuple[int, ...]) -> bool:
+    def can_void(self, silent: list[int] | tuple[int, ...], attempt: int = 0) -> bool:
         """Whether a void round may start here naming `silent`: parties the table waits for
         (or the author of the fault that stopped it), leaving a majority to sign it
-        (`majority`) unless the match is already decided."""
+        (`majority`) unless the match is already decided. A retry (`attempt` > 0) may also
+        name parties that did not sign the try before it, which the log cannot show: it
+        must name at least one party the table waits for."""
         if self.phase in (Phase.GENESIS, Phase.CLOSED) or not silent:
             return False
         if not all(type(p) is int and 0 <= p < self.n for p in silent):
             return False
-        blamable = set(self.waiting_for)
-        if self.fault is not None and self.fault.author is not None:
-            blamable.add(self.fault.author)
+        blamable = self._blamable()
         decided = self.match is not None and self.match.over
         # once the match is decided, closing it changes nothing of its result: any present
         # party may close it (two halves that both do close one result)
+        named = set(silent) <= blamable if attempt == 0 else bool(set(silent) & blamable)
         return (
-            set(silent) <= blamable
+            named
+            and 0 <= attempt < self.n
             and len(set(silent)) < self.n
             and (decided or majority(self.n, silent))
         )
+
+    def _blamable(self) -> set[int]:
+        """The parties a void here may name as keeping the table waiting: those the step
+        waits for, and the author of the fault that stopped the table."""
+        blamable = set(self.waiting_for)
+        if self.fault is not None and self.fault.author is not None:
+            blamable.add(self.fault.author)
+        return blamable
 
     def check_move(self, seat: int, move: Move) -> tuple[int, ...]:
         """Validate before reveal: what a move by `seat` must pass before any card of it is

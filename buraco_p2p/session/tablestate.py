@@ -48,6 +48,8 @@ class VoidRecord:
     charged: tuple[int, ...]
     points: int
     then: str
+    attempt: int = 0  # its try (4.5): above 0 it also names parties that did not sign a try
+    held: tuple[int, ...] = ()  # silent parties the table was not waiting for (see `attempt`)
 
 
 class TableState(Protocol):
@@ -98,6 +100,8 @@ class TableState(Protocol):
     voiding: str | None
     silent: tuple[int, ...]
     void_keys: tuple[bytes, ...]
+    void_try: int
+    void_held: tuple[int, ...]
     voids: list[VoidRecord]
 
     @property

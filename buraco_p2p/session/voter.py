@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from buraco_p2p.net.channel.identity import Identity, PeerKey
 from buraco_p2p.session import bodies
-from buraco_p2p.session.agreement import Ballots, Motion, majority
+from buraco_p2p.session.agreement import Ballots, Motion, Vote, majority
 from buraco_p2p.session.bodies import BodyError, check_body
 from buraco_p2p.session.entry import Entry, make_entry
 from buraco_p2p.session.errors import LogError
@@ -139,7 +139,10 @@ class Voter:
         table = self.table
         length = len(table.log)
         if table.voiding is not None:
-            return self.ballots.get(length, table.expected_author(length))
+            under_way = Vote(table.step_start, Motion(
+                table.voiding, table.silent, table.void_keys, table.void_try))  # fmt: skip
+            return self.ballots.get(length, table.expected_author(length), table.void_try,
+                                    under_way)  # fmt: skip
         return self.ballots.round_at(length)
 
     def stopped(self) -> bool:
@@ -162,7 +165,7 @@ class Voter:
             ballots.mine is not None
             and ballots.signed_at != length
             and ballots.signed_here(length)
-            and self.table.can_void(ballots.mine.silent)
+            and self.table.can_void(ballots.mine.silent, ballots.mine.attempt)
         )
 
     def due(self, overdue: frozenset[int] = frozenset()) -> bool:
@@ -176,9 +179,12 @@ class Voter:
         if ballots.mine is None or table.voiding is not None or table.closed:
             return False
         length = len(table.log)
+        mine = ballots.mine
         if ballots.signed_at == length:
-            return False
-        silent = ballots.mine.silent
+            return ballots.signed_try < mine.attempt  # a retry, checked by `retry`
+        if mine.attempt:
+            return False  # a retry is signed only at the point of the try before it
+        silent = mine.silent
         if table.can_void(silent):
             return set(silent) <= self.nameable(overdue)
         return ballots.signed_at is None or ballots.signed_here(length)
@@ -199,13 +205,17 @@ class Voter:
         body: dict[str, Any] = {"action": motion.action, "silent": list(silent)}
         if motion.action == bodies.REPLACE:
             body["keys"] = list(motion.keys)
+        if motion.attempt:
+            body[bodies.TRY] = motion.attempt
         entry = make_entry(
             self.identity, table=table.terms.table_id, index=length + active.index(party),
             prev=table.void_prev(), author=party, kind=bodies.VOID, body=body,
         )  # fmt: skip
         ballots.file(entry)
         ballots.signed_at = length
-        if table.can_void(silent):
+        ballots.signed_try = motion.attempt
+        ballots.lower_ok = False
+        if table.can_void(silent, motion.attempt):
             return entry, False
         ballots.decline(length)
         return entry, True
@@ -213,12 +223,71 @@ class Voter:
     def restore(self, entry: Entry) -> None:
         """Take up again, after a restart, a void we signed before (saved before it was
         sent): we stand by its motion, and sign no other at its point."""
-        vote = self.ballots.vote(entry)
+        ballots = self.ballots
+        vote = ballots.vote(entry)
         if vote is None or vote.point < len(self.table.log) or self.table.closed:
             return
-        self.ballots.file(entry)
-        self.ballots.mine = vote.motion
-        self.ballots.signed_at = vote.point
+        ballots.file(entry)
+        if ballots.signed_at == vote.point and ballots.signed_try > vote.motion.attempt:
+            return  # we stand by the later try we signed there
+        ballots.mine = vote.motion
+        ballots.signed_at = vote.point
+        ballots.signed_try = vote.motion.attempt
+
+    def holders(self) -> tuple[int, ...]:
+        """The parties that keep our void round waiting at our point: those our motion
+        leaves to sign that have signed no void of our try (or a later one) there. Empty
+        unless we signed our try at the end of our log and no round is under way."""
+        ballots = self.ballots
+        length = len(self.table.log)
+        mine = ballots.mine
+        if (
+            mine is None
+            or ballots.signed_at != length
+            or ballots.signed_try != mine.attempt
+            or self.table.voiding is not None
+            or self.table.closed
+        ):
+            return ()
+        return ballots.holders(length)
+
+    def stuck(self) -> bool:
+        """Whether we signed our try at the end of our log and every party it leaves to sign
+        signed that try naming the same silent parties, but not all with our action (two
+        proposals crossed, or an equivocator signed two): no round of it can complete."""
+        ballots = self.ballots
+        mine = ballots.mine
+        length = len(self.table.log)
+        if mine is None or ballots.signed_at != length or ballots.signed_try != mine.attempt:
+            return False
+        if self.table.voiding is not None or self.table.closed or ballots.holders(length):
+            return False
+        return not ballots.complete(Vote(length, mine))
+
+    def retry(self, holders: tuple[int, ...]) -> str:
+        """Our try at our point waited past the timeout for `holders` (our own clock saw
+        it): if we hold a complete round of a lower try there, we let it be applied
+        instead (closing where the others closed names nobody more); else we agree to the
+        next try naming them too, if the table allows that round (a majority left to sign
+        it). Returns what we did: "lower", "retry" or "held" (no round can close here
+        without the holders: we wait, naming nobody)."""
+        ballots = self.ballots
+        length = len(self.table.log)
+        assert ballots.mine is not None
+        if ballots.lower_complete(length):
+            ballots.lower_ok = True
+            return "lower"
+        fault = self.table.fault
+        if fault is not None and fault.author is not None and fault.author != self.table.me:
+            holders = (*holders, fault.author)  # an equivocator is named with the holders
+        nxt = ballots.mine.retry(holders)
+        if not self.table.can_void(nxt.silent, nxt.attempt):
+            # no retry can close here: should the holders sign a lower try after all, we
+            # close with the others on that round rather than wait for ever
+            ballots.lower_ok = True
+            return "held"
+        ballots.mine = nxt
+        return "retry"
 
     def give_up(self) -> None:
         """A present party went past the step at our point without signing there: no round

@@ -51,6 +51,12 @@ REASONS: Final[dict[IllegalMoveCode, str]] = {
     C.NO_FIRST_CARD: "There is no first card to turn up",
 }
 
+def wild_discard_question(card: str) -> str:
+    """The one question before a wild card (`card`, drawn) is discarded: a wild is worth far
+    more in a meld, so discarding one is almost always a slip of the cursor."""
+    return f"Discard {card}, a wild card? y discards it, n keeps it."
+
+
 PHASE_HINTS: Final = {
     "draw": "draw first: from the stock or the pile",
     "first_choice": "keep the card (play on) or t to turn it up",

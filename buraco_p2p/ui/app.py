@@ -196,6 +196,10 @@ class TableApp:
         def _typed(event: KeyPressEvent) -> None:
             self.key(event.data)
 
+        @kb.add(Keys.BracketedPaste)
+        def _pasted(event: KeyPressEvent) -> None:
+            self.paste(event.data)
+
         return kb
 
     def _named(self, name: str) -> Callable[[KeyPressEvent], None]:
@@ -203,6 +207,18 @@ class TableApp:
             self.key(name)
 
         return handler
+
+    def paste(self, text: str) -> None:
+        """Text pasted into the terminal: the lobby takes it whole (a reply code, a chat
+        line); the table, which has no text input, takes it as before, as typed keys."""
+        if not self.in_lobby():
+            self.key(text)
+            return
+        assert self.lobby is not None
+        intent = self.lobby.paste(text)
+        if callable(intent):
+            self._spawn(intent)
+        self.app.invalidate()
 
     def key(self, key: str) -> None:
         """One key press, as the bindings deliver it (also the tests' and benchmark's way in)."""

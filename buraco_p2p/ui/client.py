@@ -29,8 +29,16 @@ from buraco_p2p.engine import (
     TurnUpFirst,
     legal_moves,
 )
+from buraco_p2p.engine.params import WILD_CODES
+from buraco_p2p.text.agreement import proposal_text
 from buraco_p2p.text.glyphs import Glyphs, sort_key_rank, sort_key_suit
-from buraco_p2p.text.words import explain, in_glyphs, move_slots, suggest
+from buraco_p2p.text.words import (
+    explain,
+    in_glyphs,
+    move_slots,
+    suggest,
+    wild_discard_question,
+)
 from buraco_p2p.ui.feed import TableSnapshot
 
 
@@ -275,7 +283,7 @@ class Client:
     def turn_up(self) -> None:
         self._try(TurnUpFirst(self.me))
 
-    def discard(self, confirmed: bool = False) -> None:
+    def discard(self, confirmed: bool = False, wild_ok: bool = False) -> None:
         hand = self.hand()
         if len(self.selected) > 1:
             self.say("Select one card to discard (u takes back a selection).", "error")
@@ -293,6 +301,12 @@ class Client:
         move = Discard(self.me, slot)
         staged = self.staged_opening() if self.staging() else None
         view = self.view
+        if not wild_ok and view is not None and view.check(move) is None:
+            card = view.known[slot]
+            if card >= 0 and view.codes[card] in WILD_CODES:  # a wild: almost always a slip
+                self.confirm = (wild_discard_question(self.glyphs.card(card)),
+                                lambda: self.discard(confirmed, wild_ok=True))  # fmt: skip
+                return
         if not confirmed and staged is not None and view is not None and view.check(move) is None:
             self.confirm = (
                 f"Your staged melds ({staged.points} of {staged.need}) were never sent: they "
@@ -556,6 +570,20 @@ class Client:
     def ask_agreement(self, action: str) -> None:
         """Ask before agreeing to end, void or replace: each says what it does."""
         snap = self.snap
+        prop = snap.proposal
+        if prop is not None:
+            # Any of E, V, R joins the proposal as it stands: say what that does.
+            if prop.named_me:
+                self.say(f"{prop.by}'s proposal names you as gone: it is not yours to sign; "
+                         "play on")  # fmt: skip
+                return
+            if prop.blocked:
+                self.say(f"You cannot agree yet: {prop.blocked}.")
+                return
+            what = proposal_text(prop.by, prop.action, prop.silent)
+            self.agree_action = action
+            self.confirm = (f"Agree: {what}? y agrees, n not.", lambda: None)
+            return
         if not snap.timed_out:
             who = ", ".join(snap.waiting)
             now = f" (waiting for {who})" if who else ""

@@ -116,6 +116,23 @@ class Action:
 
 
 @dataclass(frozen=True, slots=True)
+class Proposal:
+    """A void agreement another party proposed that we have not signed (docs/protocol.md 4.5).
+
+    `by` proposed `action` naming `silent` (nicknames; `named_me`: it names this player);
+    `deadline` is a `time.monotonic()` reading twice the table's timeout after we first saw it:
+    from then on, if we have neither agreed nor played on, the others may name us too (4.5,
+    "Retries"). `blocked` says why our client cannot agree now, in words ("" if it can)."""
+
+    by: str
+    action: str
+    silent: tuple[str, ...]
+    deadline: float
+    blocked: str = ""
+    named_me: bool = False
+
+
+@dataclass(frozen=True, slots=True)
 class TableSnapshot:
     """Everything the client draws, as of one moment.
 
@@ -149,6 +166,7 @@ class TableSnapshot:
     waiting: tuple[str, ...] = ()  # who the table waits for now (others than this player)
     waiting_since: float = 0.0  # a `time.monotonic()` reading of when that wait began
     timed_out: bool = False  # the wait is past the table's limit: `agree` is open to us
+    proposal: Proposal | None = None  # another party's void agreement we have not signed
 
     def side_of(self, seat: int) -> int:
         return self.seats[seat].side

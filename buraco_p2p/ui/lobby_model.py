@@ -37,11 +37,17 @@ from buraco_p2p.net.table.appmessages import (
 )
 from buraco_p2p.rules import PRESETS, RuleSet
 
-__all__ = ["LobbyModel", "Typing"]
+__all__ = ["LobbyModel", "Typing", "is_reply_code"]
 
 MAX_LOG = 200
 
 Intent = Callable[[], Awaitable[object]]
+
+
+def is_reply_code(text: str) -> bool:
+    """Whether a typed or pasted line is a reply code (`BRR-...`), as the line lobby tells
+    them from chat."""
+    return text.strip().upper().startswith("BRR-")
 
 
 class Typing(Enum):
@@ -49,6 +55,7 @@ class Typing(Enum):
 
     CHAT = "chat"
     RULE = "rule"
+    REPLY = "reply"  # host: a reply code a joiner sent, pasted
 
 
 class LobbyModel:
@@ -70,6 +77,13 @@ class LobbyModel:
         self.short = ""
         self.invite_file: Path | None = None
         self.host_fingerprint = ""
+        # --internet/--upnp/--stun: the invite's addresses with how each was learnt, the
+        # port mapping's state in words (host), our reply code for the host to paste (joiner)
+        self.reaching = False
+        self.addresses: list[tuple[str, str]] = []
+        self.mapping = ""
+        self.reply_code = ""
+        self.on_reply: Callable[[str], Intent] | None = None  # host: answer a pasted code
         self.lobby: Lobby | None = None
         self.mesh: Mesh | None = None
         self.log: list[str] = []
@@ -90,8 +104,12 @@ class LobbyModel:
 
     def out(self, text: str) -> None:
         """The lobby's output: notices and chat, one entry per line (the seat lists the line
-        lobby prints are left out: the screen shows the seats above)."""
-        self.log.extend(line for line in text.split("\n") if not line.startswith("  seat "))
+        lobby prints are left out, headings too: the screen shows the seats above)."""
+        lines = text.split("\n")
+        kept = [line for line in lines if not line.startswith("  seat ")]
+        if len(kept) == 1 < len(lines) and kept[0].endswith(":"):
+            kept = []  # a seat list's heading, "* seated (2/4):": the seats are drawn above
+        self.log.extend(kept)
         del self.log[:-MAX_LOG]
         self.on_change()
 
@@ -186,6 +204,9 @@ class LobbyModel:
         if key == "o" and self.is_host:
             self.typing, self.text = Typing.RULE, ""
             return None
+        if key == "v" and self.is_host:
+            self.typing, self.text = Typing.REPLY, ""
+            return None
         if self.lobby is not None and self.lobby.request is not None:
             self.notice = "answer the join request with y or n"
         return None
@@ -202,6 +223,8 @@ class LobbyModel:
             self.typing, self.text = None, ""
             if kind is Typing.RULE:
                 return self._set_override(text)
+            if kind is Typing.REPLY or is_reply_code(text):
+                return self._reply(text)  # as the line lobby routes a pasted BRR- line
             lobby = self.lobby
             if not text or lobby is None:
                 return None
@@ -209,6 +232,28 @@ class LobbyModel:
         if len(key) == 1 and key.isprintable() and len(self.text) < 400:
             self.text += key
         return None
+
+    def paste(self, text: str) -> Intent | None:
+        """Text pasted into the terminal (it arrives whole, bracketed): into the line being
+        typed (its line breaks are not Enter), or, with none open, a reply code is answered
+        at once and anything else is ignored (a paste is never a string of keys)."""
+        self.notice = ""
+        flat = "".join(ch for ch in text[:4096] if ch.isprintable())  # a code is ~100
+        if self.typing is not None:
+            self.text = (self.text + flat)[:400]
+            return None
+        if is_reply_code(flat):
+            return self._reply(flat.strip())
+        self.notice = "pasted text ignored: press c to chat, or v to paste a reply code"
+        return None
+
+    def _reply(self, text: str) -> Intent | None:
+        if not text:
+            return None
+        if not self.is_host or self.on_reply is None:
+            self.notice = "reply codes are for the host to paste"
+            return None
+        return self.on_reply(text)  # it says what it dials, or why the code is refused
 
     def _line(self, line: str) -> Intent | None:
         lobby = self.lobby

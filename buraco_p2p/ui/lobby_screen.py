@@ -2,12 +2,14 @@
 
 From the top: a title bar; the invite code as plain text (wrapped, no decoration inside it, so
 a mouse selection copies it whole; the lobby turns the mouse off so the terminal selects) and
-the file it is also written to; the seats, each with its nickname, the identity fingerprint
-to compare by voice, "bot" for the bot peers this host started (on a joiner: the seats the
-host's `bots` message named), ready or not, and how our
-link to it was made; the rules; the join
-request waiting for the host, loud, with its countdown; then the lobby's notices and chat,
-newest last, the line being typed and the keys.
+the file it is also written to; with `--internet`/`--upnp`/`--stun`, the host's addresses with
+how each was learnt and its port mapping's state in words, or the joiner's reply code to copy
+and why the host needs it; the seats, each with its nickname, the identity fingerprint to
+compare by voice, "bot" for the bot peers this host started (on a joiner: the seats the host's
+`bots` message named), ready or not, and how our link to it was made (`Mesh.how_linked`); the
+rules; the join request waiting for the host, loud, with its countdown; then the lobby's
+notices and chat, newest last, the line being typed (a chat line, a rule, or the host's
+pasted reply code, with what it is for) and the keys.
 """
 
 from __future__ import annotations
@@ -20,6 +22,9 @@ from buraco_p2p.ui.lobby_model import LobbyModel, Typing
 __all__ = ["lobby_rows"]
 
 MIN_COLS, MIN_ROWS = 60, 16
+REPLY_WHY = ("why: the host is behind a NAT and has no port mapping, so it cannot be dialed; "
+             "once it pastes this code, you both dial at once and the NATs let the link through")
+REPLY_INPUT = "paste the reply code a joiner sent (BRR-...): it lets them through your NAT"
 
 
 def _wrap(text: str, cols: int, sep: str = "-") -> list[str]:
@@ -48,21 +53,25 @@ def _seat_rows(m: LobbyModel, cols: int) -> list[Row]:
     by_seat = {mem.seat: mem for mem in roster.members}
     head = f" Seats {len(roster.members)}/{roster.seats}"
     rows = [cv.fit([("class:sidehead", head)], cols)]
+    names: dict[int, str] = {}
+    for seat, member in by_seat.items():
+        tags = []
+        if member.key == mesh.me:
+            tags.append("you")
+        if member.key == roster.host.key:
+            tags.append("host")
+        if member.key.raw in m.bots:
+            tags.append("bot")
+        nick = printable(member.nickname, 20)
+        names[seat] = nick + (f" ({', '.join(tags)})" if tags else "")
+    # as wide as the longest name (so the link's words fit at 80 columns), at most 28
+    width = min(28, max((len(n) for n in names.values()), default=0) + 2)
     for seat in range(roster.seats):
         mem = by_seat.get(seat)
         if mem is None:
             rows.append(cv.fit([("class:dim", f"  {seat + 1} (empty)")], cols))
             continue
         me = mem.key == mesh.me
-        nick = printable(mem.nickname, 20)
-        tags = []
-        if me:
-            tags.append("you")
-        if mem.key == roster.host.key:
-            tags.append("host")
-        if mem.key.raw in m.bots:
-            tags.append("bot")
-        name = nick + (f" ({', '.join(tags)})" if tags else "")
         state: Row
         if me:
             state = []
@@ -74,7 +83,7 @@ def _seat_rows(m: LobbyModel, cols: int) -> list[Row]:
         rows.append(
             cv.fit(
                 [
-                    ("class:name", f"  {seat + 1} {name:<28}"),
+                    ("class:name", f"  {seat + 1} {names[seat]:<{width}}"),
                     ("class:good", "ready  ") if is_ready else ("class:dim", "waiting"),
                     ("", f"  {mem.key.fingerprint()}"),
                     *state,
@@ -82,6 +91,36 @@ def _seat_rows(m: LobbyModel, cols: int) -> list[Row]:
                 cols,
             )
         )
+    return rows
+
+
+def _labelled(label: str, text: str, cols: int, most: int = 2) -> list[Row]:
+    """`text` after `label`, wrapped at spaces under itself in at most `most` rows."""
+    pad = " " * len(label)
+    lines = _wrap(text, cols - len(label), " ")[:most]
+    return [cv.fit([("class:label", label if i == 0 else pad), ("", line)], cols)
+            for i, line in enumerate(lines)]  # fmt: skip
+
+
+def _reach_rows(m: LobbyModel, cols: int, most: int = 0) -> list[Row]:
+    """`--internet`/`--upnp`/`--stun`: the host's addresses with how each was learnt and the
+    port mapping's state (`most` rows each where given); a joiner's reply code to copy (always
+    whole), and why the host needs it."""
+    if not m.reaching:
+        return []
+    rows: list[Row] = []
+    if m.is_host and m.addresses:
+        shown = " · ".join(f"{ep} {word}" for ep, word in m.addresses)
+        rows += _labelled(" Addresses ", shown, cols, most or 2)
+    if m.is_host and m.mapping:
+        rows += _labelled(" Port mapping ", m.mapping, cols, most or 3)
+    if not m.is_host and m.reply_code and m.lobby is None:
+        rows.append(cv.fit([("class:label", " Reply code"),
+                            ("class:dim", " for the host to paste (select it with the mouse)")],
+                           cols))  # fmt: skip
+        rows += [cv.fit([("", " " + line)], cols) for line in _wrap(m.reply_code, cols - 1)]
+        rows += [cv.fit([("class:dim", " " + line)], cols)
+                 for line in _wrap(REPLY_WHY, cols - 2, " ")]  # fmt: skip
     return rows
 
 
@@ -105,20 +144,22 @@ def _keys_row(m: LobbyModel, cols: int) -> Row:
         return cv.fit([("class:chatinput", f" say> {m.text}_")], cols)
     if m.typing is Typing.RULE:
         return cv.fit([("class:chatinput", f" rule KEY=VALUE (empty clears)> {m.text}_")], cols)
+    if m.typing is Typing.REPLY:
+        head = " reply code (Enter sends, Esc cancels)> "
+        room = max(8, cols - len(head) - 2)
+        return cv.fit([("class:chatinput", f"{head}{m.text[-room:]}_")], cols)
     keys = " r ready · c chat · "
     if m.is_host:
         keys += "p preset · o rule · k kick · "
+        if m.reaching:
+            keys += "v reply code · "
     keys += "q quit"
     return cv.fit([("class:keys", keys)], cols, "class:keys")
 
 
-def lobby_rows(m: LobbyModel, cols: int, rows: int, now: float) -> list[Row]:
-    """The lobby at `cols` x `rows`; `now` on `time.monotonic()` for the countdown."""
-    if cols < MIN_COLS or rows < MIN_ROWS:
-        msg = f"The lobby needs {MIN_COLS}x{MIN_ROWS}; this terminal is {cols}x{rows}."
-        out = [cv.fit([], cols) for _ in range(rows)]
-        out[rows // 2] = cv.fit([("", msg)], cols)
-        return out
+def _top_rows(m: LobbyModel, cols: int, *, compact: bool) -> list[Row]:
+    """Title, invite, reach, seats and rules; `compact` keeps each reach row to one row (a
+    tall invite with six seats at 80x24)."""
     role = "host" if m.is_host else "join"
     me = f" you: {printable(m.nickname, 20)} {m.fingerprint} "
     title = [("class:title", f" buraco-p2p · lobby · {role}")]
@@ -135,16 +176,33 @@ def lobby_rows(m: LobbyModel, cols: int, rows: int, now: float) -> list[Row]:
             top.append(cv.fit([("class:label", " Short code "), ("", m.short)], cols))
     elif m.host_fingerprint:
         top.append(cv.fit([("", f" Host fingerprint {m.host_fingerprint}")], cols))
+    top += _reach_rows(m, cols, 1 if compact else 0)
     top += _seat_rows(m, cols)
     rules = m.rules_text() if m.rules is not None else ""
     note = ("class:dim", f"  {m.rules_note}" if m.rules_note else "")
     top.append(cv.fit([("class:label", " Rules "), ("", rules), note], cols))
+    return top
+
+
+def lobby_rows(m: LobbyModel, cols: int, rows: int, now: float) -> list[Row]:
+    """The lobby at `cols` x `rows`; `now` on `time.monotonic()` for the countdown."""
+    if cols < MIN_COLS or rows < MIN_ROWS:
+        msg = f"The lobby needs {MIN_COLS}x{MIN_ROWS}; this terminal is {cols}x{rows}."
+        out = [cv.fit([], cols) for _ in range(rows)]
+        out[rows // 2] = cv.fit([("", msg)], cols)
+        return out
+    top = _top_rows(m, cols, compact=False)
     prompt = _prompt_rows(m, cols, now)
     bottom: list[Row] = []
+    if m.typing is Typing.REPLY:
+        bottom.append(cv.fit([("class:dim", " " + REPLY_INPUT)], cols))
     if m.notice:
         bottom.append(cv.fit([("class:error", f" {m.notice}")], cols))
     bottom.append(_keys_row(m, cols))
     room = rows - len(top) - len(prompt) - len(bottom)
+    if room < 0:  # the reach rows one each: the seats stay in view
+        top = _top_rows(m, cols, compact=True)
+        room = rows - len(top) - len(prompt) - len(bottom)
     if room < 0:  # a narrow terminal wraps the invite long: keep the prompt and keys
         top = top[: max(0, len(top) + room)]
         room = 0

@@ -6,9 +6,10 @@ screen); once every seat is ready it agrees the genesis on that mesh, exactly as
 lobby's match runner does, and from then on it is a `DriverFeed`: the same application
 switches to the table screen, without a second application or a redraw of the terminal.
 `ResumeFeed` brings back a table from the data directory and shows it once its log has been
-replayed, catching up from the peers on screen. The seats marked as bots (the host's own bot
-peers, or the ones the host's `bots` message named) are saved with the table when the match
-starts and marked again on `resume`.
+replayed, catching up from the peers on screen. `--internet`, `--upnp` and `--stun` run the
+line client's own steps (`host_reach`, `joiner_reach`), reported on the screen (`lobby_reach`).
+The seats marked as bots (the host's own bot peers, or the ones the host's `bots` message
+named) are saved with the table when the match starts and marked again on `resume`.
 
 Failures end the application and come back as one line on the terminal it restored
 (`run_full_screen`), with the exit codes of the line front end.
@@ -23,7 +24,7 @@ import logging
 import os
 import tempfile
 import threading
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from pathlib import Path
 
 import trio
@@ -36,14 +37,19 @@ from buraco_p2p.net.mesh.commands import (
     RETRY_FIRST,
     RETRY_MAX,
     JoinerLobby,
+    ReachOutput,
+    _stun_servers,
     check_can_listen,
     check_listen,
     check_port,
+    host_reach,
+    joiner_reach,
     run_reporting,
 )
 from buraco_p2p.net.mesh.lobby import Lobby
 from buraco_p2p.net.mesh.mesh import JoinRequest, Mesh, auto_approve
 from buraco_p2p.net.mesh.startup import host_table, join_table
+from buraco_p2p.net.mesh.wayout import JoinerWords, empty_seats_told
 from buraco_p2p.net.reach.invite import Invite
 from buraco_p2p.net.reach.shortcode import ShortCode, fetch_invite, is_short_code
 from buraco_p2p.play.botmarks import announce_resumed_bots, save_bot_keys
@@ -57,6 +63,7 @@ from buraco_p2p.ui.app import TableApp
 from buraco_p2p.ui.driver_feed import DriverFeed
 from buraco_p2p.ui.feed import TableFeed
 from buraco_p2p.ui.lobby_model import LobbyModel
+from buraco_p2p.ui.lobby_reach import address_words, asks_reach, host_output, joiner_say
 from buraco_p2p.ui.theme import no_color
 
 __all__ = ["LobbyFeed", "ResumeFeed", "invite_path", "run_full_screen"]
@@ -104,6 +111,7 @@ class LobbyFeed(DriverFeed):
         listen: str = "127.0.0.1",
         port: int = 0,
         lan: bool = False,
+        reach: argparse.Namespace | None = None,
     ) -> None:
         super().__init__(rules, "network table")
         self.identity = identity
@@ -114,10 +122,14 @@ class LobbyFeed(DriverFeed):
         self.listen = listen
         self.port = port
         self.lan = lan
+        # the command line's --internet/--upnp/--stun (and whatever `host_reach` takes), as
+        # parsed: handed on whole, as the line client hands them
+        self.reach = reach
         self.model = LobbyModel(
             identity.nickname, identity.public.fingerprint(), rules=rules, preset=preset,
             overrides=overrides,
         )  # fmt: skip
+        self.model.reaching = asks_reach(reach)
         self.table_id: bytes | None = None
 
     async def run(self) -> None:
@@ -148,7 +160,9 @@ class LobbyFeed(DriverFeed):
             lobby = Lobby(mesh, self.model.out)
             lobby.bots = bot_keys  # we make them, so we know them, and tell the table
             box.append(lobby)
+            await self._reach(stack, mesh)
             self._show_invite(mesh)
+            self._reach_note(mesh)
             self.model.attach(lobby)
             lobby.on_seats = self.model.announce_rules
             if self.lan:
@@ -156,11 +170,45 @@ class LobbyFeed(DriverFeed):
             if seeds:
                 self._start_bots(stack, mesh, rules, seeds)
             self.model.say("when every seat is taken, everyone presses r (ready)")
-            await self._lobby_then_match(mesh, lobby)
+            # after the first minute: the seats still empty, and what we know of why
+            async with empty_seats_told(mesh, self.model.out):
+                await self._lobby_then_match(mesh, lobby)
+
+    async def _reach(self, stack: contextlib.AsyncExitStack, mesh: Mesh) -> None:
+        """The host's `--internet`/`--upnp`/`--stun` (`host_reach`, as the line client runs
+        it) for the table's life, reported on the lobby screen; a pasted reply code is
+        answered as the line client answers it (`answer_reply_code`)."""
+        from buraco_p2p.net.mesh.internet import answer_reply_code
+
+        port = mesh.advertised[0].port if mesh.advertised else self.port
+        model = self.model
+
+        def reply(text: str) -> Callable[[], Awaitable[None]]:
+            return lambda: answer_reply_code(mesh, port, text, model.out)
+
+        model.on_reply = reply
+        if not self.model.reaching:
+            return
+        model.status = "asking for a way in from outside your network"
+        model.on_change()
+        await stack.enter_async_context(
+            host_reach(mesh, port, self.reach or argparse.Namespace(),
+                       host_output(model, self._show_invite))
+        )  # fmt: skip
+
+    def _reach_note(self, mesh: Mesh) -> None:
+        """As the line client says under its invite: a word if every address in it is inside
+        this network (players elsewhere cannot reach us)."""
+        from buraco_p2p.net.mesh.wayout import host_reach_note
+
+        note = host_reach_note(mesh.invite)
+        if note is not None:
+            self.model.out(note)
 
     def _show_invite(self, mesh: Mesh) -> None:
         invite = mesh.invite
         self.table_id = invite.table_id
+        self.model.addresses = address_words(invite)
         self.model.invite = invite.to_text()
         short = ShortCode.for_invite(invite)
         self.model.short = short.to_text() if short is not None else ""
@@ -217,24 +265,31 @@ class LobbyFeed(DriverFeed):
         model.host_fingerprint = PeerKey(invite.host_key).fingerprint()
         self.table_id = invite.table_id
         model.status = "waiting for the host to seat you"
+        # the same steps as the line client's (`joiner_reach`), said on the screen
+        reach = self.reach or argparse.Namespace(internet=False, stun=None)
+        words = JoinerWords(invite, model.out)
+        before_dial = joiner_reach(reach, invite, joiner_say(model), words)
         model.say(f"asked the host ({model.host_fingerprint}) for a seat; waiting for its answer")
-        delay = RETRY_FIRST
-        while True:
-            try:
-                async with join_table(
-                    self.identity, invite, listen_host=self.listen, port=self.port
-                ) as mesh:
-                    lobby = JoinerLobby(mesh, model.out)
-                    model.attach(lobby)
-                    model.say("seated: press r when you are ready")
-                    await self._lobby_then_match(mesh, lobby)
-                return
-            except MeshError as exc:
-                if model.lobby is not None:
-                    raise
-                model.say(f"{exc}; trying again in {delay:g} s")
-            await trio.sleep(delay)
-            delay = min(delay * 2, RETRY_MAX)
+        async with words.watching() as watch:  # after the first minute: why, what would help
+            delay = RETRY_FIRST
+            while True:
+                try:
+                    async with join_table(
+                        self.identity, invite, listen_host=self.listen, port=self.port,
+                        before_dial=before_dial,
+                    ) as mesh:  # fmt: skip
+                        watch.cancel()
+                        lobby = JoinerLobby(mesh, model.out)
+                        model.attach(lobby)
+                        model.say("seated: press r when you are ready")
+                        await self._lobby_then_match(mesh, lobby)
+                    return
+                except MeshError as exc:
+                    if model.lobby is not None:
+                        raise
+                    words.failed(exc, delay)
+                await trio.sleep(delay)
+                delay = min(delay * 2, RETRY_MAX)
 
     # -- both -----------------------------------------------------------------------------
 
@@ -267,13 +322,14 @@ class ResumeFeed(DriverFeed):
 
     def __init__(
         self, identity: Identity, root: Path, table_id: bytes,
-        bot_keys: frozenset[bytes] = frozenset(),
+        bot_keys: frozenset[bytes] = frozenset(), reach: argparse.Namespace | None = None,
     ) -> None:  # fmt: skip
         super().__init__(None, "network table (resumed)")
         self.identity = identity
         self.root = root
         self.table_id = table_id
         self.bot_keys = bot_keys  # saved with the table (`play.botmarks`)
+        self.reach = reach  # `resume --internet/--stun`, as parsed
         self.line(None, f"resuming table {table_id.hex()}: replaying the log, then catching up")
 
     async def run(self) -> None:
@@ -281,7 +337,43 @@ class ResumeFeed(DriverFeed):
             await announce_resumed_bots(driver, self.bot_keys)
             self.attach(driver)
             self.line(None, f"log replayed ({len(driver.peer.log)} entries); catching up")
-            await self.follow()
+            async with self._reach_again(driver.mesh):
+                await self.follow()
+
+    @contextlib.asynccontextmanager
+    async def _reach_again(self, mesh: Mesh) -> AsyncIterator[None]:
+        """`resume --internet/--stun` on the host, as the line client does it: a router that
+        rebooted may have dropped the mapping and changed the public address, so ask again
+        (`host_reach`), advertise what comes, and write the invite with it for a player
+        whose link does not come back (`join` with it resumes their saved table)."""
+        if not asks_reach(self.reach):
+            yield
+            return
+        if not mesh.is_host:
+            self.line(None, "--internet and --stun on resume are for the host; a joiner needs "
+                      "neither")  # fmt: skip
+            yield
+            return
+        args = argparse.Namespace(**{"upnp": False, **vars(self.reach or argparse.Namespace())})
+        port = mesh.advertised[0].port if mesh.advertised else 0
+
+        def say(text: str) -> None:
+            self.line(None, text.removeprefix("* "))
+
+        def invite(m: Mesh) -> None:
+            path = invite_path(self.root, m.invite.table_id)
+            try:
+                path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+                write_private(path, (m.invite.to_text() + "\n").encode())
+            except OSError as exc:
+                say(f"the invite could not be written to {path}: {exc.strerror or exc}")
+                return
+            say(f"a player whose link does not come back joins again with the invite in {path}")
+
+        out = ReachOutput(say=say, invite=invite, mapping=lambda text: None)
+        async with host_reach(mesh, port, args, out):
+            invite(mesh)
+            yield
 
 
 @contextlib.contextmanager
@@ -331,6 +423,7 @@ def check_address(args: argparse.Namespace) -> None:
     # Probed even without a port (any free one): an address not this machine's is one line
     # and exit 2 here, not a failure after the screen has opened.
     check_can_listen(args.listen, args.port or 0)
+    _stun_servers(args)  # a --stun that cannot work, likewise
 
 
 def identity_of(args: argparse.Namespace) -> Identity:

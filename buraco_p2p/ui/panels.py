@@ -29,7 +29,7 @@ HELP: tuple[tuple[str, str], ...] = (
               "Before your side opens, melds short of the minimum are staged (ss), not sent"),
     ("g", "group the selection as one meld of a lay-down of several"),
     ("a", "add the selection to one of your melds (1-9 if several fit)"),
-    ("x", "discard the selected card (or the card under the cursor)"),
+    ("x", "discard the selected card (or the card under the cursor); a wild asks first"),
     ("Tab / S-Tab", "hint: cycle the legal plays; Enter asks to play the one shown"),
     ("s", "sort the hand by suit or by rank"),
     ("f", "skip ahead: show the other players' moves at once"),

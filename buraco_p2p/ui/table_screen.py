@@ -11,6 +11,7 @@ history, the end of a hand) are in `buraco_p2p.ui.panels`.
 from __future__ import annotations
 
 from buraco_p2p.engine import Phase
+from buraco_p2p.text.agreement import left_text, warning_text
 from buraco_p2p.text.narration import meld_points
 from buraco_p2p.ui import canvas as cv
 from buraco_p2p.ui.canvas import Clicker, Row
@@ -32,6 +33,7 @@ def clock_text(seconds: float) -> str:
 # How a peer's link was made, in the few letters a seat label has room for.
 LINK_WORDS = {
     "direct (IPv6)": "IPv6",
+    "direct (IPv6, punched)": "IPv6 punched",
     "direct (punched)": "punched",
     "mapped": "mapped",
     "relayed by the host": "relayed",
@@ -96,6 +98,8 @@ class Screen(MeldRows, HandRows):
             parts.extend(self.on_table(m))
         parts.append(("class:dim", f" / {snap.rules.target_score}"))
         right: Row = [*self.turn_text(), ("", " ")]
+        if snap.proposal is not None and cv.width(parts) + cv.width(right) + 1 > self.cols:
+            right = [*self.turn_text(short=True), ("", " ")]  # the scores stay whole
         view = snap.view
         if view is not None and not view.ended:
             pots = sum(1 for p in view.pot_owner if p == -1)
@@ -134,11 +138,19 @@ class Screen(MeldRows, HandRows):
         return [(style, f"{fair.shuffles_verified}/{fair.shuffles_total} shuffles verified, "
                         f"{n} complaint{'s' if n != 1 else ''}")]  # fmt: skip
 
-    def turn_text(self) -> Row:
+    def turn_text(self, short: bool = False) -> Row:
+        """Whose turn it is and for how long; while another party's proposal waits for us,
+        the time left before we may be named too (`short`: `end? 1:47`, for a narrow row)."""
         snap = self.c.snap
         view = snap.view
         if snap.match_over:
             return [("class:label", "match over")]
+        prop = snap.proposal
+        if prop is not None and not prop.named_me:
+            # A proposal waits for our signature: the time left before we may be named too.
+            left = left_text(prop.deadline - self.now)
+            said = f"{prop.action}? {left}" if short else f"{prop.action} proposed {left}"
+            return [("class:error", said)]
         if view is None or snap.hand_over or view.ended:
             return [("class:dim", "between hands")]
         t = clock_text(self.now - snap.turn_since)
@@ -249,6 +261,8 @@ class Screen(MeldRows, HandRows):
             style = {"error": "class:error", "hint": "class:hint"}.get(c.message.kind, "")
             return cv.fit([(style, " " + c.message.text)], self.cols)
         snap = c.snap
+        if snap.proposal is not None:
+            return self.proposal_row()
         if snap.timed_out and not snap.waiting:  # a proposal from another party to join
             return cv.fit([("class:error", " An agreement is proposed (C shows it): "
                                            "E end · V void · R replace")], self.cols)  # fmt: skip
@@ -269,6 +283,34 @@ class Screen(MeldRows, HandRows):
             }.get(view.phase, "")
             return cv.fit([("class:myturn", f" Your turn: {what}")], self.cols)
         return cv.fit([], self.cols)
+
+    def proposal_row(self) -> Row:
+        """Another party's proposal we have not signed: what it is, the key that agrees (or
+        why we cannot), and the time left before the others may name us too; the longest
+        wording that fits the width whole."""
+        prop = self.c.snap.proposal
+        assert prop is not None
+        who = ", ".join(prop.silent)
+        key = prop.action[0].upper()
+        left = prop.deadline - self.now
+        if prop.named_me:
+            texts = [f" {prop.by} proposes to {prop.action} naming you as gone: play on",
+                     f" {prop.by} proposes {prop.action} naming you: play on",
+                     f" {prop.action} proposed naming you: play on"]  # fmt: skip
+        elif prop.blocked:
+            texts = [f" {prop.by} proposes {prop.action} without {who}: {prop.blocked}",
+                     f" You cannot agree: {prop.blocked}",
+                     f" {prop.blocked}"]  # fmt: skip
+        else:
+            clock = f"in {left_text(left)}" if left > 0 else "now"
+            texts = [f" {prop.by} proposes to {prop.action} without {who}: {key} agrees; "
+                     + warning_text(left),
+                     f" {prop.by} proposes {prop.action}: {key} agrees, or play on; else you "
+                     f"may be named {clock}",
+                     f" {prop.action} proposed: {key} agrees or play on; named {clock}",
+                     f" {key} agrees, or be named {clock}"]  # fmt: skip
+        fits = [t for t in texts if cv.width([("", t)]) <= self.cols]
+        return cv.fit([("class:error", fits[0] if fits else texts[-1])], self.cols)
 
     def keys_row(self) -> Row:
         c = self.c

@@ -48,6 +48,7 @@ def evidence_vector() -> Vector:
     author = ids[move.author]
     proposed = Identity.from_seed(PROPOSED_SEED, "proposed")
     void_body = {"action": "end", "silent": [(move.author + 1) % 4]}
+    retry_body = {"action": "end", "silent": sorted([(move.author + 1) % 4, (move.author + 2) % 4])}
     cases = [
         ("two different moves for one index, the same p, both signed by the author",
          move, _variant(move, author, body=dict(other.body))),
@@ -58,6 +59,12 @@ def evidence_vector() -> Vector:
         ("a void and an entry of another kind at one index",
          move, _variant(move, author, kind="void", body=void_body)),
         ("one entry twice", move, move),
+        ("two voids of one author at one index, try 0 and try 1 (a retry, 4.5): two votes",
+         _variant(move, author, kind="void", body=void_body),
+         _variant(move, author, kind="void", body=dict(retry_body, **{"try": 1}))),
+        ("two voids of one author at one index and one try that differ",
+         _variant(move, author, kind="void", body=dict(retry_body, **{"try": 1})),
+         _variant(move, author, kind="void", body={**void_body, "try": 1})),
     ]  # fmt: skip
     key = ids[move.author].public
     out = []
@@ -72,7 +79,7 @@ def evidence_vector() -> Vector:
             "equivocation": proves_equivocation(a, b, key),
         })  # fmt: skip
     verdicts = [c["equivocation"] for c in out]
-    if verdicts != [True, False, False, False, False]:  # pragma: no cover
+    if verdicts != [True, False, False, False, False, False, True]:  # pragma: no cover
         raise AssertionError(f"unexpected verdicts {verdicts}")
     return {
         "description": (

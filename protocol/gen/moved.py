@@ -1,4 +1,4 @@
-"""Test vectors for a host whose address changed (docs/protocol.md 2.14), written to
+"""Test vectors for a host whose address changed (docs/protocol.md 2.15), written to
 protocol/vectors/moved.json.
 
 The host's signed `moved` record (its signed bytes, signature and encoding), records a joiner
@@ -129,7 +129,7 @@ def moved_vector() -> Vector:
         raise AssertionError(f"a refused re-join code was accepted: {name}")  # pragma: no cover
     return {
         "description": (
-            "docs/protocol.md 2.14: the host's signed moved record and a re-join code. Keys are "
+            "docs/protocol.md 2.15: the host's signed moved record and a re-join code. Keys are "
             'Ed25519 seeds SHA-256("buraco-p2p/vectors/moved/" || what) for what = host, '
             "joiner; table_id and mesh_secret are the first 16 bytes of the same hash for "
             '"table" and "mesh secret". Every refused record closes the link it came on; '

@@ -58,6 +58,7 @@ from buraco_p2p.net.channel.identity import Identity, PeerKey
 from buraco_p2p.net.channel.reliable import Ack, Data, Resume
 from buraco_p2p.net.mesh.punching import punch_message
 from buraco_p2p.net.mesh.relay import RelayRecord
+from buraco_p2p.net.reach.candidates import CandidateKind
 from buraco_p2p.net.reach.invite import Endpoint, Invite, InviteChecksumError
 from buraco_p2p.net.table.table import (
     KICKED,
@@ -911,6 +912,8 @@ def _mesh_records() -> tuple[list[dict[str, object]], list[dict[str, object]]]:
     table_id = s.inputs.table_id
     v4 = Endpoint.parse("192.168.1.20", 47100)
     v6 = Endpoint.parse("2001:db8::20", 47100)
+    mapped = Endpoint.parse("203.0.113.20", 47100)
+    turned = Endpoint.parse("198.51.100.4", 49152)
     members = (
         Member(0, host, RESPONDER_NICK, (v4,)),
         Member(1, joao, INITIATOR_NICK, (v6,)),
@@ -924,6 +927,15 @@ def _mesh_records() -> tuple[list[dict[str, object]], list[dict[str, object]]]:
          join_message((v4, v6))),
         ("join greeting without addresses", "the same, reachable through the relay only",
          join_message(())),
+        ("join greeting with a relayed address", "a joiner with --turn: its TURN server's "
+         "relayed address last, kinds beside the addresses (0 own interface, 3 relayed)",
+         join_message((v4, turned), (CandidateKind.HOST, CandidateKind.RELAYED))),
+        ("roster with kinds", "the host's entry with a mapped and a relayed address, João's "
+         "with own-interface addresses only (no kinds)",
+         roster_message(Roster(table_id, 4, (
+             Member(0, host, RESPONDER_NICK, (v4, mapped, turned),
+                    (CandidateKind.HOST, CandidateKind.MAPPED, CandidateKind.RELAYED)),
+             members[1])))),
         ("mesh greeting", "the dialer of a link between two seated peers", mesh_message()),
         ("welcome", "the host's answer: seat 1 (0-based), the roster and the mesh secret",
          welcome_message(1, roster, mesh_secret)),
@@ -990,6 +1002,32 @@ def _mesh_records() -> tuple[list[dict[str, object]], list[dict[str, object]]]:
         ("an extra key in the greeting", "any accepted link, first message",
          ["join", {"addrs": [], "nick": "Eve"}]),
         ("a greeting without addrs", "any accepted link, first message", ["join", {}]),
+        ("a greeting with fewer kinds than addresses", "any accepted link, first message",
+         ["join", {"addrs": [["192.168.1.20", 47100], ["198.51.100.4", 49152]], "kinds": [3]}]),
+        ("a greeting with kind 4", "any accepted link, first message",
+         ["join", {"addrs": [["198.51.100.4", 49152]], "kinds": [4]}]),
+        ("a greeting with a kind as a bool", "any accepted link, first message",
+         ["join", {"addrs": [["198.51.100.4", 49152]], "kinds": [True]}]),
+        ("a greeting with kinds all 0", "any accepted link, first message",
+         ["join", {"addrs": [["192.168.1.20", 47100]], "kinds": [0]}]),
+        ("a greeting with kinds and no addresses", "any accepted link, first message",
+         ["join", {"addrs": [], "kinds": []}]),
+        ("a greeting with a relayed LAN address", "any accepted link, first message",
+         ["join", {"addrs": [["192.168.1.20", 47100]], "kinds": [3]}]),
+        ("a greeting with a relayed loopback address", "any accepted link, first message",
+         ["join", {"addrs": [["127.0.0.1", 47100]], "kinds": [3]}]),
+        ("a greeting with a relayed IPv4-mapped address", "any accepted link, first message",
+         ["join", {"addrs": [["::ffff:198.51.100.4", 49152]], "kinds": [3]}]),
+        ("a greeting with two relayed addresses", "any accepted link, first message",
+         ["join", {"addrs": [["198.51.100.4", 49152], ["198.51.100.5", 49152]],
+                   "kinds": [3, 3]}]),
+        ("roster with a member's relayed LAN address", "a joiner, from the host",
+         ["roster", {**roster.to_wire(), "members": [
+             members[0].to_wire(), {**members[1].to_wire(), "addrs": [["10.0.0.7", 47100]],
+                                    "kinds": [3]}]}]),
+        ("roster with a member's kinds all 0", "a joiner, from the host",
+         ["roster", {**roster.to_wire(), "members": [
+             members[0].to_wire(), {**members[1].to_wire(), "kinds": [0]}]}]),
         ("refused with a reason of 201 characters",
          "a joiner, from the host, waiting for the answer", ["refused", "x" * 201]),
         ("refused with a reason that is not a str",
@@ -1216,7 +1254,7 @@ def candidates_vector() -> Vector:
         })  # fmt: skip
     counts = 65  # offset of the counts byte
     refused = [
-        {"name": "candidate kind 3", "binary": _recheck(binary, counts + 1, 0x34).hex(),
+        {"name": "candidate kind 4", "binary": _recheck(binary, counts + 1, 0x44).hex(),
          "error": "InviteFormatError"},
         {"name": "bit 5 of the counts byte set: 35 addresses declared",
          "binary": _recheck(binary, counts, 0xA3).hex(), "error": "InviteTruncatedError"},
@@ -1231,15 +1269,33 @@ def candidates_vector() -> Vector:
         for d in [start_delays(a / 1000, b / 1000)]
     ]
     reply = _reply_vector(base.room_secret, base.table_id)
+    relayed_ep = Endpoint(ipaddress.ip_address("198.51.100.4"), 49200)
+    relayed = Invite(
+        base.table_id, base.room_secret, base.host_key, (addresses[0], addresses[2], relayed_ep),
+        kinds=(0, 2, 3), nat_class=3,
+    )  # fmt: skip
+    if Invite.from_bytes(relayed.to_bytes()) != relayed:
+        raise AssertionError("the relayed invite vector does not round-trip")
     return {
         "reply_code": reply,
+        "relayed_invite": {
+            "kinds": list(relayed.kinds),
+            "nat_class": relayed.nat_class,
+            "addresses": [{"ip": str(ep.ip), "port": ep.port} for ep in relayed.addresses],
+            "binary": relayed.to_bytes().hex(),
+            "text": relayed.to_text(),
+        },
+        "relayed_reply_code": _relayed_reply_vector(base.room_secret, base.table_id),
+        "turn": _turn_vector(),
         "description": "candidates (docs/protocol.md section 2.11): an invite whose addresses "
         "carry candidate kinds and whose counts byte carries the host's NAT class, invites "
         "refused for those bits and for an unknown family (2.5's declared structure: an entry "
         "of family 4 is 7 bytes, of any other family 19), a STUN Binding request and the "
         "success responses a server sends for an IPv4 and an IPv6 reflexive address, the "
         "coordinator's start delays, and a joiner's reply code (section 2.12) keyed with the "
-        "room secret and table id of invite.json, with altered codes a host must refuse.",
+        "room secret and table id of invite.json, with altered codes a host must refuse; an "
+        "invite of a host behind a random NAT with a TURN-relayed candidate (kind 3), a "
+        "joiner's reply code with its relayed address, and the TURN messages of section 2.14.",
         "invite": {
             "kinds": list(invite.kinds),
             "nat_class": invite.nat_class,
@@ -1284,6 +1340,141 @@ def _reply_vector(room_secret: bytes, table_id: bytes) -> Vector:
             {"name": "a candidate's kind changed", "binary": flipped.hex()},
             {"name": "keyed with another table id", "binary": other_table.hex()},
         ],
+    }
+
+
+def _relayed_reply_vector(room_secret: bytes, table_id: bytes) -> Vector:
+    from buraco_p2p.net.reach.candidates import Candidate, CandidateKind, NatClass
+    from buraco_p2p.net.reach.reply import ReplyCode
+
+    code = ReplyCode(
+        (Candidate(CandidateKind.REFLEXIVE, Endpoint(ipaddress.ip_address("203.0.113.9"), 40400)),
+         Candidate(CandidateKind.RELAYED, Endpoint(ipaddress.ip_address("198.51.100.4"), 49300))),
+        NatClass.RANDOM,
+    )  # fmt: skip
+    return {
+        "candidates": [
+            {"kind": int(c.kind), "ip": str(c.endpoint.ip), "port": c.endpoint.port}
+            for c in code.candidates
+        ],
+        "nat_class": int(code.nat_class),
+        "binary": code.to_bytes(room_secret, table_id).hex(),
+        "text": code.to_text(room_secret, table_id),
+    }
+
+
+def _turn_vector() -> Vector:
+    """The TURN messages a client sends and reads (2.14), with fixed transaction ids."""
+    import struct
+
+    from buraco_p2p.net.reach import turnwire as w
+    from buraco_p2p.net.reach.stun import (
+        ERROR,
+        INDICATION,
+        REQUEST,
+        SUCCESS,
+        StunMessage,
+        error_value,
+        message_type,
+        with_integrity,
+        xor_address,
+    )
+
+    user, password = "ana", "correct horse"
+    realm, nonce = b"buraco.example", b"5f2b9c0e6d1a4b7e"
+    key = w.long_term_key(user, realm, password)
+
+    def tid(name: str) -> bytes:
+        return hashlib.sha256(b"buraco-p2p/vectors/turn/" + name.encode()).digest()[:12]
+
+    transport = (w.ATTR_REQUESTED_TRANSPORT, struct.pack(">BBBB", w.TRANSPORT_TCP, 0, 0, 0))
+    life = (w.ATTR_LIFETIME, struct.pack(">I", 600))
+    relayed = Endpoint(ipaddress.ip_address("198.51.100.4"), 49200)
+    mapped = Endpoint(ipaddress.ip_address("203.0.113.9"), 51012)
+    peer = Endpoint(ipaddress.ip_address("203.0.113.77"), 40400)
+    cid = bytes.fromhex("0000a1b2")
+    first = StunMessage(message_type(w.ALLOCATE, REQUEST), tid("allocate-1"), (transport, life))
+    challenge = StunMessage(message_type(w.ALLOCATE, ERROR), tid("allocate-1"), (
+        (0x0009, error_value(401, "Unauthorized")), (w.ATTR_REALM, realm), (w.ATTR_NONCE, nonce),
+    ))  # fmt: skip
+
+    def signed(method: int, name: str, attrs: list[tuple[int, bytes]]) -> str:
+        return w.signed_request(method, tid(name), attrs, user=user, realm=realm, nonce=nonce,
+                                key=key).hex()  # fmt: skip
+
+    success = StunMessage(message_type(w.ALLOCATE, SUCCESS), tid("allocate-2"), (
+        (w.ATTR_XOR_RELAYED_ADDRESS, xor_address(relayed, tid("allocate-2"))),
+        (w.ATTR_XOR_MAPPED_ADDRESS, xor_address(mapped, tid("allocate-2"))), life,
+    ))  # fmt: skip
+    attempt = StunMessage(message_type(w.CONNECTION_ATTEMPT, INDICATION), tid("attempt"), (
+        (w.ATTR_CONNECTION_ID, cid), (w.ATTR_XOR_PEER_ADDRESS, xor_address(peer, tid("attempt"))),
+    ))  # fmt: skip
+    # The same on an IPv6 relay: every XOR address is xored with cookie || transaction id.
+    relayed6 = Endpoint(ipaddress.ip_address("2001:db8::4"), 49200)
+    mapped6 = Endpoint(ipaddress.ip_address("2001:db8:9::9"), 51012)
+    peer6 = Endpoint(ipaddress.ip_address("2001:db8:77::77"), 40400)
+    success6 = StunMessage(message_type(w.ALLOCATE, SUCCESS), tid("allocate-2-v6"), (
+        (w.ATTR_XOR_RELAYED_ADDRESS, xor_address(relayed6, tid("allocate-2-v6"))),
+        (w.ATTR_XOR_MAPPED_ADDRESS, xor_address(mapped6, tid("allocate-2-v6"))), life,
+    ))  # fmt: skip
+    attempt6 = StunMessage(message_type(w.CONNECTION_ATTEMPT, INDICATION), tid("attempt-v6"), (
+        (w.ATTR_CONNECTION_ID, cid),
+        (w.ATTR_XOR_PEER_ADDRESS, xor_address(peer6, tid("attempt-v6"))),
+    ))  # fmt: skip
+    two = sorted([peer.ip, ipaddress.ip_address("198.51.100.20")], key=str)
+    return {
+        "user": user,
+        "password": password,
+        "realm": realm.decode(),
+        "nonce": nonce.decode(),
+        "key": key.hex(),
+        "allocate_first": first.to_bytes().hex(),
+        "allocate_challenge": challenge.to_bytes().hex(),
+        "allocate": signed(w.ALLOCATE, "allocate-2", [transport, life]),
+        "allocate_success": {
+            "relayed": str(relayed), "mapped": str(mapped), "lifetime": 600,
+            "binary": with_integrity(success, key).hex(),
+        },
+        "create_permission": {
+            "peer_ip": str(peer.ip),
+            "binary": signed(w.CREATE_PERMISSION, "permission", [
+                (w.ATTR_XOR_PEER_ADDRESS, xor_address(Endpoint(peer.ip, 1), tid("permission")))
+            ]),
+        },
+        "refresh": signed(w.REFRESH, "refresh", [life]),
+        "connection_attempt": {
+            "connection_id": cid.hex(), "peer": str(peer), "binary": attempt.to_bytes().hex(),
+        },
+        "connection_bind": signed(w.CONNECTION_BIND, "bind", [(w.ATTR_CONNECTION_ID, cid)]),
+        "release": signed(w.REFRESH, "release", [(w.ATTR_LIFETIME, bytes(4))]),
+        "create_permission_two": {
+            "peer_ips": [str(ip) for ip in two],
+            "binary": signed(w.CREATE_PERMISSION, "permission-2", [
+                (w.ATTR_XOR_PEER_ADDRESS, xor_address(Endpoint(ip, 1), tid("permission-2")))
+                for ip in two
+            ]),
+        },
+        "allocate_success_v6": {
+            "relayed": str(relayed6), "mapped": str(mapped6), "lifetime": 600,
+            "binary": with_integrity(success6, key).hex(),
+        },
+        "create_permission_v6": {
+            "peer_ip": str(peer6.ip),
+            "binary": signed(w.CREATE_PERMISSION, "permission-v6", [
+                (w.ATTR_XOR_PEER_ADDRESS, xor_address(Endpoint(peer6.ip, 1), tid("permission-v6")))
+            ]),
+        },
+        "connection_attempt_v6": {
+            "connection_id": cid.hex(), "peer": str(peer6), "binary": attempt6.to_bytes().hex(),
+        },
+        "transaction_names": {
+            "allocate_first": "allocate-1", "allocate_challenge": "allocate-1",
+            "allocate": "allocate-2", "allocate_success": "allocate-2",
+            "create_permission": "permission", "refresh": "refresh", "release": "release",
+            "connection_attempt": "attempt", "connection_bind": "bind",
+            "create_permission_two": "permission-2", "allocate_success_v6": "allocate-2-v6",
+            "create_permission_v6": "permission-v6", "connection_attempt_v6": "attempt-v6",
+        },
     }
 
 

@@ -272,9 +272,10 @@ def _void_case(
     signers: Sequence[int],
     silent: Sequence[int],
     action: str = "void",
+    attempt: int = 0,
 ) -> dict[str, Any]:
-    """The first `cut` entries of the `players`-seat vector log, then a void round signed by
-    `signers` naming `silent`; what a verifier's replay makes of it."""
+    """The first `cut` entries of the `players`-seat vector log, then a void round of try
+    `attempt` signed by `signers` naming `silent`; what a verifier's replay makes of it."""
     base = vector_log(players)
     table = Table(base[0])
     for e in base[1:cut]:
@@ -283,10 +284,13 @@ def _void_case(
     prev = table.void_prev()
     ids = identities(players)
     voids = []
+    body: dict[str, Any] = {"action": action, "silent": list(silent)}
+    if attempt:  # try 0 is written by leaving the key out
+        body["try"] = attempt
     for k, party in enumerate(signers):
         e = make_entry(
             ids[party], table=TABLE_ID, index=cut + k, prev=prev, author=party, kind="void",
-            body={"action": action, "silent": list(silent)},
+            body=body,
         )  # fmt: skip
         table.apply(e)
         voids.append({"index": e.index, "author": party, "wire": e.wire.hex(),
@@ -302,8 +306,11 @@ def _void_case(
         "interrupted_phase": phase,
         "action": action,
         "silent": list(silent),
+        "try": attempt,
         "void_entries": voids,
         "expect": {
+            "try": rec.attempt,
+            "held": list(rec.held),
             "stage": rec.stage,
             "proven": list(rec.proven),
             "charged": list(rec.charged),
@@ -316,6 +323,13 @@ def _void_case(
             "next_dealer": match.dealer,
         },
     }
+
+
+def _holder(side: list[int]) -> int:
+    """The party that holds the retry case's void: party 3's partner, unless that is party 0
+    (whose signature the two others need at four seats), then party 1."""
+    partner = next(p for p in range(3) if side[p] == side[3])
+    return partner if partner != 0 else 1
 
 
 def void_vector() -> Vector:
@@ -351,11 +365,21 @@ def void_vector() -> Vector:
             "both players of the other side. Nothing is proven: nobody is charged, the match "
             "ends without a winner", 4, deal4 + 1, mine, others,
         ),
+        _void_case(
+            "retry", "four seats: party 3 withholds its deal entry and party "
+            f"{_holder(side)} never signs the void naming it; the two others, party 0 among "
+            "them, sign try 1 naming both (4.5, Retries). A partner's signature proves a "
+            "named party walked out, as for any silent party", 4, deal4 + 3,
+            [p for p in range(4) if p not in (3, _holder(side))], sorted([3, _holder(side)]),
+            "end", 1,
+        ),
     ]  # fmt: skip
     return {
         "description": (
             "void rounds (4.5): the first base_entries entries of the base vector's log, then "
-            "void_entries; expect is what a verifier's replay finds (stage, the silent parties "
+            "void_entries (each body with the case's try: the key is absent for try 0); "
+            "expect is what a verifier's replay finds (its try, the silent parties the "
+            "interrupted step did not wait for, stage, the silent parties "
             "a partner's signature proves walked out, the match sides charged and by how much, "
             "then: next_hand, closed or decided)"
         ),

@@ -134,6 +134,10 @@ class FakeCore:
         self.punch_targets: frozenset[Endpoint] = frozenset()
         self.punch_window = 1.0
         self.punched: set[str] = set()
+        self.turn_addresses: dict[str, Any] = {}
+        self.turn_targets: frozenset[Endpoint] = frozenset()
+        self.turn_waiting: dict[Any, Any] = {}
+        self.turn: Any = None
         self.listen_port: int | None = None
         self.listen_wildcard = False
         self.rejections: deque[str] = deque(maxlen=200)

@@ -202,6 +202,24 @@ class Lab:
         return (Endpoint.parse(STUN_V4[0], STUN_PORT), Endpoint.parse(STUN_V4[1], STUN_PORT))
 
 
+def add_v6_home(lab: Lab) -> Home:
+    """A home on IPv6 alone: its global address 2001:db8:<i>::2 behind the router's stateful
+    firewall (no NAT on IPv6), which drops every connection from outside nobody inside asked
+    for; the home's IPv4 address and default route are taken away."""
+    home = lab.add_home()
+    _run("ip", "-n", home.namespace, "route", "del", "default")
+    _run("ip", "-n", home.namespace, "addr", "del", f"{home.lan_ip}/24", "dev", "eth0")
+    return home
+
+
+def open_pinhole(home: Home, port: int) -> None:
+    """`home`'s router lets connections from outside in to its IPv6 address at `port`, as an
+    IPv6 router's firewall does for a PCP MAP request (RFC 6887 section 11) or a rule by hand."""
+    _run("ip", "netns", "exec", home.router, "nft", "insert", "rule", "inet", "guard",
+         "pass_through", "ip6", "daddr", home.v6_ip, "tcp", "dport", str(port),
+         "accept")  # fmt: skip
+
+
 def _enter(namespace: str) -> None:
     libc = ctypes.CDLL(None, use_errno=True)
     fd = os.open(f"/var/run/netns/{namespace}", os.O_RDONLY)
@@ -504,6 +522,15 @@ def buraco_command(namespace: str, home: Path, *args: str) -> list[str]:
 
 
 @dataclass
+class Reach:
+    """How the homes of a `mesh_table` make themselves reachable (as --stun/--turn do)."""
+
+    host: Callable[[Any, int, Callable[[str], None]], Awaitable[None]]
+    joiner: Callable[[Home, Any, int, Any, Callable[[str], None]], Awaitable[None]]
+    said: dict[int, list[str]] = field(default_factory=dict)
+
+
+@dataclass
 class TableOutcome:
     """What `mesh_table` saw: per ordered pair of homes (a, b), how a's link to b was made
     (`Mesh.how_linked`); the seconds from the invite to every link up (and direct where it
@@ -541,6 +568,9 @@ def mesh_table(
     direct_wait: float = 15.0,
     timeout: float = 60.0,
     hand_dir: Path | None = None,
+    listen_host: str = "0.0.0.0",
+    map_host: bool = True,
+    reach: Reach | None = None,
 ) -> TableOutcome:
     """A real table of `len(homes)` seats: the host in `homes[0]`, one joiner per other home.
 
@@ -548,9 +578,16 @@ def mesh_table(
     its invite, as `--internet` does; the joiners have no STUN server and no mapping. Every
     peer listens on every IPv4 interface of its home. Each waits until all its links are up
     and, for up to `direct_wait` seconds, none is relayed (links that cannot punch stay
-    relayed); then every peer sends one message to all and reads one from each. With
+    relayed); then every peer sends one message to all and reads one from each. Every peer
+    listens on `listen_host` ("::": IPv6 only); with `map_host` False the host asks its router
+    for no mapping (an IPv6 host's firewall is opened by the caller, `open_pinhole`). With
     `hand_dir` (where each peer keeps its table), the table then plays one hand of the
     classic rules, each seat a bot, over these links.
+
+    With `reach`, the host takes no mapping: `reach.host` readies its addresses (STUN,
+    `--turn`) and `reach.joiner` each joiner's before it dials (a reply code, a relay), as
+    the commands do; a joiner that cannot reach the host tries again, and every line either
+    says goes to `reach.said` (a reply code is pasted at the host as soon as it is said).
     """
     from buraco_p2p.net.channel.identity import Identity
     from buraco_p2p.net.mesh.mesh import Mesh
@@ -636,13 +673,41 @@ def mesh_table(
             handed.done()
             await wait_event(handed.event)
 
+    codes: list[str] = []
+
+    def say_for(home: Home) -> Callable[[str], None]:
+        def say(line: str) -> None:
+            with lock:
+                if reach is not None:
+                    reach.said.setdefault(home.index, []).append(line)
+                if line.startswith("BRR-"):
+                    codes.append(line)
+
+        return say
+
+    async def paste_codes(mesh: Mesh, say: Callable[[str], None]) -> None:
+        from buraco_p2p.net.mesh.internet import answer_reply_code
+
+        done = 0
+        async with trio.open_nursery() as nursery:
+            while True:
+                with lock:
+                    fresh, done = codes[done:], len(codes)
+                for code in fresh:
+                    nursery.start_soon(answer_reply_code, mesh, host_port, code, say)
+                await trio.sleep(0.02)
+
     def host(home: Home) -> Callable[[], Awaitable[None]]:
         async def go() -> None:
             async with host_table(
-                ids[home.index], listen_host="0.0.0.0", port=host_port, seats=len(homes)
+                ids[home.index], listen_host=listen_host, port=host_port, seats=len(homes)
             ) as mesh:
-                mapping = await map_port(host_port)
-                mesh.advertise_also(mapping.external, CandidateKind.MAPPED)
+                if reach is not None:
+                    await reach.host(mesh, host_port, say_for(home))
+                    mesh.nursery.start_soon(paste_codes, mesh, say_for(home))
+                elif map_host:
+                    mapping = await map_port(host_port)
+                    mesh.advertise_also(mapping.external, CandidateKind.MAPPED)
                 invite_box.append(mesh.invite)
                 started.append(time.perf_counter())
                 invite_ready.set()
@@ -655,16 +720,34 @@ def mesh_table(
 
     def joiner(home: Home) -> Callable[[], Awaitable[None]]:
         async def go() -> None:
+            from buraco_p2p.net.channel.errors import MeshError
+
             await wait_event(invite_ready)
-            async with join_table(
-                ids[home.index], invite_box[0], listen_host="0.0.0.0", port=port
-            ) as mesh:
-                await play(home.index, mesh)
+            invite = invite_box[0]
+
+            async def before(mesh: Mesh, bound: int) -> None:
+                assert reach is not None
+                await reach.joiner(home, mesh, bound, invite, say_for(home))
+
+            for attempt in range(1, 6):
+                seated = False
+                try:
+                    async with join_table(
+                        ids[home.index], invite, listen_host=listen_host, port=port,
+                        before_dial=before if reach is not None else None,
+                    ) as mesh:  # fmt: skip
+                        seated = True
+                        await play(home.index, mesh)
+                    return
+                except MeshError:
+                    if seated or reach is None or attempt == 5:
+                        raise
+                    await trio.sleep(1)
 
         return go
 
     stop = threading.Event()
-    responder = portmap_responder(homes[0], stop)
+    responder = portmap_responder(homes[0], stop) if map_host else None
     try:
         threads = [run_in(homes[0].namespace, host(homes[0]))]
         threads += [run_in(h.namespace, joiner(h)) for h in homes[1:]]
@@ -678,8 +761,128 @@ def mesh_table(
             raise errors[0]
     finally:
         stop.set()
-        responder.join(10)
+        if responder is not None:
+            responder.join(10)
     return TableOutcome(
         links, round(max(up_at.values()) - started[0], 3), received, sum(chunks), tries,
         hand_entries, hand_digests,
     )
+
+
+# -- a TURN server (coturn) --------------------------------------------------------------
+
+TURN_USER, TURN_PASSWORD = "lab", "lab-secret-1"
+TURN_V4 = "198.51.100.4"
+# Not 3478: the lab's STUN responders hold that port on every address of the namespace.
+TURN_PORT = 3479
+
+
+def stun_turn_reach(
+    lab: Lab, host_turn: list[Any], joiner_turn: dict[int, list[Any]]
+) -> Reach:
+    """`host --stun S1 --stun S2 [--turn ...]` and `join --stun S1 --stun S2 [--turn ...]`
+    (`joiner_turn`: per home index, its TURN servers)."""
+    import functools
+
+    from buraco_p2p.net.mesh.internet import learn_public_address, prepare_reply_code
+    from buraco_p2p.net.mesh.turning import keep_relay
+
+    stun = lab.stun_servers()
+
+    async def host(mesh: Any, port: int, say: Callable[[str], None]) -> None:
+        await learn_public_address(mesh, port, stun, say)
+        if host_turn:
+            await mesh.nursery.start(
+                functools.partial(keep_relay, advertise=True), mesh, host_turn, say
+            )
+
+    async def joiner(
+        home: Home, mesh: Any, port: int, invite: Any, say: Callable[[str], None]
+    ) -> None:
+        if joiner_turn.get(home.index):
+            await mesh.nursery.start(
+                functools.partial(keep_relay, advertise=False), mesh, joiner_turn[home.index],
+                say,
+            )  # fmt: skip
+        await prepare_reply_code(mesh, port, invite, stun, say)
+
+    return Reach(host, joiner)
+
+
+
+@contextmanager
+def lab_turn(lab: Lab, workdir: Path, *, ip: str = TURN_V4, tcp_relay: bool = True) -> Iterator[
+    Endpoint
+]:
+    """coturn in the lab's internet namespace at `ip`:`TURN_PORT` (an address added to its bridge),
+    with the lab's user and password."""
+    listed = subprocess.run(["ip", "-n", lab.inet, "-4", "addr", "show", "dev", "br0"],
+                            capture_output=True, text=True).stdout  # fmt: skip
+    if f"inet {ip}/" not in listed:
+        _run("ip", "-n", lab.inet, "addr", "add", f"{ip}/24", "dev", "br0")
+    with coturn(ip, TURN_PORT, workdir, namespace=lab.inet, tcp_relay=tcp_relay) as endpoint:
+        yield endpoint
+
+
+def turn_unavailable() -> str | None:
+    """Why coturn cannot run here, or None."""
+    if shutil.which("turnserver") is None:
+        return "coturn's `turnserver` is not installed (apt-get install -y coturn)"
+    return None
+
+
+def free_port(host: str = "127.0.0.1") -> int:
+    """A TCP port nobody listens on at `host` right now (for a server started next)."""
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind((host, 0))
+        return int(probe.getsockname()[1])
+
+
+def _listening(namespace: str | None, ip: str, port: int) -> bool:
+    """Whether something listens on TCP `ip`:`port` (inside `namespace`)."""
+    prefix = ["ip", "netns", "exec", namespace] if namespace else []
+    done = subprocess.run([*prefix, "ss", "-Hltn", f"src {ip}:{port}"], capture_output=True,
+                          text=True)  # fmt: skip
+    return bool(done.stdout.strip())
+
+
+@contextmanager
+def coturn(
+    ip: str, port: int, workdir: Path, *, namespace: str | None = None, tcp_relay: bool = True,
+    user: str = TURN_USER, password: str = TURN_PASSWORD,
+) -> Iterator[Endpoint]:
+    """coturn on `ip`:`port` (TCP and UDP, no TLS, no CLI, no config file), long-term
+    credentials for `user`:`password`, relaying from `ip`; in `namespace` if given. Yields
+    its endpoint once it listens; stopped on leaving."""
+    workdir.mkdir(parents=True, exist_ok=True)
+    cmd = [
+        "turnserver", "-n", "--no-cli", "--no-tls", "--no-dtls",
+        "--listening-ip", ip, "--listening-port", str(port), "--relay-ip", ip,
+        "--lt-cred-mech", "--user", f"{user}:{password}", "--realm", "buraco-lab",
+        "--userdb", str(workdir / "turndb"), "--pidfile", str(workdir / "turn.pid"),
+        "--log-file", "stdout", "--simple-log",
+    ]  # fmt: skip
+    if ipaddress.ip_address(ip).is_loopback:
+        cmd.append("--allow-loopback-peers")
+    if not tcp_relay:
+        cmd.append("--no-tcp-relay")
+    prefix = ["ip", "netns", "exec", namespace] if namespace else []
+    with open(workdir / "turn.log", "wb") as log:
+        proc = subprocess.Popen([*prefix, *cmd], stdout=log, stderr=subprocess.STDOUT)
+    try:
+        deadline = time.monotonic() + 30
+        while not _listening(namespace, ip, port):
+            if proc.poll() is not None or time.monotonic() > deadline:
+                text = (workdir / "turn.log").read_text(errors="replace")[-800:]
+                raise RuntimeError(f"coturn did not start on {ip}:{port}: {text}")
+            time.sleep(0.05)
+        yield Endpoint.parse(ip, port)
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()

@@ -144,7 +144,7 @@ def test_invite_without_candidate_information_is_unchanged_on_the_wire() -> None
 
 def test_invite_refuses_unknown_kinds_and_classes() -> None:
     with pytest.raises(InviteFormatError):
-        _invite((0, 3), 0)
+        _invite((0, 4), 0)
     with pytest.raises(InviteFormatError):
         _invite((0,), 0)
     with pytest.raises(InviteFormatError):
@@ -226,7 +226,7 @@ def test_reply_code_with_a_valid_tag_but_bad_contents_is_refused() -> None:
     from buraco_p2p.net.reach.reply import _tag
 
     for body, reason in [
-        (bytes((1, 0x82, 0x34)) + bytes(6), "unknown candidate tag"),
+        (bytes((1, 0x82, 0x44)) + bytes(6), "unknown candidate tag"),
         (bytes((1, 0x83, 0x24)) + bytes(5) + b"\1", "more candidates"),
         (bytes((1, 0x81, 0x24)) + bytes(5) + b"\1\0", "unexpected bytes"),
         (bytes((1, 0x81, 0x24)) + bytes(6), "port 0"),

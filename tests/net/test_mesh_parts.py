@@ -160,7 +160,7 @@ async def test_the_acceptor_runs_a_link_only_from_a_higher_seat_or_the_host() ->
         assert core.links_run == []
         assert ["is not seated" in r for r in core.rejections] == [True, False]
         assert "higher seat dials" in core.rejections[1]
-        # A host that moved dials its joiners back (docs/protocol.md 2.14).
+        # A host that moved dials its joiners back (docs/protocol.md 2.15).
         async with link_pair(HOST, BIA) as (_, from_host):
             await acceptor.accept_peer_link(from_host)
             assert core.links_run == [(HOST.public, from_host, False)]

@@ -1,4 +1,4 @@
-"""protocol/vectors/moved.json (docs/protocol.md 2.14), read as another client would: the
+"""protocol/vectors/moved.json (docs/protocol.md 2.15), read as another client would: the
 signed bytes rebuilt from the spec's words and checked with Ed25519, the re-join code's tag
 with HMAC-SHA256, and every refused input refused by this client."""
 

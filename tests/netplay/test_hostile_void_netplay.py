@@ -209,3 +209,28 @@ async def test_a_restarted_client_stands_by_the_void_it_signed(tmp_path: Path) -
         for log in _logs(c)[:2]:
             assert [e.wire for e in log] == [e.wire for e in me.peer.log]
         assert not faults
+
+
+async def test_a_party_that_never_signs_is_named_by_a_retry(tmp_path: Path) -> None:
+    """Held hostage (4.5, "Retries"): a bot is killed on its turn; the two other bots (the
+    host among them, `--void end`) sign a void naming it; this client is present but never
+    signs. Twice the table's timeout later the bots sign try 1 naming the dead bot and this
+    client, and every log, this client's too, closes on that one round."""
+    with Cluster(4, tmp_path / "d", None, seed=SEED, humans=[ME],
+                 peer_args=["--timeout-ms", "2000", "--void", "end"]) as c:  # fmt: skip
+        c.start()
+        async with _me(tmp_path, c, choose=_choose) as me:
+            await _until("a hand under way", lambda: len(me.peer.log) > 60)
+            gone = _bot_party(c, me, 2)
+            holder = me.peer.party
+            c.kill(2)
+            c.skip.add(2)
+            await _until("the match closed", lambda: me.peer.table.closed, 120,
+                         lambda: _state(me))  # fmt: skip
+            voids = [e for e in me.peer.log if e.kind == "void"]
+            assert voids and {e.body.get("try") for e in voids} == {1}
+            assert {tuple(e.body["silent"]) for e in voids} == {tuple(sorted((gone, holder)))}
+        await _until("the bots' logs end alike",
+                     lambda: all(log and log[-1].kind == "void" for log in _logs(c)[:2]))
+        for log in _logs(c)[:2]:
+            assert [e.wire for e in log] == [e.wire for e in me.peer.log]

@@ -124,7 +124,7 @@ def test_a_resumed_host_maps_its_port_again_and_prints_the_invite(tmp_path: Path
 
 async def test_the_line_console_takes_a_pasted_rejoin_code(tmp_path: Path) -> None:
     """A joiner's running line client reads a pasted `BRJ-` line as the host's new addresses
-    (docs/protocol.md 2.14): dialed from then on; a code of another table is refused."""
+    (docs/protocol.md 2.15): dialed from then on; a code of another table is refused."""
     from functools import partial
     from typing import Any
 

@@ -20,6 +20,7 @@ from buraco_p2p.crypto import DeterministicRandomSource
 from buraco_p2p.net.channel.identity import Identity
 from buraco_p2p.rules import get_preset
 from buraco_p2p.session import (
+    Fault,
     Peer,
     Phase,
     Router,
@@ -276,3 +277,64 @@ def test_claims_below_what_a_party_signed_buy_no_time(n: int) -> None:
             break
     assert named is not None and named[0] == (x,)
     assert named[1] <= (length - latest + 1) * LIMIT
+
+
+@pytest.mark.parametrize(("n", "lone"), [(3, 2), (4, 3), (6, 4)])
+def test_a_peer_that_played_on_alone_after_a_split_joins_the_one_log(n: int, lone: int) -> None:
+    """The table splits while party `lone` is on turn: it plays its move, which never
+    reaches the others; they (a majority) wait past the timeout and close the match naming
+    it, at the point its move took in its own log. Once the split heals, the lone peer finds
+    the complete round of a majority naming it, whose signers have nothing in its log past
+    that point: it rolls its log back to the point and applies the round. One log."""
+    r, _ = _on_turn(n, 130 + n)
+    x = _turn_of(r, lambda p: p == lone)
+
+    def split(sender: int, receiver: int, data: bytes) -> bytes | None:
+        return data if (sender == x) == (receiver == x) else None
+
+    r.tamper = split
+    point = len(r.peers[x].log)
+    _play(r, x)
+    assert len(r.peers[x].log) > point  # its own move is in its log, nowhere else
+    others = _honest(n, x)
+    r.advance(2 * LIMIT)
+    r.act(others[0], r.peers[others[0]].propose_void("end", r.now, silent=(x,)))
+    r.run()
+    _bots_join(r, others[1:])
+    for p in others:
+        assert r.peers[p].table.closed, p
+    r.tamper = None
+    peer = r.peers[x]
+    for e in r.peers[others[0]].log[point:]:  # what a sync brings it once the split heals
+        r.act(x, peer.receive(e.wire, r.now))
+    r.run()
+    assert peer.table.closed
+    assert same_logs(r, list(range(n)))
+    assert [e.wire for e in r.persisted[x]] == [e.wire for e in peer.log[1:]]
+    assert not [e for e in r.events[x] if isinstance(e, Fault)]
+
+
+def test_a_round_whose_signer_played_on_with_us_rolls_nothing_back() -> None:
+    """The same round shown to a peer whose log past the point holds an entry of one of
+    its signers: that signer went on with it, so this is no split it lost; the round is
+    refused as before and its log stays."""
+    n, lone = 4, 3
+    r, _ = _on_turn(n, 134)
+    x = _turn_of(r, lambda p: p == lone)
+    point = len(r.peers[x].log)
+    peers = [r.peers[p] for p in range(n)]
+    # the others sign, at the point, a round naming x (as a hostile majority could)
+    t = peers[0].table
+    active = [p for p in range(n) if p != x]
+    wires = [make_entry(identities(n)[p], table=t.terms.table_id, index=point + k,
+                        prev=t.void_prev(), author=p, kind="void",
+                        body={"action": "end", "silent": [x]}).wire
+             for k, p in enumerate(active)]  # fmt: skip
+    _play(r, x)  # the match goes on with everyone, past the point
+    _play(r, _turn_of(r, lambda p: p != x))
+    before = [e.wire for e in peers[x].log]
+    assert any(e.author in active for e in peers[x].log[point:])
+    for w in wires:
+        out = peers[x].receive(w, r.now)
+        assert out.rollback is None and not out.persist
+    assert [e.wire for e in peers[x].log] == before and not peers[x].table.closed

@@ -188,3 +188,36 @@ def test_an_entry_under_a_proposed_key_is_dropped_if_the_seat_does_not_pass() ->
     assert not [e for e in out.events if isinstance(e, Fault)]
     assert [e for e in out.events if isinstance(e, Refused) and isinstance(e.error, BadSignature)]
     assert r.peers[present[0]].table.fault is None
+
+
+def test_a_roll_back_that_cuts_the_replace_round_makes_the_heir_an_heir_again() -> None:
+    """After the heir is seated, an equivocation is found at an index before the "replace"
+    round: the heir rolls back past that round like every peer, and its seat goes back to
+    how the log then says (the old key holds it): the heir follows the log again, ready to be
+    seated by a new round, instead of a party that thinks it holds a seat it cannot sign
+    for."""
+    r, heir_id = _stalled(43)
+    present = [p for p in range(4) if p != GONE]
+    heir = _heir(r, heir_id)
+    r.peers[GONE] = heir
+    r.silent = set()
+    r.manual = set(range(4))
+    new = heir_id.public.raw
+    r.act(present[0], r.peers[present[0]].propose_void("replace", r.now, (GONE,), (new,)))
+    r.run()
+    for p in present[1:]:
+        r.act(p, r.peers[p].join_void(r.now))
+    r.run()
+    assert heir.party == GONE and heir.seated
+    log = heir.log
+    point = min(e.index for e in log if e.kind == "void")
+    assert len(log) > point + 3  # the next hand is under way
+    e = log[point - 1]
+    assert e.author != GONE and e.kind != "void"
+    other = resign(e, e.author, body={**e.body, "x": 1})
+    out = heir.receive(other.wire, r.now)
+    assert out.rollback == point - 1
+    assert any(isinstance(ev, Fault) for ev in out.events)
+    assert heir.party == -1 and not heir.seated
+    assert heir.table.me is None and heir.table.heir is not None
+    assert heir.table.keys[GONE] == identities()[GONE].public

@@ -83,12 +83,13 @@ def _past_timeout(r: Router, present: list[int], silent: int = 1) -> None:
     (a party that caught up to another's point signs there only then), and let a party that
     could not agree before (it stood where the table did not wait) agree now."""
     r.run()
-    r.advance(2.0)
-    for p in present:
-        peer = r.peers[p]
-        if peer.agreement is None and not peer.table.closed:
-            r.act(p, peer.join_void(r.now))
-    r.run()
+    for _ in range(4):  # time passes in steps: each party acts as its own clock allows
+        r.advance(0.5)
+        for p in present:
+            peer = r.peers[p]
+            if peer.agreement is None and not peer.table.closed:
+                r.act(p, peer.join_void(r.now))
+        r.run()
 
 
 def _closed_alike(r: Router, present: list[int], silent: tuple[int, ...]) -> None:

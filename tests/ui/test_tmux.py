@@ -183,3 +183,36 @@ def test_host_shows_the_lobby_with_the_invite_code_at_80x24(pane: Pane, tmp_path
     pane.type("q")
     back = pane.wait_for(lambda s: s.rstrip().endswith("$"), "the shell prompt after quitting")
     assert "Invite code" not in back and "r ready" not in back
+
+
+def _hand_cards(screen: str) -> list[str]:
+    line = next(line for line in screen.splitlines() if line.startswith(" Hand "))
+    return line.split()[2:]
+
+
+def test_x_on_a_wild_card_asks_once_before_discarding_it(pane: Pane) -> None:
+    pane.type("buraco-p2p play --seed 2 --bot-delay 0 --rules us")  # a deuce in the first hand
+    pane.send("Enter")
+    pane.wait_for(lambda s: "Your turn" in s and "d draw" in s, "the player's first turn")
+    pane.type("d")
+    screen = pane.wait_for(lambda s: "Hand 12" in s and "x discard" in s, "the card drawn")
+    cards = _hand_cards(screen)
+    wild = next(i for i, card in enumerate(cards) if card[0] == "2" or card == "JK")
+    pane.send("Home", *(["Right"] * wild))
+    pane.type("x")
+    asked = pane.wait_for(lambda s: "a wild card? y discards it, n keeps it" in s,
+                          "the question before a wild is discarded")  # fmt: skip
+    assert f"Discard {cards[wild]}, a wild card?" in asked
+    assert "Hand 12" in asked  # nothing discarded yet
+    pane.type("n")
+    kept = pane.wait_for(lambda s: "a wild card?" not in s, "the question gone after n")
+    assert "Hand 12" in kept and _hand_cards(kept) == cards
+    pane.type("x")
+    pane.wait_for(lambda s: "a wild card?" in s, "the question again")
+    pane.type("y")
+    pane.wait_for(lambda s: "Hand 11" in s
+                  and _hand_cards(s).count(cards[wild]) < cards.count(cards[wild]),
+                  "the wild discarded after y")  # fmt: skip
+    pane.type("q")
+    pane.type("y")
+    pane.wait_for(lambda s: s.rstrip().endswith("$"), "the shell prompt after quitting")

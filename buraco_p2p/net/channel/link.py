@@ -322,7 +322,7 @@ class SecureLink:
     def abort_at_close(self) -> None:
         """Have `aclose` reset the connection (no FIN_WAIT kept by the kernel): a peer that
         went silent will not answer a FIN, and the same address pair must be free at once
-        for a new connection from our listening port (a punch, docs/protocol.md 2.14)."""
+        for a new connection from our listening port (a punch, docs/protocol.md 2.15)."""
         sock = getattr(self._stream, "socket", None)
         if sock is not None:
             with contextlib.suppress(OSError):

@@ -46,7 +46,7 @@ class Acceptor:
             mesh.reject(link.label, TableError("is not seated at this table"))
             return
         if mesh.seat_of(key) < mesh.seat_of(mesh.me) and not mesh.is_host_key(key):
-            # The higher seat dials; only a host that moved dials its joiners back (2.14).
+            # The higher seat dials; only a host that moved dials its joiners back (2.15).
             mesh.reject(link.label, TableError("dialed a higher seat (the higher seat dials)"))
             return
         if mesh.direct_refused(key):

@@ -30,14 +30,16 @@ import trio
 from buraco_p2p.net.channel.errors import LinkError, MeshError, NetError
 from buraco_p2p.net.channel.identity import PeerKey, confusable_nicknames
 from buraco_p2p.net.channel.link import SecureLink
+from buraco_p2p.net.reach.candidates import CandidateKind
 from buraco_p2p.net.reach.invite import Endpoint
 from buraco_p2p.net.table.table import (
     HELLO_JOIN,
     Admission,
+    Greeting,
     HostTable,
     Member,
     TableError,
-    parse_hello,
+    parse_greeting,
     refused_message,
     roster_message,
     welcome_message,
@@ -71,6 +73,7 @@ class JoinRequest:
     addresses: tuple[Endpoint, ...]
     number: int = 0
     deadline: float = float("inf")
+    kinds: tuple[CandidateKind, ...] = ()  # of `addresses`, as `Member.kinds`
 
 
 Approver = Callable[[JoinRequest], Awaitable[bool]]
@@ -134,16 +137,16 @@ class Door:
         try:
             with trio.fail_after(mesh.config.hello_timeout):
                 hello = await link.receive()
-            kind, addresses = parse_hello(hello, link.label)
+            greeting = parse_greeting(hello, link.label)
         except (NetError, trio.TooSlowError) as exc:
             mesh.reject(link.label, exc)
             return
-        if kind == HELLO_JOIN:
+        if greeting.kind == HELLO_JOIN:
             if not mesh.is_host:
                 mesh.reject(link.label, TableError("tried to join at a peer that is not the host"))
                 return
             try:
-                await self._admit(link, addresses)
+                await self._admit(link, greeting)
             except NetError as exc:  # only this joiner's link is affected
                 mesh.reject(link.label, exc)
             return
@@ -151,14 +154,15 @@ class Door:
             link.seat()  # seated since its handshake completed
         await mesh.accept_peer_link(link)
 
-    async def _admit(self, link: SecureLink, addresses: tuple[Endpoint, ...]) -> None:
+    async def _admit(self, link: SecureLink, greeting: Greeting) -> None:
         mesh = self.mesh
         table = self.table
         assert table is not None
         key, nickname = link.peer, link.peer_nickname
+        addresses, kinds = greeting.addresses, greeting.kinds
         verdict = table.classify(key)
         if verdict == "member":
-            admission = table.readmit(key, nickname, addresses)
+            admission = table.readmit(key, nickname, addresses, kinds)
             if admission.member is None:
                 await link.send(refused_message(admission.reason))
                 return
@@ -191,7 +195,8 @@ class Door:
                 return
             self.waiting += 1
             try:
-                ok, answered = await self._ask(link, JoinRequest(key, nickname, addresses))
+                request = JoinRequest(key, nickname, addresses, kinds=kinds)
+                ok, answered = await self._ask(link, request)
             finally:
                 self.waiting -= 1
             if answered is None:
@@ -233,7 +238,7 @@ class Door:
             else:
                 numbered = JoinRequest(
                     request.key, request.nickname, request.addresses, next(self._numbers),
-                    deadline,
+                    deadline, request.kinds,
                 )
                 ok, left, expired = await self._approve_while_connected(link, numbered, deadline)
             if left is not None:
@@ -250,7 +255,9 @@ class Door:
                 return False, None
             admission = Admission(None, False)
             if ok:
-                admission = table.seat_new(key, request.nickname, request.addresses)
+                admission = table.seat_new(
+                    key, request.nickname, request.addresses, request.kinds
+                )
             if admission.member is not None and not admission.returning:
                 # The seat stands only if it is saved and the welcome reaches a live link.
                 try:

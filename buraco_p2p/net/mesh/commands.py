@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
 import errno
 import functools
 import ipaddress
@@ -26,7 +27,7 @@ import socket
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import trio
 
@@ -39,10 +40,17 @@ from buraco_p2p.net.mesh.moving import Probe, keep_address, mapping_probe, stun_
 from buraco_p2p.net.mesh.startup import host_table, join_table
 from buraco_p2p.net.reach.invite import Endpoint, Invite, InviteError
 from buraco_p2p.net.reach.shortcode import ShortCode, fetch_invite, is_short_code
+from buraco_p2p.net.reach.turnwire import TurnServer
 from buraco_p2p.net.table.appmessages import printable
 from buraco_p2p.net.table.table import KICKED, JoinRefused
 
-__all__ = ["JoinerLobby", "SeatLost", "UsageError", "exit_status", "register"]
+if TYPE_CHECKING:
+    from buraco_p2p.net.mesh.wayout import JoinerWords
+
+__all__ = [
+    "JoinerLobby", "ReachOutput", "SeatLost", "UsageError", "exit_status", "joiner_reach",
+    "register",
+]  # fmt: skip
 
 T = TypeVar("T")
 
@@ -54,8 +62,6 @@ EXIT_INTERRUPTED = 130
 # A joiner's pause between attempts to reach the host: doubling, capped.
 RETRY_FIRST = 1.0
 RETRY_MAX = 30.0
-# A joiner that has not reached the host for this long says why and what would help, once.
-ADVICE_AFTER = 60.0
 
 
 class UsageError(Exception):
@@ -224,7 +230,20 @@ def _identity(args: argparse.Namespace) -> Identity:
     return load_or_create_identity(config, args.nick)
 
 
-async def _upnp_later(mesh: Mesh, port: int) -> None:
+@dataclasses.dataclass
+class ReachOutput:
+    """Where a host's `--internet`/`--upnp`/`--stun` steps report: the line client prints
+    (the defaults); the full-screen lobby draws each in its place. `mapping` gets the port
+    mapping's state in a few words as it changes ("asking the router ...", "mapped by PCP:
+    ADDRESS", "none (PCP/NAT-PMP: why; UPnP: why)"); `invite` is called when the invite has
+    gained an address (UPnP answers late)."""
+
+    say: Callable[[str], None] = _print
+    invite: Callable[[Mesh], None] = dataclasses.field(default_factory=lambda: show_invite)
+    mapping: Callable[[str], None] = lambda text: None
+
+
+async def _upnp_later(mesh: Mesh, port: int, out: ReachOutput, pcp: str) -> None:
     """`--internet` without PCP/NAT-PMP: ask UPnP while the table is already open (its
     discovery takes seconds), and once the router maps the port, hold the mapping for the
     table's life and print the invite again with it."""
@@ -233,58 +252,76 @@ async def _upnp_later(mesh: Mesh, port: int) -> None:
     try:
         async with upnp_mapping(port) as mapping:
             mesh.advertise_also(mapping.external)
-            _print(f"* port mapped by UPnP: {mapping.external}; the invite with it, for players "
-                   "outside your network:")  # fmt: skip
-            show_invite(mesh)
+            out.mapping(f"mapped by UPnP: {mapping.external}")
+            out.say(f"* port mapped by UPnP: {mapping.external}; the invite with it, for "
+                    "players outside your network:")  # fmt: skip
+            out.invite(mesh)
             await trio.sleep_forever()
     except UpnpError as exc:
-        _print(f"* no UPnP port mapping: {exc}")
+        out.mapping(f"none (PCP/NAT-PMP: {pcp}; UPnP: {exc})")
+        out.say(f"* no UPnP port mapping: {exc}")
 
 
 @contextlib.asynccontextmanager
-async def host_reach(mesh: Mesh, port: int, args: argparse.Namespace) -> AsyncIterator[None]:
+async def host_reach(
+    mesh: Mesh, port: int, args: argparse.Namespace, out: ReachOutput | None = None
+) -> AsyncIterator[None]:
     """A host's `--upnp`, `--internet` and `--stun`, for as long as the table runs: says what
     will be contacted, then maps `port` on the router and learns the public address, each
     advertised in the invite. `--upnp` (asked for by name) waits for its mapping and fails
     without it; `--internet` takes a PCP/NAT-PMP mapping (answered within a few seconds) and
     otherwise asks UPnP in the background, so the invite is printed at once with what is
-    known, and again when a mapping comes."""
+    known, and again when a mapping comes. `out` says where all of it is reported."""
+    out = out or ReachOutput()
     stun = _stun_servers(args)
+    turn = turn_servers(args)
     probe: Probe | None = None
-    if args.internet or args.upnp or stun:
+    if args.internet or args.upnp or stun or turn:
         from buraco_p2p.net.mesh.internet import contact_line
 
-        _print(contact_line(args.internet, args.upnp, stun))
+        out.say(contact_line(args.internet, args.upnp, stun, turn))
     try:
         async with contextlib.AsyncExitStack() as stack:
             if args.upnp:
                 from buraco_p2p.net.reach.upnp import upnp_mapping
 
+                out.mapping("asking the router (UPnP)")
                 mapping = await stack.enter_async_context(upnp_mapping(port))
                 mesh.advertise_also(mapping.external)
-                _print(f"* port mapped by UPnP: {mapping.external}")
+                out.mapping(f"mapped by UPnP: {mapping.external}")
+                out.say(f"* port mapped by UPnP: {mapping.external}")
             elif args.internet:
                 # A PCP/NAT-PMP mapping is renewed while the table runs and deleted when it ends.
                 from buraco_p2p.net.reach.portmap import PortMapError, hold_mapping
 
+                out.mapping("asking the router (PCP, NAT-PMP)")
                 try:
                     held = await stack.enter_async_context(hold_mapping(port))
                 except PortMapError as exc:
-                    _print(f"* no PCP/NAT-PMP mapping: {exc}; asking UPnP meanwhile")
+                    out.mapping(f"asking UPnP (PCP/NAT-PMP: {exc})")
+                    out.say(f"* no PCP/NAT-PMP mapping: {exc}; asking UPnP meanwhile")
                     nursery = await stack.enter_async_context(trio.open_nursery())
-                    nursery.start_soon(_upnp_later, mesh, port)
+                    nursery.start_soon(_upnp_later, mesh, port, out, str(exc))
                     stack.callback(nursery.cancel_scope.cancel)
                 else:
                     mesh.advertise_also(held.mapping.external)
-                    _print(f"* port mapped by {held.mapping.protocol}: {held.mapping.external}")
+                    external = held.mapping.external
+                    out.mapping(f"mapped by {held.mapping.protocol}: {external}")
+                    out.say(f"* port mapped by {held.mapping.protocol}: {external}")
                     probe = mapping_probe(port)
             if stun:
                 from buraco_p2p.net.mesh.internet import learn_public_address
 
-                await learn_public_address(mesh, port, stun, _print)
+                await learn_public_address(mesh, port, stun, out.say)
                 probe = probe or stun_probe(port, stun[0])
+            if turn:
+                from buraco_p2p.net.mesh.turning import keep_relay
+
+                await mesh.nursery.start(
+                    functools.partial(keep_relay, advertise=True), mesh, turn, out.say
+                )
             if probe is not None:
-                await _watch_address(mesh, probe, stack)
+                await _watch_address(mesh, probe, stack, out.say)
             yield
     except BaseExceptionGroup as group:  # the body's own error comes out unwrapped
         if len(group.exceptions) == 1:
@@ -292,27 +329,28 @@ async def host_reach(mesh: Mesh, port: int, args: argparse.Namespace) -> AsyncIt
         raise
 
 
-async def _watch_address(mesh: Mesh, probe: Probe, stack: contextlib.AsyncExitStack) -> None:
+async def _watch_address(
+    mesh: Mesh, probe: Probe, stack: contextlib.AsyncExitStack, say: Callable[[str], None]
+) -> None:
     """Host: check our public address again when a link drops (and now and then); when the
     router renumbered, the table moves (moving.py) and we print the re-join code."""
 
     def announce(code: str) -> None:
         now = ", ".join(str(ep) for ep in mesh.advertised[:2])
-        _print(f"* your public address changed (now {now}); the table is finding its "
-               "players again. A player whose link does not come back pastes this re-join "
-               "code:")  # fmt: skip
-        _print(code)
+        say(f"* your public address changed (now {now}); the table is finding its "
+            "players again. A player whose link does not come back pastes this re-join code:")
+        say(code)
 
     mesh.moves.announce = announce
     nursery = await stack.enter_async_context(trio.open_nursery())
     stack.callback(nursery.cancel_scope.cancel)
-    nursery.start_soon(functools.partial(keep_address, mesh, probe, on_error=_print))
+    nursery.start_soon(functools.partial(keep_address, mesh, probe, on_error=say))
 
 
 def show_invite(mesh: Mesh) -> None:
     """The table's invite code and its short code, as a host prints them, and a word if
     they lead only to addresses inside the host's network."""
-    from buraco_p2p.net.mesh.internet import host_reach_note
+    from buraco_p2p.net.mesh.wayout import host_reach_note
 
     invite = mesh.invite
     _print("invite code (give it to the other players):")
@@ -328,8 +366,10 @@ def show_invite(mesh: Mesh) -> None:
 
 async def _host_main(args: argparse.Namespace) -> int:
     from buraco_p2p.net.mesh.internet import answer_reply_code
+    from buraco_p2p.net.mesh.wayout import PastedCode, tell_empty_seats
 
-    _stun_servers(args)  # a --stun that cannot work fails before any socket opens
+    _stun_servers(args)  # a --stun or --turn that cannot work fails before any socket opens
+    turn_servers(args)
     identity = _identity(args)
     send, recv = trio.open_memory_channel[str](16)
     lobby_box: list[Lobby] = []
@@ -361,11 +401,14 @@ async def _host_main(args: argparse.Namespace) -> int:
                 async with trio.open_nursery() as nursery:
                     nursery.start_soon(_stdin_lines, send)
                     lines, lobby_recv = trio.open_memory_channel[str](16)
+                    pasted: list[PastedCode] = []
 
                     async def reply(text: str) -> None:
-                        await answer_reply_code(mesh, port, text, _print)
+                        await answer_reply_code(mesh, port, text, _print, pasted=pasted)
 
                     nursery.start_soon(_route_reply_codes, recv, lines, nursery, reply)
+                    # after the first minute: the seats still empty, and what we know of why
+                    nursery.start_soon(tell_empty_seats, mesh, _print, pasted)
                     await lobby.run(lobby_recv)
                     nursery.cancel_scope.cancel()
     return 0
@@ -378,6 +421,49 @@ def _stun_servers(args: argparse.Namespace) -> list[Endpoint]:
         return [parse_stun_server(text) for text in args.stun or ()]
     except StunServerError as exc:
         raise UsageError(str(exc)) from None
+
+
+def turn_servers(args: argparse.Namespace) -> list[TurnServer]:
+    """The `--turn` servers, parsed without any name lookup; `UsageError` for a bad one."""
+    from buraco_p2p.net.reach.turnwire import TurnOptionError, parse_turn_server
+
+    try:
+        return [parse_turn_server(text) for text in getattr(args, "turn", None) or ()]
+    except TurnOptionError as exc:
+        raise UsageError(str(exc)) from None
+
+
+def joiner_reach(
+    args: argparse.Namespace,
+    invite: Invite,
+    say: Callable[[str], None],
+    words: JoinerWords | None = None,
+) -> Callable[[Mesh, int], Awaitable[None]] | None:
+    """A joiner's `--internet`/`--stun`/`--turn`, for either front end: says now what will be
+    contacted, and returns the step to run before each attempt to dial the host (a TURN
+    relay of our own, learn our public address, `say` a reply code for the host to paste,
+    punch toward it), or None when there is nothing to do. Our NAT class, once learnt, goes
+    to `words` for the advice after the first minute."""
+    stun = _stun_servers(args)
+    turn = turn_servers(args)
+    if getattr(args, "internet", False) or stun or turn:
+        from buraco_p2p.net.mesh.internet import contact_line
+
+        say(contact_line(False, False, stun, turn))
+    if not (stun or turn):
+        return None
+
+    async def before_dial(mesh: Mesh, port: int) -> None:
+        from buraco_p2p.net.mesh.internet import prepare_reply_code
+        from buraco_p2p.net.mesh.turning import keep_relay
+
+        if turn:
+            await mesh.nursery.start(
+                functools.partial(keep_relay, advertise=False), mesh, turn, say
+            )
+        await prepare_reply_code(mesh, port, invite, stun, say, words)
+
+    return before_dial
 
 
 async def _route_reply_codes(
@@ -447,49 +533,38 @@ async def _join_main(args: argparse.Namespace) -> int:
         invite = Invite.from_text(args.code)
     else:
         raise UsageError("give an invite code, or --lan to look for tables on the local network")
-    stun = _stun_servers(args)
-    if args.internet or stun:
-        from buraco_p2p.net.mesh.internet import contact_line
+    from buraco_p2p.net.mesh.wayout import JoinerWords
 
-        _print(contact_line(False, False, stun))
+    words = JoinerWords(invite, _print)
+    before_dial = joiner_reach(args, invite, _print, words)
     _print(
         f"joining as {identity.nickname} ({identity.public.fingerprint()}); host fingerprint "
         f"{PeerKey(invite.host_key).fingerprint()}; waiting for the host to seat you ..."
     )
     send, recv = trio.open_memory_channel[str](16)
-    delay = RETRY_FIRST
-    started, advised = trio.current_time(), False
-    while True:
-        seated = False
-        try:
-            async def before_dial(mesh: Mesh, port: int) -> None:
-                from buraco_p2p.net.mesh.internet import prepare_reply_code
-
-                await prepare_reply_code(mesh, port, invite, stun, _print)
-
-            async with join_table(
-                identity, invite, listen_host=args.listen, port=args.port,
-                before_dial=before_dial if stun else None,
-            ) as mesh:  # fmt: skip
-                seated = True
-                lobby = JoinerLobby(mesh, _print)
-                async with trio.open_nursery() as nursery:
-                    nursery.start_soon(_stdin_lines, send)
-                    await lobby.seated(functools.partial(lobby.run, recv))
-                    nursery.cancel_scope.cancel()
-            return 0
-        except MeshError as exc:
-            if seated:
-                raise
-            _print(f"* {exc}; trying again in {delay:g} s")
-            if not advised and trio.current_time() - started >= ADVICE_AFTER:
-                from buraco_p2p.net.mesh.internet import printed_reply_code, unreachable_advice
-
-                advised = True
-                for line in unreachable_advice(invite, reply_code=printed_reply_code()):
-                    _print(line)
-        await trio.sleep(delay)
-        delay = min(delay * 2, RETRY_MAX)
+    async with words.watching() as watch:  # after the first minute: why, what would help
+        delay = RETRY_FIRST
+        while True:
+            seated = False
+            try:
+                async with join_table(
+                    identity, invite, listen_host=args.listen, port=args.port,
+                    before_dial=before_dial,
+                ) as mesh:  # fmt: skip
+                    seated = True
+                    watch.cancel()
+                    lobby = JoinerLobby(mesh, _print)
+                    async with trio.open_nursery() as lines:
+                        lines.start_soon(_stdin_lines, send)
+                        await lobby.seated(functools.partial(lobby.run, recv))
+                        lines.cancel_scope.cancel()
+                return 0
+            except MeshError as exc:
+                if seated:
+                    raise
+                words.failed(exc, delay)
+            await trio.sleep(delay)
+            delay = min(delay * 2, RETRY_MAX)
 
 
 class _OneLine(logging.Formatter):
@@ -586,6 +661,13 @@ def _common(parser: argparse.ArgumentParser) -> None:
         action="append",
         metavar="IP:PORT",
         help="a STUN server to learn your public address from (give two for the NAT class)",
+    )
+    parser.add_argument(
+        "--turn",
+        action="append",
+        metavar="USER:PASSWORD@IP:PORT",
+        help="a TURN server to relay through where no other path works (numeric address, "
+        "port 3478 by default)",
     )
 
 

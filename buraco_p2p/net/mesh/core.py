@@ -30,7 +30,8 @@ from buraco_p2p.net.mesh.meshconfig import MeshConfig, MeshState
 from buraco_p2p.net.mesh.peer import Peer
 from buraco_p2p.net.mesh.relay import RelayRecord
 from buraco_p2p.net.reach.candidates import Candidate, CandidateKind, NatClass
-from buraco_p2p.net.reach.invite import Endpoint, Invite
+from buraco_p2p.net.reach.invite import Endpoint, Invite, IPAddress
+from buraco_p2p.net.reach.turn import TurnRelay
 from buraco_p2p.net.table.table import HostTable, Roster
 
 __all__ = [
@@ -189,6 +190,10 @@ class MeshCore(Protocol):
     punch_targets: frozenset[Endpoint]
     punch_window: float
     punched: set[str]  # remote addresses of links made by a simultaneous open
+    turn_addresses: dict[str, IPAddress]  # remote address of a link through TURN: its server
+    turn_targets: frozenset[Endpoint]  # joiner: host addresses it awaits through its relay
+    turn_waiting: dict[IPAddress, trio.MemorySendChannel[trio.abc.Stream]]
+    turn: TurnRelay | None  # our TURN allocation while it lives (turning.py writes it)
     listen_port: int | None
     listen_wildcard: bool
     rejections: deque[str]

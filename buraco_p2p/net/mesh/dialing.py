@@ -4,7 +4,10 @@ A joiner dials the host (`connect_host`), and after its welcome keeps that link 
 `host_connector`; for every seated peer with a lower seat than ours (not the host) it runs a
 `peer_connector`: the direct link first (every address of the peer's roster entry, or a
 simultaneous open toward the addresses `Mesh.punch_targets` names), the relay through the
-host when none opens, and again with a capped backoff whenever the link dies.
+host when none opens, and again with a capped backoff whenever the link dies. A joiner whose
+NAT no punch gets through waits instead to be dialed by the host through its own TURN relay
+(`Mesh.turn_targets`, turning.py); a host's relayed candidate is tried only after its
+others (`RELAY_GRACE`).
 
 The mesh proper (`mesh.py`) owns the links once they are open; this module only opens them.
 """
@@ -23,6 +26,7 @@ from buraco_p2p.net.channel.identity import PeerKey
 from buraco_p2p.net.channel.link import ConnectError, SecureLink, connect, handshake
 from buraco_p2p.net.channel.outbox import LinkRun
 from buraco_p2p.net.mesh.moved import host_dial_order
+from buraco_p2p.net.reach.candidates import CandidateKind
 from buraco_p2p.net.reach.invite import Endpoint
 from buraco_p2p.net.reach.punch import PunchError, reusable_socket, simultaneous_open
 from buraco_p2p.net.table.table import (
@@ -30,6 +34,7 @@ from buraco_p2p.net.table.table import (
     Roster,
     RosterError,
     join_message,
+    kinds_for,
     mesh_message,
     parse_welcome,
 )
@@ -41,6 +46,9 @@ __all__ = ["STAGGER", "Dialer"]
 
 # Between the starts of two connection attempts to the host (RFC 8305 says 250 ms).
 STAGGER = 0.25
+# A relayed (TURN) candidate starts once every other attempt has ended, or this long after
+# the last of them started: a direct, mapped or punched path is preferred where it opens.
+RELAY_GRACE = 2.0
 
 
 class _PortBusy(Exception):
@@ -68,6 +76,8 @@ class Dialer:
         one of that port; where that port cannot be used it dials from any port.
         """
         mesh = self.mesh
+        if ep in mesh.turn_targets:
+            return await self.through_our_relay(ep, peer)
         if mesh.punch_port is not None and ep in mesh.punch_targets:
             return await self.punch(ep, peer)
         if (
@@ -135,6 +145,28 @@ class Dialer:
         mesh.punched.add(str(ep))
         return link
 
+    async def through_our_relay(self, ep: Endpoint, peer: PeerKey) -> SecureLink:
+        """Joiner: the link to the host at `ep`, which dials us through our TURN relay once
+        it has our reply code; we wait for that connection from `ep`'s IP for as long as a
+        punch would, then run the handshake as its initiator, as for a punch."""
+        mesh = self.mesh
+        if ep.ip in mesh.turn_waiting or mesh.turn is None:
+            raise ConnectError(f"cannot connect to {ep}: not through our relay now")
+        send, receive = trio.open_memory_channel[trio.abc.Stream](1)
+        mesh.turn_waiting[ep.ip] = send
+        try:
+            with trio.move_on_after(mesh.punch_window):
+                stream = await receive.receive()
+                return await handshake(
+                    stream, mesh.identity, room_secret=self.secret_for(peer),
+                    table_id=mesh.table_id, initiator=True, expected_peer=peer,
+                    timeout=mesh.config.handshake_timeout,
+                )  # fmt: skip
+            raise ConnectError(f"{ep} did not dial us through our relay")
+        finally:
+            del mesh.turn_waiting[ep.ip]
+            send.close()
+
     async def dial_direct(self, key: PeerKey) -> SecureLink | None:
         mesh = self.mesh
         if mesh.direct_refused(key) or mesh.roster is None:
@@ -201,7 +233,8 @@ class Dialer:
             ep, link = won
             remaining = [a for a in remaining if a != ep and a not in failed]
             try:
-                await link.send(join_message(mesh.advertised))
+                kinds = kinds_for(mesh.advertised, mesh.candidate_kinds)
+                await link.send(join_message(mesh.advertised, kinds))
                 answer = await link.receive()  # no timeout: a person may be deciding
                 roster, mesh_secret = parse_welcome(answer, link.label, mesh.me, mesh.table_id)
             except JoinRefused:
@@ -233,6 +266,11 @@ class Dialer:
         link made ends the others. So a LAN address in an invite that does not answer from
         another home costs a quarter second, not a whole connect timeout."""
         won: list[tuple[Endpoint, SecureLink]] = []
+        relayed = CandidateKind.RELAYED
+        kinds = self.mesh.candidate_kinds
+        order = [a for a in addresses if kinds.get(a) != relayed]
+        order += [a for a in addresses if kinds.get(a) == relayed]
+        dones: list[trio.Event] = []
 
         async def attempt(ep: Endpoint, done: trio.Event, scope: trio.CancelScope) -> None:
             try:
@@ -250,15 +288,20 @@ class Dialer:
             scope.cancel()
 
         async with trio.open_nursery() as nursery:
-            for ep in addresses:
+            for ep in order:
+                if kinds.get(ep) == relayed:
+                    with trio.move_on_after(RELAY_GRACE):
+                        for earlier in dones:
+                            await earlier.wait()
                 done = trio.Event()
+                dones.append(done)
                 nursery.start_soon(attempt, ep, done, nursery.cancel_scope)
                 with trio.move_on_after(STAGGER):
                     await done.wait()
         return won[0] if won else None
 
     async def _while_host_linked(self, host: PeerKey) -> None:
-        """Wait while a link to the host lives that the host opened (after it moved, 2.14)."""
+        """Wait while a link to the host lives that the host opened (after it moved, 2.15)."""
         while (run := self.mesh.live_run_or_none(host)) is not None:
             await run.done.wait()
 

@@ -14,9 +14,11 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Protocol
 
 from buraco_p2p.net.channel.errors import NetError
+from buraco_p2p.net.mesh.wayout import TURN_FLAG, JoinerWords, PastedCode
 from buraco_p2p.net.reach.candidates import CandidateKind, NatClass
 from buraco_p2p.net.reach.invite import Endpoint, Invite, InviteError
 from buraco_p2p.net.reach.stun import StunError, binding, probe
+from buraco_p2p.net.reach.turnwire import TurnServer
 
 if TYPE_CHECKING:
     from buraco_p2p.net.mesh.mesh import Mesh
@@ -24,6 +26,7 @@ if TYPE_CHECKING:
 STUN_DEFAULT_PORT = 3478
 # Reply codes this process has printed (a retry from the same port prints none again).
 _printed: set[str] = set()
+_printed_notes: set[str] = set()
 
 NAT_ADVICE = {
     NatClass.OPEN: "no NAT: players anywhere can dial you if your firewall lets them",
@@ -70,7 +73,9 @@ def parse_stun_server(text: str) -> Endpoint:
         raise StunServerError(f"--stun {text!r}: {exc}") from None
 
 
-def contact_line(internet: bool, upnp: bool, stun: Sequence[Endpoint]) -> str:
+def contact_line(
+    internet: bool, upnp: bool, stun: Sequence[Endpoint], turn: Sequence[TurnServer] = ()
+) -> str:
     """One line naming everything outside this machine that will be contacted."""
     parts = []
     if internet or upnp:
@@ -85,78 +90,18 @@ def contact_line(internet: bool, upnp: bool, stun: Sequence[Endpoint]) -> str:
                      + ", ".join(str(s) for s in stun))  # fmt: skip
     elif internet:
         parts.append("no STUN server (name them with --stun IP:PORT)")
+    if turn:
+        parts.append(("the TURN servers " if len(turn) > 1 else "the TURN server ")
+                     + ", ".join(str(t.endpoint) for t in turn) + " (a relay: it sees who "
+                     "plays with whom, when and how much, never what is played)")  # fmt: skip
     return "* will contact " + " and ".join(parts) + "; nothing else"
 
 
-# Addresses that lead somewhere only inside one network: RFC 1918, carrier-grade NAT's shared
-# space, link-local, loopback, unique-local IPv6.
-_INSIDE = tuple(
-    ipaddress.ip_network(net)
-    for net in ("10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", "100.64.0.0/10",
-                "169.254.0.0/16", "127.0.0.0/8", "fc00::/7", "fe80::/10", "::1/128")
-)  # fmt: skip
-NO_REACH_HELP = (
-    "what would help: a port mapping on the host's router (host --internet, with PCP, NAT-PMP "
-    "or UPnP switched on in the router), or a reply code (host and joiners both with "
-    "--stun IP:PORT, the host pasting the joiner's code); a relay server (TURN) is not "
-    "supported yet; players on one network can use --lan"
-)
-
-
-def printed_reply_code() -> bool:
-    """Whether this process has printed a reply code for the host to paste."""
-    return bool(_printed)
-
-
-def inside_only(endpoint: Endpoint) -> bool:
-    """Whether `endpoint` can be reached only from inside its own network."""
-    return any(endpoint.ip in net for net in _INSIDE if net.version == endpoint.ip.version)
-
-
-def host_reach_note(invite: Invite) -> str | None:
-    """Host: a line saying the invite reaches only its own network, or None if it names an
-    address players elsewhere can try."""
-    if not invite.addresses or not all(inside_only(ep) for ep in invite.addresses):
-        return None
-    return ("* every address in this invite is inside your network: players elsewhere cannot "
-            "reach you (--internet asks your router for a port mapping; --stun learns your "
-            "public address for reply codes)")  # fmt: skip
-
-
-def unreachable_advice(invite: Invite, *, reply_code: bool) -> list[str]:
-    """Joiner: why the host has not been reached for a minute, and what would help, in lines.
-
-    `reply_code`: whether we printed a reply code for the host to paste."""
-    by_kind: dict[int, list[Endpoint]] = {}
-    for ep, kind in zip(invite.addresses, invite.kinds, strict=True):
-        by_kind.setdefault(kind, []).append(ep)
-    mapped = by_kind.get(CandidateKind.MAPPED, [])
-    reflexive = by_kind.get(CandidateKind.REFLEXIVE, [])
-    public = [ep for ep in by_kind.get(CandidateKind.HOST, []) if not inside_only(ep)]
-    if mapped:
-        why = (
-            f"nothing answers at {mapped[0]}, the port the host's router maps: the host may "
-            "have stopped, or its router dropped the mapping or changed its address"
-        )
-    elif reflexive and invite.nat_class == NatClass.RANDOM:
-        why = (f"the host is behind a NAT ({reflexive[0]}) that gives every destination a new "
-               "port and has no port mapping: nobody outside its network can reach it")  # fmt: skip
-    elif reflexive:
-        how = (
-            "give the host the reply code printed above to paste"
-            if reply_code
-            else "join with --stun IP:PORT to get a reply code for the host to paste"
-        )
-        why = (f"the host is behind a NAT ({reflexive[0]}) with no port mapping, so only a punch "
-               f"both sides time together gets through: {how}")  # fmt: skip
-    elif public:
-        why = (f"nothing answers at {', '.join(str(ep) for ep in public[:2])}: the host may have "
-               "stopped, or a firewall drops connections to it")  # fmt: skip
-    else:
-        shown = ", ".join(str(ep) for ep in invite.addresses[:3])
-        why = (f"the invite names only addresses inside the host's own network ({shown}); from "
-               "another network they lead nowhere")  # fmt: skip
-    return [f"* the host has not answered for a minute: {why}", f"* {NO_REACH_HELP}"]
+def _say_once(say: Callable[[str], None], text: str) -> None:
+    """`say(text)` unless this process said it already (a joiner's attempts repeat)."""
+    if text not in _printed_notes:
+        _printed_notes.add(text)
+        say(text)
 
 
 class Advertiser(Protocol):
@@ -200,51 +145,102 @@ async def _public_address(port: int, stun: Sequence[Endpoint]) -> tuple[Endpoint
 
 
 async def prepare_reply_code(
-    mesh: Mesh, port: int, invite: Invite, stun: Sequence[Endpoint], say: Callable[[str], None]
+    mesh: Mesh,
+    port: int,
+    invite: Invite,
+    stun: Sequence[Endpoint],
+    say: Callable[[str], None],
+    words: JoinerWords | None = None,
 ) -> None:
     """Joiner: learn our public address for `port`, print a reply code, punch toward the host.
 
-    Only where the invite carries a server-reflexive candidate of the host: that host can
-    be reached only by both sides dialing at once, so the mesh will punch to those addresses
-    (from `port`, shared with our listener) while the host pastes the code.
+    Where the invite carries a server-reflexive candidate of the host, that host can be
+    reached only by both sides dialing at once: the mesh punches to those addresses (from
+    `port`, shared with our listener) while the host pastes the code. Where a punch cannot
+    work (a NAT here or there gives every destination a new port), the code still tells the
+    host our public address, which it permits on its TURN relay (an invite with a relayed
+    candidate), and our own relayed address if we hold one (`--turn`): the host then dials
+    that, and we wait for it (`Mesh.turn_targets`). Our NAT class goes to `words`, for the
+    advice after the first minute. Run before every attempt, it says each thing once.
     """
-    targets = frozenset(
-        ep for ep, kind in zip(invite.addresses, invite.kinds, strict=True)
-        if kind == CandidateKind.REFLEXIVE
-    )  # fmt: skip
-    if not targets or not stun or CandidateKind.MAPPED in invite.kinds:
-        return  # nothing to punch, or a port the host's router forwards: no code needed
+    kinds = list(zip(invite.addresses, invite.kinds, strict=True))
+    targets = frozenset(ep for ep, kind in kinds if kind == CandidateKind.REFLEXIVE)
+    host_relays = any(kind == CandidateKind.RELAYED for _, kind in kinds)
+    relay = mesh.turn
+    if CandidateKind.MAPPED in invite.kinds or not (targets or host_relays):
+        return  # a port the host's router forwards, or nothing to punch: no code needed
+    if not stun and relay is None:
+        return
+    from buraco_p2p.net.mesh.turning import host_ips, permit
     from buraco_p2p.net.reach.candidates import Candidate
     from buraco_p2p.net.reach.reply import ReplyCode
 
-    try:
-        mine, nat = await _public_address(port, stun)
-    except (StunError, OSError) as exc:
-        say(f"* no public address learnt, so no reply code: {exc}")
+    mine: Endpoint | None = None
+    nat = NatClass.UNKNOWN
+    if stun:
+        try:
+            mine, nat = await _public_address(port, stun)
+        except (StunError, OSError) as exc:
+            _say_once(say, f"* no public address learnt from STUN: {exc}")
+        else:
+            if words is not None:
+                words.mine = nat
+    punchable = (mine is not None and bool(targets) and nat != NatClass.RANDOM
+                 and invite.nat_class != NatClass.RANDOM)  # fmt: skip
+    if mine is None and relay is not None and relay.mapped is not None:
+        mine = relay.mapped  # our public IP as the TURN server saw it: for the permission
+    candidates = [Candidate(CandidateKind.REFLEXIVE, mine)] if mine is not None else []
+    if not punchable and relay is not None and relay.relayed is not None and targets:
+        candidates.append(Candidate(CandidateKind.RELAYED, relay.relayed))
+    if not candidates:
+        _say_once(say, "* no public address learnt, so no reply code")
         return
-    if nat == NatClass.RANDOM or invite.nat_class == NatClass.RANDOM:
-        say("* a NAT here or at the host gives every destination a new port: punching cannot "
-            "work; the host needs a port mapping")  # fmt: skip
+    if not punchable and not host_relays and len(candidates) < 2:
+        whose = ("your NAT and the host's" if nat == invite.nat_class
+                 else "your NAT" if nat == NatClass.RANDOM else "the host's NAT")  # fmt: skip
+        _say_once(say, f"* {whose} gives every destination a new public port (symmetric): no "
+                       "punch can get through, so no reply code; the host needs a port mapping, "
+                       f"or one of you a TURN relay ({TURN_FLAG})")  # fmt: skip
         return
-    code = ReplyCode((Candidate(CandidateKind.REFLEXIVE, mine),), nat)
+    code = ReplyCode(tuple(candidates), nat)
     text = code.to_text(invite.room_secret, invite.table_id)
+    if len(candidates) > 1:
+        # the host dials our relay from its public address: let it through before it does
+        await permit(mesh, host_ips(invite), say)
     if text not in _printed:
         # once per address: a joiner trying again from the same port needs no new code
         _printed.add(text)
         say("* if the host cannot be reached directly, give the host this reply code to paste:")
         say(text)
-    mesh.punch_port = port
-    mesh.punch_targets = targets
+    if words is not None:
+        words.reply_code = True
+    if punchable:
+        mesh.punch_port = port
+        mesh.punch_targets = targets
+    elif len(candidates) > 1:
+        mesh.turn_targets = targets
 
 
 async def answer_reply_code(
-    mesh: Mesh, port: int, text: str, say: Callable[[str], None], window: float = 30.0
+    mesh: Mesh,
+    port: int,
+    text: str,
+    say: Callable[[str], None],
+    window: float = 30.0,
+    pasted: list[PastedCode] | None = None,
 ) -> None:
     """Host: a pasted reply code; dial its candidates from our listening port until one opens.
 
     The joiner is dialing us at the same time; the stream that opens goes through the same
-    handshake and admission as any accepted connection.
+    handshake and admission as any accepted connection. The code's addresses are permitted on
+    our TURN relay first, if we hold one (the joiner may come through it); where a punch cannot
+    work, a relayed candidate of the joiner's is dialed instead, with plain TCP. What became
+    of it goes to `pasted` (for `empty_seats_words`).
     """
+    record = PastedCode(text.strip())
+    if pasted is not None:
+        pasted.append(record)
+    from buraco_p2p.net.mesh.turning import dial_relayed, permit
     from buraco_p2p.net.reach.punch import PunchError, simultaneous_open
     from buraco_p2p.net.reach.reply import ReplyCode, ReplyCodeError
 
@@ -259,18 +255,48 @@ async def answer_reply_code(
         except ReplyCodeError as exc:
             refusal = refusal or exc
     if code is None:
+        record.outcome = f"refused ({refusal})"
         say(f"* reply code refused: {refusal}")
         return
     if mesh.server is None:
+        record.outcome = "ignored (the table was not listening)"
         say("* reply code ignored: the table is not listening")
         return
-    for candidate in sorted(code.candidates, key=lambda c: c.kind != CandidateKind.REFLEXIVE):
+    record.nat = code.nat_class
+    if mesh.turn is not None:
+        await permit(mesh, [c.endpoint.ip for c in code.candidates], say)
+        say("* the reply code's address may now reach us through the TURN relay")
+    relayed = [c for c in code.candidates if c.kind == CandidateKind.RELAYED]
+    punchable = NatClass.RANDOM not in (code.nat_class, mesh.nat_class) and not relayed
+    ordered = sorted(code.candidates, key=lambda c: c.kind != CandidateKind.REFLEXIVE)
+    for candidate in ordered if punchable else ():
         say(f"* dialing {candidate.endpoint} from the reply code ...")
         try:
             stream = await simultaneous_open(port, candidate.endpoint, window=window)
         except PunchError as exc:
             say(f"* {exc}")
             continue
+        record.outcome = f"punched to {candidate.endpoint}"
+        mesh.punched.add(str(candidate.endpoint))  # the link says "direct (punched)" here too
         await mesh.server.handle_stream(stream)
         return
-    say("* no connection from the reply code: the joiner may have given up waiting")
+    for candidate in relayed:
+        say(f"* dialing {candidate.endpoint}, the joiner's TURN relay ...")
+        relayed_stream = await dial_relayed(mesh, candidate.endpoint, window)
+        if relayed_stream is not None:
+            record.outcome = f"through the joiner's TURN relay {candidate.endpoint}"
+            await mesh.server.handle_stream(relayed_stream)
+            return
+    if not punchable and not relayed:
+        if mesh.turn is not None:
+            record.outcome = "permitted on our TURN relay"
+            return
+        record.outcome = "not dialed: a NAT gives every destination a new port"
+        say(f"* reply code {record.label}: no punch can get through (a NAT gives every "
+            "destination a new port); a port mapping here (--internet) or a TURN relay "
+            f"({TURN_FLAG}) would help")  # fmt: skip
+        return
+    record.outcome = f"no connection within {window:g} s"
+    say(f"* no connection from the reply code {record.label}: the joiner may have given up "
+        "waiting, or its NAT gives every destination a new port (then a port mapping here, "
+        f"--internet, or a TURN relay both name, {TURN_FLAG}, would help)")  # fmt: skip

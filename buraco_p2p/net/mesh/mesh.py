@@ -69,8 +69,9 @@ from buraco_p2p.net.mesh.punching import Punches
 from buraco_p2p.net.mesh.relaying import Relays
 from buraco_p2p.net.mesh.seating import Seating
 from buraco_p2p.net.reach.candidates import CandidateKind, NatClass, describe_link
-from buraco_p2p.net.reach.invite import Endpoint, Invite
-from buraco_p2p.net.table.table import DEFAULT_SEATS, KICKED, LEAVE, Roster
+from buraco_p2p.net.reach.invite import Endpoint, Invite, IPAddress
+from buraco_p2p.net.reach.turn import TurnRelay
+from buraco_p2p.net.table.table import DEFAULT_SEATS, KICKED, LEAVE, Roster, kinds_for
 
 __all__ = [
     "HOST_TO_JOINER_TAGS",
@@ -131,6 +132,13 @@ class Mesh:
         self.punch_window = 120.0
         # Remote addresses ("host:port") of the links made by a simultaneous open.
         self.punched: set[str] = set()
+        # TURN (turning.py): per remote address of a link through a TURN server, that server's
+        # IP; the host addresses a joiner waits to be dialed from through its own relay, and
+        # who waits for each of those IPs.
+        self.turn_addresses: dict[str, IPAddress] = {}
+        self.turn_targets: frozenset[Endpoint] = frozenset()
+        self.turn: TurnRelay | None = None
+        self.turn_waiting: dict[IPAddress, trio.MemorySendChannel[trio.abc.Stream]] = {}
         self.listen_port: int | None = None
         self.listen_wildcard = False  # listening on every interface (not one address)
         self.rejections: deque[str] = deque(maxlen=200)
@@ -222,7 +230,7 @@ class Mesh:
         )
         return describe_link(
             relayed=p.run.relayed, punched=address in self.punched, remote=remote,
-            remote_kind=kind,
+            remote_kind=kind, turn=self.turn_addresses.get(address or ""),
         )
 
     def handed(self, peer: PeerKey) -> tuple[int, int]:
@@ -318,7 +326,8 @@ class Mesh:
         self.advertised = (*self.advertised, endpoint)[:16]
         table = self.door.table
         if table is not None:
-            table.readmit(self.me, self.identity.nickname, self.advertised)
+            kinds = kinds_for(self.advertised, self.candidate_kinds)
+            table.readmit(self.me, self.identity.nickname, self.advertised, kinds)
             self.adopt_roster(table.roster)
 
     async def wait_all_up(self, seats: int | None = None) -> None:

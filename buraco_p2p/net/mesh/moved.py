@@ -5,7 +5,7 @@ dies; nobody restarts. The host learns its new address (its mapping's external a
 its STUN reflexive address) and signs a `moved` record naming its new candidates. Whatever
 link comes back to one joiner carries it there, and every joiner passes it on to the joiners
 it is still linked to; each checks the host's signature before it dials anything, so a
-joiner can carry the host's word but cannot forge it (docs/protocol.md 2.14).
+joiner can carry the host's word but cannot forge it (docs/protocol.md 2.15).
 
 This module holds what to send, what to accept and whom to dial, as values: no sockets, no
 clock, no task. The part that does the sending and dialing is `moving.py`.

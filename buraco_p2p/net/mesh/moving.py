@@ -8,7 +8,7 @@ of its roster entry (a joiner whose router maps its port answers there) and, by 
 open, at the address its last link came from (a joiner that punches toward us at the same
 moment, having been told our new address). Every link that comes back to the host carries
 the record; every joiner passes it on to the joiners it is still linked to, and each checks
-the host's signature before it dials the new addresses (2.14). Where nothing links up, the
+the host's signature before it dials the new addresses (2.15). Where nothing links up, the
 host's `announce` callback gets a re-join code (net/reach/rejoin.py) for the players to
 paste; `Moves.accept_code` takes it on a joiner.
 

@@ -22,7 +22,8 @@ A pair that cannot punch (a random NAT on either side) stays on the relay throug
 end-to-end encrypted as before; the host tries again, with a backoff, while that pair's
 relayed channel carries traffic. The host only coordinates a pair where it sees at least one
 of the two at an address it does not advertise (it is behind a NAT): on a LAN the plain dial
-works.
+works; or a pair already on the relay where one is on IPv6 beyond one network, whose router
+may keep a stateful firewall (no NAT) that drops the plain dial but lets a punch through.
 
 A joiner checks a `punch` in full before it dials anything: the peer must hold a seat (not
 the host's, not ours), and every candidate must be a unicast address of family 4 or 6 that is
@@ -33,10 +34,11 @@ send SYNs only to a few addresses named for a seated peer, for a few seconds.
 
 from __future__ import annotations
 
+import contextlib
 import ipaddress
 import secrets
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -45,8 +47,10 @@ import trio
 from buraco_p2p.net.channel.errors import LinkError, MeshError, NetError
 from buraco_p2p.net.channel.identity import PeerKey
 from buraco_p2p.net.channel.link import handshake, stream_address
+from buraco_p2p.net.mesh.turning import outside_ips
 from buraco_p2p.net.reach.invite import Endpoint, InviteError
 from buraco_p2p.net.reach.punch import PunchError, simultaneous_open, start_delays
+from buraco_p2p.net.reach.turnwire import connect_tcp
 from buraco_p2p.net.table.table import mesh_message
 
 if TYPE_CHECKING:
@@ -110,6 +114,14 @@ def _endpoint(value: Any, who: str, *, dialed: bool = True) -> Endpoint:
     except (InviteError, ValueError):
         raise PunchRecordError(f"{who} sent an address that does not parse") from None
     return check_candidate(ep, who) if dialed else ep
+
+
+_LOCAL_V6 = tuple(ipaddress.ip_network(n) for n in ("fc00::/7", "fe80::/10", "::1/128"))
+
+
+def _local_v6(ip: ipaddress.IPv4Address | ipaddress.IPv6Address) -> bool:
+    """A unique-local, link-local or loopback IPv6 address: it leads nowhere outside."""
+    return any(ip in net for net in _LOCAL_V6)
 
 
 def endpoint_wire(ep: Endpoint) -> list[Any]:
@@ -222,12 +234,15 @@ class Punches:
 
         Called for every relayed chunk, so a punch that failed (a SYN lost, a pong late on a
         busy machine) is tried again after its backoff for as long as the pair needs the
-        relay, not only when a channel opens; `pair` makes all but those calls cheap."""
-        self.pair(a, b)
+        relay, not only when a channel opens; `pair` makes all but those calls cheap. A pair
+        on the relay is punched also where neither is behind a NAT but one is on IPv6 outside
+        its own network: a stateful firewall drops the plain dial there, not a punch."""
+        self.pair(a, b, relayed=True)
 
-    def pair(self, a: PeerKey, b: PeerKey) -> None:
+    def pair(self, a: PeerKey, b: PeerKey, *, relayed: bool = False) -> None:
         """Host: time a punch between joiners `a` and `b`, unless one is under way, the
-        pair's backoff has not run out, or they need none."""
+        pair's backoff has not run out, or they need none (`relayed`: they are on the
+        relay, so the plain dial did not get through)."""
         mesh = self.mesh
         pair = frozenset((a, b))
         if (
@@ -235,7 +250,7 @@ class Punches:
             or len(pair) != 2
             or pair in self._busy
             or trio.current_time() < self._next_at.get(pair, 0.0)
-            or not self._wanted(a, b)
+            or not self._wanted(a, b, relayed=relayed)
         ):
             return
         self._busy.add(pair)
@@ -249,7 +264,13 @@ class Punches:
             return False
         return all(ep.ip != seen.ip for ep in member.addresses)
 
-    def _wanted(self, a: PeerKey, b: PeerKey) -> bool:
+    def _firewalled_v6(self, key: PeerKey) -> bool:
+        """We see `key` on IPv6 at an address outside any one network (no NAT, but maybe a
+        router's stateful firewall that drops connections nobody inside asked for)."""
+        seen = self.observed.get(key)
+        return seen is not None and seen.ip.version == 6 and not _local_v6(seen.ip)
+
+    def _wanted(self, a: PeerKey, b: PeerKey, *, relayed: bool = False) -> bool:
         mesh = self.mesh
         hook = mesh.config.refuse_direct
         if hook is not None and (hook(a, b) or hook(b, a)):
@@ -258,6 +279,8 @@ class Punches:
             return False
         if a not in self.observed or b not in self.observed:
             return False
+        if relayed and (self._firewalled_v6(a) or self._firewalled_v6(b)):
+            return True
         return self._behind_nat(a) or self._behind_nat(b)
 
     def candidates(self, key: PeerKey) -> list[Endpoint]:
@@ -266,7 +289,11 @@ class Punches:
         found: list[Endpoint] = []
         seen = self.observed.get(key)
         member = mesh.roster.member(key) if mesh.roster is not None else None
+        # A relayed (TURN) candidate is no punch target: it is dialed, after the punch (2.14).
+        relayed = member.relayed() if member else ()
         for ep in ([seen] if seen else []) + list(member.addresses if member else ()):
+            if ep in relayed:
+                continue
             try:
                 check_candidate(ep, "host")
             except PunchRecordError:
@@ -356,6 +383,11 @@ class Punches:
         if member is None or member.seat == 0 or peer == mesh.me:
             mesh.reject(who, MeshError(f"{who} asked for a punch to a peer not seated here"))
             return
+        relay = mesh.turn
+        if relay is not None and not relay.closed.is_set():
+            # Where the host sees the peer: it dials our relayed candidate from there if
+            # the punch fails (2.14). Only public IPs: never one inside a network.
+            relay.want(outside_ips(punch.candidates))
         if (
             peer in self._punching
             or mesh.listen_port is None
@@ -368,15 +400,23 @@ class Punches:
 
     async def _punch(self, peer: PeerKey, candidates: tuple[Endpoint, ...]) -> None:
         mesh = self.mesh
+        stream: trio.abc.Stream | None = None
+        address: str | None = None
         try:
-            stream = await self._first_open(candidates)
+            with self._waiting_on_our_relay(peer, candidates) as relayed_in:
+                punched = await self._first_open(candidates)
+                if punched is not None:
+                    stream, address = punched, stream_address(punched)
+                    if address is not None:
+                        mesh.punched.add(address)
+                elif relayed_in is not None:
+                    stream, address = await self._take_relayed(relayed_in)
+                else:
+                    stream, address = await self._dial_their_relay(peer)
         finally:
             self._punching.discard(peer)
         if stream is None:
             return
-        address = stream_address(stream)
-        if address is not None:
-            mesh.punched.add(address)
         if mesh.server is None or not mesh.wants_link(peer):
             await trio.aclose_forcefully(stream)
             return
@@ -392,9 +432,82 @@ class Punches:
             )  # fmt: skip
             await link.send(mesh_message())
         except LinkError as exc:
-            mesh.reject(address, exc)
+            mesh.reject(address or "punch", exc)
             return
         await mesh.run_link(peer, link, relayed=False)
+
+    # -- a pair that cannot punch, and a TURN relay on one side (2.14) ----------------------
+
+    def _relay_roles(self, peer: PeerKey) -> tuple[bool, Endpoint | None]:
+        """(whether the peer dials our relayed candidate, which of the peer's we dial).
+
+        Whoever holds a relayed candidate in the roster can be dialed at it; where both do,
+        the higher seat dials the lower's, as in 2.7."""
+        mesh = self.mesh
+        roster = mesh.roster
+        relay = mesh.turn
+        me = roster.member(mesh.me) if roster is not None else None
+        them = roster.member(peer) if roster is not None else None
+        if me is None or them is None:
+            return False, None
+        ours = (relay is not None and not relay.closed.is_set()
+                and relay.relayed is not None and relay.relayed in me.relayed())  # fmt: skip
+        theirs = them.relayed()[0] if them.relayed() else None
+        if theirs is not None and (not ours or them.seat < me.seat):
+            return False, theirs
+        return ours, None
+
+    @contextlib.contextmanager
+    def _waiting_on_our_relay(
+        self, peer: PeerKey, candidates: tuple[Endpoint, ...]
+    ) -> Iterator[trio.MemoryReceiveChannel[trio.abc.Stream] | None]:
+        """While we punch, and after, a connection through our relay from where the host
+        sees `peer` is that peer dialing our relayed candidate: it is this pair's stream."""
+        mesh = self.mesh
+        waited, _ = self._relay_roles(peer)
+        if not waited:
+            yield None
+            return
+        send, receive = trio.open_memory_channel[trio.abc.Stream](1)
+        ips = [ip for ip in outside_ips(candidates) if ip not in mesh.turn_waiting]
+        for ip in ips:
+            mesh.turn_waiting[ip] = send
+        try:
+            yield receive
+        finally:
+            for ip in ips:
+                if mesh.turn_waiting.get(ip) is send:
+                    del mesh.turn_waiting[ip]
+            send.close()
+
+    async def _take_relayed(
+        self, relayed_in: trio.MemoryReceiveChannel[trio.abc.Stream]
+    ) -> tuple[trio.abc.Stream | None, str | None]:
+        """The peer's connection through our relay, if it comes within a punch window."""
+        with trio.move_on_after(self.mesh.config.punch_window):
+            stream = await relayed_in.receive()
+            peer_at = getattr(stream, "peer", None)
+            return stream, str(peer_at) if peer_at is not None else None
+        return None, None
+
+    async def _dial_their_relay(self, peer: PeerKey) -> tuple[trio.abc.Stream | None, str | None]:
+        """A plain TCP connection to the peer's relayed candidate, tried for a punch window
+        (its permission for our IP is made as the host's punch record reaches it)."""
+        mesh = self.mesh
+        _, theirs = self._relay_roles(peer)
+        if theirs is None:
+            return None, None
+        mesh.turn_addresses[str(theirs)] = theirs.ip
+        deadline = trio.current_time() + mesh.config.punch_window
+        while True:
+            try:
+                with trio.fail_after(max(0.1, deadline - trio.current_time())):
+                    return await connect_tcp(theirs), str(theirs)
+            except (OSError, trio.TooSlowError) as exc:
+                if trio.current_time() >= deadline:
+                    mesh.reject(str(theirs), PunchError(f"its relayed candidate: {exc}"))
+                    return None, None
+            await trio.sleep(0.5)
 
     def claim_accepted(self, stream: trio.SocketStream) -> bool:
         """Listener: take a connection from a candidate being punched as that punch's stream.

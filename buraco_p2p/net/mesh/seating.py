@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 from buraco_p2p.net.channel.errors import MeshError
 from buraco_p2p.net.channel.identity import PeerKey
 from buraco_p2p.net.mesh.events import NicknameChanged, RosterChanged, SeatFreed
+from buraco_p2p.net.mesh.turning import seated_ips
 from buraco_p2p.net.table.table import Departure, Roster, roster_message, succession
 
 if TYPE_CHECKING:
@@ -43,6 +44,7 @@ class Seating:
         if mesh.is_host and mesh.roster_saver is not None:
             mesh.roster_saver(roster)  # first: a roster that failed to save is not adopted
         mesh.roster = roster
+        self._follow_relays(roster)
         my_seat = mesh.seat_of(mesh.me)
         for m in roster.members:
             if m.key == mesh.me:
@@ -64,6 +66,19 @@ class Seating:
             mesh.emit(NicknameChanged(after.key, before.nickname, after.nickname))
         for departure in change.freed:
             self._unseat(departure, old)
+
+    def _follow_relays(self, roster: Roster) -> None:
+        """A link to a member's relayed candidate reads "relayed (TURN IP)" (2.11); and a
+        joiner holding a TURN relay lets the seated members' public IPs through it (2.14),
+        so that one of them whose punch fails can dial it."""
+        mesh = self.mesh
+        for m in roster.members:
+            for ep in m.relayed():
+                if m.key != mesh.me:
+                    mesh.turn_addresses[str(ep)] = ep.ip
+        relay = mesh.turn
+        if relay is not None and not mesh.is_host and not relay.closed.is_set():
+            relay.want(seated_ips(roster, mesh.me))
 
     def _unseat(self, departure: Departure, old: Roster | None) -> None:
         mesh = self.mesh

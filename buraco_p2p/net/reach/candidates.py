@@ -9,6 +9,8 @@ As in ICE, a peer gathers every address it has and lets the other side try them:
   Loopback is left out unless the peer listens only on loopback.
 - mapped: a port its router forwards on request (PCP, NAT-PMP or UPnP-IGD).
 - reflexive: the public address:port a STUN server saw for its punching port.
+- relayed: a port a TURN server lends it (turn.py): a plain TCP connection to it is forwarded
+  to the peer, from the IPs the peer permitted; the path of last resort, tried after the others.
 
 The NAT class, learnt from two STUN answers from one local port, tells whether punching can
 work: `OPEN` (the reflexive address is one of our own), `INDEPENDENT` (the same public port
@@ -39,6 +41,7 @@ class CandidateKind(enum.IntEnum):
     HOST = 0
     MAPPED = 1
     REFLEXIVE = 2
+    RELAYED = 3
 
 
 class NatClass(enum.IntEnum):
@@ -150,16 +153,28 @@ class CandidateError(NetError):
     """A candidate list that cannot be used."""
 
 
+def _beyond_one_network(ip: IPAddress) -> bool:
+    """An IPv6 address that is neither unique-local, link-local nor loopback: no NAT in
+    front of it, at most a firewall."""
+    return not (ip.is_link_local or ip.is_loopback or ip in ipaddress.ip_network("fc00::/7"))
+
+
 def describe_link(
-    *, relayed: bool, punched: bool, remote: IPAddress | None, remote_kind: CandidateKind | None
+    *, relayed: bool, punched: bool, remote: IPAddress | None, remote_kind: CandidateKind | None,
+    turn: IPAddress | None = None,
 ) -> str:
-    """How a link to a peer was made, in the words a player sees beside the peer's name."""
+    """How a link to a peer was made, in the words a player sees beside the peer's name.
+    `turn`: the TURN server the link passes through (ours or the peer's), if any."""
     if relayed:
         return "relayed by the host"
+    if turn is not None:
+        return f"relayed (TURN {turn})"
+    if remote_kind == CandidateKind.RELAYED and remote is not None:
+        return f"relayed (TURN {remote})"
     if remote_kind == CandidateKind.MAPPED:
         return "mapped"
-    if remote is not None and remote.version == 6 and remote.is_global:
-        return "direct (IPv6)"
+    if remote is not None and remote.version == 6 and _beyond_one_network(remote):
+        return "direct (IPv6, punched)" if punched else "direct (IPv6)"
     if punched or remote_kind == CandidateKind.REFLEXIVE:
         return "direct (punched)"
     return "direct"

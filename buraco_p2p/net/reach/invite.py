@@ -13,7 +13,8 @@ Binary layout (version 1, all integers big-endian)::
     host_key     32 bytes  (Ed25519 public key of the host)
     counts       u8        nat_class << 6 | n_addr   (n_addr 0..16, bit 5 zero)
     n_addr times:
-        family   u8        kind << 4 | 4 or 6   (kind: 0 own interface, 1 mapped, 2 reflexive)
+        family   u8        kind << 4 | 4 or 6   (kind: 0 own interface, 1 mapped, 2 reflexive,
+                                                3 relayed by a TURN server)
         ip       4 or 16 bytes
         port     u16       (1..65535)
     checksum     4 bytes   = SHA-256("buraco-p2p/invite/v1" || everything above)[:4]
@@ -38,7 +39,7 @@ TABLE_ID_LEN = 16
 ROOM_SECRET_LEN = 16
 KEY_LEN = 32
 MAX_ADDRESSES = 16
-MAX_KIND = 2
+MAX_KIND = 3
 MAX_NAT_CLASS = 3
 CHECKSUM_LEN = 4
 GROUP = 5

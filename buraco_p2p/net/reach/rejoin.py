@@ -5,7 +5,7 @@ The table finds itself again over the links that are left (a signed `moved` reco
 by the joiners, net/mesh/moved.py); where no joiner can be reached at all, the host prints a
 *re-join code*, which travels as a reply code does (the chat that carried the invite), and
 each player pastes it into the running client, which dials (or punches toward) the host's
-new addresses (docs/protocol.md 2.14).
+new addresses (docs/protocol.md 2.15).
 
 The code is authenticated with the table's mesh secret (HMAC-SHA256, bound to the table id),
 which only seated players hold: nobody else can make a player dial out, and whatever answers

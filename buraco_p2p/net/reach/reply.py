@@ -14,6 +14,7 @@ Binary layout (version 1, integers big-endian)::
     version     u8    = 1
     counts      u8    nat_class << 6 | n (1..4)
     n times:    kind << 4 | family (4 or 6), ip (4 or 16 bytes), port u16 (1..65535)
+                (kind: candidates.CandidateKind, 0..3; 3 is a TURN-relayed address)
     tag         8 bytes = HMAC-SHA256(room_secret,
                     "buraco-p2p/reply/v1" || table_id || everything above)[:8]
 

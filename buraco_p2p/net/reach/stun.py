@@ -8,8 +8,10 @@ endpoint-independent. Two servers (or two addresses of one) that see the same pu
 mean such a NAT; different ports mean a NAT that picks a random port per destination, which no
 punch gets through.
 
-Only the Binding method is spoken, with no authentication: the answer is a hint, never
-trusted for anything but trying a connection that the handshake then authenticates.
+The Binding method is spoken with no authentication: the answer is a hint, never trusted
+for anything but trying a connection that the handshake then authenticates. The message
+code here (types, attributes, MESSAGE-INTEGRITY, ERROR-CODE, a framing reader that keeps
+what follows a message) is also what the TURN client (turn.py) speaks.
 `serve_binding` answers requests; it is what a test lab (or anyone who wants to run their own
 server) puts on the other side.
 
@@ -21,6 +23,8 @@ Message layout (RFC 8489 section 5, integers big-endian)::
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import ipaddress
 import secrets
 import socket
@@ -38,7 +42,12 @@ BINDING_REQUEST = 0x0001
 BINDING_SUCCESS = 0x0101
 ATTR_MAPPED_ADDRESS = 0x0001
 ATTR_XOR_MAPPED_ADDRESS = 0x0020
+ATTR_MESSAGE_INTEGRITY = 0x0008
+ATTR_ERROR_CODE = 0x0009
 HEADER_LEN = 20
+# Message classes (RFC 8489 section 5): the two class bits sit at bits 4 and 8 of the type.
+REQUEST, INDICATION, SUCCESS, ERROR = 0x0000, 0x0010, 0x0100, 0x0110
+_CLASS_BITS = 0x0110
 # A Binding response is a few dozen bytes; anything much longer is not one we asked for.
 MAX_MESSAGE = 548
 
@@ -82,6 +91,98 @@ class StunMessage:
             attrs.append((t, data[pos + 4 : end]))
             pos = end + (-n % 4)
         return cls(kind, data[8:HEADER_LEN], tuple(attrs))
+
+
+def message_type(method: int, klass: int) -> int:
+    """The 14-bit type of `method` (12 bits) in `klass` (REQUEST, INDICATION, SUCCESS, ERROR)."""
+    return (method & 0x000F) | (method & 0x0070) << 1 | (method & 0x0F80) << 2 | klass
+
+
+def method_of(kind: int) -> int:
+    """The method of a message type (its class bits removed)."""
+    return (kind & 0x000F) | (kind & 0x00E0) >> 1 | (kind & 0x3E00) >> 2
+
+
+def class_of(kind: int) -> int:
+    return kind & _CLASS_BITS
+
+
+def attribute(msg: StunMessage, kind: int) -> bytes | None:
+    """The value of the first attribute of `kind` in `msg` (RFC 8489: later ones are ignored)."""
+    return next((v for t, v in msg.attributes if t == kind), None)
+
+
+def with_integrity(msg: StunMessage, key: bytes) -> bytes:
+    """`msg` with a MESSAGE-INTEGRITY attribute (RFC 8489 section 14.5) appended: HMAC-SHA1
+    under `key` over the message up to that attribute, its length field already counting it."""
+    body = msg.to_bytes()
+    length = len(body) - HEADER_LEN + 24
+    head = body[:2] + struct.pack(">H", length) + body[4:]
+    mac = hmac.new(key, head, hashlib.sha1).digest()
+    return head + struct.pack(">HH", ATTR_MESSAGE_INTEGRITY, 20) + mac
+
+
+def integrity_holds(data: bytes, key: bytes) -> bool:
+    """Whether the message `data` carries a MESSAGE-INTEGRITY that `key` produced. Attributes
+    after it (FINGERPRINT) are outside the hash, as RFC 8489 says."""
+    pos = HEADER_LEN
+    while pos + 4 <= len(data):
+        t, n = struct.unpack(">HH", data[pos : pos + 4])
+        if t == ATTR_MESSAGE_INTEGRITY:
+            if n != 20 or pos + 24 > len(data):
+                return False
+            length = pos + 24 - HEADER_LEN
+            head = data[:2] + struct.pack(">H", length) + data[4:pos]
+            want = hmac.new(key, head, hashlib.sha1).digest()
+            return hmac.compare_digest(want, data[pos + 4 : pos + 24])
+        pos += 4 + n + (-n % 4)
+    return False
+
+
+def error_code(msg: StunMessage) -> tuple[int, str]:
+    """(code, reason) of an error response's ERROR-CODE (RFC 8489 section 14.8); the reason
+    is the server's text, cut to printable ASCII and 80 characters before anyone shows it."""
+    value = attribute(msg, ATTR_ERROR_CODE)
+    if value is None or len(value) < 4:
+        return 0, "no error code"
+    code = (value[2] & 0x07) * 100 + value[3]
+    text = value[4:].decode("utf-8", "replace").rstrip("\0 ")  # some servers add NULs
+    reason = "".join(ch if 32 <= ord(ch) < 127 else "?" for ch in text)[:80]
+    return code, reason
+
+
+def error_value(code: int, reason: str) -> bytes:
+    """The ERROR-CODE value for `code` and `reason` (what a server sends; tests and vectors)."""
+    return struct.pack(">HBB", 0, code // 100, code % 100) + reason.encode("utf-8")
+
+
+class StunReader:
+    """Whole STUN messages from a byte stream, one at a time, keeping whatever follows the
+    last one read (`rest`): on a TURN data connection the peer's bytes come right after the
+    ConnectionBind response."""
+
+    def __init__(self, stream: trio.abc.ReceiveStream, limit: int, label: str) -> None:
+        self.stream, self.limit, self.label = stream, limit, label
+        self.rest = b""
+
+    async def message(self) -> bytes:
+        """The next message; `StunError` (naming `label`) if the stream ends or sends
+        something longer than `limit` or not framed as STUN."""
+        buf = self.rest
+        while True:
+            if len(buf) >= 4:
+                if buf[0] & 0xC0:
+                    raise StunError(f"{self.label} sent bytes that are not a STUN message")
+                end = HEADER_LEN + struct.unpack(">H", buf[2:4])[0]
+                if end > self.limit:
+                    raise StunError(f"{self.label} sent a message longer than {self.limit} bytes")
+                if len(buf) >= end:
+                    self.rest = buf[end:]
+                    return buf[:end]
+            chunk = await self.stream.receive_some(self.limit)
+            if not chunk:
+                raise StunError(f"{self.label} closed the connection")
+            buf += chunk
 
 
 def binding_request(transaction: bytes | None = None) -> StunMessage:

@@ -20,11 +20,13 @@ and every field is checked.
 from __future__ import annotations
 
 import ipaddress
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
 from buraco_p2p.net.channel.errors import NetError
 from buraco_p2p.net.channel.identity import PeerKey, validate_nickname
+from buraco_p2p.net.reach.candidates import CandidateKind
 from buraco_p2p.net.reach.invite import MAX_ADDRESSES, Endpoint, InviteError
 
 DEFAULT_SEATS = 4
@@ -54,18 +56,39 @@ class RosterError(TableError):
 
 @dataclass(frozen=True)
 class Member:
+    """A seated peer. `kinds` says how each of `addresses` was learnt (2.11's wire codes),
+    one per address; it is () when every address is an own-interface one (kind 0), the only
+    form such a list takes, on the wire as here."""
+
     seat: int
     key: PeerKey
     nickname: str
     addresses: tuple[Endpoint, ...]
+    kinds: tuple[CandidateKind, ...] = ()
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "kinds", canonical_kinds(self.addresses, self.kinds))
+
+    def kind_of(self, index: int) -> CandidateKind:
+        """The kind of `addresses[index]`."""
+        return self.kinds[index] if self.kinds else CandidateKind.HOST
+
+    def relayed(self) -> tuple[Endpoint, ...]:
+        """The member's relayed (TURN) addresses: at most one."""
+        return tuple(ep for i, ep in enumerate(self.addresses)
+                     if self.kind_of(i) == CandidateKind.RELAYED)  # fmt: skip
 
     def to_wire(self) -> dict[str, Any]:
-        return {
+        wire: dict[str, Any] = {
             "seat": self.seat,
             "key": self.key.raw,
             "nick": self.nickname,
             "addrs": addresses_to_wire(self.addresses),
         }
+        wire_kinds = kinds_to_wire(self.kinds)
+        if wire_kinds is not None:
+            wire["kinds"] = wire_kinds
+        return wire
 
     def label(self) -> str:
         return f"{self.nickname} ({self.key.fingerprint()})"
@@ -147,7 +170,7 @@ class Roster:
             raise bad("member list")
         parsed: list[Member] = []
         for item in members:
-            if not isinstance(item, dict) or set(item) != {"seat", "key", "nick", "addrs"}:
+            if not isinstance(item, dict) or set(item) - {"kinds"} != _MEMBER_FIELDS:
                 raise bad("member record")
             seat = item["seat"]
             low = parsed[-1].seat + 1 if parsed else 0
@@ -158,7 +181,9 @@ class Roster:
                 nickname = validate_nickname(item["nick"])
             except ValueError as exc:
                 raise bad(str(exc)) from exc
-            parsed.append(Member(seat, key, nickname, addresses_from_wire(item["addrs"], sender)))
+            addresses = addresses_from_wire(item["addrs"], sender)
+            kinds = kinds_from_wire(item.get("kinds"), addresses, sender)
+            parsed.append(Member(seat, key, nickname, addresses, kinds))
         if len({m.key for m in parsed}) != len(parsed):
             raise bad("the same identity holds two seats")
         if not isinstance(left, list) or len(left) > MAX_DEPARTURES:
@@ -176,6 +201,89 @@ class Roster:
                 raise bad(str(exc)) from exc
             departures.append(Departure(seat, key, reason))
         return cls(table_id, version, tuple(parsed), seats, tuple(departures))
+
+
+_MEMBER_FIELDS = frozenset({"seat", "key", "nick", "addrs"})
+MAX_RELAYED = 1  # a peer holds one TURN allocation (2.14)
+# Where a relayed (TURN) candidate cannot be (2.6): a TURN server lends a public unicast
+# address, so one inside a network, unspecified, multicast or reserved is a lie, or a way to
+# have peers dial into someone's LAN. IPv6: only global unicast (2000::/3) is taken.
+_NOT_RELAYED_V4 = tuple(
+    ipaddress.ip_network(net)
+    for net in ("0.0.0.0/8", "10.0.0.0/8", "100.64.0.0/10", "127.0.0.0/8", "169.254.0.0/16",
+                "172.16.0.0/12", "192.168.0.0/16", "224.0.0.0/4", "240.0.0.0/4")
+)  # fmt: skip
+_GLOBAL_V6 = ipaddress.ip_network("2000::/3")
+
+
+def canonical_kinds(
+    addresses: tuple[Endpoint, ...], kinds: tuple[int, ...]
+) -> tuple[CandidateKind, ...]:
+    """`kinds` as CandidateKinds, () when every one is kind 0 (or none is given): one form
+    for one meaning. `ValueError` when a non-empty `kinds` does not match `addresses`."""
+    if not kinds:
+        return ()
+    if len(kinds) != len(addresses):
+        raise ValueError("one kind per address")
+    out = tuple(CandidateKind(k) for k in kinds)
+    return out if any(out) else ()
+
+
+def relayed_refused(ep: Endpoint) -> bool:
+    """Whether `ep` cannot be a relayed (TURN) address (2.6)."""
+    ip = ep.ip
+    if isinstance(ip, ipaddress.IPv4Address):
+        return any(ip in net for net in _NOT_RELAYED_V4)
+    return ip not in _GLOBAL_V6
+
+
+def kinds_from_wire(
+    value: Any, addresses: tuple[Endpoint, ...], sender: str
+) -> tuple[CandidateKind, ...]:
+    """The `kinds` beside an `addrs` list (2.6): absent (None here) means every address is
+    of kind 0; present, one code 0..3 per address, not all 0 (that list is omitted), at most
+    one relayed (3), and a relayed address is one a TURN server could lend: public, unicast."""
+    if value is None:
+        return ()
+    if not isinstance(value, list) or len(value) != len(addresses):
+        raise TableError(f"{sender} sent a kinds list that is not one kind per address")
+    if any(type(k) is not int or not 0 <= k <= max(CandidateKind) for k in value):
+        raise TableError(f"{sender} sent an unknown candidate kind (0..3)")
+    if not any(value):
+        raise TableError(f"{sender} sent a kinds list of only 0 (it is left out instead)")
+    kinds = tuple(CandidateKind(k) for k in value)
+    relayed = [ep for ep, k in zip(addresses, kinds, strict=True) if k == CandidateKind.RELAYED]
+    if len(relayed) > MAX_RELAYED:
+        raise TableError(f"{sender} sent more than {MAX_RELAYED} relayed address")
+    for ep in relayed:
+        if relayed_refused(ep):
+            raise TableError(
+                f"{sender} sent a relayed address no TURN server lends (inside one network, "
+                f"not unicast, or reserved): {ep}"
+            )
+    return kinds
+
+
+def kinds_for(
+    addresses: tuple[Endpoint, ...], known: Mapping[Endpoint, CandidateKind]
+) -> tuple[CandidateKind, ...]:
+    """The canonical kinds of `addresses`, each as `known` says (kind 0 where it says none),
+    for a greeting or our roster entry. A relayed address that a reader would refuse (a TURN
+    server inside our own network, or on our machine) is written as kind 0: to anyone who can
+    reach it, it is an address of that network like any other."""
+    kinds: list[CandidateKind] = []
+    for ep in addresses:
+        kind = known.get(ep, CandidateKind.HOST)
+        lawful = not relayed_refused(ep) and CandidateKind.RELAYED not in kinds
+        if kind == CandidateKind.RELAYED and not lawful:
+            kind = CandidateKind.HOST
+        kinds.append(kind)
+    return canonical_kinds(addresses, tuple(kinds))
+
+
+def kinds_to_wire(kinds: tuple[CandidateKind, ...]) -> list[int] | None:
+    """The wire `kinds` for a canonical tuple, or None when it is left out (all kind 0)."""
+    return [int(k) for k in kinds] if kinds else None
 
 
 def addresses_to_wire(addresses: tuple[Endpoint, ...]) -> list[list[Any]]:
@@ -212,9 +320,22 @@ HELLO_JOIN = "join"
 HELLO_MESH = "mesh"
 
 
-def join_message(addresses: tuple[Endpoint, ...]) -> list[Any]:
-    """First message of a joiner on a fresh link to the host."""
-    return [HELLO_JOIN, {"addrs": addresses_to_wire(addresses)}]
+def join_message(
+    addresses: tuple[Endpoint, ...], kinds: tuple[CandidateKind, ...] = ()
+) -> list[Any]:
+    """First message of a joiner on a fresh link to the host; `kinds` beside the addresses
+    only when one of them is not an own-interface address. A relayed address goes last: the
+    path of last resort, tried after the others."""
+    kinds = canonical_kinds(addresses, kinds)
+    if kinds:
+        order = sorted(range(len(addresses)), key=lambda i: kinds[i] == CandidateKind.RELAYED)
+        addresses = tuple(addresses[i] for i in order)
+        kinds = tuple(kinds[i] for i in order)
+    body: dict[str, Any] = {"addrs": addresses_to_wire(addresses)}
+    wire_kinds = kinds_to_wire(kinds)
+    if wire_kinds is not None:
+        body["kinds"] = wire_kinds
+    return [HELLO_JOIN, body]
 
 
 def mesh_message() -> list[Any]:
@@ -222,19 +343,37 @@ def mesh_message() -> list[Any]:
     return [HELLO_MESH]
 
 
-def parse_hello(msg: Any, sender: str) -> tuple[str, tuple[Endpoint, ...]]:
-    """(kind, addresses) of the first message on an accepted link."""
+@dataclass(frozen=True)
+class Greeting:
+    """The first message on an accepted link: `kind` HELLO_JOIN (with the joiner's
+    addresses and their kinds, canonical as `Member.kinds`) or HELLO_MESH."""
+
+    kind: str
+    addresses: tuple[Endpoint, ...] = ()
+    kinds: tuple[CandidateKind, ...] = ()
+
+
+def parse_greeting(msg: Any, sender: str) -> Greeting:
+    """The greeting `msg`, checked in full; `TableError` naming `sender` otherwise."""
     if isinstance(msg, list) and msg == [HELLO_MESH]:
-        return HELLO_MESH, ()
+        return Greeting(HELLO_MESH)
     if (
         isinstance(msg, list)
         and len(msg) == 2
         and msg[0] == HELLO_JOIN
         and isinstance(msg[1], dict)
-        and set(msg[1]) == {"addrs"}
+        and set(msg[1]) - {"kinds"} == {"addrs"}
     ):
-        return HELLO_JOIN, addresses_from_wire(msg[1]["addrs"], sender)
+        addresses = addresses_from_wire(msg[1]["addrs"], sender)
+        kinds = kinds_from_wire(msg[1].get("kinds"), addresses, sender)
+        return Greeting(HELLO_JOIN, addresses, kinds)
     raise TableError(f"{sender} opened a link without a valid join or mesh greeting")
+
+
+def parse_hello(msg: Any, sender: str) -> tuple[str, tuple[Endpoint, ...]]:
+    """(kind, addresses) of the first message on an accepted link (`parse_greeting`)."""
+    greeting = parse_greeting(msg, sender)
+    return greeting.kind, greeting.addresses
 
 
 def welcome_message(seat: int, roster: Roster, mesh_secret: bytes) -> list[Any]:
@@ -373,15 +512,21 @@ class HostTable:
             return "full"
         return "new"
 
-    def seat_new(self, key: PeerKey, nickname: str, addresses: tuple[Endpoint, ...]) -> Admission:
+    def seat_new(
+        self,
+        key: PeerKey,
+        nickname: str,
+        addresses: tuple[Endpoint, ...],
+        kinds: tuple[CandidateKind, ...] = (),
+    ) -> Admission:
         """Seat an approved newcomer, re-checking fullness (approval may have taken a while)."""
         existing = self.roster.member(key)
         if existing is not None:
-            return self.readmit(key, nickname, addresses)
+            return self.readmit(key, nickname, addresses, kinds)
         seat = self.roster.free_seat()
         if seat is None:
             return Admission(None, False, "the table is full")
-        member = Member(seat, key, nickname, addresses)
+        member = Member(seat, key, nickname, addresses, kinds)
         self._with((*self.roster.members, member))
         return Admission(member, False)
 
@@ -427,13 +572,20 @@ class HostTable:
             raise ValueError("that roster does not follow the table's current one")
         self.roster = roster
 
-    def readmit(self, key: PeerKey, nickname: str, addresses: tuple[Endpoint, ...]) -> Admission:
-        """A seated identity back with new addresses; it keeps the nickname it was seated
-        with (a nickname is bound to its identity for the table), whatever it says now."""
+    def readmit(
+        self,
+        key: PeerKey,
+        nickname: str,
+        addresses: tuple[Endpoint, ...],
+        kinds: tuple[CandidateKind, ...] = (),
+    ) -> Admission:
+        """A seated identity back with new addresses (and their kinds); it keeps the nickname
+        it was seated with (a nickname is bound to its identity for the table), whatever it
+        says now."""
         existing = self.roster.member(key)
         if existing is None:
             return Admission(None, False, "not seated at this table")
-        updated = replace(existing, addresses=addresses)
+        updated = replace(existing, addresses=addresses, kinds=kinds)
         if updated != existing:
             self._with(tuple(updated if m.key == key else m for m in self.roster.members))
         return Admission(updated, True)

@@ -58,8 +58,9 @@ ALLOWED["__main__"] = frozenset({"cli"})
 ONLY: dict[tuple[str, str], frozenset[str]] = {
     # design.md: the session signs and checks with the network's identities, nothing else
     ("session", "net.channel"): frozenset({"net.channel.identity", "net.channel.errors"}),
-    # a join carries the joiner's addresses: the table reads them with reach's address types
-    ("net.table", "net.reach"): frozenset({"net.reach.invite"}),
+    # a join carries the joiner's addresses and their kinds: the table reads them with
+    # reach's address and candidate types
+    ("net.table", "net.reach"): frozenset({"net.reach.invite", "net.reach.candidates"}),
 }
 
 # Known exceptions, each with the reason it is not fixed yet. The tests below fail when an

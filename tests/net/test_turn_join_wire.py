@@ -150,7 +150,7 @@ def test_a_writer_never_sends_kinds_its_reader_refuses() -> None:
 
 
 def test_a_joiner_permits_only_the_seated_members_public_ips() -> None:
-    from buraco_p2p.net.mesh.turning import seated_ips
+    from buraco_p2p.net.mesh.seating import seated_ips
 
     ana, bia, me = (Identity.generate(n).public for n in ("ana", "bia", "cleo"))
     public = Endpoint.parse("203.0.113.7", 4464)

@@ -171,8 +171,8 @@ async def prepare_reply_code(
         return  # a port the host's router forwards, or nothing to punch: no code needed
     if not stun and relay is None:
         return
-    from buraco_p2p.net.mesh.turning import host_ips, permit
-    from buraco_p2p.net.reach.candidates import Candidate
+    from buraco_p2p.net.mesh.turning import permit
+    from buraco_p2p.net.reach.candidates import Candidate, host_ips
     from buraco_p2p.net.reach.reply import ReplyCode
 
     mine: Endpoint | None = None

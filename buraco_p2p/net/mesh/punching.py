@@ -47,7 +47,7 @@ import trio
 from buraco_p2p.net.channel.errors import LinkError, MeshError, NetError
 from buraco_p2p.net.channel.identity import PeerKey
 from buraco_p2p.net.channel.link import handshake, stream_address
-from buraco_p2p.net.mesh.turning import outside_ips
+from buraco_p2p.net.reach.candidates import outside_ips
 from buraco_p2p.net.reach.invite import Endpoint, InviteError
 from buraco_p2p.net.reach.punch import PunchError, simultaneous_open, start_delays
 from buraco_p2p.net.reach.turnwire import connect_tcp

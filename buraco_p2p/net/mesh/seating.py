@@ -18,7 +18,8 @@ from typing import TYPE_CHECKING
 from buraco_p2p.net.channel.errors import MeshError
 from buraco_p2p.net.channel.identity import PeerKey
 from buraco_p2p.net.mesh.events import NicknameChanged, RosterChanged, SeatFreed
-from buraco_p2p.net.mesh.turning import seated_ips
+from buraco_p2p.net.reach.candidates import CandidateKind, outside_ips
+from buraco_p2p.net.reach.invite import IPAddress
 from buraco_p2p.net.table.table import Departure, Roster, roster_message, succession
 
 if TYPE_CHECKING:
@@ -126,3 +127,13 @@ class Seating:
             run = mesh.live_run_or_none(m.key) if m.key != mesh.me else None
             if run is not None:
                 mesh.enqueue(run, message)
+
+
+def seated_ips(roster: Roster, me: PeerKey) -> list[IPAddress]:
+    """Joiner: the IPs our relay lets through for the seated members (2.14): those of each
+    other member's roster addresses that lead outside one network, relayed ones left out (a
+    peer dials our relay from its own address, never from its TURN server's)."""
+    return outside_ips(
+        ep for m in roster.members if m.key != me
+        for i, ep in enumerate(m.addresses) if m.kind_of(i) != CandidateKind.RELAYED
+    )  # fmt: skip

@@ -33,17 +33,16 @@ from typing import TYPE_CHECKING
 
 import trio
 
+from buraco_p2p.net.mesh.seating import seated_ips
 from buraco_p2p.net.reach.candidates import CandidateKind
-from buraco_p2p.net.reach.invite import Endpoint, Invite, IPAddress
+from buraco_p2p.net.reach.invite import Endpoint, IPAddress
 from buraco_p2p.net.reach.turn import TurnError, TurnRelay, TurnServer, open_turn
 from buraco_p2p.net.reach.turnwire import connect_tcp
-from buraco_p2p.net.table.table import Roster
 
 if TYPE_CHECKING:
-    from buraco_p2p.net.channel.identity import PeerKey
     from buraco_p2p.net.mesh.mesh import Mesh
 
-__all__ = ["dial_relayed", "host_ips", "keep_relay", "outside_ips", "seated_ips"]
+__all__ = ["dial_relayed", "keep_relay", "permit"]
 
 
 async def keep_relay(
@@ -121,35 +120,6 @@ async def _hand_over(
             await trio.aclose_forcefully(stream)
             continue
         nursery.start_soon(mesh.server.handle_stream, stream)
-
-
-def outside_ips(endpoints: Iterable[Endpoint]) -> list[IPAddress]:
-    """The IPs of `endpoints` that lead outside one network, sorted: never a LAN's."""
-    from buraco_p2p.net.mesh.wayout import inside_only
-
-    return sorted({ep.ip for ep in endpoints if not inside_only(ep)}, key=str)
-
-
-def seated_ips(roster: Roster, me: PeerKey) -> list[IPAddress]:
-    """Joiner: the IPs our relay lets through for the seated members (2.14): those of each
-    other member's roster addresses that lead outside one network, relayed ones left out (a
-    peer dials our relay from its own address, never from its TURN server's)."""
-    return outside_ips(
-        ep for m in roster.members if m.key != me
-        for i, ep in enumerate(m.addresses) if m.kind_of(i) != CandidateKind.RELAYED
-    )  # fmt: skip
-
-
-def host_ips(invite: Invite) -> list[IPAddress]:
-    """The IPs a host dials a joiner's relay from: those of its candidates that lead outside
-    its network (the invite's own public, mapped and reflexive addresses)."""
-    from buraco_p2p.net.mesh.wayout import inside_only
-
-    return sorted(
-        {ep.ip for ep, kind in zip(invite.addresses, invite.kinds, strict=True)
-         if kind != CandidateKind.RELAYED and not inside_only(ep)},
-        key=str,
-    )  # fmt: skip
 
 
 async def permit(mesh: Mesh, ips: Iterable[IPAddress], say: Callable[[str], None]) -> None:

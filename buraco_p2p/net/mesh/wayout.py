@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import ipaddress
 import os
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -25,7 +24,7 @@ from typing import TYPE_CHECKING
 
 import trio
 
-from buraco_p2p.net.reach.candidates import CandidateKind, NatClass
+from buraco_p2p.net.reach.candidates import CandidateKind, NatClass, inside_only
 from buraco_p2p.net.reach.invite import Endpoint, Invite
 
 if TYPE_CHECKING:
@@ -34,11 +33,6 @@ if TYPE_CHECKING:
 
 # Addresses that lead somewhere only inside one network: RFC 1918, carrier-grade NAT's shared
 # space, link-local, loopback, unique-local IPv6.
-_INSIDE = tuple(
-    ipaddress.ip_network(net)
-    for net in ("10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", "100.64.0.0/10",
-                "169.254.0.0/16", "127.0.0.0/8", "fc00::/7", "fe80::/10", "::1/128")
-)  # fmt: skip
 TURN_FLAG = "--turn USER:PASSWORD@IP:PORT"
 # What a NAT class means for a player, in the words the way-out advice uses.
 NAT_NAMES = {
@@ -55,11 +49,6 @@ NO_REACH_HELP = (
     "and joiners both with --stun IP:PORT, the host pasting the joiner's code), or a TURN "
     f"relay both name ({TURN_FLAG}); players on one network can use --lan"
 )
-
-
-def inside_only(endpoint: Endpoint) -> bool:
-    """Whether `endpoint` can be reached only from inside its own network."""
-    return any(endpoint.ip in net for net in _INSIDE if net.version == endpoint.ip.version)
 
 
 def host_reach_note(invite: Invite) -> str | None:

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from buraco_p2p.net.channel.errors import NetError
-from buraco_p2p.net.reach.invite import Endpoint, IPAddress
+from buraco_p2p.net.reach.invite import Endpoint, Invite, IPAddress
 
 # /proc/net/if_inet6 flag bits (linux/if_addr.h).
 _IFA_F_TEMPORARY = 0x01
@@ -178,3 +178,32 @@ def describe_link(
     if punched or remote_kind == CandidateKind.REFLEXIVE:
         return "direct (punched)"
     return "direct"
+
+
+# Addresses no player outside their own network can reach: private, carrier-grade NAT,
+# link-local and loopback ranges (IPv4 and IPv6).
+_INSIDE = tuple(
+    ipaddress.ip_network(net)
+    for net in ("10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", "100.64.0.0/10",
+                "169.254.0.0/16", "127.0.0.0/8", "fc00::/7", "fe80::/10", "::1/128")
+)  # fmt: skip
+
+
+def inside_only(endpoint: Endpoint) -> bool:
+    """Whether `endpoint` can be reached only from inside its own network."""
+    return any(endpoint.ip in net for net in _INSIDE if net.version == endpoint.ip.version)
+
+
+def outside_ips(endpoints: Iterable[Endpoint]) -> list[IPAddress]:
+    """The IPs of `endpoints` that lead outside one network, sorted: never a LAN's (a TURN
+    permission for a LAN address would let nobody in, and tells the TURN server our LAN)."""
+    return sorted({ep.ip for ep in endpoints if not inside_only(ep)}, key=str)
+
+
+def host_ips(invite: Invite) -> list[IPAddress]:
+    """The IPs a host dials a joiner's relay from: those of its candidates that lead outside
+    its network (the invite's own public, mapped and reflexive addresses)."""
+    return outside_ips(
+        ep for ep, kind in zip(invite.addresses, invite.kinds, strict=True)
+        if kind != CandidateKind.RELAYED
+    )  # fmt: skip

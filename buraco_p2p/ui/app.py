@@ -33,6 +33,7 @@ from prompt_toolkit.mouse_events import MouseEvent, MouseEventType
 from prompt_toolkit.output import Output
 
 from buraco_p2p.engine import Move
+from buraco_p2p.net.reach.rejoin import looks_like_rejoin
 from buraco_p2p.play.store import default_data_dir
 from buraco_p2p.text.glyphs import ASCII_SYMBOLS, Glyphs
 from buraco_p2p.ui import canvas as cv
@@ -210,9 +211,15 @@ class TableApp:
 
     def paste(self, text: str) -> None:
         """Text pasted into the terminal: the lobby takes it whole (a reply code, a chat
-        line); the table, which has no text input, takes it as before, as typed keys."""
+        line); the table takes a re-join code whole (`feed.say` dials it, never sends it as
+        chat), other text as typed keys, as before."""
         if not self.in_lobby():
-            self.key(text)
+            if looks_like_rejoin(text):
+                code = text.strip()
+                self._spawn(lambda: self.feed.say(code))
+                self.app.invalidate()
+            else:
+                self.key(text)
             return
         assert self.lobby is not None
         intent = self.lobby.paste(text)

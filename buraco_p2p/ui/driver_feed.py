@@ -24,6 +24,11 @@ late at our clock), and the time left, twice the table's timeout from when we sa
 the others may name us too if we neither agree nor play on (docs/protocol.md 4.5, "Retries");
 a round we signed that waited that long says whether we signed again naming the holders too or
 wait naming nobody (`VoidHeld`), in the line client's words (`buraco_p2p.text.agreement`).
+
+A re-join code (docs/protocol.md 2.15) is never chat: on a joiner, a `BRJ-` line said at the
+table goes to the mesh's `moves.accept_code` and the feed says what it dials or why the code
+is refused, as the line client does; on a host whose address changed, `host_code` puts the
+code on a line of its own under what it is for.
 """
 
 from __future__ import annotations
@@ -40,7 +45,9 @@ import trio
 from buraco_p2p.engine import HandState, IllegalMove, Move, match_sides
 from buraco_p2p.logfile import encode_log
 from buraco_p2p.net.channel.identity import PeerKey
+from buraco_p2p.net.reach.rejoin import looks_like_rejoin
 from buraco_p2p.play.driver import Driver, bot_parties, my_turn
+from buraco_p2p.play.line import take_rejoin_code
 from buraco_p2p.rules import RuleSet
 from buraco_p2p.session import (
     Abandoned,
@@ -59,6 +66,7 @@ from buraco_p2p.session.peer import RETRY_TIMEOUTS
 from buraco_p2p.text.agreement import held_text, not_late_text, proposal_text, warning_text
 from buraco_p2p.text.glyphs import Glyphs
 from buraco_p2p.text.narration import Narrator, Step, abandoned_text
+from buraco_p2p.text.rejoin import host_code_lines
 from buraco_p2p.ui.feed import (
     ChatLine,
     Complaint,
@@ -199,10 +207,20 @@ class DriverFeed:
         await trio.lowlevel.checkpoint()
 
     async def say(self, text: str) -> None:
-        if self.driver is not None and text.strip():
+        """A chat line to the table; a re-join code (`BRJ-...`, typed or pasted) is never
+        chat: its addresses are dialed, and the feed says so or why it is refused."""
+        if self.driver is not None and looks_like_rejoin(text):
+            self.line(None, take_rejoin_code(self.driver.mesh.moves, text).removeprefix("* "))
+        elif self.driver is not None and text.strip():
             self.driver.chat(text.strip())
             self.line(self._my_seat(), text.strip())
         await trio.lowlevel.checkpoint()
+
+    def host_code(self, code: str) -> None:
+        """Host: our public address changed and some players may not find the table again:
+        the re-join code for them, on a line of its own under what it is for."""
+        for text in host_code_lines(code):
+            self.line(None, text)
 
     async def ready(self) -> None:
         self._hand_over = False

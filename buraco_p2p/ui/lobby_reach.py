@@ -6,6 +6,7 @@ The host's steps (`host_output`) report the port mapping's state in words into t
 "Port mapping" row, every other line into the lobby's notices, and a new invite (UPnP answers
 late) into the invite on screen. A joiner's reply code (`joiner_say`) goes to its own block on
 the screen, to select and copy, with why the host needs it; every other line is a notice.
+Once the match has started the same steps report into the table's feed instead.
 The options themselves travel as the parsed command line (`reach`), untouched, so whatever
 `host_reach` learns to do with a new option the full-screen client does too.
 """
@@ -58,8 +59,23 @@ def address_words(invite: Invite) -> list[tuple[str, str]]:
     return out + inside
 
 
-def host_output(model: LobbyModel, show_invite: Callable[[Mesh], None]) -> ReachOutput:
-    """Where the host's reach steps report on the lobby screen."""
+def host_output(
+    model: LobbyModel,
+    show_invite: Callable[[Mesh], None],
+    table: Callable[[str], None] | None = None,
+) -> ReachOutput:
+    """Where the host's reach steps report on the lobby screen; once the lobby has become
+    the table (`model.active` false), into the table's feed (`table`): the lobby is no longer
+    drawn, and the steps run on (a late UPnP answer, a public address that changed)."""
+
+    def at_table() -> bool:
+        return table is not None and not model.active
+
+    def say(text: str) -> None:
+        if table is not None and at_table():
+            table(text.removeprefix("* "))
+        else:
+            model.out(text)
 
     def mapping(text: str) -> None:
         model.mapping = text
@@ -67,9 +83,14 @@ def host_output(model: LobbyModel, show_invite: Callable[[Mesh], None]) -> Reach
 
     def invite(mesh: Mesh) -> None:
         show_invite(mesh)
-        model.say("the invite above changed (a new address): give the players this one")
+        if table is not None and at_table():
+            where = f" (written to {model.invite_file})" if model.invite_file else ""
+            table(f"the invite changed (a new address){where}: a player whose link does not "
+                  "come back joins again with it")  # fmt: skip
+        else:
+            model.say("the invite above changed (a new address): give the players this one")
 
-    return ReachOutput(say=model.out, invite=invite, mapping=mapping)
+    return ReachOutput(say=say, invite=invite, mapping=mapping)
 
 
 def joiner_say(model: LobbyModel) -> Callable[[str], None]:

@@ -7,7 +7,9 @@ lobby's match runner does, and from then on it is a `DriverFeed`: the same appli
 switches to the table screen, without a second application or a redraw of the terminal.
 `ResumeFeed` brings back a table from the data directory and shows it once its log has been
 replayed, catching up from the peers on screen. `--internet`, `--upnp` and `--stun` run the
-line client's own steps (`host_reach`, `joiner_reach`), reported on the screen (`lobby_reach`).
+line client's own steps (`host_reach`, `joiner_reach`), reported on the screen (`lobby_reach`),
+in the lobby, then in the table's feed: a host whose public address changed mid-match shows
+the re-join code there (`codes_to_feed`); a joiner pastes it at the table (`DriverFeed.say`).
 The seats marked as bots (the host's own bot peers, or the ones the host's `bots` message
 named) are saved with the table when the match starts and marked again on `resume`.
 
@@ -20,6 +22,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import functools
 import logging
 import os
 import tempfile
@@ -66,7 +69,7 @@ from buraco_p2p.ui.lobby_model import LobbyModel
 from buraco_p2p.ui.lobby_reach import address_words, asks_reach, host_output, joiner_say
 from buraco_p2p.ui.theme import no_color
 
-__all__ = ["LobbyFeed", "ResumeFeed", "invite_path", "run_full_screen"]
+__all__ = ["LobbyFeed", "ResumeFeed", "codes_to_feed", "invite_path", "run_full_screen"]
 
 
 def invite_path(root: Path, table_id: bytes) -> Path:
@@ -191,10 +194,12 @@ class LobbyFeed(DriverFeed):
             return
         model.status = "asking for a way in from outside your network"
         model.on_change()
+        table = functools.partial(self.line, None)
         await stack.enter_async_context(
             host_reach(mesh, port, self.reach or argparse.Namespace(),
-                       host_output(model, self._show_invite))
+                       host_output(model, self._show_invite, table))
         )  # fmt: skip
+        codes_to_feed(mesh, self)
 
     def _reach_note(self, mesh: Mesh) -> None:
         """As the line client says under its invite: a word if every address in it is inside
@@ -372,8 +377,18 @@ class ResumeFeed(DriverFeed):
 
         out = ReachOutput(say=say, invite=invite, mapping=lambda text: None)
         async with host_reach(mesh, port, args, out):
+            codes_to_feed(mesh, self)
             invite(mesh)
             yield
+
+
+def codes_to_feed(mesh: Mesh, feed: DriverFeed) -> None:
+    """Once `host_reach` watches our public address (it set `moves.announce`), a re-join
+    code goes into the table's feed on a line of its own, under what it is for
+    (`DriverFeed.host_code`): the line client's two printed lines would be cut at the
+    screen's width, and the code must stay whole to be copied."""
+    if mesh.moves.announce is not None:
+        mesh.moves.announce = feed.host_code
 
 
 @contextlib.contextmanager

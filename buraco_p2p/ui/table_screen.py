@@ -11,6 +11,7 @@ history, the end of a hand) are in `buraco_p2p.ui.panels`.
 from __future__ import annotations
 
 from buraco_p2p.engine import Phase
+from buraco_p2p.net.reach.rejoin import looks_like_rejoin
 from buraco_p2p.text.agreement import left_text, warning_text
 from buraco_p2p.text.narration import meld_points
 from buraco_p2p.ui import canvas as cv
@@ -38,6 +39,21 @@ LINK_WORDS = {
     "mapped": "mapped",
     "relayed by the host": "relayed",
 }
+
+
+def code_pieces(code: str, width: int) -> list[str]:
+    """A re-join code on rows of at most `width` characters, broken after a group's dash
+    (pasted back, the pieces make the same code: its reader skips dashes and spaces)."""
+    pieces: list[str] = []
+    piece = ""
+    for group in code.split("-"):
+        part = f"{piece}-{group}" if piece else group
+        if piece and len(part) >= width:  # room for the dash kept at its end
+            pieces.append(piece + "-")
+            piece = group
+        else:
+            piece = part
+    return [*pieces, piece]
 
 
 class Screen(MeldRows, HandRows):
@@ -219,9 +235,14 @@ class Screen(MeldRows, HandRows):
         for line in c.snap.chat[-k:] if k > 0 else ():
             who = "" if line.seat is None else f"{c.snap.seats[line.seat].nick}: "
             text = line.text
+            if line.seat is None and looks_like_rejoin(text):  # copied whole: never cut
+                rows.extend(cv.fit([("", f" {part}")], self.cols)
+                            for part in code_pieces(text, self.cols - 1))  # fmt: skip
+                continue
             if 1 + len(who) + len(text) > self.cols:  # cut, marked; C shows it whole
                 text = text[: max(0, self.cols - 2 - len(who))] + "…"
             rows.append(cv.fit([("class:label", f" {who}"), ("", text)], self.cols))
+        rows = rows[max(0, len(rows) - k) :] if k > 0 else []
         rows[:0] = [cv.fit([], self.cols) for _ in range(k - len(rows))]
         if c.chat_text is not None:
             rows.append(cv.fit([("class:chatinput", f" say: {c.chat_text}_")], self.cols))

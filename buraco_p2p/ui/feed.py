@@ -188,7 +188,8 @@ class TableFeed(Protocol):
 
     `next_snapshot(after)` waits for a snapshot newer than version `after` and returns the
     newest; `submit` sends one of this seat's moves and returns once the table has taken it
-    (or raises `MoveRefused`); `say` sends a chat line; `ready` tells the table this player
+    (or raises `MoveRefused`); `say` sends a chat line (a networked table takes a `BRJ-`
+    re-join code instead: `DriverFeed.say`); `ready` tells the table this player
     has seen the end of a hand and may be dealt the next; `skip` stops pausing between the
 other players' moves until it is this player's turn again; `save_log` writes the match log to
     `path` and returns the command that audits it (or raises `SaveUnavailable`). All are

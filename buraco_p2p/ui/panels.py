@@ -36,7 +36,7 @@ HELP: tuple[tuple[str, str], ...] = (
     ("v", "the whole pile and every meld"),
     ("h", "match history"),
     ("r", "the rules of this table"),
-    ("c", "chat: type a line, Enter sends it"),
+    ("c", "chat: type a line, Enter sends it (a pasted re-join code, BRJ-..., is dialed)"),
     ("C", "the whole table feed and chat (↑ ↓ PgUp PgDn scroll)"),
     ("E / V / R", "when a player is away past the limit: end the match / void the hand "
                   "(dealt again) / seat bots for them; each asks first"),

@@ -62,6 +62,7 @@ from buraco_p2p.play.node import open_node, start_on_mesh
 from buraco_p2p.play.store import StoreError
 from buraco_p2p.privatefile import write_private
 from buraco_p2p.rules import RuleSet
+from buraco_p2p.text.rejoin import host_code_lines
 from buraco_p2p.ui.app import TableApp
 from buraco_p2p.ui.driver_feed import DriverFeed
 from buraco_p2p.ui.feed import TableFeed
@@ -199,7 +200,7 @@ class LobbyFeed(DriverFeed):
             host_reach(mesh, port, self.reach or argparse.Namespace(),
                        host_output(model, self._show_invite, table))
         )  # fmt: skip
-        codes_to_feed(mesh, self)
+        codes_to_feed(mesh, self, model)
 
     def _reach_note(self, mesh: Mesh) -> None:
         """As the line client says under its invite: a word if every address in it is inside
@@ -382,13 +383,24 @@ class ResumeFeed(DriverFeed):
             yield
 
 
-def codes_to_feed(mesh: Mesh, feed: DriverFeed) -> None:
+def codes_to_feed(mesh: Mesh, feed: DriverFeed, lobby: LobbyModel | None = None) -> None:
     """Once `host_reach` watches our public address (it set `moves.announce`), a re-join
     code goes into the table's feed on a line of its own, under what it is for
     (`DriverFeed.host_code`): the line client's two printed lines would be cut at the
-    screen's width, and the code must stay whole to be copied."""
-    if mesh.moves.announce is not None:
-        mesh.moves.announce = feed.host_code
+    screen's width, and the code must stay whole to be copied. While `lobby` is on screen
+    (the address can change before the match), the same two lines go into its notices."""
+    if mesh.moves.announce is None:
+        return
+
+    def announce(code: str) -> None:
+        if lobby is not None and lobby.active:
+            first, alone = host_code_lines(code)
+            lobby.say(first)
+            lobby.out(alone)
+        else:
+            feed.host_code(code)
+
+    mesh.moves.announce = announce
 
 
 @contextlib.contextmanager

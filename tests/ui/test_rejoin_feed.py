@@ -184,11 +184,17 @@ async def test_the_hosts_reach_lines_and_code_go_to_the_table_once_the_lobby_is_
                     nursery, config=MeshConfig(), state=None, is_host=True)  # fmt: skip
         printed: list[str] = []
         host.moves.announce = printed.append
-        codes_to_feed(host, feed)
+        codes_to_feed(host, feed, model)
         assert host.moves.announce is not None
         code = _code(table)
         host.moves.announce(code)
         assert printed == [] and _lines(feed)[-2:] == [(None, HOST_CODE_LINE), (None, code)]
+        # an address that changes before the match: the lobby's notices, the code alone
+        model.active = True
+        told = len(feed.snapshot().chat)
+        host.moves.announce(code)
+        assert model.log[-2:] == [f"* {HOST_CODE_LINE}", code]
+        assert len(feed.snapshot().chat) == told
         # without an address watch there is nothing to announce, and nothing is set
         quiet = Mesh(Identity.from_seed(b"\x06" * 32, "host"), b"agree-feed-tabl1", SECRET,
                      nursery, config=MeshConfig(), state=None, is_host=True)  # fmt: skip

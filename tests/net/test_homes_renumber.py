@@ -325,6 +325,10 @@ def _same_logs_that_verify(run: Run, seats: int) -> None:
     assert verdict.code == 0, verdict
 
 
+# Among the slow tests: in one run of about forty, beside the rest of the suite, the host never
+# linked again to the joiner whose router maps its port (that joiner got no moved record in
+# 60 s), so this cell is not yet one that passes every time.
+@pytest.mark.slow
 def test_a_mapped_host_is_found_again_through_a_joiner(
     lab: tuple[Lab, list[Home]], tmp_path: Path
 ) -> None:

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import enum
 import ipaddress
+import struct
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -206,4 +207,14 @@ def host_ips(invite: Invite) -> list[IPAddress]:
     return outside_ips(
         ep for ep, kind in zip(invite.addresses, invite.kinds, strict=True)
         if kind != CandidateKind.RELAYED
+    )  # fmt: skip
+
+
+def pack_candidates(candidates: Iterable[Candidate]) -> bytes:
+    """Reply and re-join codes' candidate records (2.12, 2.15): per candidate one byte
+    `kind << 4 | ip version`, the packed IP and the port (big-endian)."""
+    return b"".join(
+        struct.pack(">B", int(c.kind) << 4 | c.endpoint.ip.version)
+        + c.endpoint.ip.packed + struct.pack(">H", c.endpoint.port)
+        for c in candidates
     )  # fmt: skip

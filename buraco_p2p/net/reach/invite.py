@@ -150,9 +150,7 @@ class Invite:
 
     def to_text(self) -> str:
         """The copy-pasteable form: `BRC-XXXXX-XXXXX-...` (base32, no padding)."""
-        b32 = base64.b32encode(self.to_bytes()).decode("ascii").rstrip("=")
-        groups = [b32[i : i + GROUP] for i in range(0, len(b32), GROUP)]
-        return "-".join([TEXT_PREFIX, *groups])
+        return grouped_text(TEXT_PREFIX, self.to_bytes())
 
     @classmethod
     def from_bytes(cls, data: bytes) -> Invite:
@@ -271,3 +269,10 @@ _B32_ALPHABET = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZ234567")
 
 def _checksum(body: bytes) -> bytes:
     return hashlib.sha256(_CHECKSUM_DOMAIN + body).digest()[:CHECKSUM_LEN]
+
+
+def grouped_text(prefix: str, data: bytes) -> str:
+    """The copy-pasteable form every code shares (invite, short, reply and re-join codes):
+    `prefix`, then `data` in base32 without padding, in dash-separated groups of `GROUP`."""
+    b32 = base64.b32encode(data).decode("ascii").rstrip("=")
+    return "-".join([prefix, *(b32[i : i + GROUP] for i in range(0, len(b32), GROUP))])

@@ -32,8 +32,8 @@ import struct
 from dataclasses import dataclass
 
 from buraco_p2p.net.channel.errors import NetError
-from buraco_p2p.net.reach.candidates import Candidate, CandidateKind
-from buraco_p2p.net.reach.invite import Endpoint, IPAddress
+from buraco_p2p.net.reach.candidates import Candidate, CandidateKind, pack_candidates
+from buraco_p2p.net.reach.invite import Endpoint, IPAddress, grouped_text
 
 __all__ = ["REJOIN_VERSION", "TEXT_PREFIX", "RejoinCode", "RejoinCodeError", "looks_like_rejoin"]
 
@@ -69,17 +69,12 @@ class RejoinCode:
             raise RejoinCodeError(f"a re-join code holds 1..{MAX_CANDIDATES} addresses")
 
     def to_bytes(self, mesh_secret: bytes, table_id: bytes) -> bytes:
-        parts = [struct.pack(">BB", REJOIN_VERSION, len(self.candidates))]
-        for c in self.candidates:
-            ep = c.endpoint
-            parts.append(struct.pack(">B", int(c.kind) << 4 | ep.ip.version))
-            parts.append(ep.ip.packed + struct.pack(">H", ep.port))
-        body = b"".join(parts)
+        head = struct.pack(">BB", REJOIN_VERSION, len(self.candidates))
+        body = head + pack_candidates(self.candidates)
         return body + _tag(mesh_secret, table_id, body)
 
     def to_text(self, mesh_secret: bytes, table_id: bytes) -> str:
-        b32 = base64.b32encode(self.to_bytes(mesh_secret, table_id)).decode("ascii").rstrip("=")
-        return "-".join([TEXT_PREFIX, *(b32[i : i + GROUP] for i in range(0, len(b32), GROUP))])
+        return grouped_text(TEXT_PREFIX, self.to_bytes(mesh_secret, table_id))
 
     @classmethod
     def from_bytes(cls, data: bytes, mesh_secret: bytes, table_id: bytes) -> RejoinCode:

@@ -31,8 +31,8 @@ import struct
 from dataclasses import dataclass
 
 from buraco_p2p.net.channel.errors import NetError
-from buraco_p2p.net.reach.candidates import Candidate, CandidateKind, NatClass
-from buraco_p2p.net.reach.invite import Endpoint, IPAddress
+from buraco_p2p.net.reach.candidates import Candidate, CandidateKind, NatClass, pack_candidates
+from buraco_p2p.net.reach.invite import Endpoint, IPAddress, grouped_text
 
 REPLY_VERSION = 1
 TEXT_PREFIX = "BRR"
@@ -61,17 +61,12 @@ class ReplyCode:
             raise ReplyCodeError(f"a reply code holds 1..{MAX_CANDIDATES} candidates")
 
     def to_bytes(self, room_secret: bytes, table_id: bytes) -> bytes:
-        parts = [struct.pack(">BB", REPLY_VERSION, self.nat_class << 6 | len(self.candidates))]
-        for c in self.candidates:
-            ep = c.endpoint
-            parts.append(struct.pack(">B", c.kind << 4 | ep.ip.version))
-            parts.append(ep.ip.packed + struct.pack(">H", ep.port))
-        body = b"".join(parts)
+        head = struct.pack(">BB", REPLY_VERSION, self.nat_class << 6 | len(self.candidates))
+        body = head + pack_candidates(self.candidates)
         return body + _tag(room_secret, table_id, body)
 
     def to_text(self, room_secret: bytes, table_id: bytes) -> str:
-        b32 = base64.b32encode(self.to_bytes(room_secret, table_id)).decode("ascii").rstrip("=")
-        return "-".join([TEXT_PREFIX, *(b32[i : i + GROUP] for i in range(0, len(b32), GROUP))])
+        return grouped_text(TEXT_PREFIX, self.to_bytes(room_secret, table_id))
 
     @classmethod
     def from_bytes(cls, data: bytes, room_secret: bytes, table_id: bytes) -> ReplyCode:

@@ -45,6 +45,7 @@ from buraco_p2p.net.reach.invite import (
     Invite,
     InviteError,
     IPAddress,
+    grouped_text,
 )
 
 __all__ = [
@@ -121,8 +122,7 @@ class ShortCode:
         return body + _checksum(body)
 
     def to_text(self) -> str:
-        b32 = base64.b32encode(self.to_bytes()).decode("ascii").rstrip("=")
-        return "-".join([TEXT_PREFIX, *(b32[i : i + GROUP] for i in range(0, len(b32), GROUP))])
+        return grouped_text(TEXT_PREFIX, self.to_bytes())
 
     @classmethod
     def from_bytes(cls, data: bytes) -> ShortCode:

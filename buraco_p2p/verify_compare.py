@@ -79,8 +79,10 @@ def compare_logs(
     else:
         differ = divergence(wires[0], wires[1])
         if differ is None:
-            doc["result"] = "same"
-            doc["entries"] = len(wires[0])
+            # the same keys as a difference, so one reader reads both (4.8): nothing parts
+            n = len(wires[0])
+            doc.update(result="same", common=n, entries=[n, n], at=[None, None], longer=None,
+                       same_table=n > 0)  # fmt: skip
             code = codes[0]
         else:
             doc["result"] = "differ"
@@ -164,7 +166,7 @@ def render_comparison(doc: dict[str, Any], render: Callable[[dict[str, Any]], st
     lines: list[str] = []
     result = doc["result"]
     if result == "same":
-        lines.append(f"the two logs hold the same {doc['entries']} entries")
+        lines.append(f"the two logs hold the same {doc['common']} entries")
     elif result == "differ":
         k = doc["common"]
         a, b = doc["at"]

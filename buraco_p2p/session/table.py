@@ -233,6 +233,13 @@ class Table:
         ):
             raise Refusal(OutOfTurn, f"the table stops at an equivocation: {self.stop}")
         saved = None
+        if entry.kind == bodies.VOID:
+            # Its schema first (4.2): a void round opens on what the body says, so a body
+            # that breaks it is malformed wherever it stands, never merely out of turn.
+            try:
+                check_body(bodies.VOID, entry.body, self.n, self.rules.deck_size)
+            except BodyError as exc:
+                raise Refusal(MalformedEntry, str(exc)) from None
         if entry.kind == bodies.VOID and self.voiding is None:
             saved = (self.authors, self.step_prev, self.step_start, self.step_hashes, self.silent)
             self.void_keys = ()

@@ -49,7 +49,9 @@ def test_two_copies_of_a_fair_log_are_the_same(
     assert out.startswith(f"the two logs hold the same {len(wires)} entries\n")
     assert "A (" in out and "B (" in out and out.count("fair match") == 2
     code, doc = doc_of(capsys, a, b)
-    assert (code, doc["result"], doc["entries"]) == (0, "same", len(wires))
+    n = len(wires)
+    assert (code, doc["result"], doc["entries"], doc["common"]) == (0, "same", [n, n], n)
+    assert doc["at"] == [None, None] and doc["longer"] is None and doc["same_table"]
     assert [v["result"] for v in doc["logs"]] == ["fair", "fair"]
 
 

@@ -16,14 +16,16 @@ import dataclasses
 import random
 
 import pytest
-from session_helpers import bot_chooser, identities, same_logs, snapshot
+from session_helpers import bot_chooser, identities, same_logs, snapshot, table_copy
 
 from buraco_p2p.crypto import DeterministicRandomSource
 from buraco_p2p.session import (
     Fault,
+    MalformedEntry,
     Peer,
     Phase,
     Router,
+    Table,
     VoidHeld,
     decode_entry,
     make_entry,
@@ -324,6 +326,25 @@ def test_one_entry_has_one_encoding() -> None:
             check_body("void", {**ok, "try": bad}, 4)
     with pytest.raises(BodyError, match="must be 'end'"):
         check_body("void", {**ok, "action": "void"}, 4)
+
+
+@pytest.mark.parametrize("attempt", [0, 4, 7])
+def test_a_try_out_of_its_bounds_is_malformed_wherever_it_stands(attempt: int) -> None:
+    """4.2's bound `1 <= try <= N-1` is the body's schema: a void whose try breaks it is
+    `MalformedEntry` (naming its author) in every place, never `OutOfTurn` because no round
+    could open on it."""
+    n, x = 4, 1
+    r = _stalled_turn(n, x)
+    t = r.peers[0].table
+    verifier = Table(t.log[0])
+    for e in t.log[1:]:
+        verifier.apply(e)
+    first = make_entry(identities(n)[0], table=t.terms.table_id, index=len(t.log),
+                       prev=t.void_prev(), author=0, kind="void",
+                       body={"action": "end", "silent": [x], "try": attempt})  # fmt: skip
+    with pytest.raises(MalformedEntry) as got:
+        table_copy(verifier).apply(first)
+    assert got.value.author == 0
 
 
 def test_an_equivocation_on_a_void_is_resolved_by_a_retry() -> None:

@@ -203,7 +203,9 @@ def _verdict(result: Replay, name: str, *, partial: bool) -> Verdict:
     0, the summary says how), or an unfinished one (exit 4; 0 with `partial` between hands)."""
     table = result.table
     doc = _summary(result, name)
-    if result.closed:
+    if result.closed or table.phase is Phase.FINAL:
+        # (a match in its final round is decided: the scores are the log's, whoever has not
+        # signed them yet, and no void can take that round's place: 4.5)
         return Verdict(EXIT_FAIR, doc)
     between_hands = (
         table.phase in (Phase.HAND_KEYS, Phase.TIME)
@@ -315,10 +317,14 @@ def _summary(result: Replay, name: str) -> dict[str, Any]:
 
 def _ending(table: Table) -> dict[str, Any]:
     """How the match ended, as the log shows it: "completed" (the final round), "decided"
-    (the match was decided; a void closed it before every party signed the final scores),
+    (the match was decided; a void closed it, or the log stops in the final round, before
+    every party signed the final scores: `silent` those whose signatures are missing),
     "ended_by_agreement" (a void with no fault to prove), "abandoned" (a void during a hand:
     `by` the silent parties, `proven` those a partner's signature proves walked out), or
     "unfinished" (the log stops: the step it stops in and whose entries would come next)."""
+    if not table.closed and table.phase is Phase.FINAL and table.voiding is None:
+        return {"how": "decided", "silent": list(table.waiting_for), "index": len(table.log),
+                "unsigned": True}  # fmt: skip
     if not table.closed:
         return {
             "how": "unfinished",
@@ -450,7 +456,8 @@ def render_text(doc: dict[str, Any]) -> str:
             f"{doc['error']}: {doc['reason']}\n"
         )
     unfinished = result == "unfinished"
-    partial = not unfinished and not doc["complete"]
+    decided = doc.get("ending", {}).get("how") == "decided"
+    partial = not unfinished and not doc["complete"] and not decided
     lines = [
         ("unfinished match (the log is fair as far as it goes)" if unfinished else "fair match")
         + f": {doc['file']}"
@@ -512,6 +519,11 @@ def _ending_text(doc: dict[str, Any]) -> str:
 
     if how == "completed":
         return "ended: completed, every party signed the final scores"
+    if how == "decided" and end.get("unsigned"):
+        return (
+            "ended: decided (the final round lacks the signatures of "
+            f"{parties(end['silent'])}; the scores are the log's all the same)"
+        )
     if how == "decided":
         return (
             "ended: decided (a void closed the match after it was decided; "

@@ -16,7 +16,8 @@ Messages on the mesh (msgpack arrays):
                     from others, which is how an author that equivocates meets both of its
                     signatures at every honest peer; relayed to every party but the author)
     ["sync", n]     "I hold the first n entries": the receiver answers with every entry of
-                    its log from index n and its own entries not yet in its log, less those
+                    its log from index n (from its last complete step, if that is before n)
+                    and its own entries not yet in its log, less those
                     already on their way to the asker (handed to its delivery stream and
                     not yet consumed there): so the stale `sync`s a peer queued while it was
                     away cost one answer between them, not one each
@@ -64,10 +65,10 @@ from buraco_p2p.session import (
     Output,
     Peer,
     SessionError,
-    TimedOut,
     decode_entry,
     parse_genesis,
 )
+from buraco_p2p.session.policy import Policy
 from buraco_p2p.session.states import Phase
 
 __all__ = ["Chooser", "Driver", "bot_parties", "my_turn"]
@@ -151,7 +152,8 @@ class Driver:
         self.choose = choose
         self.on_events = on_events
         self.on_chat = on_chat
-        self.void_action = void_action
+        # Whom we name and when we propose or join: the one policy the simulator searches.
+        self.policy = Policy(void_action)
         self.resync_after = resync_after
         self.tick_every = tick_every
         self.clock = clock
@@ -168,7 +170,6 @@ class Driver:
         # The last `at` we sent: the log length it gave and when.
         self._told = len(peer.log)
         self._told_at = clock()
-        self._voided_for: int | None = None
         # Entries handed to each peer's delivery stream (by wire) with their message number
         # there, None while still queued here: what a `sync` need not send again.
         self._given: dict[PeerKey, dict[bytes, int | None]] = {}
@@ -178,15 +179,44 @@ class Driver:
         # Clock readings for measurement: when each entry was applied here, when we played.
         self.applied_at: dict[int, float] = {}
         self.played_at: dict[int, float] = {}
-        # "replace": the host seats new identities (`play.heir.Heirs`); the parties the
-        # table last waited for past its timeout; bots agree to any present party's proposal.
-        self.replacer: Callable[[tuple[int, ...]], str] | None = None
-        self.waiting_on: tuple[int, ...] = ()
-        self.agree_any = False
-        # Void entries we signed (saved before they are sent), and each party's furthest
-        # claim of the log it holds (by key), which says when our last entry has arrived.
-        self._votes: list[bytes] = []
+        # Each party's furthest claim of the log it holds (by key), which says when our last
+        # entry has arrived.
         self._claims: dict[bytes, int] = {}
+
+    # -- the agreement policy's settings ------------------------------------------------------
+
+    @property
+    def void_action(self) -> str | None:
+        """What this client proposes once a party has kept the table waiting past its
+        timeout ("void", "end", "replace"; None: nothing)."""
+        return self.policy.void_action
+
+    @void_action.setter
+    def void_action(self, action: str | None) -> None:
+        self.policy.void_action = action
+
+    @property
+    def agree_any(self) -> bool:
+        """Whether we join any proposal we may join (the bots' policy)."""
+        return self.policy.agree_any
+
+    @agree_any.setter
+    def agree_any(self, value: bool) -> None:
+        self.policy.agree_any = value
+
+    @property
+    def replacer(self) -> Callable[[tuple[int, ...]], str] | None:
+        """The host's: seats new identities for the parties a "replace" names."""
+        return self.policy.replacer
+
+    @replacer.setter
+    def replacer(self, value: Callable[[tuple[int, ...]], str] | None) -> None:
+        self.policy.replacer = value
+
+    @property
+    def waiting_on(self) -> tuple[int, ...]:
+        """The parties the table last waited for past its timeout."""
+        return self.policy.waiting_on
 
     # -- construction -----------------------------------------------------------------------
 
@@ -240,7 +270,7 @@ class Driver:
         clock: Callable[[], float] = kw.get("clock", time.monotonic)
         # the peer's step timer runs on the driver's clock, so an injected clock times it all
         peer = Peer(genesis, identity, rng, clock(), heir=heir, minute=minute)
-        rng.position = lambda: len(peer.table.log)
+        rng.position = lambda: peer.table.draw_key()
         d = cls(mesh, peer, store, secret=secret, saved=len(wires), **kw)
         now = d.clock()
         d._handle(peer.start(now))
@@ -278,35 +308,12 @@ class Driver:
 
     def agree(self, action: str) -> str:
         """A person's agreement to void the hand ("void"), end the match ("end") or replace
-        the parties gone by bots ("replace", the host only) after a timeout: joins the round
-        another present party opened, or opens one naming the parties the table waits for.
-        Either only once our own clock has seen those parties keep the current step waiting
-        past the table's timeout. Returns what happened, in words."""
-        peer = self.peer
-        mine = peer.agreement
-        if mine is not None:
-            return f"already agreed to {mine.action} (missing: {self._names(mine.silent)})"
-        self.void_action = action
-        prop = peer.proposal
-        if prop is not None:
-            self._join_void()
-            self._flush()
-            if peer.agreement is not None:
-                return f"joined the agreement to {prop[0].action}"
-            if not set(prop[0].silent) <= self.overdue:
-                return (f"not yet: the table has not waited for {self._names(prop[0].silent)} "
-                        "past its timeout here")  # fmt: skip
-        if action == "replace":
-            if self.replacer is None:
-                return "no agreement proposed: only the host can seat a bot in a seat"
-            return self.replacer(tuple(sorted(self.overdue)))
-        try:
-            self._handle(peer.propose_void(action, self.clock(), tuple(sorted(self.overdue))))
-        except ValueError as exc:
-            return f"no agreement proposed: {exc}"
-        finally:
-            self._flush()
-        return f"proposed: {action}"
+        the parties gone by bots ("replace", the host only) after a timeout (`Policy.agree`).
+        Returns what happened, in words."""
+        said, out = self.policy.agree(self.peer, action, self.clock())
+        self._handle(out)
+        self._flush()
+        return said
 
     @property
     def overdue(self) -> frozenset[int]:
@@ -317,21 +324,7 @@ class Driver:
     def choices(self) -> dict[str, str]:
         """What each agreement would do now, in words, for a screen to offer (empty while
         nobody keeps the table waiting past its timeout, or once we agreed)."""
-        peer = self.peer
-        if not self.overdue or peer.agreement is not None or peer.table.closed:
-            return {}
-        names = self._names(tuple(sorted(self.overdue)))
-        out = {
-            "end": f"end the match now, {names} named as gone",
-            "void": f"void this hand and deal again without waiting for {names}",
-        }
-        if self.replacer is not None:
-            out["replace"] = f"void this hand and seat a bot for {names} from the next deal"
-        return out
-
-    def _names(self, parties: tuple[int, ...]) -> str:
-        nicks = self.peer.table.terms.nicknames
-        return ", ".join(nicks[p] for p in parties)
+        return self.policy.choices(self.peer)
 
     async def delivered(self, patience: float) -> bool:
         """Wait (up to `patience` seconds) until every other party whose link is up claims
@@ -406,10 +399,8 @@ class Driver:
         n = len(self.peer.log)
         for k in [k for k in self._pending if k < n]:
             del self._pending[k]
-        votes = [w for w in out.send if decode_entry(w).kind == "void" and w not in self._votes]
-        if votes:  # saved before they are sent: a restart signs no other void at that point
-            self._votes += votes
-            self.store.save_votes(self._votes)
+        if out.votes is not None:  # saved before they are sent: a restart signs no other
+            self.store.save_votes(out.votes)
         for wire in out.send:
             e = decode_entry(wire)
             if e.index >= n:
@@ -425,50 +416,13 @@ class Driver:
             self._grew_at = self.clock()
             self._bump()
         if out.events:
-            for ev in out.events:
-                if isinstance(ev, TimedOut):
-                    self._on_timeout(ev)
+            self._handle(self.policy.react(self.peer, out.events, self.clock()))
             if self.on_events is not None:
                 self.on_events(out.events)
 
     def _bump(self) -> None:
         self._changed.set()
         self._changed = trio.Event()
-
-    def _join_void(self) -> None:
-        """Sign our part of the void another present party proposed (its silent parties and
-        action: a void round takes one of each), if we agree to voids at all."""
-        if (self.void_action is None and not self.agree_any) or self.peer.table.closed:
-            return
-        if self.peer.agreement is None and self.peer.proposal is not None:
-            self._handle(self.peer.join_void(self.clock()))
-
-    def _on_timeout(self, ev: TimedOut) -> None:
-        at = len(self.peer.log)
-        self.waiting_on = ev.parties
-        if self.peer.proposal is not None or self.peer.agreement is not None:
-            self._join_void()
-            return
-        if self.void_action is None or self._voided_for == at or self.peer.table.closed:
-            return
-        # One proposer, so that two present parties never open rounds naming different
-        # silent sets: the lowest party present; the others join the round it opens.
-        present = [p for p in range(self.peer.table.n) if p not in ev.parties]
-        if not present or present[0] != self.peer.party:
-            return
-        self._voided_for = at
-        action = self.void_action
-        if action == "replace":
-            # the lowest party present is the host (party 0) unless the host is the one
-            # gone; only the host can seat a new identity, so without it the match ends
-            if self.replacer is not None:
-                log.info("%s", self.replacer(ev.parties))
-                return
-            action = "end"
-        try:
-            self._handle(self.peer.propose_void(action, self.clock(), ev.parties))
-        except ValueError as exc:
-            log.info("no void proposed: %s", exc)
 
     async def _work(self) -> None:
         """Apply what can be applied and play our turn if a bot plays for us, syncing once
@@ -482,7 +436,7 @@ class Driver:
                     self._flush()
                     await trio.sleep(0)
                     since = self.clock()
-            self._join_void()
+            self._handle(self.policy.join(self.peer, self.clock()))
             if self.choose is not None and my_turn(self.peer):
                 seed = self._secret + len(self.peer.log).to_bytes(8, "big")
                 view_rng = random.Random(seed)
@@ -560,7 +514,13 @@ class Driver:
         for wire, seq in list(given.items()):
             if seq is not None and seq < consumed:
                 del given[wire]
-        for wire in [e.wire for e in self.peer.log[n:]] + list(self._pending.values()):
+        # From our last complete step at the latest, whatever the asker holds: a peer that
+        # went on along another branch (a split it lost, an equivocator's other entry) holds
+        # as many entries as we do or more, and our last step is what brings it back
+        # (docs/protocol.md 4.6).
+        steps = self.peer.table.steps
+        start = min(n, steps[-2] if len(steps) > 1 else 0)
+        for wire in [e.wire for e in self.peer.log[start:]] + list(self._pending.values()):
             if wire not in given:
                 given[wire] = None
                 self._queue(key, ["e", wire])
@@ -618,6 +578,7 @@ class Driver:
             await trio.sleep(self.tick_every)
             now = self.clock()
             self._handle(self.peer.tick(now, self._linked()))
+            self._handle(self.policy.tick(self.peer, now))
             self._flush()
             if not self.peer.table.closed and now - self._grew_at >= self.resync_after:
                 self._grew_at = now

@@ -39,7 +39,8 @@ API overview:
 - Events (`buraco_p2p.session.events`): `SeatsDrawn`, `HandStarted`, `CardSeen`,
   `YourTurn`, `MoveApplied`, `HandEnded`, `TimeUp`, `MatchEnded`, `TimedOut`,
   `VoidProposed`, `Voided`, `Abandoned`, `Refused` (an entry dropped, the table goes on),
-  `Fault` (an entry refused with evidence; the table accepts only a void agreement after it).
+  `Fault` (an entry refused with evidence; the table accepts only a void agreement after it),
+  `Rewrite` (a second entry signed for a final index: kept as evidence, nothing changes).
 - `Router(peers, choose, relay=..., tamper=..., shuffle=...)`: a deterministic in-memory
   table (tests, self-play): FIFO or seeded-random delivery, optional relaying, tampering,
   silent and manual parties, a clock moved by `advance`.
@@ -91,6 +92,7 @@ from buraco_p2p.session.events import (
     MatchEnded,
     MoveApplied,
     Refused,
+    Rewrite,
     SeatsDrawn,
     TimedOut,
     TimeUp,
@@ -130,6 +132,7 @@ __all__ = [
     "Refused",
     "RejectedEntry",
     "Replay",
+    "Rewrite",
     "Router",
     "SeatsDrawn",
     "SessionError",

@@ -100,7 +100,6 @@ class Ballots:
         self.signed_try = 0  # the try of our latest void there
         self.lower_ok = False  # our try waited past the timeout: a lower complete round may go
         self.declined = -1  # votes up to this point are moot (a round applied, or refused)
-        self.heard: tuple[Motion, int] | None = None  # the last proposal heard, its author
 
     def vote(self, entry: Entry) -> Vote | None:
         """The vote a void entry casts, or None for one no round can take (a malformed body,
@@ -117,16 +116,15 @@ class Ballots:
         active = [p for p in range(self.n) if p not in motion.silent]
         return Vote(entry.index - active.index(entry.author), motion)
 
-    def hear(self, entry: Entry) -> Vote | None:
-        """Note another party's void as a proposal to join (even one our log has passed: its
-        author may be behind us, and joining then signs at our point); returns its vote, or
-        None for a vote that is moot (for a point a round or a refusal has settled)."""
+    def hear(self, entry: Entry, length: int) -> Vote | None:
+        """The vote another party's void casts, if it is a proposal we could join: for the
+        point our log stands at (`length`), a try 0, not settled. A void for a point behind
+        our log is never one (whoever signed it is behind us, and catches up), nor one ahead
+        (we join it when our log gets there): so no void, stale or hostile, stands between
+        this party and its own proposal (4.5)."""
         v = self.vote(entry)
-        if v is None or v.point <= self.declined:
+        if v is None or v.point != length or v.point <= self.declined or v.motion.attempt:
             return None
-        if v.motion.attempt:
-            return None  # a retry is no proposal: each party comes to it on its own clock
-        self.heard = (v.motion, entry.author)
         return v
 
     def decline(self, point: int) -> None:
@@ -136,7 +134,6 @@ class Ballots:
         self.signed_at = None
         self.signed_try = 0
         self.lower_ok = False
-        self.heard = None
         self.declined = point
         self.prune(point + 1)
 
@@ -147,7 +144,6 @@ class Ballots:
         self.signed_at = None
         self.signed_try = 0
         self.lower_ok = False
-        self.heard = None
         self.declined = length - 1
 
     def file(self, entry: Entry) -> Entry | None:
@@ -278,22 +274,19 @@ class Ballots:
         """Whether a present party has signed our motion at `length` (the end of our log)."""
         return any(v.motion == self.mine and v.point == length for v, _ in self._votes(length))
 
-    def ahead(self, motion: Motion, length: int) -> bool:
-        """Whether a present party has signed `motion` at `length` or further on."""
-        return any(v.motion == motion for v, _ in self._votes(length))
-
     def released(self, length: int) -> bool:
         """Whether a present party has signed our motion at a point past `length`: it never
         signs lower, so no round of ours at `length` can complete, and we may follow."""
         return self.target(length) > length
 
     def proposal(self, length: int) -> tuple[Motion, int] | None:
-        """A present party's void to join: (its motion, its author); of those we hold, the
-        one at the highest point, then from the lowest party; else the last one heard. A
-        retry is never one (it names parties that did not sign the try before: a party that
-        comes late joins that try, and a party signs a retry only on its own clock)."""
-        votes = [(v, e) for v, e in self._votes(length) if not v.motion.attempt]
+        """A present party's void to join: (its motion, its author), of those at the point
+        our log stands at, the lowest party's. A retry is never one (it names parties that
+        did not sign the try before: a party that comes late joins that try, and a party
+        signs a retry only on its own clock)."""
+        votes = [(v, e) for v, e in self._votes(length)
+                 if v.point == length and not v.motion.attempt]  # fmt: skip
         if not votes:
-            return self.heard
-        v, e = max(votes, key=lambda ve: (ve[0].point, -ve[1].author))
+            return None
+        v, e = min(votes, key=lambda ve: ve[1].author)
         return v.motion, e.author

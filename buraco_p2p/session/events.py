@@ -17,6 +17,7 @@ __all__ = [
     "MatchEnded",
     "MoveApplied",
     "Refused",
+    "Rewrite",
     "SeatsDrawn",
     "TimeUp",
     "TimedOut",
@@ -147,6 +148,15 @@ class Refused:
 
 
 @dataclass(frozen=True, slots=True)
+class Rewrite:
+    """A party signed a second entry for an index that is final in our log (docs/protocol.md
+    4.6): `error` (an `Equivocation`) names it and carries both signed entries, which anyone
+    can check. Nothing in the log changes: the evidence is kept and told, once."""
+
+    error: LogError
+
+
+@dataclass(frozen=True, slots=True)
 class Fault:
     """An entry was refused: `error` names its author and carries the evidence. The table
     accepts nothing more from the log past this point but a void agreement."""
@@ -170,4 +180,5 @@ Event = (
     | Abandoned
     | Refused
     | Fault
+    | Rewrite
 )

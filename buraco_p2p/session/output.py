@@ -31,11 +31,17 @@ class Output:
     # docs/protocol.md 4.6): the host drops its saved entries from this index on before it
     # saves `persist`.
     rollback: int | None = None
+    # Every void entry this peer signed and stands by, when that list changed: the host saves
+    # it (replacing what it saved before) before it sends anything, so a restart signs no
+    # other void where these stand, and a roll-back's moot voids are not taken up again.
+    votes: list[bytes] | None = None
 
     def extend(self, other: Output) -> None:
         if other.rollback is not None:
             self.rollback = min(other.rollback, self.rollback or other.rollback)
             self.persist = [e for e in self.persist if e.index < other.rollback]
+        if other.votes is not None:
+            self.votes = other.votes
         self.send += other.send
         self.persist += other.persist
         self.events += other.events

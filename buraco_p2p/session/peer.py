@@ -1,35 +1,34 @@
 """A seat at the table, sans-IO: entries in, entries to send, entries to persist, events out.
 
 `Peer` wraps a `Table` (the one implementation of the checks) with this party's identity and
-random source. The host (a network loop, an in-memory router, a benchmark) passes every
-received entry to `receive` with the current clock reading, sends what `Output.send` lists to
-every other party, writes `Output.persist` to disk before acting on it, and shows
-`Output.events`. It answers `YourTurn` with `play(move)`, and calls `tick(now)` now and then so
-the peer can report a party that keeps the table waiting (`TimedOut`); the present parties may
-then `propose_void`, or `join_void` a proposal another present party made (`VoidProposed`).
-Void entries are held apart and applied only as a whole round, at one point every present
-party has reached: the peer's `Voter` (`buraco_p2p.session.voter`) holds them and decides
-when the peer stops and what it signs.
+random source. The host (a network loop, an in-memory router, a benchmark, the simulator)
+passes every received entry to `receive` with the current clock reading, sends what
+`Output.send` lists to every other party, writes `Output.persist` (and `Output.votes`) to disk
+before acting on it, and shows `Output.events`. It answers `YourTurn` with `play(move)`, and
+calls `tick(now)` now and then so the peer can report a party that keeps the table waiting
+(`TimedOut`); the present parties may then `propose_void`, or `join_void` a proposal another
+present party made at the same point (`VoidProposed`). Void entries are held apart and
+applied only as a whole round, at one point every present party has reached: the peer's
+`Voter` (`buraco_p2p.session.voter`) holds them and decides when the peer stops and what it
+signs.
 
-A void round we signed that waits past twice the timeout for parties that do not sign it is
-signed again with the next try, naming them too (`tick`; docs/protocol.md 4.5, "Retries"),
-where the majority rule allows; and a peer that went on alone after a split it lost rolls back
-to the complete round the others closed naming it (`_lost_split`), so that there is one log.
+A received entry goes one way (`receive`): it is screened (its form, table, signature under
+the key in force, how far ahead: `Inbox.screen`), then set against what we already hold for
+its author and index (`Ledger.rival`): two different entries signed there for one log are
+evidence of equivocation, and what that evidence does is decided in one place (`_evidence`,
+docs/protocol.md 4.6) by the *final point* (`Table.final`): below it the log never changes
+and the pair is only kept and told; at or past it the table stops there. Otherwise a void is
+a vote (`Voter`), and any other entry is held until its index comes (`Inbox`), or dropped if
+its index is taken.
 
-Entries of a round arrive in any order; the peer screens each as it arrives and holds it
-until its index comes (its `Inbox`, `buraco_p2p.session.inbox`). Our own entries pass
-through the same `Table.apply` as everybody else's (only their signature and proofs are not
-checked again). Equivocation: two different entries signed by one author for
-one index of one log (the same `p`), both under its key in force there, are a `Fault` whose
-evidence is both entries (nothing else is: `buraco_p2p.session.evidence`); a host that relays
-`Output.relay` (entries first heard from others, and both entries of an equivocation) to the
-rest of the table makes a peer that sends different entries to different parties meet its
-own two signatures at every honest peer. The table then stops at the equivocated index
-(`Table.stop_at`): a peer whose log went past it rolls back to it (`Output.rollback` tells
-the host to cut its saved log), so that every honest peer signs the void round naming the
-equivocator at one point, whichever of the two entries it had applied. A signed entry the
-table refused is kept (`Inbox.keep_refused`) until the log passes its index: it still meets
-any other entry its author signs there.
+The one way a log is ever cut back (`_adopt`): a complete void round, signed by a majority,
+at a point behind the end of our log and not before its final point. Such a round is where
+the table went while we were on another branch (we went on alone after a split, or applied
+an entry its equivocating author also signed otherwise): every honest peer that sees it
+takes it, the lowest such point first and there the highest try, so there is one log. What
+the cut-off part left behind (agreements, overdue parties, held entries, claims, our saved
+voids) is rebuilt from the kept prefix as a restart would rebuild it; nothing final is ever
+touched, and our random source draws for the new log, never again for the old one.
 
 Expensive work is split so a host can send sooner: `receive` only checks an entry's form and
 signature and files it; applying queued entries (proof checks, engine moves) happens in
@@ -64,9 +63,16 @@ from buraco_p2p.session.errors import (
     OutOfTurn,
     WrongTable,
 )
-from buraco_p2p.session.events import Fault, Refused, SeatsDrawn, TimedOut, VoidHeld
-from buraco_p2p.session.evidence import proves_equivocation
+from buraco_p2p.session.events import (
+    Fault,
+    Refused,
+    Rewrite,
+    SeatsDrawn,
+    TimedOut,
+    VoidHeld,
+)
 from buraco_p2p.session.inbox import MAX_AHEAD, Inbox
+from buraco_p2p.session.ledger import Ledger
 from buraco_p2p.session.output import Output
 from buraco_p2p.session.presence import Presence
 from buraco_p2p.session.produce import produce_shuffle_on, produce_time, shuffle_after
@@ -86,8 +92,11 @@ QUIET = (BadSignature, BrokenChain, WrongTable, OutOfTurn)
 # of reaching it (its own clock must first see the silent parties keep that step waiting).
 RETRY_TIMEOUTS = 2
 
+# What the table does with the author of a fault (a refused entry, an equivocation): it
+# deals again without it, and every present party signs that at once (4.6).
+FAULT_ACTION = bodies.VOID
+
 _MAX_RUN = 100_000  # each `work` applies one entry; a bound, never reached in practice
-_MAX_BEHIND = 64  # voids held for a round behind our log (a lost split), at most
 
 
 class Peer:
@@ -109,48 +118,63 @@ class Peer:
         of a timed match's clock."""
         if not minute > 0:
             raise ValueError(f"a minute must last a positive time, not {minute}")
-        keys = [k.raw for k in _terms_keys(genesis)]
+        keys = [k.raw for k in parse_genesis(genesis).keys]
         mine = identity.public.raw
         self.identity = identity
         if heir:
             if mine in keys:
                 raise ValueError("an heir's identity must be new to the table")
             self.party = -1
-            self.table = Table(genesis, heir=(mine, rng))
+            table = Table(genesis, heir=(mine, rng))
         else:
             if mine not in keys:
                 raise ValueError("this identity is not a party of the genesis")
             self.party = keys.index(mine)
-            self.table = Table(genesis, me=self.party, rng=rng)
-        # Void entries are held apart from the others (a void may take the index of an entry
-        # its author made for the step it closes).
-        self._voter = Voter(self.table, identity)
-        self._inbox = Inbox(self.table, self._voter)
+            table = Table(genesis, me=self.party, rng=rng)
+        self.table = table
+        # Kept across a roll-back: the evidence of equivocation we found (pairs of signed
+        # entries, by author and index), the void entries we signed and stand by (saved
+        # before they are sent: `Output.votes`), what we signed at all.
+        self.evidence: dict[tuple[int, int], Equivocation] = {}
+        self.votes: list[bytes] = []
         self._own: set[bytes] = set()
+        # A match with a time limit: our clock from the moment we saw the seats drawn, in
+        # the host's `now` units; `minute` is how many of them make a minute of the rule.
+        self.minute = minute
+        self.clock_start: float | None = None
+        self._fresh(now)
+
+    def _fresh(self, now: float) -> None:
+        """Everything this peer derives from its log and what it heard, as a peer that has
+        just replayed its log holds it: at the start, and after a roll-back."""
+        table = self.table
+        self._voter = Voter(table, self.identity)
+        self._inbox = Inbox(table, self._voter)
+        self._ledger = Ledger(table, self._inbox, self._voter)
         self._produced: set[int] = set()
         self._since = now
         self._timed_out = False
         self._overdue: frozenset[int] = frozenset()  # named past the timeout at this step
         self._presence = Presence()
         self._last_signed: dict[bytes, int] = {}  # identity key -> its latest index in our log
+        for e in table.log[1:]:
+            self._last_signed[table.keys_at(e.index)[e.author].raw] = e.index
         # the void round we signed at the end of our log: since when it waits (our clock),
         # and whether we reported its holders already (once per try)
         self._round_since = now
         self._round_told = False
-        # voids of a round that names us at a point our log has passed (we were on the
-        # losing side of a split), by (index, author, try): see `_lost_split`
-        self._behind: dict[tuple[int, int, int], Entry] = {}
         self._speculated: int | None = None
-        # A match with a time limit: our clock from the moment we saw the seats drawn, in
-        # the host's `now` units; `minute` is how many of them make a minute of the rule.
-        self.minute = minute
-        self.clock_start: float | None = None
 
     # ------------------------------------------------------------------ host API
 
     @property
     def log(self) -> list[Entry]:
         return self.table.log
+
+    @property
+    def final(self) -> int:
+        """How many entries of our log are final: they are never removed (4.6)."""
+        return self._ledger.final
 
     @property
     def busy(self) -> bool:
@@ -167,6 +191,12 @@ class Peer:
         return self._overdue
 
     @property
+    def waiting(self) -> tuple[int, ...]:
+        """The parties the current step waits for whose entries we do not even hold (at a
+        fault, only its author)."""
+        return self._missing()
+
+    @property
     def stopped(self) -> bool:
         """Whether we have agreed to a void and stand at its point: we make no entry."""
         return self._voter.stopped() or self._voter.due(self._overdue)
@@ -178,7 +208,8 @@ class Peer:
 
     @property
     def proposal(self) -> tuple[Motion, int] | None:
-        """A present party's void proposal we hold and could join: (its motion, its author)."""
+        """A present party's void proposal at our point that we could join: (its motion,
+        its author)."""
         return self._voter.proposal
 
     def start(self, now: float, *, defer: bool = False) -> Output:
@@ -189,7 +220,9 @@ class Peer:
         return out
 
     def receive(self, data: bytes, now: float, *, defer: bool = False) -> Output:
-        """File one entry received from the table (any order, duplicates welcome)."""
+        """File one entry received from the table (any order, duplicates welcome): screen
+        it, set it against what we hold for its author and index, then keep it as evidence,
+        count it as a vote, hold it until its index comes, or drop it."""
         out = Output()
         try:
             entry = self._inbox.screen(data)
@@ -198,32 +231,19 @@ class Peer:
             return out
         if entry is None:
             return out
-        table = self.table
         out.relay.append(entry.wire)
-        if entry.kind == bodies.VOID and entry.author != self.party:
-            proposed = self._voter.hear(entry)
-            if proposed is not None:
-                out.events.append(proposed)
-        if entry.kind == bodies.VOID:
-            lost = self._lost_split(entry, now)
-            if lost is not None:
-                out.extend(lost)
-                return out
-        if entry.index < len(table.log):
-            held = table.log[entry.index]
-            out.extend(self._conflict(held, entry, now) or self._taken(entry))
+        rival = self._ledger.rival(entry)
+        if rival is not None:
+            out.extend(self._evidence(rival, entry, now))
+        elif entry.kind == bodies.VOID:
+            out.extend(self._ballot(entry, now))
+        elif entry.index < len(self.table.log):
+            out.events.append(Refused(OutOfTurn(
+                "an entry for an index already taken", index=entry.index,
+                author=entry.author, evidence=(entry.wire,),
+            )))  # fmt: skip
             return out
-        if entry.kind == bodies.VOID:
-            other = self._voter.ballots.file(entry)
-            if other is not None:
-                out.extend(self._conflict(other, entry, now) or self._taken(entry))
-                return out
         else:
-            for other in self._inbox.rivals(entry):
-                found = self._conflict(other, entry, now)
-                if found is not None:
-                    out.extend(found)
-                    return out
             try:
                 self._inbox.file(entry)
             except LogError as exc:
@@ -236,9 +256,8 @@ class Peer:
     def play(self, move: Move, now: float, *, defer: bool = False) -> Output:
         """Our move (answering `YourTurn`). An illegal move raises `IllegalMove` and changes
         nothing; a legal one is checked again by `Table.apply` like anybody's. Once we have
-        agreed to a void (and stand at its point), or the table stopped at a fault (an
-        equivocation may have rolled our log back past the turn we were asked for), we move no
-        more."""
+        agreed to a void (and stand at its point), or the table stopped at a fault, we move
+        no more."""
         table = self.table
         why = None
         if self.stopped:
@@ -259,18 +278,17 @@ class Peer:
 
     def work(self, now: float) -> Output:
         """Apply the next entry whose turn has come (at most one), then make what we owe."""
-        out = Output()
         if self._voter.due(self._overdue):
             return self._vote(now)
-        entry = self._next()
+        entry = self._next(now)
         if entry is None:
-            return out
+            return Output()
         table = self.table
         if entry.kind != bodies.VOID:
             for other in self._inbox.rivals(entry):  # two held for a step that has begun
-                found = self._conflict(other, entry, now)
-                if found is not None:
-                    return found
+                pair = self._ledger.proof(other, entry)
+                if pair is not None:
+                    return self._evidence(other, entry, now)
         if (
             self._voter.agreement is None
             and table.phase is Phase.SHUFFLE
@@ -281,8 +299,7 @@ class Peer:
             spec = self._speculate(entry)
             if spec is not None:
                 return spec
-        out.extend(self._apply(entry, now))
-        return out
+        return self._apply(entry, now)
 
     def run(self, now: float) -> Output:
         """`work` until there is nothing left to apply (bounded by the entries on hand)."""
@@ -314,31 +331,6 @@ class Peer:
             out.extend(self.run(now))  # a void we agreed to may be ours to sign now
         return out
 
-    def _held_round(self, now: float, linked: Collection[int], limit: float) -> Output:
-        """The void round we signed at the end of our log has waited past the timeout for
-        parties that have not signed it: retry naming them too, or let a complete round of
-        a lower try go, or (no majority would be left) wait and say so (`Voter.retry`)."""
-        out = Output()
-        holders = self._voter.holders()
-        stuck = not holders and self._voter.stuck()
-        if not (holders or stuck) or self._round_told:
-            return out
-        if now - self._round_since < RETRY_TIMEOUTS * limit:
-            return out
-        keys = [k.raw for k in self.table.keys]
-        away = self._presence.absent(holders, keys, linked, now, self._round_since, limit)
-        if holders and not away:
-            return out
-        self._round_told = True
-        agreed = self._voter.agreement
-        assert agreed is not None
-        outcome = self._voter.retry(away)
-        if away:
-            out.events.append(TimedOut(away, now - self._round_since))
-        out.events.append(VoidHeld(away, outcome, agreed.attempt))
-        out.extend(self.run(now))
-        return out
-
     def heard(self, key: PeerKey, position: int, now: float) -> bool:
         """Note that the seated identity `key` says it holds the first `position` entries of
         the log (its `sync` or `at`); whether that counts as progress of a party catching up
@@ -366,8 +358,9 @@ class Peer:
         return self.run(now)
 
     def join_void(self, now: float) -> Output:
-        """Agree to the void another present party proposed (its action and silent parties;
-        see `proposal`). Nothing happens if there is none or we have agreed already."""
+        """Agree to the void another present party proposed at our point (its action and
+        silent parties; see `proposal`). Nothing happens if there is none or we have agreed
+        already."""
         if not self._voter.join(self.party, self._overdue):
             return Output()
         return self.run(now)
@@ -379,6 +372,12 @@ class Peer:
         if entry is None or entry.kind != bodies.VOID or entry.author != self.party:
             return Output()
         self._own.add(entry.hash)
+        if entry.wire not in self.votes:
+            self.votes.append(entry.wire)
+        self._ledger.own[entry.hash] = entry
+        point = self._ledger.point(entry)
+        if point is not None and self.final <= point < len(self.table.log):
+            self._ledger.mine.setdefault(point, entry)  # a dispute we stand by
         self._voter.restore(entry)
         self._round_since = self._since
         self._round_told = False
@@ -391,11 +390,163 @@ class Peer:
             return 0
         return int((now - self.clock_start) * 60_000 / self.minute)
 
+    @property
+    def seated(self) -> bool:
+        """Whether our identity holds our party's seat now: an heir before its round, or a
+        party whose seat a "replace" round passed to another key, signs nothing for it."""
+        return self.party >= 0 and self.table.keys[self.party] == self.identity.public
+
+    # ------------------------------------------------------------------ what a received entry does
+
+    def _evidence(self, held: Entry, new: Entry, now: float) -> Output:
+        """`held` and `new` are one author's two signatures for one index of one log (4.6).
+        Below the final point that changes nothing but what we keep and tell (`Rewrite`):
+        every honest party holds the entry our log holds there. At the end of our log or
+        ahead of it, the table stops there for the void round that names the author. Behind
+        the end of our log but not final, the honest peers may hold different entries there:
+        each signs the void there that deals again without the author, if it has not built on
+        the entry it holds (nothing of ours after it), or once another party has signed that
+        void; when that round is complete, it is where every honest peer goes (`_adopt`)."""
+        out = Output()
+        table = self.table
+        err = Equivocation(
+            "two different entries signed for one log index",
+            index=new.index, author=new.author, evidence=(held.wire, new.wire),
+        )  # fmt: skip
+        out.relay += [held.wire, new.wire]
+        slot = (new.author, new.index)
+        first = slot not in self.evidence
+        self.evidence.setdefault(slot, err)
+        index = new.index
+        if new.kind == bodies.VOID:
+            # Two votes of one try: both are held, and a round either completes is applied;
+            # otherwise the retry names the author (4.5, R6).
+            point = self._ledger.point(new)
+            if point is not None and point >= self.final:
+                self._ledger.keep(new)
+                if point >= len(table.log):
+                    self._voter.ballots.file(new)
+            table.fault = table.fault or err
+            if first:
+                out.events.append(Fault(err))
+            return out
+        if index < self.final:
+            if first:
+                out.events.append(Rewrite(err))
+            return out
+        if first:
+            out.events.append(Fault(err))
+        if index >= len(table.log):
+            table.stop_at(err)
+            out.extend(self._fault_vote(now))
+            return out
+        out.extend(self._dispute(err, now))
+        return out
+
+    def _dispute(self, err: Equivocation, now: float) -> Output:
+        """Sign, at the equivocated index behind our log, the void that deals again without
+        its author, where that is safe: we have not built on the entry our log holds there
+        (so it can never become final: every party's entry after it is needed), or a party
+        that has not built on it either signed that void already (4.6)."""
+        index, author = err.index, err.author
+        assert index is not None and author is not None
+        table = self.table
+        if self.party < 0 or author == self.party or index < self.final:
+            return Output()
+        motion = Motion(FAULT_ACTION, (author,))
+        built = table.cover[self.party] > index or self._made_past(index)
+        if built and not self._ledger.disputed(index, motion):
+            return Output()
+        mine = self._ledger.dispute_vote(index, motion, self.party, self.identity)
+        if mine is None:
+            return Output()
+        self._own.add(mine.hash)
+        self._inbox.seen.add(mine.hash)
+        self.votes.append(mine.wire)
+        out = Output(send=[mine.wire], votes=list(self.votes))
+        out.extend(self._adopt(now))
+        return out
+
+    def _made_past(self, index: int) -> bool:
+        """Whether we made an entry (not yet in our log) for a step after `index`'s."""
+        table = self.table
+        return index < table.step_start and table.index_of(self.party) in self._produced
+
+    def _ballot(self, entry: Entry, now: float) -> Output:
+        """A void entry: a vote for the round at its point. Ahead of our log or at its end
+        the voter holds it (a proposal at our point, the target of an agreement). Behind our
+        log it may complete a round the table went to while we were on another branch, or
+        be the void a party signed at an equivocation we hold evidence of."""
+        out = Output()
+        voter = self._voter
+        proposed = voter.hear(entry) if entry.author != self.party else None
+        if proposed is not None:
+            out.events.append(proposed)
+        point = self._ledger.point(entry)
+        if point is None or point < self.final:
+            return out
+        # every vote not behind our final point is kept: a round we hold at our point now
+        # may be one we find behind our log later, after we went on
+        self._ledger.keep(entry)
+        if point < len(self.table.log):
+            for err in self._ledger.evidence_at(point, self.evidence):
+                out.extend(self._dispute(err, now))
+            out.extend(self._adopt(now))
+            return out
+        voter.ballots.file(entry)
+        return out
+
+    def _adopt(self, now: float) -> Output:
+        """If we hold a complete void round behind our log, signed by a majority, not before
+        our final point, that applies on our log cut back to its point: cut back there and
+        apply it (the lowest such point, there the highest try). None held: nothing."""
+        table = self.table
+        for point, round_ in self._ledger.rounds_behind():
+            events: list[Any] = []
+            try:
+                fresh = table.rewound(point)
+                for e in round_:
+                    events += fresh.apply(e, signed=fresh.key_at(e.author, e.index))
+            except (LogError, ValueError):
+                continue
+            return self._roll_back(point, fresh, events, now)
+        return Output()
+
+    def _roll_back(self, point: int, fresh: Table, events: list[Any], now: float) -> Output:
+        """Take `fresh` (our log cut back to `point` and grown by the round there) as our
+        table, and rebuild every piece of state derived from the log as a restarted peer
+        would: what it holds and heard, its agreement, who is overdue, its saved voids (those
+        past the point are moot)."""
+        out = Output(rollback=point)
+        behind, own = self._ledger.behind, self._ledger.own
+        self.table.become(fresh)
+        if self.table.me is not None:
+            self.party = self.table.me
+        elif self.table.heir is not None:
+            self.party = -1
+        self._fresh(now)
+        self._ledger.behind = behind
+        self._ledger.own = own
+        self._ledger.prune()
+        self.votes = [w for w in self.votes if (self._ledger.point_of_wire(w) or 0) <= point]
+        out.votes = list(self.votes)
+        out.persist += self.table.log[point:]
+        for e in self.table.log[point:]:
+            self._inbox.seen.add(e.hash)
+        out.events += events
+        out.extend(self._produce(now))
+        out.extend(self.run(now))
+        return out
+
     # ------------------------------------------------------------------ internals
 
     def _missing(self) -> tuple[int, ...]:
-        """Parties the current step waits for whose entries we do not even hold."""
+        """Parties the current step waits for whose entries we do not even hold; at a fault,
+        only its author (the others are waiting for the void, as we are)."""
         table = self.table
+        fault = table.fault
+        if fault is not None and fault.author is not None and fault.author != self.party:
+            return (fault.author,)
         out = []
         for p in table.waiting_for:
             index = table.index_of(p)
@@ -407,11 +558,11 @@ class Peer:
             return tuple(out[:1])
         return tuple(out)
 
-    def _next(self) -> Entry | None:
+    def _next(self, now: float | None = None) -> Entry | None:
         """The entry to apply next: the next void of a round under way; the first of a
         complete void round at the end of the log; else the entry due at the end of the log,
-        unless the table stopped at a fault or we have agreed to a void and reached its
-        point."""
+        unless the table stopped at a fault or we stand at a void's point while the table
+        there still waits for its silent parties."""
         table = self.table
         length = len(table.log)
         if table.closed:
@@ -422,18 +573,35 @@ class Peer:
         if table.fault is not None:
             return None
         voter = self._voter
-        if voter.stopped():
-            came = voter.waiting_here() and not self._still_missing()
-            if not (came or self._passed_by_present()):
+        if voter.moot():
+            self._gave_up(now)
+        elif voter.stopped():
+            if not (self._came() or self._passed_by_present()):
                 return None
-            voter.give_up()
+            self._gave_up(now)
         return self._inbox.due(length, table.expected_author(length))
 
-    def _still_missing(self) -> bool:
-        """Whether we still lack the entries of every party our void names (before our own
-        clock has seen them keep the step waiting: if one came, they were not gone)."""
+    def _gave_up(self, now: float | None) -> None:
+        """No round of our agreement can close at our point: we follow the log again, and
+        the step's timeout starts over for whoever it still waits for."""
+        self._voter.give_up()
+        if now is not None:
+            self._since = now
+        self._timed_out = False
+        self._overdue = frozenset()
+
+    def _came(self) -> bool:
+        """Whether we hold an entry, for the step at our point, of a party our void names:
+        it was not gone. Its entries are applied; a party still missing is named again
+        once the step has waited for it past the timeout."""
         agreed = self._voter.agreement
-        return agreed is not None and set(agreed.silent) <= set(self._missing())
+        if agreed is None:
+            return False
+        table = self.table
+        return any(
+            self._inbox.holds(table.index_of(p) or -1, p)
+            for p in agreed.silent if p in table.waiting_for
+        )  # fmt: skip
 
     def _passed_by_present(self) -> bool:
         """Whether a party our void does not name made an entry on the step under way made
@@ -460,133 +628,62 @@ class Peer:
             for e in entries
         )  # fmt: skip
 
-    def _lost_split(self, entry: Entry, now: float) -> Output | None:
-        """`entry` is a void for a point our log has passed. If it completes a round naming us
-        at a point our log has passed, whose signers have no entry in our log past that
-        point, and which applies on our log cut back there, the table split and the other
-        side (a majority: the round is valid) closed that round while we went on alone: we
-        roll back to its point and apply it, so that there is one log (4.5, "Why a
-        majority"). None if it does not (then it is only refused, as before)."""
-        table = self.table
-        ballots = self._voter.ballots
-        vote = ballots.vote(entry)
-        if vote is None or self.party not in vote.motion.silent:
-            return None
-        if not 1 <= vote.point < len(table.log) or table.closed:
-            return None
-        point = vote.point
-        if len(self._behind) >= _MAX_BEHIND:
-            self._behind.clear()
-        self._behind.setdefault((entry.index, entry.author, vote.motion.attempt), entry)
-        active = [p for p in range(table.n) if p not in vote.motion.silent]
-        round_ = []
-        for k, a in enumerate(active):
-            e = self._behind.get((point + k, a, vote.motion.attempt))
-            if e is None or ballots.vote(e) != vote:
-                return Output()  # held until the round is whole
-            round_.append(e)
-        if any(e.author in active for e in table.log[point:]):
-            return None  # a signer went on with us past its point: no split we lost
-        trial = Table(table.log[0])
-        try:
-            for e in table.log[1:point]:
-                trial.apply(e, signed=trial.key_at(e.author, e.index))
-            for e in round_:
-                trial.apply(e)
-        except LogError:
-            return None
-        out = Output(rollback=point)
-        table.rollback(point)
-        self._rolled_back(point, now)
-        for e in round_:
-            ballots.file(e)
-        self._behind = {}
+    def _held_round(self, now: float, linked: Collection[int], limit: float) -> Output:
+        """The void round we signed at the end of our log has waited past the timeout for
+        parties that have not signed it: retry naming them too, or let a complete round of
+        a lower try go, or (no majority would be left) wait and say so (`Voter.retry`)."""
+        out = Output()
+        holders = self._voter.holders()
+        stuck = not holders and self._voter.stuck()
+        if not (holders or stuck) or self._round_told:
+            return out
+        if now - self._round_since < RETRY_TIMEOUTS * limit:
+            return out
+        keys = [k.raw for k in self.table.keys]
+        away = self._presence.absent(holders, keys, linked, now, self._round_since, limit)
+        if holders and not away:
+            return out
+        self._round_told = True
+        agreed = self._voter.agreement
+        assert agreed is not None
+        outcome = self._voter.retry(away)
+        if away:
+            out.events.append(TimedOut(away, now - self._round_since))
+        out.events.append(VoidHeld(away, outcome, agreed.attempt))
         out.extend(self.run(now))
         return out
 
+    def _fault_vote(self, now: float) -> Output:
+        """The table stopped at a fault (a refused entry, an equivocation) at the end of our
+        log: we agree at once to deal again without its author, as every present party does,
+        so that one motion is signed everywhere and nobody waits for a proposal."""
+        table = self.table
+        fault = table.fault
+        if (
+            fault is None
+            or fault.author is None
+            or fault.author == self.party
+            or self.party < 0
+            or self._voter.agreement is not None
+            or fault.index != len(table.log)
+        ):
+            return Output()
+        try:
+            self._voter.propose(self.party, FAULT_ACTION, (fault.author,), (), (), frozenset())
+        except ValueError:
+            return Output()  # no majority would be left: the others' retry decides
+        return Output()
+
     def _vote(self, now: float) -> Output:
-        """Sign our void at its point (`Voter.vote`); if we gave the agreement up there, go
-        on with the hand."""
-        entry, declined = self._voter.vote(self.party)
+        """Sign our void at its point (`Voter.vote`), saved before it is sent."""
+        entry = self._voter.vote(self.party)
+        self._ledger.own[entry.hash] = entry
         self._inbox.seen.add(entry.hash)
         self._own.add(entry.hash)
+        self.votes.append(entry.wire)
         self._round_since = now
         self._round_told = False
-        out = Output(send=[entry.wire])
-        if declined:
-            out.extend(self._produce(now))
-        return out
-
-    def _taken(self, new: Entry) -> Output:
-        return Output(events=[Refused(OutOfTurn(
-            "an entry for an index already taken", index=new.index, author=new.author,
-            evidence=(new.wire,),
-        ))])  # fmt: skip
-
-    def _conflict(self, held: Entry, new: Entry, now: float) -> Output | None:
-        """`new` is for an index where we hold `held` (applied, held, or refused). If its
-        author signed both for one index of one log, both under the key in force there, it
-        equivocated: the table stops at that index (rolled back to it if our log is past
-        it), and both entries go to every peer. None if that is not proven."""
-        out = Output()
-        table = self.table
-        key = table.key_at(new.author, new.index) if 0 <= new.author < table.n else None
-        if (
-            key is None
-            or new.index < 1
-            or not self._continues(new)
-            or self._inbox.heir_only(held)
-            or self._inbox.heir_only(new)
-            or not proves_equivocation(held, new, key)
-        ):
-            return None
-        err = Equivocation(
-            "two different entries signed for one log index",
-            index=new.index, author=new.author, evidence=(held.wire, new.wire),
-        )  # fmt: skip
-        out.relay += [held.wire, new.wire]
-        if new.kind == bodies.VOID:
-            table.fault = table.fault or err
-        elif table.stop_at(err):
-            self._rolled_back(new.index, now)
-            out.rollback = new.index
-        out.events.append(Fault(err))
-        return out
-
-    def _continues(self, entry: Entry) -> bool:
-        """Whether `entry` names as `p` the step head its index follows in our log: known
-        for an index our log holds (the entry there) or one of the step under way; for a
-        later step, not yet (two entries there are held, and judged when it begins)."""
-        table = self.table
-        if entry.index < len(table.log):
-            return entry.prev == table.log[entry.index].prev
-        if entry.kind == bodies.VOID:
-            return True  # a void's point, and so its `p`, is the agreement's to judge
-        if entry.index >= table.step_start + len(table.authors):
-            return False
-        return entry.prev == table.step_prev
-
-    def _rolled_back(self, length: int, now: float) -> None:
-        """Our log was cut back to `length` entries: forget what we made, held or signed
-        for the abandoned part, so the void round there and the hand after it start clean."""
-        self._produced = {i for i in self._produced if i < length}
-        self._speculated = None
-        self._inbox.drop_from(length)
-        ballots = self._voter.ballots
-        for index, slot in list(ballots.held.items()):
-            for author, e in list(slot.items()):
-                v = ballots.vote(e)
-                if v is None or v.point > length:
-                    del slot[author]
-            if not slot:
-                del ballots.held[index]
-        if ballots.signed_at is not None and ballots.signed_at > length:
-            ballots.signed_at = None
-        ballots.declined = min(ballots.declined, length - 1)
-        self._since = now
-        self._timed_out = False
-        if self.table.heir is not None:  # the round that seated us was cut: an heir again
-            self.party = -1
+        return Output(send=[entry.wire], votes=list(self.votes))
 
     def _apply(self, entry: Entry, now: float) -> Output:
         out = Output()
@@ -607,9 +704,17 @@ class Peer:
                 out.events.append(Refused(exc))
             else:
                 out.events.append(Fault(exc))
+                out.extend(self._fault_vote(now))
             return out
         out.persist.append(entry)
         self._inbox.prune(len(table.log))
+        self._ledger.prune()
+        if self.votes and table.step_start != before:
+            kept = [w for w in self.votes
+                    if (self._ledger.point_of_wire(w) or 0) >= self.final]  # fmt: skip
+            if len(kept) != len(self.votes):  # voids behind the final point are moot for good
+                self.votes = kept
+                out.votes = list(kept)
         out.events += events
         self._last_signed[table.keys[entry.author].raw] = entry.index
         if self.clock_start is None and any(isinstance(e, SeatsDrawn) for e in events):
@@ -619,6 +724,8 @@ class Peer:
             self._timed_out = False
             self._overdue = frozenset()
             self._speculated = None
+        if table.fault is not None and table.fault.index == len(table.log):
+            out.extend(self._fault_vote(now))  # a stop ahead of us reached: only a void follows
         if table.voiding is None:
             self._voter.settle(closed_round=void)  # a complete round: the agreement carried out
             if void and self.party < 0 and table.me is not None:  # our seat passed to us
@@ -626,17 +733,11 @@ class Peer:
             out.extend(self._produce(now))
         return out
 
-    @property
-    def seated(self) -> bool:
-        """Whether our identity holds our party's seat now: an heir before its round, or a
-        party whose seat a "replace" round passed to another key, signs nothing for it."""
-        return self.party >= 0 and self.table.keys[self.party] == self.identity.public
-
     def _produce(self, now: float) -> Output:
         out = Output()
         if self._voter.stopped() or self.table.index_of(self.party) in self._produced:
             return out
-        if not self.seated:
+        if not self.seated or self._ledger.disputing(self.party):
             return out
         made = self.table.produce()
         if made is None and self.table.phase is Phase.TIME:
@@ -698,18 +799,20 @@ class Peer:
 
     def _speculate(self, entry: Entry) -> Output | None:
         """If the shuffle about to be verified is the one we build on, build ours first and
-        send it: verification of the previous one follows in the next `work` call."""
+        send it: verification of the previous one follows in the next `work` call. Its
+        randomness is drawn for that entry (`Table.building_on`), so a shuffle made again on
+        another never reuses it."""
         index = shuffle_after(self.table, entry)
         if index is None:
             return None
         self._speculated = index
-        body = produce_shuffle_on(self.table, entry, index)
+        self.table.building_on = entry.hash
+        try:
+            body = produce_shuffle_on(self.table, entry, index)
+        finally:
+            self.table.building_on = b""
         if body is None:
             return None
         own = self._sign(index, bodies.SHUFFLE, body, prev=step_head([entry.hash]))
         self._inbox.keep_own(own)
         return Output(send=[own.wire])
-
-
-def _terms_keys(genesis: Entry) -> list[PeerKey]:
-    return list(parse_genesis(genesis).keys)

@@ -17,7 +17,9 @@ only after the engine has accepted it (`produce`, called after `apply`).
 
 from __future__ import annotations
 
-from typing import Any
+import bisect
+import hashlib
+from typing import Any, Final
 
 from buraco_p2p.crypto.group import RandomSource
 from buraco_p2p.crypto.proofcheck import CHECK_NOW, ProofChecks
@@ -45,7 +47,9 @@ from buraco_p2p.session.produce import SEATS, produce_entry, produce_move
 from buraco_p2p.session.states import TRANSITIONS, VOID_RULE, Phase, Rule
 from buraco_p2p.session.terms import Terms, parse_genesis
 
-__all__ = ["SEATS", "Table"]
+__all__ = ["CHAIN_TAG", "SEATS", "Table"]
+
+CHAIN_TAG: Final = b"buraco-p2p/log/v1/chain\x00"
 
 
 class Table:
@@ -79,6 +83,15 @@ class Table:
         self.checks = checks  # who runs each hand's deck proof checks (verify --jobs)
         self.rules = self.terms.rules
         self.log: list[Entry] = [genesis]
+        # A running hash of every entry applied: what keys a peer's randomness to its log
+        # (`chain`), so that two different logs of one length never draw the same secret.
+        self._chain = [hashlib.sha256(CHAIN_TAG + genesis.hash).digest()]
+        # Each party's coverage: the start of the latest step that holds an entry of its
+        # (its `p` commits it to every entry before that step), or the point of the latest
+        # complete void round that names it silent. The final point is the lowest (`final`).
+        self.cover: list[int] = [1] * n
+        self.building_on = b""  # the hash of an entry we build on before it is applied
+        self.steps: list[int] = [0, 1]  # where each step began (a void round is one too)
         self.phase = Phase.SEATS_COMMIT
         self.step_prev = step_head([genesis.hash])
         self.step_start = 1
@@ -122,6 +135,31 @@ class Table:
     @property
     def closed(self) -> bool:
         return self.phase is Phase.CLOSED
+
+    @property
+    def final(self) -> int:
+        """How many entries of the log are final: never removed, whatever arrives (docs/protocol.md
+        4.6). A closed log is final as a whole; otherwise every entry before the start of the
+        step of each party's latest entry, since that entry's `p` commits its author to all
+        of them (a party a complete void round named silent is covered up to that round's
+        point: the round's signers, a majority, committed to what is before it). So an honest
+        peer that holds another entry at such an index is out of every quorum's log: it is the
+        one to follow, never the one followed."""
+        if self.closed:
+            return len(self.log)
+        return min(self.cover)
+
+    @property
+    def chain(self) -> bytes:
+        """A hash of the whole log: what a peer's randomness is keyed to, so that a log cut
+        back and grown again differently never draws again what was drawn for the first."""
+        return self._chain[-1]
+
+    def draw_key(self) -> bytes:
+        """Where this party's randomness is drawn now (a keyed random source's key): the
+        log's hash, and the entry a draw builds on before it is applied (`building_on`, a
+        shuffle made ahead on the previous one, 4.4 step 2)."""
+        return self.chain + self.building_on
 
     @property
     def waiting_for(self) -> tuple[int, ...]:
@@ -209,13 +247,15 @@ class Table:
         """The log's length and the step's bookkeeping, to put back if applying fails."""
         return (len(self.log), self.phase, self.authors, self.step_prev, self.step_start,
                 list(self.step_hashes), self.voiding, self.silent, self.void_keys,
-                self.void_try)  # fmt: skip
+                self.void_try, list(self.cover), list(self.steps))  # fmt: skip
 
     def _restore(self, mark: tuple[Any, ...]) -> None:
         length, self.phase, self.authors, self.step_prev, self.step_start, hashes = mark[:6]
         self.step_hashes = hashes
-        self.voiding, self.silent, self.void_keys, self.void_try = mark[6:]
+        (self.voiding, self.silent, self.void_keys, self.void_try, self.cover,
+         self.steps) = mark[6:]
         del self.log[length:]
+        del self._chain[length:]
 
     def _apply(self, entry: Entry, own: bool, signed: PeerKey | None) -> list[Event]:
         if entry.version != PROTOCOL_VERSION or entry.table != self.terms.table_id:
@@ -241,7 +281,8 @@ class Table:
             except BodyError as exc:
                 raise Refusal(MalformedEntry, str(exc)) from None
         if entry.kind == bodies.VOID and self.voiding is None:
-            saved = (self.authors, self.step_prev, self.step_start, self.step_hashes, self.silent)
+            saved = (self.authors, self.step_prev, self.step_start, self.step_hashes, self.silent,
+                     list(self.steps))  # fmt: skip
             self.void_keys = ()
             self.void_try = 0
             self._open_void(entry)
@@ -250,7 +291,8 @@ class Table:
         except BaseException:
             if saved is not None and self.voiding == "pending":
                 self.voiding = None
-                self.authors, self.step_prev, self.step_start, self.step_hashes, self.silent = saved
+                (self.authors, self.step_prev, self.step_start, self.step_hashes, self.silent,
+                 self.steps) = saved
             raise
 
     def _apply_in_step(self, entry: Entry, own: bool, signed: PeerKey | None) -> list[Event]:
@@ -272,11 +314,17 @@ class Table:
             raise Refusal(MalformedEntry, str(exc)) from None
         events = check_entry(self, entry, parsed)
         self.log.append(entry)
+        self._chain.append(hashlib.sha256(self._chain[-1] + entry.hash).digest())
+        self.cover[entry.author] = max(self.cover[entry.author], self.step_start)
         self.step_hashes.append(entry.hash)
         if len(self.step_hashes) == len(self.authors):
+            if self.voiding is not None:
+                for p in self.silent:  # the round's signers speak for the silent
+                    self.cover[p] = max(self.cover[p], self.step_start)
             self.step_prev = step_head(self.step_hashes)
             self.step_hashes = []
             self.step_start = len(self.log)
+            self.steps.append(self.step_start)
             if self.voiding is not None and self._resume is not None:
                 # The round after a roll-back: this party plays again from the next hand.
                 (self.me, self.rng), self._resume = self._resume, None
@@ -287,54 +335,62 @@ class Table:
 
     # ------------------------------------------------------------------ equivocation
 
-    def stop_at(self, err: LogError) -> bool:
-        """An equivocation (`err`, two entries its author signed for `err.index`) stops the
-        table at that index: the void round that names the equivocator starts there, at the
-        same point at every honest peer, whichever of the two entries each applied. A log
-        past it is rolled back (`rollback`: returns True); one short of it goes on to it
-        (the entries before it are common) and stops there."""
+    def stop_at(self, err: LogError) -> None:
+        """An equivocation (`err`, two entries its author signed for `err.index`) at the end
+        of the log or ahead of it: the table stops there, and the void round that names the
+        equivocator starts there, at the same point at every honest peer. (One behind the end
+        is the peer's to judge: it may be final, `Peer`.)"""
         index = err.index
-        if index is None or index < 1:
-            return False
-        if len(self.log) > index:
-            try:
-                self.rollback(index)
-            except LogError:  # pragma: no cover - a prefix this table applied replays
-                self.fault = self.fault or err
-                return False
-            self.fault = err
-            return True
+        if index is None or index < len(self.log):
+            return
         if len(self.log) == index:
             if self.fault is None or self.fault.author != err.author:
                 self.fault = err
         elif self.fault is None and (self.stop is None or (self.stop.index or 0) > index):
             self.stop = err
-        return False
 
-    def rollback(self, length: int) -> None:
-        """Cut the log back to its first `length` entries, as if the rest had never come:
-        the prefix is replayed from the genesis as a verifier (no secret of ours is needed,
-        nor made again). Only a void round can follow (`stop_at` faults the table); this
-        party takes its place again when that round is complete, with fresh hand keys from
-        its random source, which a roll-back never rewinds."""
+    def rewound(self, length: int) -> Table:
+        """A new table holding this one's first `length` entries, as if the rest had never
+        come: the prefix is replayed from the genesis as a verifier (no secret of ours is
+        needed, nor made again). Only a void round follows a roll-back (docs/protocol.md
+        4.6); this party takes its place again when that round is complete, with fresh hand
+        keys from its random source, which never draws for one log what it drew for another
+        (`draw_key`). Nothing here changes until the caller `become`s it."""
         if not 1 <= length <= len(self.log):
             raise ValueError(f"cannot roll a log of {len(self.log)} back to {length}")
         me, rng = (self.me, self.rng) if self.me is not None else self._resume or (None, None)
         heir = self.heir
         if self.heir_key is not None and heir is None and rng is not None:
             heir = (self.heir_key, rng)  # seated by a round the prefix may not hold
-        fresh = Table(self.log[0], heir=heir)
+        fresh = Table(self.log[0], heir=heir, checks=self.checks)
         for e in self.log[1:length]:
             fresh.apply(e, signed=fresh.key_at(e.author, e.index))
-        mine = self.heir_key
-        self.__dict__.update(fresh.__dict__)
-        if me is None or rng is None or self.me is not None:
-            return  # a verifier; or an heir the prefix seats again itself
+        fresh.heir_key = fresh.heir_key or self.heir_key
+        if me is None or rng is None or fresh.me is not None:
+            return fresh  # a verifier; or an heir the prefix seats again itself
         # This party takes its place again only if the prefix leaves it the seat: a
         # "replace" round the roll-back cut gives the seat back to the key before it.
-        key = mine if mine is not None else self.terms.keys[me].raw
-        if self.keys[me].raw == key:
-            self._resume = (me, rng)
+        key = self.heir_key if self.heir_key is not None else self.terms.keys[me].raw
+        if fresh.keys[me].raw == key:
+            fresh._resume = (me, rng)
+        return fresh
+
+    def become(self, other: Table) -> None:
+        """Take `other`'s state (a `rewound` table grown as far as it should): whoever holds
+        this table sees the log as it now stands."""
+        self.__dict__.update(other.__dict__)
+
+    def prev_at(self, point: int) -> bytes:
+        """The `p` a void round at `point` (a log length up to ours) names: the head of the
+        entries its interrupted step has before that point, or of the last complete step."""
+        if not 1 <= point <= len(self.log):
+            raise ValueError(f"no point {point} in a log of {len(self.log)}")
+        k = bisect.bisect_right(self.steps, point) - 1
+        start = self.steps[k]
+        if start < point:
+            return step_head([e.hash for e in self.log[start:point]])
+        before = self.steps[k - 1]
+        return step_head([e.hash for e in self.log[before:start]])
 
     def void_prev(self) -> bytes:
         """What a void agreement names as `p`: it closes the step under way where it stands
@@ -358,28 +414,29 @@ class Table:
         self.step_prev = self.void_prev()
         self.step_hashes = []
         self.step_start = len(self.log)
+        if self.steps[-1] != self.step_start:
+            self.steps.append(self.step_start)
         self.authors = active
 
     def can_void(self, silent: list[int] | tuple[int, ...], attempt: int = 0) -> bool:
         """Whether a void round may start here naming `silent`: parties the table waits for
         (or the author of the fault that stopped it), leaving a majority to sign it
-        (`majority`) unless the match is already decided. A retry (`attempt` > 0) may also
-        name parties that did not sign the try before it, which the log cannot show: it
-        must name at least one party the table waits for."""
-        if self.phase in (Phase.GENESIS, Phase.CLOSED) or not silent:
+        (`majority`), before the final round (whose round, once begun, only its entries
+        close: a void there could close one peer's log while another's closes by the
+        entries it has). A retry (`attempt` > 0) may also name parties that did not sign the
+        try before it, which the log cannot show: it must name at least one party the table
+        waits for."""
+        if self.phase in (Phase.GENESIS, Phase.FINAL, Phase.CLOSED) or not silent:
             return False
         if not all(type(p) is int and 0 <= p < self.n for p in silent):
             return False
         blamable = self._blamable()
-        decided = self.match is not None and self.match.over
-        # once the match is decided, closing it changes nothing of its result: any present
-        # party may close it (two halves that both do close one result)
         named = set(silent) <= blamable if attempt == 0 else bool(set(silent) & blamable)
         return (
             named
             and 0 <= attempt < self.n
             and len(set(silent)) < self.n
-            and (decided or majority(self.n, silent))
+            and majority(self.n, silent)
         )
 
     def _blamable(self) -> set[int]:

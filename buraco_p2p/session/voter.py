@@ -104,30 +104,25 @@ class Voter:
         return overdue
 
     def join(self, party: int, overdue: frozenset[int] = frozenset()) -> bool:
-        """Agree, as `party`, to the proposal we hold; False (and nothing changes) if there is
-        none, we agreed already, we are an heir not yet seated, it names us silent, or it
-        names a party our own clock has not seen keep this step waiting past the timeout."""
+        """Agree, as `party`, to the proposal we hold at our point; False (and nothing
+        changes) if there is none, we agreed already, we are an heir not yet seated, it
+        names us silent, the table here does not wait for its silent parties, or it names a
+        party our own clock has not seen keep this step waiting past the timeout."""
         prop = self.proposal
         if prop is None or self.ballots.mine is not None or party < 0:
             return False
         motion, _ = prop
-        if party in motion.silent:
+        if party in motion.silent or not self.table.can_void(motion.silent):
             return False
-        if self.table.can_void(motion.silent):
-            if not set(motion.silent) <= self.nameable(overdue):
-                return False
-        elif self.ballots.ahead(motion, len(self.table.log)):
+        if not set(motion.silent) <= self.nameable(overdue):
             return False
-        # (where the table no longer waits for them, we join a proposal made behind our log
-        # only to sign where we stand and give it up at once: its author then catches up to
-        # our point and finds the same; such a void can never be applied)
         self.ballots.mine = motion
         return True
 
     def hear(self, entry: Entry) -> VoidProposed | None:
-        """Note another party's void as a proposal; the event to show if it is news to us
-        (not moot, and we have agreed to nothing yet)."""
-        vote = self.ballots.hear(entry)
+        """Note another party's void; the event to show if it is a proposal at our point
+        that is news to us (we have agreed to nothing yet)."""
+        vote = self.ballots.hear(entry, len(self.table.log))
         if vote is None or self.ballots.mine is not None:
             return None
         m = vote.motion
@@ -169,11 +164,10 @@ class Voter:
         )
 
     def due(self, overdue: frozenset[int] = frozenset()) -> bool:
-        """Whether we are to sign our void at the end of our log now: we have not signed
-        there, and either the table waits there for the silent parties and our clock has
-        seen them keep it waiting past the timeout, or it no longer waits for them and a
-        present party signed there (we sign too, so that the others find the same, and
-        give the agreement up)."""
+        """Whether we are to sign our void at the end of our log now: we have not signed our
+        try there, the table there waits for the silent parties, and our clock has seen them
+        keep it waiting past the timeout (or they are the author of the fault that stopped
+        it). Where the table no longer waits for them we sign nothing (`moot`)."""
         ballots = self.ballots
         table = self.table
         if ballots.mine is None or table.voiding is not None or table.closed:
@@ -184,17 +178,22 @@ class Voter:
             return ballots.signed_try < mine.attempt  # a retry, checked by `retry`
         if mine.attempt:
             return False  # a retry is signed only at the point of the try before it
-        silent = mine.silent
-        if table.can_void(silent):
-            return set(silent) <= self.nameable(overdue)
-        return ballots.signed_at is None or ballots.signed_here(length)
+        return table.can_void(mine.silent) and set(mine.silent) <= self.nameable(overdue)
 
-    def vote(self, party: int) -> tuple[Entry, bool]:
-        """Sign our void, as `party`, at the end of our log, its point; returns it and whether
-        we then gave the agreement up. If the table no longer waits for the silent parties
-        there (their entries came after all), the void still goes out, so that the others
-        catch up to this point and find the same; then we give the agreement up and the peer
-        goes on with the hand."""
+    def moot(self) -> bool:
+        """Whether our agreement can no longer be signed where our log stands: we have not
+        signed it there, our log has reached the highest point a present party signed it
+        at, and the table there does not wait for its silent parties (their entries came
+        after all). We give it up and go on (`give_up`)."""
+        ballots = self.ballots
+        length = len(self.table.log)
+        mine = ballots.mine
+        if mine is None or ballots.signed_at == length or ballots.released(length):
+            return False
+        return not self.table.can_void(mine.silent, mine.attempt)
+
+    def vote(self, party: int) -> Entry:
+        """Sign our void, as `party`, at the end of our log, its point (`due` said so)."""
         table = self.table
         ballots = self.ballots
         assert ballots.mine is not None
@@ -215,10 +214,7 @@ class Voter:
         ballots.signed_at = length
         ballots.signed_try = motion.attempt
         ballots.lower_ok = False
-        if table.can_void(silent, motion.attempt):
-            return entry, False
-        ballots.decline(length)
-        return entry, True
+        return entry
 
     def restore(self, entry: Entry) -> None:
         """Take up again, after a restart, a void we signed before (saved before it was

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import itertools
 import dataclasses
 import random
 from collections.abc import Callable
@@ -60,6 +61,12 @@ def faults(router: Router, party: int) -> list[Fault]:
 def same_logs(router: Router, parties: list[int]) -> bool:
     logs = [[e.wire for e in router.peers[p].log] for p in parties]
     return all(log == logs[0] for log in logs)
+
+
+def one_log(router: Router, parties: list[int]) -> bool:
+    """Whether the parties' logs are one log: of any two, one is a prefix of the other."""
+    logs = sorted(([e.wire for e in router.peers[p].log] for p in parties), key=len)
+    return all(b[: len(a)] == a for a, b in itertools.pairwise(logs))
 
 
 def run_until(router: Router, done: Callable[[], bool], bound: int = 100_000) -> None:

@@ -10,7 +10,9 @@ from session_helpers import (
     faults,
     forge,
     identities,
+    one_log,
     resign,
+    run_until,
     same_logs,
     snapshot,
     table,
@@ -40,6 +42,7 @@ from buraco_p2p.session import (
     Refused,
     RejectedEntry,
     Router,
+    Voided,
     WrongTable,
     check_equivocation,
     confirm_refusal,
@@ -86,7 +89,10 @@ def _own_shares(r: Router, party: int, slots: list[int], index: int) -> dict[str
 def _assert_caught(r: Router, cheater: int, sent: dict[int, list[bytes]], entry: Entry,
                    kind: type = RejectedEntry) -> None:  # fmt: skip
     for p in _honest(r, cheater):
-        assert sent[p] == [], f"honest party {p} released something"
+        # nothing of the hand: only its void, dealing again without the cheater (4.6)
+        voids = [decode_entry(w) for w in sent[p]]
+        assert all(v.kind == "void" and v.body["silent"] == [cheater] for v in voids), \
+            f"honest party {p} released something"  # fmt: skip
         errs = [f.error for f in faults(r, p)]
         assert errs, f"party {p} did not complain"
         err = errs[-1]
@@ -268,12 +274,18 @@ def _named_by_every_honest_party(
     """Play the tampered table out (up to `deliveries`): every honest party's first fault is
     a refusal of the cheater's entry (its reason containing `says`), and their logs agree."""
     r.start()
-    r.run(deliveries)
-    for p in _honest(r, cheater):
+    honest = _honest(r, cheater)
+    run_until(r, lambda: all(any(isinstance(e, Voided) for e in r.events[p]) for p in honest),
+              deliveries)  # fmt: skip
+    for p in honest:
         errs = [f.error for f in faults(r, p)]
         assert errs and isinstance(errs[0], RejectedEntry) and errs[0].author == cheater
         assert says in errs[0].reason
-    assert same_logs(r, _honest(r, cheater))
+        # every present party dealt again at once without the cheater, at the refused entry
+        assert Voided("void", (cheater,)) in r.events[p]
+        void = next(e for e in r.peers[p].log if e.kind == "void")
+        assert void.index == errs[0].index
+    assert one_log(r, honest)
 
 
 def _flip(b: bytes, at: int) -> bytes:
@@ -305,8 +317,8 @@ def test_a_wrong_or_missing_decryption_share_is_caught(how: str) -> None:
 
     r = _tampered_table("deal", cheater, change)
     _named_by_every_honest_party(r, cheater)
-    # the deal never completed: nobody is on turn, no card of the cheater's victims opened
-    assert all(r.peers[p].table.phase is Phase.DEAL for p in _honest(r, cheater))
+    # the deal never completed: the void dealt again from inside it, before any turn
+    assert all(r.peers[p].table.voids[0].phase == "deal" for p in _honest(r, cheater))
 
 
 @pytest.mark.parametrize("kind", ["reveal", "deal"])

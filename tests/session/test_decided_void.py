@@ -1,21 +1,25 @@
 """A void once the hand is counted: the hand is complete in the log, so it is scored whatever
 signatures are missing, and a match it decides closes with its result (at every peer and in
-`verify`), whatever the present parties agreed to."""
+`verify`), whatever the present parties agreed to. The final round itself is closed by its
+entries only: a decided match closes once."""
 
 from __future__ import annotations
 
 import pytest
+from session_helpers import same_logs
 from walkout_helpers import router, stuck_at, until, void_out, withhold
 
 from buraco_p2p.audit import EXIT_FAIR, render_text, verify_bytes
 from buraco_p2p.logfile import encode_log
-from buraco_p2p.session import HandEnded, MatchEnded, Phase, Voided, replay
+from buraco_p2p.session import HandEnded, MatchEnded, Phase, replay
 
 
-@pytest.mark.parametrize(("n", "action"), [(2, "void"), (3, "end"), (4, "end"), (6, "void")])
-def test_a_void_after_the_match_is_decided_closes_it_with_its_result(n: int, action: str) -> None:
-    """H withholds its `final` entry; the others void it out: no peer raises, the match closes
-    with the decided scores and winner, and `verify` calls it decided (exit 0)."""
+@pytest.mark.parametrize("n", [2, 3, 4, 6])
+def test_a_withheld_final_entry_leaves_a_decided_match_that_closes_once(n: int) -> None:
+    """H withholds its `final` entry. The final round, once begun, is closed by its entries
+    only: no present party can void it (4.5), so no two peers can close it two ways. The
+    log is decided all the same: every peer has the scores and winner, and `verify` says
+    decided (exit 0), naming H as the signature missing; H's late entry closes it, once."""
     r = router(n, 60 + n, target_score=300)
     h = 0
     present = list(range(1, n))
@@ -24,22 +28,27 @@ def test_a_void_after_the_match_is_decided_closes_it_with_its_result(n: int, act
     stuck_at(r, present, Phase.FINAL)
     match = r.peers[1].table.match
     assert match is not None and match.over
-    scores, winner = tuple(match.scores), match.winner
-    void_out(r, present, action, (h,))
     for p in present:
         t = r.peers[p].table
-        assert t.closed, p
-        assert Voided(action, (h,)) in r.events[p]
-        assert MatchEnded(scores, winner) in r.events[p]
-        (rec,) = t.voids
-        assert (rec.stage, rec.then, rec.phase) == ("scored", "decided", "final")
+        assert not t.can_void((h,)) and not t.can_void((h,), 1)
+        with pytest.raises(ValueError):
+            r.peers[p].propose_void("end", r.now, (h,))
     log = [e.wire for e in r.peers[1].log]
-    rep = replay(log)
-    assert rep.closed and rep.scores == scores and rep.winner == winner
     v = verify_bytes(encode_log(log))
     assert v.code == EXIT_FAIR, v.doc
-    assert v.doc["ending"]["how"] == "decided"
-    assert v.doc["voids"][0]["silent"] == [h]
+    # (the log file holds the round up to the first entry missing: its author, then those
+    # after it whose entries the peer holds but cannot apply before it)
+    assert v.doc["ending"]["how"] == "decided" and v.doc["ending"]["silent"][0] == h
+    assert (v.doc["scores"], v.doc["winner"]) == (list(match.scores), match.winner)
+    assert "final round lacks the signatures of party 0" in render_text(v.doc)
+    r.tamper = None
+    late = next(e for e in r.peers[h].log if e.kind == "final" and e.author == h)
+    r.inject(h, late.wire)
+    r.run()
+    for p in range(n):
+        assert r.peers[p].table.closed, p
+        assert MatchEnded(tuple(match.scores), match.winner) in r.events[p]
+    assert same_logs(r, list(range(n)))
 
 
 @pytest.mark.parametrize("n", [2, 4])

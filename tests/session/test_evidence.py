@@ -32,7 +32,7 @@ from session_helpers import (
 )
 
 from buraco_p2p.crypto import DeterministicRandomSource
-from buraco_p2p.engine import Discard, DrawStock, IllegalMove
+from buraco_p2p.engine import Discard, DrawStock
 from buraco_p2p.net.channel.identity import Identity
 from buraco_p2p.rules import RuleSet, get_preset
 from buraco_p2p.session import (
@@ -41,6 +41,7 @@ from buraco_p2p.session import (
     Equivocation,
     Fault,
     LogError,
+    Output,
     Peer,
     Phase,
     Refused,
@@ -330,15 +331,13 @@ def _drawn(n: int, seed: int) -> tuple[Router, int]:
 
 
 def _void_closes(r: Router, hostile: int, honest: list[int], index: int) -> None:
-    """Every honest peer names `hostile` (only), proposes a void naming it, and the round
-    completes at `index` with one log everywhere."""
+    """Every honest peer names `hostile` (only), and, with nobody proposing anything, the
+    void round that deals again without it completes at `index`, with one log everywhere
+    (4.6: each signs it at once, behind its log if it had gone on)."""
+    r.run()
     for p in honest:
         errs = _faults(r, p)
         assert errs and {e.author for e in errs} == {hostile}, (p, errs)
-        assert len(r.peers[p].log) <= index + 1
-    for p in honest:
-        r.act(p, r.peers[p].propose_void("void", r.now, (hostile,)))
-        r.run()
     for p in honest:
         assert Voided("void", (hostile,)) in r.events[p], p
         void = [e for e in r.peers[p].log if e.kind == "void"]
@@ -349,33 +348,49 @@ def _void_closes(r: Router, hostile: int, honest: list[int], index: int) -> None
     assert rep.entries == len(r.peers[honest[0]].log)
 
 
-@pytest.mark.parametrize("n", [2, 3, 4, 6])
-def test_an_equivocation_rolls_every_honest_peer_back_to_one_point(n: int) -> None:
+@pytest.mark.parametrize("n", [3, 4, 6])
+def test_an_equivocation_brings_every_honest_peer_to_one_void_at_its_index(n: int) -> None:
     """The mover signs two valid discards for one index: one to a first honest peer, the
-    other to the rest (at two seats, both to the one other party, one after the other). All
-    detect it, name the mover, roll back to that index, and one void round closes there."""
+    other to the rest. All detect it and name the mover; whoever had built nothing on the
+    discard it holds signs, at once, the void there that deals again without the mover, the
+    others join it, and every peer that had gone on takes that round: one log."""
     r, hostile = _drawn(n, 15)
     honest = [p for p in range(n) if p != hostile]
     d1, d2 = _discards(r, hostile)
     r.silent = {hostile}
-    if n == 2:
-        r.inject(hostile, d1.wire, to=honest)
-        r.run()
-        assert len(r.peers[honest[0]].log) == d1.index + 1
-        r.inject(hostile, d2.wire, to=honest)
-    else:
-        r.inject(hostile, d1.wire, to=honest[:1])
-        r.inject(hostile, d2.wire, to=honest[1:])
+    r.inject(hostile, d1.wire, to=honest[:1])
+    r.inject(hostile, d2.wire, to=honest[1:])
     r.run()
     for p in honest:
         errs = [e for e in _faults(r, p) if isinstance(e, Equivocation)]
         assert errs and errs[0].index == d1.index
         first, second = errs[0].evidence
         assert check_equivocation(r.peers[p].log[0], first, second) == hostile
-    seat = r.peers[honest[0]].table.party_seat[honest[0]]
-    with pytest.raises(IllegalMove):  # a turn asked for before the roll-back is no turn
-        r.peers[honest[0]].play(DrawStock(seat), r.now)
     _void_closes(r, hostile, honest, d1.index)
+
+
+def test_at_two_seats_an_equivocation_after_the_honest_party_built_on_it_is_evidence() -> None:
+    """At two seats the one honest party applies the first discard and moves on it; the
+    second discard is then evidence against the mover, and nothing else: no honest peer can
+    hold the other entry, so the log keeps the one it has (4.6)."""
+    r, hostile = _drawn(2, 15)
+    honest = 1 - hostile
+    d1, d2 = _discards(r, hostile)
+    r.silent = {hostile}
+    r.inject(hostile, d1.wire, to=[honest])
+    r.run()
+    assert r.peers[honest].log[d1.index] == d1
+    seat = r.peers[honest].table.my_seat
+    assert seat is not None
+    r.act(honest, r.peers[honest].play(DrawStock(seat), r.now))  # it draws on that discard
+    r.run()
+    r.inject(hostile, d2.wire, to=[honest])
+    r.run()
+    errs = [e for e in _faults(r, honest) if isinstance(e, Equivocation)]
+    assert errs and errs[0].author == hostile and errs[0].index == d1.index
+    assert r.peers[honest].log[d1.index] == d1
+    assert not [e for e in r.peers[honest].log if e.kind == "void"]
+    assert r.persisted[honest] == r.peers[honest].log[1:]
 
 
 @pytest.mark.parametrize("n", [3, 4])
@@ -470,26 +485,44 @@ def test_a_void_after_the_match_is_decided_raises_only_a_log_error() -> None:
 
 def test_a_saved_log_is_cut_back_with_the_peer(tmp_path: Path) -> None:
     """A host that saves what its peer persists cuts its saved log where the peer rolled
-    back (`Output.rollback`), then appends the void round after the kept entries."""
+    back (`Output.rollback`: to the equivocated index, once the void round there is
+    complete), then appends that round; its saved voids are what `Output.votes` says."""
     from buraco_p2p.play.store import TableStore
 
     r, hostile = _drawn(3, 19)
-    honest = [p for p in range(3) if p != hostile]
+    me, other = [p for p in range(3) if p != hostile]
     d1, d2 = _discards(r, hostile)
-    r.silent = {hostile}
-    me = honest[0]
     store = TableStore(tmp_path / "t")
     store.path.mkdir()
     store.append([e.wire for e in r.peers[me].log])
+    cuts = []
+
+    def save(out: Output) -> None:
+        if out.rollback is not None:
+            cuts.append(out.rollback)
+            store.cut(out.rollback)
+        store.append([e.wire for e in out.persist])
+        if out.votes is not None:
+            store.save_votes(out.votes)
+
     out = r.peers[me].receive(d1.wire, r.now)
-    store.append([e.wire for e in out.persist])
+    save(out)
     assert len(store.load_log()) == d1.index + 1
-    out = r.peers[me].receive(d2.wire, r.now)
-    assert out.rollback == d1.index
-    store.cut(out.rollback)
-    store.append([e.wire for e in out.persist])
+    queue = [(me, w) for w in r.peers[other].receive(d2.wire, r.now).send]
+    queue += [(me, d2.wire), (other, d1.wire)]
+    while queue:
+        to, wire = queue.pop(0)
+        got = r.peers[to].receive(wire, r.now)
+        if to == me:
+            save(got)
+        back = other if to == me else me
+        queue += [(back, w) for w in got.send + got.relay]
+    assert cuts == [d1.index]
     assert store.load_log() == [e.wire for e in r.peers[me].log]
-    assert len(store.load_log()) == d1.index
+    assert r.peers[me].log[d1.index].kind == "void"
+    assert [decode_entry(w).index for w in store.load_votes()] == [
+        e.index for e in r.peers[me].log if e.kind == "void" and e.author == me
+    ]
 
 
 @pytest.mark.parametrize("n", [3, 4])

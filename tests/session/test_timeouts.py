@@ -72,7 +72,10 @@ def test_a_player_that_stops_moving_gets_the_hand_voided_and_dealt_again() -> No
     assert not replay(e.wire for e in r.peers[1].log).closed
 
 
-def test_after_a_fault_the_honest_parties_end_the_match() -> None:
+def test_after_a_fault_the_honest_parties_deal_again_without_its_author_at_once() -> None:
+    """A refused entry stops the table: every present party signs, with nobody proposing and
+    no timeout, the void there that deals again without its author (its partner signs it,
+    so the walk-out is proven and its side charged); one log at every honest peer."""
     r = table("us", seed=13)
     r.manual = {0, 1, 2, 3}
     r.start()
@@ -87,13 +90,13 @@ def test_after_a_fault_the_honest_parties_end_the_match() -> None:
         r.act(p, r.peers[p].receive(entry.wire, r.now))
         assert faults(r, p)
     r.silent = {cheater}
-    for p in honest:
-        r.act(p, r.peers[p].propose_void("end", r.now))
     r.run()
     for p in honest:
-        assert r.peers[p].table.closed
+        assert Voided("void", (cheater,)) in r.events[p]
+        (rec,) = r.peers[p].table.voids
+        assert rec.index == entry.index + 2 and rec.proven == (cheater,)
     assert same_logs(r, honest)
-    assert replay(e.wire for e in r.peers[honest[0]].log).closed
+    assert len(replay(e.wire for e in r.peers[honest[0]].log).table.voids) == 1
 
 
 def test_a_void_cannot_name_a_party_the_table_is_not_waiting_for() -> None:

@@ -1,0 +1,236 @@
+"""What a received entry meets: the entries we already hold for its author and index, and
+the void rounds behind the end of our log.
+
+The peer's receive path goes one way (`buraco_p2p.session.peer`): screen, then check here,
+then apply, hold, or keep as evidence. This module is the "check here" part, kept apart
+because it is the one place that sets a new entry against everything the peer holds (its
+log, the entries it holds for later, the signed entries its table refused, the void entries
+of rounds under way and of rounds behind its log) and says whether the two are one author's
+two signatures for one slot of one log (`rival`, `proof`: docs/protocol.md 4.6). It never
+changes the log.
+
+It also keeps the void entries whose point is behind the end of our log but not before its
+final point (`keep`): a complete round of them, signed by a majority, is where the
+table went while we were on another branch (`rounds_behind`, the peer's `_adopt`); and the
+voids we signed ourselves at an equivocated index behind our log (`dispute_vote`). Both are
+bounded: what is behind the final point is dropped (`prune`), and at most one entry per
+index, author and try is kept.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from buraco_p2p.net.channel.identity import Identity
+from buraco_p2p.session import bodies
+from buraco_p2p.session.agreement import Motion, Vote, majority
+from buraco_p2p.session.entry import Entry, decode_entry, make_entry
+from buraco_p2p.session.errors import Equivocation, LogError
+from buraco_p2p.session.evidence import proves_equivocation
+
+if TYPE_CHECKING:
+    from buraco_p2p.session.inbox import Inbox
+    from buraco_p2p.session.table import Table
+    from buraco_p2p.session.voter import Voter
+
+__all__ = ["MAX_BEHIND", "Ledger"]
+
+# Void entries held for rounds behind our log, at most: each is signed by a party under its
+# key in force and stands at a point not before our final point, so honest ones are a few
+# rounds' worth; a hostile party cannot make a peer hold more.
+MAX_BEHIND = 256
+
+
+class Ledger:
+    """The comparisons of one peer's receive path, over its table, inbox and voter."""
+
+    def __init__(self, table: Table, inbox: Inbox, voter: Voter) -> None:
+        self.table = table
+        self.inbox = inbox
+        self.voter = voter
+        # voids whose point is not before our final point: (index, author, try) -> entry
+        self.behind: dict[tuple[int, int, int], Entry] = {}
+        # the voids we signed at an equivocated index behind our log: point -> entry
+        self.mine: dict[int, Entry] = {}
+        # every void we signed (a round behind our log may be one we signed before we were
+        # released and went on)
+        self.own: dict[bytes, Entry] = {}
+
+    # -- one author, one slot ------------------------------------------------------------
+
+    def rival(self, entry: Entry) -> Entry | None:
+        """An entry we hold that `entry`'s author also signed for its index, such that the
+        two are equivocation (`proof`); None if there is none."""
+        for held in self._same_slot(entry):
+            if self.proof(held, entry) is not None:
+                return held
+        return None
+
+    def _same_slot(self, entry: Entry) -> list[Entry]:
+        table = self.table
+        out: list[Entry] = []
+        if entry.index < len(table.log) and table.log[entry.index].author == entry.author:
+            out.append(table.log[entry.index])
+        if entry.kind == bodies.VOID:
+            attempt = bodies.void_try(entry.body)
+            ballots = self.voter.ballots
+            for e in (ballots.held.get(entry.index, {}).get((entry.author, attempt)),
+                      ballots.rivals.get((entry.index, entry.author, attempt)),
+                      self.behind.get((entry.index, entry.author, attempt))):  # fmt: skip
+                if e is not None:
+                    out.append(e)
+        else:
+            out += self.inbox.rivals(entry)
+        return [e for e in out if e.wire != entry.wire]
+
+    def proof(self, held: Entry, new: Entry) -> tuple[Entry, Entry] | None:
+        """The pair, if `held` and `new` prove their author equivocated: one index, one `p`
+        that continues our log, both signed under the author's key in force there (an heir's
+        signature, not yet checked against any key in force, proves nothing)."""
+        table = self.table
+        if not 0 <= new.author < table.n or new.index < 1:
+            return None
+        key = table.key_at(new.author, new.index)
+        if (
+            not self._continues(new)
+            or self.inbox.heir_only(held)
+            or self.inbox.heir_only(new)
+            or not proves_equivocation(held, new, key)
+        ):
+            return None
+        return held, new
+
+    def _continues(self, entry: Entry) -> bool:
+        """Whether `entry` names as `p` the step head its index follows in our log: known
+        for an index our log holds (the entry there) or one of the step under way; for a
+        later step, not yet (two entries there are held, and judged when it begins)."""
+        table = self.table
+        if entry.index < len(table.log):
+            return entry.prev == table.log[entry.index].prev
+        if entry.kind == bodies.VOID:
+            return True  # a void's point, and so its `p`, is the agreement's to judge
+        if entry.index >= table.step_start + len(table.authors):
+            return False
+        return entry.prev == table.step_prev
+
+    # -- votes behind our log ------------------------------------------------------------
+
+    def point(self, entry: Entry) -> int | None:
+        """The point of a void entry's round (None for a void no round can take)."""
+        vote = self.voter.ballots.vote(entry)
+        return vote.point if vote is not None else None
+
+    def point_of_wire(self, wire: bytes) -> int | None:
+        try:
+            return self.point(decode_entry(wire))
+        except LogError:
+            return None
+
+    def keep(self, entry: Entry) -> None:
+        """Hold a void whose point is not before our final point: a round of such voids may
+        be found behind our log later (`rounds_behind`)."""
+        if len(self.behind) >= MAX_BEHIND:
+            self.prune()
+            if len(self.behind) >= MAX_BEHIND:
+                return
+        self.behind.setdefault((entry.index, entry.author, bodies.void_try(entry.body)), entry)
+
+    @property
+    def final(self) -> int:
+        """How many entries of our log are final (`Table.final`), but never past an index
+        where we signed the void of a dispute: once signed, that round may complete at
+        another peer, and our log must still be able to take it. A closed log is final as
+        a whole."""
+        table = self.table
+        if table.closed:
+            return len(table.log)
+        return min([table.final, *self.mine])
+
+    def prune(self) -> None:
+        """Forget the voids behind our final point: no round there can ever apply."""
+        final = self.final
+        for k in [k for k, e in self.behind.items() if (self.point(e) or -1) < final]:
+            del self.behind[k]
+        for h in [h for h, e in self.own.items() if (self.point(e) or -1) < final]:
+            del self.own[h]
+        if self.table.closed:
+            self.mine.clear()
+
+    def rounds_behind(self) -> list[tuple[int, list[Entry]]]:
+        """Every complete void round we hold behind the end of our log, signed by a majority
+        and not before our final point: (its point, its entries in log order), the lowest
+        point first and, at one point, the highest try first."""
+        table = self.table
+        final, length = self.final, len(table.log)
+        votes: dict[Vote, list[Entry]] = {}
+        ballots = self.voter.ballots
+        for e in [*self.behind.values(), *self.mine.values(), *self.own.values()]:
+            v = ballots.vote(e)
+            if v is not None and final <= v.point < length:
+                votes.setdefault(v, []).append(e)
+        out: list[tuple[int, int, list[Entry]]] = []
+        for v, entries in votes.items():
+            if not majority(table.n, v.motion.silent):
+                continue
+            active = [p for p in range(table.n) if p not in v.motion.silent]
+            by_author = {e.author: e for e in entries}
+            if all(a in by_author for a in active):
+                round_ = [by_author[a] for a in active]
+                if any(e.index != v.point + k for k, e in enumerate(round_)):
+                    continue
+                if round_ == table.log[v.point : v.point + len(round_)]:
+                    continue  # the round our log holds already
+                out.append((v.point, -v.motion.attempt, round_))
+        out.sort(key=lambda x: (x[0], x[1]))
+        return [(point, round_) for point, _, round_ in out]
+
+    # -- an equivocated index behind our log ----------------------------------------------
+
+    def disputed(self, index: int, motion: Motion) -> bool:
+        """Whether a party other than the motion's silent author, that has built nothing on
+        the entry our log holds at `index` (no entry of its after that step in our log),
+        signed the void dealing again without that author at `index`."""
+        table = self.table
+        for e in self.behind.values():
+            v = self.voter.ballots.vote(e)
+            if v is None or v.point != index or v.motion != motion:
+                continue
+            if table.cover[e.author] <= index:
+                return True
+        return False
+
+    def dispute_vote(
+        self, index: int, motion: Motion, party: int, identity: Identity
+    ) -> Entry | None:
+        """Our void at the equivocated `index` behind our log (once: None if we signed one
+        there already, or the table could take no such round)."""
+        if index in self.mine:
+            return None
+        table = self.table
+        silent = motion.silent
+        if not majority(table.n, silent) or party in silent:
+            return None
+        active = [p for p in range(table.n) if p not in silent]
+        body: dict[str, Any] = {"action": motion.action, "silent": list(silent)}
+        entry = make_entry(
+            identity, table=table.terms.table_id, index=index + active.index(party),
+            prev=table.prev_at(index), author=party, kind=bodies.VOID, body=body,
+        )  # fmt: skip
+        self.mine[index] = entry
+        self.own[entry.hash] = entry
+        return entry
+
+    def disputing(self, party: int) -> bool:
+        """Whether we signed a void at an equivocated index behind our log and have built
+        nothing on the entry there: we make no entry until that round is applied, so that
+        the entry can never become final while its round may still complete."""
+        if party < 0:
+            return False
+        cover = self.table.cover[party]
+        return any(cover <= point for point in self.mine)
+
+    def evidence_at(
+        self, index: int, evidence: dict[tuple[int, int], Equivocation]
+    ) -> list[Equivocation]:
+        """The equivocations we hold evidence of at `index`."""
+        return [err for (_, i), err in evidence.items() if i == index]

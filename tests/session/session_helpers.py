@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import copy
-import itertools
 import dataclasses
+import itertools
 import random
 from collections.abc import Callable
 

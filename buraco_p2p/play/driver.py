@@ -16,8 +16,9 @@ Messages on the mesh (msgpack arrays):
                     from others, which is how an author that equivocates meets both of its
                     signatures at every honest peer; relayed to every party but the author)
     ["sync", n]     "I hold the first n entries": the receiver answers with every entry of
-                    its log from index n (from its last complete step, if that is before n)
-                    and its own entries not yet in its log, less those
+                    its log from index n (its last step, once per length of its log, to one
+                    that claims as much or more: it may be on another branch) and its own
+                    entries not yet in its log, less those
                     already on their way to the asker (handed to its delivery stream and
                     not yet consumed there): so the stale `sync`s a peer queued while it was
                     away cost one answer between them, not one each
@@ -69,7 +70,7 @@ from buraco_p2p.session import (
     parse_genesis,
 )
 from buraco_p2p.session.policy import Policy
-from buraco_p2p.session.states import Phase
+from buraco_p2p.session.resume import resume, sync_answer
 
 __all__ = ["Chooser", "Driver", "bot_parties", "my_turn"]
 
@@ -98,14 +99,7 @@ def _faults_from_env() -> tuple[float, float, random.Random] | None:
 
 def my_turn(peer: Peer) -> bool:
     """Whether the table waits for our move now (not for a round, a void or a fault)."""
-    t = peer.table
-    return (
-        t.phase is Phase.TURN
-        and t.voiding is None
-        and not peer.stopped
-        and t.fault is None
-        and t.waiting_for[:1] == (peer.party,)
-    )
+    return peer.on_turn
 
 
 def bot_parties(peer: Peer, bot_keys: frozenset[bytes] = frozenset(),
@@ -180,8 +174,9 @@ class Driver:
         self.applied_at: dict[int, float] = {}
         self.played_at: dict[int, float] = {}
         # Each party's furthest claim of the log it holds (by key), which says when our last
-        # entry has arrived.
+        # entry has arrived; and the log length at which each was last sent our last step.
         self._claims: dict[bytes, int] = {}
+        self._tailed: dict[bytes, int] = {}
 
     # -- the agreement policy's settings ------------------------------------------------------
 
@@ -261,21 +256,18 @@ class Driver:
         cls, mesh: Mesh, wires: list[bytes], identity: Identity, store: TableStore,
         secret: bytes, **kw: Any,
     ) -> Driver:  # fmt: skip
-        genesis = decode_entry(wires[0])
         rng = LogKeyedRandom(secret)
         minute: float = kw.pop("minute", 60.0)  # a timed match's minute, in clock seconds
-        # an identity the genesis does not name is an heir: it follows the log until a
-        # "replace" agreement passes a seat to it (also when it resumes after that)
-        heir = identity.public not in parse_genesis(genesis).keys
         clock: Callable[[], float] = kw.get("clock", time.monotonic)
+
+        def bind(peer: Peer) -> None:
+            rng.position = lambda: peer.table.draw_key()
+
         # the peer's step timer runs on the driver's clock, so an injected clock times it all
-        peer = Peer(genesis, identity, rng, clock(), heir=heir, minute=minute)
-        rng.position = lambda: peer.table.draw_key()
+        now = clock()
+        peer, out = resume(wires, (), identity, rng, now, minute=minute, bind=bind)
         d = cls(mesh, peer, store, secret=secret, saved=len(wires), **kw)
-        now = d.clock()
-        d._handle(peer.start(now))
-        for wire in wires[1:]:
-            d._handle(peer.receive(wire, now))
+        d._handle(out)
         # the voids we signed before a restart: we stand by them (and send them again)
         for wire in store.load_votes():
             try:
@@ -514,13 +506,11 @@ class Driver:
         for wire, seq in list(given.items()):
             if seq is not None and seq < consumed:
                 del given[wire]
-        # From our last complete step at the latest, whatever the asker holds: a peer that
-        # went on along another branch (a split it lost, an equivocator's other entry) holds
-        # as many entries as we do or more, and our last step is what brings it back
-        # (docs/protocol.md 4.6).
-        steps = self.peer.table.steps
-        start = min(n, steps[-2] if len(steps) > 1 else 0)
-        for wire in [e.wire for e in self.peer.log[start:]] + list(self._pending.values()):
+        length = len(self.peer.log)
+        tail = n >= length and self._tailed.get(key.raw) != length
+        if tail:
+            self._tailed[key.raw] = length
+        for wire in sync_answer(self.peer, n, self._pending.values(), tail=tail):
             if wire not in given:
                 given[wire] = None
                 self._queue(key, ["e", wire])

@@ -191,6 +191,18 @@ class Peer:
         return self._overdue
 
     @property
+    def on_turn(self) -> bool:
+        """Whether the table waits for our move now (not for a round, a void or a fault)."""
+        t = self.table
+        return (
+            t.phase is Phase.TURN
+            and t.voiding is None
+            and not self.stopped
+            and t.fault is None
+            and t.waiting_for[:1] == (self.party,)
+        )
+
+    @property
     def waiting(self) -> tuple[int, ...]:
         """The parties the current step waits for whose entries we do not even hold (at a
         fault, only its author)."""

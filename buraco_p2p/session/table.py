@@ -155,6 +155,10 @@ class Table:
         back and grown again differently never draws again what was drawn for the first."""
         return self._chain[-1]
 
+    def chain_at(self, length: int) -> bytes:
+        """The hash of the log's first `length` entries (`chain` when the log was that long)."""
+        return self._chain[length - 1]
+
     def draw_key(self) -> bytes:
         """Where this party's randomness is drawn now (a keyed random source's key): the
         log's hash, and the entry a draw builds on before it is applied (`building_on`, a

@@ -347,8 +347,10 @@ def void_vector() -> Vector:
     others = [p for p in range(4) if side[p] != side[0]]
     cases = [
         _void_case(
-            "decided", "two seats: party 1 withholds its final entry; party 0 voids it out. "
-            "The match was decided: it closes with its result", 2, len(two) - 1, [0], [1],
+            "decided", "two seats: party 1 withholds its open entry after the hand that "
+            "decides the match; party 0 voids it out. The match was decided: it closes with "
+            "its result (a void is never taken in the final round itself, 4.5)", 2,
+            max(e.index for e in two if e.kind == "open"), [0], [1],
         ),
         _void_case(
             "abandoned_proven", "four seats: party 3 withholds its deal entry; the others, "

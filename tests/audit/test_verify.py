@@ -161,9 +161,12 @@ def test_a_log_cut_short_is_unfinished_and_names_nobody_as_bad() -> None:
     assert v.doc["entries"] == e.index
     assert not render_text(v.doc).startswith("BAD")
     assert verify_bytes(encode_log(wires[: e.index]), partial=True).code == EXIT_UNFINISHED
-    # The last entries missing: the final round.
+    # The last entry missing, in the final round: the match is decided all the same (its
+    # scores are the log's; no void can take that round's place), the signature named.
     v = verify_bytes(encode_log(wires[:-1]))
-    assert v.code == EXIT_UNFINISHED and v.doc["ending"]["phase"] == "final"
+    last = decode_entry(wires[-1])
+    assert v.code == EXIT_FAIR and v.doc["ending"]["how"] == "decided"
+    assert v.doc["ending"]["silent"] == [last.author]
 
 
 @pytest.mark.parametrize(

@@ -59,7 +59,7 @@ def test_a_log_that_stops_early_is_continued_by_the_other(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     wires = decode_log(match_log())
-    cut = len(wires) - 3
+    cut = next(i for i, w in enumerate(wires) if decode_entry(w).kind == "open") + 1
     short, full = write(tmp_path, "host.log", wires[:cut]), write(tmp_path, "bia.log", wires)
     nxt = decode_entry(wires[cut])
     code, doc = doc_of(capsys, short, full)

@@ -1,0 +1,179 @@
+"""The properties of docs/protocol.md 4.5-4.6, checked on a run of the simulator.
+
+After every event (`Watch.after_event`), for the honest parties:
+
+- S3, a final entry is never removed: each honest peer's final prefix (`Peer.final`, told by
+  the log's own hash at that length, `Table.chain`) is still the start of its log, and of its
+  saved log when it restarts;
+- S1, one match, one log: the final prefixes of two honest peers are one a prefix of the
+  other.
+
+At the end of the run (`Watch.at_end`), once the network has healed and the table has had
+its timeouts:
+
+- S1 on whole logs: two honest logs are one a prefix of the other (`verify A B` never says
+  they fork);
+- S2, no honest party that answers is named: no void round in an honest log names one;
+- S4, an equivocator is named with evidence anyone can check: every equivocation an honest
+  peer reported checks (`check_equivocation`) and names a hostile party, never an honest
+  one;
+- L1, with a majority honest and present, the table moves on or closes: every honest
+  peer's log has closed, has reached the final round, applied a void round, or grown past
+  where it stood when the network healed;
+- L2, nothing crashes an honest peer or `verify`: no exception left a seat (recorded by the
+  world), and `verify` audits every honest log with a verdict, fair or unfinished, never a
+  bad entry.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from buraco_p2p.audit import EXIT_FAIR, EXIT_UNFINISHED, verify_bytes
+from buraco_p2p.logfile import encode_log
+from buraco_p2p.session import Fault, Rewrite, check_equivocation
+from buraco_p2p.session.agreement import majority
+from buraco_p2p.session.errors import Equivocation
+from buraco_p2p.session.states import Phase
+from buraco_p2p.session.table import Table
+from buraco_p2p.verify_compare import divergence
+from sim.world import World
+
+__all__ = ["Violation", "Watch"]
+
+
+class Violation(AssertionError):
+    """A property failed: its name and what was seen."""
+
+    def __init__(self, prop: str, what: str) -> None:
+        super().__init__(f"{prop}: {what}")
+        self.prop = prop
+
+
+@dataclass
+class Watch:
+    """What the checks remember between events: each honest peer's final prefix."""
+
+    world: World
+    finals: dict[int, tuple[int, bytes]] = field(default_factory=dict)
+    healed_at: dict[int, int] = field(default_factory=dict)
+    voided: set[int] = field(default_factory=set)
+
+    def after_event(self) -> None:
+        w = self.world
+        for p in w.honest:
+            seat = w.seats[p]
+            peer = seat.peer
+            if peer is None:
+                continue
+            table = peer.table
+            f = peer.final
+            prev = self.finals.get(p)
+            if prev is not None:
+                length, chain = prev
+                if len(table.log) < length or _chain(table, length) != chain:
+                    raise Violation("S3", f"party {p} removed final entries below {length}")
+                if f < length:
+                    raise Violation("S3", f"party {p}'s final point went back {length} -> {f}")
+            if f >= 1:
+                self.finals[p] = (f, _chain(table, f))
+            if w.now >= w.params.heal and p not in self.healed_at:
+                self.healed_at[p] = len(table.log)
+            if p not in self.voided and peer.table.voids:
+                self.voided.add(p)
+        known = [(p, self.finals[p]) for p in w.honest if p in self.finals]
+        for i, (p, (fp, _)) in enumerate(known):
+            for q, (fq, _) in known[i + 1 :]:
+                k = min(fp, fq)
+                a, b = w.seats[p].peer, w.seats[q].peer
+                if a is None or b is None:
+                    continue
+                if _chain(a.table, k) != _chain(b.table, k):
+                    raise Violation("S1", f"the final prefixes of parties {p} and {q} differ "
+                                          f"within their first {k} entries")  # fmt: skip
+
+    def at_end(self, *, audit: bool = True) -> None:
+        w = self.world
+        logs = {p: list(w.seats[p].files.log) for p in w.honest}
+        for p in w.honest:
+            peer = w.seats[p].peer
+            if peer is not None and [e.wire for e in peer.log] != logs[p]:
+                raise Violation("S3", f"party {p}'s saved log is not its log")
+        if w.errors:
+            raise Violation("L2", w.errors[0])
+        for i, p in enumerate(w.honest):
+            for q in w.honest[i + 1 :]:
+                d = divergence(logs[p], logs[q])
+                if d is not None and d["longer"] is None:
+                    raise Violation("S1", f"the logs of parties {p} and {q} fork at {d['common']}")
+        self._named(logs)
+        self._evidence()
+        self._moved()
+        if audit:
+            for wires in _maximal(logs):
+                v = verify_bytes(encode_log(wires))
+                if v.code not in (EXIT_FAIR, EXIT_UNFINISHED):
+                    raise Violation("L2", f"verify says {v.code}: {v.doc.get('error')} "
+                                          f"{v.doc.get('reason', '')}")  # fmt: skip
+
+    def _named(self, logs: dict[int, list[bytes]]) -> None:
+        """S2: no void round in an honest log names a party that was answering."""
+        w = self.world
+        for p in w.honest:
+            peer = w.seats[p].peer
+            if peer is None:
+                continue
+            for rec in peer.table.voids:
+                bad = set(rec.silent) & set(w.answering)
+                if bad:
+                    raise Violation("S2", f"party {p}'s log names answering party "
+                                          f"{sorted(bad)} in a void at {rec.index}")  # fmt: skip
+
+    def _evidence(self) -> None:
+        """S4: every equivocation reported names a hostile party, and checks."""
+        w = self.world
+        for p in w.honest:
+            seat = w.seats[p]
+            genesis = seat.files.log[0]
+            for ev in seat.all_events:
+                if not isinstance(ev, Fault | Rewrite) or not isinstance(ev.error, Equivocation):
+                    continue
+                err = ev.error
+                if err.author in w.honest:
+                    raise Violation("S4", f"party {p} names honest party {err.author}")
+                first, second = err.evidence
+                peer = seat.peer
+                key = peer.table.key_at(err.author, err.index or 0) if peer is not None else None
+                if check_equivocation(genesis, first, second, key) != err.author:
+                    raise Violation("S4", f"party {p}'s evidence does not check")
+
+    def _moved(self) -> None:
+        """L1: with a majority honest and answering, each honest peer's table moved on."""
+        w = self.world
+        silent = [p for p in range(w.n) if p not in w.answering]
+        if not majority(w.n, silent):
+            return
+        for p in w.answering:
+            peer = w.seats[p].peer
+            if peer is None:
+                continue
+            t = peer.table
+            grown = len(t.log) > self.healed_at.get(p, len(t.log))
+            if t.closed or t.phase is Phase.FINAL or grown or p in self.voided:
+                continue
+            raise Violation("L1", f"party {p}'s table stands at {len(t.log)} ({t.phase.value}, "
+                                  f"waiting for {list(t.waiting_for)}) since the network "
+                                  "healed")  # fmt: skip
+
+
+def _chain(table: Table, length: int) -> bytes:
+    return table.chain_at(length)
+
+
+def _maximal(logs: dict[int, list[bytes]]) -> list[list[bytes]]:
+    """The logs that are no prefix of another (one, when they are one log)."""
+    out: list[list[bytes]] = []
+    for wires in sorted(logs.values(), key=len, reverse=True):
+        if not any(o[: len(wires)] == wires for o in out):
+            out.append(wires)
+    return out

@@ -1,0 +1,313 @@
+"""The hostile parties' strategies: what a party that wants to rewrite, fork, freeze or frame
+the table can send.
+
+A hostile party runs an honest `Seat` underneath (it plays, signs and relays as a client
+does, so it is present and answering), and its strategy changes what leaves it
+(`outgoing`) and adds what it sends on its own at moments drawn from the schedule's seed
+(`act`). Every strategy uses only what such a party really has: its own identity key (and,
+once replaced, its retired one), the entries it has seen, and its own clock. The library:
+
+- `equivocate`: a second, different entry signed for one of its own indices, old or
+  current, in a closed log too, sent to some of the others;
+- `split`: on its turn, two different legal moves for one index, one to some parties and
+  one to the rest (the peers that hold each may both go on from it);
+- `withhold`: its entries of one kind, or its voids, reach nobody (or only some);
+- `lone`: voids it signs alone, naming others (the honest among them) at the current point,
+  of every try, a different one to each party;
+- `late`: its voids held back and sent between the honest parties' clocks;
+- `stale`: old messages it heard (proposals, voids, entries) sent again much later;
+- `claims`: false `sync` and `at` claims of the log it holds;
+- `oldvotes`: it restarts from an older copy of its voids file (and signs again);
+- `garbage`: bytes that are no entry, entries of no schema, messages of no shape.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import TYPE_CHECKING, Any
+
+from buraco_p2p.engine import IllegalMove, Move, legal_moves
+from buraco_p2p.session import bodies, decode_entry, make_entry
+from buraco_p2p.session.entry import Entry
+
+if TYPE_CHECKING:
+    from sim.seat import Message, Seat
+
+__all__ = ["STRATEGIES", "Strategy", "make_strategy"]
+
+Send = tuple[int | None, "Message"]
+
+
+class Strategy:
+    """What a hostile party does besides playing: base class (a party that only plays)."""
+
+    name = "none"
+
+    def __init__(self, rng: random.Random, parties: int, me: int) -> None:
+        self.rng = rng
+        self.n = parties
+        self.me = me
+        self.others = [p for p in range(parties) if p != me]
+        # moments (virtual seconds from the schedule's start) at which `act` is called
+        self.moments: list[float] = []
+
+    def outgoing(self, seat: Seat, to: int | None, msg: Message, now: float) -> list[Any]:
+        """What leaves us instead of `msg` for `to`: (to, msg, extra delay) triples."""
+        return [(to, msg, 0.0)]
+
+    def act(self, seat: Seat, now: float) -> list[Any]:
+        """What we send on our own at one of our moments."""
+        return []
+
+    def moving(self, seat: Seat, move: Move, now: float) -> list[Any]:
+        """What we send on our own as we are about to play `move`: (to, msg) pairs."""
+        return []
+
+    # -- helpers ----------------------------------------------------------------------------
+
+    def subset(self) -> list[int]:
+        """A random non-empty proper part of the others (all of them at two seats)."""
+        if len(self.others) == 1:
+            return list(self.others)
+        k = self.rng.randrange(1, len(self.others))
+        return self.rng.sample(self.others, k)
+
+    def variant(self, seat: Seat, e: Entry) -> Entry:
+        """Another entry signed by us for `e`'s index, `p` and kind: its body changed."""
+        body = dict(e.body)
+        if e.kind == bodies.VOID:
+            body["action"] = "end" if body.get("action") != "end" else "void"
+            body.pop("keys", None)
+            if body["action"] != "end":
+                body.pop(bodies.TRY, None)
+        elif e.kind == bodies.MOVE or self.rng.random() < 0.5:
+            body["x"] = self.rng.randrange(1 << 30)  # off its schema: evidence all the same
+        else:
+            key = self.rng.choice(sorted(body))
+            value = body[key]
+            body[key] = value[:-1] + bytes([value[-1] ^ 1]) if isinstance(value, bytes) and value \
+                else self.rng.randrange(1 << 30)  # fmt: skip
+        return make_entry(seat.identity, table=e.table, index=e.index, prev=e.prev,
+                          author=e.author, kind=e.kind, body=body)  # fmt: skip
+
+
+class Equivocate(Strategy):
+    """A second entry for one of its own indices: an old one, the latest, in a closed log."""
+
+    name = "equivocate"
+
+    def __init__(self, rng: random.Random, parties: int, me: int) -> None:
+        super().__init__(rng, parties, me)
+        self.moments = sorted(rng.uniform(0.0, 6.0) for _ in range(rng.randrange(1, 4)))
+
+    def act(self, seat: Seat, now: float) -> list[Any]:
+        peer = seat.peer
+        if peer is None:
+            return []
+        mine = [e for e in peer.log[1:] if e.author == self.me]
+        if not mine:
+            return []
+        e = mine[-1] if self.rng.random() < 0.4 else self.rng.choice(mine)
+        other = self.variant(seat, e)
+        return [(p, ["e", other.wire], 0.0) for p in self.subset()]
+
+
+class Split(Strategy):
+    """On its turn, two different legal moves signed for one index: one to some parties and
+    the other to the rest (elsewhere, its next entry in two versions)."""
+
+    name = "split"
+
+    def __init__(self, rng: random.Random, parties: int, me: int) -> None:
+        super().__init__(rng, parties, me)
+        self.after = rng.uniform(0.0, 4.0)
+        self.done = False
+        self.part = self.subset()
+        self.hold: bytes | None = None  # the wire of the move whose other version we sent
+
+    def moving(self, seat: Seat, move: Move, now: float) -> list[Any]:
+        """Before its move is played: sign another legal move for the same index, to be sent
+        to one part of the table (the move it plays goes to the other)."""
+        peer = seat.peer
+        if self.done or now < self.after or peer is None or peer.table.view is None:
+            return []
+        others = [m for m in legal_moves(peer.table.view) if m != move]
+        if not others:
+            return []
+        alt = self.rng.choice(others)
+        try:
+            index, body = peer.table.move_body(alt)
+        except IllegalMove:
+            return []
+        self.done = True
+        e = make_entry(seat.identity, table=peer.table.terms.table_id, index=index,
+                       prev=peer.table.step_prev, author=self.me, kind=bodies.MOVE,
+                       body=body)  # fmt: skip
+        self.hold = index.to_bytes(8, "big")
+        return [(p, ["e", e.wire]) for p in self.part]
+
+    def outgoing(self, seat: Seat, to: int | None, msg: Message, now: float) -> list[Any]:
+        if self.hold is not None and msg[0] == "e":
+            e = decode_entry(msg[1])
+            if e.author == self.me and e.index.to_bytes(8, "big") == self.hold:
+                targets = self.others if to is None else [to]
+                return [(p, msg, 0.0) for p in targets if p not in self.part]
+        return [(to, msg, 0.0)]
+
+
+class Withhold(Strategy):
+    """Its entries of one kind (or its voids) reach nobody, or only some."""
+
+    name = "withhold"
+    KINDS = ("void", "deal", "shares", "end", "result", "open", "final", "keys", "move")
+
+    def __init__(self, rng: random.Random, parties: int, me: int) -> None:
+        super().__init__(rng, parties, me)
+        self.kind = rng.choice(self.KINDS)
+        self.reach = self.subset() if rng.random() < 0.5 else []
+        self.after = rng.uniform(0.0, 5.0)
+
+    def outgoing(self, seat: Seat, to: int | None, msg: Message, now: float) -> list[Any]:
+        if now < self.after or msg[0] != "e":
+            return [(to, msg, 0.0)]
+        e = decode_entry(msg[1])
+        if e.kind != self.kind or e.author != self.me:
+            return [(to, msg, 0.0)]
+        targets = self.others if to is None else [to]
+        return [(p, msg, 0.0) for p in targets if p in self.reach]
+
+
+class Lone(Strategy):
+    """Voids it signs alone at the current point, naming others, of every try."""
+
+    name = "lone"
+
+    def __init__(self, rng: random.Random, parties: int, me: int) -> None:
+        super().__init__(rng, parties, me)
+        self.moments = sorted(rng.uniform(0.5, 8.0) for _ in range(rng.randrange(1, 5)))
+
+    def act(self, seat: Seat, now: float) -> list[Any]:
+        peer = seat.peer
+        if peer is None:
+            return []
+        t = peer.table
+        sends = []
+        for target in self.others:
+            k = self.rng.randrange(1, self.n)
+            silent = sorted(self.rng.sample(self.others, min(k, self.n - 1)))
+            attempt = self.rng.randrange(self.n)
+            action = "end" if attempt else self.rng.choice(["void", "end"])
+            body: dict[str, Any] = {"action": action, "silent": silent}
+            if attempt:
+                body[bodies.TRY] = attempt
+            active = [p for p in range(self.n) if p not in silent]
+            point = len(t.log) - self.rng.randrange(0, 3)
+            point = max(1, min(point, len(t.log)))
+            try:
+                prev = t.prev_at(point)
+            except ValueError:
+                continue
+            index = point + active.index(self.me)
+            v = make_entry(seat.identity, table=t.terms.table_id, index=index, prev=prev,
+                           author=self.me, kind=bodies.VOID, body=body)  # fmt: skip
+            sends.append((target, ["e", v.wire], 0.0))
+        return sends
+
+
+class Late(Strategy):
+    """Its voids held back, then sent to some between the others' clocks."""
+
+    name = "late"
+
+    def outgoing(self, seat: Seat, to: int | None, msg: Message, now: float) -> list[Any]:
+        if msg[0] != "e" or decode_entry(msg[1]).kind != bodies.VOID:
+            return [(to, msg, 0.0)]
+        targets = self.others if to is None else [to]
+        out = []
+        for p in targets:
+            if self.rng.random() < 0.7:
+                out.append((p, msg, self.rng.uniform(0.5, 2.6) * seat.timeout))
+        return out
+
+
+class Stale(Strategy):
+    """Old messages it heard, sent again much later."""
+
+    name = "stale"
+
+    def __init__(self, rng: random.Random, parties: int, me: int) -> None:
+        super().__init__(rng, parties, me)
+        self.moments = sorted(rng.uniform(1.0, 9.0) for _ in range(rng.randrange(2, 8)))
+        self.heard: list[bytes] = []
+
+    def outgoing(self, seat: Seat, to: int | None, msg: Message, now: float) -> list[Any]:
+        if msg[0] == "e" and len(self.heard) < 4000:
+            self.heard.append(msg[1])
+        return [(to, msg, 0.0)]
+
+    def act(self, seat: Seat, now: float) -> list[Any]:
+        if not self.heard:
+            return []
+        voids = [w for w in self.heard if decode_entry(w).kind == bodies.VOID]
+        pool = voids if voids and self.rng.random() < 0.7 else self.heard
+        picks = [self.rng.choice(pool) for _ in range(self.rng.randrange(1, 6))]
+        return [(self.rng.choice(self.others), ["e", w], 0.0) for w in picks]
+
+
+class Claims(Strategy):
+    """False claims of the log it holds."""
+
+    name = "claims"
+
+    def __init__(self, rng: random.Random, parties: int, me: int) -> None:
+        super().__init__(rng, parties, me)
+        self.moments = sorted(rng.uniform(0.0, 9.0) for _ in range(rng.randrange(3, 12)))
+
+    def act(self, seat: Seat, now: float) -> list[Any]:
+        n = len(seat.peer.log) if seat.peer is not None else 0
+        value = self.rng.choice([0, 1, n, n - 1, n + 1, n + 1000, 1 << 40])
+        return [(p, [self.rng.choice(["at", "sync"]), max(0, value)], 0.0) for p in self.others]
+
+
+class Garbage(Strategy):
+    """Bytes that are no entry, entries of no schema, messages of no shape."""
+
+    name = "garbage"
+
+    def __init__(self, rng: random.Random, parties: int, me: int) -> None:
+        super().__init__(rng, parties, me)
+        self.moments = sorted(rng.uniform(0.0, 9.0) for _ in range(rng.randrange(2, 10)))
+
+    def act(self, seat: Seat, now: float) -> list[Any]:
+        peer = seat.peer
+        r = self.rng
+        shapes: list[Any] = [
+            ["e", r.randbytes(r.randrange(0, 200))],
+            ["e", [1, 2]],
+            [["e"], {"a": 1}],
+            {"e": 1},
+            ["sync", -5],
+            ["at", "x"],
+            [None, None],
+            [],
+        ]
+        if peer is not None and len(peer.log) > 1:
+            e = r.choice(peer.log[1:])
+            body = {str(r.randrange(9)): [r.randrange(3)]}
+            bad = make_entry(seat.identity, table=e.table, index=len(peer.log),
+                             prev=peer.table.step_prev, author=self.me,
+                             kind=r.choice([*bodies.KINDS, "nope"]), body=body)  # fmt: skip
+            shapes.append(["e", bad.wire])
+            wire = bytearray(e.wire)
+            wire[r.randrange(len(wire))] ^= 1 << r.randrange(8)
+            shapes.append(["e", bytes(wire)])
+        return [(r.choice(self.others), r.choice(shapes), 0.0) for _ in range(r.randrange(1, 5))]
+
+
+STRATEGIES: dict[str, type[Strategy]] = {
+    s.name: s for s in (Equivocate, Split, Withhold, Lone, Late, Stale, Claims, Garbage)
+}
+
+
+def make_strategy(name: str, rng: random.Random, parties: int, me: int) -> Strategy:
+    return STRATEGIES[name](rng, parties, me)

@@ -1,0 +1,263 @@
+"""The simulated table: seats, links and one seeded scheduler of everything that happens.
+
+Time is virtual (seconds; the table's timeout is `TIMEOUT`). Every event, a message
+arriving, a seat's clock ticking, a crash, a restart, a hostile party's move, is taken from
+one priority queue in time order (ties by insertion), so a seed gives one run, and the same
+seed the same run. What the schedule draws from its seed:
+
+- each link's delay (a few milliseconds to a tenth of the timeout, so messages overtake
+  each other), a share of messages lost (a later `sync` finds them) or delivered twice, and
+  partitions: for a while, every message between two groups is lost;
+- each party's clock: its own rate (within 10 %) and offset, so two timeouts never end at
+  once;
+- crashes of honest parties (their peer is lost, their files kept) and restarts from the
+  files;
+- the hostile parties and their strategies (`sim.hostile`).
+
+A party whose messages were never lost, delayed past a timeout or cut by a crash is
+*answering*: the properties that hold only for such parties (no honest party named, the
+table moving on) are checked for them (`sim.checks`).
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+import random
+from dataclasses import dataclass, field
+from typing import Any
+
+from buraco_p2p.net.channel.identity import Identity
+from buraco_p2p.rules import get_preset
+from buraco_p2p.session import make_genesis
+from sim.hostile import Strategy, make_strategy
+from sim.seat import Message, Seat
+
+__all__ = ["TIMEOUT", "Params", "World"]
+
+TIMEOUT = 1.0  # the table's timeout, in virtual seconds
+TICK = 0.25  # how often a seat's clock ticks (its driver's ticker)
+PRESETS = {2: "italian", 3: "classic", 4: "us", 6: "classic"}
+TABLE_ID = b"simulated-table!"
+
+
+@dataclass
+class Params:
+    """A schedule: everything about a run, drawn from its seed."""
+
+    seed: int
+    seats: int
+    deal: int  # which of the few deals the table is dealt (their proofs are shared)
+    hostile: dict[int, str]
+    void_actions: list[str]
+    drop: float
+    dup: float
+    delay: tuple[float, float]
+    rates: list[float]
+    offsets: list[float]
+    crashes: list[tuple[int, float, float]]  # (party, down at, up after)
+    partitions: list[tuple[frozenset[int], float, float]]  # (one side, from, to)
+    heal: float  # from then on: no loss, no partition, no crash
+    horizon: float  # the run ends here at the latest
+
+    @classmethod
+    def draw(cls, seed: int, seats: int | None = None, hostile: str | None = None) -> Params:
+        rng = random.Random(seed)
+        n = seats if seats is not None else rng.choice([2, 3, 4, 4, 6])
+        count = rng.choice([0, 1, 1, 1, 2]) if n > 2 else rng.choice([0, 1])
+        if n == 6 and rng.random() < 0.3:
+            count = 2
+        parties = rng.sample(range(n), min(count, n - 1))
+        names = sorted(_strategy_names())
+        hostile_map = {p: hostile or rng.choice(names) for p in parties}
+        honest = [p for p in range(n) if p not in hostile_map]
+        crashes = []
+        for p in honest:
+            if rng.random() < 0.15:
+                at = rng.uniform(0.0, 6.0)
+                crashes.append((p, at, rng.uniform(0.1, 3.0)))
+        partitions = []
+        if rng.random() < 0.15:
+            side = frozenset(rng.sample(range(n), rng.randrange(1, n)))
+            start = rng.uniform(0.0, 6.0)
+            partitions.append((side, start, start + rng.uniform(0.2, 3.0)))
+        heal = 10.0
+        return cls(
+            seed=seed,
+            seats=n,
+            deal=rng.randrange(3),
+            hostile=hostile_map,
+            void_actions=[rng.choice(["void", "end", "void"]) for _ in range(n)],
+            drop=rng.choice([0.0, 0.0, 0.01, 0.05]),
+            dup=rng.choice([0.0, 0.02, 0.1]),
+            delay=(0.001, rng.choice([0.01, 0.05, 0.1])),
+            rates=[rng.uniform(0.9, 1.1) for _ in range(n)],
+            offsets=[rng.uniform(0.0, 100.0) for _ in range(n)],
+            crashes=crashes,
+            partitions=partitions,
+            heal=heal,
+            horizon=heal + 14 * TIMEOUT + 4 * n * TIMEOUT,
+        )
+
+
+def _strategy_names() -> list[str]:
+    from sim.hostile import STRATEGIES
+
+    return list(STRATEGIES)
+
+
+def identities(n: int) -> list[Identity]:
+    return [Identity.from_seed(bytes([0x51, i]) * 16, f"sim{i}") for i in range(n)]
+
+
+def genesis_for(n: int, deal: int) -> bytes:
+    rules = get_preset(PRESETS[n]).with_overrides({"players": n, "hands": 1})
+    g = make_genesis(TABLE_ID, identities(n), rules, timeout_ms=int(TIMEOUT * 1000))
+    del deal  # one genesis per seat count; the deal differs by the parties' secrets
+    return g.wire
+
+
+@dataclass(order=True)
+class _Event:
+    at: float
+    seq: int
+    what: str = field(compare=False)
+    args: tuple[Any, ...] = field(compare=False)
+
+
+class World:
+    """One run: the seats, the links between them, and the queue of what happens next."""
+
+    def __init__(self, params: Params) -> None:
+        self.params = params
+        self.rng = random.Random(params.seed ^ 0x5EED)
+        n = params.seats
+        self.n = n
+        genesis = genesis_for(n, params.deal)
+        ids = identities(n)
+        self.seats = [
+            Seat(p, ids[p], bytes([0x73, params.deal, p]) * 8 + bytes(8), genesis,
+                 void_action=params.void_actions[p], timeout=TIMEOUT)  # fmt: skip
+            for p in range(n)
+        ]
+        self.strategies: dict[int, Strategy] = {}
+        for p, name in params.hostile.items():
+            strategy = make_strategy(name, random.Random(params.seed * 31 + p), n, p)
+            self.strategies[p] = strategy
+            self.seats[p].moving = strategy.moving
+        self.honest = [p for p in range(n) if p not in params.hostile]
+        # honest parties that never lose a message, a timeout's worth of time, or their peer
+        disturbed = {p for p, _, _ in params.crashes}
+        for side, _, _ in params.partitions:
+            disturbed |= set(side) if len(side) <= n // 2 else set(range(n)) - set(side)
+        if params.drop or params.delay[1] > TIMEOUT / 2:
+            disturbed |= set(range(n))
+        self.answering = [p for p in self.honest if p not in disturbed]
+        self.now = 0.0
+        self.queue: list[_Event] = []
+        self._seq = itertools.count()
+        self.trace: list[str] = []
+        self.errors: list[str] = []
+
+    # -- the queue ---------------------------------------------------------------------------
+
+    def at(self, when: float, what: str, *args: Any) -> None:
+        heapq.heappush(self.queue, _Event(when, next(self._seq), what, args))
+
+    def clock(self, party: int) -> float:
+        """Party `party`'s own clock reading now."""
+        return self.params.offsets[party] + self.now * self.params.rates[party]
+
+    def start(self) -> None:
+        for p in range(self.n):
+            self.at(self.rng.uniform(0.0, 0.01), "boot", p)
+            self.at(self.rng.uniform(0.0, TICK), "tick", p)
+        for p, down, after in self.params.crashes:
+            self.at(down, "crash", p)
+            self.at(down + after, "boot", p)
+        for p, strategy in self.strategies.items():
+            for moment in strategy.moments:
+                self.at(moment, "act", p)
+
+    def step(self) -> bool:
+        """Take the next event; False once nothing is left before the horizon."""
+        if not self.queue:
+            return False
+        ev = heapq.heappop(self.queue)
+        if ev.at > self.params.horizon:
+            return False
+        self.now = ev.at
+        getattr(self, "_" + ev.what)(*ev.args)
+        return True
+
+    # -- events ------------------------------------------------------------------------------
+
+    def _boot(self, p: int) -> None:
+        seat = self.seats[p]
+        if seat.up:
+            return
+        self.trace.append(f"{self.now:.3f} boot {p} ({len(seat.files.log)} saved)")
+        self._out(p, seat.boot(self.clock(p)))
+
+    def _crash(self, p: int) -> None:
+        self.trace.append(f"{self.now:.3f} crash {p}")
+        self.seats[p].crash()
+
+    def _tick(self, p: int) -> None:
+        seat = self.seats[p]
+        if seat.up:
+            linked = {q for q in range(self.n) if q != p and self.seats[q].up
+                      and not self._cut(p, q)}  # fmt: skip
+            self._out(p, seat.tick(self.clock(p), linked))
+        self.at(self.now + TICK * self.rng.uniform(0.9, 1.1), "tick", p)
+
+    def _act(self, p: int) -> None:
+        seat = self.seats[p]
+        if not seat.up:
+            return
+        for to, msg, delay in self.strategies[p].act(seat, self.now):
+            self._send(p, to, msg, delay)
+
+    def _deliver(self, to: int, frm: int, msg: Message) -> None:
+        seat = self.seats[to]
+        if not seat.up or self._cut(frm, to):
+            return
+        self._out(to, seat.receive(frm, msg, self.clock(to)))
+
+    # -- links -------------------------------------------------------------------------------
+
+    def _cut(self, a: int, b: int) -> bool:
+        if self.now >= self.params.heal:
+            return False
+        for side, start, end in self.params.partitions:
+            if start <= self.now < end and ((a in side) != (b in side)):
+                return True
+        return False
+
+    def _out(self, p: int, sends: list[tuple[int | None, Message]]) -> None:
+        seat = self.seats[p]
+        sends = sends + seat.extra
+        seat.extra = []
+        strategy = self.strategies.get(p)
+        for to, msg in sends:
+            if strategy is None:
+                self._send(p, to, msg, 0.0)
+                continue
+            for to2, msg2, delay in strategy.outgoing(seat, to, msg, self.now):
+                self._send(p, to2, msg2, delay)
+
+    def _send(self, p: int, to: int | None, msg: Message, extra: float) -> None:
+        """`to`: a party, None for everybody else, -1-a for everybody else but party a."""
+        if to is None or to < 0:
+            skip = -1 - to if to is not None else -1
+            targets = [q for q in range(self.n) if q not in (p, skip)]
+        else:
+            targets = [to]
+        healed = self.now >= self.params.heal
+        for q in targets:
+            if not healed and self.rng.random() < self.params.drop:
+                continue
+            copies = 2 if self.rng.random() < self.params.dup else 1
+            for _ in range(copies):
+                delay = self.rng.uniform(*self.params.delay) + extra
+                self.at(self.now + delay, "deliver", q, p, msg)

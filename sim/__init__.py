@@ -11,10 +11,10 @@ failing schedule names its seed and the one command that replays it.
     python -m sim --count 200              # many, from seed 0
 
 Modules: `world` (the schedule, links and clocks), `seat` (one client: peer, policy, bot,
-files), `hostile` (the strategies), `checks` (the properties), `run` (one schedule, many),
+files), `hostile` (the strategies), `checks` (the properties), `schedule` (one schedule, many),
 `memo` (the group operations remembered, for speed).
 """
 
-from sim.run import Failure, Outcome, explore, replay_command, run
+from sim.schedule import Failure, Outcome, explore, replay_command, run
 
 __all__ = ["Failure", "Outcome", "explore", "replay_command", "run"]

@@ -7,7 +7,7 @@ import json
 import sys
 import time
 
-from sim.run import Failure, explore, run
+from sim.schedule import Failure, explore, run
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -48,8 +48,10 @@ class Strategy:
         self.n = parties
         self.me = me
         self.others = [p for p in range(parties) if p != me]
-        # moments (virtual seconds from the schedule's start) at which `act` is called
+        # moments (virtual seconds from the schedule's start) at which `act` is called, and
+        # from when `outgoing` changes anything
         self.moments: list[float] = []
+        self.after = 0.0
 
     def outgoing(self, seat: Seat, to: int | None, msg: Message, now: float) -> list[Any]:
         """What leaves us instead of `msg` for `to`: (to, msg, extra delay) triples."""

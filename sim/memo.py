@@ -1,59 +1,122 @@
-"""The group operations remembered, so thousands of schedules over the same deals cost little.
+"""Pure work remembered, so thousands of schedules over the same deals cost little.
 
-Every schedule of the simulator deals from a few table seeds, and a peer's randomness is
-keyed to its log: schedules that share a log prefix compute the very same ristretto255
-scalar multiplications, additions and point checks, for the same shuffles, shares and
-proofs. These are pure functions of their bytes, so the simulator remembers their results
-(`remembered`): the peers, the checks and the verifier run unchanged, only faster. A bounded
-table (`LIMIT` results) is cleared when full.
+Every schedule of the simulator forks one of a few honest tables, and a peer's randomness is
+keyed to its log: schedules and peers that share a log compute the very same ristretto255
+scalar multiplications and point checks (for the same shuffles, shares and proofs), check the
+same Ed25519 signatures, and decode the same entries. These are pure functions of their
+bytes, so within `remembered()` their results are remembered: the peers, the checks and the
+verifier run unchanged, only faster. Each table is cleared when it holds `LIMIT` results.
 """
 
 from __future__ import annotations
 
 import contextlib
+import hashlib
 from collections.abc import Callable, Iterator
 from typing import Any
 
 import rbcl
 
+from buraco_p2p.net.channel.identity import PeerKey
+from buraco_p2p.session import entry as entry_module
+from buraco_p2p.session import inbox as inbox_module
+from buraco_p2p.session import ledger as ledger_module
+from buraco_p2p.session.errors import LogError
+from sim import seat as seat_module
+
 __all__ = ["LIMIT", "remembered"]
 
-LIMIT = 2_000_000
-_NAMES = (
+LIMIT = 1_500_000
+_GROUP = (
     "crypto_scalarmult_ristretto255_allow_scalar_zero",
     "crypto_scalarmult_ristretto255_base_allow_scalar_zero",
     "crypto_core_ristretto255_add",
     "crypto_core_ristretto255_sub",
     "crypto_core_ristretto255_is_valid_point",
 )
+_DECODERS = (entry_module, inbox_module, ledger_module, seat_module)
+
+_TABLES: dict[str, dict[Any, Any]] = {}
 
 
-def _remember(fn: Callable[..., Any], table: dict[tuple[Any, ...], Any]) -> Callable[..., Any]:
-    def call(*args: Any) -> Any:
-        key = (fn, *(bytes(a) for a in args))
-        got = table.get(key)
+def _table(name: str) -> dict[Any, Any]:
+    table = _TABLES.setdefault(name, {})
+    if len(table) >= LIMIT:
+        table.clear()
+    return table
+
+
+def _group(name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
+    table = _TABLES.setdefault(name, {})
+
+    def call(*args: bytes) -> Any:
+        got = table.get(args)
         if got is None:
             got = fn(*args)
             if len(table) >= LIMIT:
                 table.clear()
-            table[key] = got
+            table[args] = got
         return got
 
     return call
 
 
-_TABLE: dict[tuple[Any, ...], Any] = {}
+def _verify(fn: Callable[[PeerKey, bytes, bytes], None]) -> Callable[[PeerKey, bytes, bytes], None]:
+    def verify(self: PeerKey, signature: bytes, data: bytes) -> None:
+        table = _table("verify")
+        key = (self.raw, bytes(signature) if isinstance(signature, bytes) else None,
+               hashlib.sha256(data).digest())  # fmt: skip
+        got = table.get(key)
+        if got is None:
+            try:
+                fn(self, signature, data)
+                got = True
+            except Exception as exc:  # the refusal itself is remembered, and raised again
+                got = exc
+            table[key] = got
+        if got is not True:
+            raise got
+
+    return verify
+
+
+def _decode(fn: Callable[[bytes], Any]) -> Callable[[bytes], Any]:
+    def decode(data: bytes) -> Any:
+        if not isinstance(data, bytes):
+            return fn(data)
+        table = _table("decode")
+        got = table.get(data)
+        if got is None:
+            try:
+                got = fn(data)
+            except LogError as exc:
+                got = exc
+            table[data] = got
+        if isinstance(got, LogError):
+            raise got
+        return got
+
+    return decode
 
 
 @contextlib.contextmanager
 def remembered() -> Iterator[None]:
-    """Within this block the group operations that `rbcl` offers are remembered (the
-    module's functions are swapped for remembering ones, and put back after)."""
-    saved = {name: getattr(rbcl, name) for name in _NAMES}
+    """Within this block the group operations, signature checks and entry decoding are
+    remembered (the functions are swapped for remembering ones, and put back after)."""
+    group = {name: getattr(rbcl, name) for name in _GROUP}
+    verify = PeerKey.verify
+    decoders = [(m, m.decode_entry) for m in _DECODERS]
     try:
-        for name, fn in saved.items():
-            setattr(rbcl, name, _remember(fn, _TABLE))
+        for name, fn in group.items():
+            setattr(rbcl, name, _group(name, fn))
+        PeerKey.verify = _verify(verify)  # type: ignore[method-assign]
+        decode = _decode(entry_module.decode_entry)
+        for m, _ in decoders:
+            m.decode_entry = decode  # type: ignore[attr-defined]
         yield
     finally:
-        for name, fn in saved.items():
+        for name, fn in group.items():
             setattr(rbcl, name, fn)
+        PeerKey.verify = verify  # type: ignore[method-assign]
+        for m, fn in decoders:
+            m.decode_entry = fn  # type: ignore[attr-defined]

@@ -84,6 +84,7 @@ class Seat:
         # what it returns is sent on its own (a second version of the move, say).
         self.moving: Any = None
         self.extra: list[tuple[int | None, Message]] = []
+        self.world_now = 0.0  # the simulator's time, for a hostile party's hook
 
     # -- life ------------------------------------------------------------------------------
 
@@ -93,11 +94,13 @@ class Seat:
         rng = LogKeyedRandom(self.secret)
 
         def bind(peer: Peer) -> None:
-            rng.position = lambda: peer.table.draw_key()
+            self.peer = peer
+            # a method of the seat, not a closure over the peer: a copy of the table
+            # (`World.fork`) keys its draws to its own peer's log
+            rng.position = self.draw_key
 
         peer, out = resume(self.files.log, list(self.files.votes), self.identity, rng, now,
                            bind=bind)  # fmt: skip
-        self.peer = peer
         self.policy = Policy(self.void_action, agree_any=True)
         self.pending = {}
         self.events = []
@@ -107,6 +110,11 @@ class Seat:
         sends = self.handle(out, now)
         sends.append((None, ["sync", len(peer.log)]))
         return sends + self.work(now)
+
+    def draw_key(self) -> bytes:
+        """Where our randomness is drawn now (`Table.draw_key`), as the driver keys it."""
+        assert self.peer is not None
+        return self.peer.table.draw_key()
 
     def crash(self) -> None:
         """Everything but the files is lost."""
@@ -203,6 +211,6 @@ class Seat:
             seed = hashlib.sha256(self.secret + len(peer.log).to_bytes(8, "big")).digest()
             move = self.bot.choose_move(view, random.Random(seed))
             if self.moving is not None:
-                self.extra += self.moving(self, move, now)
+                self.extra += self.moving(self, move, self.world_now)
             sends += self.handle(peer.play(move, now, defer=True), now)
         return sends

@@ -21,6 +21,8 @@ table moving on) are checked for them (`sim.checks`).
 
 from __future__ import annotations
 
+import copy
+import dataclasses
 import heapq
 import itertools
 import random
@@ -38,65 +40,69 @@ __all__ = ["TIMEOUT", "Params", "World"]
 TIMEOUT = 1.0  # the table's timeout, in virtual seconds
 TICK = 0.25  # how often a seat's clock ticks (its driver's ticker)
 PRESETS = {2: "italian", 3: "classic", 4: "us", 6: "classic"}
+DEALS = 2  # the deals each seat count is dealt, so their proofs are computed once
+# How far into its match an honest table is when a schedule takes it over: the share of its
+# log then (1.0: the log closed)
+STAGES = (0.0, 0.05, 0.15, 0.3, 0.5, 0.7, 0.85, 0.95, 1.0)
 TABLE_ID = b"simulated-table!"
 
 
 @dataclass
 class Params:
-    """A schedule: everything about a run, drawn from its seed."""
+    """A schedule: everything about a run, drawn from its seed. Times are counted from the
+    moment the schedule takes the table over (`World.fork`)."""
 
     seed: int
     seats: int
     deal: int  # which of the few deals the table is dealt (their proofs are shared)
+    stage: int  # how far the honest table had got when the schedule takes it over
     hostile: dict[int, str]
     void_actions: list[str]
     drop: float
     dup: float
     delay: tuple[float, float]
     rates: list[float]
-    offsets: list[float]
     crashes: list[tuple[int, float, float]]  # (party, down at, up after)
     partitions: list[tuple[frozenset[int], float, float]]  # (one side, from, to)
     heal: float  # from then on: no loss, no partition, no crash
     horizon: float  # the run ends here at the latest
 
     @classmethod
-    def draw(cls, seed: int, seats: int | None = None, hostile: str | None = None) -> Params:
+    def draw(
+        cls, seed: int, seats: int | None = None, hostile: str | None = None
+    ) -> Params:
         rng = random.Random(seed)
-        n = seats if seats is not None else rng.choice([2, 3, 4, 4, 6])
-        count = rng.choice([0, 1, 1, 1, 2]) if n > 2 else rng.choice([0, 1])
-        if n == 6 and rng.random() < 0.3:
-            count = 2
+        n = seats if seats is not None else rng.choice([2, 3, 3, 4, 4, 4, 6])
+        count = rng.choice([0, 1, 1, 1, 2]) if n > 2 else rng.choice([0, 1, 1])
         parties = rng.sample(range(n), min(count, n - 1))
         names = sorted(_strategy_names())
         hostile_map = {p: hostile or rng.choice(names) for p in parties}
         honest = [p for p in range(n) if p not in hostile_map]
+        window = rng.uniform(1.5, 4.0)
         crashes = []
         for p in honest:
             if rng.random() < 0.15:
-                at = rng.uniform(0.0, 6.0)
-                crashes.append((p, at, rng.uniform(0.1, 3.0)))
+                crashes.append((p, rng.uniform(0.0, window), rng.uniform(0.1, 3.0)))
         partitions = []
         if rng.random() < 0.15:
             side = frozenset(rng.sample(range(n), rng.randrange(1, n)))
-            start = rng.uniform(0.0, 6.0)
-            partitions.append((side, start, start + rng.uniform(0.2, 3.0)))
-        heal = 10.0
+            begin = rng.uniform(0.0, window)
+            partitions.append((side, begin, begin + rng.uniform(0.2, 2.5)))
         return cls(
             seed=seed,
             seats=n,
-            deal=rng.randrange(3),
+            deal=rng.randrange(DEALS),
+            stage=rng.randrange(len(STAGES)),
             hostile=hostile_map,
             void_actions=[rng.choice(["void", "end", "void"]) for _ in range(n)],
             drop=rng.choice([0.0, 0.0, 0.01, 0.05]),
             dup=rng.choice([0.0, 0.02, 0.1]),
             delay=(0.001, rng.choice([0.01, 0.05, 0.1])),
             rates=[rng.uniform(0.9, 1.1) for _ in range(n)],
-            offsets=[rng.uniform(0.0, 100.0) for _ in range(n)],
             crashes=crashes,
             partitions=partitions,
-            heal=heal,
-            horizon=heal + 14 * TIMEOUT + 4 * n * TIMEOUT,
+            heal=window,
+            horizon=window + (6 + 3 * n) * TIMEOUT,
         )
 
 
@@ -110,10 +116,11 @@ def identities(n: int) -> list[Identity]:
     return [Identity.from_seed(bytes([0x51, i]) * 16, f"sim{i}") for i in range(n)]
 
 
-def genesis_for(n: int, deal: int) -> bytes:
+def genesis_for(n: int) -> bytes:
+    """The table's terms at `n` seats: a match of one hand (its deals differ by the parties'
+    secrets, `Params.deal`)."""
     rules = get_preset(PRESETS[n]).with_overrides({"players": n, "hands": 1})
     g = make_genesis(TABLE_ID, identities(n), rules, timeout_ms=int(TIMEOUT * 1000))
-    del deal  # one genesis per seat count; the deal differs by the parties' secrets
     return g.wire
 
 
@@ -129,11 +136,13 @@ class World:
     """One run: the seats, the links between them, and the queue of what happens next."""
 
     def __init__(self, params: Params) -> None:
+        """A fresh table at `params.seats` seats, every party honest: what `fork` starts
+        from (`honest_table`)."""
         self.params = params
         self.rng = random.Random(params.seed ^ 0x5EED)
         n = params.seats
         self.n = n
-        genesis = genesis_for(n, params.deal)
+        genesis = genesis_for(n)
         ids = identities(n)
         self.seats = [
             Seat(p, ids[p], bytes([0x73, params.deal, p]) * 8 + bytes(8), genesis,
@@ -141,8 +150,55 @@ class World:
             for p in range(n)
         ]
         self.strategies: dict[int, Strategy] = {}
+        self.honest = list(range(n))
+        self.answering = list(range(n))
+        self.now = 0.0
+        self.begin = 0.0  # when this schedule took the table over
+        self._clock_base = [0.0] * n  # each party's clock reading at `begin`
+        self.queue: list[_Event] = []
+        self._seq = itertools.count()
+        self.trace: list[str] = []
+        self.errors: list[str] = []
+
+    def fork(self, params: Params) -> World:
+        """A copy of this table as it stands, taken over by the schedule `params`: its
+        hostile parties, clocks, links and faults from now on (the messages on their way
+        arrive as they would have)."""
+        shared: dict[int, object] = {}
+        for seat in self.seats:
+            shared[id(seat.identity)] = seat.identity
+            shared[id(seat.bot)] = seat.bot
+            if seat.peer is not None:
+                for k in seat.peer.table.terms.keys:
+                    shared[id(k)] = k
+                view = seat.peer.table.view
+                if view is not None:
+                    shared[id(view.oracle)] = view.oracle
+        w = copy.deepcopy(self, shared)
+        w._take_over(params)
+        return w
+
+    def _take_over(self, params: Params) -> None:
+        n = self.n
+        self._clock_base = [self.clock(p) for p in range(n)]
+        self.begin = self.now
+        t0 = self.now
+        self.params = dataclasses.replace(
+            params,
+            crashes=[(p, t0 + a, b) for p, a, b in params.crashes],
+            partitions=[(side, t0 + a, t0 + b) for side, a, b in params.partitions],
+            heal=t0 + params.heal,
+            horizon=t0 + params.horizon,
+        )
+        self.rng = random.Random(params.seed ^ 0x5EED)
+        for p, seat in enumerate(self.seats):
+            seat.void_action = params.void_actions[p]
+            seat.policy.void_action = params.void_actions[p]
+        self.strategies = {}
         for p, name in params.hostile.items():
             strategy = make_strategy(name, random.Random(params.seed * 31 + p), n, p)
+            strategy.moments = [t0 + m for m in strategy.moments]
+            strategy.after = t0 + strategy.after
             self.strategies[p] = strategy
             self.seats[p].moving = strategy.moving
         self.honest = [p for p in range(n) if p not in params.hostile]
@@ -153,11 +209,12 @@ class World:
         if params.drop or params.delay[1] > TIMEOUT / 2:
             disturbed |= set(range(n))
         self.answering = [p for p in self.honest if p not in disturbed]
-        self.now = 0.0
-        self.queue: list[_Event] = []
-        self._seq = itertools.count()
-        self.trace: list[str] = []
-        self.errors: list[str] = []
+        for p, down, after in self.params.crashes:
+            self.at(down, "crash", p)
+            self.at(down + after, "boot", p)
+        for p, strategy in self.strategies.items():
+            for moment in strategy.moments:
+                self.at(moment, "act", p)
 
     # -- the queue ---------------------------------------------------------------------------
 
@@ -165,19 +222,14 @@ class World:
         heapq.heappush(self.queue, _Event(when, next(self._seq), what, args))
 
     def clock(self, party: int) -> float:
-        """Party `party`'s own clock reading now."""
-        return self.params.offsets[party] + self.now * self.params.rates[party]
+        """Party `party`'s own clock reading now: its own rate since the schedule began."""
+        return self._clock_base[party] + (self.now - self.begin) * self.params.rates[party]
 
     def start(self) -> None:
+        """The honest table's first events: every seat boots and its clock ticks."""
         for p in range(self.n):
             self.at(self.rng.uniform(0.0, 0.01), "boot", p)
             self.at(self.rng.uniform(0.0, TICK), "tick", p)
-        for p, down, after in self.params.crashes:
-            self.at(down, "crash", p)
-            self.at(down + after, "boot", p)
-        for p, strategy in self.strategies.items():
-            for moment in strategy.moments:
-                self.at(moment, "act", p)
 
     def step(self) -> bool:
         """Take the next event; False once nothing is left before the horizon."""
@@ -194,6 +246,7 @@ class World:
 
     def _boot(self, p: int) -> None:
         seat = self.seats[p]
+        seat.world_now = self.now
         if seat.up:
             return
         self.trace.append(f"{self.now:.3f} boot {p} ({len(seat.files.log)} saved)")
@@ -205,6 +258,7 @@ class World:
 
     def _tick(self, p: int) -> None:
         seat = self.seats[p]
+        seat.world_now = self.now
         if seat.up:
             linked = {q for q in range(self.n) if q != p and self.seats[q].up
                       and not self._cut(p, q)}  # fmt: skip
@@ -220,6 +274,7 @@ class World:
 
     def _deliver(self, to: int, frm: int, msg: Message) -> None:
         seat = self.seats[to]
+        seat.world_now = self.now
         if not seat.up or self._cut(frm, to):
             return
         self._out(to, seat.receive(frm, msg, self.clock(to)))
@@ -261,3 +316,45 @@ class World:
             for _ in range(copies):
                 delay = self.rng.uniform(*self.params.delay) + extra
                 self.at(self.now + delay, "deliver", q, p, msg)
+
+
+def honest_params(seats: int, deal: int) -> Params:
+    """The honest table a schedule forks: no hostile party, no fault, clocks alike."""
+    return Params(
+        seed=deal, seats=seats, deal=deal, stage=0, hostile={},
+        void_actions=["void"] * seats, drop=0.0, dup=0.0, delay=(0.001, 0.05),
+        rates=[1.0] * seats, crashes=[], partitions=[], heal=0.0, horizon=1e9,
+    )  # fmt: skip
+
+
+def honest_table(seats: int, deal: int, *, max_events: int = 2_000_000) -> list[World]:
+    """The honest table at `seats` seats with deal `deal`, copied at each of `STAGES`: as far
+    into its one-hand match as that share of its log (the last once the log is closed and
+    the last entries have reached everybody). Played twice: once to learn the log's length,
+    once to copy it (the second time, its proofs are remembered, `sim.memo`)."""
+
+    def play(marks: list[int] | None) -> tuple[int, list[World]]:
+        w = World(honest_params(seats, deal))
+        w.start()
+        copies: list[World] = []
+        events = 0
+        while w.step():
+            events += 1
+            if events > max_events:
+                raise RuntimeError(f"the honest table at {seats} seats never closed")
+            length = min(len(s.peer.log) for s in w.seats if s.peer is not None)
+            while marks is not None and len(copies) < len(marks) and length >= marks[len(copies)]:
+                copies.append(w.fork(honest_params(seats, deal)))
+            if all(s.peer is not None and s.peer.table.closed for s in w.seats):
+                break
+        if marks is not None:
+            for _ in range(200):  # the closed log's last entries reach everybody
+                if not w.step():
+                    break
+            while len(copies) < len(marks):
+                copies.append(w.fork(honest_params(seats, deal)))
+        return length, copies
+
+    final, _ = play(None)
+    marks = [max(1, int(f * final)) for f in STAGES[:-1]] + [final + 1]
+    return play(marks)[1]

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Final
+from typing import Final, Self
 
 from buraco_p2p.crypto.errors import CryptoError, InvalidPoint
 from buraco_p2p.crypto.group import IDENTITY, Point, Scalar
@@ -46,6 +46,13 @@ class InvalidCiphertext(CryptoError):
 @dataclass(frozen=True, slots=True)
 class Ciphertext:
     """An ElGamal pair (c1, c2) = (r*G, M + r*Y). Immutable; equality is by value."""
+
+    def __copy__(self) -> Self:
+        return self
+
+    def __deepcopy__(self, memo: dict[int, object]) -> Self:
+        """An immutable value: a copy of a table shares it."""
+        return self
 
     c1: Point
     c2: Point

@@ -15,7 +15,7 @@ import hashlib
 import secrets
 import struct
 from collections.abc import Iterable, Sequence
-from typing import Final, Protocol, overload
+from typing import Final, Protocol, Self, overload
 
 import rbcl
 
@@ -91,6 +91,13 @@ def _lp(data: bytes) -> bytes:
 
 class Scalar:
     """An integer mod l. Only canonical encodings (little-endian, < l) are accepted."""
+
+    def __copy__(self) -> Self:
+        return self
+
+    def __deepcopy__(self, memo: dict[int, object]) -> Self:
+        """An immutable value: a copy of a table shares it."""
+        return self
 
     __slots__ = ("_v",)
     _v: int
@@ -212,6 +219,13 @@ class Point:
     that were themselves valid, or `from_checked_bytes` (the encoding of such a point, handed
     between this program's own processes), so every instance is a valid group element.
     """
+
+    def __copy__(self) -> Self:
+        return self
+
+    def __deepcopy__(self, memo: dict[int, object]) -> Self:
+        """An immutable value: a copy of a table shares it."""
+        return self
 
     __slots__ = ("_b",)
     _b: bytes

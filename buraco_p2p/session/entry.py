@@ -31,7 +31,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import Any, Final, Self
 
 from buraco_p2p import codec
 from buraco_p2p.net.channel.errors import BadSignature as _IdentityBadSignature
@@ -68,6 +68,13 @@ _LIMITS: Final = codec.Limits(max_bytes=MAX_ENTRY_BYTES)
 @dataclass(frozen=True, slots=True)
 class Entry:
     """One signed log entry. Build with `make_entry` (signing) or `decode_entry` (checking)."""
+
+    def __copy__(self) -> Self:
+        return self
+
+    def __deepcopy__(self, memo: dict[int, object]) -> Self:
+        """An immutable value: a copy of a table shares it."""
+        return self
 
     version: int
     table: bytes

@@ -18,7 +18,7 @@ import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
 
 import platformdirs
 from cryptography.exceptions import InvalidSignature
@@ -176,6 +176,13 @@ def confusable_nicknames(a: str, b: str) -> bool:
 @dataclass(frozen=True)
 class PeerKey:
     """A peer's long-term Ed25519 public key: what links, rosters and signed logs name."""
+
+    def __copy__(self) -> Self:
+        return self
+
+    def __deepcopy__(self, memo: dict[int, object]) -> Self:
+        """An immutable value: a copy of a table shares it."""
+        return self
 
     raw: bytes
     _key: Ed25519PublicKey = field(init=False, repr=False, compare=False, hash=False)

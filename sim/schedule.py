@@ -15,11 +15,13 @@ from dataclasses import dataclass
 from buraco_p2p.session.states import Phase
 from sim.checks import Violation, Watch
 from sim.memo import remembered
-from sim.world import Params, World
+from sim.world import Params, World, honest_table
 
 __all__ = ["Failure", "Outcome", "explore", "replay_command", "run"]
 
 MAX_EVENTS = 400_000
+# The honest tables schedules fork, by (seats, deal): built once per process.
+_TABLES: dict[tuple[int, int], list[World]] = {}
 
 
 def replay_command(seed: int, seats: int | None = None, hostile: str | None = None) -> str:
@@ -60,13 +62,16 @@ def run(
     audit: bool = True,
 ) -> Outcome:
     params = Params.draw(seed, seats, hostile)
-    world = World(params)
+    with remembered():
+        key = (params.seats, params.deal)
+        if key not in _TABLES:
+            _TABLES[key] = honest_table(*key)
+    world = _TABLES[key][params.stage].fork(params)
     watch = Watch(world)
     command = replay_command(seed, seats, hostile)
     events = 0
     with remembered():
         try:
-            world.start()
             while world.step():
                 events += 1
                 watch.after_event()

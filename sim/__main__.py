@@ -31,7 +31,7 @@ def main(argv: list[str] | None = None) -> int:
                           audit=not args.no_audit)  # fmt: skip
     except Failure as f:
         if args.trace:
-            print("\n".join(f.trace[-200:]))
+            print("\n".join(f.trace[-300:]))
         print(f, file=sys.stderr)
         return 1
     spent = time.monotonic() - start

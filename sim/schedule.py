@@ -8,6 +8,7 @@ seeds until a number of schedules or a time is spent.
 
 from __future__ import annotations
 
+import itertools
 import time
 import traceback
 from dataclasses import dataclass
@@ -105,6 +106,7 @@ def _done(world: World, watch: Watch) -> bool:
     """Whether the run has shown what it can once the network healed: every honest peer is
     up, and its log has closed, reached the final round, or grown past where it stood when
     the network healed (the table moves on). Until then it runs, to its horizon at most."""
+    logs = []
     for p in world.honest:
         peer = world.seats[p].peer
         if peer is None or p not in watch.healed_at:
@@ -112,7 +114,12 @@ def _done(world: World, watch: Watch) -> bool:
         t = peer.table
         if not (t.closed or t.phase is Phase.FINAL or len(t.log) > watch.healed_at[p] + 1):
             return False
-    return True
+        logs.append(peer.log)
+    # and the honest logs are one log, nothing on its way that could change that
+    logs.sort(key=len)
+    if any(a[-1] != b[len(a) - 1] for a, b in itertools.pairwise(logs)):
+        return False
+    return not world.in_flight()
 
 
 def explore(

@@ -28,6 +28,17 @@ from buraco_p2p.session.resume import resume, sync_answer
 
 __all__ = ["Message", "SavedFiles", "Seat"]
 
+# The events a trace tells.
+NOTED = frozenset({"Voided", "Fault", "Rewrite", "TimedOut", "VoidHeld", "VoidProposed",
+                   "MatchEnded", "Abandoned"})  # fmt: skip
+
+
+def _said(ev: Any) -> str:
+    err = getattr(ev, "error", None)
+    if err is not None:
+        return f"{type(ev).__name__}: {err}"
+    return repr(ev)
+
 # A message on a link: ("e", wire), ("sync", n), ("at", n), or anything a hostile party sends.
 Message = Any
 
@@ -85,6 +96,7 @@ class Seat:
         self.moving: Any = None
         self.extra: list[tuple[int | None, Message]] = []
         self.world_now = 0.0  # the simulator's time, for a hostile party's hook
+        self.notes: list[str] = []  # what the trace tells of this seat
 
     # -- life ------------------------------------------------------------------------------
 
@@ -173,6 +185,7 @@ class Seat:
         assert peer is not None
         self.files.save(out)
         if out.rollback is not None:
+            self.notes.append(f"rolled back to {out.rollback}, now {len(peer.log)} entries")
             for k in [k for k in self.pending if k >= out.rollback]:
                 del self.pending[k]
         n = len(peer.log)
@@ -189,6 +202,13 @@ class Seat:
             sends.append((-1 - author, ["e", wire]))  # to everybody but the author
         if out.persist:
             self.grew_at = now
+        for ev in out.events:
+            if type(ev).__name__ in NOTED:
+                self.notes.append(f"{_said(ev)} (log {len(peer.log)})")
+        for wire in out.send:
+            e = decode_entry(wire)
+            if e.kind == "void":
+                self.notes.append(f"signs void at {e.index}: {dict(e.body)}")
         if out.events:
             self.events += out.events
             self.all_events += out.events

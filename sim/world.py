@@ -231,6 +231,13 @@ class World:
             self.at(self.rng.uniform(0.0, 0.01), "boot", p)
             self.at(self.rng.uniform(0.0, TICK), "tick", p)
 
+    def in_flight(self) -> bool:
+        """Whether an entry is on its way to somebody."""
+        return any(
+            ev.what == "deliver" and isinstance(ev.args[2], list) and ev.args[2][:1] == ["e"]
+            for ev in self.queue
+        )
+
     def step(self) -> bool:
         """Take the next event; False once nothing is left before the horizon."""
         if not self.queue:
@@ -291,6 +298,9 @@ class World:
 
     def _out(self, p: int, sends: list[tuple[int | None, Message]]) -> None:
         seat = self.seats[p]
+        for note in seat.notes:
+            self.trace.append(f"{self.now:.3f} [{p}] {note}")
+        seat.notes.clear()
         sends = sends + seat.extra
         seat.extra = []
         strategy = self.strategies.get(p)

@@ -149,12 +149,21 @@ class Ledger:
     def prune(self) -> None:
         """Forget the voids behind our final point: no round there can ever apply."""
         final = self.final
-        for k in [k for k, e in self.behind.items() if (self.point(e) or -1) < final]:
+        log = self.table.log
+        for k in [k for k, e in self.behind.items()
+                  if (self.point(e) or -1) < final
+                  or (e.index < len(log) and log[e.index].wire == e.wire)]:  # fmt: skip
             del self.behind[k]
         for h in [h for h, e in self.own.items() if (self.point(e) or -1) < final]:
             del self.own[h]
         if self.table.closed:
             self.mine.clear()
+
+    def behind_log(self) -> bool:
+        """Whether we hold a vote of another party for a point behind the end of our log
+        (a cheap test before `rounds_behind`)."""
+        length = len(self.table.log)
+        return any(k[0] < length for k in self.behind)
 
     def rounds_behind(self) -> list[tuple[int, list[Entry]]]:
         """Every complete void round we hold behind the end of our log, signed by a majority

@@ -178,10 +178,15 @@ class Peer:
 
     @property
     def busy(self) -> bool:
-        """Whether `work` has an entry it can apply now (or our void to sign)."""
+        """Whether `work` has an entry it can apply now (or our void to sign, or a round
+        behind our log to take)."""
         if self.table.closed:
             return False
-        return self._voter.due(self._overdue) or self._next() is not None
+        return (
+            self._voter.due(self._overdue)
+            or self._next() is not None
+            or bool(self._ledger.rounds_behind() if self._ledger.behind_log() else ())
+        )
 
     @property
     def overdue(self) -> frozenset[int]:
@@ -292,6 +297,10 @@ class Peer:
         """Apply the next entry whose turn has come (at most one), then make what we owe."""
         if self._voter.due(self._overdue):
             return self._vote(now)
+        if self._ledger.behind_log():
+            adopted = self._adopt(now)  # the log grew past a round we hold: take it
+            if adopted.rollback is not None:
+                return adopted
         entry = self._next(now)
         if entry is None:
             return Output()
@@ -749,6 +758,8 @@ class Peer:
         out = Output()
         if self._voter.stopped() or self.table.index_of(self.party) in self._produced:
             return out
+        if self._voter.next_void() is not None:
+            return out  # a complete void round stands at our point: it comes first
         if not self.seated or self._ledger.disputing(self.party):
             return out
         made = self.table.produce()

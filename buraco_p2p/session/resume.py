@@ -15,6 +15,7 @@ Two small routines every host of a `Peer` needs the same way, so the network dri
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Callable, Iterable, Sequence
 
 from buraco_p2p.crypto.group import RandomSource
@@ -67,6 +68,10 @@ def sync_answer(
     that tail once per party and length of our log, so a table that waits does not send its
     last step again with every `sync`."""
     if n < len(peer.log):
-        return [e.wire for e in peer.log[n:]] + list(pending)
+        # from the start of our step that holds its last entry: that entry may be one of
+        # another branch (a void round it lacks may start there)
+        steps = peer.table.steps
+        start = max(steps[bisect.bisect_right(steps, max(n - 1, 0)) - 1], 1)
+        return [e.wire for e in peer.log[min(n, start) :]] + list(pending)
     start = max(peer.table.steps[-2], 1) if tail else len(peer.log)
     return [e.wire for e in peer.log[start:]] + list(pending)

@@ -242,8 +242,9 @@ class Table:
             self.fault = self.fault or err
             raise err from None
         # A bad signature proves nothing against the party it names (anybody can send one),
-        # nor does an entry that does not continue this log: the table goes on.
-        if not isinstance(err, BadSignature | BrokenChain | WrongTable | OutOfTurn) or own:
+        # nor does an entry that does not continue this log (our own too: one made for a
+        # step a void round then closed): the table goes on.
+        if not isinstance(err, BadSignature | BrokenChain | WrongTable | OutOfTurn):
             self.fault = self.fault or err
         raise err
 

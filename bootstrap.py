@@ -18,7 +18,7 @@ ROOT = Path(__file__).resolve().parent
 VENV = ROOT / ".venv"
 BIN = VENV / ("Scripts" if os.name == "nt" else "bin")
 STAMP = VENV / "buraco-p2p.installed"
-SOURCES = ("buraco_p2p", "protocol", "tests", "benchmarks")
+SOURCES = ("buraco_p2p", "protocol", "sim", "tests", "benchmarks")
 
 
 def _python() -> str:

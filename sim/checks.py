@@ -143,7 +143,8 @@ class Watch:
                     raise Violation("S4", f"party {p} names honest party {err.author}")
                 first, second = err.evidence
                 peer = seat.peer
-                key = peer.table.key_at(err.author, err.index or 0) if peer is not None else None
+                key = (peer.table.key_at(err.author, err.index or 0)
+                       if peer is not None and err.author is not None else None)
                 if check_equivocation(genesis, first, second, key) != err.author:
                     raise Violation("S4", f"party {p}'s evidence does not check")
 

@@ -66,7 +66,7 @@ def _verify(fn: Callable[[PeerKey, bytes, bytes], None]) -> Callable[[PeerKey, b
         table = _table("verify")
         key = (self.raw, bytes(signature) if isinstance(signature, bytes) else None,
                hashlib.sha256(data).digest())  # fmt: skip
-        got = table.get(key)
+        got: BaseException | bool | None = table.get(key)
         if got is None:
             try:
                 fn(self, signature, data)
@@ -74,18 +74,18 @@ def _verify(fn: Callable[[PeerKey, bytes, bytes], None]) -> Callable[[PeerKey, b
             except Exception as exc:  # the refusal itself is remembered, and raised again
                 got = exc
             table[key] = got
-        if got is not True:
+        if isinstance(got, BaseException):
             raise got
 
     return verify
 
 
 def _decode(fn: Callable[[bytes], Any]) -> Callable[[bytes], Any]:
-    def decode(data: bytes) -> Any:
+    def decode(data: Any) -> Any:
         if not isinstance(data, bytes):
             return fn(data)
         table = _table("decode")
-        got = table.get(data)
+        got: Any = table.get(data)
         if got is None:
             try:
                 got = fn(data)
@@ -109,7 +109,7 @@ def remembered() -> Iterator[None]:
     try:
         for name, fn in group.items():
             setattr(rbcl, name, _group(name, fn))
-        PeerKey.verify = _verify(verify)  # type: ignore[method-assign]
+        PeerKey.verify = _verify(verify)  # type: ignore[method-assign, assignment]
         decode = _decode(entry_module.decode_entry)
         for m, _ in decoders:
             m.decode_entry = decode  # type: ignore[attr-defined]

@@ -98,7 +98,7 @@ def run(
         voids=sum(len(s.peer.table.voids) for s in honest if s.peer is not None),
         rollbacks=sum(1 for s in honest for e in s.all_events if type(e).__name__ == "Voided"),
         evidence=sum(1 for s in honest for e in s.all_events
-                     if type(e).__name__ in ("Fault", "Rewrite")),  # fmt: skip
+                     if type(e).__name__ in ("Fault", "Rewrite")),
     )
 
 

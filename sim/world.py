@@ -146,7 +146,7 @@ class World:
         ids = identities(n)
         self.seats = [
             Seat(p, ids[p], bytes([0x73, params.deal, p]) * 8 + bytes(8), genesis,
-                 void_action=params.void_actions[p], timeout=TIMEOUT)  # fmt: skip
+                 void_action=params.void_actions[p], timeout=TIMEOUT)
             for p in range(n)
         ]
         self.strategies: dict[int, Strategy] = {}

@@ -55,7 +55,7 @@ class Watch:
     """What the checks remember between events: each honest peer's final prefix."""
 
     world: World
-    finals: dict[int, tuple[int, bytes]] = field(default_factory=dict)
+    finals: dict[tuple[int, int], tuple[int, bytes]] = field(default_factory=dict)
     healed_at: dict[int, int] = field(default_factory=dict)
     voided: set[int] = field(default_factory=set)
 
@@ -68,7 +68,8 @@ class Watch:
                 continue
             table = peer.table
             f = peer.final
-            prev = self.finals.get(p)
+            mark = (p, id(seat))  # an heir in a party's place starts its own record
+            prev = self.finals.get(mark)
             if prev is not None:
                 length, chain = prev
                 if len(table.log) < length or _chain(table, length) != chain:
@@ -76,12 +77,13 @@ class Watch:
                 if f < length:
                     raise Violation("S3", f"party {p}'s final point went back {length} -> {f}")
             if f >= 1:
-                self.finals[p] = (f, _chain(table, f))
+                self.finals[mark] = (f, _chain(table, f))
             if w.now >= w.params.heal and p not in self.healed_at:
                 self.healed_at[p] = len(table.log)
             if p not in self.voided and peer.table.voids:
                 self.voided.add(p)
-        known = [(p, self.finals[p]) for p in w.honest if p in self.finals]
+        known = [(p, self.finals[(p, id(w.seats[p]))]) for p in w.honest
+                 if (p, id(w.seats[p])) in self.finals]  # fmt: skip
         for i, (p, (fp, _)) in enumerate(known):
             for q, (fq, _) in known[i + 1 :]:
                 k = min(fp, fq)

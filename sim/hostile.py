@@ -17,6 +17,8 @@ once replaced, its retired one), the entries it has seen, and its own clock. The
 - `late`: its voids held back and sent between the honest parties' clocks;
 - `stale`: old messages it heard (proposals, voids, entries) sent again much later;
 - `claims`: false `sync` and `at` claims of the log it holds;
+- `retired`: it walks out, and once its seat has passed to a new identity it signs second
+  entries for its old indices with its retired key;
 - `oldvotes`: it restarts from an older copy of its voids file (and signs again);
 - `garbage`: bytes that are no entry, entries of no schema, messages of no shape.
 """
@@ -52,6 +54,8 @@ class Strategy:
         # from when `outgoing` changes anything
         self.moments: list[float] = []
         self.after = 0.0
+        # voids a party restarts with (`oldvotes`): the world restarts it from them
+        self.restart: list[bytes] | None = None
 
     def outgoing(self, seat: Seat, to: int | None, msg: Message, now: float) -> list[Any]:
         """What leaves us instead of `msg` for `to`: (to, msg, extra delay) triples."""
@@ -306,8 +310,52 @@ class Garbage(Strategy):
         return [(r.choice(self.others), r.choice(shapes), 0.0) for _ in range(r.randrange(1, 5))]
 
 
+class Retired(Strategy):
+    """It walks out (sends nothing more); once the host has passed its seat to a new
+    identity, it signs with its retired key second entries for indices it authored."""
+
+    name = "retired"
+
+    def __init__(self, rng: random.Random, parties: int, me: int) -> None:
+        super().__init__(rng, parties, me)
+        self.after = rng.uniform(0.0, 1.5)
+        self.moments = sorted(rng.uniform(6.0, 14.0) for _ in range(rng.randrange(1, 4)))
+
+    def outgoing(self, seat: Seat, to: int | None, msg: Message, now: float) -> list[Any]:
+        return [] if now >= self.after else [(to, msg, 0.0)]
+
+    def act(self, seat: Seat, now: float) -> list[Any]:
+        log = seat.files.log
+        mine = [decode_entry(w) for w in log[1:]]
+        mine = [e for e in mine if e.author == self.me]
+        if not mine:
+            return []
+        e = mine[-1] if self.rng.random() < 0.5 else self.rng.choice(mine)
+        other = self.variant(seat, e)
+        return [(p, ["e", other.wire], 0.0) for p in self.others]
+
+
+class OldVotes(Strategy):
+    """It restarts from an older copy of its voids file, and signs again."""
+
+    name = "oldvotes"
+
+    def __init__(self, rng: random.Random, parties: int, me: int) -> None:
+        super().__init__(rng, parties, me)
+        self.moments = sorted(rng.uniform(0.5, 9.0) for _ in range(rng.randrange(2, 5)))
+        self.saved: list[bytes] | None = None
+
+    def act(self, seat: Seat, now: float) -> list[Any]:
+        if self.saved is None or self.rng.random() < 0.3:
+            self.saved = list(seat.files.votes)
+        else:
+            self.restart = self.saved[: self.rng.randrange(len(self.saved) + 1)]
+        return []
+
+
 STRATEGIES: dict[str, type[Strategy]] = {
-    s.name: s for s in (Equivocate, Split, Withhold, Lone, Late, Stale, Claims, Garbage)
+    s.name: s
+    for s in (Equivocate, Split, Withhold, Lone, Late, Stale, Claims, Garbage, Retired, OldVotes)
 }
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import random
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -91,12 +92,16 @@ class Seat:
         self.told_at = 0.0
         self.claims: dict[int, int] = {}
         self.tailed: dict[int, int] = {}
+        self._replacer: Callable[[tuple[int, ...]], str] | None = None
         # A hostile party's hook, told each move it is about to play (`Strategy.moving`):
         # what it returns is sent on its own (a second version of the move, say).
         self.moving: Any = None
         self.extra: list[tuple[int | None, Message]] = []
         self.world_now = 0.0  # the simulator's time, for a hostile party's hook
         self.notes: list[str] = []  # what the trace tells of this seat
+        self.local_now = 0.0  # our own clock, as last read by the world
+        self.strategy: Any = None  # a hostile party's (`sim.hostile`)
+        self.heir: bytes | None = None  # an heir's key, until its round seats it
 
     # -- life ------------------------------------------------------------------------------
 
@@ -113,7 +118,7 @@ class Seat:
 
         peer, out = resume(self.files.log, list(self.files.votes), self.identity, rng, now,
                            bind=bind)  # fmt: skip
-        self.policy = Policy(self.void_action, agree_any=True)
+        self.policy = Policy(self.void_action, agree_any=True, replacer=self._replacer)
         self.pending = {}
         self.events = []
         self.grew_at = now
@@ -122,6 +127,25 @@ class Seat:
         sends = self.handle(out, now)
         sends.append((None, ["sync", len(peer.log)]))
         return sends + self.work(now)
+
+    def enable_replace(self, make_identity: Callable[[int, int], Identity]) -> None:
+        """As the host does (`play.heir.Heirs`): a "replace" seats a new identity, made by
+        `make_identity(party, log length)`, for each party gone."""
+
+        def replacer(silent: tuple[int, ...]) -> str:
+            peer = self.peer
+            if peer is None:
+                return "no peer"
+            keys = tuple(make_identity(p, len(peer.log)).public.raw for p in silent)
+            try:
+                out = peer.propose_void("replace", self.local_now, silent, keys)
+            except ValueError as exc:
+                return f"no agreement proposed: {exc}"
+            self.extra += self.handle(out, self.local_now)
+            return "proposed: replace"
+
+        self.policy.replacer = replacer
+        self._replacer = replacer
 
     def draw_key(self) -> bytes:
         """Where our randomness is drawn now (`Table.draw_key`), as the driver keys it."""

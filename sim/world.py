@@ -77,6 +77,9 @@ class Params:
         parties = rng.sample(range(n), min(count, n - 1))
         names = sorted(_strategy_names())
         hostile_map = {p: hostile or rng.choice(names) for p in parties}
+        if "retired" in hostile_map.values() and 0 in hostile_map:
+            hostile_map = {p if p else max(set(range(1, n)) - set(hostile_map), default=1): h
+                           for p, h in hostile_map.items()}  # fmt: skip
         honest = [p for p in range(n) if p not in hostile_map]
         window = rng.uniform(1.5, 4.0)
         crashes = []
@@ -88,13 +91,17 @@ class Params:
             side = frozenset(rng.sample(range(n), rng.randrange(1, n)))
             begin = rng.uniform(0.0, window)
             partitions.append((side, begin, begin + rng.uniform(0.2, 2.5)))
+        actions = [rng.choice(["void", "end", "void", "replace"] if p == 0 else
+                              ["void", "end", "void"]) for p in range(n)]  # fmt: skip
+        if "retired" in hostile_map.values():
+            actions[0] = "replace"  # the host seats an heir for the party that walks out
         return cls(
             seed=seed,
             seats=n,
             deal=rng.randrange(DEALS),
             stage=rng.randrange(len(STAGES)),
             hostile=hostile_map,
-            void_actions=[rng.choice(["void", "end", "void"]) for _ in range(n)],
+            void_actions=actions,
             drop=rng.choice([0.0, 0.0, 0.01, 0.05]),
             dup=rng.choice([0.0, 0.02, 0.1]),
             delay=(0.001, rng.choice([0.01, 0.05, 0.1])),
@@ -150,6 +157,8 @@ class World:
             for p in range(n)
         ]
         self.strategies: dict[int, Strategy] = {}
+        self.retired: dict[int, Seat] = {}  # replaced parties: their old seats
+        self.heir_ids: dict[bytes, Identity] = {}  # the identities the host made for heirs
         self.honest = list(range(n))
         self.answering = list(range(n))
         self.now = 0.0
@@ -201,6 +210,9 @@ class World:
             strategy.after = t0 + strategy.after
             self.strategies[p] = strategy
             self.seats[p].moving = strategy.moving
+            self.seats[p].strategy = strategy
+        if 0 not in params.hostile and params.void_actions[0] == "replace":
+            self.seats[0].enable_replace(self._heir_identity)
         self.honest = [p for p in range(n) if p not in params.hostile]
         # honest parties that never lose a message, a timeout's worth of time, or their peer
         disturbed = {p for p, _, _ in params.crashes}
@@ -220,6 +232,14 @@ class World:
 
     def at(self, when: float, what: str, *args: Any) -> None:
         heapq.heappush(self.queue, _Event(when, next(self._seq), what, args))
+
+    def _heir_identity(self, party: int, length: int) -> Identity:
+        """A new identity the host makes for an heir of `party` (as `play.heir` does)."""
+        identity = Identity.from_seed(
+            bytes([0x48, party]) + length.to_bytes(8, "big") + bytes(22), f"heir{party}"
+        )
+        self.heir_ids[identity.public.raw] = identity
+        return identity
 
     def clock(self, party: int) -> float:
         """Party `party`'s own clock reading now: its own rate since the schedule began."""
@@ -254,6 +274,7 @@ class World:
     def _boot(self, p: int) -> None:
         seat = self.seats[p]
         seat.world_now = self.now
+        seat.local_now = self.clock(p)
         if seat.up:
             return
         self.trace.append(f"{self.now:.3f} boot {p} ({len(seat.files.log)} saved)")
@@ -266,6 +287,7 @@ class World:
     def _tick(self, p: int) -> None:
         seat = self.seats[p]
         seat.world_now = self.now
+        seat.local_now = self.clock(p)
         if seat.up:
             linked = {q for q in range(self.n) if q != p and self.seats[q].up
                       and not self._cut(p, q)}  # fmt: skip
@@ -273,18 +295,66 @@ class World:
         self.at(self.now + TICK * self.rng.uniform(0.9, 1.1), "tick", p)
 
     def _act(self, p: int) -> None:
-        seat = self.seats[p]
+        strategy = self.strategies[p]
+        seat = self.retired.get(p, self.seats[p])  # a replaced party keeps its old key
         if not seat.up:
             return
-        for to, msg, delay in self.strategies[p].act(seat, self.now):
+        sends = strategy.act(seat, self.now)
+        if strategy.restart is not None:  # it restarts, from the files it chose
+            seat.crash()
+            seat.files.votes = strategy.restart
+            strategy.restart = None
+            self.trace.append(f"{self.now:.3f} [{p}] restarts with {len(seat.files.votes)} "
+                              "saved voids")  # fmt: skip
+            self.at(self.now + 0.05, "boot", p)
+        for to, msg, delay in sends:
             self._send(p, to, msg, delay)
 
     def _deliver(self, to: int, frm: int, msg: Message) -> None:
         seat = self.seats[to]
         seat.world_now = self.now
+        seat.local_now = self.clock(to)
         if not seat.up or self._cut(frm, to):
             return
+        if seat.heir is not None and not self._admits(frm, seat):
+            return  # nobody is linked to an heir before it has seated it
         self._out(to, seat.receive(frm, msg, self.clock(to)))
+        self._seat_heirs()
+
+    def _admits(self, frm: int, heir: Seat) -> bool:
+        """Whether `frm` has applied the round that seats `heir` (validate before revealing:
+        a present party sends an heir nothing before that, docs/protocol.md 4.5)."""
+        sender = self.seats[frm].peer
+        return sender is not None and sender.table.keys[heir.party].raw == heir.heir
+
+    def _seat_heirs(self) -> None:
+        """A "replace" round the host applied names new identities: the host starts them
+        (the heir follows the log from the genesis until the round seats it)."""
+        host = self.seats[0].peer
+        if host is None or not host.table.successions:
+            return
+        for party in {p for _, p, _ in host.table.successions}:
+            key = host.table.keys[party]  # the latest heir in force
+            seat = self.seats[party]
+            if seat.identity.public.raw == key.raw:
+                continue
+            identity = self.heir_ids.get(key.raw)
+            if identity is None:
+                continue
+            old = self.seats[party]
+            old.crash()
+            self.retired[party] = old
+            heir = Seat(party, identity, bytes([0x68, party]) * 16, old.files.log[0],
+                        void_action=self.params.void_actions[party], timeout=TIMEOUT)  # fmt: skip
+            heir.heir = key.raw
+            self.seats[party] = heir
+            if party not in self.honest:
+                self.honest.append(party)
+                self.honest.sort()
+            if party in self.answering:
+                self.answering.remove(party)
+            self.trace.append(f"{self.now:.3f} heir seated for party {party}")
+            self.at(self.now + 0.01, "boot", party)
 
     # -- links -------------------------------------------------------------------------------
 
@@ -303,7 +373,7 @@ class World:
         seat.notes.clear()
         sends = sends + seat.extra
         seat.extra = []
-        strategy = self.strategies.get(p)
+        strategy = seat.strategy
         for to, msg in sends:
             if strategy is None:
                 self._send(p, to, msg, 0.0)

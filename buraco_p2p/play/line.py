@@ -53,6 +53,7 @@ from buraco_p2p.session import (
     HandEnded,
     HandStarted,
     MatchEnded,
+    Rewrite,
     SeatsDrawn,
     TimedOut,
     TimeUp,
@@ -60,7 +61,7 @@ from buraco_p2p.session import (
     VoidHeld,
     VoidProposed,
 )
-from buraco_p2p.text.agreement import held_text
+from buraco_p2p.text.agreement import held_text, rewrite_text
 from buraco_p2p.text.narration import abandoned_text
 from buraco_p2p.text.words import explain
 
@@ -308,6 +309,8 @@ def describe_event(
         return abandoned_text(ev, nick)
     if isinstance(ev, Fault):
         return f"FAULT: {ev.error}"
+    if isinstance(ev, Rewrite):
+        return rewrite_text(ev, nick)
     return None
 
 

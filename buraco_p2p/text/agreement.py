@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from buraco_p2p.session.events import VoidHeld
+from buraco_p2p.session.events import Rewrite, VoidHeld
 
 __all__ = [
     "ACTIONS",
@@ -19,6 +19,7 @@ __all__ = [
     "left_text",
     "not_late_text",
     "proposal_text",
+    "rewrite_text",
     "warning_text",
 ]
 
@@ -74,3 +75,12 @@ def not_late_text(nick: str, waited: bool, linked: bool) -> str:
     if linked:
         return f"{nick} is not late here: their moves reach you"
     return f"{nick} is not late here: the table is not waiting for them"
+
+
+def rewrite_text(ev: Rewrite, nick: Callable[[int], str]) -> str:
+    """A party signed a second entry for an index that is final in our log (docs/protocol.md
+    4.6): one line naming who tried what, and that nothing changed."""
+    err = ev.error
+    who = nick(err.author) if err.author is not None else "someone"
+    return (f"{who} signed a second, different entry {err.index} of the log, which is "
+            "final here: refused, nothing changes (both signatures kept as evidence)")

@@ -55,6 +55,7 @@ from buraco_p2p.session import (
     Fault,
     HandStarted,
     Phase,
+    Rewrite,
     Table,
     TimedOut,
     TimeUp,
@@ -63,7 +64,13 @@ from buraco_p2p.session import (
     VoidProposed,
 )
 from buraco_p2p.session.peer import RETRY_TIMEOUTS
-from buraco_p2p.text.agreement import held_text, not_late_text, proposal_text, warning_text
+from buraco_p2p.text.agreement import (
+    held_text,
+    not_late_text,
+    proposal_text,
+    rewrite_text,
+    warning_text,
+)
 from buraco_p2p.text.glyphs import Glyphs
 from buraco_p2p.text.narration import Narrator, Step, abandoned_text
 from buraco_p2p.text.rejoin import host_code_lines
@@ -420,6 +427,8 @@ class DriverFeed:
                 nick = self._nick(seat) if seat >= 0 else str(author)
                 self._complaints.append(Complaint(seat, nick, str(ev.error)))
                 self.line(None, f"CHEATING COMPLAINT against {nick}: {ev.error}")
+            elif isinstance(ev, Rewrite):
+                self.line(None, rewrite_text(ev, self._party_nick))
             elif isinstance(ev, TimedOut):
                 names = ", ".join(self._party_nick(p) for p in ev.parties)
                 self._timed_out_at = len(d.peer.log) if d is not None else -1

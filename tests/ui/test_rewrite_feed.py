@@ -27,7 +27,7 @@ from tests.ui.ui_helpers import text_of
 @asynccontextmanager
 async def _feed(r: Router, tmp: Path) -> AsyncIterator[DriverFeed]:
     async with trio.open_nursery() as nursery:
-        driver, feed = seen_by(r, nursery, tmp)
+        _, feed = seen_by(r, nursery, tmp)
         yield feed
         nursery.cancel_scope.cancel()
 

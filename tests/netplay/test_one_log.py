@@ -106,13 +106,13 @@ async def test_a_retired_key_cannot_cut_the_round_that_retired_it(tmp_path: Path
 
 
 async def _deal_split(table: object, n: int) -> tuple[Seat, list[Seat], int]:
-    """The last seat's deal entry goes to the first honest seat, a second deal entry it
-    signs for that index to the others: returns the hostile seat, the honest ones, the
-    index."""
+    """Party 1's deal entry goes to the first honest seat, a second deal entry it signs for
+    that index to the others (the parties after it in the round have made theirs): returns
+    the hostile seat, the honest ones, the index."""
     from .onelog import Table
 
     assert isinstance(table, Table)
-    hostile = table.seats[-1]
+    hostile = table.by_party(1)
     honest = table.others(hostile)
     table.withhold(hostile, {"deal"})
 

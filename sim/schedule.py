@@ -11,6 +11,7 @@ from __future__ import annotations
 import itertools
 import time
 import traceback
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from buraco_p2p.session.states import Phase
@@ -125,9 +126,10 @@ def _done(world: World, watch: Watch) -> bool:
 def explore(
     first: int, *, count: int | None = None, seconds: float | None = None,
     seats: int | None = None, hostile: str | None = None, audit: bool = True,
+    step: int = 1, progress: Callable[[list[Outcome]], None] | None = None,
 ) -> list[Outcome]:  # fmt: skip
-    """Run schedules `first`, `first + 1`, ... until `count` of them or `seconds` are done;
-    the first failure is raised (`Failure`)."""
+    """Run schedules `first`, `first + step`, ... until `count` of them or `seconds` are
+    done; the first failure is raised (`Failure`). `progress` hears every hundredth."""
     start = time.monotonic()
     out: list[Outcome] = []
     seed = first
@@ -135,5 +137,7 @@ def explore(
         seconds is None or time.monotonic() - start < seconds
     ):
         out.append(run(seed, seats=seats, hostile=hostile, audit=audit))
-        seed += 1
+        seed += step
+        if progress is not None and len(out) % 100 == 0:
+            progress(out)
     return out

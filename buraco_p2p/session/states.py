@@ -16,9 +16,9 @@ Who:
 - OWING: the parties that owe decryption shares for the reveals now due, a round by party.
 - ACTIVE: every party that is not silent (a void agreement), a round by party.
 
-A `void` round may interrupt any phase from `SEATS_COMMIT` to `FINAL` once the table has timed
+A `void` round may interrupt any phase from `SEATS_COMMIT` to `TIME` once the table has timed
 out waiting for a party (see `Peer.tick`); it is the only entry a silent party's absence lets
-the others append.
+the others append. The `FINAL` round, once begun, is closed by its own entries only.
 """
 
 from __future__ import annotations

@@ -38,7 +38,8 @@ def _step(rule: Rule) -> str:
 def _interruptible() -> list[Phase]:
     """The phases a void round may interrupt: from the seat draw's commitments to the final."""
     order = list(TRANSITIONS)
-    return order[order.index(Phase.SEATS_COMMIT) : order.index(Phase.FINAL) + 1]
+    # the final round, once begun, is closed by its own entries only (4.5)
+    return order[order.index(Phase.SEATS_COMMIT) : order.index(Phase.FINAL)]
 
 
 def render() -> str:

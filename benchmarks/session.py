@@ -36,6 +36,9 @@ Keys (the goals in brackets):
   included, which a shared machine does not inflate; verify_match_idle_s_jobs1 / _jobs2 what
   they come to on that many idle cores (the longer of the main process's CPU time and the
   total shared out). verify_match_entries, verify_match_hands: the log audited.
+- sim_schedules_per_s: schedules of the adversarial simulator (`python -m sim`, over the real
+  peers and policy) run per CPU second of one process, after the honest tables they fork are
+  played; sim_schedules_per_wall_s the same by the clock. `--sim-only` for these alone.
 """
 
 from __future__ import annotations
@@ -49,9 +52,11 @@ import math
 import random
 import resource
 import statistics
+import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Protocol
 
 from buraco_p2p.audit import verify_bytes
@@ -415,11 +420,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--verify-only", action="store_true", help="only the verify_* figures",
     )
+    parser.add_argument(
+        "--sim-schedules", type=int, default=200,
+        help="schedules of the simulator timed for sim_schedules_per_s (default 200)",
+    )
+    parser.add_argument("--sim-only", action="store_true", help="only the sim_* figures")
     args = parser.parse_args(argv)
     rules = _rules(args.rules, args.target)
     out: dict[str, Any] = {"rules": args.rules, "target_score": rules.target_score}
     if args.verify_only:
         print(json.dumps(out | verify_figures(args.rules, args.verify_hands)))
+        return 0
+    if args.sim_only:
+        print(json.dumps(out | sim_figures(args.sim_schedules)))
         return 0
 
     match = simulate(rules, 0.0, args.seed)
@@ -450,9 +463,29 @@ def main(argv: Sequence[str] | None = None) -> int:
             out[f"{key}_error"] = f"{type(exc).__name__}: {exc}"[:200]
             continue
         out[key] = round(run.setups[0], 3)
+    out.update(sim_figures(args.sim_schedules))
     out["peak_rss_mb"] = round(peak_rss_mb(), 1)
     print(json.dumps(out))
     return 0
+
+
+def sim_figures(count: int) -> dict[str, Any]:
+    """The adversarial simulator's pace (`python -m sim`): schedules per second on one core,
+    over `count` schedules from seed 0, once every honest table they fork has been played (the
+    first schedules of each seat count play it, which is not what a soak pays per schedule)."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the repository's `sim`
+    from sim import explore
+
+    explore(0, count=min(count, 20))  # the honest tables, played once
+    start = time.process_time()
+    wall = time.monotonic()
+    done = explore(10_000, count=count)
+    cpu = time.process_time() - start
+    return {
+        "sim_schedules": len(done),
+        "sim_schedules_per_s": round(len(done) / cpu, 2) if cpu else None,
+        "sim_schedules_per_wall_s": round(len(done) / (time.monotonic() - wall), 2),
+    }
 
 
 if __name__ == "__main__":

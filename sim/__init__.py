@@ -15,6 +15,6 @@ files), `hostile` (the strategies), `checks` (the properties), `schedule` (one s
 `memo` (the group operations remembered, for speed).
 """
 
-from sim.schedule import Failure, Outcome, explore, replay_command, run
+from sim.schedule import Failure, Outcome, explore, replay_command, run, run_params
 
-__all__ = ["Failure", "Outcome", "explore", "replay_command", "run"]
+__all__ = ["Failure", "Outcome", "explore", "replay_command", "run", "run_params"]

@@ -19,7 +19,7 @@ from sim.checks import Violation, Watch
 from sim.memo import remembered
 from sim.world import Params, World, honest_table
 
-__all__ = ["Failure", "Outcome", "explore", "replay_command", "run"]
+__all__ = ["Failure", "Outcome", "explore", "replay_command", "run", "run_params"]
 
 MAX_EVENTS = 400_000
 # The honest tables schedules fork, by (seats, deal): built once per process.
@@ -63,14 +63,22 @@ def run(
     hostile: str | None = None,
     audit: bool = True,
 ) -> Outcome:
-    params = Params.draw(seed, seats, hostile)
+    """The schedule `seed` draws (at `seats` seats, every hostile party playing `hostile`,
+    where given), run and checked."""
+    return run_params(Params.draw(seed, seats, hostile),
+                      replay_command(seed, seats, hostile), audit=audit)  # fmt: skip
+
+
+def run_params(params: Params, command: str, *, audit: bool = True) -> Outcome:
+    """One schedule, given whole (a regression kept with its parameters), run and checked;
+    `command` is what a failure says replays it."""
+    seed = params.seed
     with remembered():
         key = (params.seats, params.deal)
         if key not in _TABLES:
             _TABLES[key] = honest_table(*key)
     world = _TABLES[key][params.stage].fork(params)
     watch = Watch(world)
-    command = replay_command(seed, seats, hostile)
     events = 0
     with remembered():
         try:

@@ -1,0 +1,112 @@
+"""The adversarial simulator over the real session code (`sim`, docs/protocol.md 4.6
+"Properties"): a fixed set of schedules in the default run, the bugs it found kept as
+regressions (each shown to fail again with its fault put back), one schedule replayed alike,
+and the soak (`slow`: at least 100,000 schedules, on every core).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+
+import pytest
+
+from buraco_p2p.session import Peer
+from buraco_p2p.session import ledger as ledger_module
+from buraco_p2p.session.resume import sync_answer
+from sim import Failure, checks, explore, run, run_params
+from sim import seat as seat_module
+from sim.world import Params
+
+# The default run's schedules: seeds FIRST, FIRST + 1, ... (about a minute on two cores).
+FIRST = 7_000
+COUNT = int(os.environ.get("BURACO_P2P_SIM_COUNT", "40"))
+SOAK = int(os.environ.get("BURACO_P2P_SIM_SOAK", "100000"))
+
+# A schedule that found three faults of the session layer on the way: six seats, party 0
+# crashes early in the first hand, is cut off meanwhile, and restarts after the others voided
+# it out at its index; a hostile party splits its moves. The restarted peer made its own entry
+# where the void round stood (a round it held whole only once its log had passed the point,
+# and never took); it asked for the log from its length, which left out the round's first
+# entry; and a peer's own entry made ahead for a keys round that a void then replaced was
+# applied out of turn, stopping the table at a "fault" of its own.
+FOUND = Params(
+    seed=128, seats=6, deal=1, stage=2, hostile={3: "split"},
+    void_actions=["end", "void", "end", "end", "end", "end"], drop=0.01, dup=0.1,
+    delay=(0.001, 0.05),
+    rates=[0.9827, 0.9616, 0.9509, 1.0825, 1.0677, 0.9283],
+    crashes=[(0, 0.283, 1.95)], partitions=[(frozenset({0}), 0.534, 1.589)],
+    heal=1.835, horizon=25.835,
+)  # fmt: skip
+
+
+def test_the_simulator_finds_nothing_in_its_schedules() -> None:
+    """S1-S4 after every event, L1, L2, `verify` and `verify A B` at the end, for every
+    schedule of the default run (seats, strategies, faults drawn from each seed)."""
+    out = explore(FIRST, count=COUNT)
+    assert len(out) == COUNT
+    assert {o.seats for o in out} >= {2, 3, 4, 6}
+    assert sum(o.evidence for o in out) and sum(o.voids for o in out)
+
+
+def test_a_schedule_replays_alike() -> None:
+    """A seed is a run: the same seed twice does the same, event for event."""
+    assert run(FIRST + 3) == run(FIRST + 3)
+
+
+def test_the_regression_holds() -> None:
+    run_params(FOUND, "tests/sim/test_simulator.py::FOUND")
+
+
+def _fails(params: Params) -> Failure:
+    with pytest.raises(Failure) as got:
+        run_params(params, "tests/sim/test_simulator.py::FOUND")
+    return got.value
+
+
+def test_the_regression_finds_a_round_left_behind(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Put back the fault: a round behind the log is looked at only when a void arrives."""
+    monkeypatch.setattr(ledger_module.Ledger, "behind_log", lambda self: False)
+    assert _fails(FOUND).prop in ("S1", "L1")
+
+
+def test_the_regression_finds_a_sync_that_skips_the_round(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Put back the fault: `sync` answered from the asker's length, whatever it holds."""
+
+    def from_length(peer: Peer, n: int, pending: Iterable[bytes] = (), *,
+                    tail: bool = True) -> list[bytes]:  # fmt: skip
+        mine = {e.wire for e in peer.log[:n]}
+        return [w for w in sync_answer(peer, n, pending, tail=tail) if w not in mine]
+
+    monkeypatch.setattr(seat_module, "sync_answer", from_length)
+    assert _fails(FOUND).prop in ("S1", "L1")
+
+
+def test_a_failure_says_how_to_replay_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A schedule that breaks a property names its seed, the property, what was seen, and the
+    one command that replays it."""
+
+    def broken(self: checks.Watch) -> None:
+        raise checks.Violation("S1", "seen")
+
+    monkeypatch.setattr(checks.Watch, "after_event", broken)
+    with pytest.raises(Failure) as got:
+        run(FIRST)
+    assert got.value.seed == FIRST and got.value.prop == "S1"
+    assert f"replay: python -m sim --seed {FIRST} --trace" in str(got.value)
+
+
+@pytest.mark.slow
+def test_the_soak() -> None:
+    """At least 100,000 schedules (`BURACO_P2P_SIM_SOAK`), on every core."""
+    from concurrent.futures import ProcessPoolExecutor
+
+    jobs = os.cpu_count() or 1
+    with ProcessPoolExecutor(jobs) as pool:
+        counts = list(pool.map(_soak_part, [(k, jobs) for k in range(jobs)]))
+    assert sum(counts) >= SOAK
+
+
+def _soak_part(args: tuple[int, int]) -> int:
+    k, jobs = args
+    return len(explore(100_000 + k, count=(SOAK - k + jobs - 1) // jobs, step=jobs))

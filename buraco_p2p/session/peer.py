@@ -523,24 +523,27 @@ class Peer:
         apply it (the lowest such point, there the highest try). None held: nothing."""
         table = self.table
         for point, round_ in self._ledger.rounds_behind():
-            events: list[Any] = []
-            try:
-                fresh = table.rewound(point)
+            try:  # tried on a verifier's copy first: nothing of ours is drawn or changed
+                trial = table.rewound(point, seated=False)
                 for e in round_:
-                    events += fresh.apply(e, signed=fresh.key_at(e.author, e.index))
+                    trial.apply(e, signed=trial.key_at(e.author, e.index))
             except (LogError, ValueError):
                 continue
-            return self._roll_back(point, fresh, events, now)
+            return self._roll_back(point, round_, now)
         return Output()
 
-    def _roll_back(self, point: int, fresh: Table, events: list[Any], now: float) -> Output:
-        """Take `fresh` (our log cut back to `point` and grown by the round there) as our
-        table, and rebuild every piece of state derived from the log as a restarted peer
-        would: what it holds and heard, its agreement, who is overdue, its saved voids (those
-        past the point are moot)."""
+    def _roll_back(self, point: int, round_: list[Entry], now: float) -> Output:
+        """Cut our log back to `point` and apply `round_` there, and rebuild every piece of
+        state derived from the log as a restarted peer would: what it holds and heard, its
+        agreement, who is overdue, its saved voids (those past the point are moot). The round
+        is applied to our own table once it stands at `point`, so whatever the next hand
+        draws is drawn for this log (`Table.draw_key`)."""
         out = Output(rollback=point)
         behind, own = self._ledger.behind, self._ledger.own
-        self.table.become(fresh)
+        self.table.become(self.table.rewound(point))
+        events: list[Any] = []
+        for e in round_:
+            events += self.table.apply(e, signed=self.table.key_at(e.author, e.index))
         if self.table.me is not None:
             self.party = self.table.me
         elif self.table.heir is not None:

@@ -354,13 +354,14 @@ class Table:
         elif self.fault is None and (self.stop is None or (self.stop.index or 0) > index):
             self.stop = err
 
-    def rewound(self, length: int) -> Table:
+    def rewound(self, length: int, *, seated: bool = True) -> Table:
         """A new table holding this one's first `length` entries, as if the rest had never
         come: the prefix is replayed from the genesis as a verifier (no secret of ours is
         needed, nor made again). Only a void round follows a roll-back (docs/protocol.md
         4.6); this party takes its place again when that round is complete, with fresh hand
         keys from its random source, which never draws for one log what it drew for another
-        (`draw_key`). Nothing here changes until the caller `become`s it."""
+        (`draw_key`). Nothing here changes until the caller `become`s it. Not `seated`: a
+        verifier's table only, to try what the log cut back would take."""
         if not 1 <= length <= len(self.log):
             raise ValueError(f"cannot roll a log of {len(self.log)} back to {length}")
         me, rng = (self.me, self.rng) if self.me is not None else self._resume or (None, None)
@@ -371,7 +372,7 @@ class Table:
         for e in self.log[1:length]:
             fresh.apply(e, signed=fresh.key_at(e.author, e.index))
         fresh.heir_key = fresh.heir_key or self.heir_key
-        if me is None or rng is None or fresh.me is not None:
+        if not seated or me is None or rng is None or fresh.me is not None:
             return fresh  # a verifier; or an heir the prefix seats again itself
         # This party takes its place again only if the prefix leaves it the seat: a
         # "replace" round the roll-back cut gives the seat back to the key before it.

@@ -92,6 +92,7 @@ class Seat:
         self.told_at = 0.0
         self.claims: dict[int, int] = {}
         self.tailed: dict[int, int] = {}
+        self.filed: set[bytes] = set()
         self._replacer: Callable[[tuple[int, ...]], str] | None = None
         # A hostile party's hook, told each move it is about to play (`Strategy.moving`):
         # what it returns is sent on its own (a second version of the move, say).
@@ -120,6 +121,7 @@ class Seat:
                            bind=bind)  # fmt: skip
         self.policy = Policy(self.void_action, agree_any=True, replacer=self._replacer)
         self.pending = {}
+        self.filed = set()
         self.events = []
         self.grew_at = now
         self.told = len(peer.log)
@@ -170,7 +172,14 @@ class Seat:
         tag, value = msg
         sends: list[tuple[int | None, Message]] = []
         if tag == "e" and isinstance(value, bytes):
-            sends += self.handle(peer.receive(value, now, defer=True), now)
+            # as the driver: a copy of an entry the peer filed is dropped before it is decoded
+            digest = hashlib.sha256(value).digest()
+            if digest in self.filed:
+                return []
+            out = peer.receive(value, now, defer=True)
+            if out.relay:
+                self.filed.add(digest)
+            sends += self.handle(out, now)
         elif tag in ("at", "sync") and type(value) is int and value >= 0:
             self.claims[frm] = max(value, self.claims.get(frm, -1))
             if 0 <= frm < len(peer.table.keys):

@@ -248,11 +248,14 @@ class Peer:
             return out
         if entry is None:
             return out
-        out.relay.append(entry.wire)
+        # relayed to the others once it is kept here (as evidence, a vote, an entry held):
+        # one that is only refused goes no further
         rival = self._ledger.rival(entry)
         if rival is not None:
+            out.relay.append(entry.wire)
             out.extend(self._evidence(rival, entry, now))
         elif entry.kind == bodies.VOID:
+            out.relay.append(entry.wire)
             out.extend(self._ballot(entry, now))
         elif entry.index < len(self.table.log):
             out.events.append(Refused(OutOfTurn(
@@ -266,6 +269,7 @@ class Peer:
             except LogError as exc:
                 out.events.append(Refused(exc))
                 return out
+            out.relay.append(entry.wire)
         if not defer:
             out.extend(self.run(now))
         return out

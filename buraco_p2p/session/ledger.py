@@ -189,6 +189,10 @@ class Ledger:
                     continue
                 if round_ == table.log[v.point : v.point + len(round_)]:
                     continue  # the round our log holds already
+                there = table.log[v.point]
+                if there.kind == bodies.VOID and self.point(there) == v.point and \
+                        bodies.void_try(there.body) >= v.motion.attempt:
+                    continue  # our log holds a round of this try or a higher one there
                 out.append((v.point, -v.motion.attempt, round_))
         out.sort(key=lambda x: (x[0], x[1]))
         return [(point, round_) for point, _, round_ in out]

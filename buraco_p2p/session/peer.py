@@ -185,7 +185,8 @@ class Peer:
         return (
             self._voter.due(self._overdue)
             or self._next() is not None
-            or bool(self._ledger.rounds_behind() if self._ledger.behind_log() else ())
+            or bool(self.table.voiding is None and self._ledger.behind_log()
+                    and self._ledger.rounds_behind())
         )
 
     @property
@@ -445,13 +446,13 @@ class Peer:
         index = new.index
         if new.kind == bodies.VOID:
             # Two votes of one try: both are held, and a round either completes is applied;
-            # otherwise the retry names the author (4.5, R6).
+            # otherwise the retry names the author (4.5, R6). The log itself is not at fault:
+            # the table goes on (a party it waited for may yet come back).
             point = self._ledger.point(new)
             if point is not None and point >= self.final:
                 self._ledger.keep(new)
                 if point >= len(table.log):
                     self._voter.ballots.file(new)
-            table.fault = table.fault or err
             if first:
                 out.events.append(Fault(err))
             return out
@@ -526,6 +527,8 @@ class Peer:
         our final point, that applies on our log cut back to its point: cut back there and
         apply it (the lowest such point, there the highest try). None held: nothing."""
         table = self.table
+        if table.voiding is not None:
+            return Output()  # a round under way at the end of our log is finished first
         for point, round_ in self._ledger.rounds_behind():
             try:  # tried on a verifier's copy first: nothing of ours is drawn or changed
                 trial = table.rewound(point, seated=False)
@@ -674,7 +677,9 @@ class Peer:
         self._round_told = True
         agreed = self._voter.agreement
         assert agreed is not None
-        outcome = self._voter.retry(away)
+        here = len(self.table.log)
+        equivocators = tuple(sorted({a for (a, i), err in self.evidence.items() if i >= here}))
+        outcome = self._voter.retry(away, equivocators)
         if away:
             out.events.append(TimedOut(away, now - self._round_since))
         out.events.append(VoidHeld(away, outcome, agreed.attempt))

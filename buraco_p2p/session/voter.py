@@ -260,13 +260,14 @@ class Voter:
             return False
         return not ballots.complete(Vote(length, mine))
 
-    def retry(self, holders: tuple[int, ...]) -> str:
+    def retry(self, holders: tuple[int, ...], equivocators: tuple[int, ...] = ()) -> str:
         """Our try at our point waited past the timeout for `holders` (our own clock saw
         it): if we hold a complete round of a lower try there, we let it be applied
         instead (closing where the others closed names nobody more); else we agree to the
         next try naming them too, if the table allows that round (a majority left to sign
-        it). Returns what we did: "lower", "retry" or "held" (no round can close here
-        without the holders: we wait, naming nobody)."""
+        it), and every party in `equivocators` (two different voids of one try signed here).
+        Returns what we did: "lower", "retry" or "held" (no round can close here without the
+        holders: we wait, naming nobody)."""
         ballots = self.ballots
         length = len(self.table.log)
         assert ballots.mine is not None
@@ -275,7 +276,9 @@ class Voter:
             return "lower"
         fault = self.table.fault
         if fault is not None and fault.author is not None and fault.author != self.table.me:
-            holders = (*holders, fault.author)  # an equivocator is named with the holders
+            holders = (*holders, fault.author)  # the author of the fault is named with them
+        # (and so is a party that signed two different voids of one try here, R6)
+        holders = (*holders, *(p for p in equivocators if p != self.table.me))
         nxt = ballots.mine.retry(holders)
         if not self.table.can_void(nxt.silent, nxt.attempt):
             # no retry can close here: should the holders sign a lower try after all, we

@@ -29,6 +29,10 @@ from buraco_p2p.session.resume import resume, sync_answer
 
 __all__ = ["Message", "SavedFiles", "Seat"]
 
+# A stale log asks for `sync` this often, in parts of the timeout (the driver: each second,
+# against a timeout of two minutes).
+RESYNC = 8
+
 # The events a trace tells.
 NOTED = frozenset({"Voided", "Fault", "Rewrite", "TimedOut", "VoidHeld", "VoidProposed",
                    "MatchEnded", "Abandoned"})  # fmt: skip
@@ -200,7 +204,7 @@ class Seat:
         assert peer is not None
         sends = self.handle(peer.tick(now, linked), now)
         sends += self.handle(self.policy.tick(peer, now), now)
-        if not peer.table.closed and now - self.grew_at >= self.timeout:
+        if not peer.table.closed and now - self.grew_at >= self.timeout / RESYNC:
             self.grew_at = now
             sends.append((None, ["sync", len(peer.log)]))
         length = len(peer.log)

@@ -547,6 +547,10 @@ class Peer:
         draws is drawn for this log (`Table.draw_key`)."""
         out = Output(rollback=point)
         behind, own = self._ledger.behind, self._ledger.own
+        # what we heard for later stays heard: screened again against the log cut back
+        heard = [e.wire for slot in self._inbox.held.values() for es in slot.values()
+                 for e in es if e.hash not in self._own]  # fmt: skip
+        heard += [e.wire for slot in self._voter.ballots.held.values() for e in slot.values()]
         self.table.become(self.table.rewound(point))
         events: list[Any] = []
         for e in round_:
@@ -565,6 +569,10 @@ class Peer:
         for e in self.table.log[point:]:
             self._inbox.seen.add(e.hash)
         out.events += events
+        for wire in heard:
+            got = self.receive(wire, now, defer=True)
+            out.events += [e for e in got.events if not isinstance(e, Refused)]
+            out.send += got.send
         out.extend(self._produce(now))
         out.extend(self.run(now))
         return out

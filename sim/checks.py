@@ -37,7 +37,7 @@ from buraco_p2p.session.errors import Equivocation
 from buraco_p2p.session.states import Phase
 from buraco_p2p.session.table import Table
 from buraco_p2p.verify_compare import divergence
-from sim.world import World
+from sim.world import TIMEOUT, World
 
 __all__ = ["Violation", "Watch"]
 
@@ -58,6 +58,7 @@ class Watch:
     finals: dict[tuple[int, int], tuple[int, bytes]] = field(default_factory=dict)
     healed_at: dict[int, int] = field(default_factory=dict)
     voided: set[int] = field(default_factory=set)
+    moved_at: dict[int, float] = field(default_factory=dict)
 
     def after_event(self) -> None:
         w = self.world
@@ -80,6 +81,10 @@ class Watch:
                 self.finals[mark] = (f, _chain(table, f))
             if w.now >= w.params.heal and p not in self.healed_at:
                 self.healed_at[p] = len(table.log)
+            if p in self.healed_at and p not in self.moved_at and (
+                table.closed or table.phase is Phase.FINAL or len(table.log) > self.healed_at[p]
+            ):
+                self.moved_at[p] = w.now
             if p not in self.voided and peer.table.voids:
                 self.voided.add(p)
         known = [(p, self.finals[(p, id(w.seats[p]))]) for p in w.honest
@@ -156,17 +161,18 @@ class Watch:
         silent = [p for p in range(w.n) if p not in w.answering]
         if not majority(w.n, silent):
             return
+        bound = l1_bound(w.n)
         for p in w.answering:
             peer = w.seats[p].peer
             if peer is None:
                 continue
             t = peer.table
-            grown = len(t.log) > self.healed_at.get(p, len(t.log))
-            if t.closed or t.phase is Phase.FINAL or grown or p in self.voided:
+            moved = self.moved_at.get(p)
+            if moved is not None and moved - w.params.heal <= bound:
                 continue
             raise Violation("L1", f"party {p}'s table stands at {len(t.log)} ({t.phase.value}, "
-                                  f"waiting for {list(t.waiting_for)}) since the network "
-                                  "healed")  # fmt: skip
+                                  f"waiting for {list(t.waiting_for)}) more than {bound:.1f} s "
+                                  "after the network healed")  # fmt: skip
 
 
 def _chain(table: Table, length: int) -> bytes:
@@ -180,3 +186,10 @@ def _maximal(logs: dict[int, list[bytes]]) -> list[list[bytes]]:
         if not any(o[: len(wires)] == wires for o in out):
             out.append(wires)
     return out
+
+
+def l1_bound(n: int) -> float:
+    """L1's bound, in seconds of the simulator: a timeout for the silent parties, twice one
+    for each try a present party that never signs can cost, half a timeout for each proposer
+    before the one that proposes, and a timeout of slack for ticks and message delays."""
+    return TIMEOUT * (1 + 2 * (n - 1) + 0.5 * (n - 1) + 1)

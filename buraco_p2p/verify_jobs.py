@@ -355,7 +355,7 @@ class _Deferred:
         while self._seen < len(self._sent) and not self.failed:
             blobs, answer, _ = self._sent[self._seen]
             if not wait and not answer.ready():
-                return
+                break
             try:
                 verdicts = answer.get()
             except Exception:
@@ -366,6 +366,7 @@ class _Deferred:
                 else:
                     self.failed = True
             self._seen += 1
+            self._tell()
         self._tell()
 
     def settle(self) -> bool:

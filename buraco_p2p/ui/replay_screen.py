@@ -1,0 +1,427 @@
+"""A replay drawn as the table: one frame of a match log, from one seat or face up.
+
+The table's own screen (`table_screen.Screen`) draws the frame, so a seat's view of a replay
+looks as that seat's table looked: the scores, the seats, every side's melds, the pile, the
+feed's last lines, the seat's own hand. `ReplayScreen` changes what a replay is not: the title
+(where in the log, and how far `verify` has found it good), whose turn it is (no clock), the
+message line (why a deal is shown from its public record only, `verify`'s word on the log)
+and the keys; face up, it draws every seat's hand under the table, names sides by their
+players rather than "Us" and "Them", and shows the stock's next cards. The panels are the
+hand over (each hand's end, as the table holds it), the deal (every hand, the pots and the
+stock as dealt), the score's story (`buraco_p2p.replay.story`), the feed, help and the rules.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from buraco_p2p.engine import LINE_NAMES, HandState, match_sides
+from buraco_p2p.replay.story import chart_rows, final_line, story_of
+from buraco_p2p.replay.timeline import FACE_UP, Kind, Timeline
+from buraco_p2p.text.glyphs import Glyphs, group_of, sort_key_suit
+from buraco_p2p.ui import canvas as cv
+from buraco_p2p.ui.canvas import Row
+from buraco_p2p.ui.client import Client, Message
+from buraco_p2p.ui.feed import ChatLine, Fairness, SeatInfo, TableSnapshot
+from buraco_p2p.ui.names import group_name, match_side_name
+from buraco_p2p.ui.panels import LINE_LABELS, framed, wrapped
+from buraco_p2p.ui.table_screen import Screen
+
+__all__ = ["Frame", "ReplayScreen", "client_for", "snapshot"]
+
+KEYS = "←→ move · t T turn · PgDn PgUp hand · End · v view · s score · ? help · q quit"
+HELP: tuple[tuple[str, str], ...] = (
+    ("→ / space", "the next move (Enter too)"),
+    ("←", "the move before"),
+    ("t / T", "the next turn / the turn before"),
+    ("PgDn / PgUp", "the next hand / this hand's deal, or the hand before"),
+    ("Home / End", "the first deal / the end of the match (the score's story)"),
+    ("v", "the next point of view: face up, then each seat as it saw the table"),
+    ("0-9", "the table as that seat saw it (seats as verify lists them)"),
+    ("f", "every card face up"),
+    ("s", "the score's story: each side's totals hand by hand"),
+    ("d", "the deal: every hand, the pots and the stock as dealt"),
+    ("C", "the whole feed up to here (↑ ↓ PgUp PgDn scroll)"),
+    ("r", "the rules of this table"),
+    ("? / Esc", "this help / close a panel"),
+    ("q", "quit"),
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Frame:
+    """What a frame is drawn from: the timeline, the frame's index, the point of view
+    (`FACE_UP` or a seat), the log's name, and how far `verify` has got (its first line
+    once it is done)."""
+
+    tl: Timeline
+    index: int
+    seat: int
+    name: str
+    checking: str = ""
+
+    @property
+    def face_up(self) -> bool:
+        return self.seat == FACE_UP
+
+    @property
+    def bottom(self) -> int:
+        """The seat drawn at the bottom of the table."""
+        return 0 if self.face_up else self.seat
+
+
+def snapshot(f: Frame, feed_lines: int | None = 8) -> TableSnapshot:
+    """The table at a frame, as the table's screen draws it (`feed_lines`: the feed's last
+    lines kept, None for all of it)."""
+    tl = f.tl
+    frame = tl.frames[f.index]
+    walker = tl.walker
+    rules = walker.rules
+    view = tl.view(frame, f.seat)
+    sides = match_sides(rules)
+    rec = tl.record(frame)
+    seats = tuple(
+        SeatInfo(s, walker.nick(s), view.side_of(s) if view is not None else s % sides,
+                 s % sides)
+        for s in range(rules.players)
+    )  # fmt: skip
+    shuffles = len(rec.shufflers) if rec is not None else rules.players
+    lines = tl.feed(f.index, f.seat, feed_lines)
+    return TableSnapshot(
+        title=f"replay · {f.name}",
+        rules=rules,
+        me=f.bottom,
+        seats=seats,
+        view=view,
+        scores=tl.scores(frame),
+        fairness=Fairness(True, shuffles, rules.players),
+        version=f.index,
+        history=tuple(tl.results(frame)),
+        hand_over=frame.kind is Kind.OVER,
+        chat=tuple(ChatLine(None, line) for line in lines),
+        next_dealer=_next_dealer(tl, frame.hand),
+    )
+
+
+def _next_dealer(tl: Timeline, hand: int) -> int:
+    hands = tl.walker.hands
+    return hands[hand + 1].dealer if 0 <= hand < len(hands) - 1 else -1
+
+
+def client_for(f: Frame, glyphs: Glyphs, old: Client | None = None) -> Client:
+    """A client holding the frame: no cursor, the cards that came into the bottom seat's hand
+    this turn marked, the frame's note on the message line."""
+    snap = snapshot(f)
+    c = Client(snap, lambda move: None, glyphs) if old is None else old
+    c.snap = snap
+    c.cursor = -1
+    c.new_cards = _new_cards(f)
+    note = f.tl.note(f.index)
+    c.message = Message(note, "hint") if note else None
+    return c
+
+
+def _new_cards(f: Frame) -> set[int]:
+    """The slots that came into the bottom seat's hand since its turn began."""
+    tl, i = f.tl, f.index
+    frame = tl.frames[i]
+    if frame.kind is not Kind.MOVE or tl.mover(i) != f.bottom:
+        return set()
+    start = i
+    while start > 0 and tl.mover(start - 1) == f.bottom and tl.frames[start - 1].kind is Kind.MOVE:
+        start -= 1
+    now, before = tl.view(frame, f.seat), tl.view(tl.frames[start - 1], f.seat)
+    if now is None or before is None:
+        return set()
+    return set(now.hands[f.bottom]) - set(before.hands[f.bottom])
+
+
+class ReplayScreen(Screen):
+    """The table's screen, for one frame of a replay."""
+
+    def __init__(self, f: Frame, client: Client, cols: int, rows: int) -> None:
+        super().__init__(client, cols, rows, 0.0)
+        self.f = f
+
+    # ------------------------------------------------------------------ names
+
+    def side_label(self, match_side: int) -> str:
+        """A match side: by its players face up, else as the seat's table named it."""
+        if not self.f.face_up:
+            return match_side_name(self.c, match_side)
+        snap = self.c.snap
+        return "+".join(snap.seats[s].nick for s in snap.match_side_seats(match_side))
+
+    def hand_side_label(self, seats: tuple[int, ...], groups: int) -> str:
+        if not self.f.face_up:
+            return group_name(self.c, seats, groups)
+        return "+".join(self.c.snap.seats[s].nick for s in seats)
+
+    # ------------------------------------------------------------------ rows that differ
+
+    def title(self) -> Row:
+        f = self.f
+        tl = f.tl
+        frame = tl.frames[f.index]
+        rec = tl.record(frame)
+        where = "the end"
+        if rec is not None:
+            where = f"hand {rec.deal + 1}"
+            moves = len(rec.moves_at)
+            if frame.kind is Kind.MOVE:
+                where += f" · move {frame.k}/{moves}"
+            elif frame.kind is Kind.DEAL:
+                where += " · the deal"
+            elif frame.kind is Kind.OVER:
+                where += " · over"
+        who = "face up" if f.face_up else f"as {tl.walker.nick(f.seat)} saw it"
+        if rec is not None and rec.setup is not None and not rec.opened:
+            who = "public record"
+        left = f" replay · {f.name} · {where} · {who}"
+        bar = "class:title"
+        verdict = tl.verdict
+        if verdict is None:
+            right: Row = [("class:dim", f" {f.checking} ")]
+        elif verdict["result"] in ("fair", "unfinished"):
+            right = [("class:good", f" verified: {verdict['result']} ")]
+        elif verdict["result"] == "bad_entry":
+            right = [("class:complaint", f" BAD LOG at entry {verdict['index']} ")]
+        else:
+            right = [("class:complaint", f" {verdict['result'].replace('_', ' ').upper()} ")]
+        return cv.spread([(bar, left)], right, self.cols, bar)
+
+    def status(self) -> Row:
+        snap = self.c.snap
+        parts: Row = [("", " ")]
+        mine = snap.seats[snap.me].match_side
+        order = [mine, *[m for m in range(len(snap.scores)) if m != mine]]
+        for k, m in enumerate(order):
+            if k:
+                parts.append(("", "  "))
+            parts.append(("class:label", f"{self.side_label(m)} "))
+            parts.append(("class:score", str(snap.scores[m])))
+            parts.extend(self.on_table(m))
+        target = snap.rules.target_score if not snap.rules.hands else None
+        parts.append(("class:dim", f" / {target}" if target else f" / {snap.rules.hands} hands"))
+        return cv.spread(parts, [*self.turn_text(), ("", " ")], self.cols)
+
+    def turn_text(self, short: bool = False) -> Row:
+        view = self.c.view
+        if view is None or view.ended:
+            return [("class:dim", "between hands")]
+        if view.turn == self.c.me and not self.f.face_up:
+            return [("class:myturn", f"{self.g.turn_mark} your turn")]
+        return [("class:label", f"{self.c.snap.seats[view.turn].nick}'s turn")]
+
+    def seat_lines(self, seat: int) -> list[Row]:
+        if not self.f.face_up:
+            return super().seat_lines(seat)
+        snap = self.c.snap
+        view = snap.view
+        turn = view is not None and not view.ended and view.turn == seat
+        mark = self.g.turn_mark + " " if turn else "  "
+        style = "class:myturn" if turn else "class:name"
+        lines: list[Row] = [[(style, mark + snap.seats[seat].nick)]]
+        if view is not None:
+            n = len(view.hands[seat])
+            lines.append([("", f"  {n} card{'s' if n != 1 else ''}")])
+        return lines
+
+    def side_block(self, side: int, cols: int, room: int) -> list[Row]:
+        """The table's block of a side's melds; face up, its heading names the side by its
+        players (the table's heading starts with the seat's own name for it)."""
+        rows = super().side_block(side, cols, room)
+        if self.f.face_up and rows and rows[0]:
+            snap = self.c.snap
+            seats = snap.side_seats(side)
+            table_name = group_name(self.c, seats, len(snap.sides))
+            style, text, *_ = rows[0][0]
+            if text.startswith(table_name):
+                named = self.hand_side_label(seats, len(snap.sides)) + text[len(table_name) :]
+                rows[0] = cv.fit([(style, named), *rows[0][1:]], cols)
+        return rows
+
+    def pile_row(self) -> Row:
+        view = self.c.view
+        if view is None:
+            return cv.fit([], self.cols)
+        pots = sum(1 for p in view.pot_owner if p == -1)
+        row: Row = [("", f" Stock {len(view.stock)} · pots left {pots} · pile {len(view.pile)}")]
+        if view.pile:
+            row.append(("", ", top "))
+            row.append(self.g.fragment(view.card(view.pile[-1])))
+        return cv.fit(row, self.cols)
+
+    def staged_row(self) -> Row:
+        """Face up: the stock's next cards, top first."""
+        view = self.c.view
+        rec = self.f.tl.record(self.f.tl.frames[self.f.index])
+        if not self.f.face_up or view is None or not view.stock or not (rec and rec.opened):
+            return cv.fit([], self.cols)
+        nxt = [view.card(s) for s in reversed(view.stock)]
+        room = max(1, (self.cols - 22) // 3)
+        row: Row = [("class:dim", " stock, next first: "), *self.g.cards(nxt[:room])]
+        if len(nxt) > room:
+            row.append(("class:dim", f" {self.g.ellipsis}"))
+        return cv.fit(row, self.cols)
+
+    def hand_rows(self) -> list[Row]:
+        if not self.f.face_up:
+            return super().hand_rows()
+        view = self.c.view
+        if view is None:
+            return [cv.fit([], self.cols)]
+        out: list[Row] = []
+        n = view.players
+        for k in range(n):
+            out.extend(self.face_up_hand(view, (self.f.bottom + k) % n))
+        return out
+
+    def face_up_hand(self, view: HandState, seat: int) -> list[Row]:
+        """A seat's hand, face up, sorted by suit: on as many rows as it needs."""
+        label_w = 11
+        cards = sorted(view.hands[seat], key=self._order(view))
+        per_row = max(1, (self.cols - label_w - 4) // 3)
+        lines = max(1, math.ceil(len(cards) / per_row))
+        turn = not view.ended and view.turn == seat
+        name = f" {self.c.snap.seats[seat].nick[: label_w - 2]}"
+        out: list[Row] = []
+        for line in range(lines):
+            row: Row = [("class:myturn" if turn else "class:label",
+                         f"{name if line == 0 else '':<{label_w}}")]  # fmt: skip
+            prev = -1
+            for slot in cards[line * per_row : (line + 1) * per_row]:
+                cid = view.card(slot)
+                grp = -1 if cid is None else group_of(self.g.face_of(cid), False)
+                if prev != -1 and grp != prev:
+                    row.append(("", " "))
+                prev = grp
+                row.extend([self.g.fragment(cid), ("", " ")])
+            out.append(cv.fit(row, self.cols))
+        return out
+
+    def _order(self, view: HandState) -> Callable[[int], tuple[int, int, int]]:
+        def order(slot: int) -> tuple[int, int, int]:
+            c = view.known[slot]
+            return (9, 0, slot) if c < 0 else sort_key_suit(self.g.face_of(c), c)
+
+        return order
+
+    def keys_row(self) -> Row:
+        return cv.fit([("class:keys", " " + KEYS)], self.cols, "class:keys")
+
+    # ------------------------------------------------------------------ panels
+
+    def hand_over(self) -> list[Row]:
+        """The end of a hand as the table held it: how it ended, each side's score lines,
+        its pot and cards left, the hand's total and the match's, who deals next."""
+        snap = self.c.snap
+        if not snap.history:
+            return self.table()
+        r = snap.history[-1]
+        sides = r.sides
+        mine = next((i for i, seats in enumerate(sides) if snap.me in seats), 0)
+        order = [mine, *[i for i in range(len(sides)) if i != mine]]
+        width = max(10, min(16, (self.cols - 24) // max(1, len(order))))
+        names = [self.hand_side_label(sides[i], len(sides))[: width - 1] for i in order]
+        how = "the stock ran out"
+        if r.went_out is not None:
+            you = r.went_out == snap.me and not self.f.face_up
+            how = f"{'you' if you else snap.seats[r.went_out].nick} went out"
+        rec = self.f.tl.record(self.f.tl.frames[self.f.index])
+        number = rec.deal + 1 if rec is not None else len(snap.history)
+        body: list[Row] = [[("class:label", f" Hand {number} is over: {how}.")], []]
+
+        def row(label: str, cells: list[str], style: str = "") -> None:
+            body.append([(style, f" {label:<22}" + "".join(f"{x:>{width}}" for x in cells))])
+
+        row("", names, "class:label")
+        for name in LINE_NAMES:
+            vals = [sum(x.points for x in r.lines[i] if x.name == name) for i in order]
+            if any(vals) or name in ("melds", "buracos", "going_out", "hand_penalty"):
+                row(LINE_LABELS.get(name, name), [str(v) for v in vals])
+        view = self.c.view
+        if view is not None and view.ended:
+            row("pot", ["taken" if view.team_pot[i] >= 0 else "not taken" for i in order])
+            row("cards left (count)", [str(sum(len(view.hands[s]) for s in sides[i]))
+                                       for i in order])  # fmt: skip
+        row("hand total", [str(r.totals[i]) for i in order], "class:score")
+        scores = snap.scores
+        if len(scores) == len(sides):
+            row("match total", [str(scores[snap.seats[sides[i][0]].match_side]) for i in order],
+                "class:score")  # fmt: skip
+        if 0 <= snap.next_dealer < len(snap.seats):
+            dealer = snap.seats[snap.next_dealer].nick
+            if snap.next_dealer == snap.me and not self.f.face_up:
+                dealer = "you"
+            body.append([("", f" Next hand: {dealer} deal{'' if dealer == 'you' else 's'}.")])
+        return framed(self, "Hand over", body, "→ the next hand · ← back · s score · q quit")
+
+    def story(self, scroll: int) -> list[Row]:
+        """The score's story up to this frame, scrolled `scroll` rows up from its end."""
+        tl = self.f.tl
+        frame = tl.frames[self.f.index]
+        upto = len(tl.walker.hands) if frame.hand < 0 else frame.hand + (
+            1 if frame.kind in (Kind.OVER, Kind.STOP) else 0
+        )  # fmt: skip
+        nick = [tl.walker.nick(s) for s in range(tl.players)]
+        rules = tl.walker.rules
+        st = story_of(tl.walker.hands[:upto], nick, rules.target_score, rules.hands)
+        rows = chart_rows(st, self.cols, self.g)
+        winner = None
+        if frame.kind is Kind.END and tl.walker.table.match is not None and tl.walker.closed:
+            winner = tl.walker.table.match.winner
+        foot: list[Row] = [[("class:score", " " + final_line(st, winner))]]
+        verdict = tl.verdict_line()
+        if frame.kind is Kind.END and verdict:
+            foot.extend(wrapped("verify: " + verdict, self.cols, "class:dim"))
+        room = self.rows - 3 - len(foot) - 1
+        head, body = rows[:1], rows[1:]
+        if len(body) > room:
+            end = len(body) - min(scroll, len(body) - room)
+            body = body[end - room : end]
+        title = "The score's story"
+        if frame.kind is Kind.END:
+            title += ": the match is over" if tl.walker.closed else ": the log ends here"
+        keys = "↑ ↓ scroll · s or Esc closes · ← back · q quit"
+        return framed(self, title, [*head, *body, [], *foot], keys)
+
+    def deal_panel(self) -> list[Row]:
+        """The hand as dealt: every seat's cards, the pots, the face-up card, the stock."""
+        tl = self.f.tl
+        frame = tl.frames[self.f.index]
+        rec = tl.record(frame)
+        body: list[Row] = []
+        if rec is None or rec.setup is None:
+            body.append([("class:dim", " No hand was dealt here.")])
+        elif not rec.opened:
+            body.append([("class:dim", " " + tl.why_public(frame.hand))])
+        else:
+            dealt = tl.told(frame.hand, FACE_UP).state(0)
+            cut = rec.setup.cut
+            head = f" Hand {rec.deal + 1}, dealt by {tl.walker.nick(rec.dealer)}"
+            body.append([("class:label", head + (f", cut {cut}" if cut is not None else ""))])
+            for seat in range(dealt.players):
+                body.extend(self.face_up_hand(dealt, seat))
+            for i, pot in enumerate(dealt.layout.pots):
+                cards = self.g.cards(dealt.card(s) for s in pot)
+                body.append([("class:label", f" pot {i + 1:<6}"), *cards])
+            if dealt.pile:
+                top = self.g.fragment(dealt.card(dealt.pile[-1]))
+                body.append([("class:label", " face up   "), top])
+            stock = [dealt.card(s) for s in reversed(dealt.stock)]
+            per = max(1, (self.cols - 12) // 3)
+            for k in range(0, len(stock), per):
+                label = " stock     " if k == 0 else " " * 11
+                body.append([("class:label", label), *self.g.cards(stock[k : k + per])])
+        return framed(self, "The deal, as dealt (stock: the next card first)", body,
+                      "d or Esc closes · q quit")  # fmt: skip
+
+    def help(self) -> list[Row]:
+        body: list[Row] = [[("class:label", " Keys")]]
+        for key, what in HELP:
+            body.append([("class:key", f"  {key:<14}"), ("", what)])
+        return framed(self, "Help: replaying a match", body, "Esc closes · q quit")
+

@@ -73,6 +73,7 @@ def _hand(tl: Timeline, h: int, seat: int) -> Iterator[str]:
     yield head + " =="
     if rec.setup is None:
         yield from _lines(tl, tl.first_of(rec.deal), seat)
+        yield from _stops(tl, h)
         return
     told = tl.told(h, seat)
     yield from told.lines(0)
@@ -92,7 +93,14 @@ def _hand(tl: Timeline, h: int, seat: int) -> Iterator[str]:
     yield from rec.after
     if rec.result is not None:
         yield from _score(tl, rec.result, rec.scores)
-    elif not rec.after and h == len(w.hands) - 1:
+    else:
+        yield from _stops(tl, h)
+
+
+def _stops(tl: Timeline, h: int) -> Iterator[str]:
+    """Where a log that is not a whole match stops, in `verify`'s words."""
+    w = tl.walker
+    if h == len(w.hands) - 1 and not w.closed and not w.hands[h].after:
         yield f"the log stops here; verify: {tl.verdict_line()}"
 
 

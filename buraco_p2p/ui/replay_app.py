@@ -213,6 +213,7 @@ class ReplayApp:
             self.seat = int(key)
             return
         if not tl.frames:
+            self.to_end = self.to_end or key == "end"  # once the end is in
             return
         last = len(tl.frames) - 1
         moves: dict[str, Callable[[int], int]] = {

@@ -14,6 +14,7 @@ stock as dealt), the score's story (`buraco_p2p.replay.story`), the feed, help a
 from __future__ import annotations
 
 import math
+import textwrap
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -26,7 +27,7 @@ from buraco_p2p.ui.canvas import Row
 from buraco_p2p.ui.client import Client, Message
 from buraco_p2p.ui.feed import ChatLine, Fairness, SeatInfo, TableSnapshot
 from buraco_p2p.ui.names import group_name, match_side_name
-from buraco_p2p.ui.panels import LINE_LABELS, framed, wrapped
+from buraco_p2p.ui.panels import LINE_LABELS, framed
 from buraco_p2p.ui.table_screen import Screen
 
 __all__ = ["Frame", "ReplayScreen", "client_for", "snapshot"]
@@ -176,10 +177,11 @@ class ReplayScreen(Screen):
                 where += " · the deal"
             elif frame.kind is Kind.OVER:
                 where += " · over"
+            elif frame.kind is Kind.STOP:
+                where += " · stops here"
         who = "face up" if f.face_up else f"as {tl.walker.nick(f.seat)} saw it"
         if rec is not None and rec.setup is not None and not rec.opened:
             who = "public record"
-        left = f" replay · {f.name} · {where} · {who}"
         bar = "class:title"
         verdict = tl.verdict
         if verdict is None:
@@ -190,6 +192,11 @@ class ReplayScreen(Screen):
             right = [("class:complaint", f" BAD LOG at entry {verdict['index']} ")]
         else:
             right = [("class:complaint", f" {verdict['result'].replace('_', ' ').upper()} ")]
+        # The longest that fits beside the verdict: where in the log and whose view come last.
+        room = self.cols - cv.width(right)
+        lefts = [f" replay · {f.name} · {where} · {who}", f" {f.name} · {where} · {who}",
+                 f" {where} · {who}"]  # fmt: skip
+        left = next((x for x in lefts if len(x) < room), lefts[-1])
         return cv.spread([(bar, left)], right, self.cols, bar)
 
     def status(self) -> Row:
@@ -376,7 +383,9 @@ class ReplayScreen(Screen):
         foot: list[Row] = [[("class:score", " " + final_line(st, winner))]]
         verdict = tl.verdict_line()
         if frame.kind is Kind.END and verdict:
-            foot.extend(wrapped("verify: " + verdict, self.cols, "class:dim"))
+            foot.extend([("class:dim", " " + line)]
+                        for line in textwrap.wrap("verify: " + verdict, self.cols - 2,
+                                                  break_on_hyphens=False))
         room = self.rows - 3 - len(foot) - 1
         head, body = rows[:1], rows[1:]
         if len(body) > room:

@@ -47,6 +47,7 @@ def _derive(what: str) -> bytes:
 class Live:
     log: bytes  # the log file
     feeds: dict[int, list[tuple[str, ...]]]  # party -> each move's lines, in order
+    dealt: dict[int, list[tuple[int, ...]]]  # party -> its cards as dealt, hand by hand
     seating: tuple[int, ...]  # the party at each seat
     nicknames: tuple[str, ...]  # by party
 
@@ -69,6 +70,7 @@ def live_match() -> Live:
     glyphs = Glyphs(deck_size=r.deck_size)
     narrators: dict[int, Narrator] = {}
     feeds: dict[int, list[tuple[str, ...]]] = {p: [] for p in range(PLAYERS)}
+    dealt: dict[int, list[tuple[int, ...]]] = {p: [] for p in range(PLAYERS)}
     while router.queue:
         router.run(1)
         for p, peer in enumerate(peers):
@@ -81,9 +83,12 @@ def live_match() -> Live:
                 narrators[p] = Narrator(lambda s, me=me, n=nicks: "you" if s == me else n[s],
                                         glyphs)  # fmt: skip
             feeds[p].extend(step.lines for step in narrators[p].follow(t.view))
+            view, hand = t.view, t.hand
+            if view is not None and hand is not None and len(dealt[p]) == hand.number:
+                dealt[p].append(tuple(view.known[s] for s in view.hands[t.party_seat[p]]))
     first = peers[0].table
     assert first.closed
     return Live(
-        encode_log(e.wire for e in first.log), feeds, tuple(first.seating),
+        encode_log(e.wire for e in first.log), feeds, dealt, tuple(first.seating),
         tuple(first.terms.nicknames),
     )  # fmt: skip

@@ -66,6 +66,11 @@ POOL_FROM_ENTRIES: Final = 600
 # of a 108-card deck costs about 100. Small enough to keep every worker busy until the end,
 # large enough that sending the batch costs little beside checking it.
 _BATCH_COST: Final = 400
+# A shuffle's check (its cost, the deck's size, is above this) starts a batch of its own, and
+# checks held this many entries are sent: the checks before either are not kept waiting behind
+# a long proof or for the batch to fill, so how far the log is settled good follows the walk.
+_SHUFFLE_COST: Final = 50
+_HELD_ENTRIES: Final = 200
 
 _KEY: Final = "key"
 _SHUFFLE: Final = "shuffle"
@@ -333,6 +338,10 @@ class _Deferred:
         self._defer(_job(_SHARES, public, tuple(cts), batch, ctx), 1 + len(cts) // 8)
 
     def _defer(self, blob: bytes, cost: int) -> None:
+        if self._pending and (
+            cost > _SHUFFLE_COST or self._at - self._pending_from >= _HELD_ENTRIES
+        ):
+            self._flush()
         if not self._pending:
             self._pending_from = self._at
         self._pending.append(blob)

@@ -260,7 +260,8 @@ class ReplayApp:
         """Take `verify`'s news and walk what it settled, a slice at a time; whether there is
         more to do now."""
         tl, c = self.tl, self.checker
-        if c is not None and c.poll():
+        if c is not None:
+            c.poll()
             tl.settle(c.good)
         more = tl.advance(WALK_SLICE)
         if not more and c is not None and c.verdict is not None and not tl.done:

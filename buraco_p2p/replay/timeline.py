@@ -12,12 +12,11 @@ any point of view (a seat, or `FACE_UP`), each deal told on demand (`telling`) a
 from __future__ import annotations
 
 import enum
-from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
 from buraco_p2p.audit import render_text
-from buraco_p2p.engine import HandResult, HandState
+from buraco_p2p.engine import HandResult, HandState, match_sides
 from buraco_p2p.replay.record import HandRecord, Walker
 from buraco_p2p.replay.telling import FACE_UP, Told, deal_lines, names_for, tell_hand
 from buraco_p2p.text.glyphs import Glyphs
@@ -167,17 +166,15 @@ class Timeline:
             return rec.scores
         if rec.setup is not None:
             return rec.setup.team_scores
-        return self._before(frame.hand)
+        return self._scores_before(frame.hand)
 
-    def _before(self, hand: int) -> tuple[int, ...]:
+    def _scores_before(self, hand: int) -> tuple[int, ...]:
         for rec in reversed(self.walker.hands[:hand]):
             if rec.scores is not None:
                 return rec.scores
         return self._zero()
 
     def _zero(self) -> tuple[int, ...]:
-        from buraco_p2p.engine import match_sides
-
         return (0,) * match_sides(self.walker.rules)
 
     def results(self, frame: Frame) -> list[HandResult]:
@@ -254,31 +251,41 @@ class Timeline:
 
     # ------------------------------------------------------------------ moving through it
 
-    def turn_starts(self) -> Iterator[int]:
+    def turn_starts(self) -> list[int]:
+        """The frames that begin a turn: a seat's first move, and every frame not a move."""
+        out: list[int] = []
         prev = -2
         for i in range(len(self.frames)):
             who = self.mover(i)
             if who == -1 or who != prev:
-                yield i
+                out.append(i)
             prev = who
-
-    def next_turn(self, i: int) -> int:
-        return next((j for j in self.turn_starts() if j > i), len(self.frames) - 1)
-
-    def prev_turn(self, i: int) -> int:
-        before = [j for j in self.turn_starts() if j < i]
-        return before[-1] if before else 0
+        return out
 
     def hand_starts(self) -> list[int]:
         return [i for i, f in enumerate(self.frames)
                 if i == 0 or f.hand != self.frames[i - 1].hand]  # fmt: skip
 
+    def next_turn(self, i: int) -> int:
+        return self._after(self.turn_starts(), i)
+
+    def prev_turn(self, i: int) -> int:
+        return self._before(self.turn_starts(), i)
+
     def next_hand(self, i: int) -> int:
-        return next((j for j in self.hand_starts() if j > i), len(self.frames) - 1)
+        return self._after(self.hand_starts(), i)
 
     def prev_hand(self, i: int) -> int:
-        before = [j for j in self.hand_starts() if j < i]
-        return before[-1] if before else 0
+        return self._before(self.hand_starts(), i)
+
+    def _after(self, starts: list[int], i: int) -> int:
+        """The first of `starts` after frame `i` (else the last frame)."""
+        return next((j for j in starts if j > i), len(self.frames) - 1)
+
+    @staticmethod
+    def _before(starts: list[int], i: int) -> int:
+        """The last of `starts` before frame `i` (else the first frame)."""
+        return max((j for j in starts if j < i), default=0)
 
     def first_of(self, deal: int) -> int | None:
         """The first frame of deal number `deal` (from 0), if it is in."""

@@ -22,6 +22,7 @@ from buraco_p2p.engine import LINE_NAMES, HandState, match_sides
 from buraco_p2p.replay.story import chart_rows, final_line, story_of
 from buraco_p2p.replay.timeline import FACE_UP, Kind, Timeline
 from buraco_p2p.text.glyphs import Glyphs, group_of, sort_key_suit
+from buraco_p2p.text.narration import count
 from buraco_p2p.ui import canvas as cv
 from buraco_p2p.ui.canvas import Row
 from buraco_p2p.ui.client import Client, Message
@@ -211,7 +212,8 @@ class ReplayScreen(Screen):
             parts.append(("class:score", str(snap.scores[m])))
             parts.extend(self.on_table(m))
         target = snap.rules.target_score if not snap.rules.hands else None
-        parts.append(("class:dim", f" / {target}" if target else f" / {snap.rules.hands} hands"))
+        limit = f" / {target}" if target else f" / {count(snap.rules.hands, 'hand')}"
+        parts.append(("class:dim", limit))
         return cv.spread(parts, [*self.turn_text(), ("", " ")], self.cols)
 
     def turn_text(self, short: bool = False) -> Row:
@@ -251,15 +253,11 @@ class ReplayScreen(Screen):
         return rows
 
     def pile_row(self) -> Row:
-        view = self.c.view
-        if view is None:
-            return cv.fit([], self.cols)
-        pots = sum(1 for p in view.pot_owner if p == -1)
-        row: Row = [("", f" Stock {len(view.stock)} · pots left {pots} · pile {len(view.pile)}")]
-        if view.pile:
-            row.append(("", ", top "))
-            row.append(self.g.fragment(view.card(view.pile[-1])))
-        return cv.fit(row, self.cols)
+        """The table's row for the stock, pots and pile, without its hints for the keys of
+        play (`v` is the point of view here)."""
+        row = super().pile_row()
+        kept = [f for f in row if f[0] != "class:hint" and "(v: " not in f[1]]
+        return cv.fit(kept, self.cols)
 
     def staged_row(self) -> Row:
         """Face up: the stock's next cards, top first."""
@@ -315,6 +313,12 @@ class ReplayScreen(Screen):
             return (9, 0, slot) if c < 0 else sort_key_suit(self.g.face_of(c), c)
 
         return order
+
+    def message_row(self) -> Row:
+        """The frame's note, if it has one: nothing here waits for a move or an answer."""
+        if self.c.message is None:
+            return cv.fit([], self.cols)
+        return super().message_row()
 
     def keys_row(self) -> Row:
         return cv.fit([("class:keys", " " + KEYS)], self.cols, "class:keys")

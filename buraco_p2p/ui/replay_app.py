@@ -29,7 +29,7 @@ from buraco_p2p.replay.timeline import FACE_UP, Kind, Timeline
 from buraco_p2p.text.glyphs import ASCII_SYMBOLS, Glyphs
 from buraco_p2p.ui import canvas as cv
 from buraco_p2p.ui.client import Client
-from buraco_p2p.ui.panels import chat_panel, rules_panel, too_small
+from buraco_p2p.ui.panels import rules_panel, too_small
 from buraco_p2p.ui.replay_screen import Frame, ReplayScreen, client_for, snapshot
 from buraco_p2p.ui.seating import min_size
 from buraco_p2p.ui.theme import no_color, style
@@ -118,15 +118,13 @@ class ReplayApp:
         if self.panel == "help":
             return screen.help()
         if self.panel == "rules":
+            client.panel_page = self.scroll
             return rules_panel(screen)
         if self.panel == "deal":
             return screen.deal_panel()
         if self.panel == "feed":
             client.snap = snapshot(f, feed_lines=None)
-            client.panel_page = self.scroll
-            out = chat_panel(screen)
-            self.scroll = client.panel_page
-            return out
+            return screen.feed_panel(self.scroll)
         if self.panel == "story" or kind is Kind.END:
             return screen.story(self.scroll)
         if kind is Kind.OVER:
@@ -196,6 +194,9 @@ class ReplayApp:
             self.scroll = max(0, self.scroll + (1 if key == "up" else -1))
             return
         panels = {"?": "help", "r": "rules", "s": "story", "d": "deal", "C": "feed"}
+        if key == "r" and self.panel == "rules":
+            self.scroll += 1  # the next page of the rules
+            return
         if key in panels:
             self.panel = "" if self.panel == panels[key] else panels[key]
             self.scroll = 0

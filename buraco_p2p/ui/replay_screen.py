@@ -45,8 +45,8 @@ HELP: tuple[tuple[str, str], ...] = (
     ("f", "every card face up"),
     ("s", "the score's story: each side's totals hand by hand"),
     ("d", "the deal: every hand, the pots and the stock as dealt"),
-    ("C", "the whole feed up to here (↑ ↓ PgUp PgDn scroll)"),
-    ("r", "the rules of this table"),
+    ("C", "the whole feed up to here (↑ ↓ scroll)"),
+    ("r", "the rules of this table (again: the next page)"),
     ("? / Esc", "this help / close a panel"),
     ("q", "quit"),
 )
@@ -431,6 +431,19 @@ class ReplayScreen(Screen):
                 body.append([("class:label", label), *self.g.cards(stock[k : k + per])])
         return framed(self, "The deal, as dealt (stock: the next card first)", body,
                       "d or Esc closes · q quit")  # fmt: skip
+
+    def feed_panel(self, back: int) -> list[Row]:
+        """The whole feed up to this frame, newest last, `back` rows scrolled back."""
+        body: list[Row] = []
+        for line in self.c.snap.chat:
+            body.extend([("", " " + part)] for part in textwrap.wrap(
+                line.text, self.cols - 2, break_on_hyphens=False) or [""])  # fmt: skip
+        room = self.rows - 3
+        back = min(back, max(0, len(body) - room))
+        end = len(body) - back
+        where = f" · {back} lines back" if back else ""
+        return framed(self, "The feed up to here", body[max(0, end - room) : end],
+                      f"↑ ↓ scroll{where} · C or Esc closes · q quit")  # fmt: skip
 
     def help(self) -> list[Row]:
         body: list[Row] = [[("class:label", " Keys")]]

@@ -35,6 +35,7 @@ import io
 import multiprocessing
 import os
 import pickle
+import signal
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from multiprocessing.pool import AsyncResult, Pool
@@ -201,9 +202,11 @@ def _replay(wires: Sequence[bytes], checks: ProofChecks, at_entry: Progress) -> 
 def _start_pool(jobs: int) -> Pool:
     # Where the system has fork and this process has no other thread, the workers are forked
     # (they start at once, with everything imported); elsewhere started the default way.
+    # Ctrl-C is the audit's to answer, which stops the workers: they ignore it themselves.
     single = threading.active_count() == 1
     method = "fork" if single and "fork" in multiprocessing.get_all_start_methods() else None
-    return multiprocessing.get_context(method).Pool(jobs)
+    ignore = (signal.SIGINT, signal.SIG_IGN)
+    return multiprocessing.get_context(method).Pool(jobs, signal.signal, ignore)
 
 
 @contextlib.contextmanager

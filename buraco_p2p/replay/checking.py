@@ -34,7 +34,9 @@ TELL_EVERY_S: Final = 0.02  # progress at most this often (and always the last c
 def _check(data: bytes, name: str, jobs: int, out: Connection) -> None:
     """The child: the audit, its progress and its verdict sent to the parent."""
     # Stopped by the parent: leave through the audit's own clean-up (its workers stopped).
+    # Ctrl-C in the terminal is the parent's to answer (its workers inherit the same).
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     last = [0.0]
     pending = [0]
 

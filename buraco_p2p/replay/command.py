@@ -56,6 +56,7 @@ class Opened:
 
 
 FullScreen = Callable[[Opened], int]
+EXIT_INTERRUPTED = 130  # as a shell reports a command stopped by Ctrl-C
 
 
 class Usage(Exception):
@@ -86,6 +87,13 @@ def register(subparsers: Any, full_screen: FullScreen | None = None) -> None:
 
 
 def run_replay(args: argparse.Namespace, full_screen: FullScreen | None) -> int:
+    try:
+        return _run(args, full_screen)
+    except KeyboardInterrupt:  # Ctrl-C while the log is read or audited: stop, quietly
+        return EXIT_INTERRUPTED
+
+
+def _run(args: argparse.Namespace, full_screen: FullScreen | None) -> int:
     try:
         opened = open_log(args)
     except Usage as exc:

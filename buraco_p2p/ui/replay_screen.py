@@ -131,8 +131,8 @@ def _new_cards(f: Frame) -> set[int]:
     frame = tl.frames[i]
     if frame.kind is not Kind.MOVE or tl.mover(i) != f.bottom:
         return set()
-    start = i
-    while start > 0 and tl.mover(start - 1) == f.bottom and tl.frames[start - 1].kind is Kind.MOVE:
+    start = i  # the turn's first move: the frame before it is the deal or another's move
+    while tl.mover(start - 1) == f.bottom:
         start -= 1
     now, before = tl.view(frame, f.seat), tl.view(tl.frames[start - 1], f.seat)
     if now is None or before is None:

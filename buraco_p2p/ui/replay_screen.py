@@ -234,8 +234,7 @@ class ReplayScreen(Screen):
         style = "class:myturn" if turn else "class:name"
         lines: list[Row] = [[(style, mark + snap.seats[seat].nick)]]
         if view is not None:
-            n = len(view.hands[seat])
-            lines.append([("", f"  {n} card{'s' if n != 1 else ''}")])
+            lines.append([("", "  " + count(len(view.hands[seat]), "card"))])
         return lines
 
     def side_block(self, side: int, cols: int, room: int) -> list[Row]:

@@ -28,6 +28,7 @@ from buraco_p2p.replay.command import Opened
 from buraco_p2p.replay.timeline import FACE_UP, Kind, Timeline
 from buraco_p2p.text.glyphs import ASCII_SYMBOLS, Glyphs
 from buraco_p2p.ui import canvas as cv
+from buraco_p2p.ui import replay_panels as panels
 from buraco_p2p.ui.client import Client
 from buraco_p2p.ui.panels import rules_panel, too_small
 from buraco_p2p.ui.replay_screen import Frame, ReplayScreen, client_for, snapshot
@@ -116,19 +117,19 @@ class ReplayApp:
         screen = ReplayScreen(f, client, cols, rows)
         kind = self.tl.frames[self.index].kind
         if self.panel == "help":
-            return screen.help()
+            return panels.help_panel(screen)
         if self.panel == "rules":
             client.panel_page = self.scroll
             return rules_panel(screen)
         if self.panel == "deal":
-            return screen.deal_panel()
+            return panels.deal(screen)
         if self.panel == "feed":
             client.snap = snapshot(f, feed_lines=None)
-            return screen.feed_panel(self.scroll)
+            return panels.feed(screen, self.scroll)
         if self.panel == "story" or kind is Kind.END:
-            return screen.story(self.scroll)
+            return panels.story(screen, self.scroll)
         if kind is Kind.OVER:
-            return screen.hand_over()
+            return panels.hand_over(screen)
         return screen.table()
 
     def _waiting(self, cols: int, rows: int) -> list[cv.Row]:

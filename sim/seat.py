@@ -181,7 +181,7 @@ class Seat:
             if digest in self.filed:
                 return []
             out = peer.receive(value, now, defer=True)
-            if out.relay:
+            if value in out.relay:
                 self.filed.add(digest)
             sends += self.handle(out, now)
         elif tag in ("at", "sync") and type(value) is int and value >= 0:
@@ -223,6 +223,7 @@ class Seat:
         self.files.save(out)
         if out.rollback is not None:
             self.notes.append(f"rolled back to {out.rollback}, now {len(peer.log)} entries")
+            self.filed.clear()
             for k in [k for k in self.pending if k >= out.rollback]:
                 del self.pending[k]
         n = len(peer.log)

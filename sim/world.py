@@ -217,7 +217,11 @@ class World:
         # honest parties that never lose a message, a timeout's worth of time, or their peer
         disturbed = {p for p, _, _ in params.crashes}
         for side, _, _ in params.partitions:
-            disturbed |= set(side) if len(side) <= n // 2 else set(range(n)) - set(side)
+            # the smaller group is cut off; of two exact halves, the one without party 0
+            # (the other may sign a round naming it: `agreement.majority`)
+            rest = set(range(n)) - set(side)
+            cut = 2 * len(side) < n or (2 * len(side) == n and 0 not in side)
+            disturbed |= set(side) if cut else rest
         if params.drop or params.delay[1] > TIMEOUT / 2:
             disturbed |= set(range(n))
         self.answering = [p for p in self.honest if p not in disturbed]

@@ -379,6 +379,9 @@ class Driver:
 
     def _act(self, out: Output) -> None:
         if out.rollback is not None:  # the log was cut back (an equivocation): so is the file
+            # what was filed for the cut branch may be due again (an entry it crowded out
+            # comes back in answer to our `sync`)
+            self._filed.clear()
             if out.rollback < self._saved:
                 self.store.cut(out.rollback)
                 self._saved = out.rollback
@@ -540,8 +543,8 @@ class Driver:
                 return
             out = self.peer.receive(msg[1], self.clock(), defer=True)
             self.refused += sum(1 for ev in out.events if type(ev).__name__ == "Refused")
-            if out.relay:  # filed (or held as evidence): a later copy can change nothing
-                self._filed.add(digest)
+            if msg[1] in out.relay:  # filed (or held as evidence): a copy changes nothing
+                self._filed.add(digest)  # until a roll-back (`_handle`)
             self._handle(out)
         elif tag == "at" and len(msg) == 2 and type(msg[1]) is int and msg[1] >= 0:
             self._claimed(key, msg[1])

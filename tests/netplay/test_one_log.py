@@ -38,7 +38,7 @@ async def test_a_closed_match_is_not_rewritten_by_an_old_index(tmp_path: Path, n
     author, with both signed entries), and `verify` still calls the saved log a completed
     match. (Before the final point, every honest peer rolled back to that index and cut its
     saved log: the finished match was erased.)"""
-    async with bot_table(tmp_path, n) as table:
+    async with bot_table(tmp_path, n, timeout_ms=20000) as table:
         await until("the match closes", lambda: all(s.d.peer.table.closed for s in table.seats))
         hostile = table.seats[-1]
         honest = table.others(hostile)
@@ -74,7 +74,7 @@ async def test_a_retired_key_cannot_cut_the_round_that_retired_it(tmp_path: Path
     honest clients hear it. Nothing is cut: the replace round is final (its signers, a
     majority, committed to everything before it); the heir keeps its seat. (Before, the
     round, the heir's seat and every hand since were cut.)"""
-    async with bot_table(tmp_path, 4, rules=("hands=2",), timeout_ms=1500) as table:
+    async with bot_table(tmp_path, 4, rules=("hands=2",), timeout_ms=4000) as table:
         host = table.by_party(0)
         host.d.void_action = "replace"
         walker = table.seats[-1] if table.seats[-1] is not host else table.seats[-2]
@@ -134,7 +134,7 @@ async def _deal_split(table: object, n: int) -> tuple[Seat, list[Seat], int]:
     return hostile, honest, index
 
 
-@pytest.mark.parametrize("n", [3, 4, 6])
+@pytest.mark.parametrize("n", [3, 4, pytest.param(6, marks=pytest.mark.slow)])
 async def test_an_equivocation_inside_a_round_names_only_its_author(
     tmp_path: Path, n: int
 ) -> None:
@@ -144,7 +144,7 @@ async def test_an_equivocation_inside_a_round_names_only_its_author(
     table moves on: the next hand is dealt. (Before, the honest parties after it in the
     round lost their entries, and the next one was named as having walked out, or a table
     of bots froze.)"""
-    async with bot_table(tmp_path, n, timeout_ms=2000) as table:
+    async with bot_table(tmp_path, n, timeout_ms=20000) as table:
         hostile, honest, index = await _deal_split(table, n)
         await until("every honest client deals again without the hostile one",
                     lambda: all(any(isinstance(e, Voided) for e in s.events) for s in honest),
@@ -171,7 +171,7 @@ async def test_a_roll_back_leaves_nothing_of_the_future_it_cut(tmp_path: Path) -
     the index cut its log back to the void round there. One of them restarts from its files:
     its saved voids hold nothing past that round (it resumes: no "saved void does not
     check"), nobody honest is named, and its table goes on with the others."""
-    async with bot_table(tmp_path, 4, timeout_ms=2000) as table:
+    async with bot_table(tmp_path, 4, timeout_ms=20000) as table:
         hostile, honest, index = await _deal_split(table, 4)
         await until("every honest client deals again",
                     lambda: all(any(isinstance(e, Voided) for e in s.events) for s in honest))
@@ -195,7 +195,7 @@ async def test_a_stale_void_does_not_disarm_the_table(tmp_path: Path, n: int) ->
     table) for the seat draw's first point, which every log then passes. Later a player
     really walks out: party 0 still proposes, and the table voids the walker out. (Before,
     party 0 deferred to the stale void for ever, and a table of bots never closed.)"""
-    async with bot_table(tmp_path, n, timeout_ms=1500) as table:
+    async with bot_table(tmp_path, n, timeout_ms=4000) as table:
         host = table.by_party(0)
         hostile = table.seats[-1]
         walker = table.seats[-2] if n > 3 else table.seats[1]
@@ -218,7 +218,8 @@ async def test_a_stale_void_does_not_disarm_the_table(tmp_path: Path, n: int) ->
         assert 0 not in _named(rest)
 
 
-@pytest.mark.parametrize("n", [3, 4, 6])
+@pytest.mark.parametrize("n", [pytest.param(3, marks=pytest.mark.slow), 4,
+                               pytest.param(6, marks=pytest.mark.slow)])  # fmt: skip
 async def test_a_decided_match_closes_once(tmp_path: Path, n: int) -> None:
     """The match is decided; a hostile party withholds its `open` and `final` entries and
     signs lone void rounds of two tries naming everybody else, sending one try to some honest
@@ -226,7 +227,7 @@ async def test_a_decided_match_closes_once(tmp_path: Path, n: int) -> None:
     honest client names the hostile one only, and the honest logs are one log, closed once.
     (Before, each honest client took the lone round it got as a split it lost: two closed
     logs of one table, both fair to `verify`, the present honest players named silent.)"""
-    async with bot_table(tmp_path, n, timeout_ms=1500) as table:
+    async with bot_table(tmp_path, n, timeout_ms=4000) as table:
         hostile = table.seats[-1]
         honest = table.others(hostile)
         table.withhold(hostile, {"open", "final"})

@@ -100,6 +100,9 @@ class Ballots:
         self.signed_try = 0  # the try of our latest void there
         self.lower_ok = False  # our try waited past the timeout: a lower complete round may go
         self.declined = -1  # votes up to this point are moot (a round applied, or refused)
+        # every void we signed, by (point, try): we never sign a different one for either,
+        # nor a lower try where we signed a higher one (a giving up forgets none of them)
+        self.signed: dict[tuple[int, int], Motion] = {}
 
     def vote(self, entry: Entry) -> Vote | None:
         """The vote a void entry casts, or None for one no round can take (a malformed body,
@@ -137,9 +140,18 @@ class Ballots:
         self.declined = point
         self.prune(point + 1)
 
+    def may_sign(self, point: int, motion: Motion) -> bool:
+        """Whether signing `motion` at `point` leaves us one void per index and try: we
+        signed none of its try there, or this very motion, and no later try there."""
+        return all(
+            p != point or t < motion.attempt or (t == motion.attempt and m == motion)
+            for (p, t), m in self.signed.items()
+        )
+
     def reset(self, length: int) -> None:
         """The round was applied (the log is now `length` long): the agreement is carried out,
         and a void heard late for an earlier point is no proposal for the next hand."""
+        self.signed = {k: m for k, m in self.signed.items() if k[0] >= length}
         self.mine = None
         self.signed_at = None
         self.signed_try = 0

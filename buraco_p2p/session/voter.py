@@ -93,6 +93,8 @@ class Voter:
                              f"{_majority_note(table.n, silent)}")  # fmt: skip
         if not set(silent) <= self.nameable(overdue):
             raise ValueError(f"the table has not waited for parties {silent} past its timeout")
+        if not self.ballots.may_sign(len(table.log), motion):
+            raise ValueError("we signed another void at this point")
         self.ballots.mine = motion
 
     def nameable(self, overdue: frozenset[int]) -> frozenset[int]:
@@ -116,6 +118,8 @@ class Voter:
             return False
         if not set(motion.silent) <= self.nameable(overdue):
             return False
+        if not self.ballots.may_sign(len(self.table.log), motion):
+            return False  # we signed another void here before we gave it up
         self.ballots.mine = motion
         return True
 
@@ -174,6 +178,8 @@ class Voter:
             return False
         length = len(table.log)
         mine = ballots.mine
+        if not ballots.may_sign(length, mine):
+            return False
         if ballots.signed_at == length:
             return ballots.signed_try < mine.attempt  # a retry, checked by `retry`
         if mine.attempt:
@@ -211,6 +217,7 @@ class Voter:
             prev=table.void_prev(), author=party, kind=bodies.VOID, body=body,
         )  # fmt: skip
         ballots.file(entry)
+        ballots.signed[(length, motion.attempt)] = motion
         ballots.signed_at = length
         ballots.signed_try = motion.attempt
         ballots.lower_ok = False
@@ -224,6 +231,7 @@ class Voter:
         if vote is None or vote.point < len(self.table.log) or self.table.closed:
             return
         ballots.file(entry)
+        ballots.signed[(vote.point, vote.motion.attempt)] = vote.motion
         if ballots.signed_at == vote.point and ballots.signed_try > vote.motion.attempt:
             return  # we stand by the later try we signed there
         ballots.mine = vote.motion
@@ -280,6 +288,8 @@ class Voter:
         # (and so is a party that signed two different voids of one try here, R6)
         holders = (*holders, *(p for p in equivocators if p != self.table.me))
         nxt = ballots.mine.retry(holders)
+        while not ballots.may_sign(length, nxt):  # past every try we signed here
+            nxt = nxt.retry(())
         if not self.table.can_void(nxt.silent, nxt.attempt):
             # no retry can close here: should the holders sign a lower try after all, we
             # close with the others on that round rather than wait for ever

@@ -12,6 +12,7 @@ from __future__ import annotations
 import random
 from collections.abc import Callable
 
+import pytest
 from session_helpers import identities, same_logs, table
 
 from buraco_p2p.crypto import DeterministicRandomSource
@@ -272,3 +273,30 @@ def test_a_void_heard_late_for_an_earlier_point_proposes_nothing() -> None:
     out = r.peers[others[0]].receive(late.wire, r.now)
     assert not [e for e in out.events if isinstance(e, VoidProposed)]
     assert r.peers[others[0]].proposal is None
+
+
+def test_a_party_that_gave_its_void_up_signs_no_other_at_that_point() -> None:
+    """Party 2 signs a void at its point, then gives it up (in play: a retry it had moved
+    on to became moot once a party it named sent its entry after all). It must not sign a
+    different void of the same try there afterwards, by proposing or by joining: that
+    would be two entries of its own for one index and try, evidence against an honest
+    party. A retry it may still sign goes past every try it signed there."""
+    r, _ = _stalled(21, {0, 2, 3})
+    _propose_end(r, [2])
+    r.run()
+    peer = r.peers[2]
+    mine = list(peer.votes)
+    assert len(mine) == 1
+    peer._voter.give_up()  # as `Peer` does when its agreement becomes moot
+    assert peer.agreement is None
+    with pytest.raises(ValueError, match="another void at this point"):
+        peer.propose_void("void", r.now, silent=(1,))
+    r.act(0, r.peers[0].propose_void("void", r.now, silent=(1,)))
+    r.run()
+    assert peer.agreement is None and len(peer.votes) == 1
+    ballots = peer._voter.ballots
+    point = decode_entry(mine[0]).index - [0, 2, 3].index(2)
+    signed = ballots.signed[(point, 0)]
+    assert not ballots.may_sign(point, Motion("void", (1,)))
+    assert ballots.may_sign(point, signed)
+    assert ballots.may_sign(point, signed.retry((3,)))

@@ -12,6 +12,8 @@ from collections.abc import Iterable
 import pytest
 
 from buraco_p2p.session import Output, Peer
+from buraco_p2p.session import agreement as agreement_module
+from buraco_p2p.session import ledger as ledger_module
 from buraco_p2p.session.resume import sync_answer
 from sim import Failure, checks, explore, run, run_params
 from sim import schedule as schedule_module
@@ -61,11 +63,24 @@ def test_the_regression_holds() -> None:
 # Seeds whose schedules break a property once a fault the simulator found is put back.
 SKIPPED_ROUND = 1039  # a restarted peer's sync that leaves out a round it does not hold
 CROWDED_OUT = 20216  # an entry held for the branch a roll-back kept, crowded out before it
+GAVE_UP = 2600  # a void given up at a point, and another of the same try signed there
 
 
-@pytest.mark.parametrize("seed", [SKIPPED_ROUND, CROWDED_OUT])
+@pytest.mark.parametrize("seed", [SKIPPED_ROUND, CROWDED_OUT, GAVE_UP])
 def test_the_regression_seeds_hold(seed: int) -> None:
     run(seed)
+
+
+def test_the_regression_finds_a_void_signed_twice(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Put back the fault: a peer that gave its void up forgets what it signed at that
+    point. (It shows where a complete round behind the log is also left untaken, the
+    fault that made the peer give up there.)"""
+    monkeypatch.setattr(agreement_module.Ballots, "may_sign", lambda self, point, motion: True)
+    monkeypatch.setattr(ledger_module.Ledger, "behind_log", lambda self: False)
+    monkeypatch.setattr(schedule_module, "_TABLES", {})
+    with pytest.raises(Failure) as got:
+        run(GAVE_UP)
+    assert got.value.prop == "S4"
 
 
 def test_the_regression_finds_an_entry_crowded_out(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -61,6 +61,7 @@ from buraco_p2p.net.table.appmessages import (
     is_ready,
     printable,
     rules_announced,
+    tag_of,
     tagged,
 )
 
@@ -285,7 +286,7 @@ class Lobby:
                 return
             if self._rules_shown(peer, message) or self._bots_marked(peer, message):
                 return
-            kept = isinstance(message, list) and message and message[0] in MATCH_TAGS
+            kept = tag_of(message) in MATCH_TAGS
             if kept and sum(k == peer for k, _ in self.backlog) < MAX_BACKLOG:
                 self.backlog.append((peer, message))
             return

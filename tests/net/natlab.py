@@ -613,6 +613,18 @@ def mesh_table(
     lock = threading.Lock()
 
     async def play(me: int, mesh: Mesh) -> None:
+        try:
+            await play_seat(me, mesh)
+        except (trio.TooSlowError, AssertionError) as exc:
+            # Which links were not up, and why each last ended: the failure says it.
+            links_now = {by_key[k]: mesh.how_linked(k) if mesh.is_up(k) else "down"
+                         for k in mesh.peers()}  # fmt: skip
+            raise AssertionError(
+                f"home {me}: {type(exc).__name__} {exc}; links {links_now}; "
+                f"last rejections {list(mesh.rejections)[-8:]}"
+            ) from exc
+
+    async def play_seat(me: int, mesh: Mesh) -> None:
         await mesh.wait_all_up(len(homes))
         with trio.move_on_after(direct_wait):
             while any(mesh.is_relayed(k) or not mesh.is_up(k) for k in mesh.peers()):

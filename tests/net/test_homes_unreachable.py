@@ -37,6 +37,12 @@ PUBLIC = Endpoint.parse("203.0.113.7", 4510)
 V6 = Endpoint.parse("2001:db8:1::2", 4510)
 # The first minute, shortened so a cell takes seconds.
 FIRST_MINUTE = 4.0
+# A host whose player pastes a reply code: its first minute ends after the paste, which comes
+# once the joiner (a process started after the host printed its invite) has asked STUN and
+# printed its code: 11-17 s after the host started, beside two CPU hogs. Its advice at 30 s
+# still falls inside the code's 30 s punching window, whenever the paste came, so what it
+# says of the code is "punching".
+PASTED_FIRST_MINUTE = 30.0
 
 
 def _invite(*candidates: tuple[Endpoint, CandidateKind], nat: NatClass = NatClass.UNKNOWN
@@ -145,6 +151,7 @@ class Cell:
         self.host = ""
         self.joiner = ""
         self.syns_after_advice = 0
+        self.pasted_after_s = 0.0  # from the host's start to the paste
 
 
 async def _run_cell(
@@ -153,10 +160,12 @@ async def _run_cell(
     """With `paste`, the joiner names one STUN server (its NAT class unknown, so it prints a
     reply code) and the host's player pastes its code."""
     env = {**ENV, ADVICE_ENV: str(FIRST_MINUTE)}
+    host_env = {**ENV, ADVICE_ENV: str(PASTED_FIRST_MINUTE if paste else FIRST_MINUTE)}
     stun = [a for ep in lab.stun_servers() for a in ("--stun", f"{ep.host}:{ep.port}")]
     hcmd = buraco_command(host.namespace, tmp / "ana", "host", "--nick", "ana",
                           "--port", str(port), *stun)  # fmt: skip
-    hproc = await trio.lowlevel.open_process(hcmd, stdin=-1, stdout=-1, env=env)
+    hproc = await trio.lowlevel.open_process(hcmd, stdin=-1, stdout=-1, env=host_env)
+    started = trio.current_time()
     jproc: trio.Process | None = None
     hout: list[bytes] = []
     jout: list[bytes] = []
@@ -174,6 +183,7 @@ async def _run_cell(
             reply = next(x for x in b"".join(jout).decode().splitlines() if x.startswith("BRR-"))
             assert hproc.stdin is not None
             await hproc.stdin.send_all(reply.encode() + b"\n")
+            cell.pasted_after_s = trio.current_time() - started
         await read_until(jproc, jout, b"still trying", 90)
         await read_until(hproc, hout, b"what would help", 60)
         await read_until(hproc, hout, b"\n", 10)
@@ -292,6 +302,8 @@ def test_a_cone_host_says_a_reply_code_would_let_a_joiner_in(cells: dict[str, Ce
 def test_a_host_says_what_became_of_a_pasted_reply_code(cells: dict[str, Cell]) -> None:
     cell = cells["pasted"]
     assert "give the host this reply code to paste" in cell.joiner, cell.joiner
+    # (the host's first minute in this cell is long enough for the paste to come first)
+    assert cell.pasted_after_s < PASTED_FIRST_MINUTE, cell.pasted_after_s
     out = cell.host
     assert "* dialing 198.51.100.16:" in out, out  # the host punches to the joiner's address
     pasted = next(x for x in out.splitlines() if x.startswith("*   reply codes pasted: "))

@@ -345,13 +345,16 @@ def punch_all(lab: Lab, homes: list[Home], port: int, window: float = 3.0) -> di
 
 
 def portmap_responder(
-    home: Home, stop: threading.Event, *, pcp: bool = True, log: list[bytes] | None = None
+    home: Home, stop: threading.Event, *, pcp: bool = True, log: list[bytes] | None = None,
+    delete_result: int = 0,
 ) -> InNamespace:
     """The router's own PCP (or, with `pcp=False`, NAT-PMP only) responder on lan:5351.
 
     A granted mapping is a real nftables DNAT rule on the router: wan:port -> home:port,
     for the lifetime asked; a request of lifetime 0 (a deletion) grants nothing and is
-    answered with lifetime 0. Every request received is appended to `log` if given.
+    answered with lifetime 0 and result `delete_result` (PCP; 2 is NOT_AUTHORIZED, what a
+    router answers a deletion from another owner). Every request received is appended to
+    `log` if given.
     """
     import struct
 
@@ -372,7 +375,8 @@ def portmap_responder(
             lifetime = struct.unpack(">I", data[4:8])[0]
             if lifetime:
                 grant(port)
-            head = struct.pack(">BBBBII", 2, 0x81, 0, 0, lifetime, 1) + bytes(12)
+            result = 0 if lifetime else delete_result
+            head = struct.pack(">BBBBII", 2, 0x81, 0, result, lifetime, 1) + bytes(12)
             mapped = bytes(10) + b"\xff\xff" + public.packed
             return head + data[24:36] + struct.pack(">B3xHH", 6, port, port) + mapped
         if data[:2] == b"\x00\x00":
@@ -415,6 +419,118 @@ def renumber(lab: Lab, home: Home, new_ip: str) -> None:
     home.wan = new_ip
     _run("ip", "netns", "exec", home.router, "nft", "flush", "chain", "ip", "nat", "in_nat")
     _run("ip", "netns", "exec", home.router, sys.executable, "-c", _FLUSH_CONNTRACK)
+
+
+# -- a real router daemon: miniupnpd ---------------------------------------------------
+
+# miniupnpd maps nothing for a router whose own address is private or reserved (the
+# documentation ranges of the lab's internet among them: "Port forwarding is impossible"), so
+# its router takes an address outside them. It exists only inside the lab's namespaces, whose
+# internet routes nowhere else.
+MINIUPNPD_WAN = "192.0.3.{}"
+_MINIUPNPD_TABLE = """
+table inet miniupnpd {
+    chain forward {
+        type filter hook forward priority -1; policy accept;
+        jump miniupnpd
+    }
+    chain miniupnpd {
+    }
+    chain prerouting {
+        type nat hook prerouting priority -101; policy accept;
+        jump prerouting_miniupnpd
+    }
+    chain postrouting {
+        type nat hook postrouting priority 99; policy accept;
+        jump postrouting_miniupnpd
+    }
+    chain prerouting_miniupnpd {
+    }
+    chain postrouting_miniupnpd {
+    }
+}
+"""
+
+
+def miniupnpd_unavailable() -> str | None:
+    """Why miniupnpd (its nftables build) cannot run here, or None."""
+    if shutil.which("miniupnpd") is None:
+        return "miniupnpd is not installed (apt-get install -y miniupnpd-nftables)"
+    shown = subprocess.run(["miniupnpd", "--version"], capture_output=True, text=True)
+    if "nftables" not in shown.stdout + shown.stderr:
+        return "miniupnpd is not its nftables build (apt-get install -y miniupnpd-nftables)"
+    return None
+
+
+def give_public_wan(lab: Lab, home: Home, ip: str) -> None:
+    """`home`'s router takes `ip` (outside the lab's 198.51.100.0/24) as its only public
+    address; every other machine of the lab reaches it on the shared segment."""
+    _run("ip", "-n", home.router, "addr", "del", f"{home.public_ip}/24", "dev", "wan")
+    _run("ip", "-n", home.router, "addr", "add", f"{ip}/32", "dev", "wan")
+    _run("ip", "-n", home.router, "route", "add", "198.51.100.0/24", "dev", "wan", "src", ip)
+    for other in (lab.inet, *(h.router for h in lab.homes if h is not home)):
+        dev = "br0" if other == lab.inet else "wan"
+        _run("ip", "-n", other, "route", "add", f"{ip}/32", "dev", dev)
+    home.wan = ip
+
+
+@dataclass
+class Miniupnpd:
+    """miniupnpd running on a home's router: the mappings it holds and what it logged."""
+
+    home: Home
+    log_path: Path
+
+    def mappings(self) -> list[str]:
+        """Its port forwards now, one nftables rule each (`... dnat ip to 10.0.1.2:4470`)."""
+        listed = subprocess.run(
+            ["ip", "netns", "exec", self.home.router, "nft", "list", "chain", "inet",
+             "miniupnpd", "prerouting_miniupnpd"], capture_output=True, text=True, check=True,
+        ).stdout  # fmt: skip
+        return [line.strip() for line in listed.splitlines() if "dnat" in line]
+
+    def log(self) -> str:
+        return self.log_path.read_text(errors="replace")
+
+
+@contextmanager
+def miniupnpd(lab: Lab, home: Home, workdir: Path) -> Iterator[Miniupnpd]:
+    """miniupnpd (PCP and NAT-PMP, no UPnP) on `home`'s router, as a home router runs it:
+    it maps ports for its own network only, each forward a real nftables rule on the router,
+    the router's address made one it calls public (`MINIUPNPD_WAN`). Listening when this
+    yields; stopped on leaving (look at its mappings before that: it removes them as it
+    stops)."""
+    workdir.mkdir(parents=True, exist_ok=True)
+    give_public_wan(lab, home, MINIUPNPD_WAN.format(10 + home.index))
+    _run("ip", "netns", "exec", home.router, "nft", "-f", "-", stdin=_MINIUPNPD_TABLE)
+    conf = workdir / "miniupnpd.conf"
+    conf.write_text(
+        "ext_ifname=wan\nlistening_ip=lan\nenable_natpmp=yes\nenable_upnp=no\n"
+        "secure_mode=yes\nupnp_table_name=miniupnpd\nupnp_nat_table_name=miniupnpd\n"
+        f"lease_file={workdir / 'leases'}\n"
+        f"allow 1024-65535 10.0.{home.index}.0/24 1024-65535\n"
+        "deny 0-65535 0.0.0.0/0 0-65535\n"
+    )
+    log_path = workdir / "miniupnpd.log"
+    with open(log_path, "wb") as log:
+        proc = subprocess.Popen(
+            ["ip", "netns", "exec", home.router, "miniupnpd", "-d", "-f", str(conf),
+             "-P", str(workdir / "miniupnpd.pid")], stdout=log, stderr=subprocess.STDOUT,
+        )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 30
+        while b"Listening for NAT-PMP/PCP" not in log_path.read_bytes():
+            if proc.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"miniupnpd did not start: {log_path.read_text()[-800:]}")
+            time.sleep(0.05)
+        yield Miniupnpd(home, log_path)
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
 
 
 def router_responder(

@@ -44,6 +44,7 @@ from buraco_p2p.net.table.table import mesh_message
 
 if TYPE_CHECKING:
     from buraco_p2p.net.mesh.core import MeshCore
+    from buraco_p2p.net.reach.portmap import HeldMapping
 
 __all__ = ["REACH_FOR", "Moves", "Probe", "keep_address", "mapping_probe", "stun_probe"]
 
@@ -284,13 +285,12 @@ async def keep_address(
         await trio.sleep_until(checked + CHECK_AT_MOST_EVERY)
 
 
-def mapping_probe(port: int) -> Probe:
-    """Ask the router for the mapping of `port` again (PCP/NAT-PMP): its external address."""
+def mapping_probe(held: HeldMapping) -> Probe:
+    """Ask the router for the mapping we hold again (PCP/NAT-PMP), as its owner (the same
+    nonce, so the router's deletion at the end still finds it ours): its external address."""
 
     async def probe() -> Sequence[Candidate]:
-        from buraco_p2p.net.reach.portmap import map_port
-
-        mapping = await map_port(port)
+        mapping = await held.ask_again()
         return (Candidate(CandidateKind.MAPPED, mapping.external),)
 
     return probe

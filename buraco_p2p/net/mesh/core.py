@@ -167,6 +167,10 @@ class MoveService(Protocol):
         """Joiner: sleep `delay` seconds, less if the host's new addresses arrive."""
         ...
 
+    def next_news(self) -> trio.Event:
+        """Joiner: an event set when the host's next new addresses arrive."""
+        ...
+
 
 class MeshCore(Protocol):
     """The services of one mesh its parts may use; `Mesh` implements it."""

@@ -71,6 +71,7 @@ class Moves:
         # Joiner: the host's addresses learnt from a moved record or a pasted code.
         self.host_addresses: tuple[Endpoint, ...] = ()
         self._wake = trio.Event()
+        self._news = trio.Event()  # set (and replaced) when the host's addresses arrive
         self._dropped = trio.Event()
         self._reaching: set[PeerKey] = set()
         # Host: the address each joiner's last direct link came from.
@@ -252,10 +253,18 @@ class Moves:
                               if c.kind == CandidateKind.REFLEXIVE)  # fmt: skip
         if reflexive and mesh.listen_wildcard and mesh.listen_port is not None:
             # The host is behind a NAT with no mapping: only a punch from our listening
-            # port gets through, while the host opens toward the address we came from.
+            # port gets through, while the host opens toward the address we came from. Its
+            # old public address leads nowhere now: punched no longer.
             mesh.punch_port = mesh.listen_port
-            mesh.punch_targets = mesh.punch_targets | reflexive
+            mesh.punch_targets = reflexive
         self._wake.set()
+        self._news.set()
+        self._news = trio.Event()
+
+    def next_news(self) -> trio.Event:
+        """Joiner: an event set when the host's next new addresses arrive (a moved record or
+        a pasted code): an attempt to reach the host at the old ones is then given up."""
+        return self._news
 
     async def wait_news(self, delay: float) -> None:
         """Joiner: sleep `delay` seconds, less if the host's new addresses arrive meanwhile."""

@@ -661,6 +661,10 @@ class TableOutcome:
     # With `hand_dir`: each home's log once the first hand is over (entries, SHA-256).
     hand_entries: dict[int, int] = field(default_factory=dict)
     hand_digests: dict[int, str] = field(default_factory=dict)
+    # Per ordered pair: how the link was made, each change from the settling to the end.
+    history: dict[tuple[int, int], list[str | None]] = field(default_factory=dict)
+    # Per home: why links or attempts failed, up to the settling (`Mesh.rejections`).
+    rejections: dict[int, list[str]] = field(default_factory=dict)
 
 
 class _Countdown:
@@ -726,6 +730,8 @@ def mesh_table(
     received: dict[int, list[int]] = {}
     chunks: list[int] = []
     tries: dict[frozenset[int], int] = {}
+    history: dict[tuple[int, int], list[str | None]] = {}
+    rejections: dict[int, list[str]] = {}
     lock = threading.Lock()
 
     async def play(me: int, mesh: Mesh) -> None:
@@ -749,12 +755,31 @@ def mesh_table(
             up_at[me] = time.perf_counter()
             for k in mesh.peers():
                 links[(me, by_key[k])] = mesh.how_linked(k)
+            rejections[me] = list(mesh.rejections)
         settled.done()
         await wait_event(settled.event)
         if mesh.is_host:
             with lock:
                 for pair, n in mesh.punches.tries.items():
                     tries[frozenset(by_key[k] for k in pair)] = n
+        async with trio.open_nursery() as watching:
+            watching.start_soon(watch_links, me, mesh)
+            await greet_and_play(me, mesh)
+            watching.cancel_scope.cancel()
+
+    async def watch_links(me: int, mesh: Mesh) -> None:
+        """How each link is made, every time that changes from the settling on ("down" while
+        it is not up), until the table is done."""
+        while True:
+            with lock:
+                for k in mesh.peers():
+                    now = mesh.how_linked(k) if mesh.is_up(k) else "down"
+                    seen = history.setdefault((me, by_key[k]), [])
+                    if not seen or seen[-1] != now:
+                        seen.append(now)
+            await trio.sleep(0.05)
+
+    async def greet_and_play(me: int, mesh: Mesh) -> None:
         await mesh.broadcast({"from": me})
         got: list[int] = []
         # A peer that has heard everyone goes on to the hand; what it sends for the match
@@ -893,7 +918,7 @@ def mesh_table(
             responder.join(10)
     return TableOutcome(
         links, round(max(up_at.values()) - started[0], 3), received, sum(chunks), tries,
-        hand_entries, hand_digests,
+        hand_entries, hand_digests, history, rejections,
     )
 
 

@@ -46,21 +46,29 @@ def _same_hand(table: TableOutcome, seats: int) -> None:
     assert len(set(table.hand_digests.values())) == 1  # every home holds the same log
 
 
-def test_a_symmetric_host_is_reached_through_its_turn_relay_and_cone_joiners_punch(
+def test_at_a_turn_table_every_cone_joiner_pair_stays_punched_for_the_whole_hand(
     lab: tuple[Lab, Endpoint], tmp_path: Path
 ) -> None:
+    """A symmetric host reached through its TURN relay, three cone joiners, two of them with
+    `--turn` of their own (so the host dials their relays, and their roster entries carry a
+    relayed candidate): every joiner pair punches, and no relay, the host's or TURN's, ever
+    takes its place while the hand is played."""
     made, turn = lab
-    host, a, b = made.add_home(symmetric=True), made.add_home(), made.add_home()
-    reach = stun_turn_reach(made, [TurnServer(TURN_USER, TURN_PASSWORD, turn)], {})
-    table = mesh_table([host, a, b], reach=reach, hand_dir=tmp_path, timeout=180,
+    host = made.add_home(symmetric=True)
+    joiners = [made.add_home() for _ in range(3)]
+    servers = [TurnServer(TURN_USER, TURN_PASSWORD, turn)]
+    reach = stun_turn_reach(made, servers, {j.index: servers for j in joiners[:2]})
+    table = mesh_table([host, *joiners], reach=reach, hand_dir=tmp_path, timeout=240,
                        direct_wait=20.0)  # fmt: skip
-    h, j, k = host.index, a.index, b.index
-    for joiner in (j, k):
-        assert table.links[(joiner, h)] == table.links[(h, joiner)] == VIA_TURN, table.links
-    assert table.links[(j, k)] == table.links[(k, j)] == "direct (punched)", table.links
+    h = host.index
+    for j in joiners:
+        assert table.links[(j.index, h)] == table.links[(h, j.index)] == VIA_TURN, table.links
     said = "\n".join(reach.said[h])
     assert f"relayed address {TURN_V4_PREFIX}" in said, said
-    _same_hand(table, 3)
+    pairs = [(a.index, b.index) for a in joiners for b in joiners if a is not b]
+    for pair in pairs:
+        assert table.history[pair] == ["direct (punched)"], (pair, table.history)
+    _same_hand(table, 4)
 
 
 def test_a_symmetric_joiner_at_a_cone_host_brings_its_own_relay(

@@ -174,7 +174,12 @@ class Dialer:
         member = mesh.roster.member(key)
         if member is None:
             return None
-        for ep in member.addresses:
+        # Its relayed (TURN) candidate last: a direct path is preferred wherever one works.
+        relayed = member.relayed()
+        order = [ep for ep in member.addresses if ep not in relayed] + list(relayed)
+        for ep in order:
+            if mesh.is_direct(key):
+                return None  # a direct link came up meanwhile (a punch the host timed)
             try:
                 link = await self.connect(ep, key)
             except LinkError as exc:

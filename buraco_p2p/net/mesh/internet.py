@@ -280,8 +280,13 @@ async def answer_reply_code(
         mesh.punched.add(str(candidate.endpoint))  # the link says "direct (punched)" here too
         await mesh.server.handle_stream(stream)
         return
+    reflexive = next((c.endpoint for c in code.candidates
+                      if c.kind == CandidateKind.REFLEXIVE), None)  # fmt: skip
     for candidate in relayed:
         say(f"* dialing {candidate.endpoint}, the joiner's TURN relay ...")
+        if reflexive is not None:
+            # The link comes from the relay; punches to the other joiners go to its NAT.
+            mesh.reflexive_behind_relay[str(candidate.endpoint)] = reflexive
         relayed_stream = await dial_relayed(mesh, candidate.endpoint, window)
         if relayed_stream is not None:
             record.outcome = f"through the joiner's TURN relay {candidate.endpoint}"

@@ -41,7 +41,7 @@ from buraco_p2p.net.channel.errors import MeshError
 from buraco_p2p.net.channel.handshake import secret_hint
 from buraco_p2p.net.channel.identity import Identity, PeerKey
 from buraco_p2p.net.channel.link import SecureLink
-from buraco_p2p.net.channel.outbox import LinkRun
+from buraco_p2p.net.channel.outbox import LinkPath, LinkRun
 from buraco_p2p.net.channel.reliable import INCARNATION_LEN, SendBufferFull
 from buraco_p2p.net.channel.server import LinkServer
 from buraco_p2p.net.mesh.accepting import Acceptor
@@ -136,6 +136,7 @@ class Mesh:
         # IP; the host addresses a joiner waits to be dialed from through its own relay, and
         # who waits for each of those IPs.
         self.turn_addresses: dict[str, IPAddress] = {}
+        self.reflexive_behind_relay: dict[str, Endpoint] = {}
         self.turn_targets: frozenset[Endpoint] = frozenset()
         self.turn: TurnRelay | None = None
         self.turn_waiting: dict[IPAddress, trio.MemorySendChannel[trio.abc.Stream]] = {}
@@ -245,6 +246,23 @@ class Mesh:
     def is_relayed(self, peer: PeerKey) -> bool:
         p = self.records.get(peer)
         return p is not None and p.link is not None and p.run is not None and p.run.relayed
+
+    def path_of(self, link: SecureLink, *, relayed: bool) -> LinkPath:
+        if relayed:
+            return LinkPath.HOST_RELAY
+        address = link.address or ""
+        through_turn = address in self.turn_addresses or any(
+            kind == CandidateKind.RELAYED and str(ep) == address
+            for ep, kind in self.candidate_kinds.items()
+        )
+        return LinkPath.TURN if through_turn else LinkPath.DIRECT
+
+    def is_direct(self, peer: PeerKey) -> bool:
+        """The live link to `peer` is a direct path (dialed, mapped or punched): no relay."""
+        p = self.records.get(peer)
+        return p is not None and p.link is not None and p.run is not None and (
+            p.run.path == LinkPath.DIRECT
+        )
 
     async def send(self, peer: PeerKey, message: Any) -> None:
         """Queue `message` for `peer`; never waits for the peer's socket.

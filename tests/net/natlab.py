@@ -2,7 +2,8 @@
 
 Topology (every address lives only inside the lab's own namespaces)::
 
-    inet:   bridge "br0" 198.51.100.0/24 and 2001:db8:ff::/64; STUN responders at .2 and .3
+    inet:   bridge "br0" 198.51.100.0/24 (or another /24: `Lab(net=...)`) and 2001:db8:ff::/64;
+            STUN responders at .2 and .3
     rtr<i>: "wan" 198.51.100.<10+i> / 2001:db8:ff::<10+i> on the bridge, "lan" 10.0.<i>.1 /
             2001:db8:<i>::1; nftables masquerades IPv4 out of "wan" (`fully-random` for a
             symmetric NAT) and drops anything inbound no inside host asked for, IPv4 and IPv6.
@@ -38,7 +39,6 @@ from buraco_p2p.net.reach.invite import Endpoint
 
 CLONE_NEWNET = 0x40000000
 STUN_PORT = 3478
-STUN_V4 = ("198.51.100.2", "198.51.100.3")
 T = TypeVar("T")
 
 
@@ -105,6 +105,7 @@ class Home:
     namespace: str
     router: str
     symmetric: bool
+    net: str = "198.51.100"  # the lab's internet /24 (`Lab.net`)
     wan: str | None = None  # the router's public IPv4 address once `renumber` changed it
 
     @property
@@ -117,7 +118,7 @@ class Home:
 
     @property
     def public_ip(self) -> str:
-        return self.wan or f"198.51.100.{10 + self.index}"
+        return self.wan or f"{self.net}.{10 + self.index}"
 
 
 @dataclass
@@ -125,6 +126,13 @@ class Lab:
     tag: str = field(default_factory=lambda: secrets.token_hex(3))
     homes: list[Home] = field(default_factory=list)
     namespaces: list[str] = field(default_factory=list)
+    # The lab's internet, a /24 by its first three octets: the documentation range, or one
+    # of a provider's shared space behind a carrier-grade NAT ("100.64.0", RFC 6598).
+    net: str = "198.51.100"
+
+    @property
+    def stun_ips(self) -> tuple[str, str]:
+        return f"{self.net}.2", f"{self.net}.3"
 
     @property
     def inet(self) -> str:
@@ -152,7 +160,7 @@ class Lab:
         inet = self._ns("inet")
         _run("ip", "-n", inet, "link", "add", "name", "br0", "type", "bridge")
         _run("ip", "-n", inet, "link", "set", "br0", "up")
-        for ip in STUN_V4:
+        for ip in self.stun_ips:
             _run("ip", "-n", inet, "addr", "add", f"{ip}/24", "dev", "br0")
         _run("ip", "-n", inet, "addr", "add", "2001:db8:ff::2/64", "dev", "br0", "nodad")
 
@@ -171,7 +179,7 @@ class Lab:
         _run("ip", "-n", rtr, "link", "add", "lan", "type", "veth", "peer", "name", "eth0",
              "netns", home)
         for ns, dev, addrs in (
-            (rtr, "wan", [f"198.51.100.{10 + i}/24", f"2001:db8:ff::{10 + i}/64"]),
+            (rtr, "wan", [f"{self.net}.{10 + i}/24", f"2001:db8:ff::{10 + i}/64"]),
             (rtr, "lan", [f"10.0.{i}.1/24", f"2001:db8:{i}::1/64"]),
             (home, "eth0", [f"10.0.{i}.2/24", f"2001:db8:{i}::2/64"]),
         ):
@@ -194,12 +202,13 @@ class Lab:
              "via", f"2001:db8:ff::{10 + i}")
         rules = _ROUTER_RULES.format(random=" fully-random" if symmetric else "")
         _run("ip", "netns", "exec", rtr, "nft", "-f", "-", stdin=rules)
-        made = Home(i, home, rtr, symmetric)
+        made = Home(i, home, rtr, symmetric, self.net)
         self.homes.append(made)
         return made
 
     def stun_servers(self) -> tuple[Endpoint, Endpoint]:
-        return (Endpoint.parse(STUN_V4[0], STUN_PORT), Endpoint.parse(STUN_V4[1], STUN_PORT))
+        first, second = self.stun_ips
+        return (Endpoint.parse(first, STUN_PORT), Endpoint.parse(second, STUN_PORT))
 
 
 def add_v6_home(lab: Lab) -> Home:
@@ -463,11 +472,11 @@ def miniupnpd_unavailable() -> str | None:
 
 
 def give_public_wan(lab: Lab, home: Home, ip: str) -> None:
-    """`home`'s router takes `ip` (outside the lab's 198.51.100.0/24) as its only public
+    """`home`'s router takes `ip` (outside the lab's internet /24) as its only public
     address; every other machine of the lab reaches it on the shared segment."""
     _run("ip", "-n", home.router, "addr", "del", f"{home.public_ip}/24", "dev", "wan")
     _run("ip", "-n", home.router, "addr", "add", f"{ip}/32", "dev", "wan")
-    _run("ip", "-n", home.router, "route", "add", "198.51.100.0/24", "dev", "wan", "src", ip)
+    _run("ip", "-n", home.router, "route", "add", f"{lab.net}.0/24", "dev", "wan", "src", ip)
     for other in (lab.inet, *(h.router for h in lab.homes if h is not home)):
         dev = "br0" if other == lab.inet else "wan"
         _run("ip", "-n", other, "route", "add", f"{ip}/32", "dev", dev)
@@ -589,9 +598,10 @@ def stun_responder(lab: Lab, stop: threading.Event) -> InNamespace:
 
 
 @contextmanager
-def stun_lab() -> Iterator[Lab]:
-    """A fresh `Lab` with its STUN responders listening, both stopped on leaving."""
-    with Lab() as made:
+def stun_lab(net: str = "198.51.100") -> Iterator[Lab]:
+    """A fresh `Lab` (its internet the /24 `net`) with its STUN responders listening, both
+    stopped on leaving."""
+    with Lab(net=net) as made:
         stop = threading.Event()
         stun = stun_responder(made, stop)
         try:
@@ -626,6 +636,10 @@ async def host_then_join(
         await joined(joiner, jout)
     finally:
         await kill_leftovers([p for p in (hproc, joiner) if p is not None])
+        assert hproc.stdout is not None
+        with trio.move_on_after(5):  # what the host printed meanwhile
+            while data := await hproc.stdout.receive_some(65536):
+                hout.append(bytes(data))
     return b"".join(hout).decode(), b"".join(jout).decode()
 
 
@@ -925,7 +939,6 @@ def mesh_table(
 # -- a TURN server (coturn) --------------------------------------------------------------
 
 TURN_USER, TURN_PASSWORD = "lab", "lab-secret-1"
-TURN_V4 = "198.51.100.4"
 # Not 3478: the lab's STUN responders hold that port on every address of the namespace.
 TURN_PORT = 3479
 
@@ -943,7 +956,7 @@ def stun_turn_reach(
     stun = lab.stun_servers()
 
     async def host(mesh: Any, port: int, say: Callable[[str], None]) -> None:
-        await learn_public_address(mesh, port, stun, say)
+        await learn_public_address(mesh, port, stun, say, relay=bool(host_turn))
         if host_turn:
             await mesh.nursery.start(
                 functools.partial(keep_relay, advertise=True), mesh, host_turn, say
@@ -964,11 +977,12 @@ def stun_turn_reach(
 
 
 @contextmanager
-def lab_turn(lab: Lab, workdir: Path, *, ip: str = TURN_V4, tcp_relay: bool = True) -> Iterator[
-    Endpoint
-]:
-    """coturn in the lab's internet namespace at `ip`:`TURN_PORT` (an address added to its bridge),
-    with the lab's user and password."""
+def lab_turn(
+    lab: Lab, workdir: Path, *, ip: str | None = None, tcp_relay: bool = True
+) -> Iterator[Endpoint]:
+    """coturn in the lab's internet namespace at `ip`:`TURN_PORT` (an address added to its bridge;
+    the lab's .4 by default), with the lab's user and password."""
+    ip = ip or f"{lab.net}.4"
     listed = subprocess.run(["ip", "-n", lab.inet, "-4", "addr", "show", "dev", "br0"],
                             capture_output=True, text=True).stdout  # fmt: skip
     if f"inet {ip}/" not in listed:

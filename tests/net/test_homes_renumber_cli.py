@@ -154,6 +154,9 @@ async def _table_back_after_renumber(
             mark = len(ana.lines)
             await trio.to_thread.run_sync(renumber, lab, host, "198.51.100.121")
             rejoin = (await ana.wait_for("BRJ-", 60, start=mark)).strip()
+            # Its new public address, and no address of its LAN, is what it calls public.
+            changed = await ana.wait_for("your public address changed", 5, start=mark)
+            assert "(now 198.51.100.121:4700)" in changed, changed
             await trio.sleep(PASTE_AFTER)
             pasted_at = [len(p.lines) for p in others]
             for p in others:

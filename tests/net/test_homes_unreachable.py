@@ -35,6 +35,7 @@ REASON = unavailable()
 LAN = Endpoint.parse("10.0.1.2", 4510)
 PUBLIC = Endpoint.parse("203.0.113.7", 4510)
 V6 = Endpoint.parse("2001:db8:1::2", 4510)
+SHARED = Endpoint.parse("100.64.7.9", 4510)  # a provider's carrier-grade NAT (RFC 6598)
 # The first minute, shortened so a cell takes seconds.
 FIRST_MINUTE = 4.0
 # A host whose player pastes a reply code: its first minute ends after the paste, which comes
@@ -73,8 +74,11 @@ def _invite(*candidates: tuple[Endpoint, CandidateKind], nat: NatClass = NatClas
          "through its router's firewall"),
         (((V6, CandidateKind.HOST),), NatClass.UNKNOWN, False,
          "nothing answers at [2001:db8:1::2]:4510", "IPv6 needs no mapping"),
+        (((SHARED, CandidateKind.HOST),), NatClass.UNKNOWN, False,
+         "shared space of the host's provider", "a TURN relay both of you name"),
     ],
-    ids=["lan-only", "mapped", "reflexive", "reflexive-code", "symmetric", "public", "ipv6"],
+    ids=["lan-only", "mapped", "reflexive", "reflexive-code", "symmetric", "public", "ipv6",
+         "shared"],
 )  # fmt: skip
 def test_a_joiner_is_told_why_and_what_would_help(
     candidates: tuple[tuple[Endpoint, CandidateKind], ...], nat: NatClass, reply: bool,
@@ -87,7 +91,7 @@ def test_a_joiner_is_told_why_and_what_would_help(
     assert nats.startswith("*   the host's NAT: ") and "yours: not known" in nats, nats
     assert tried.startswith("*   tried: ") and str(candidates[0][0]) in tried, tried
     assert helps in help_ and "--turn USER:PASSWORD@IP:PORT" in help_, help_
-    if nat == NatClass.RANDOM or candidates[0][0] in (PUBLIC, V6):
+    if nat == NatClass.RANDOM or candidates[0][0] in (PUBLIC, V6, SHARED):
         assert "reply code" not in help_, help_  # no punch can help there
     assert "still trying" in going_on
 
@@ -97,6 +101,10 @@ def test_the_host_is_told_when_its_invite_stays_inside_its_network() -> None:
     assert note is not None and "players elsewhere cannot reach you" in note
     assert host_reach_note(_invite((LAN, CandidateKind.HOST), (PUBLIC, CandidateKind.MAPPED))) \
         is None  # fmt: skip
+    # A provider's shared space (RFC 6598) is neither inside the network nor public.
+    shared = host_reach_note(_invite((LAN, CandidateKind.HOST), (SHARED, CandidateKind.REFLEXIVE)))
+    assert shared is not None and "inside your network" not in shared, shared
+    assert "shared address space" in shared and "--turn" in shared, shared
 
 
 

@@ -312,7 +312,7 @@ async def host_reach(
             if stun:
                 from buraco_p2p.net.mesh.internet import learn_public_address
 
-                await learn_public_address(mesh, port, stun, out.say)
+                await learn_public_address(mesh, port, stun, out.say, relay=bool(turn))
                 probe = probe or stun_probe(port, stun[0])
             if turn:
                 from buraco_p2p.net.mesh.turning import keep_relay
@@ -336,7 +336,9 @@ async def _watch_address(
     router renumbered, the table moves (moving.py) and we print the re-join code."""
 
     def announce(code: str) -> None:
-        now = ", ".join(str(ep) for ep in mesh.advertised[:2])
+        # What the router or STUN says now: our LAN address is no public one.
+        latest = mesh.moves.latest
+        now = ", ".join(str(ep) for ep in (latest.addresses if latest else mesh.advertised[:1]))
         say(f"* your public address changed (now {now}); the table is finding its "
             "players again. A player whose link does not come back pastes this re-join code:")
         say(code)

@@ -68,7 +68,7 @@ from buraco_p2p.net.mesh.peerlinks import (
 from buraco_p2p.net.mesh.punching import Punches
 from buraco_p2p.net.mesh.relaying import Relays
 from buraco_p2p.net.mesh.seating import Seating
-from buraco_p2p.net.reach.candidates import CandidateKind, NatClass, describe_link
+from buraco_p2p.net.reach.candidates import CandidateKind, NatClass, describe_link, inside_only
 from buraco_p2p.net.reach.invite import Endpoint, Invite, IPAddress
 from buraco_p2p.net.reach.turn import TurnRelay
 from buraco_p2p.net.table.table import DEFAULT_SEATS, KICKED, LEAVE, Roster, kinds_for
@@ -229,6 +229,13 @@ class Mesh:
             (k for ep, k in self.candidate_kinds.items() if remote is not None and ep.ip == remote),
             None,
         )
+        if (
+            kind is None and self.is_host and remote is not None and not p.run.relayed
+            and address not in self.punched and (address or "") not in self.turn_addresses
+            and not inside_only(Endpoint(remote, 1))
+            and CandidateKind.MAPPED in self.candidate_kinds.values()
+        ):  # fmt: skip
+            kind = CandidateKind.MAPPED  # a joiner from outside came in through our mapping
         return describe_link(
             relayed=p.run.relayed, punched=address in self.punched, remote=remote,
             remote_kind=kind, turn=self.turn_addresses.get(address or ""),

@@ -2,8 +2,8 @@
 the namespace lab (natlab.py): the host's router maps its port by PCP (the lab's responder)
 and STUN then sees that same port, so the invite lists it once, as mapped; a joiner given
 `--stun` prints no reply code (the host is reachable without one), and its `/who` says the
-link to the host is "mapped", as the host's says its link to the joiner is. Skipped with the reason where namespaces or nftables are
-unavailable."""
+link to the host is "mapped", as the host says of its link to the joiner. Skipped with the
+reason where namespaces or nftables are unavailable."""
 
 from __future__ import annotations
 

@@ -98,11 +98,14 @@ class PeerLinks:
         run = LinkRun(link, relayed, Outbox(limit, mesh.config.relay_queue_bytes),
                       path=mesh.path_of(link, relayed=relayed))  # fmt: skip
         old = p.run
-        if old is not None and old.up and old.error is None and old.path > run.path:
-            # A relay (the host's or a TURN server's) never takes over a working direct link:
-            # it costs latency, and a TURN server would learn who plays with whom. The peer
-            # does the same with its end of this link; a direct link that died is dropped
-            # within a heartbeat timeout, and the next relayed link is then taken.
+        if old is not None and old.error is None and not old.done.is_set() and (
+            old.path > run.path
+        ):
+            # A relay (the host's or a TURN server's) never takes over a working direct link,
+            # nor one still resuming: it costs latency, and a TURN server would learn who
+            # plays with whom. The peer does the same with its end of this link; a direct link
+            # that died is dropped within a heartbeat timeout, and the next relayed link is
+            # then taken.
             mesh.reject(link.label, MeshError(f"{link.label}: a relayed link does not replace "
                                               "a working direct one"))  # fmt: skip
             with trio.CancelScope(shield=True):

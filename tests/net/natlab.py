@@ -521,18 +521,28 @@ def miniupnpd(lab: Lab, home: Home, workdir: Path) -> Iterator[Miniupnpd]:
         "deny 0-65535 0.0.0.0/0 0-65535\n"
     )
     log_path = workdir / "miniupnpd.log"
+    command = ["ip", "netns", "exec", home.router, "miniupnpd", "-d", "-f", str(conf),
+               "-P", str(workdir / "miniupnpd.pid")]  # fmt: skip
+    with daemon(command, log_path, lambda: b"Listening for NAT-PMP/PCP" in log_path.read_bytes(),
+                "miniupnpd"):  # fmt: skip
+        yield Miniupnpd(home, log_path)
+
+
+@contextmanager
+def daemon(command: list[str], log_path: Path, ready: Callable[[], bool], what: str
+           ) -> Iterator[None]:  # fmt: skip
+    """`command` running, its output in `log_path`, from the moment `ready()` holds (within
+    30 s, else RuntimeError naming `what` with the end of its log) until the block ends."""
     with open(log_path, "wb") as log:
-        proc = subprocess.Popen(
-            ["ip", "netns", "exec", home.router, "miniupnpd", "-d", "-f", str(conf),
-             "-P", str(workdir / "miniupnpd.pid")], stdout=log, stderr=subprocess.STDOUT,
-        )  # fmt: skip
+        proc = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT)
     try:
         deadline = time.monotonic() + 30
-        while b"Listening for NAT-PMP/PCP" not in log_path.read_bytes():
+        while not ready():
             if proc.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError(f"miniupnpd did not start: {log_path.read_text()[-800:]}")
+                text = log_path.read_text(errors="replace")[-800:]
+                raise RuntimeError(f"{what} did not start: {text}")
             time.sleep(0.05)
-        yield Miniupnpd(home, log_path)
+        yield
     finally:
         proc.terminate()
         try:
@@ -705,6 +715,7 @@ def mesh_table(
     listen_host: str = "0.0.0.0",
     map_host: bool = True,
     reach: Reach | None = None,
+    interlude: Callable[[Any], None] | None = None,
 ) -> TableOutcome:
     """A real table of `len(homes)` seats: the host in `homes[0]`, one joiner per other home.
 
@@ -722,6 +733,10 @@ def mesh_table(
     `--turn`) and `reach.joiner` each joiner's before it dials (a reply code, a relay), as
     the commands do; a joiner that cannot reach the host tries again, and every line either
     says goes to `reach.said` (a reply code is pasted at the host as soon as it is said).
+
+    `interlude(host_mesh)` runs (in a thread of its own) once every link has settled and
+    before anyone sends: what the network does to the table meanwhile (a cut, say), which
+    the table must then outlive.
     """
     from buraco_p2p.net.channel.identity import Identity
     from buraco_p2p.net.mesh.mesh import Mesh
@@ -776,6 +791,8 @@ def mesh_table(
             with lock:
                 for pair, n in mesh.punches.tries.items():
                     tries[frozenset(by_key[k] for k in pair)] = n
+            if interlude is not None:
+                await trio.to_thread.run_sync(interlude, mesh)
         async with trio.open_nursery() as watching:
             watching.start_soon(watch_links, me, mesh)
             await greet_and_play(me, mesh)
@@ -1036,20 +1053,6 @@ def coturn(
     if not tcp_relay:
         cmd.append("--no-tcp-relay")
     prefix = ["ip", "netns", "exec", namespace] if namespace else []
-    with open(workdir / "turn.log", "wb") as log:
-        proc = subprocess.Popen([*prefix, *cmd], stdout=log, stderr=subprocess.STDOUT)
-    try:
-        deadline = time.monotonic() + 30
-        while not _listening(namespace, ip, port):
-            if proc.poll() is not None or time.monotonic() > deadline:
-                text = (workdir / "turn.log").read_text(errors="replace")[-800:]
-                raise RuntimeError(f"coturn did not start on {ip}:{port}: {text}")
-            time.sleep(0.05)
+    with daemon([*prefix, *cmd], workdir / "turn.log",
+                lambda: _listening(namespace, ip, port), f"coturn on {ip}:{port}"):  # fmt: skip
         yield Endpoint.parse(ip, port)
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()

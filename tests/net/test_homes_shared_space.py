@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 import trio
-from cli_helpers import ENV, kill_leftovers, read_until
+from cli_helpers import ENV, kill_leftovers, line_starting, read_until
 from natlab import (
     TURN_PASSWORD,
     TURN_PORT,
@@ -80,13 +80,9 @@ async def _table(host: list[str], join: Callable[[str], list[str]]) -> tuple[str
     hout: list[bytes] = []
     jout: list[bytes] = []
     try:
-        await read_until(hproc, hout, b"\nBRC-", 60)
-        await read_until(hproc, hout, b"\n", 10)
-        code = next(x for x in b"".join(hout).decode().splitlines() if x.startswith("BRC-"))
+        code = await line_starting(hproc, hout, "BRC-", 60)
         jproc = await trio.lowlevel.open_process(join(code), stdin=-1, stdout=-1, env=ENV)
-        await read_until(jproc, jout, b"\nBRR-", 60)
-        await read_until(jproc, jout, b"\n", 10)
-        reply = next(x for x in b"".join(jout).decode().splitlines() if x.startswith("BRR-"))
+        reply = await line_starting(jproc, jout, "BRR-", 60)
         assert hproc.stdin is not None
         await hproc.stdin.send_all(reply.encode() + b"\n")
         await read_until(jproc, jout, b"ana connected (", 60)

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 import trio
-from cli_helpers import ENV, kill_leftovers, read_until
+from cli_helpers import ENV, kill_leftovers, line_starting, read_until
 from natlab import Home, Lab, buraco_command, stun_lab, unavailable
 
 from buraco_p2p.net.mesh.wayout import (
@@ -178,17 +178,13 @@ async def _run_cell(
     hout: list[bytes] = []
     jout: list[bytes] = []
     try:
-        await read_until(hproc, hout, b"\nBRC-", 60)
-        await read_until(hproc, hout, b"\n", 10)
-        code = next(x for x in b"".join(hout).decode().splitlines() if x.startswith("BRC-"))
+        code = await line_starting(hproc, hout, "BRC-", 60)
         _syn_counter(joiner, host.public_ip)
         jcmd = buraco_command(joiner.namespace, tmp / "bia", "join", code, "--nick", "bia",
                               *(stun[:2] if paste else stun))  # fmt: skip
         jproc = await trio.lowlevel.open_process(jcmd, stdin=-1, stdout=-1, env=env)
         if paste:
-            await read_until(jproc, jout, b"\nBRR-", 30)
-            await read_until(jproc, jout, b"\n", 10)
-            reply = next(x for x in b"".join(jout).decode().splitlines() if x.startswith("BRR-"))
+            reply = await line_starting(jproc, jout, "BRR-", 30)
             assert hproc.stdin is not None
             await hproc.stdin.send_all(reply.encode() + b"\n")
             cell.pasted_after_s = trio.current_time() - started

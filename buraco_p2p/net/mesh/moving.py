@@ -78,6 +78,10 @@ class Moves:
         self.observed: dict[PeerKey, Endpoint] = {}
         # Host: told the re-join code each time the address changes (the client prints it).
         self.announce: Callable[[str], None] | None = None
+        # Host: the joiners whose link we made by dialing their own TURN relay (2.14): a
+        # joiner behind a NAT no punch crosses, who waits to be dialed there again.
+        self._their_relay: dict[PeerKey, Endpoint] = {}
+        self._redialing: set[PeerKey] = set()
 
     # -- both ends ---------------------------------------------------------------------------
 
@@ -89,6 +93,11 @@ class Moves:
             seen = parse_observed(run.link.address)
             if seen is not None:
                 self.observed[key] = seen
+            member = mesh.roster.member(key) if mesh.roster is not None else None
+            theirs = [ep for ep in (member.relayed() if member else ())
+                      if str(ep) == run.link.address]  # fmt: skip
+            if theirs:
+                self._their_relay[key] = theirs[0]
         if self.record is not None and not mesh.is_host_key(key):
             mesh.enqueue(run, self.record)
 
@@ -96,10 +105,14 @@ class Moves:
         """A link to `key` ended: on the host, a reason to check our address again; and once
         we have moved, a joiner to reach (a link that was still live when we noticed the move
         dies a little later)."""
-        if self.mesh.is_host:
+        mesh = self.mesh
+        if mesh.is_host:
             self._dropped.set()
             if self.latest is not None:
                 self._start_reaching(key)
+            if key in self._their_relay and key not in self._redialing and not mesh.closed:
+                self._redialing.add(key)
+                mesh.nursery.start_soon(self._redial_their_relay, key)
 
     async def dropped(self) -> None:
         """Host: wait until a joiner's link drops (for `keep_address`)."""
@@ -212,6 +225,26 @@ class Moves:
             return
         mesh.nursery.start_soon(mesh.server.handle_stream, stream)
         done.cancel()
+
+    async def _redial_their_relay(self, key: PeerKey) -> None:
+        """Host: a joiner we reached by dialing its TURN relay lost its link; it cannot dial
+        us (that is why it holds the relay) and waits there to be dialed again, so we dial it
+        until the link is back (however it comes back) or `REACH_FOR` passes."""
+        from buraco_p2p.net.mesh.turning import dial_relayed
+
+        mesh = self.mesh
+        ep = self._their_relay[key]
+        try:
+            with trio.move_on_after(REACH_FOR):
+                while mesh.wants_link(key) and not mesh.is_up(key) and mesh.server is not None:
+                    stream = await dial_relayed(mesh, ep, mesh.config.punch_window)
+                    if stream is not None and not mesh.is_up(key):
+                        await mesh.server.handle_stream(stream)
+                    elif stream is not None:
+                        await trio.aclose_forcefully(stream)
+                    await trio.sleep(REACH_PAUSE)
+        finally:
+            self._redialing.discard(key)
 
     # -- a joiner ------------------------------------------------------------------------------
 

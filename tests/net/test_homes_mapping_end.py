@@ -64,6 +64,9 @@ def _children(pid: int) -> list[int]:
     return found
 
 
+# A whole match of about 20 s: among the slow tests; the signal cases below, seconds each, are in
+# the default run.
+@pytest.mark.slow
 async def test_the_mapping_is_deleted_after_a_match_that_ends(
     router: Miniupnpd, tmp_path: Path
 ) -> None:

@@ -29,6 +29,9 @@ pytestmark = [pytest.mark.netns, pytest.mark.skipif(REASON is not None, reason=R
 BACK_WITHIN = 15.0
 
 
+# About 30 s of two line clients playing: among the slow tests (`benchmarks/internet.py` measures
+# the same cell as cone_host_renumber_gap_s).
+@pytest.mark.slow
 def test_a_renumbered_cone_host_is_back_within_seconds_of_one_pasted_rejoin_code(
     tmp_path: Path,
 ) -> None:

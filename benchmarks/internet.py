@@ -23,16 +23,26 @@ mapping, the joiners have no STUN server and no mapping, the host times their pu
 
 With TURN (coturn in the lab's internet namespace, `natlab.lab_turn`), a host behind a
 symmetric NAT (`fully-random`) with `--stun` and `--turn`, three joiners behind cone NATs with
-`--stun`, each reply code pasted at the host as soon as it is printed:
+`--stun` and `--turn` of their own (the host dials their relays, and each roster entry carries
+a relayed candidate), each reply code pasted at the host as soon as it is printed:
 
 - turn_table_up_s: from the host's invite to all four seated with every link up, the
   joiner-joiner links punched (goal <= 10 s);
-- turn_relayed_links: links through the TURN relay (the three joiner-host links);
+- turn_relayed_links: links through a TURN relay (the three joiner-host links);
   direct_links_symmetric_host_turn: the links that still go direct or punched beside it (the
   three joiner-joiner links); turn_hand_played: four bots then played a hand over them and
-  every home holds the same log.
+  every home holds the same log;
+- punched_pairs_with_turn: of the three joiner pairs, how many were punched from the settling
+  to the end of that hand on both ends, never replaced by a relay (goal 3).
 
-`--only turn` measures the TURN cell alone.
+A cone host without a mapping whose router renumbers mid-hand (`lineplay.renumbered_table_gap`:
+the real `host` and `join` in two homes behind cone NATs, people at the line client playing,
+the host's re-join code pasted at the joiner ten seconds after it is printed):
+
+- cone_host_renumber_gap_s: from that paste until a move of the host's reaches the joiner
+  (goal <= 15 s).
+
+`--only turn` or `--only renumber` measures that cell alone.
 
 Punching alone (`natlab.punch_all`: STUN, then every pair at once, no mesh):
 punch_only_direct_links_cone (goal 6), punch_only_direct_links_one_symmetric (goal 3),
@@ -107,7 +117,8 @@ def measure_turn() -> dict[str, Any]:
         lab_turn(lab, Path(work) / "coturn") as turn,
     ):
         homes = [lab.add_home(symmetric=k == 0) for k in range(4)]
-        reach = stun_turn_reach(lab, [TurnServer(TURN_USER, TURN_PASSWORD, turn)], {})
+        servers = [TurnServer(TURN_USER, TURN_PASSWORD, turn)]
+        reach = stun_turn_reach(lab, servers, {h.index: servers for h in homes[1:]})
         table = mesh_table(homes, reach=reach, hand_dir=Path(work) / "tables",
                            timeout=300, direct_wait=20.0)  # fmt: skip
     pairs = [(a, b) for a in range(1, 5) for b in range(a + 1, 5)]
@@ -117,7 +128,13 @@ def measure_turn() -> dict[str, Any]:
         for a, b in pairs
     )  # fmt: skip
     direct = sum(_direct(table, a, b) for a, b in pairs) - turned
+    stayed = ["direct (punched)"]
+    punched = sum(
+        table.history.get((a, b)) == table.history.get((b, a)) == stayed
+        for a, b in pairs if a != 1
+    )  # fmt: skip
     return {
+        "punched_pairs_with_turn": punched,
         "turn_table_up_s": table.up_s,
         "turn_relayed_links": turned,
         "direct_links_symmetric_host_turn": direct,
@@ -127,8 +144,20 @@ def measure_turn() -> dict[str, Any]:
     }
 
 
+def measure_renumber() -> dict[str, Any]:
+    """The cone host whose router renumbers (see the module's words)."""
+    import trio
+    from lineplay import renumbered_table_gap
+
+    with stun_lab() as lab, tempfile.TemporaryDirectory() as work:
+        host, joiner = lab.add_home(), lab.add_home()
+        gap = trio.run(renumbered_table_gap, lab, host, [joiner], Path(work))
+    return {"cone_host_renumber_gap_s": round(gap, 3)}
+
+
 def measure(tries: int) -> dict[str, Any]:
     out: dict[str, Any] = measure_turn()
+    out.update(measure_renumber())
     with Lab() as lab, tempfile.TemporaryDirectory() as tables:
         homes = [lab.add_home() for _ in range(4)]
         table = mesh_table(homes, hand_dir=Path(tables), timeout=300)
@@ -193,14 +222,14 @@ def measure(tries: int) -> dict[str, Any]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tries", type=int, default=50)
-    parser.add_argument("--only", choices=["turn"], help="measure one cell alone")
+    parser.add_argument("--only", choices=["turn", "renumber"], help="measure one cell alone")
     args = parser.parse_args()
     reason = unavailable()
     if reason is not None:
         print(json.dumps({"skipped": reason}))
         return
-    if args.only == "turn":
-        print(json.dumps(measure_turn()))
+    if args.only is not None:
+        print(json.dumps(measure_turn() if args.only == "turn" else measure_renumber()))
         return
     print(json.dumps(measure(max(2, min(args.tries, 500)))))
 

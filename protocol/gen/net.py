@@ -1149,6 +1149,10 @@ def _lobby_payloads() -> tuple[
         ("bots naming the host", ["bots", [host, caio]]),
         ("bots with more keys than seats but one", ["bots", [joao, caio, dan, unseated]]),
         ("a map", {"text": "hi"}),
+        ("an empty array", []),
+        ("an array led by an array", [[0], 1]),
+        ("an array led by a map", [{"a": 1}]),
+        ("an array led by an integer", [5, "chat"]),
     ]  # fmt: skip
     deferred: list[tuple[str, Any]] = [
         ("bots naming a key that holds no seat", ["bots", [unseated]]),

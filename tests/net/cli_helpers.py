@@ -55,6 +55,16 @@ async def read_until(proc: trio.Process, buf: list[bytes], needle: bytes, timeou
     raise AssertionError(f"no {needle!r} within {timeout} s in: {b''.join(buf).decode()}")
 
 
+async def line_starting(
+    proc: trio.Process, buf: list[bytes], prefix: str, timeout: float
+) -> str:
+    """The first whole line `proc` prints that starts with `prefix` (a code it prints on a
+    line of its own), read into `buf` with `read_until`."""
+    await read_until(proc, buf, b"\n" + prefix.encode(), timeout)
+    await read_until(proc, buf, b"\n", 10)  # the rest of that line
+    return next(x for x in b"".join(buf).decode().splitlines() if x.startswith(prefix))
+
+
 async def quit_all(procs: Sequence[trio.Process], timeout: float = 15) -> None:
     """Ask every lobby to /quit and check each exits cleanly."""
     for proc in procs:

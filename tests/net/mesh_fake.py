@@ -18,7 +18,7 @@ import trio.testing
 
 from buraco_p2p.net.channel.identity import Identity, PeerKey
 from buraco_p2p.net.channel.link import SecureLink, handshake
-from buraco_p2p.net.channel.outbox import LinkRun
+from buraco_p2p.net.channel.outbox import LinkPath, LinkRun
 from buraco_p2p.net.channel.reliable import ReliableChannel
 from buraco_p2p.net.channel.server import LinkServer
 from buraco_p2p.net.mesh.core import MeshCore
@@ -135,6 +135,7 @@ class FakeCore:
         self.punch_window = 1.0
         self.punched: set[str] = set()
         self.turn_addresses: dict[str, Any] = {}
+        self.reflexive_behind_relay: dict[str, Any] = {}
         self.turn_targets: frozenset[Endpoint] = frozenset()
         self.turn_waiting: dict[Any, Any] = {}
         self.turn: Any = None
@@ -212,6 +213,12 @@ class FakeCore:
 
     def is_relayed(self, peer: PeerKey) -> bool:
         return False
+
+    def is_direct(self, peer: PeerKey) -> bool:
+        return peer in self.up
+
+    def path_of(self, link: Any, *, relayed: bool) -> LinkPath:
+        return LinkPath.HOST_RELAY if relayed else LinkPath.DIRECT
 
     def reject(self, who: str | None, exc: BaseException) -> None:
         self.rejections.append(f"{who}: {exc}")

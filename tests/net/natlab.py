@@ -2,7 +2,8 @@
 
 Topology (every address lives only inside the lab's own namespaces)::
 
-    inet:   bridge "br0" 198.51.100.0/24 and 2001:db8:ff::/64; STUN responders at .2 and .3
+    inet:   bridge "br0" 198.51.100.0/24 (or another /24: `Lab(net=...)`) and 2001:db8:ff::/64;
+            STUN responders at .2 and .3
     rtr<i>: "wan" 198.51.100.<10+i> / 2001:db8:ff::<10+i> on the bridge, "lan" 10.0.<i>.1 /
             2001:db8:<i>::1; nftables masquerades IPv4 out of "wan" (`fully-random` for a
             symmetric NAT) and drops anything inbound no inside host asked for, IPv4 and IPv6.
@@ -38,7 +39,6 @@ from buraco_p2p.net.reach.invite import Endpoint
 
 CLONE_NEWNET = 0x40000000
 STUN_PORT = 3478
-STUN_V4 = ("198.51.100.2", "198.51.100.3")
 T = TypeVar("T")
 
 
@@ -105,6 +105,7 @@ class Home:
     namespace: str
     router: str
     symmetric: bool
+    net: str = "198.51.100"  # the lab's internet /24 (`Lab.net`)
     wan: str | None = None  # the router's public IPv4 address once `renumber` changed it
 
     @property
@@ -117,7 +118,7 @@ class Home:
 
     @property
     def public_ip(self) -> str:
-        return self.wan or f"198.51.100.{10 + self.index}"
+        return self.wan or f"{self.net}.{10 + self.index}"
 
 
 @dataclass
@@ -125,6 +126,13 @@ class Lab:
     tag: str = field(default_factory=lambda: secrets.token_hex(3))
     homes: list[Home] = field(default_factory=list)
     namespaces: list[str] = field(default_factory=list)
+    # The lab's internet, a /24 by its first three octets: the documentation range, or one
+    # of a provider's shared space behind a carrier-grade NAT ("100.64.0", RFC 6598).
+    net: str = "198.51.100"
+
+    @property
+    def stun_ips(self) -> tuple[str, str]:
+        return f"{self.net}.2", f"{self.net}.3"
 
     @property
     def inet(self) -> str:
@@ -152,7 +160,7 @@ class Lab:
         inet = self._ns("inet")
         _run("ip", "-n", inet, "link", "add", "name", "br0", "type", "bridge")
         _run("ip", "-n", inet, "link", "set", "br0", "up")
-        for ip in STUN_V4:
+        for ip in self.stun_ips:
             _run("ip", "-n", inet, "addr", "add", f"{ip}/24", "dev", "br0")
         _run("ip", "-n", inet, "addr", "add", "2001:db8:ff::2/64", "dev", "br0", "nodad")
 
@@ -171,7 +179,7 @@ class Lab:
         _run("ip", "-n", rtr, "link", "add", "lan", "type", "veth", "peer", "name", "eth0",
              "netns", home)
         for ns, dev, addrs in (
-            (rtr, "wan", [f"198.51.100.{10 + i}/24", f"2001:db8:ff::{10 + i}/64"]),
+            (rtr, "wan", [f"{self.net}.{10 + i}/24", f"2001:db8:ff::{10 + i}/64"]),
             (rtr, "lan", [f"10.0.{i}.1/24", f"2001:db8:{i}::1/64"]),
             (home, "eth0", [f"10.0.{i}.2/24", f"2001:db8:{i}::2/64"]),
         ):
@@ -194,12 +202,13 @@ class Lab:
              "via", f"2001:db8:ff::{10 + i}")
         rules = _ROUTER_RULES.format(random=" fully-random" if symmetric else "")
         _run("ip", "netns", "exec", rtr, "nft", "-f", "-", stdin=rules)
-        made = Home(i, home, rtr, symmetric)
+        made = Home(i, home, rtr, symmetric, self.net)
         self.homes.append(made)
         return made
 
     def stun_servers(self) -> tuple[Endpoint, Endpoint]:
-        return (Endpoint.parse(STUN_V4[0], STUN_PORT), Endpoint.parse(STUN_V4[1], STUN_PORT))
+        first, second = self.stun_ips
+        return (Endpoint.parse(first, STUN_PORT), Endpoint.parse(second, STUN_PORT))
 
 
 def add_v6_home(lab: Lab) -> Home:
@@ -345,13 +354,16 @@ def punch_all(lab: Lab, homes: list[Home], port: int, window: float = 3.0) -> di
 
 
 def portmap_responder(
-    home: Home, stop: threading.Event, *, pcp: bool = True, log: list[bytes] | None = None
+    home: Home, stop: threading.Event, *, pcp: bool = True, log: list[bytes] | None = None,
+    delete_result: int = 0,
 ) -> InNamespace:
     """The router's own PCP (or, with `pcp=False`, NAT-PMP only) responder on lan:5351.
 
     A granted mapping is a real nftables DNAT rule on the router: wan:port -> home:port,
     for the lifetime asked; a request of lifetime 0 (a deletion) grants nothing and is
-    answered with lifetime 0. Every request received is appended to `log` if given.
+    answered with lifetime 0 and result `delete_result` (PCP; 2 is NOT_AUTHORIZED, what a
+    router answers a deletion from another owner). Every request received is appended to
+    `log` if given.
     """
     import struct
 
@@ -372,7 +384,8 @@ def portmap_responder(
             lifetime = struct.unpack(">I", data[4:8])[0]
             if lifetime:
                 grant(port)
-            head = struct.pack(">BBBBII", 2, 0x81, 0, 0, lifetime, 1) + bytes(12)
+            result = 0 if lifetime else delete_result
+            head = struct.pack(">BBBBII", 2, 0x81, 0, result, lifetime, 1) + bytes(12)
             mapped = bytes(10) + b"\xff\xff" + public.packed
             return head + data[24:36] + struct.pack(">B3xHH", 6, port, port) + mapped
         if data[:2] == b"\x00\x00":
@@ -415,6 +428,128 @@ def renumber(lab: Lab, home: Home, new_ip: str) -> None:
     home.wan = new_ip
     _run("ip", "netns", "exec", home.router, "nft", "flush", "chain", "ip", "nat", "in_nat")
     _run("ip", "netns", "exec", home.router, sys.executable, "-c", _FLUSH_CONNTRACK)
+
+
+# -- a real router daemon: miniupnpd ---------------------------------------------------
+
+# miniupnpd maps nothing for a router whose own address is private or reserved (the
+# documentation ranges of the lab's internet among them: "Port forwarding is impossible"), so
+# its router takes an address outside them. It exists only inside the lab's namespaces, whose
+# internet routes nowhere else.
+MINIUPNPD_WAN = "192.0.3.{}"
+_MINIUPNPD_TABLE = """
+table inet miniupnpd {
+    chain forward {
+        type filter hook forward priority -1; policy accept;
+        jump miniupnpd
+    }
+    chain miniupnpd {
+    }
+    chain prerouting {
+        type nat hook prerouting priority -101; policy accept;
+        jump prerouting_miniupnpd
+    }
+    chain postrouting {
+        type nat hook postrouting priority 99; policy accept;
+        jump postrouting_miniupnpd
+    }
+    chain prerouting_miniupnpd {
+    }
+    chain postrouting_miniupnpd {
+    }
+}
+"""
+
+
+def miniupnpd_unavailable() -> str | None:
+    """Why miniupnpd (its nftables build) cannot run here, or None."""
+    if shutil.which("miniupnpd") is None:
+        return "miniupnpd is not installed (apt-get install -y miniupnpd-nftables)"
+    shown = subprocess.run(["miniupnpd", "--version"], capture_output=True, text=True)
+    if "nftables" not in shown.stdout + shown.stderr:
+        return "miniupnpd is not its nftables build (apt-get install -y miniupnpd-nftables)"
+    return None
+
+
+def give_public_wan(lab: Lab, home: Home, ip: str) -> None:
+    """`home`'s router takes `ip` (outside the lab's internet /24) as its only public
+    address; every other machine of the lab reaches it on the shared segment."""
+    _run("ip", "-n", home.router, "addr", "del", f"{home.public_ip}/24", "dev", "wan")
+    _run("ip", "-n", home.router, "addr", "add", f"{ip}/32", "dev", "wan")
+    _run("ip", "-n", home.router, "route", "add", f"{lab.net}.0/24", "dev", "wan", "src", ip)
+    for other in (lab.inet, *(h.router for h in lab.homes if h is not home)):
+        dev = "br0" if other == lab.inet else "wan"
+        _run("ip", "-n", other, "route", "add", f"{ip}/32", "dev", dev)
+    home.wan = ip
+
+
+@dataclass
+class Miniupnpd:
+    """miniupnpd running on a home's router: the mappings it holds and what it logged."""
+
+    home: Home
+    log_path: Path
+
+    def mappings(self) -> list[str]:
+        """Its port forwards now, one nftables rule each (`... dnat ip to 10.0.1.2:4470`)."""
+        listed = subprocess.run(
+            ["ip", "netns", "exec", self.home.router, "nft", "list", "chain", "inet",
+             "miniupnpd", "prerouting_miniupnpd"], capture_output=True, text=True, check=True,
+        ).stdout  # fmt: skip
+        return [line.strip() for line in listed.splitlines() if "dnat" in line]
+
+    def log(self) -> str:
+        return self.log_path.read_text(errors="replace")
+
+
+@contextmanager
+def miniupnpd(lab: Lab, home: Home, workdir: Path) -> Iterator[Miniupnpd]:
+    """miniupnpd (PCP and NAT-PMP, no UPnP) on `home`'s router, as a home router runs it:
+    it maps ports for its own network only, each forward a real nftables rule on the router,
+    the router's address made one it calls public (`MINIUPNPD_WAN`). Listening when this
+    yields; stopped on leaving (look at its mappings before that: it removes them as it
+    stops)."""
+    workdir.mkdir(parents=True, exist_ok=True)
+    give_public_wan(lab, home, MINIUPNPD_WAN.format(10 + home.index))
+    _run("ip", "netns", "exec", home.router, "nft", "-f", "-", stdin=_MINIUPNPD_TABLE)
+    conf = workdir / "miniupnpd.conf"
+    conf.write_text(
+        "ext_ifname=wan\nlistening_ip=lan\nenable_natpmp=yes\nenable_upnp=no\n"
+        "secure_mode=yes\nupnp_table_name=miniupnpd\nupnp_nat_table_name=miniupnpd\n"
+        f"lease_file={workdir / 'leases'}\n"
+        f"allow 1024-65535 10.0.{home.index}.0/24 1024-65535\n"
+        "deny 0-65535 0.0.0.0/0 0-65535\n"
+    )
+    log_path = workdir / "miniupnpd.log"
+    command = ["ip", "netns", "exec", home.router, "miniupnpd", "-d", "-f", str(conf),
+               "-P", str(workdir / "miniupnpd.pid")]  # fmt: skip
+    with daemon(command, log_path, lambda: b"Listening for NAT-PMP/PCP" in log_path.read_bytes(),
+                "miniupnpd"):  # fmt: skip
+        yield Miniupnpd(home, log_path)
+
+
+@contextmanager
+def daemon(command: list[str], log_path: Path, ready: Callable[[], bool], what: str
+           ) -> Iterator[None]:  # fmt: skip
+    """`command` running, its output in `log_path`, from the moment `ready()` holds (within
+    30 s, else RuntimeError naming `what` with the end of its log) until the block ends."""
+    with open(log_path, "wb") as log:
+        proc = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT)
+    try:
+        deadline = time.monotonic() + 30
+        while not ready():
+            if proc.poll() is not None or time.monotonic() > deadline:
+                text = log_path.read_text(errors="replace")[-800:]
+                raise RuntimeError(f"{what} did not start: {text}")
+            time.sleep(0.05)
+        yield
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
 
 
 def router_responder(
@@ -473,9 +608,10 @@ def stun_responder(lab: Lab, stop: threading.Event) -> InNamespace:
 
 
 @contextmanager
-def stun_lab() -> Iterator[Lab]:
-    """A fresh `Lab` with its STUN responders listening, both stopped on leaving."""
-    with Lab() as made:
+def stun_lab(net: str = "198.51.100") -> Iterator[Lab]:
+    """A fresh `Lab` (its internet the /24 `net`) with its STUN responders listening, both
+    stopped on leaving."""
+    with Lab(net=net) as made:
         stop = threading.Event()
         stun = stun_responder(made, stop)
         try:
@@ -510,6 +646,10 @@ async def host_then_join(
         await joined(joiner, jout)
     finally:
         await kill_leftovers([p for p in (hproc, joiner) if p is not None])
+        assert hproc.stdout is not None
+        with trio.move_on_after(5):  # what the host printed meanwhile
+            while data := await hproc.stdout.receive_some(65536):
+                hout.append(bytes(data))
     return b"".join(hout).decode(), b"".join(jout).decode()
 
 
@@ -545,6 +685,10 @@ class TableOutcome:
     # With `hand_dir`: each home's log once the first hand is over (entries, SHA-256).
     hand_entries: dict[int, int] = field(default_factory=dict)
     hand_digests: dict[int, str] = field(default_factory=dict)
+    # Per ordered pair: how the link was made, each change from the settling to the end.
+    history: dict[tuple[int, int], list[str | None]] = field(default_factory=dict)
+    # Per home: why links or attempts failed, up to the settling (`Mesh.rejections`).
+    rejections: dict[int, list[str]] = field(default_factory=dict)
 
 
 class _Countdown:
@@ -571,6 +715,7 @@ def mesh_table(
     listen_host: str = "0.0.0.0",
     map_host: bool = True,
     reach: Reach | None = None,
+    interlude: Callable[[Any], None] | None = None,
 ) -> TableOutcome:
     """A real table of `len(homes)` seats: the host in `homes[0]`, one joiner per other home.
 
@@ -588,6 +733,10 @@ def mesh_table(
     `--turn`) and `reach.joiner` each joiner's before it dials (a reply code, a relay), as
     the commands do; a joiner that cannot reach the host tries again, and every line either
     says goes to `reach.said` (a reply code is pasted at the host as soon as it is said).
+
+    `interlude(host_mesh)` runs (in a thread of its own) once every link has settled and
+    before anyone sends: what the network does to the table meanwhile (a cut, say), which
+    the table must then outlive.
     """
     from buraco_p2p.net.channel.identity import Identity
     from buraco_p2p.net.mesh.mesh import Mesh
@@ -610,9 +759,23 @@ def mesh_table(
     received: dict[int, list[int]] = {}
     chunks: list[int] = []
     tries: dict[frozenset[int], int] = {}
+    history: dict[tuple[int, int], list[str | None]] = {}
+    rejections: dict[int, list[str]] = {}
     lock = threading.Lock()
 
     async def play(me: int, mesh: Mesh) -> None:
+        try:
+            await play_seat(me, mesh)
+        except (trio.TooSlowError, AssertionError) as exc:
+            # Which links were not up, and why each last ended: the failure says it.
+            links_now = {by_key[k]: mesh.how_linked(k) if mesh.is_up(k) else "down"
+                         for k in mesh.peers()}  # fmt: skip
+            raise AssertionError(
+                f"home {me}: {type(exc).__name__} {exc}; links {links_now}; "
+                f"last rejections {list(mesh.rejections)[-8:]}"
+            ) from exc
+
+    async def play_seat(me: int, mesh: Mesh) -> None:
         await mesh.wait_all_up(len(homes))
         with trio.move_on_after(direct_wait):
             while any(mesh.is_relayed(k) or not mesh.is_up(k) for k in mesh.peers()):
@@ -621,12 +784,33 @@ def mesh_table(
             up_at[me] = time.perf_counter()
             for k in mesh.peers():
                 links[(me, by_key[k])] = mesh.how_linked(k)
+            rejections[me] = list(mesh.rejections)
         settled.done()
         await wait_event(settled.event)
         if mesh.is_host:
             with lock:
                 for pair, n in mesh.punches.tries.items():
                     tries[frozenset(by_key[k] for k in pair)] = n
+            if interlude is not None:
+                await trio.to_thread.run_sync(interlude, mesh)
+        async with trio.open_nursery() as watching:
+            watching.start_soon(watch_links, me, mesh)
+            await greet_and_play(me, mesh)
+            watching.cancel_scope.cancel()
+
+    async def watch_links(me: int, mesh: Mesh) -> None:
+        """How each link is made, every time that changes from the settling on ("down" while
+        it is not up), until the table is done."""
+        while True:
+            with lock:
+                for k in mesh.peers():
+                    now = mesh.how_linked(k) if mesh.is_up(k) else "down"
+                    seen = history.setdefault((me, by_key[k]), [])
+                    if not seen or seen[-1] != now:
+                        seen.append(now)
+            await trio.sleep(0.05)
+
+    async def greet_and_play(me: int, mesh: Mesh) -> None:
         await mesh.broadcast({"from": me})
         got: list[int] = []
         # A peer that has heard everyone goes on to the hand; what it sends for the match
@@ -765,14 +949,13 @@ def mesh_table(
             responder.join(10)
     return TableOutcome(
         links, round(max(up_at.values()) - started[0], 3), received, sum(chunks), tries,
-        hand_entries, hand_digests,
+        hand_entries, hand_digests, history, rejections,
     )
 
 
 # -- a TURN server (coturn) --------------------------------------------------------------
 
 TURN_USER, TURN_PASSWORD = "lab", "lab-secret-1"
-TURN_V4 = "198.51.100.4"
 # Not 3478: the lab's STUN responders hold that port on every address of the namespace.
 TURN_PORT = 3479
 
@@ -790,7 +973,7 @@ def stun_turn_reach(
     stun = lab.stun_servers()
 
     async def host(mesh: Any, port: int, say: Callable[[str], None]) -> None:
-        await learn_public_address(mesh, port, stun, say)
+        await learn_public_address(mesh, port, stun, say, relay=bool(host_turn))
         if host_turn:
             await mesh.nursery.start(
                 functools.partial(keep_relay, advertise=True), mesh, host_turn, say
@@ -811,11 +994,12 @@ def stun_turn_reach(
 
 
 @contextmanager
-def lab_turn(lab: Lab, workdir: Path, *, ip: str = TURN_V4, tcp_relay: bool = True) -> Iterator[
-    Endpoint
-]:
-    """coturn in the lab's internet namespace at `ip`:`TURN_PORT` (an address added to its bridge),
-    with the lab's user and password."""
+def lab_turn(
+    lab: Lab, workdir: Path, *, ip: str | None = None, tcp_relay: bool = True
+) -> Iterator[Endpoint]:
+    """coturn in the lab's internet namespace at `ip`:`TURN_PORT` (an address added to its bridge;
+    the lab's .4 by default), with the lab's user and password."""
+    ip = ip or f"{lab.net}.4"
     listed = subprocess.run(["ip", "-n", lab.inet, "-4", "addr", "show", "dev", "br0"],
                             capture_output=True, text=True).stdout  # fmt: skip
     if f"inet {ip}/" not in listed:
@@ -869,20 +1053,6 @@ def coturn(
     if not tcp_relay:
         cmd.append("--no-tcp-relay")
     prefix = ["ip", "netns", "exec", namespace] if namespace else []
-    with open(workdir / "turn.log", "wb") as log:
-        proc = subprocess.Popen([*prefix, *cmd], stdout=log, stderr=subprocess.STDOUT)
-    try:
-        deadline = time.monotonic() + 30
-        while not _listening(namespace, ip, port):
-            if proc.poll() is not None or time.monotonic() > deadline:
-                text = (workdir / "turn.log").read_text(errors="replace")[-800:]
-                raise RuntimeError(f"coturn did not start on {ip}:{port}: {text}")
-            time.sleep(0.05)
+    with daemon([*prefix, *cmd], workdir / "turn.log",
+                lambda: _listening(namespace, ip, port), f"coturn on {ip}:{port}"):  # fmt: skip
         yield Endpoint.parse(ip, port)
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()

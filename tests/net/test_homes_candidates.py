@@ -2,8 +2,8 @@
 the namespace lab (natlab.py): the host's router maps its port by PCP (the lab's responder)
 and STUN then sees that same port, so the invite lists it once, as mapped; a joiner given
 `--stun` prints no reply code (the host is reachable without one), and its `/who` says the
-link to the host is "mapped". Skipped with the reason where namespaces or nftables are
-unavailable."""
+link to the host is "mapped", as the host says of its link to the joiner. Skipped with the
+reason where namespaces or nftables are unavailable."""
 
 from __future__ import annotations
 
@@ -70,5 +70,7 @@ def test_a_mapped_port_is_listed_once_as_mapped_and_needs_no_reply_code(
     assert "the mapped port" in host_out, host_out
     assert "reply code" not in joiner_out, joiner_out
     assert "ana connected (mapped)" in joiner_out, joiner_out
+    # The host says so too: the joiner came in through the port its router maps.
+    assert "bia connected (mapped)" in host_out, host_out
     who = [line for line in joiner_out.splitlines() if "seat 1: ana" in line][-1]
     assert "[mapped]" in who, joiner_out

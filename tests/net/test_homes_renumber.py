@@ -20,6 +20,7 @@ reason where namespaces or nftables are unavailable.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import subprocess
 import threading
@@ -116,7 +117,7 @@ def _play(
     renumbers to `new_ip`; returns what every seat saw."""
     from buraco_p2p.bots import make_bot
     from buraco_p2p.net.mesh.internet import answer_reply_code, prepare_reply_code
-    from buraco_p2p.net.reach.portmap import map_port
+    from buraco_p2p.net.reach.portmap import hold_mapping, map_port
     from buraco_p2p.play.botpeer import cut_after_hands
     from buraco_p2p.play.node import start_on_mesh
     from buraco_p2p.rules import get_preset
@@ -179,14 +180,14 @@ def _play(
 
     def host(home: Home) -> Callable[[], Awaitable[None]]:
         async def go() -> None:
-            async with host_table(
+            async with contextlib.AsyncExitStack() as stack, host_table(
                 ids[home.index], listen_host="0.0.0.0", port=port, seats=len(homes),
                 config=CONFIG,
             ) as mesh:  # fmt: skip
                 if mapped_host:
-                    mapping = await map_port(port)
-                    mesh.advertise_also(mapping.external, CandidateKind.MAPPED)
-                    probe = mapping_probe(port)
+                    held = await stack.enter_async_context(hold_mapping(port))
+                    mesh.advertise_also(held.mapping.external, CandidateKind.MAPPED)
+                    probe = mapping_probe(held)
                 else:
                     found = await stun_probe(port, stun[0])()
                     mesh.advertise_also(found[0].endpoint, CandidateKind.REFLEXIVE)

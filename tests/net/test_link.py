@@ -209,6 +209,37 @@ async def test_handshake_works_over_any_stream() -> None:
     assert await links["b"].receive() == {"relayed": True}
 
 
+async def test_a_link_through_a_turn_relay_is_closed_as_it_is_when_told_to_abort() -> None:
+    """A link that broke is closed with a reset (`abort_at_close`); one whose stream is relayed
+    by a TURN server has no socket of ours to reset, and closes as usual: asking did once raise
+    AttributeError in the mesh's cleanup, which took a whole joiner down."""
+    from buraco_p2p.net.reach.invite import Endpoint
+    from buraco_p2p.net.reach.turnwire import TurnServer, TurnStream
+
+    ours, theirs = trio.socket.socketpair()
+    peer = Endpoint.parse("198.51.100.20", 4470)
+    server = TurnServer("lab", "secret", Endpoint.parse("198.51.100.4", 3478))
+    relayed = TurnStream(trio.SocketStream(ours), peer, server)
+    alice, bob = Identity.generate("alice"), Identity.generate("bob")
+    links: dict[str, SecureLink] = {}
+    async with trio.open_nursery() as nursery:
+
+        async def responder() -> None:
+            links["b"] = await handshake(
+                trio.SocketStream(theirs), bob, room_secret=ROOM, table_id=TABLE,
+                initiator=False,
+            )  # fmt: skip
+
+        nursery.start_soon(responder)
+        links["a"] = await handshake(relayed, alice, room_secret=ROOM, table_id=TABLE,
+                                     initiator=True, expected_peer=bob.public)  # fmt: skip
+    assert links["a"].address == str(peer)  # the peer behind the relay, not the server
+    links["a"].abort_at_close()
+    await links["a"].aclose()
+    with pytest.raises(LinkClosed):
+        await links["b"].receive()
+
+
 async def test_connect_refused_is_connect_error() -> None:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))

@@ -368,6 +368,39 @@ def test_a_held_mapping_is_renewed_at_half_its_lifetime_and_deleted_at_the_end(
         assert deletion[6:8] == b"\x00\x00"
 
 
+def test_a_held_mapping_asked_again_keeps_its_nonce_and_a_refused_deletion_is_said(
+    lab: Lab,
+) -> None:
+    """Asking the router again (`ask_again`, as a host checking whether its address moved)
+    uses the socket and the nonce of the first request (RFC 6887 section 11.1: the nonce is
+    the mapping's owner); a router that refuses the deletion anyway is said, with how long it
+    keeps the port."""
+    home = lab.add_home()
+    stop = threading.Event()
+    log: list[bytes] = []
+    responder = portmap_responder(home, stop, log=log, delete_result=2)
+    said: list[str] = []
+
+    async def go() -> None:
+        async with hold_mapping(PUNCH_PORT, say=said.append) as held:
+            await held.ask_again()
+            await held.ask_again()
+
+    try:
+        run_in(home.namespace, go).join(30)
+    finally:
+        stop.set()
+        responder.join(10)
+    maps = [r for r in log if r[:2] == b"\x02\x01"]
+    assert len(maps) == 4  # the mapping, asked twice again, the deletion
+    assert len({r[24:36] for r in maps}) == 1, "one nonce for the mapping's life"
+    external = Endpoint.parse(home.public_ip, PUNCH_PORT)
+    assert said == [f"* the port mapping {external} was not deleted (the router refused the "
+                    "deletion of the PCP mapping: NOT_AUTHORIZED (2): it holds the mapping for "
+                    "another request (another nonce)); the router keeps it open for up to "
+                    "7200 s"], said  # fmt: skip
+
+
 def test_no_port_mapping_where_nobody_answers(lab: Lab) -> None:
     home = lab.add_home()
 

@@ -76,7 +76,7 @@ def test_the_host_table_replaces_kinds_with_the_addresses() -> None:
         ({"addrs": [["198.51.100.4", 49152]], "kinds": [False]}, "unknown candidate kind"),
         ({"addrs": [], "kinds": []}, "only 0"),
         ({"addrs": [["10.1.2.3", 4000]], "kinds": [3]}, "no TURN server lends"),
-        ({"addrs": [["100.64.0.1", 4000]], "kinds": [3]}, "no TURN server lends"),
+        ({"addrs": [["172.16.0.1", 4000]], "kinds": [3]}, "no TURN server lends"),
         ({"addrs": [["255.255.255.255", 4000]], "kinds": [3]}, "no TURN server lends"),
         ({"addrs": [["fd00::1", 4000]], "kinds": [3]}, "no TURN server lends"),
         ({"addrs": [["ff02::1", 4000]], "kinds": [3]}, "no TURN server lends"),
@@ -147,6 +147,12 @@ def test_a_writer_never_sends_kinds_its_reader_refuses() -> None:
     greeting = parse_greeting(join_message((TURNED, second), kinds), "bia")
     assert greeting.addresses == (second, TURNED)  # the relayed address goes last
     assert greeting.kinds == (HOST, RELAYED)
+    # A TURN server inside a provider's carrier-grade NAT lends an address of the shared
+    # space (RFC 6598): relayed as any public one, not written down to an ordinary address.
+    shared = Endpoint.parse("100.64.0.4", 49152)
+    assert kinds_for((LAN, shared), {shared: RELAYED}) == (HOST, RELAYED)
+    assert parse_greeting(join_message((LAN, shared), (HOST, RELAYED)), "bia").kinds == (
+        HOST, RELAYED)
 
 
 def test_a_joiner_permits_only_the_seated_members_public_ips() -> None:

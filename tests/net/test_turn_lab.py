@@ -8,13 +8,18 @@ same log."""
 
 from __future__ import annotations
 
+import contextlib
+import subprocess
+import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from natlab import (
     TURN_PASSWORD,
     TURN_USER,
+    Home,
     Lab,
     TableOutcome,
     lab_turn,
@@ -46,21 +51,29 @@ def _same_hand(table: TableOutcome, seats: int) -> None:
     assert len(set(table.hand_digests.values())) == 1  # every home holds the same log
 
 
-def test_a_symmetric_host_is_reached_through_its_turn_relay_and_cone_joiners_punch(
+def test_at_a_turn_table_every_cone_joiner_pair_stays_punched_for_the_whole_hand(
     lab: tuple[Lab, Endpoint], tmp_path: Path
 ) -> None:
+    """A symmetric host reached through its TURN relay, three cone joiners, two of them with
+    `--turn` of their own (so the host dials their relays, and their roster entries carry a
+    relayed candidate): every joiner pair punches, and no relay, the host's or TURN's, ever
+    takes its place while the hand is played."""
     made, turn = lab
-    host, a, b = made.add_home(symmetric=True), made.add_home(), made.add_home()
-    reach = stun_turn_reach(made, [TurnServer(TURN_USER, TURN_PASSWORD, turn)], {})
-    table = mesh_table([host, a, b], reach=reach, hand_dir=tmp_path, timeout=180,
+    host = made.add_home(symmetric=True)
+    joiners = [made.add_home() for _ in range(3)]
+    servers = [TurnServer(TURN_USER, TURN_PASSWORD, turn)]
+    reach = stun_turn_reach(made, servers, {j.index: servers for j in joiners[:2]})
+    table = mesh_table([host, *joiners], reach=reach, hand_dir=tmp_path, timeout=240,
                        direct_wait=20.0)  # fmt: skip
-    h, j, k = host.index, a.index, b.index
-    for joiner in (j, k):
-        assert table.links[(joiner, h)] == table.links[(h, joiner)] == VIA_TURN, table.links
-    assert table.links[(j, k)] == table.links[(k, j)] == "direct (punched)", table.links
+    h = host.index
+    for j in joiners:
+        assert table.links[(j.index, h)] == table.links[(h, j.index)] == VIA_TURN, table.links
     said = "\n".join(reach.said[h])
     assert f"relayed address {TURN_V4_PREFIX}" in said, said
-    _same_hand(table, 3)
+    pairs = [(a.index, b.index) for a in joiners for b in joiners if a is not b]
+    for pair in pairs:
+        assert table.history[pair] == ["direct (punched)"], (pair, table.history)
+    _same_hand(table, 4)
 
 
 def test_a_symmetric_joiner_at_a_cone_host_brings_its_own_relay(
@@ -69,15 +82,49 @@ def test_a_symmetric_joiner_at_a_cone_host_brings_its_own_relay(
     made, turn = lab
     host, cone, sym = made.add_home(), made.add_home(), made.add_home(symmetric=True)
     reach = stun_turn_reach(made, [], {sym.index: [TurnServer(TURN_USER, TURN_PASSWORD, turn)]})
+
+    down: list[bool] = []
+
+    def cut(mesh: Any) -> None:
+        # The host's path to the symmetric joiner's relay is cut for longer than a heartbeat
+        # timeout: that link dies. The joiner cannot dial the host; it waits at its relay to
+        # be dialed again, and the host dials it there until the link is back.
+        member = next(m for m in mesh.roster.members if m.relayed())
+        with _cut(host, member.relayed()[0]):
+            time.sleep(CUT_S)
+            down.append(not mesh.is_up(member.key))
+
     table = mesh_table([host, cone, sym], reach=reach, hand_dir=tmp_path, timeout=180,
-                       direct_wait=20.0)  # fmt: skip
+                       direct_wait=20.0, interlude=cut)  # fmt: skip
     h, c, s = host.index, cone.index, sym.index
     assert table.links[(c, h)] == table.links[(h, c)] == "direct (punched)", table.links
     assert table.links[(s, h)] == table.links[(h, s)] == VIA_TURN, table.links
     # The pair cannot punch; the cone joiner dials the relayed candidate of the symmetric
     # one's greeting (docs/protocol.md 2.14, "Between two joiners").
     assert table.links[(c, s)] == table.links[(s, c)] == VIA_TURN, table.links
+    assert down == [True]  # the cut took the link down; the table went on once it was back
+    assert table.history[(h, s)][-1] == VIA_TURN, table.history[(h, s)]
     _same_hand(table, 3)
+
+
+CUT_S = 8.0  # longer than a heartbeat timeout (5 s)
+
+
+@contextlib.contextmanager
+def _cut(home: Home, relayed: Endpoint) -> Iterator[None]:
+    """`home`'s router drops every packet between `home` and the TURN relay address `relayed`
+    while the block runs."""
+    ip, port = str(relayed.ip), relayed.port
+    rules = (f"table inet cut {{\n chain forward {{\n type filter hook forward priority -10;\n"
+             f" ip daddr {ip} tcp dport {port} drop\n ip saddr {ip} tcp sport {port} drop\n"
+             " }\n}\n")  # fmt: skip
+    subprocess.run(["ip", "netns", "exec", home.router, "nft", "-f", "-"], input=rules,
+                   text=True, check=True)  # fmt: skip
+    try:
+        yield
+    finally:
+        subprocess.run(["ip", "netns", "exec", home.router, "nft", "delete", "table", "inet",
+                        "cut"], check=True)  # fmt: skip
 
 
 def test_a_symmetric_host_and_symmetric_joiners_play_through_turn_and_the_host(

@@ -322,9 +322,11 @@ class SecureLink:
     def abort_at_close(self) -> None:
         """Have `aclose` reset the connection (no FIN_WAIT kept by the kernel): a peer that
         went silent will not answer a FIN, and the same address pair must be free at once
-        for a new connection from our listening port (a punch, docs/protocol.md 2.15)."""
+        for a new connection from our listening port (a punch, docs/protocol.md 2.15). A
+        stream that is not one TCP connection of ours (one relayed through a TURN server,
+        whose `socket` only names the peer) keeps its ordinary close."""
         sock = getattr(self._stream, "socket", None)
-        if sock is not None:
+        if isinstance(sock, trio.socket.SocketType):
             with contextlib.suppress(OSError):
                 sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections import deque
 from dataclasses import dataclass, field
+from enum import IntEnum
 from typing import Any
 
 import trio
@@ -15,7 +16,16 @@ import trio
 from buraco_p2p.net.channel.errors import NetError
 from buraco_p2p.net.channel.link import SecureLink
 
-__all__ = ["LinkRun", "Outbox"]
+__all__ = ["LinkPath", "LinkRun", "Outbox"]
+
+
+class LinkPath(IntEnum):
+    """How a link runs, the better path the greater: a relay costs latency, and a TURN
+    server learns who plays with whom, so one is never taken where a direct path works."""
+
+    HOST_RELAY = 0  # through the host (2.7)
+    TURN = 1  # through a TURN server, ours or the peer's (2.14)
+    DIRECT = 2  # dialed, mapped or punched
 
 
 class Outbox:
@@ -102,4 +112,5 @@ class LinkRun:
     up: bool = False
     error: NetError | None = None  # why the link was dropped from outside its reader
     replaced: str | None = None  # set when a newer link for the same peer took over
+    path: LinkPath = LinkPath.DIRECT
 

@@ -296,7 +296,7 @@ async def host_reach(
 
                 out.mapping("asking the router (PCP, NAT-PMP)")
                 try:
-                    held = await stack.enter_async_context(hold_mapping(port))
+                    held = await stack.enter_async_context(hold_mapping(port, say=out.say))
                 except PortMapError as exc:
                     out.mapping(f"asking UPnP (PCP/NAT-PMP: {exc})")
                     out.say(f"* no PCP/NAT-PMP mapping: {exc}; asking UPnP meanwhile")
@@ -308,11 +308,11 @@ async def host_reach(
                     external = held.mapping.external
                     out.mapping(f"mapped by {held.mapping.protocol}: {external}")
                     out.say(f"* port mapped by {held.mapping.protocol}: {external}")
-                    probe = mapping_probe(port)
+                    probe = mapping_probe(held)
             if stun:
                 from buraco_p2p.net.mesh.internet import learn_public_address
 
-                await learn_public_address(mesh, port, stun, out.say)
+                await learn_public_address(mesh, port, stun, out.say, relay=bool(turn))
                 probe = probe or stun_probe(port, stun[0])
             if turn:
                 from buraco_p2p.net.mesh.turning import keep_relay
@@ -336,7 +336,9 @@ async def _watch_address(
     router renumbered, the table moves (moving.py) and we print the re-join code."""
 
     def announce(code: str) -> None:
-        now = ", ".join(str(ep) for ep in mesh.advertised[:2])
+        # What the router or STUN says now: our LAN address is no public one.
+        latest = mesh.moves.latest
+        now = ", ".join(str(ep) for ep in (latest.addresses if latest else mesh.advertised[:1]))
         say(f"* your public address changed (now {now}); the table is finding its "
             "players again. A player whose link does not come back pastes this re-join code:")
         say(code)
@@ -590,24 +592,31 @@ ENDING_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
 
 
 def run_ending_on_signals(main: Callable[..., Awaitable[Any]], *args: Any) -> int:
-    """`trio.run(main, *args)`, where SIGTERM and SIGHUP end it as Ctrl-C does: trio's own
-    Ctrl-C handler takes them, so every block unwinds (a port mapping is deleted, the log
-    is already on disk) instead of the process dying where it stands. A run a signal ended
-    exits with 128 + its number, as the shell reports a process the signal killed."""
+    """`trio.run(main, *args)`, where SIGTERM and SIGHUP end it as Ctrl-C does: every block
+    unwinds (a port mapping is deleted, the log is already on disk) instead of the process
+    dying where it stands. They are caught whatever SIGINT's disposition: a launcher that
+    starts us with SIGINT ignored (`buraco-p2p host ... &` in a shell script) leaves trio no
+    Ctrl-C handler to lend them. A run a signal ended exits with 128 + its number, as the
+    shell reports a process the signal killed."""
     got: list[int] = []
-    saved = {sig: signal.getsignal(sig) for sig in ENDING_SIGNALS}
 
     async def guarded() -> Any:
-        interrupt = signal.getsignal(signal.SIGINT)  # trio's, installed by trio.run
-        if callable(interrupt):
+        result: list[Any] = []
+        with trio.open_signal_receiver(*ENDING_SIGNALS) as signals:
+            async with trio.open_nursery() as nursery:
 
-            def handler(signum: int, frame: Any) -> None:
-                got.append(signum)
-                interrupt(signal.SIGINT, frame)
+                async def watch() -> None:
+                    async for signum in signals:
+                        got.append(signum)
+                        nursery.cancel_scope.cancel()
+                        return
 
-            for sig in ENDING_SIGNALS:
-                signal.signal(sig, handler)
-        return await main(*args)
+                nursery.start_soon(watch)
+                result.append(await main(*args))
+                nursery.cancel_scope.cancel()
+        if got:
+            return 128 + got[0]
+        return result[0]
 
     try:
         return int(trio.run(guarded))
@@ -615,9 +624,6 @@ def run_ending_on_signals(main: Callable[..., Awaitable[Any]], *args: Any) -> in
         if got and exit_status(exc) == (EXIT_INTERRUPTED, ""):
             return 128 + got[0]
         raise
-    finally:
-        for sig, old in saved.items():
-            signal.signal(sig, old)
 
 
 def _run(main: Callable[[argparse.Namespace], Any], args: argparse.Namespace) -> int:

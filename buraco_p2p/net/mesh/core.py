@@ -23,7 +23,7 @@ import trio
 
 from buraco_p2p.net.channel.identity import Identity, PeerKey
 from buraco_p2p.net.channel.link import SecureLink
-from buraco_p2p.net.channel.outbox import LinkRun
+from buraco_p2p.net.channel.outbox import LinkPath, LinkRun
 from buraco_p2p.net.channel.server import LinkServer
 from buraco_p2p.net.mesh.events import MeshEvent
 from buraco_p2p.net.mesh.meshconfig import MeshConfig, MeshState
@@ -167,6 +167,10 @@ class MoveService(Protocol):
         """Joiner: sleep `delay` seconds, less if the host's new addresses arrive."""
         ...
 
+    def next_news(self) -> trio.Event:
+        """Joiner: an event set when the host's next new addresses arrive."""
+        ...
+
 
 class MeshCore(Protocol):
     """The services of one mesh its parts may use; `Mesh` implements it."""
@@ -191,6 +195,9 @@ class MeshCore(Protocol):
     punch_window: float
     punched: set[str]  # remote addresses of links made by a simultaneous open
     turn_addresses: dict[str, IPAddress]  # remote address of a link through TURN: its server
+    # Host: a joiner's relayed candidate we dialed from its reply code -> that code's
+    # reflexive candidate (where the joiner's NAT is, for punching: 2.11)
+    reflexive_behind_relay: dict[str, Endpoint]
     turn_targets: frozenset[Endpoint]  # joiner: host addresses it awaits through its relay
     turn_waiting: dict[IPAddress, trio.MemorySendChannel[trio.abc.Stream]]
     turn: TurnRelay | None  # our TURN allocation while it lives (turning.py writes it)
@@ -249,6 +256,14 @@ class MeshCore(Protocol):
 
     def is_relayed(self, peer: PeerKey) -> bool:
         """The live link to `peer` goes through the host's relay."""
+        ...
+
+    def is_direct(self, peer: PeerKey) -> bool:
+        """The live link to `peer` is a direct path (dialed, mapped or punched): no relay."""
+        ...
+
+    def path_of(self, link: SecureLink, *, relayed: bool) -> LinkPath:
+        """How `link` runs (`relayed`: it is a channel of the host's relay)."""
         ...
 
     def reject(self, who: str | None, exc: BaseException) -> None:

@@ -174,7 +174,12 @@ class Dialer:
         member = mesh.roster.member(key)
         if member is None:
             return None
-        for ep in member.addresses:
+        # Its relayed (TURN) candidate last: a direct path is preferred wherever one works.
+        relayed = member.relayed()
+        order = [ep for ep in member.addresses if ep not in relayed] + list(relayed)
+        for ep in order:
+            if mesh.is_direct(key):
+                return None  # a direct link came up meanwhile (a punch the host timed)
             try:
                 link = await self.connect(ep, key)
             except LinkError as exc:
@@ -300,6 +305,31 @@ class Dialer:
                     await done.wait()
         return won[0] if won else None
 
+    async def _connect_host_until_news(
+        self, candidates: tuple[Endpoint, ...], host: PeerKey
+    ) -> tuple[SecureLink, Roster] | None:
+        """`connect_host`, given up (None) when the host's new addresses arrive meanwhile: a
+        punch toward a reflexive address lasts as long as a person may take to paste our
+        reply code, and one toward the address the host had before it moved would keep a
+        pasted re-join code waiting that long (2.15)."""
+        news = self.mesh.moves.next_news()
+        got: list[tuple[SecureLink, Roster]] = []
+        try:
+            async with trio.open_nursery() as nursery:
+
+                async def give_up_on_news() -> None:
+                    await news.wait()
+                    nursery.cancel_scope.cancel()
+
+                nursery.start_soon(give_up_on_news)
+                got.append(await self.connect_host(candidates, host))
+                nursery.cancel_scope.cancel()
+        except BaseExceptionGroup as group:  # connect_host's own error, as it raised it
+            if len(group.exceptions) == 1:
+                raise group.exceptions[0] from None
+            raise
+        return got[0] if got else None
+
     async def _while_host_linked(self, host: PeerKey) -> None:
         """Wait while a link to the host lives that the host opened (after it moved, 2.15)."""
         while (run := self.mesh.live_run_or_none(host)) is not None:
@@ -328,13 +358,17 @@ class Dialer:
                     mesh.moves.host_addresses, mesh.roster.host.addresses, addresses
                 )
                 try:
-                    link, roster = await self.connect_host(candidates, host)
+                    got = await self._connect_host_until_news(candidates, host)
                 except JoinRefused as exc:
                     mesh.reject("host", exc)
                     return
                 except MeshError as exc:
                     mesh.reject("host", exc)
                     continue
+                if got is None:
+                    delay = mesh.config.redial_min  # the host moved: dial its new addresses
+                    continue
+                link, roster = got
                 delay = mesh.config.redial_min
                 try:
                     mesh.adopt_roster(roster, link.label)

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from buraco_p2p.net.channel.errors import NetError
 from buraco_p2p.net.mesh.wayout import TURN_FLAG, JoinerWords, PastedCode
-from buraco_p2p.net.reach.candidates import CandidateKind, NatClass
+from buraco_p2p.net.reach.candidates import CandidateKind, NatClass, shared
 from buraco_p2p.net.reach.invite import Endpoint, Invite, InviteError
 from buraco_p2p.net.reach.stun import StunError, binding, probe
 from buraco_p2p.net.reach.turnwire import TurnServer
@@ -111,10 +111,21 @@ class Advertiser(Protocol):
     def advertise_also(self, endpoint: Endpoint, kind: CandidateKind = ...) -> None: ...
 
 
+def nat_advice(nat: NatClass, *, relay: bool = False) -> str:
+    """What our NAT class means for players outside our network; with `relay`, our TURN
+    relay (--turn) is a way in too."""
+    if relay and nat == NatClass.RANDOM:
+        return ("your NAT gives every destination a new public port (random): players outside "
+                "your network reach you through your TURN relay (or a port mapping)")
+    return NAT_ADVICE[nat]
+
+
 async def learn_public_address(
-    mesh: Advertiser, port: int, stun: Sequence[Endpoint], say: Callable[[str], None]
+    mesh: Advertiser, port: int, stun: Sequence[Endpoint], say: Callable[[str], None],
+    *, relay: bool = False,
 ) -> None:
     """Ask the STUN servers about our listening `port`; advertise the answer and the NAT class.
+    `relay`: a TURN relay (--turn) is about to serve the players no other path reaches.
 
     A server that does not answer is reported and the table goes on without it.
     """
@@ -124,12 +135,16 @@ async def learn_public_address(
         say(f"* no public address learnt: {exc}")
         return
     mesh.nat_class = nat
+    advice = nat_advice(nat, relay=relay)
+    what = (f"address {reflexive} (from STUN, in your provider's shared address space "
+            "100.64.0.0/10: a carrier-grade NAT; not public)" if shared(reflexive)
+            else f"public address {reflexive} (from STUN)")  # fmt: skip
     if mesh.candidate_kinds.get(reflexive) == CandidateKind.MAPPED:
         # the router forwards this very port: it is listed once, as mapped
-        say(f"* public address {reflexive} (from STUN): the mapped port; {NAT_ADVICE[nat]}")
+        say(f"* {what}: the mapped port; {advice}")
         return
     mesh.advertise_also(reflexive, CandidateKind.REFLEXIVE)
-    say(f"* public address {reflexive} (from STUN); {NAT_ADVICE[nat]}")
+    say(f"* {what}; {advice}")
 
 
 async def _public_address(port: int, stun: Sequence[Endpoint]) -> tuple[Endpoint, NatClass]:
@@ -210,7 +225,14 @@ async def prepare_reply_code(
     if text not in _printed:
         # once per address: a joiner trying again from the same port needs no new code
         _printed.add(text)
-        say("* if the host cannot be reached directly, give the host this reply code to paste:")
+        if host_relays and not punchable:
+            # A TURN relay forwards only from the addresses its holder permitted: the host
+            # permits a joiner's when it pastes that joiner's code.
+            say("* the host is reached through its TURN relay, which lets in only players whose "
+                "reply code the host has pasted: give the host this reply code to paste:")
+        else:
+            say("* if the host cannot be reached directly, give the host this reply code to "
+                "paste:")
         say(text)
     if words is not None:
         words.reply_code = True
@@ -280,8 +302,13 @@ async def answer_reply_code(
         mesh.punched.add(str(candidate.endpoint))  # the link says "direct (punched)" here too
         await mesh.server.handle_stream(stream)
         return
+    reflexive = next((c.endpoint for c in code.candidates
+                      if c.kind == CandidateKind.REFLEXIVE), None)  # fmt: skip
     for candidate in relayed:
         say(f"* dialing {candidate.endpoint}, the joiner's TURN relay ...")
+        if reflexive is not None:
+            # The link comes from the relay; punches to the other joiners go to its NAT.
+            mesh.reflexive_behind_relay[str(candidate.endpoint)] = reflexive
         relayed_stream = await dial_relayed(mesh, candidate.endpoint, window)
         if relayed_stream is not None:
             record.outcome = f"through the joiner's TURN relay {candidate.endpoint}"

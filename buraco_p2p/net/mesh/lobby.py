@@ -61,6 +61,7 @@ from buraco_p2p.net.table.appmessages import (
     is_ready,
     printable,
     rules_announced,
+    tag_of,
     tagged,
 )
 
@@ -123,6 +124,7 @@ class Lobby:
         # well-formed `bots` message said. Never a nickname: anyone can call themselves a bot.
         self.bots: frozenset[bytes] = frozenset()
         self._bots_waiting: frozenset[bytes] | None = None  # the host's, for a newer roster
+        self._seating_shown: tuple[object, ...] | None = None
 
     @property
     def request(self) -> JoinRequest | None:
@@ -285,7 +287,7 @@ class Lobby:
                 return
             if self._rules_shown(peer, message) or self._bots_marked(peer, message):
                 return
-            kept = isinstance(message, list) and message and message[0] in MATCH_TAGS
+            kept = tag_of(message) in MATCH_TAGS
             if kept and sum(k == peer for k, _ in self.backlog) < MAX_BACKLOG:
                 self.backlog.append((peer, message))
             return
@@ -354,8 +356,14 @@ class Lobby:
     def show_event(self, event: object) -> None:
         if isinstance(event, RosterChanged):
             self._mark_bots()
-            seated = f"{len(event.roster.members)}/{event.roster.seats}"
-            self.out(f"* seated ({seated}):\n{self.seats_text()}")
+            # A roster whose seats are as shown (only an address changed: the host learnt a
+            # public one, a relay) is not shown again.
+            seating = (event.roster.seats,
+                       tuple((m.seat, m.key, m.nickname) for m in event.roster.members))
+            if seating != self._seating_shown:
+                self._seating_shown = seating
+                seated = f"{len(event.roster.members)}/{event.roster.seats}"
+                self.out(f"* seated ({seated}):\n{self.seats_text()}")
             if event.roster.full and not self._announced_full:
                 self._announced_full = True
                 self.out("* every seat is taken: the table is complete")

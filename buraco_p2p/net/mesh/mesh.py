@@ -41,7 +41,7 @@ from buraco_p2p.net.channel.errors import MeshError
 from buraco_p2p.net.channel.handshake import secret_hint
 from buraco_p2p.net.channel.identity import Identity, PeerKey
 from buraco_p2p.net.channel.link import SecureLink
-from buraco_p2p.net.channel.outbox import LinkRun
+from buraco_p2p.net.channel.outbox import LinkPath, LinkRun
 from buraco_p2p.net.channel.reliable import INCARNATION_LEN, SendBufferFull
 from buraco_p2p.net.channel.server import LinkServer
 from buraco_p2p.net.mesh.accepting import Acceptor
@@ -68,7 +68,7 @@ from buraco_p2p.net.mesh.peerlinks import (
 from buraco_p2p.net.mesh.punching import Punches
 from buraco_p2p.net.mesh.relaying import Relays
 from buraco_p2p.net.mesh.seating import Seating
-from buraco_p2p.net.reach.candidates import CandidateKind, NatClass, describe_link
+from buraco_p2p.net.reach.candidates import CandidateKind, NatClass, describe_link, inside_only
 from buraco_p2p.net.reach.invite import Endpoint, Invite, IPAddress
 from buraco_p2p.net.reach.turn import TurnRelay
 from buraco_p2p.net.table.table import DEFAULT_SEATS, KICKED, LEAVE, Roster, kinds_for
@@ -136,6 +136,7 @@ class Mesh:
         # IP; the host addresses a joiner waits to be dialed from through its own relay, and
         # who waits for each of those IPs.
         self.turn_addresses: dict[str, IPAddress] = {}
+        self.reflexive_behind_relay: dict[str, Endpoint] = {}
         self.turn_targets: frozenset[Endpoint] = frozenset()
         self.turn: TurnRelay | None = None
         self.turn_waiting: dict[IPAddress, trio.MemorySendChannel[trio.abc.Stream]] = {}
@@ -228,6 +229,13 @@ class Mesh:
             (k for ep, k in self.candidate_kinds.items() if remote is not None and ep.ip == remote),
             None,
         )
+        if (
+            kind is None and self.is_host and remote is not None and not p.run.relayed
+            and address not in self.punched and (address or "") not in self.turn_addresses
+            and not inside_only(Endpoint(remote, 1))
+            and CandidateKind.MAPPED in self.candidate_kinds.values()
+        ):  # fmt: skip
+            kind = CandidateKind.MAPPED  # a joiner from outside came in through our mapping
         return describe_link(
             relayed=p.run.relayed, punched=address in self.punched, remote=remote,
             remote_kind=kind, turn=self.turn_addresses.get(address or ""),
@@ -245,6 +253,23 @@ class Mesh:
     def is_relayed(self, peer: PeerKey) -> bool:
         p = self.records.get(peer)
         return p is not None and p.link is not None and p.run is not None and p.run.relayed
+
+    def path_of(self, link: SecureLink, *, relayed: bool) -> LinkPath:
+        if relayed:
+            return LinkPath.HOST_RELAY
+        address = link.address or ""
+        through_turn = address in self.turn_addresses or any(
+            kind == CandidateKind.RELAYED and str(ep) == address
+            for ep, kind in self.candidate_kinds.items()
+        )
+        return LinkPath.TURN if through_turn else LinkPath.DIRECT
+
+    def is_direct(self, peer: PeerKey) -> bool:
+        """The live link to `peer` is a direct path (dialed, mapped or punched): no relay."""
+        p = self.records.get(peer)
+        return p is not None and p.link is not None and p.run is not None and (
+            p.run.path == LinkPath.DIRECT
+        )
 
     async def send(self, peer: PeerKey, message: Any) -> None:
         """Queue `message` for `peer`; never waits for the peer's socket.

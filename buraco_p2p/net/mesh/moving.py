@@ -44,6 +44,7 @@ from buraco_p2p.net.table.table import mesh_message
 
 if TYPE_CHECKING:
     from buraco_p2p.net.mesh.core import MeshCore
+    from buraco_p2p.net.reach.portmap import HeldMapping
 
 __all__ = ["REACH_FOR", "Moves", "Probe", "keep_address", "mapping_probe", "stun_probe"]
 
@@ -70,12 +71,17 @@ class Moves:
         # Joiner: the host's addresses learnt from a moved record or a pasted code.
         self.host_addresses: tuple[Endpoint, ...] = ()
         self._wake = trio.Event()
+        self._news = trio.Event()  # set (and replaced) when the host's addresses arrive
         self._dropped = trio.Event()
         self._reaching: set[PeerKey] = set()
         # Host: the address each joiner's last direct link came from.
         self.observed: dict[PeerKey, Endpoint] = {}
         # Host: told the re-join code each time the address changes (the client prints it).
         self.announce: Callable[[str], None] | None = None
+        # Host: the joiners whose link we made by dialing their own TURN relay (2.14): a
+        # joiner behind a NAT no punch crosses, who waits to be dialed there again.
+        self._their_relay: dict[PeerKey, Endpoint] = {}
+        self._redialing: set[PeerKey] = set()
 
     # -- both ends ---------------------------------------------------------------------------
 
@@ -87,6 +93,11 @@ class Moves:
             seen = parse_observed(run.link.address)
             if seen is not None:
                 self.observed[key] = seen
+            member = mesh.roster.member(key) if mesh.roster is not None else None
+            theirs = [ep for ep in (member.relayed() if member else ())
+                      if str(ep) == run.link.address]  # fmt: skip
+            if theirs:
+                self._their_relay[key] = theirs[0]
         if self.record is not None and not mesh.is_host_key(key):
             mesh.enqueue(run, self.record)
 
@@ -94,10 +105,14 @@ class Moves:
         """A link to `key` ended: on the host, a reason to check our address again; and once
         we have moved, a joiner to reach (a link that was still live when we noticed the move
         dies a little later)."""
-        if self.mesh.is_host:
+        mesh = self.mesh
+        if mesh.is_host:
             self._dropped.set()
             if self.latest is not None:
                 self._start_reaching(key)
+            if key in self._their_relay and key not in self._redialing and not mesh.closed:
+                self._redialing.add(key)
+                mesh.nursery.start_soon(self._redial_their_relay, key)
 
     async def dropped(self) -> None:
         """Host: wait until a joiner's link drops (for `keep_address`)."""
@@ -211,6 +226,26 @@ class Moves:
         mesh.nursery.start_soon(mesh.server.handle_stream, stream)
         done.cancel()
 
+    async def _redial_their_relay(self, key: PeerKey) -> None:
+        """Host: a joiner we reached by dialing its TURN relay lost its link; it cannot dial
+        us (that is why it holds the relay) and waits there to be dialed again, so we dial it
+        until the link is back (however it comes back) or `REACH_FOR` passes."""
+        from buraco_p2p.net.mesh.turning import dial_relayed
+
+        mesh = self.mesh
+        ep = self._their_relay[key]
+        try:
+            with trio.move_on_after(REACH_FOR):
+                while mesh.wants_link(key) and not mesh.is_up(key) and mesh.server is not None:
+                    stream = await dial_relayed(mesh, ep, mesh.config.punch_window)
+                    if stream is not None and not mesh.is_up(key):
+                        await mesh.server.handle_stream(stream)
+                    elif stream is not None:
+                        await trio.aclose_forcefully(stream)
+                    await trio.sleep(REACH_PAUSE)
+        finally:
+            self._redialing.discard(key)
+
     # -- a joiner ------------------------------------------------------------------------------
 
     async def on_record(self, sender: PeerKey, msg: Any, who: str) -> None:
@@ -251,10 +286,18 @@ class Moves:
                               if c.kind == CandidateKind.REFLEXIVE)  # fmt: skip
         if reflexive and mesh.listen_wildcard and mesh.listen_port is not None:
             # The host is behind a NAT with no mapping: only a punch from our listening
-            # port gets through, while the host opens toward the address we came from.
+            # port gets through, while the host opens toward the address we came from. Its
+            # old public address leads nowhere now: punched no longer.
             mesh.punch_port = mesh.listen_port
-            mesh.punch_targets = mesh.punch_targets | reflexive
+            mesh.punch_targets = reflexive
         self._wake.set()
+        self._news.set()
+        self._news = trio.Event()
+
+    def next_news(self) -> trio.Event:
+        """Joiner: an event set when the host's next new addresses arrive (a moved record or
+        a pasted code): an attempt to reach the host at the old ones is then given up."""
+        return self._news
 
     async def wait_news(self, delay: float) -> None:
         """Joiner: sleep `delay` seconds, less if the host's new addresses arrive meanwhile."""
@@ -284,13 +327,12 @@ async def keep_address(
         await trio.sleep_until(checked + CHECK_AT_MOST_EVERY)
 
 
-def mapping_probe(port: int) -> Probe:
-    """Ask the router for the mapping of `port` again (PCP/NAT-PMP): its external address."""
+def mapping_probe(held: HeldMapping) -> Probe:
+    """Ask the router for the mapping we hold again (PCP/NAT-PMP), as its owner (the same
+    nonce, so the router's deletion at the end still finds it ours): its external address."""
 
     async def probe() -> Sequence[Candidate]:
-        from buraco_p2p.net.reach.portmap import map_port
-
-        mapping = await map_port(port)
+        mapping = await held.ask_again()
         return (Candidate(CandidateKind.MAPPED, mapping.external),)
 
     return probe

@@ -95,11 +95,26 @@ class PeerLinks:
         mesh = self.mesh
         p = self.peer(key)
         limit = mesh.config.max_buffer + SEND_QUEUE_HEADROOM
-        run = LinkRun(link, relayed, Outbox(limit, mesh.config.relay_queue_bytes))
+        run = LinkRun(link, relayed, Outbox(limit, mesh.config.relay_queue_bytes),
+                      path=mesh.path_of(link, relayed=relayed))  # fmt: skip
+        old = p.run
+        if old is not None and old.error is None and not old.done.is_set() and (
+            old.path > run.path
+        ):
+            # A relay (the host's or a TURN server's) never takes over a working direct link,
+            # nor one still resuming: it costs latency, and a TURN server would learn who
+            # plays with whom. The peer does the same with its end of this link; a direct link
+            # that died is dropped within a heartbeat timeout, and the next relayed link is
+            # then taken.
+            mesh.reject(link.label, MeshError(f"{link.label}: a relayed link does not replace "
+                                              "a working direct one"))  # fmt: skip
+            with trio.CancelScope(shield=True):
+                await link.aclose()
+            return
         while p.run is not None:  # the newest link wins; wait until the old one is gone
             old = p.run
             if old.replaced is None:
-                to_direct = old.relayed and not relayed
+                to_direct = old.path < run.path
                 old.replaced = "moved to a direct link" if to_direct else "replaced by a new link"
             old.scope.cancel()
             await old.done.wait()

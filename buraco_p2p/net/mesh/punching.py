@@ -219,6 +219,12 @@ class Punches:
         """Host: a joiner's link resumed. Tell it where we see it; pair it with the others."""
         mesh = self.mesh
         observed = parse_observed(address)
+        if address is not None and address in mesh.reflexive_behind_relay:
+            # We dialed the joiner's TURN relay: its link comes from the relay, no punch
+            # target; the joiner's STUN server saw it here (its reply code, 2.12).
+            observed = mesh.reflexive_behind_relay[address]
+        elif observed is not None and mesh.turn_addresses.get(str(observed)) == observed.ip:
+            observed = None  # a relayed candidate we dialed: the TURN server's address
         if observed is None:
             return
         self.observed[key] = observed
@@ -392,7 +398,7 @@ class Punches:
             peer in self._punching
             or mesh.listen_port is None
             or mesh.direct_refused(peer)
-            or (mesh.is_up(peer) and not mesh.is_relayed(peer))
+            or mesh.is_direct(peer)  # a link through a relay, the host's or TURN, is not
         ):
             return
         self._punching.add(peer)

@@ -57,7 +57,9 @@ class RelayRecord:
 
 def parse_relay(msg: Any, sender: str) -> RelayRecord:
     """Validate a relay record received from `sender`."""
-    if not isinstance(msg, list) or not msg or msg[0] not in RELAY_TAGS:
+    # The tag is looked up only once it is a str: a peer's array or map would not hash.
+    if not isinstance(msg, list) or not msg or not isinstance(msg[0], str) \
+            or msg[0] not in RELAY_TAGS:  # fmt: skip
         raise RelayError(f"{sender} sent a malformed relay record")
     kind = msg[0]
     want = 4 if kind == "rd" else 3

@@ -40,6 +40,7 @@ from buraco_p2p.net.reach.turn import TurnError, TurnRelay, TurnServer, open_tur
 from buraco_p2p.net.reach.turnwire import connect_tcp
 
 if TYPE_CHECKING:
+    from buraco_p2p.net.mesh.core import MeshCore
     from buraco_p2p.net.mesh.mesh import Mesh
 
 __all__ = ["dial_relayed", "keep_relay", "permit"]
@@ -133,7 +134,9 @@ async def permit(mesh: Mesh, ips: Iterable[IPAddress], say: Callable[[str], None
         say(f"* {exc}")
 
 
-async def dial_relayed(mesh: Mesh, ep: Endpoint, window: float) -> trio.SocketStream | None:
+async def dial_relayed(
+    mesh: MeshCore, ep: Endpoint, window: float
+) -> trio.SocketStream | None:
     """Host: a plain TCP connection to a joiner's relayed address `ep`, tried for `window`
     seconds (the joiner's permission may come a moment after its code), as a stream whose
     link reads "relayed (TURN ...)"."""

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 
 import trio
 
-from buraco_p2p.net.reach.candidates import CandidateKind, NatClass, inside_only
+from buraco_p2p.net.reach.candidates import CandidateKind, NatClass, inside_only, shared
 from buraco_p2p.net.reach.invite import Endpoint, Invite
 
 if TYPE_CHECKING:
@@ -52,13 +52,20 @@ NO_REACH_HELP = (
 
 
 def host_reach_note(invite: Invite) -> str | None:
-    """Host: a line saying the invite reaches only its own network, or None if it names an
-    address players elsewhere can try."""
-    if not invite.addresses or not all(inside_only(ep) for ep in invite.addresses):
+    """Host: a line saying the invite reaches only its own network, or only its provider's
+    (a carrier-grade NAT's shared address space), or None if it names an address players
+    anywhere can try."""
+    addresses = invite.addresses
+    if not addresses or not all(inside_only(ep) or shared(ep) for ep in addresses):
         return None
-    return ("* every address in this invite is inside your network: players elsewhere cannot "
-            "reach you (--internet asks your router for a port mapping; --stun learns your "
-            "public address for reply codes)")  # fmt: skip
+    if all(inside_only(ep) for ep in addresses):
+        return ("* every address in this invite is inside your network: players elsewhere "
+                "cannot reach you (--internet asks your router for a port mapping; --stun "
+                "learns your public address for reply codes)")  # fmt: skip
+    ours = next(ep for ep in addresses if shared(ep))
+    return (f"* {ours} is in your provider's shared address space (100.64.0.0/10: a "
+            "carrier-grade NAT): players with the same provider can reach it, players "
+            f"elsewhere only through a TURN relay ({TURN_FLAG}) at an address both can reach")
 
 
 def _what_became(ep: Endpoint, error: str) -> str:
@@ -82,6 +89,8 @@ def _candidate_words(ep: Endpoint, kind: int, *, punched: bool) -> str:
             else "dialed; no punch without a reply code"
         )
         return f"the host's public address from STUN, {how}"
+    if shared(ep):
+        return "in the shared address space of the host's provider (carrier-grade NAT), dialed"
     if inside_only(ep):
         return "inside the host's network, dialed"
     if ep.ip.version == 6:
@@ -104,7 +113,9 @@ def _joiner_why(invite: Invite, mine: NatClass | None, reply_code: bool) -> str:
         by_kind.setdefault(kind, []).append(ep)
     mapped = by_kind.get(CandidateKind.MAPPED, [])
     reflexive = by_kind.get(CandidateKind.REFLEXIVE, [])
-    public = [ep for ep in by_kind.get(CandidateKind.HOST, []) if not inside_only(ep)]
+    own = by_kind.get(CandidateKind.HOST, [])
+    public = [ep for ep in own if not inside_only(ep) and not shared(ep)]
+    provider = [ep for ep in own if shared(ep)]
     if mapped:
         return (
             f"nothing answers at {mapped[0]}, the port the host's router maps: the host may "
@@ -127,6 +138,10 @@ def _joiner_why(invite: Invite, mine: NatClass | None, reply_code: bool) -> str:
     if public:
         return (f"nothing answers at {', '.join(str(ep) for ep in public[:2])}: the host may "
                 "have stopped, or a firewall drops connections to it")  # fmt: skip
+    if provider:
+        return (f"nothing answers at {provider[0]}, an address of the shared space of the "
+                "host's provider (carrier-grade NAT): only that provider's customers can reach "
+                "it, and the host may have stopped")  # fmt: skip
     shown = ", ".join(str(ep) for ep in invite.addresses[:3])
     return (f"the invite names only addresses inside the host's own network ({shown}); from "
             "another network they lead nowhere")  # fmt: skip
@@ -149,10 +164,13 @@ def _joiner_help(invite: Invite, mine: NatClass | None, reply_code: bool) -> str
             else "a reply code (join again with --stun IP:PORT; the host pastes the code)"
         )
         return f"what would help: {code}, or {mapping}, or {turn}"
-    if any(not inside_only(ep) for ep in invite.addresses):
+    if any(not inside_only(ep) and not shared(ep) for ep in invite.addresses):
         # an address of the host's own, no NAT in front of it: only a firewall can drop us
         return ("what would help: the host lets its port in through its router's firewall (a "
                 f"rule there; IPv6 needs no mapping, only that), or {turn}")  # fmt: skip
+    if any(shared(ep) for ep in invite.addresses):
+        return (f"what would help: {turn}, at an address both of you reach (the host's "
+                "provider's shared space leads nowhere from other networks)")  # fmt: skip
     return f"{NO_REACH_HELP}"
 
 
@@ -291,11 +309,17 @@ def _host_reach_words(kinds: dict[Endpoint, CandidateKind], nat: NatClass) -> tu
     turn = f"a TURN relay all of you name ({TURN_FLAG})"
     mapped = [ep for ep, k in kinds.items() if k == CandidateKind.MAPPED]
     reflexive = [ep for ep, k in kinds.items() if k == CandidateKind.REFLEXIVE]
-    public = [ep for ep, k in kinds.items() if k == CandidateKind.HOST and not inside_only(ep)]
+    public = [ep for ep, k in kinds.items()
+              if k == CandidateKind.HOST and not inside_only(ep) and not shared(ep)]  # fmt: skip
     if mapped:
         return (f"your router maps {mapped[0]}: a joiner anywhere can dial it, so an empty seat "
                 "is a player who has not joined yet, or whose network lets no connection out",
                 "ask the missing players what their screen says")  # fmt: skip
+    if reflexive and shared(reflexive[0]):
+        return (f"your address {reflexive[0]} (from STUN) is in your provider's shared space "
+                "(carrier-grade NAT): only players with the same provider can reach it, and "
+                "only by a punch (a reply code you paste) or a mapping your provider grants",
+                f"{turn}, at an address all of you can reach")  # fmt: skip
     if reflexive and nat == NatClass.RANDOM:
         return (f"your public address {reflexive[0]} (from STUN) has no port mapping: with "
                 "a symmetric NAT nobody outside your network can reach you",

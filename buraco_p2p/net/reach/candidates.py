@@ -181,13 +181,17 @@ def describe_link(
     return "direct"
 
 
-# Addresses no player outside their own network can reach: private, carrier-grade NAT,
-# link-local and loopback ranges (IPv4 and IPv6).
+# Addresses no player outside their own network can reach: private, link-local and loopback
+# ranges (IPv4 and IPv6).
 _INSIDE = tuple(
     ipaddress.ip_network(net)
-    for net in ("10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", "100.64.0.0/10",
-                "169.254.0.0/16", "127.0.0.0/8", "fc00::/7", "fe80::/10", "::1/128")
+    for net in ("10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", "169.254.0.0/16",
+                "127.0.0.0/8", "fc00::/7", "fe80::/10", "::1/128")
 )  # fmt: skip
+# The shared address space of RFC 6598: a provider's carrier-grade NAT numbers its customers'
+# routers here. Neither private (every customer of that provider reaches such an address, and
+# so does a TURN server inside that network) nor public (nobody elsewhere does).
+SHARED = ipaddress.ip_network("100.64.0.0/10")
 
 
 def inside_only(endpoint: Endpoint) -> bool:
@@ -195,9 +199,32 @@ def inside_only(endpoint: Endpoint) -> bool:
     return any(endpoint.ip in net for net in _INSIDE if net.version == endpoint.ip.version)
 
 
+def shared(endpoint: Endpoint) -> bool:
+    """Whether `endpoint` is in a provider's shared address space (RFC 6598): reached by that
+    provider's customers only."""
+    return endpoint.ip.version == 4 and endpoint.ip in SHARED
+
+
+def public(endpoint: Endpoint) -> bool:
+    """Whether players anywhere may reach `endpoint` (a firewall permitting): neither inside
+    one network nor in a provider's shared space."""
+    return not inside_only(endpoint) and not shared(endpoint)
+
+
+def where_words(endpoint: Endpoint) -> str:
+    """What kind of address `endpoint` is, for a player: "public", or where it leads."""
+    if shared(endpoint):
+        return ("in your provider's shared address space (100.64.0.0/10, carrier-grade NAT): "
+                "its other customers can reach it, players elsewhere cannot")  # fmt: skip
+    if inside_only(endpoint):
+        return "inside your network"
+    return "public"
+
+
 def outside_ips(endpoints: Iterable[Endpoint]) -> list[IPAddress]:
-    """The IPs of `endpoints` that lead outside one network, sorted: never a LAN's (a TURN
-    permission for a LAN address would let nobody in, and tells the TURN server our LAN)."""
+    """The IPs of `endpoints` that lead outside one network (public or shared), sorted: never a
+    LAN's (a TURN permission for a LAN address would let nobody in, and tells the TURN server
+    our LAN)."""
     return sorted({ep.ip for ep in endpoints if not inside_only(ep)}, key=str)
 
 

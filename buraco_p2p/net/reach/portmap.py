@@ -125,25 +125,45 @@ def pcp_map_request(
 
 
 def parse_pcp_map_response(data: bytes, nonce: bytes) -> Mapping:
+    raw_mapping = _pcp_answer(data, nonce, "PCP mapping")
+    protocol, _internal, external_port = struct.unpack(">B3xHH", raw_mapping[36:44])
+    raw = ipaddress.IPv6Address(raw_mapping[44:60])
+    ip = raw.ipv4_mapped or raw
+    if protocol != TCP or external_port == 0:
+        raise PortMapError("PCP answer maps another protocol or no port")
+    (lifetime,) = struct.unpack(">I", data[4:8])
+    return Mapping("PCP", Endpoint(ip, external_port), lifetime)
+
+
+def check_pcp_deleted(data: bytes, nonce: bytes) -> None:
+    """The router's answer to our deletion (a MAP request of lifetime 0): granted, and with
+    lifetime 0 (RFC 6887 section 15); `PortMapError` with the router's refusal otherwise."""
+    if len(data) >= 4 and data[:2] == bytes((PCP_VERSION, 0x80 | PCP_MAP)) and data[3] == 2:
+        # For a deletion, NOT_AUTHORIZED says whose the mapping is, not what the router allows.
+        raise PortMapError("the router refused the deletion of the PCP mapping: NOT_AUTHORIZED "
+                           "(2): it holds the mapping for another request (another nonce)")
+    _pcp_answer(data, nonce, "deletion of the PCP mapping")
+    (lifetime,) = struct.unpack(">I", data[4:8])
+    if lifetime != 0:
+        raise PortMapError(f"the router kept the PCP mapping for {lifetime} s more")
+
+
+def _pcp_answer(data: bytes, nonce: bytes, what: str) -> bytes:
+    """`data` if it is a successful PCP MAP answer to our request of `nonce`."""
     if data[:1] == bytes((NATPMP_VERSION,)):
         raise PortMapError("the router speaks NAT-PMP, not PCP")
     if len(data) < 60:
         raise PortMapError(f"PCP answer of {len(data)} bytes, a MAP answer is 60")
-    version, opcode, _, result, lifetime = struct.unpack(">BBBBI", data[:8])
+    version, opcode, _, result = struct.unpack(">BBBB", data[:4])
     if version != PCP_VERSION or opcode != 0x80 | PCP_MAP:
         raise PortMapError(f"not a PCP MAP answer (version {version}, opcode {opcode:#x})")
     if result == RESULT_UNSUPP_VERSION:
         raise PortMapError("the router does not speak this PCP version")
     if result != 0:
-        raise PortMapError(f"the router refused the PCP mapping: {result_words('PCP', result)}")
+        raise PortMapError(f"the router refused the {what}: {result_words('PCP', result)}")
     if data[24:36] != nonce:
         raise PortMapError("PCP answer for another request")
-    protocol, _internal, external_port = struct.unpack(">B3xHH", data[36:44])
-    raw = ipaddress.IPv6Address(data[44:60])
-    ip = raw.ipv4_mapped or raw
-    if protocol != TCP or external_port == 0:
-        raise PortMapError("PCP answer maps another protocol or no port")
-    return Mapping("PCP", Endpoint(ip, external_port), lifetime)
+    return data
 
 
 def natpmp_map_request(internal_port: int, lifetime: int = LIFETIME) -> bytes:
@@ -198,8 +218,13 @@ async def _ask(sock: trio.socket.SocketType, gateway: str, request: bytes) -> by
 
 
 class _Asker:
-    """One client of the gateway for one internal port: the first request picks PCP or
-    NAT-PMP, and later ones (a renewal, the deletion) speak the same, with the same nonce."""
+    """One client of the gateway for one internal port, for the mapping's whole life: the
+    first request picks PCP or NAT-PMP, and every later one (a renewal, a check of the
+    external address, the deletion) speaks the same from the same socket with the same nonce.
+    The nonce names the mapping's owner (RFC 6887 section 11.1): a router that saw another
+    would take us for another client, and refuse our deletion of the mapping ("not
+    authorized"), leaving the port open. Requests go one at a time (`lock`): the answers
+    share one socket."""
 
     def __init__(self, sock: trio.socket.SocketType, gateway: str, internal_port: int) -> None:
         self.sock, self.gateway, self.internal_port = sock, gateway, internal_port
@@ -207,8 +232,32 @@ class _Asker:
         self.nonce = secrets.token_bytes(12)
         self.protocol: str | None = None
         self.public: ipaddress.IPv4Address | None = None
+        self.lock = trio.Lock()
 
-    async def map(self, lifetime: int = LIFETIME) -> Mapping:
+    async def map(self) -> Mapping:
+        async with self.lock:
+            return await self._map(LIFETIME)
+
+    async def delete(self) -> None:
+        """Ask the router to delete the mapping, and check that it did (`PortMapError` with
+        its refusal otherwise)."""
+        async with self.lock:
+            if self.protocol == "PCP":
+                request = pcp_map_request(self.client, self.internal_port, self.nonce, 0)
+                check_pcp_deleted(await _ask(self.sock, self.gateway, request), self.nonce)
+                return
+            # A deletion's answer carries external port 0 (RFC 6886 section 3.4).
+            answer = await _ask(self.sock, self.gateway, natpmp_map_request(self.internal_port, 0))
+            if len(answer) != 16 or answer[:2] != b"\x00\x82":
+                raise PortMapError("not a NAT-PMP answer to the deletion")
+            (result,) = struct.unpack(">H", answer[2:4])
+            if result != 0:
+                raise PortMapError("the router refused to delete the NAT-PMP mapping: "
+                                   + result_words("NAT-PMP", result))  # fmt: skip
+
+    async def _map(self, lifetime: int) -> Mapping:
+        """A mapping of `lifetime` seconds: PCP first, NAT-PMP where the router speaks only
+        that (the first answer decides for the mapping's life)."""
         if self.protocol != "NAT-PMP":
             request = pcp_map_request(self.client, self.internal_port, self.nonce, lifetime)
             try:
@@ -228,12 +277,6 @@ class _Asker:
             )
         request = natpmp_map_request(self.internal_port, lifetime)
         answer = await _ask(self.sock, self.gateway, request)
-        if lifetime == 0:
-            # A deletion's answer carries external port 0 (RFC 6886 section 3.4).
-            if len(answer) != 16 or answer[:2] != b"\x00\x82" or answer[2:4] != b"\x00\x00":
-                raise PortMapError("the router refused to delete the NAT-PMP mapping")
-            self.protocol = "NAT-PMP"
-            return Mapping("NAT-PMP", Endpoint(self.public, self.internal_port), 0)
         mapping = parse_natpmp_map(answer, self.public)
         self.protocol = "NAT-PMP"
         return mapping
@@ -257,11 +300,20 @@ async def map_port(
 
 @dataclass
 class HeldMapping:
-    """A mapping kept alive by `hold_mapping`: the latest answer, renewals, the last error."""
+    """A mapping kept alive by `hold_mapping`: the latest answer, renewals, the last error.
+    `ask_again` asks the router once more for it (its external address after the router
+    restarted, say), as its owner: same socket, same nonce."""
 
     mapping: Mapping
     renewals: int = 0
     error: PortMapError | None = None
+    _asker: _Asker | None = None
+
+    async def ask_again(self) -> Mapping:
+        """The router's answer for this mapping now (`PortMapError` if it refuses)."""
+        assert self._asker is not None
+        self.mapping = await self._asker.map()
+        return self.mapping
 
 
 # A renewal that fails is tried again this long after (while the mapping still holds).
@@ -277,13 +329,15 @@ async def hold_mapping(
     gateway: ipaddress.IPv4Address | None = None,
     *,
     sleep: Sleep = trio.sleep,
+    say: Callable[[str], None] | None = None,
 ) -> AsyncIterator[HeldMapping]:
     """A TCP mapping of `internal_port` (as `map_port`), renewed and then deleted.
 
     A mapping lapses at the end of the lifetime the router granted, so it is renewed at half
     of it (RFC 6886 section 3.3, RFC 6887 section 11.2.1), with the same nonce; when the block
     ends it is deleted with a request of lifetime 0, so the router does not keep a port open
-    to a program that has stopped. `sleep` is the clock (tests drive it).
+    to a program that has stopped. A router that refuses the deletion, or does not answer it,
+    is said to `say` with how long the port stays open. `sleep` is the clock (tests drive it).
     """
     gateway = gateway or default_gateway()
     if gateway is None:
@@ -292,7 +346,7 @@ async def hold_mapping(
     with sock:
         await sock.connect((str(gateway), PORT))
         asker = _Asker(sock, str(gateway), internal_port)
-        held = HeldMapping(await asker.map())
+        held = HeldMapping(await asker.map(), _asker=asker)
 
         async def renew() -> None:
             wait = max(held.mapping.lifetime / 2, MIN_RENEW)
@@ -319,9 +373,19 @@ async def hold_mapping(
                 raise group.exceptions[0] from None
             raise
         finally:
-            with (
-                trio.CancelScope(shield=True),
-                trio.move_on_after(sum(TRIES) + 0.5),
-                contextlib.suppress(PortMapError, OSError),
-            ):
-                await asker.map(lifetime=0)
+            with trio.CancelScope(shield=True):
+                await _delete(asker, held, say)
+
+
+async def _delete(asker: _Asker, held: HeldMapping, say: Callable[[str], None] | None) -> None:
+    """Delete the mapping (shielded by the caller: it runs while the table unwinds)."""
+    why = f"no answer within {sum(TRIES) + 0.5:g} s"
+    with trio.move_on_after(sum(TRIES) + 0.5):
+        try:
+            await asker.delete()
+            return
+        except (PortMapError, OSError) as exc:
+            why = str(exc)
+    if say is not None:
+        say(f"* the port mapping {held.mapping.external} was not deleted ({why}); the router "
+            f"keeps it open for up to {held.mapping.lifetime} s")  # fmt: skip

@@ -30,6 +30,7 @@ __all__ = [
     "is_ready",
     "printable",
     "rules_announced",
+    "tag_of",
     "tagged",
 ]
 
@@ -39,10 +40,19 @@ MAX_RULE_OVERRIDES = 16
 MAX_RULE_TEXT = 80
 
 
+def tag_of(message: Any) -> str | None:
+    """The tag of a payload (an array led by a str), else None. A payload is any codec value a
+    peer chose: its first element may be an array or a map, which no set or dict may be asked
+    about (unhashable), so every reader finds the tag here before looking it up anywhere."""
+    if isinstance(message, list) and message and isinstance(message[0], str):
+        return message[0]
+    return None
+
+
 def tagged(message: Any, tag: str) -> bool:
     """Whether `message` claims to be a `tag` message (a list led by `tag`), well-formed or
     not: a malformed one of a kind the lobby owns is dropped, never passed on as another kind."""
-    return isinstance(message, list) and bool(message) and message[0] == tag
+    return tag_of(message) == tag
 
 
 def chat_message(text: str) -> list[Any]:

@@ -206,12 +206,14 @@ class Roster:
 _MEMBER_FIELDS = frozenset({"seat", "key", "nick", "addrs"})
 MAX_RELAYED = 1  # a peer holds one TURN allocation (2.14)
 # Where a relayed (TURN) candidate cannot be (2.6): a TURN server lends a public unicast
-# address, so one inside a network, unspecified, multicast or reserved is a lie, or a way to
-# have peers dial into someone's LAN. IPv6: only global unicast (2000::/3) is taken.
+# address, or one of its provider's shared space (100.64.0.0/10, RFC 6598: a TURN server
+# inside a carrier-grade NAT's network), so one inside a network, unspecified, multicast or
+# reserved is a lie, or a way to have peers dial into someone's LAN. IPv6: only global
+# unicast (2000::/3) is taken.
 _NOT_RELAYED_V4 = tuple(
     ipaddress.ip_network(net)
-    for net in ("0.0.0.0/8", "10.0.0.0/8", "100.64.0.0/10", "127.0.0.0/8", "169.254.0.0/16",
-                "172.16.0.0/12", "192.168.0.0/16", "224.0.0.0/4", "240.0.0.0/4")
+    for net in ("0.0.0.0/8", "10.0.0.0/8", "127.0.0.0/8", "169.254.0.0/16", "172.16.0.0/12",
+                "192.168.0.0/16", "224.0.0.0/4", "240.0.0.0/4")
 )  # fmt: skip
 _GLOBAL_V6 = ipaddress.ip_network("2000::/3")
 

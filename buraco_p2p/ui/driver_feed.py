@@ -12,11 +12,14 @@ the next shuffler; in the deal phase the step counts the decryption-share entrie
 Each verified shuffle is also said once in the table's feed.
 
 Every move is told in the feed (`narration.Narrator`, the words the line mode and the practice
-table use too) and shown one at a time: the screen's view steps through the table's moves,
-pausing `pace` seconds after each move of another seat, so that a person sees
-a bot's draw, melds and discard happen. The pacing is on this screen only; the session and the
-protocol run at their own speed (`skip` catches the screen up at once). The end of a hand is
-held: the ended hand stays on screen with its summary until `ready()`, the next deal behind it.
+table use too) and shown one at a time, on the screen's one clock (`told.Teller`): the moves,
+the table's news (shuffles, deals, timeouts, agreements) and each hand's result are told in
+the log's order, pausing `pace` seconds after each move of another seat, so that a person sees
+a bot's draw, melds and discard happen; the header's scores, the history and the panel at a
+hand's end follow what has been told, never the session running ahead. The pacing is on this
+screen only; the session and the protocol run at their own speed (`skip` catches the screen
+up at once). The end of a hand is held: the ended hand stays on screen with its summary until
+`ready()`, the next deal behind it. A resumed table tells the hand in play from its deal.
 
 A void agreement another party proposed is told from its arrival (`TableSnapshot.proposal`):
 what it is, the key that joins it, or why our driver will not (the parties it names are not
@@ -37,12 +40,11 @@ import shlex
 import shutil
 import sys
 import time
-from collections import deque
 from pathlib import Path
 
 import trio
 
-from buraco_p2p.engine import HandState, IllegalMove, Move, match_sides
+from buraco_p2p.engine import HandResult, HandState, IllegalMove, Move, match_sides
 from buraco_p2p.logfile import encode_log
 from buraco_p2p.net.channel.identity import PeerKey
 from buraco_p2p.net.reach.rejoin import looks_like_rejoin
@@ -53,7 +55,9 @@ from buraco_p2p.session import (
     Abandoned,
     Event,
     Fault,
+    HandEnded,
     HandStarted,
+    MatchEnded,
     Phase,
     Table,
     TimedOut,
@@ -65,7 +69,7 @@ from buraco_p2p.session import (
 from buraco_p2p.session.peer import RETRY_TIMEOUTS
 from buraco_p2p.text.agreement import held_text, not_late_text, proposal_text, warning_text
 from buraco_p2p.text.glyphs import Glyphs
-from buraco_p2p.text.narration import Narrator, Step, abandoned_text
+from buraco_p2p.text.narration import Narrator, abandoned_text
 from buraco_p2p.text.rejoin import host_code_lines
 from buraco_p2p.ui.feed import (
     ChatLine,
@@ -78,12 +82,12 @@ from buraco_p2p.ui.feed import (
     SeatInfo,
     TableSnapshot,
 )
+from buraco_p2p.ui.told import Beat, Standing, Teller, standing_of
 
 __all__ = ["DriverFeed", "ShuffleCount", "shuffle_count", "verify_program"]
 
 MAX_CHAT = 500
 LINK_POLL_S = 1.0
-PACE_S = 0.6  # on screen, between another seat's moves while more are waiting
 VOIDED = {
     "void": "the hand was voided by agreement: it is dealt again",
     "end": "the match was ended by agreement",
@@ -161,18 +165,13 @@ class DriverFeed:
         self._changed = trio.Event()
         self._chat: list[ChatLine] = []
         self._complaints: list[Complaint] = []
-        self._hand_over = False
-        self._turn_since = time.monotonic()
         self._shuffles_said = (-1, 0)  # (hand, shuffles) last said in the feed
         self._links: tuple[tuple[bool, str], ...] = ()
         self._snapshot: TableSnapshot | None = None
-        self.pace = PACE_S
         self._narrator: Narrator | None = None
-        self._steps: deque[Step] = deque()
-        self._shown: HandState | None = None  # the hand as the screen shows it (paced)
-        self._step_added = trio.Event()
-        self._skip = trio.Event()
-        self._readied = trio.Event()
+        # What the screen shows of the match follows what has been told (`told.Teller`).
+        self._told = Teller(Standing((0,) * self._sides()), self._tell_lines, self._publish,
+                            self._my_seat)  # fmt: skip
         self._waiting: tuple[int, ...] = ()  # parties the table waits for (not us)
         self._waiting_since = time.monotonic()
         self._timed_out_at = -1  # the log length at the last timeout
@@ -180,6 +179,15 @@ class DriverFeed:
         # name us too twice the table's timeout after that, unless we agree or play on.
         self._proposal_key: tuple[int, str, tuple[int, ...]] | None = None
         self._proposal_seen = time.monotonic()
+
+    @property
+    def pace(self) -> float:
+        """Seconds the screen pauses after another seat's move (on this screen only)."""
+        return self._told.pace
+
+    @pace.setter
+    def pace(self, seconds: float) -> None:
+        self._told.pace = seconds
 
     # -- the TableFeed interface ----------------------------------------------------------
 
@@ -223,8 +231,7 @@ class DriverFeed:
             self.line(None, text)
 
     async def ready(self) -> None:
-        self._hand_over = False
-        self._readied.set()
+        self._told.ready()
         self._publish()
         await trio.lowlevel.checkpoint()
 
@@ -239,7 +246,7 @@ class DriverFeed:
 
     async def skip(self) -> None:
         """Show the table as it is now: the moves waiting on screen are shown at once."""
-        self._skip.set()
+        self._told.skip()
         await trio.lowlevel.checkpoint()
 
     async def save_log(self, path: Path) -> str:
@@ -274,17 +281,26 @@ class DriverFeed:
     # -- the driver -----------------------------------------------------------------------
 
     def attach(self, driver: Driver) -> None:
-        """Show `driver`'s table from now on (its events and chat come here)."""
+        """Show `driver`'s table from now on (its events and chat come here). A table that
+        is already under way (resumed) is told from the deal of the hand in play, at once."""
         self.driver = driver
-        self.rules = driver.peer.table.rules
+        t = driver.peer.table
+        self.rules = t.rules
         driver.on_events = self._on_events
         driver.on_chat = self._on_chat
-        view = driver.peer.table.view
-        self._hand_over = view is not None and view.ended
+        view = t.view
         self._narrator = Narrator(self._name, Glyphs(deck_size=self.rules.deck_size))
-        # A resumed table is not told again from its first move: the screen starts from now.
-        self._narrator.follow(view)
-        self._shown = None if view is None else view.copy()
+        if view is None or view.ended:
+            self._narrator.follow(view)  # an ended hand is not told again: its result is
+            self._told.start(view, self._standing())
+        else:
+            # A hand in play (a resumed table), from its deal: what was played before we
+            # left is told again, at once.
+            self._told.start(None, self._standing())
+            self._told.add(self._dealt_beat(view, ""))
+            self._tell_moves()
+            self._told.skip()
+        self._say_shuffles()
         self._publish()
 
     async def follow(self) -> None:
@@ -293,7 +309,7 @@ class DriverFeed:
         assert d is not None
         seen = [-1]
         async with trio.open_nursery() as nursery:
-            nursery.start_soon(self._pacer)
+            nursery.start_soon(self._told.run)
             await self._watch(d, seen)
 
     async def _watch(self, d: Driver, seen: list[int]) -> None:
@@ -310,51 +326,34 @@ class DriverFeed:
                 self._publish()
 
     def _tell_moves(self) -> None:
-        """Queue the moves applied since the last look, for the pacer to show."""
+        """Queue the moves applied since the last look, to be told in turn."""
         d, narrator = self.driver, self._narrator
         if d is None or narrator is None:
             return
-        steps = narrator.follow(d.peer.table.view)
-        if steps:
-            self._steps.extend(steps)
-            self._step_added.set()
+        for step in narrator.follow(d.peer.table.view):
+            self._told.add(Beat(step.lines, step.seat, step.state))
 
-    async def _pacer(self) -> None:
-        """Show the queued moves one at a time; hold the end of a hand until `ready()`."""
-        me = self._my_seat()
-        while True:
-            if not self._steps:
-                self._step_added = trio.Event()
-                if not self._hand_over:
-                    self._shown = None
-                    self._publish()
-                await self._step_added.wait()
-                continue
-            step = self._steps.popleft()
-            if self._shown is not None and self._shown.setup != step.state.setup:
-                await self._hold_hand_end()
-            self._shown = step.state
-            for text in step.lines:
-                self._chat.append(ChatLine(None, text))
-            del self._chat[:-MAX_CHAT]
-            if step.state.ended:
-                self._hand_over = True
-                self._readied = trio.Event()
-            self._publish()
-            if step.state.ended:
-                await self._hold_hand_end()
-            elif step.seat != me and not self._skip.is_set():
-                # A pause after each move of another seat, so the next one (usually already
-                # on its way) does not replace it on screen at once.
-                with trio.move_on_after(self.pace):
-                    await self._skip.wait()
-            if not self._steps:
-                self._skip = trio.Event()
+    def _tell(self, text: str) -> None:
+        """A line of the table's own news, told in its place among the moves."""
+        self._told.add(Beat((text[:200],)))
 
-    async def _hold_hand_end(self) -> None:
-        """Keep an ended hand on screen until the player has seen it (`ready()`)."""
-        if self._hand_over:
-            await self._readied.wait()
+    def _tell_lines(self, lines: tuple[str, ...]) -> None:
+        self._chat.extend(ChatLine(None, text) for text in lines)
+        del self._chat[:-MAX_CHAT]
+
+    def _standing(self, result: HandResult | None = None) -> Standing:
+        d = self.driver
+        match = d.peer.table.match if d is not None else None
+        return standing_of(match, self._sides(), result)
+
+    def _dealt_beat(self, view: HandState, verified: str) -> Beat:
+        """The deal of `view`'s hand, told: its line, and the hand as dealt."""
+        dealt = HandState(view.setup, view.viewer, None)
+        dealt.known = list(view.known)
+        dealt.slot_of = dict(view.slot_of)
+        dealer = self._name(view.setup.dealer)
+        return Beat((f"hand {view.setup.hand_number + 1} dealt by {dealer}{verified}",),
+                    None, dealt)  # fmt: skip
 
     def line(self, seat: int | None, text: str) -> None:
         """A line in the table's feed (seat None: the table itself)."""
@@ -398,20 +397,29 @@ class DriverFeed:
             said = 0
         # Every shuffle verified since the last look, even if several came in one batch.
         for k in range(said + 1, count.shuffles + 1):
-            text = f"shuffle {k}/{count.seats} verified ({self._nick(k - 1)})"
-            self._chat.append(ChatLine(None, text))
+            self._tell(f"shuffle {k}/{count.seats} verified ({self._nick(k - 1)})")
         self._shuffles_said = (count.hand, max(said, count.shuffles))
-        del self._chat[:-MAX_CHAT]
 
     def _on_events(self, events: list[Event]) -> None:
+        """The session's events, told in the log's order among the moves: each line and
+        each result waits for the moves before it."""
         d = self.driver
         n = d.peer.table.n if d is not None else 0
-        self._say_shuffles()
         for ev in events:
             if isinstance(ev, HandStarted):
-                dealer = self._name(ev.dealer)
-                self.line(None, f"hand {ev.hand + 1} dealt by {dealer}: {n}/{n} shuffles and "
-                                f"{n}/{n} deals verified")  # fmt: skip
+                self._say_shuffles()
+                view = d.peer.table.view if d is not None else None
+                verified = f": {n}/{n} shuffles and {n}/{n} deals verified"
+                if view is not None and view.setup.hand_number == ev.hand:
+                    self._narrator_starts(view)
+                    self._told.add(self._dealt_beat(view, verified))
+                else:
+                    self._tell(f"hand {ev.hand + 1} dealt by {self._name(ev.dealer)}{verified}")
+                continue
+            self._tell_moves()
+            if isinstance(ev, HandEnded | MatchEnded):
+                self._told.add(Beat((), None, None, self._standing(
+                    ev.result if isinstance(ev, HandEnded) else None)))
             elif isinstance(ev, Fault) and ev.error.author is not None:
                 author = ev.error.author
                 seat = -1
@@ -419,42 +427,48 @@ class DriverFeed:
                     seat = d.peer.table.party_seat[author]
                 nick = self._nick(seat) if seat >= 0 else str(author)
                 self._complaints.append(Complaint(seat, nick, str(ev.error)))
-                self.line(None, f"CHEATING COMPLAINT against {nick}: {ev.error}")
+                self._tell(f"CHEATING COMPLAINT against {nick}: {ev.error}")
             elif isinstance(ev, TimedOut):
-                names = ", ".join(self._party_nick(p) for p in ev.parties)
                 self._timed_out_at = len(d.peer.log) if d is not None else -1
                 self._track_proposal()
-                prop = self._proposal()
-                if prop is not None and not prop.named_me and not prop.blocked:
-                    # Any key joins the proposal as it stands: say that, not what each key
-                    # would propose.
-                    what = proposal_text(prop.by, prop.action, prop.silent)
-                    self.line(None, f"waiting for {names} past the table's limit "
-                                    f"({ev.waited:.0f} s): you can agree now ({what}): "
-                                    f"{prop.action[0].upper()} agrees")  # fmt: skip
-                else:
-                    self.line(None, f"waiting for {names} past the table's limit "
-                                    f"({ev.waited:.0f} s): E ends the match, V voids the hand, "
-                                    "R seats bots")  # fmt: skip
+                self._tell(self._timed_out_line(ev))
             elif isinstance(ev, Abandoned):
-                self.line(None, abandoned_text(ev, self._party_nick))
+                self._told.add(Beat((abandoned_text(ev, self._party_nick),), None, None,
+                                    self._standing()))  # fmt: skip
             elif isinstance(ev, VoidProposed):
                 self._track_proposal()
-                self.line(None, self._proposal_line(ev))
+                self._tell(self._proposal_line(ev))
             elif isinstance(ev, VoidHeld):
                 said = held_text(ev, self._party_nick)
                 if said is not None:
-                    self.line(None, said)
+                    self._tell(said)
             elif isinstance(ev, TimeUp):
-                self.line(None, "the time is up (a tied lead plays on)")
+                self._tell("the time is up (a tied lead plays on)")
             elif isinstance(ev, Voided):
                 who = ", ".join(self._party_nick(p) for p in ev.silent)
                 text = VOIDED.get(ev.action, f"agreed by the table: {ev.action}")
-                self.line(None, f"{text} (missing: {who})" if who else text)
-        self._turn_since = time.monotonic()
+                self._tell(f"{text} (missing: {who})" if who else text)
         self._say_shuffles()
         self._tell_moves()
         self._publish()
+
+    def _narrator_starts(self, view: HandState) -> None:
+        """The narrator follows `view`'s hand from its deal (its moves are told after the
+        deal's line)."""
+        if self._narrator is not None:
+            self._narrator.shadow = HandState(view.setup, view.viewer, None)
+
+    def _timed_out_line(self, ev: TimedOut) -> str:
+        names = ", ".join(self._party_nick(p) for p in ev.parties)
+        prop = self._proposal()
+        if prop is not None and not prop.named_me and not prop.blocked:
+            # Any key joins the proposal as it stands: say that, not what each key would
+            # propose.
+            what = proposal_text(prop.by, prop.action, prop.silent)
+            return (f"waiting for {names} past the table's limit ({ev.waited:.0f} s): you "
+                    f"can agree now ({what}): {prop.action[0].upper()} agrees")  # fmt: skip
+        return (f"waiting for {names} past the table's limit ({ev.waited:.0f} s): E ends the "
+                "match, V voids the hand, R seats bots")  # fmt: skip
 
     def _name(self, seat: int) -> str:
         return "you" if seat == self._my_seat() else self._nick(seat)
@@ -597,15 +611,15 @@ class DriverFeed:
         return tuple(m.scores)
 
     def _view_shown(self) -> HandState | None:
-        """The hand as the screen shows it: the paced or held one, else the table's own. A
-        paced view of the hand in play learns our own cards as soon as the table has them."""
+        """The hand as told, with what we have learnt of its cards since (a card drawn, the
+        cards shown at the count): cards are not moves, they show as soon as we hold them."""
         d = self.driver
         real = d.peer.table.view if d is not None else None
-        shown = self._shown
-        if shown is None or not (self._steps or self._hand_over):
-            return None if real is None else real.copy()
-        view = shown.copy()
-        if real is not None and real.setup == shown.setup:
+        told = self._told.view
+        if told is None:
+            return None
+        view = told.copy()
+        if real is not None and real.setup == told.setup:
             view.known = list(real.known)
             view.slot_of = dict(real.slot_of)
         return view
@@ -613,9 +627,12 @@ class DriverFeed:
     def _build(self) -> TableSnapshot:
         d = self.driver
         t = d.peer.table if d is not None else None
-        m = t.match if t is not None else None
+        told = self._told
         view = self._view_shown()
-        count = shuffle_count(t) if t is not None else None
+        st = told.standing
+        # Shuffles and the deal are the present only while no hand is on screen.
+        count = shuffle_count(t) if t is not None and view is None else None
+        n = t.n if t is not None else 0
         rules = self.rules
         if rules is None:
             from buraco_p2p.rules import get_preset
@@ -627,23 +644,23 @@ class DriverFeed:
             me=self._my_seat(),
             seats=self._seats(),
             view=view,
-            scores=self._scores(),
+            scores=st.scores,
             fairness=Fairness(
                 True,
-                shuffles_verified=count.shuffles if count is not None else 0,
-                shuffles_total=count.seats if count is not None else 0,
+                shuffles_verified=count.shuffles if count is not None else n,
+                shuffles_total=count.seats if count is not None else n,
                 complaints=tuple(self._complaints),
             ),
             version=self._version,
-            history=tuple(m.results) if m is not None else (),
-            hand_over=self._hand_over,
-            match_over=bool(t is not None and t.closed),
-            winner=m.winner if m is not None and t is not None and t.closed else None,
-            progress=count.progress if count is not None else None,
+            history=st.history,
+            hand_over=told.hand_over,
+            match_over=st.over,
+            winner=st.winner,
+            progress=count.progress if count is not None and not told.hand_over else None,
             chat=tuple(self._chat),
-            turn_since=self._turn_since,
+            turn_since=told.turn_since,
             can_save_log=d is not None,
-            next_dealer=m.dealer if m is not None else -1,
+            next_dealer=st.next_dealer,
             waiting=tuple(self._party_nick(p) for p in self._waiting),
             waiting_since=self._waiting_since,
             timed_out=d is not None and (

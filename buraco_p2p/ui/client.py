@@ -32,6 +32,7 @@ from buraco_p2p.engine import (
 from buraco_p2p.engine.params import WILD_CODES
 from buraco_p2p.text.agreement import proposal_text
 from buraco_p2p.text.glyphs import Glyphs, sort_key_rank, sort_key_suit
+from buraco_p2p.text.narration import count
 from buraco_p2p.text.words import (
     explain,
     in_glyphs,
@@ -341,7 +342,7 @@ class Client:
         self.staged.append(tuple(self.selected))
         self.staged_ends.append(0)
         self.selected = []
-        self.say(f"{len(self.staged)} meld(s) grouped: m lays them all down.")
+        self.say(f"{count(len(self.staged), 'meld')} grouped: m lays them all down.")
 
     def staging(self) -> bool:
         """Whether `m` stages melds here instead of sending them: this side has not opened and

@@ -7,7 +7,7 @@ from __future__ import annotations
 from buraco_p2p.engine import TableMeld
 from buraco_p2p.rules import MeldKind
 from buraco_p2p.text.glyphs import Glyphs
-from buraco_p2p.text.narration import count
+from buraco_p2p.text.narration import count, meld_points
 from buraco_p2p.ui import canvas as cv
 from buraco_p2p.ui.canvas import Clicker, Row
 from buraco_p2p.ui.client import Client
@@ -77,14 +77,17 @@ class MeldRows:
         assert view is not None
         mine = side == snap.side_of(snap.me)
         melds = view.melds[side] if side < len(view.melds) else []
-        pts = sum(tm.meld.card_points for tm in melds)
+        # The header's number: card points and buraco bonuses (each meld's row: its cards).
+        pts = meld_points(view, side)
+        bonus = sum(tm.meld.bonus for tm in melds)
         if view.opened[side] or view.initial_minimum(side) == 0:
             opening = "opened" if view.opened[side] else "no minimum"
         else:
             opening = f"min {view.initial_minimum(side)} to open"
         head: Row = [
             ("class:sidehead",
-             f"{side_name(self.c, side)}: {count(len(melds), 'meld')}, {pts} pts"),
+             f"{side_name(self.c, side)}: {count(len(melds), 'meld')}, {pts} pts"
+             + (" with buracos" if bonus else "")),
             ("class:dim", f" · {opening}"),
             ("class:dim", " · pot taken" if view.team_pot[side] >= 0 else ""),
         ]

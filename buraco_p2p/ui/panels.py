@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from buraco_p2p.engine import LINE_NAMES, HandResult
 from buraco_p2p.text.glyphs import Glyphs
+from buraco_p2p.text.length import length_after
 from buraco_p2p.text.narration import count
 from buraco_p2p.ui import canvas as cv
 from buraco_p2p.ui.canvas import Row
@@ -181,22 +182,25 @@ def pile_panel(screen: Screen) -> list[Row]:
 
 
 def history_panel(screen: Screen) -> list[Row]:
+    """Every finished hand's points and the running totals, this player's side first (the
+    order of the header)."""
     c = screen.c
     snap = c.snap
-    names = [match_side_name(c, m) for m in range(len(snap.scores))]
+    order = match_order(c)
+    names = [match_side_name(c, m) for m in order]
     body: list[Row] = [[("class:label", " hand " + "".join(f"{n[:13]:>14}" for n in names))]]
-    running = [0] * len(names)
+    running = [0] * len(snap.scores)
     for n, r in enumerate(snap.history, 1):
         points = r.match_points
         cells = []
-        for i in range(len(names)):
-            t = points[i] if i < len(points) else 0
-            running[i] += t
-            cells.append(f"{t:>+7} ={running[i]:>5}")
+        for m in order:
+            t = points[m] if m < len(points) else 0
+            running[m] += t
+            cells.append(f"{t:>+7} ={running[m]:>5}")
         body.append([("", f" {n:>4} " + "".join(f"{x:>14}" for x in cells))])
     if not snap.history:
         body.append([("class:dim", " no hand finished yet")])
-    body.append([("class:dim", f" target {snap.rules.target_score}")])
+    body.append([("class:dim", f" {length_after(snap.rules, len(snap.history))}")])
     return framed(screen, "Match history", body, "Esc or h closes")
 
 
@@ -242,7 +246,7 @@ def hand_end_panel(screen: Screen) -> list[Row]:
         row("match total", [str(snap.scores[m]) for m in ms], "class:score")
     else:
         body.append([("class:score", f" {'match total':<22}"), ("", " " + match_line(c))])
-    body.append([("class:dim", f" target {snap.rules.target_score}")])
+    body.append([("class:dim", f" {length_after(snap.rules, len(snap.history))}")])
     if not snap.match_over and 0 <= snap.next_dealer < len(snap.seats):
         dealer = "you" if snap.next_dealer == snap.me else snap.seats[snap.next_dealer].nick
         body.append([("", f" Next hand: {dealer} deal{'' if dealer == 'you' else 's'}.")])
@@ -255,12 +259,17 @@ def hand_end_panel(screen: Screen) -> list[Row]:
     return framed(screen, "Hand over", body, keys)
 
 
+def match_order(c: Client) -> list[int]:
+    """The match sides, this player's first, then the others in order: every screen's."""
+    snap = c.snap
+    mine = snap.seats[snap.me].match_side
+    return [mine, *[m for m in range(len(snap.scores)) if m != mine]]
+
+
 def match_line(c: Client) -> str:
     """The match scores, this player's side first, in the same order on every screen."""
     snap = c.snap
-    mine = snap.seats[snap.me].match_side
-    order = [mine, *[m for m in range(len(snap.scores)) if m != mine]]
-    return " · ".join(f"{match_side_name(c, m)} {snap.scores[m]}" for m in order)
+    return " · ".join(f"{match_side_name(c, m)} {snap.scores[m]}" for m in match_order(c))
 
 
 def _line(r: HandResult, side: int, name: str) -> int:

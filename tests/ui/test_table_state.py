@@ -111,7 +111,7 @@ def test_a_short_word_after_brc_is_not_read_as_an_invite_version() -> None:
     assert "version" not in str(err.value)
 
 
-def test_the_feed_keeps_its_last_lines_on_the_table_marks_a_cut_and_grows_with_the_terminal(
+def test_the_feed_has_the_rows_the_melds_do_not_need_marks_a_cut_and_grows_with_the_terminal(
 ) -> None:
     from buraco_p2p.ui import ChatLine, Panel
 
@@ -120,11 +120,19 @@ def test_the_feed_keeps_its_last_lines_on_the_table_marks_a_cut_and_grows_with_t
     snap = dataclasses.replace(snapshot_of(table, match), chat=lines)
     c = Client(snap, Sent())
     small = screen(c)
-    assert "line 7 " in small and "line 8 " in small and "line 6 " not in small
+    # Two melds on the table: nine rows of feed at 80x24, not three.
+    assert "line 1 " in small and "line 2 " in small and "line 0 " not in small
     long = next(row for row in small.splitlines() if "line 9 " in row)
     assert long.rstrip().endswith("…") and len(long) == 80
     big = screen(c, 120, 40)
-    assert "line 5 " in big and "line 4 " not in big  # five lines at 40 rows
+    assert "line 0 " in big  # every line at 40 rows
+    rows = big.splitlines()
+    assert rows.index(" line 0 word word".ljust(120)) == rows.index(next(
+        r for r in rows if r.startswith(" Stock "))) + 1  # no empty feed rows above them
+    more = dataclasses.replace(snap, chat=lines * 4)  # the table full of melds: three rows
+    table, match = find_position(CLASSIC, lambda t: sum(len(m) for m in t.referee.melds) >= 12)
+    full = Client(dataclasses.replace(snapshot_of(table, match), chat=more.chat), Sent())
+    assert sum(1 for row in screen(full).splitlines() if row.startswith(" line ")) == 3
     c.toggle_panel(Panel.CHAT)
     whole = screen(c)
     assert whole.count("word") == 2 * 9 + 30  # every line whole in the feed panel

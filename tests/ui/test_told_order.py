@@ -16,6 +16,7 @@ presses Enter a while after each hand's panel appears. What must hold on every s
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import time
 from pathlib import Path
 
@@ -91,7 +92,7 @@ def test_a_hand_end_is_told_in_order_on_one_clock(tmp_path: Path) -> None:
     assert r.peers[ME].table.closed
     seen = [snap for _, snap in feed.seen]
     assert len(seen[-1].history) == 2 and seen[-1].match_over
-    for before, after in zip(seen, seen[1:], strict=False):
+    for before, after in itertools.pairwise(seen):
         k = len(after.history)
         if k > len(before.history):
             # The result shows: the move that ended the hand was told before it.

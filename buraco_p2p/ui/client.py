@@ -95,7 +95,9 @@ class Client:
         self.hint_at = -1
         self.hint_version = -1
         self.confirm: tuple[str, Callable[[], object]] | None = None
-        self.choosing_meld: tuple[int, ...] | None = None
+        self.choosing_meld: tuple[int, ...] | None = None  # the cards to add, meld asked
+        self.meld_numbers: tuple[int, ...] = ()  # the melds offered, numbered from 1
+        self.meld_typed = ""  # the digits of a meld's number typed so far
         self.chat_text: str | None = None
         self.pending = False  # a move is on its way to the table
         self.ended_seen = -1  # history length whose hand-end panel was closed
@@ -476,17 +478,75 @@ class Client:
         elif not fits:
             self.say("Those cards fit none of your melds.", "error")
         else:
-            self.choosing_meld = tuple(sorted(slots))
-            self.say(
-                "Add to which meld? " + ", ".join(str(i + 1) for i in fits) + " (Esc: cancel)",
-                "hint",
-            )
+            self._ask_meld(tuple(sorted(slots)), tuple(i + 1 for i in fits))
+
+    def add_by_number(self, digit: str) -> None:
+        """A digit typed at the table: add the selection to the meld of that number, read
+        one digit at a time where the side has ten melds or more (`1` may begin `11`)."""
+        view = self.view
+        slots = tuple(self.selected) or self._cursor_slot()
+        team = self.snap.side_of(self.me)
+        melds = view.melds[team] if view is not None and team < len(view.melds) else []
+        if not slots or not melds:
+            self.add()  # says what is missing
+            return
+        self._ask_meld(tuple(sorted(slots)), tuple(range(1, len(melds) + 1)), quiet=True)
+        self.meld_digit(digit)
+
+    def _ask_meld(self, slots: tuple[int, ...], numbers: tuple[int, ...],
+                  quiet: bool = False) -> None:  # fmt: skip
+        self.choosing_meld = slots
+        self.meld_numbers = numbers
+        self.meld_typed = ""
+        if not quiet:
+            self.say(self._meld_question(), "hint")
+
+    def _meld_question(self) -> str:
+        offered = ", ".join(str(n) for n in self.meld_numbers)
+        if self.meld_typed:
+            return (f"Add to which meld? {offered}: {self.meld_typed}_ (another digit, or "
+                    f"Enter for meld {self.meld_typed}; Esc: cancel)")  # fmt: skip
+        if max(self.meld_numbers) >= 10:
+            return f"Add to which meld? {offered} (type its number, Enter; Esc: cancel)"
+        return f"Add to which meld? {offered} (Esc: cancel)"
+
+    def meld_digit(self, digit: str) -> None:
+        """One digit of the meld's number: chosen as soon as no other meld's number begins
+        with what is typed; Enter takes it as it stands (`meld_enter`)."""
+        if self.choosing_meld is None:
+            return
+        typed = (self.meld_typed + digit).lstrip("0")
+        words = [str(n) for n in self.meld_numbers]
+        if not typed or not any(w.startswith(typed) for w in words):
+            self.say(f"No meld {typed or digit} to choose: {self._meld_question()}", "error")
+            return
+        if typed in words and not any(w != typed and w.startswith(typed) for w in words):
+            self.choose_meld(int(typed))
+            return
+        self.meld_typed = typed
+        self.say(self._meld_question(), "hint")
+
+    def meld_enter(self) -> None:
+        """Enter while choosing a meld: the number typed so far."""
+        if self.choosing_meld is not None and self.meld_typed:
+            self.choose_meld(int(self.meld_typed))
+
+    def meld_backspace(self) -> None:
+        self.meld_typed = self.meld_typed[:-1]
+        if self.choosing_meld is not None:
+            self.say(self._meld_question(), "hint")
+
+    def cancel_meld(self) -> None:
+        self.choosing_meld = None
+        self.meld_typed = ""
+        self.message = None
 
     def choose_meld(self, number: int) -> None:
         if self.choosing_meld is None:
             return
         slots = self.choosing_meld
         self.choosing_meld = None
+        self.meld_typed = ""
         self._try(AddToMeld(self.me, number - 1, slots))
 
     def _cursor_slot(self) -> tuple[int, ...]:

@@ -75,11 +75,14 @@ def press(c: Client, key: str) -> Outcome:
             c.close_panel()
         return Outcome.NONE
     if c.choosing_meld is not None:
-        if key.isdigit() and key != "0":
-            c.choose_meld(int(key))
+        if key.isdigit():
+            c.meld_digit(key)
+        elif key == "enter":
+            c.meld_enter()
+        elif key in ("backspace", "c-h"):
+            c.meld_backspace()
         elif key == "escape":
-            c.choosing_meld = None
-            c.message = None
+            c.cancel_meld()
         return Outcome.NONE
     return _table_key(c, key)
 
@@ -127,7 +130,7 @@ def _table_key(c: Client, key: str) -> Outcome:
         c.ask_agreement(AGREEMENTS[key])
         return Outcome.NONE
     if key.isdigit() and key != "0":
-        c.add(int(key) - 1)
+        c.add_by_number(key)
         return Outcome.NONE
     if len(key) == 1 and key.isprintable():
         c.say(f"{key!r} does nothing here: ? lists the keys.")

@@ -29,7 +29,9 @@ HELP: tuple[tuple[str, str], ...] = (
     ("m / M", "lay down the selection (and grouped melds); M: a run's wild goes low. "
               "Before your side opens, melds short of the minimum are staged (ss), not sent"),
     ("g", "group the selection as one meld of a lay-down of several"),
-    ("a", "add the selection to one of your melds (1-9 if several fit)"),
+    ("a", "add the selection to one of your melds (its number if several fit: 1, 11; "
+          "Enter takes 1 where 11 could follow)"),
+    ("1-9", "add the selection to the meld of that number"),
     ("x", "discard the selected card (or the card under the cursor); a wild asks first"),
     ("Tab / S-Tab", "hint: cycle the legal plays; Enter asks to play the one shown"),
     ("s", "sort the hand by suit or by rank"),

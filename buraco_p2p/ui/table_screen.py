@@ -358,7 +358,7 @@ class Screen(MeldRows, HandRows):
         elif c.confirm is not None:
             keys = "y yes · n no"
         elif c.choosing_meld is not None:
-            keys = "1-9 which meld · Esc cancel"
+            keys = "the meld's number · Enter · Esc cancel"
         elif c.my_turn() and c.phase() is Phase.DRAW:
             keys = "d draw · p take pile · Tab hint · ←→ space select · ? help · q quit"
         elif c.my_turn():

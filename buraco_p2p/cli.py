@@ -56,6 +56,8 @@ class FullScreen:
             lan=args.lan, reach=args,
         )  # fmt: skip
         feed.model.minutes = args.minutes
+        if args.self_note:
+            feed.model.say(args.self_note)
         return netplay.run_full_screen(feed, ascii=args.ascii, lobby=feed.model)
 
     def join(self, args: argparse.Namespace, root: Path) -> int:
@@ -71,6 +73,8 @@ class FullScreen:
         feed = netplay.LobbyFeed(
             identity, root, code=args.code, listen=args.listen, port=args.port, reach=args
         )
+        if args.self_note:
+            feed.model.say(args.self_note)
         return netplay.run_full_screen(feed, ascii=args.ascii, lobby=feed.model)
 
     def resume(
@@ -81,6 +85,8 @@ class FullScreen:
         feed = netplay.ResumeFeed(
             netplay.identity_of(args), root, table, bot_keys=bots, reach=args
         )
+        if getattr(args, "self_note", ""):
+            feed.line(None, args.self_note)
         return netplay.run_full_screen(feed, ascii=args.ascii, prog="buraco-p2p resume")
 
 

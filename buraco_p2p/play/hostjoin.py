@@ -59,7 +59,8 @@ from buraco_p2p.play.local import (
     resume_target,
 )
 from buraco_p2p.play.node import open_node, start_on_mesh
-from buraco_p2p.play.store import StoreError, TableStore, default_data_dir
+from buraco_p2p.play.selves import NoSelf, claim_for
+from buraco_p2p.play.store import StoreError, TableStore
 from buraco_p2p.rules import RuleSet
 
 __all__ = ["register", "restart_bots"]
@@ -142,7 +143,9 @@ def register(subparsers: Any, screens: FullScreen | None = None) -> None:
         if not 0 <= args.bots < rules.players:
             sys.stderr.write(f"buraco-p2p host: error: --bots must be 0..{rules.players - 1}\n")
             return 2
-        root = Path(args.data_dir) if args.data_dir else default_data_dir()
+        if (failed := _claimed(args, "host")) is not None:
+            return failed
+        root = Path(args.data_dir)
         if screens is not None and _full_screen(args):
             return screens.host(args, rules, root)
         lobby_mod.set_match_runner(_runner(rules, root))
@@ -158,7 +161,9 @@ def register(subparsers: Any, screens: FullScreen | None = None) -> None:
     join_func: Callable[[argparse.Namespace], int] = join.get_default("func")
 
     def run_join(args: argparse.Namespace) -> int:
-        root = Path(args.data_dir) if args.data_dir else default_data_dir()
+        if (failed := _claimed(args, "join")) is not None:
+            return failed
+        root = Path(args.data_dir)
         if args.code:
             with contextlib.suppress(InviteError):
                 tid = Invite.from_text(args.code).table_id.hex()
@@ -167,7 +172,8 @@ def register(subparsers: Any, screens: FullScreen | None = None) -> None:
                     _adopt_addresses(root, Invite.from_text(args.code))
                     ns = argparse.Namespace(table=tid, data_dir=str(root),
                                             config_dir=args.config_dir, line=args.line,
-                                            ascii=args.ascii)  # fmt: skip
+                                            ascii=args.ascii, self_note=args.self_note,
+                                            claimed=True)  # fmt: skip
                     return run_resume(ns)
         if screens is not None and args.code and not args.lan and _full_screen(args):
             return screens.join(args, root)
@@ -199,9 +205,34 @@ def register(subparsers: Any, screens: FullScreen | None = None) -> None:
     resume.set_defaults(func=run_resume)
 
 
+def _claimed(args: argparse.Namespace, prog: str, table: bytes | None = None) -> int | None:
+    """Claim this process's self (`play.selves`) into `args`; the exit code if none is
+    free (said in one line), else None. A line client says which self it is at once."""
+    try:
+        claim_for(args, table)
+    except NoSelf as exc:
+        sys.stderr.write(f"buraco-p2p {prog}: error: {exc}\n")
+        return 4
+    if args.self_note and not _full_screen(args):
+        _say(f"* {args.self_note}")
+    return None
+
+
 def _resume_target(args: argparse.Namespace) -> tuple[Path, bytes, frozenset[bytes]]:
     """`resume_target`, and the bot marks saved with the table: a damaged marks file is a
-    damaged table (`DamagedTable`), named before anything starts."""
+    damaged table (`DamagedTable`), named before anything starts. The self that keeps the
+    table is claimed first (`play.selves`): a table kept only by a running client's self is
+    open in another process."""
+    if args.table and not getattr(args, "claimed", False):
+        try:
+            table = bytes.fromhex(args.table)
+        except ValueError:
+            raise ResumeError("TABLE is a table id in hex") from None
+        try:
+            claim_for(args, table)
+        except NoSelf as exc:
+            raise DamagedTable(str(exc)) from None
+        args.claimed = True
     root, table = resume_target(args)
     try:
         return root, table, load_bot_keys(root, table)

@@ -47,8 +47,17 @@ def _me(config_dir: str | None, nick: str | None) -> Identity:
 
 def play_line(args: argparse.Namespace, rules: RuleSet) -> int:
     """You at seat 0 of a new table, bots at the others; the match in line mode."""
-    root = Path(args.data_dir) if getattr(args, "data_dir", None) else default_data_dir()
-    me = _me(getattr(args, "config_dir", None), getattr(args, "nick", None))
+    from buraco_p2p.play.selves import NoSelf, claim_for
+
+    try:
+        claim_for(args)
+    except NoSelf as exc:
+        sys.stderr.write(f"buraco-p2p play: error: {exc}\n")
+        return 4
+    if args.self_note:
+        _say(f"* {args.self_note}")
+    root = Path(args.data_dir)
+    me = _me(args.config_dir, getattr(args, "nick", None))
     bot_root = Path(tempfile.mkdtemp(prefix="bots-", dir=_ensure(root)))
     peer_args = ["--bot", args.bots] if getattr(args, "bots", None) else []
     cluster = Cluster(rules.players, bot_root, None, seed=None, humans=[0], peer_args=peer_args)

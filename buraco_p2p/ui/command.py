@@ -84,12 +84,19 @@ def run_play(args: argparse.Namespace) -> int:
         from pathlib import Path
 
         from buraco_p2p.net.channel.identity import load_or_create_identity
-        from buraco_p2p.play.store import default_data_dir
+        from buraco_p2p.play.selves import NoSelf, claim_for
         from buraco_p2p.ui.session_feed import SessionFeed
 
-        root = Path(args.data_dir) if args.data_dir else default_data_dir()
-        session = SessionFeed(rules, load_or_create_identity(None, None), root,
-                              bots=args.bots or "")  # fmt: skip
+        try:
+            claim_for(args)
+        except NoSelf as exc:
+            sys.stderr.write(f"buraco-p2p play: error: {exc}\n")
+            return 4
+        root = Path(args.data_dir)
+        me = load_or_create_identity(Path(args.config_dir), getattr(args, "nick", None))
+        session = SessionFeed(rules, me, root, bots=args.bots or "")
+        if args.self_note:
+            session.line(None, args.self_note)
         session.pace = args.bot_delay  # on the screen only: the bots play at their own speed
         run_client(session, ascii=args.ascii, colour=not no_color())
         return 0

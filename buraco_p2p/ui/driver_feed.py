@@ -169,6 +169,7 @@ class DriverFeed:
         self._links: tuple[tuple[bool, str], ...] = ()
         self._snapshot: TableSnapshot | None = None
         self._narrator: Narrator | None = None
+        self._before: Progress | None = None  # before the driver: whom the genesis waits for
         # What the screen shows of the match follows what has been told (`told.Teller`).
         self._told = Teller(Standing((0,) * self._sides()), self._tell_lines, self._publish,
                             self._my_seat)  # fmt: skip
@@ -223,6 +224,17 @@ class DriverFeed:
             self.driver.chat(text.strip())
             self.line(self._my_seat(), text.strip())
         await trio.lowlevel.checkpoint()
+
+    def waiting_for(self, names: tuple[str, ...]) -> None:
+        """Before the match: the host's genesis waits for these players' signatures on the
+        table's terms (none: it does not wait). Shown, and said in the feed once each."""
+        if not names:
+            self._before = None
+        else:
+            who = ", ".join(names)
+            self._before = Progress(f"the table's terms: waiting for {who} to sign", None, 0, 0)
+            self.line(None, f"waiting for {who} to sign the table's terms (q leaves)")
+        self._publish()
 
     def host_code(self, code: str) -> None:
         """Host: our public address changed and some players may not find the table again:
@@ -618,10 +630,13 @@ class DriverFeed:
         told = self._told.view
         if told is None:
             return None
+        if real is not None and real.setup == told.setup and len(real.moves) == len(told.moves):
+            return real.copy()  # caught up: the table's own view, reveals awaited and all
         view = told.copy()
         if real is not None and real.setup == told.setup:
             view.known = list(real.known)
             view.slot_of = dict(real.slot_of)
+            view.public = set(real.public)
         return view
 
     def _build(self) -> TableSnapshot:
@@ -656,7 +671,8 @@ class DriverFeed:
             hand_over=told.hand_over,
             match_over=st.over,
             winner=st.winner,
-            progress=count.progress if count is not None and not told.hand_over else None,
+            progress=(count.progress if count is not None and not told.hand_over
+                      else None) if d is not None else self._before,
             chat=tuple(self._chat),
             turn_since=told.turn_since,
             can_save_log=d is not None,

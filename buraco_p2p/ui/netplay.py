@@ -314,8 +314,9 @@ class LobbyFeed(DriverFeed):
         model.on_change()
         self.bot_keys = lobby.bots  # ours, or what the host's `bots` named
         async with start_on_mesh(
-            mesh, self.identity, self.root, rules=rules, held=lobby.backlog
-        ) as driver:
+            mesh, self.identity, self.root, rules=rules, held=lobby.backlog,
+            waiting=self.waiting_for,
+        ) as driver:  # fmt: skip
             save_bot_keys(self.root, mesh.table_id, self.bot_keys)
             self.attach(driver)
             tid = mesh.table_id.hex()

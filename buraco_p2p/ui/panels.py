@@ -338,6 +338,8 @@ def progress_rows(screen: Screen) -> list[Row]:
     if p is None:
         return []
     who = "" if p.seat is None else f": {snap.seats[p.seat].nick} (seat {p.seat})"
+    if p.total <= 0:  # a wait with nothing to count
+        return [cv.center([("class:label", f"{p.stage}{who}")], screen.cols)]
     bar_w = max(10, screen.cols - 40)
     done = 0 if p.total <= 0 else int(bar_w * p.done / p.total)
     return [

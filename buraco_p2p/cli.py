@@ -12,6 +12,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 from types import ModuleType
+from typing import TYPE_CHECKING
 
 from buraco_p2p import __version__, audit
 from buraco_p2p.bots import selfplay
@@ -19,6 +20,9 @@ from buraco_p2p.net.mesh import commands
 from buraco_p2p.play import botpeer, hostjoin, local, netselfplay
 from buraco_p2p.rules import RuleSet
 from buraco_p2p.ui import command as play
+
+if TYPE_CHECKING:
+    from buraco_p2p.ui.driver_feed import DriverFeed
 
 # Each exposes `register(subparsers)`; every parser it registers sets `func=` to a callable
 # taking the parsed namespace and returning an exit code.
@@ -58,7 +62,9 @@ class FullScreen:
         feed.model.minutes = args.minutes
         if args.self_note:
             feed.model.say(args.self_note)
-        return netplay.run_full_screen(feed, ascii=args.ascii, lobby=feed.model)
+        feed.dir_options = args.dir_options
+        return _then_farewell(feed, netplay.run_full_screen(feed, ascii=args.ascii,
+                                                            lobby=feed.model))  # fmt: skip
 
     def join(self, args: argparse.Namespace, root: Path) -> int:
         from buraco_p2p.net.mesh.commands import UsageError as NetUsage
@@ -75,7 +81,9 @@ class FullScreen:
         )
         if args.self_note:
             feed.model.say(args.self_note)
-        return netplay.run_full_screen(feed, ascii=args.ascii, lobby=feed.model)
+        feed.dir_options = args.dir_options
+        return _then_farewell(feed, netplay.run_full_screen(feed, ascii=args.ascii,
+                                                            lobby=feed.model))  # fmt: skip
 
     def resume(
         self, args: argparse.Namespace, root: Path, table: bytes, bots: frozenset[bytes]
@@ -87,7 +95,18 @@ class FullScreen:
         )
         if getattr(args, "self_note", ""):
             feed.line(None, args.self_note)
-        return netplay.run_full_screen(feed, ascii=args.ascii, prog="buraco-p2p resume")
+        feed.dir_options = getattr(args, "dir_options", "")
+        code = netplay.run_full_screen(feed, ascii=args.ascii, prog="buraco-p2p resume")
+        return _then_farewell(feed, code)
+
+
+def _then_farewell(feed: DriverFeed, code: int) -> int:
+    """Once the full screen is gone: the feed's last words on the terminal (how to come
+    back to the table, or the finished match's log and its commands), each on its own line
+    so that a command is copied whole."""
+    for line in feed.farewell():
+        print(line, flush=True)
+    return code
 
 
 def build_parser() -> argparse.ArgumentParser:

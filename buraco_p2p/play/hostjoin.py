@@ -55,9 +55,12 @@ from buraco_p2p.play.local import (
     DamagedTable,
     ResumeError,
     _run_console,
+    finished_lines,
+    list_tables,
     resume_failed,
     resume_target,
 )
+from buraco_p2p.play.matchlog import program
 from buraco_p2p.play.node import open_node, start_on_mesh
 from buraco_p2p.play.selves import NoSelf, claim_for
 from buraco_p2p.play.store import StoreError, TableStore
@@ -98,7 +101,10 @@ def _runner(rules: RuleSet | None, root: Path) -> lobby_mod.MatchRunner:
             out(f"table {mesh.table_id.hex()} (after a crash: buraco-p2p resume "
                 f"{mesh.table_id.hex()}, or join with the same code)")  # fmt: skip
             closed = await console(driver, lines, out, bot_keys=bot_keys)
-        out("the match is over" if closed else "left the table; resume returns to it")
+            said = finished_lines(driver, root) if closed else [
+                f"left the table; come back with: {program()} resume {mesh.table_id.hex()}"]
+        for line in said:
+            out(line)
         return 0
 
     return run
@@ -198,6 +204,8 @@ def register(subparsers: Any, screens: FullScreen | None = None) -> None:
     )  # fmt: skip
 
     def run_resume(args: argparse.Namespace) -> int:
+        if not args.table:
+            return list_tables(args)
         if not _terminal() or args.line:
             return _resume_line(args)
         return _resume_screen(args, screens)
@@ -266,7 +274,8 @@ def _resume_line(args: argparse.Namespace) -> int:
         async with open_node(me, root, resume=table) as driver:
             await announce_resumed_bots(driver, bots)
             async with _reach_again(driver.mesh, args):
-                return await _run_console(driver, bot_keys=bots)
+                return await _run_console(driver, bot_keys=bots, root=root,
+                                          options=getattr(args, "dir_options", ""))  # fmt: skip
 
     with restart_bots(root, table) or contextlib.nullcontext():
         return run_reporting(

@@ -38,8 +38,9 @@ from buraco_p2p.play.driver import Driver
 from buraco_p2p.play.genesis import GenesisError, assemble, check_terms, sign_terms, terms_body
 from buraco_p2p.play.heir import Heirs, fetch_genesis
 from buraco_p2p.play.store import StoreError, TableMeta, TableStore
+from buraco_p2p.play.summary import Summary, save_summary, summary_of
 from buraco_p2p.rules import RuleError, RuleSet
-from buraco_p2p.session import Entry, decode_entry, parse_genesis
+from buraco_p2p.session import Entry, Peer, decode_entry, parse_genesis
 from buraco_p2p.session.errors import LogError
 
 __all__ = ["agree_genesis", "join_patiently", "open_node", "start_on_mesh"]
@@ -347,6 +348,23 @@ async def start_on_mesh(
         store.close()
 
 
+async def _keep_summary(driver: Driver) -> None:
+    """Rewrite the table's summary (`play.summary`, what `resume` lists) whenever the match
+    stands somewhere new."""
+    said: Summary | None = None
+    while True:
+        now = summary_of(driver.peer.table)
+        if now is not None and now != said:
+            with contextlib.suppress(OSError):
+                save_summary(driver.store.path, now)
+            said = now
+        await driver.wait_until(_grown_from(len(driver.peer.log)))
+
+
+def _grown_from(length: int) -> Callable[[Peer], bool]:
+    return lambda p: len(p.log) != length
+
+
 def _roster_saver(store: TableStore) -> Callable[[Roster], None]:
     def save(roster: Roster) -> None:
         store.save_roster(roster.to_wire())
@@ -371,6 +389,7 @@ async def _running(driver: Driver, backlog: Backlog, root: Path) -> AsyncIterato
     driver.replacer = heirs
     async with trio.open_nursery() as nursery:
         await nursery.start(driver.run)
+        nursery.start_soon(_keep_summary, driver)
         if heirs is not None:  # the host seats bots for parties replaced by agreement
             nursery.start_soon(heirs.run)
         try:

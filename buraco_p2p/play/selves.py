@@ -32,7 +32,9 @@ from buraco_p2p.net.channel.identity import (
 )
 from buraco_p2p.play.store import default_data_dir
 
-__all__ = ["MAX_SELVES", "NoSelf", "Self", "TableHeld", "claim", "claim_for", "selves"]
+__all__ = [
+    "MAX_SELVES", "NoSelf", "Self", "TableHeld", "claim", "claim_for", "dir_options", "selves",
+]
 
 MAX_SELVES = 9
 LOCK = "self.lock"
@@ -67,16 +69,6 @@ class Self:
                 f"plays as a second player, self {self.number} (identity and tables under "
                 f"{self.config} and {self.data})")  # fmt: skip
 
-    def options(self) -> str:
-        """The options that bring this self back (`resume`, ...): none for self 1 of the
-        default directories."""
-        out = []
-        if self.config != default_config_dir():
-            out.append(f"--config-dir {_quoted(self.config)}")
-        if self.data != default_data_dir():
-            out.append(f"--data-dir {_quoted(self.data)}")
-        return " ".join(out)
-
 
 def _quoted(path: Path) -> str:
     import shlex
@@ -98,7 +90,12 @@ def claim(
     config: Path | None = None, data: Path | None = None, *, table: bytes | None = None
 ) -> Self:
     """Hold the first free self (with `table`: the first free one that keeps it) for the
-    rest of this process; `NoSelf` (or `TableHeld`) if none is free."""
+    rest of this process (a process is one self: a self it held before is let go first);
+    `NoSelf` (or `TableHeld`) if none is free."""
+    while _held:
+        fd = _held.pop()
+        if fd >= 0:
+            os.close(fd)
     found_held = False
     for s in selves(config, data):
         if table is not None and not (s.data / "tables" / table.hex() / "secret").exists():
@@ -171,4 +168,13 @@ def claim_for(args: argparse.Namespace, table: bytes | None = None) -> Self:
     if s.nickname and not getattr(args, "nick", None):
         args.nick = s.nickname
     args.self_note = s.note()
+    args.dir_options = dir_options(given_config, given_data)
     return s
+
+
+def dir_options(config: str | None, data: str | None) -> str:
+    """The directory options a command was given, to repeat in a command it suggests
+    (`resume TABLE` finds the self that keeps the table by itself)."""
+    given = [f"--config-dir {_quoted(Path(config))}" if config else "",
+             f"--data-dir {_quoted(Path(data))}" if data else ""]  # fmt: skip
+    return " ".join(g for g in given if g)

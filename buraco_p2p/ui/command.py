@@ -98,7 +98,10 @@ def run_play(args: argparse.Namespace) -> int:
         if args.self_note:
             session.line(None, args.self_note)
         session.pace = args.bot_delay  # on the screen only: the bots play at their own speed
+        session.dir_options = args.dir_options
         run_client(session, ascii=args.ascii, colour=not no_color())
+        for line in session.farewell():
+            print(line, flush=True)
         return 0
     seed = args.seed if args.seed is not None else int.from_bytes(os.urandom(4), "big")
     feed = PracticeTable(rules, seed, bot_delay=args.bot_delay)

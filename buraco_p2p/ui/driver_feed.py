@@ -36,18 +36,15 @@ code on a line of its own under what it is for.
 
 from __future__ import annotations
 
-import shlex
-import shutil
-import sys
 import time
 from pathlib import Path
 
 import trio
 
 from buraco_p2p.engine import HandResult, HandState, IllegalMove, Move, match_sides
-from buraco_p2p.logfile import encode_log
 from buraco_p2p.net.channel.identity import PeerKey
 from buraco_p2p.net.reach.rejoin import looks_like_rejoin
+from buraco_p2p.play import matchlog
 from buraco_p2p.play.driver import Driver, bot_parties, my_turn
 from buraco_p2p.play.line import take_rejoin_code
 from buraco_p2p.rules import RuleSet
@@ -95,15 +92,7 @@ VOIDED = {
 }
 
 
-def verify_program() -> str:
-    """How to run this program's `verify` from a shell: `buraco-p2p` where that name is on
-    the PATH and is this installation, else this interpreter with `-m buraco_p2p` (someone who
-    started it through bootstrap.py has no `buraco-p2p` on the PATH)."""
-    found = shutil.which("buraco-p2p")
-    here = Path(sys.executable).parent / "buraco-p2p"
-    if found is not None and Path(found).resolve() == here.resolve():
-        return "buraco-p2p"
-    return f"{shlex.quote(sys.executable)} -m buraco_p2p"
+verify_program = matchlog.program  # how to run this program's `verify` from a shell
 
 
 class ShuffleCount:
@@ -170,6 +159,9 @@ class DriverFeed:
         self._snapshot: TableSnapshot | None = None
         self._narrator: Narrator | None = None
         self._before: Progress | None = None  # before the driver: whom the genesis waits for
+        self.log_root: Path | None = None  # the data directory: a finished match's log goes there
+        self.dir_options = ""  # the directory options given, for the command to come back
+        self._log_saved: Path | None = None
         # What the screen shows of the match follows what has been told (`told.Teller`).
         self._told = Teller(Standing((0,) * self._sides()), self._tell_lines, self._publish,
                             self._my_seat)  # fmt: skip
@@ -262,10 +254,47 @@ class DriverFeed:
         await trio.lowlevel.checkpoint()
 
     async def save_log(self, path: Path) -> str:
-        if self.driver is None:
+        d = self.driver
+        if d is None:
             raise SaveUnavailable("no match yet")
-        path.write_bytes(encode_log(e.wire for e in self.driver.peer.log))
-        return f"{verify_program()} verify --partial {shlex.quote(str(path))}"
+        closed = d.peer.table.closed
+        matchlog.save_log(path, [e.wire for e in d.peer.log])
+        return matchlog.audit_command(path, finished=closed)
+
+    def _keep_log(self) -> None:
+        """At the match's end, the log into the data directory's `logs/` (once), for its
+        audit and replay commands (`play.matchlog`)."""
+        d = self.driver
+        if d is None or self.log_root is None or self._log_saved is not None:
+            return
+        t = d.peer.table
+        if not t.closed:
+            return
+        path = matchlog.log_path(self.log_root, t.terms.table_id)
+        try:
+            self._log_saved = matchlog.save_log(path, [e.wire for e in d.peer.log])
+        except OSError as exc:
+            self._log_saved = Path()
+            self.line(None, f"the log could not be kept in {path}: {exc.strerror or exc}")
+
+    def farewell(self) -> list[str]:
+        """What to print on the terminal once the screen is gone: the finished match's log
+        with the commands that audit and replay it, or how to come back to the table."""
+        d = self.driver
+        if d is None:
+            return []
+        t = d.peer.table
+        tid = t.terms.table_id.hex()
+        if t.closed:
+            self._keep_log()
+            path = self._log_saved
+            if path is None or path == Path():
+                return [f"the match at table {tid} is over"]
+            return [f"the match at table {tid} is over", *matchlog.told(path)]
+        opts = f" {self.dir_options}" if self.dir_options else ""
+        return [f"left table {tid}; the others wait for you (past the table's limit they may "
+                "end or void the hand, or seat a bot); come back with:",
+                f"{matchlog.program()} resume {tid}{opts}"]  # fmt: skip
 
     def why_not_now(self) -> str:
         """Why the table takes no move of ours now, in words: the real reason, read from the
@@ -429,6 +458,8 @@ class DriverFeed:
                     self._tell(f"hand {ev.hand + 1} dealt by {self._name(ev.dealer)}{verified}")
                 continue
             self._tell_moves()
+            if isinstance(ev, MatchEnded):
+                self._keep_log()
             if isinstance(ev, HandEnded | MatchEnded):
                 self._told.add(Beat((), None, None, self._standing(
                     ev.result if isinstance(ev, HandEnded) else None)))
@@ -684,4 +715,6 @@ class DriverFeed:
                 or (self._timed_out_at == len(d.peer.log) and bool(self._waiting))
             ),
             proposal=self._proposal(),
+            rules_known=self.rules is not None,
+            log_saved=str(self._log_saved) if self._log_saved and st.over else "",
         )

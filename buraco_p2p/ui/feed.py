@@ -167,6 +167,8 @@ class TableSnapshot:
     waiting_since: float = 0.0  # a `time.monotonic()` reading of when that wait began
     timed_out: bool = False  # the wait is past the table's limit: `agree` is open to us
     proposal: Proposal | None = None  # another party's void agreement we have not signed
+    rules_known: bool = True  # False while a resumed or joined table's rules are not read yet
+    log_saved: str = ""  # where the finished match's log was kept (its audit and replay)
 
     def side_of(self, seat: int) -> int:
         return self.seats[seat].side

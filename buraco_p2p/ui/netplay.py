@@ -120,6 +120,7 @@ class LobbyFeed(DriverFeed):
         super().__init__(rules, "network table")
         self.identity = identity
         self.root = root
+        self.log_root = root
         self.code = code
         self.n_bots = bots
         self.auto = auto
@@ -334,6 +335,7 @@ class ResumeFeed(DriverFeed):
         super().__init__(None, "network table (resumed)")
         self.identity = identity
         self.root = root
+        self.log_root = root
         self.table_id = table_id
         self.bot_keys = bot_keys  # saved with the table (`play.botmarks`)
         self.reach = reach  # `resume --internet/--stun`, as parsed

@@ -6,7 +6,10 @@ Each returns rows of exactly the screen's width; the title stays on top and the 
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from buraco_p2p.engine import LINE_NAMES, HandResult
+from buraco_p2p.play.matchlog import audit_command, replay_command
 from buraco_p2p.text.glyphs import Glyphs
 from buraco_p2p.text.length import length_after
 from buraco_p2p.text.narration import count
@@ -255,7 +258,8 @@ def hand_end_panel(screen: Screen) -> list[Row]:
     body.append([])
     if snap.match_over:  # the result of the match first: the last hand's lines below it
         body = [*match_end_rows(c, screen.cols), [], *body]
-        keys = "s save the log · h history · q quit"
+        save = "s save the log · " if snap.can_save_log and not snap.log_saved else ""
+        keys = f"{save}h history · C the feed · q quit"
     else:
         keys = "Enter next hand · C the feed · h history · q quit"
     return framed(screen, "Hand over", body, keys)
@@ -280,12 +284,6 @@ def _line(r: HandResult, side: int, name: str) -> int:
     return sum(x.points for x in r.lines[side] if x.name == name)
 
 
-def wrapped(text: str, cols: int, style: str = "") -> list[Row]:
-    """A long line (a path, a command) cut into rows, so that all of it can be copied."""
-    room = max(10, cols - 2)
-    return [[(style, " " + text[i : i + room])] for i in range(0, max(1, len(text)), room)]
-
-
 def match_end_rows(c: Client, cols: int) -> list[Row]:
     snap = c.snap
     w = snap.winner
@@ -303,14 +301,30 @@ def match_end_rows(c: Client, cols: int) -> list[Row]:
         mark = "  winner" if m == w else ""
         rows.append([("class:score" if m == w else "",
                       f"  {place}. {match_side_name(c, m):<20} {snap.scores[m]:>6}{mark}")])
-    if c.saved is not None:
+    if snap.log_saved:
+        path = Path(snap.log_saved)
+        rows.append([("", " The match log is kept in")])
+        rows.append(whole(str(path), cols))
+        rows.append([("", " Audit it with:")])
+        rows.append(whole(audit_command(path), cols, "class:key"))
+        rows.append([("", " Replay it with:")])
+        rows.append(whole(replay_command(path), cols, "class:key"))
+    elif c.saved is not None:
         for k, line in enumerate(c.saved):
-            rows.extend(wrapped(line, cols, "class:key" if k % 2 else ""))
+            rows.append(whole(line, cols, "class:key" if k % 2 else ""))
     elif snap.can_save_log:
         rows.append([("", " s saves the match log; the command that audits it is shown then.")])
     else:
         rows.append([("class:dim", " This table keeps no signed log: nothing to save or audit.")])
     return rows
+
+
+def whole(text: str, cols: int, style: str = "") -> Row:
+    """A path or a command on a row of its own, never split (a copied piece would not run):
+    one too wide for the screen says so, and is printed whole when the client quits."""
+    if len(text) + 1 <= cols:
+        return [(style, " " + text)]
+    return [("class:dim", " (wider than this screen: printed whole when you quit)")]
 
 
 def chat_panel(screen: Screen) -> list[Row]:

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from buraco_p2p.net.channel.identity import Identity
 from buraco_p2p.net.reach.invite import Invite
+from buraco_p2p.play.botmarks import save_bot_keys
 from buraco_p2p.play.cluster import Cluster
 from buraco_p2p.play.node import open_node
 from buraco_p2p.rules import RuleSet
@@ -27,6 +28,7 @@ class SessionFeed(DriverFeed):
         super().__init__(rules, "network table (bot peers)")
         self.identity = identity
         self.root = root
+        self.log_root = root
         self.bot_kind = bots
         self.bots = True
         self.line(None, "setting up the table: bots are joining")
@@ -48,5 +50,9 @@ class SessionFeed(DriverFeed):
             async with open_node(self.identity, self.root, rules=rules,
                                  on_invite=on_invite) as driver:  # fmt: skip
                 self.attach(driver)
-                self.line(None, f"table {driver.peer.table.terms.table_id.hex()}: all proofs on")
+                t = driver.peer.table
+                # Every other seat is a bot peer we started: marked again on `resume`.
+                others = frozenset(k.raw for k in t.terms.keys if k.raw != self.identity.public.raw)
+                save_bot_keys(self.root, t.terms.table_id, others)
+                self.line(None, f"table {t.terms.table_id.hex()}: all proofs on")
                 await self.follow()

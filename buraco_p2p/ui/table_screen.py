@@ -88,7 +88,8 @@ class Screen(MeldRows, HandRows):
             return cv.fit([(loud, text)], self.cols, loud)
         view = snap.view
         hand = f" · hand {view.setup.hand_number + 1}" if view is not None else ""
-        left = f" {snap.title} · {snap.rules.name}{hand}"
+        rules = f" · {snap.rules.name}" if snap.rules_known else ""
+        left = f" {snap.title}{rules}{hand}"
         if self.cols >= 100:
             left = " buraco-p2p ·" + left
         seed = snap.extra.get("seed")
@@ -115,7 +116,8 @@ class Screen(MeldRows, HandRows):
             parts.append(("class:label", f"{match_side_name(self.c, m)} "))
             parts.append(("class:score", str(snap.scores[m])))
             parts.extend(self.on_table(m))
-        parts.append(("class:dim", f" {self.length_text()}"))
+        if snap.rules_known:
+            parts.append(("class:dim", f" {self.length_text()}"))
         right: Row = [*self.turn_text(), ("", " ")]
         if snap.proposal is not None and cv.width(parts) + cv.width(right) + 1 > self.cols:
             right = [*self.turn_text(short=True), ("", " ")]  # the scores stay whole

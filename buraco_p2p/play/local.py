@@ -128,7 +128,7 @@ def finished_lines(driver: object, root: Path | None) -> list[str]:
         return ["the match is over"]
     path = log_path(root, tid)
     try:
-        save_log(path, [e.wire for e in driver.peer.log])
+        save_log(path, [e.wire for e in driver.peer.log], tid)
     except OSError as exc:
         return [f"the match is over; its log could not be kept in {path}: {exc.strerror or exc}"]
     return ["the match is over", *told(path)]

@@ -1,7 +1,7 @@
 """A match's log where its player finds it, with the commands that audit and replay it.
 
 At a match's end every client keeps a copy of the signed log in its data directory's
-`logs/`, named by the table (`logs/<table id>.log`, the `buraco_p2p.logfile` format that
+`logs/`, named by the table (`logs/<table id>.log`, the id cut short; the `logfile` format that
 `verify` and `replay` read), and says the two commands on lines of their own: `verify PATH`
 (`--partial` only for a log that stops before the match's end) and `replay PATH`, with one
 path. `resume` lists a finished table with the same commands.
@@ -32,15 +32,27 @@ def program() -> str:
     return f"{shlex.quote(sys.executable)} -m buraco_p2p"
 
 
+SHORT = 8  # hex digits of the table id in a kept log's name: short enough to copy at 80 columns
+
+
 def log_path(root: Path, table_id: bytes) -> Path:
-    """Where a table's log is kept for its player: `<root>/logs/<table id>.log`."""
+    """Where a table's log is kept for its player: `<root>/logs/<table id>.log`, the id cut
+    to its first 8 hex digits (a command with the path fits an 80-column line) unless
+    another table's log already has that name."""
+    short = root / "logs" / f"{table_id.hex()[:SHORT]}.log"
+    mark = root / "logs" / f".{table_id.hex()}"
+    if not short.exists() or mark.exists():
+        return short
     return root / "logs" / f"{table_id.hex()}.log"
 
 
-def save_log(path: Path, wires: Iterable[bytes]) -> Path:
-    """Write the log's entries to `path` (0600, its directory made 0700); returns it."""
+def save_log(path: Path, wires: Iterable[bytes], table_id: bytes | None = None) -> Path:
+    """Write the log's entries to `path` (0600, its directory made 0700); returns it. With
+    `table_id`, the short name is marked as that table's (`log_path`)."""
     path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
     write_private(path, encode_log(wires))
+    if table_id is not None:
+        write_private(path.parent / f".{table_id.hex()}", path.name.encode())
     return path
 
 

@@ -272,7 +272,8 @@ class DriverFeed:
             return
         path = matchlog.log_path(self.log_root, t.terms.table_id)
         try:
-            self._log_saved = matchlog.save_log(path, [e.wire for e in d.peer.log])
+            self._log_saved = matchlog.save_log(path, [e.wire for e in d.peer.log],
+                                                t.terms.table_id)
         except OSError as exc:
             self._log_saved = Path()
             self.line(None, f"the log could not be kept in {path}: {exc.strerror or exc}")

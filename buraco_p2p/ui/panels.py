@@ -229,21 +229,26 @@ def hand_end_panel(screen: Screen) -> list[Row]:
         how = f"{who} went out"
     body: list[Row] = [[("class:label", f" Hand {len(snap.history)} is over: {how}.")], []]
 
-    def row(label: str, cells: list[str], style: str = "") -> None:
-        body.append([(style, f" {label:<22}" + "".join(f"{x:>{width}}" for x in cells))])
+    details: list[Row] = []
+
+    def row(label: str, cells: list[str], style: str = "", into: list[Row] = body) -> None:
+        into.append([(style, f" {label:<22}" + "".join(f"{x:>{width}}" for x in cells))])
 
     row("", names, "class:label")
     for name in LINE_NAMES:
         vals = [_line(r, i, name) for i in order]
         if any(vals) or name in ("melds", "buracos", "going_out", "hand_penalty"):
-            row(LINE_LABELS.get(name, name), [str(v) for v in vals])
+            row(LINE_LABELS.get(name, name), [str(v) for v in vals], into=details)
     view = c.view
     if view is not None and view.ended and view.setup == r.setup:
         pots = ["taken" if i < len(view.team_pot) and view.team_pot[i] >= 0 else "not taken"
                 for i in order]  # fmt: skip
-        row("pot", pots)
+        row("pot", pots, into=details)
         left = [sum(len(view.hands[s]) for s in sides[i]) for i in order]
-        row("cards left (count)", [str(n) for n in left])
+        row("cards left (count)", [str(n) for n in left], into=details)
+    ending = match_end_rows(c, screen.cols) if snap.match_over else []
+    if not ending or len(ending) + len(body) + len(details) + 6 <= screen.rows - 3:
+        body += details  # at the match's end, where they fit below its result (h, C: more)
     totals = r.totals
     row("hand total", [str(totals[i]) for i in order], "class:score")
     if len(snap.scores) == len(sides):
@@ -257,7 +262,7 @@ def hand_end_panel(screen: Screen) -> list[Row]:
         body.append([("", f" Next hand: {dealer} deal{'' if dealer == 'you' else 's'}.")])
     body.append([])
     if snap.match_over:  # the result of the match first: the last hand's lines below it
-        body = [*match_end_rows(c, screen.cols), [], *body]
+        body = [*ending, [], *body]
         save = "s save the log · " if snap.can_save_log and not snap.log_saved else ""
         keys = f"{save}h history · C the feed · q quit"
     else:

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from buraco_p2p.cli import main
-from buraco_p2p.play.matchlog import log_path
+from buraco_p2p.play.matchlog import log_path, save_log
 from buraco_p2p.play.summary import Summary, load_summary, save_summary
 
 
@@ -35,9 +35,8 @@ def test_resume_lists_unfinished_and_finished_tables_with_players_and_scores(
     players = ("Ana", "Bia", "Caio", "Duda")
     _table(data, going, 2_000_000_000, Summary(players, 1, "us", (120, 450), 2, False))
     _table(data, done, 1_900_000_000, Summary(players, 0, "classic", (2100, 1800), 5, True))
-    kept = log_path(data, bytes.fromhex(done))
-    kept.parent.mkdir(parents=True)
-    kept.write_bytes(b"x")
+    kept = save_log(log_path(data, bytes.fromhex(done)), [], bytes.fromhex(done))
+    assert kept.name == "cdcdcdcd.log"  # short enough for the command to fit 80 columns
     _table(data / "others" / "2", second, 1_950_000_000,
            Summary(("Ana", "Ana-2"), 1, "us", (0, 0), 0, False))  # fmt: skip
     _table(data, bare, 1_800_000_000, None)

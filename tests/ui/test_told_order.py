@@ -15,6 +15,7 @@ presses Enter a while after each hand's panel appears. What must hold on every s
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import itertools
 import time
@@ -44,10 +45,13 @@ class Recorded(DriverFeed):
     def __init__(self) -> None:
         super().__init__(None, "network table")
         self.seen: list[tuple[float, TableSnapshot]] = []
+        self.clock: list[float] = []  # trio's clock at each snapshot
 
     def _publish(self) -> None:
         super()._publish()
         self.seen.append((time.monotonic(), self.snapshot()))
+        with contextlib.suppress(RuntimeError):
+            self.clock.append(trio.current_time())
 
 
 def _ended(snap: TableSnapshot) -> int:
@@ -92,11 +96,14 @@ def test_a_hand_end_is_told_in_order_on_one_clock(tmp_path: Path) -> None:
     assert r.peers[ME].table.closed
     seen = [snap for _, snap in feed.seen]
     assert len(seen[-1].history) == 2 and seen[-1].match_over
-    for before, after in itertools.pairwise(seen):
+    for i, (before, after) in enumerate(itertools.pairwise(seen)):
         k = len(after.history)
         if k > len(before.history):
-            # The result shows: the move that ended the hand was told before it.
+            # The result shows: the move that ended the hand was told before it, and stayed
+            # in sight a while (two paces) before the panel covered it.
             assert _ended(before) == k, [c.text for c in before.chat[-6:]]
+            told = next(j for j in range(i + 1) if _ended(seen[j]) == k)
+            assert feed.clock[i + 1] - feed.clock[told] >= 2 * feed.pace, (told, i)
         if after.scores != before.scores:
             assert len(after.history) != len(before.history), (before.scores, after.scores)
         if after.match_over:

@@ -30,7 +30,7 @@ from buraco_p2p.engine import (
     legal_moves,
 )
 from buraco_p2p.engine.params import WILD_CODES
-from buraco_p2p.text.agreement import proposal_text
+from buraco_p2p.text.agreement import left_text, proposal_text
 from buraco_p2p.text.glyphs import Glyphs, sort_key_rank, sort_key_suit
 from buraco_p2p.text.narration import count
 from buraco_p2p.text.words import (
@@ -58,7 +58,7 @@ class Panel(Enum):
 @dataclass(slots=True)
 class Message:
     text: str
-    kind: str = "info"  # info | error | hint
+    kind: str = "info"  # info | error | hint | wait (about a wait: gone when it ends)
 
 
 Send = Callable[[Move], None]
@@ -134,6 +134,12 @@ class Client:
         self.staged_ends = [self.staged_ends[i] for i in kept]
         if self.cursor >= len(held):
             self.cursor = max(0, len(held) - 1)
+        if self.message is not None and self.message.kind == "wait" and (
+            old.waiting != snap.waiting or old.timed_out != snap.timed_out
+            or (old.view is not None and snap.view is not None
+                and old.view.turn != snap.view.turn)
+        ):  # fmt: skip
+            self.message = None  # it was about a wait that is over
         if old.view is not None and snap.view is not None and (
             old.view.turn != snap.view.turn
             or old.view.phase is not snap.view.phase
@@ -647,8 +653,10 @@ class Client:
             return
         if not snap.timed_out:
             who = ", ".join(snap.waiting)
-            now = f" (waiting for {who})" if who else ""
-            self.say(f"Nobody is away past the table's limit{now}: E, V and R open then.")
+            limit = f" ({left_text(snap.wait_limit)})" if snap.wait_limit else ""
+            now = f"; waiting for {who}" if who else ""
+            self.say(f"E, V and R open once the table has waited past its limit{limit} for a "
+                     f"player{now}.", "wait")  # fmt: skip
             return
         away = ", ".join(snap.waiting) or "the missing players"
         what = {

@@ -64,7 +64,13 @@ from buraco_p2p.session import (
     VoidProposed,
 )
 from buraco_p2p.session.peer import RETRY_TIMEOUTS
-from buraco_p2p.text.agreement import held_text, not_late_text, proposal_text, warning_text
+from buraco_p2p.text.agreement import (
+    held_text,
+    left_text,
+    not_late_text,
+    proposal_text,
+    warning_text,
+)
 from buraco_p2p.text.glyphs import Glyphs
 from buraco_p2p.text.narration import Narrator, abandoned_text
 from buraco_p2p.text.rejoin import host_code_lines
@@ -162,6 +168,7 @@ class DriverFeed:
         self.log_root: Path | None = None  # the data directory: a finished match's log goes there
         self.dir_options = ""  # the directory options given, for the command to come back
         self._log_saved: Path | None = None
+        self._gone: set[int] = set()  # seats said to have left, not yet back
         # What the screen shows of the match follows what has been told (`told.Teller`).
         self._told = Teller(Standing((0,) * self._sides()), self._tell_lines, self._publish,
                             self._my_seat)  # fmt: skip
@@ -342,6 +349,8 @@ class DriverFeed:
             self._told.add(self._dealt_beat(view, ""))
             self._tell_moves()
             self._told.skip()
+            count = shuffle_count(t)  # its shuffles were before the deal: not told after it
+            self._shuffles_said = (count.hand, count.shuffles)
         self._say_shuffles()
         self._publish()
 
@@ -362,10 +371,34 @@ class DriverFeed:
             seen[0] = len(d.peer.log)
             links = self._link_states()
             if grown or links != self._links:
+                self._tell_links(self._links, links)
                 self._links = links
                 self._say_shuffles()
                 self._tell_moves()
                 self._publish()
+
+    def _tell_links(self, old: tuple[tuple[bool, str], ...],
+                    new: tuple[tuple[bool, str], ...]) -> None:  # fmt: skip
+        """Who left the table (a link that was up went down) and who is back, in the feed,
+        with the table's limit: past it without them, the others may end the match, void the
+        hand or seat a bot for them."""
+        if len(old) != len(new):
+            return
+        limit = left_text(self._limit())
+        for seat, ((was, _), (now, _)) in enumerate(zip(old, new, strict=True)):
+            if was and not now:
+                self._gone.add(seat)
+                self._tell(f"{self._nick(seat)} left the table (their link is down): the table "
+                           f"waits for them up to {limit}, then you may end the match, void the "
+                           "hand or seat a bot for them")  # fmt: skip
+            elif now and not was and seat in self._gone:
+                self._gone.discard(seat)
+                self._tell(f"{self._nick(seat)} is back at the table")
+
+    def _limit(self) -> float:
+        """The table's limit on a wait, in seconds (its timeout)."""
+        d = self.driver
+        return d.peer.table.terms.timeout_ms / 1000 if d is not None else 0.0
 
     def _tell_moves(self) -> None:
         """Queue the moves applied since the last look, to be told in turn."""
@@ -711,6 +744,7 @@ class DriverFeed:
             next_dealer=st.next_dealer,
             waiting=tuple(self._party_nick(p) for p in self._waiting),
             waiting_since=self._waiting_since,
+            wait_limit=self._limit(),
             timed_out=d is not None and (
                 d.peer.proposal is not None  # another party proposed: ours to join
                 or (self._timed_out_at == len(d.peer.log) and bool(self._waiting))

@@ -165,6 +165,7 @@ class TableSnapshot:
     next_dealer: int = -1  # the seat that deals the next hand (-1: not known yet)
     waiting: tuple[str, ...] = ()  # who the table waits for now (others than this player)
     waiting_since: float = 0.0  # a `time.monotonic()` reading of when that wait began
+    wait_limit: float = 0.0  # seconds the table waits before E, V and R open (0: no limit)
     timed_out: bool = False  # the wait is past the table's limit: `agree` is open to us
     proposal: Proposal | None = None  # another party's void agreement we have not signed
     rules_known: bool = True  # False while a resumed or joined table's rules are not read yet

@@ -311,6 +311,9 @@ class Screen(MeldRows, HandRows):
             who = ", ".join(snap.waiting)
             row: Row = [("class:label", f" Waiting for {who} "),
                         ("class:dim", clock_text(self.now - snap.waiting_since))]  # fmt: skip
+            if snap.wait_limit and not snap.timed_out:
+                row.append(("class:dim", f" of {clock_text(snap.wait_limit)}: then E end · "
+                                         "V void · R replace"))  # fmt: skip
             if snap.timed_out:
                 row.append(("class:error", " · past the limit: E end · V void · R replace"))
             return cv.fit(row, self.cols)

@@ -142,13 +142,21 @@ def test_the_table_says_whom_it_waits_for_and_past_the_limit_offers_end_void_rep
     from buraco_p2p.ui.keys import Outcome, press
 
     table, match = find_position(CLASSIC, lambda t: t.referee.turn == 1)
-    snap = dataclasses.replace(snapshot_of(table, match), waiting=("Bia",), waiting_since=0.0)
+    snap = dataclasses.replace(snapshot_of(table, match), waiting=("Bia",), waiting_since=0.0,
+                               wait_limit=120.0)  # fmt: skip
     c = Client(snap, Sent())
     assert "Waiting for Bia" not in text_of(render(c, 80, 24, now=1.0))  # a short wait: quiet
     waiting = text_of(render(c, 80, 24, now=42.0))
-    assert "Waiting for Bia 0:42" in waiting and "E end" not in waiting
+    # The limit is stated, and what opens once it is past.
+    assert "Waiting for Bia 0:42 of 2:00: then E end · V void · R replace" in waiting
     press(c, "E")
-    assert c.confirm is None and c.message is not None and "Nobody is away" in c.message.text
+    assert c.confirm is None and c.message is not None
+    assert "past its limit (2:00)" in c.message.text and "waiting for Bia" in c.message.text
+    # Bia is back: the words about her wait go with it.
+    c.update(dataclasses.replace(snap, waiting=(), version=snap.version + 1))
+    assert c.message is None
+    press(c, "E")
+    assert c.message is not None and "waiting for" not in c.message.text
     press(c, "escape")
     c.update(dataclasses.replace(snap, timed_out=True, version=snap.version + 1))
     late = text_of(render(c, 80, 24, now=130.0))

@@ -88,6 +88,32 @@ def test_a_host_and_a_joiner_in_two_terminals_of_one_machine_play(tmp_path: Path
                 break
         assert done, mover.screen()
         other.wait_for(lambda s: f"{name} discarded " in s, "the move told to the other", 60)
+        # The joiner quits: its terminal says how to come back; the host's feed says it left,
+        # with the table's limit.
+        b.type("q")
+        b.wait_for(lambda s: "Quit the match?" in s, "the quit question")
+        b.type("y")
+        left = b.wait_for(lambda s: s.rstrip().endswith("$"), "the shell prompt", SETUP)
+        said = left.splitlines()
+        at = next(i for i, line in enumerate(said) if "come back with:" in line)
+        again = said[at + 1].strip()
+        assert again.startswith("buraco-p2p resume ") or " resume " in again, left
+        joiner = second.group(1)
+        a.wait_for(lambda s: f"{joiner} left the table" in s, "the host told the joiner left",
+                   60)  # fmt: skip
+        # It comes back with the printed command, as itself: the hand in play is told again
+        # from its deal, and the host's feed says it is back.
+        _run(b, home, again)
+        moved = "you" if mover is b else name
+        back = b.wait_for(lambda s: " Hand " in s and f"{moved} discarded " in s,
+                          "the resumed table, told from the deal", SETUP)  # fmt: skip
+        told = [line.strip() for line in back.splitlines()]
+        dealt = next(i for i, line in enumerate(told) if line.startswith("hand 1 dealt by "))
+        assert dealt < told.index(next(x for x in told if x.startswith(f"{moved} discarded ")))
+        assert not any(x.startswith("shuffle ") for x in told[dealt:]), back
+        assert FINGERPRINT.search(back) is None  # the table, not a lobby
+        a.wait_for(lambda s: f"{joiner} is back at the table" in s, "the host told it is back",
+                   SETUP)  # fmt: skip
         for p in (a, b):
             p.type("q")
             p.wait_for(lambda s: "Quit the match?" in s, "the quit question")

@@ -18,6 +18,7 @@ from buraco_p2p import __version__, audit
 from buraco_p2p.bots import selfplay
 from buraco_p2p.net.mesh import commands
 from buraco_p2p.play import botpeer, hostjoin, local, netselfplay
+from buraco_p2p.play.options import hands_rule
 from buraco_p2p.rules import RuleSet
 from buraco_p2p.ui import command as play
 
@@ -55,7 +56,7 @@ class FullScreen:
             sys.stderr.write(f"buraco-p2p: {exc}\n")
             return 2
         feed = netplay.LobbyFeed(
-            identity, root, rules=rules, preset=args.rules, overrides=tuple(args.rule),
+            identity, root, rules=rules, preset=args.rules, overrides=tuple(hands_rule(args)),
             bots=args.bots, auto=args.auto_approve, listen=args.listen, port=args.port,
             lan=args.lan, reach=args,
         )  # fmt: skip

@@ -62,6 +62,7 @@ from buraco_p2p.play.local import (
 )
 from buraco_p2p.play.matchlog import program
 from buraco_p2p.play.node import open_node, start_on_mesh
+from buraco_p2p.play.options import add_hands_option, hands_rule
 from buraco_p2p.play.selves import NoSelf, claim_for
 from buraco_p2p.play.store import StoreError, TableStore
 from buraco_p2p.rules import RuleSet
@@ -128,20 +129,29 @@ def register(subparsers: Any, screens: FullScreen | None = None) -> None:
     """Add the match options to `host`, `join` and `resume` (registered before us); on a
     terminal they open `screens`, the full-screen client, when given one."""
     host: argparse.ArgumentParser = subparsers.choices["host"]
-    host.add_argument("--rules", default="classic", metavar="PRESET", help="rule preset")
+    host.description = (
+        "Create a table and wait for the other players: the lobby shows the invite code to "
+        "share (and a short code to read aloud), every seat with its fingerprint, and the "
+        "rules; the host approves each joiner, and the match starts when every seat is "
+        "ready. Full screen on a terminal (--line for typed commands). --bots N fills seats "
+        "with bot peers."
+    )
+    host.add_argument("--rules", default="us", metavar="PRESET",
+                      help="rule preset (default us, as play)")  # fmt: skip
     host.add_argument("--rule", action="append", default=[], metavar="KEY=VALUE")
     host.add_argument("--bots", type=int, default=0, metavar="N", help="fill N seats with bots")
     host.add_argument(
         "--players", type=int, metavar="N", help="seats: 2, 3, 4 or 6 (as --rule players=N)"
     )
     add_minutes_option(host)
+    add_hands_option(host)
     host.add_argument("--data-dir", metavar="DIR", help="where tables are kept")
     _screen_options(host)
     host_func: Callable[[argparse.Namespace], int] = host.get_default("func")
 
     def run_host(args: argparse.Namespace) -> int:
         try:
-            rules = resolve_rules(args.rules, args.rule, args.players, args.minutes)
+            rules = resolve_rules(args.rules, hands_rule(args), args.players, args.minutes)
         except UsageError as exc:
             sys.stderr.write(f"buraco-p2p host: error: {exc}\n")
             return 2
@@ -162,6 +172,12 @@ def register(subparsers: Any, screens: FullScreen | None = None) -> None:
     host.set_defaults(func=run_host)
 
     join: argparse.ArgumentParser = subparsers.choices["join"]
+    join.description = (
+        "Join a table with the invite code the host shared (BRC-...) or its short code "
+        "(BRS-...): the host is asked for a seat, then the lobby shows the table until every "
+        "seat is ready. Compare the host's fingerprint by voice. A code of a table kept here "
+        "resumes it. Full screen on a terminal (--line for typed commands)."
+    )
     join.add_argument("--data-dir", metavar="DIR", help="where tables are kept")
     _screen_options(join)
     join_func: Callable[[argparse.Namespace], int] = join.get_default("func")

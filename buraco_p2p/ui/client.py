@@ -29,7 +29,7 @@ from buraco_p2p.engine import (
     TurnUpFirst,
     legal_moves,
 )
-from buraco_p2p.engine.params import WILD_CODES
+from buraco_p2p.engine.params import WILD_CODES, FirstDraw
 from buraco_p2p.text.agreement import left_text, proposal_text
 from buraco_p2p.text.glyphs import Glyphs, sort_key_rank, sort_key_suit
 from buraco_p2p.text.narration import count
@@ -72,6 +72,11 @@ class StagedOpening:
     need: int  # the side's minimum now
     melds: tuple[TableMeld, ...]  # as the engine would hold them (empty when `reached`)
     reached: bool  # sent now, they would open the side
+
+
+def first_card_ahead(view: HandState) -> bool:
+    """Whether the draw on turn is the hand's first, which may be turned up (`t`)."""
+    return view.params.first_draw is FirstDraw.PEEK and view.turns_played == 0
 
 
 class Client:
@@ -290,6 +295,16 @@ class Client:
         self._try(TakeDiscard(self.me, tuple(self.selected)))
 
     def turn_up(self) -> None:
+        """Turn up the hand's first card (where the rules offer it): only once it is drawn."""
+        view = self.view
+        if view is not None and self.my_turn() and view.phase is Phase.DRAW:
+            if first_card_ahead(view):
+                self.say("Draw first (d): the hand's first card is then yours to keep, or t "
+                         "turns it up and draws another.", "error")  # fmt: skip
+            else:
+                self.say("Only the hand's first card can be turned up, once drawn: d draws, "
+                         "p takes the pile.", "error")  # fmt: skip
+            return
         self._try(TurnUpFirst(self.me))
 
     def discard(self, confirmed: bool = False, wild_ok: bool = False) -> None:

@@ -15,6 +15,7 @@ from typing import Any
 
 from buraco_p2p.bots import selfplay
 from buraco_p2p.play import local
+from buraco_p2p.play.options import add_hands_option, hands_rule
 from buraco_p2p.ui.app import run_client
 from buraco_p2p.ui.practice import PracticeTable
 from buraco_p2p.ui.theme import no_color
@@ -26,11 +27,14 @@ def register(subparsers: Any) -> None:
     """Add the `play` subcommand (see `buraco_p2p.cli`)."""
     pp = subparsers.add_parser(
         "play",
-        help="play a match against bots at the practice table (full screen)",
+        help="play a match against bot peers on this machine (full screen)",
         description=(
-            "Play a match at the practice table: you in seat 0, heuristic bots in the other "
-            "seats, dealt by this process without cryptography. Opens the full-screen client "
-            "(? lists the keys). Without a terminal, prints a match among four bots instead."
+            "Play a match against bots: each bot is a peer process of its own, over loopback, "
+            "running the same session and cryptography as a person's client (every shuffle "
+            "and card verified), and the match is kept in the data directory (`resume`). "
+            "Opens the full-screen client (? lists the keys); --line plays by typing; "
+            "--practice (or any --seed) deals a practice table in this process, without "
+            "cryptography. Without a terminal, prints a match among four bots instead."
         ),
     )
     pp.add_argument("--rules", default="us", metavar="PRESET", help="rule preset (default us)")
@@ -43,6 +47,7 @@ def register(subparsers: Any) -> None:
     )
     pp.add_argument("--players", type=int, metavar="N", help="seats at the table (rule players)")
     selfplay.add_minutes_option(pp)
+    add_hands_option(pp)
     pp.add_argument("--seed", type=int, metavar="N", help="seed of the deals and the bots")
     pp.add_argument("--ascii", action="store_true", help="letters for suits (S H D C)")
     pp.add_argument(
@@ -69,7 +74,7 @@ def register(subparsers: Any) -> None:
 
 def run_play(args: argparse.Namespace) -> int:
     try:
-        rules = selfplay.resolve_rules(args.rules, args.rule, args.players, args.minutes)
+        rules = selfplay.resolve_rules(args.rules, hands_rule(args), args.players, args.minutes)
         if not 0 <= args.bot_delay <= MAX_BOT_DELAY:
             raise selfplay.UsageError(f"--bot-delay must be 0..{MAX_BOT_DELAY:g} seconds")
     except selfplay.UsageError as exc:

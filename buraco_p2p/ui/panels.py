@@ -12,7 +12,7 @@ from buraco_p2p.engine import LINE_NAMES, HandResult
 from buraco_p2p.play.matchlog import audit_command, replay_command
 from buraco_p2p.text.glyphs import Glyphs
 from buraco_p2p.text.length import length_after
-from buraco_p2p.text.narration import count
+from buraco_p2p.text.narration import LINE_LABELS, count
 from buraco_p2p.ui import canvas as cv
 from buraco_p2p.ui.canvas import Row
 from buraco_p2p.ui.client import Client
@@ -71,17 +71,6 @@ def marks_help(g: Glyphs) -> tuple[tuple[str, str], ...]:
         ("+170", "in the header: a side's points on the table this hand (melds and "
                  "buracos), then its buracos and pot"),
     )
-
-
-LINE_LABELS = {
-    "melds": "melds (card points)",
-    "buracos": "buracos",
-    "going_out": "going out",
-    "hand_penalty": "cards left in hand",
-    "pot_not_taken": "pot never taken",
-    "pot_unplayed": "pot not played",
-    "cut_22": "cut bonus",
-}
 
 
 def framed(screen: Screen, title: str, body: list[Row], keys: str) -> list[Row]:

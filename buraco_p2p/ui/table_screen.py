@@ -17,7 +17,7 @@ from buraco_p2p.text.length import length_now
 from buraco_p2p.text.narration import meld_points
 from buraco_p2p.ui import canvas as cv
 from buraco_p2p.ui.canvas import Clicker, Row
-from buraco_p2p.ui.client import Client
+from buraco_p2p.ui.client import Client, first_card_ahead
 from buraco_p2p.ui.hand_rows import HandRows
 from buraco_p2p.ui.meld_rows import MeldRows
 from buraco_p2p.ui.names import match_side_name
@@ -320,8 +320,11 @@ class Screen(MeldRows, HandRows):
         if c.my_turn():
             view = c.view
             assert view is not None
+            draw = "draw: d the stock, p the pile"
+            if first_card_ahead(view):
+                draw = "d draws the hand's first card: keep it, or t turns it up"
             what = {
-                Phase.DRAW: "draw: d the stock, p the pile",
+                Phase.DRAW: draw,
                 Phase.FIRST_CHOICE: "keep the first card and play on, or t to turn it up",
                 Phase.PLAY: "meld (m), add (a) or discard (x) to end your turn",
             }.get(view.phase, "")

@@ -21,6 +21,7 @@ import argparse
 import contextlib
 import dataclasses
 import os
+import shutil
 import sys
 import tempfile
 from collections.abc import AsyncIterator, Callable
@@ -65,9 +66,10 @@ from buraco_p2p.play.node import open_node, start_on_mesh
 from buraco_p2p.play.options import add_hands_option, hands_rule
 from buraco_p2p.play.selves import NoSelf, claim_for
 from buraco_p2p.play.store import StoreError, TableStore
+from buraco_p2p.play.summary import load_summary
 from buraco_p2p.rules import RuleSet
 
-__all__ = ["register", "restart_bots"]
+__all__ = ["forget_bots", "register", "restart_bots"]
 
 
 class FullScreen(Protocol):
@@ -273,8 +275,11 @@ def _resume_screen(args: argparse.Namespace, screens: FullScreen | None = None) 
         return resume_failed(exc)
     if screens is None:
         return _resume_line(args)
-    with restart_bots(root, table) or contextlib.nullcontext():
-        return screens.resume(args, root, table, bots)
+    try:
+        with restart_bots(root, table) or contextlib.nullcontext():
+            return screens.resume(args, root, table, bots)
+    finally:
+        forget_bots(root, table)
 
 
 def _resume_line(args: argparse.Namespace) -> int:
@@ -293,10 +298,13 @@ def _resume_line(args: argparse.Namespace) -> int:
                 return await _run_console(driver, bot_keys=bots, root=root,
                                           options=getattr(args, "dir_options", ""))  # fmt: skip
 
-    with restart_bots(root, table) or contextlib.nullcontext():
-        return run_reporting(
-            lambda: run_ending_on_signals(main), "buraco-p2p resume", (StoreError,)
-        )
+    try:
+        with restart_bots(root, table) or contextlib.nullcontext():
+            return run_reporting(
+                lambda: run_ending_on_signals(main), "buraco-p2p resume", (StoreError,)
+            )
+    finally:
+        forget_bots(root, table)
 
 
 @contextlib.asynccontextmanager
@@ -356,6 +364,18 @@ def _adopt_addresses(root: Path, code: Invite) -> None:
         _say(f"* the table's saved invite is kept as it was: {exc}")
     finally:
         store.close()
+
+
+def forget_bots(root: Path, table: bytes) -> None:
+    """A finished table's bot peers are not needed again: their directories (`bots-*`, each
+    bot's identity and copy of the table) go, so a data directory does not fill up with one
+    per match. A table that is not over keeps them (`restart_bots` needs them)."""
+    summary = load_summary(TableStore.for_table(table, root).path)
+    if summary is None or not summary.over:
+        return
+    for d in root.glob("bots-*"):
+        if any(d.glob(f"peer-*/tables/{table.hex()}")):
+            shutil.rmtree(d, ignore_errors=True)
 
 
 def restart_bots(root: Path, table: bytes) -> Cluster | None:

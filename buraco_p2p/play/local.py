@@ -66,8 +66,23 @@ def play_line(args: argparse.Namespace, rules: RuleSet) -> int:
     bot_root = Path(tempfile.mkdtemp(prefix="bots-", dir=_ensure(root)))
     peer_args = ["--bot", args.bots] if getattr(args, "bots", None) else []
     cluster = Cluster(rules.players, bot_root, None, seed=None, humans=[0], peer_args=peer_args)
-    with cluster:
-        return trio.run(_play_main, me, root, rules, cluster, args.dir_options)
+    try:
+        with cluster:
+            return trio.run(_play_main, me, root, rules, cluster, args.dir_options)
+    finally:
+        _forget_bots_if_done(root, cluster.table, bot_root)
+
+
+def _forget_bots_if_done(root: Path, table: str | None, bot_root: Path) -> None:
+    """The bot peers' directory of a `play` that made no table, or whose match is over,
+    goes (`hostjoin.forget_bots`); an unfinished table keeps it for `resume`."""
+    import shutil
+
+    from buraco_p2p.play.summary import load_summary
+
+    summary = None if table is None else load_summary(root / "tables" / table)
+    if table is None or (summary is not None and summary.over):
+        shutil.rmtree(bot_root, ignore_errors=True)
 
 
 def _ensure(p: Path) -> Path:

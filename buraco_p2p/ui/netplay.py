@@ -278,12 +278,24 @@ class LobbyFeed(DriverFeed):
         before_dial = joiner_reach(reach, invite, joiner_say(model), words)
         model.say(f"asked the host ({model.host_fingerprint}) for a seat; waiting for its answer")
         async with words.watching() as watch:  # after the first minute: why, what would help
+
+            def asked() -> None:  # the host has the request: nothing to advise, it decides
+                if not watch.cancel_called:
+                    watch.cancel()
+                    model.status = "the host has your request: waiting for its answer"
+                    model.on_change()
+
+            async def dial(mesh: Mesh, port: int) -> None:
+                mesh.dialer.on_asked = asked
+                if before_dial is not None:
+                    await before_dial(mesh, port)
+
             delay = RETRY_FIRST
             while True:
                 try:
                     async with join_table(
                         self.identity, invite, listen_host=self.listen, port=self.port,
-                        before_dial=before_dial,
+                        before_dial=dial,
                     ) as mesh:  # fmt: skip
                         watch.cancel()
                         lobby = JoinerLobby(mesh, model.out)

@@ -7,7 +7,9 @@ the snapshots are the `DriverFeed`'s, rebuilt from the session after every entry
 
 from __future__ import annotations
 
+import shutil
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 from buraco_p2p.net.channel.identity import Identity
@@ -46,6 +48,16 @@ class SessionFeed(DriverFeed):
             for i in range(1, rules.players):
                 cluster.join(i)
 
+        try:
+            await self._play(cluster, on_invite)
+        finally:
+            d = self.driver
+            if d is None or d.peer.table.closed:  # no table, or over: the bots are not needed
+                shutil.rmtree(bot_root, ignore_errors=True)
+
+    async def _play(self, cluster: Cluster, on_invite: Callable[[Invite], None]) -> None:
+        rules = self.rules
+        assert rules is not None
         with cluster:
             async with open_node(self.identity, self.root, rules=rules,
                                  on_invite=on_invite) as driver:  # fmt: skip

@@ -78,5 +78,8 @@ def test_every_hand_end_is_told_before_its_panel_and_the_match_says_hand_1_of_2(
     # The log is kept, and its commands are printed whole, each on a line of its own.
     kept = list((tmp_path / "data" / "logs").glob("*.log"))
     assert len(kept) == 1, back
-    joined = back.replace("\n", "")
-    assert f"verify {kept[0]}" in joined and f"replay {kept[0]}" in joined, back
+    said = [line.strip() for line in back.splitlines()]
+    assert any(line.endswith(f" verify {kept[0]}") for line in said), back  # one line each
+    assert any(line.endswith(f" replay {kept[0]}") for line in said), back
+    # The match is over: its bot peers' directories are gone from the data directory.
+    assert not list((tmp_path / "data").glob("bots-*"))

@@ -217,8 +217,9 @@ def saved_tables_text(config: str | None, data: str | None) -> str:
             head += f" (the second player on this machine, self {number})"
         lines = [head]
         if summary is not None:
-            hands = count(summary.hands, "hand")
-            lines.append(f"      {_printable(summary.rules)} · {hands} played · "
+            hands = (f"{count(summary.hands, 'hand')} played" if summary.over
+                     else f"hand {summary.hands + 1} in play")  # fmt: skip
+            lines.append(f"      {_printable(summary.rules)} · {hands} · "
                          f"{_printable(summary.sides_text())}")  # fmt: skip
         if summary is not None and summary.over:
             path = log_path(root, bytes.fromhex(d.name))

@@ -43,8 +43,9 @@ class Summary:
         mine = self.me % n
         parts = []
         for m in [mine, *[k for k in range(n) if k != mine]]:
-            names = [("you" if s == self.me else self.players[s])
-                     for s in range(len(self.players)) if s % n == m]  # fmt: skip
+            seats = sorted((s for s in range(len(self.players)) if s % n == m),
+                           key=lambda s: s != self.me)  # you first  # fmt: skip
+            names = ["you" if s == self.me else self.players[s] for s in seats]
             parts.append(f"{' & '.join(names)} {self.scores[m]}")
         return " · ".join(parts)
 

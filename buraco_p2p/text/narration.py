@@ -114,8 +114,7 @@ def tell_move(
         if drawn and after.viewer == seat and all(after.known[s] >= 0 for s in drawn):
             card = ": " + _cards(after, drawn, g)
         if after.phase is Phase.FIRST_CHOICE:  # the hand's first card: kept, or turned up
-            then = ("keep it and play on, or t turns it up for another" if who == "you"
-                    else "it may be kept, or turned up for another")  # fmt: skip
+            then = "keep it, or t turns it up" if who == "you" else "kept or turned up"
             out.append(f"{who} drew 1 card from the stock{card}, the hand's first ({then})")
         else:
             out.append(f"{who} drew {count(len(drawn) or 1, 'card')} from the stock{card}")

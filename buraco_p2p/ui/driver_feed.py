@@ -300,9 +300,11 @@ class DriverFeed:
                 return [f"the match at table {tid} is over"]
             return [f"the match at table {tid} is over", *matchlog.told(path)]
         opts = f" {self.dir_options}" if self.dir_options else ""
-        return [f"left table {tid}; the others wait for you (past the table's limit they may "
-                "end or void the hand, or seat a bot); come back with:",
-                f"{matchlog.program()} resume {tid}{opts}"]  # fmt: skip
+        others = ("its bots stop with you and come back with it" if self.bots else
+                  "the others wait for you (past the table's limit they may end or void the "
+                  "hand, or seat a bot)")  # fmt: skip
+        return [f"left table {tid}; {others}; come back with:",
+                f"{matchlog.program()} resume {tid}{opts}"]
 
     def why_not_now(self) -> str:
         """Why the table takes no move of ours now, in words: the real reason, read from the

@@ -49,7 +49,7 @@ def test_resume_lists_unfinished_and_finished_tables_with_players_and_scores(
     assert done in finished and done not in unfinished
     assert unfinished.index(going) < unfinished.index(second) < unfinished.index(bare)
     assert f"resume TABLE --config-dir {config} --data-dir {data}" in unfinished
-    assert "us · 2 hands played · you & Duda 450 · Ana & Caio 120" in unfinished
+    assert "us · hand 3 in play · you & Duda 450 · Ana & Caio 120" in unfinished
     assert "the second player on this machine, self 2" in unfinished
     assert "classic · 5 hands played · you & Caio 2100 · Bia & Duda 1800" in finished
     replay = [line.strip() for line in finished.splitlines() if " replay " in line]

@@ -60,8 +60,7 @@ def test_the_hands_first_card_is_one_draw_kept_or_turned_up() -> None:
     after = table.views[seat]
     drew = tell_move(before, DrawStock(seat), after, lambda s: "you", Glyphs())
     assert drew[0].startswith("you drew 1 card from the stock: ")
-    assert drew[0].endswith(", the hand's first (keep it and play on, or t turns it up for "
-                            "another)")  # fmt: skip
+    assert drew[0].endswith(", the hand's first (keep it, or t turns it up)")
     shown = after.copy()
     table.push(TurnUpFirst(seat))
     up = tell_move(shown, TurnUpFirst(seat), table.views[seat], lambda s: "Ana", Glyphs())

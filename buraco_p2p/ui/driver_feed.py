@@ -21,12 +21,11 @@ screen only; the session and the protocol run at their own speed (`skip` catches
 up at once). The end of a hand is held: the ended hand stays on screen with its summary until
 `ready()`, the next deal behind it. A resumed table tells the hand in play from its deal.
 
-A void agreement another party proposed is told from its arrival (`TableSnapshot.proposal`):
-what it is, the key that joins it, or why our driver will not (the parties it names are not
-late at our clock), and the time left, twice the table's timeout from when we saw it, before
-the others may name us too if we neither agree nor play on (docs/protocol.md 4.5, "Retries");
-a round we signed that waited that long says whether we signed again naming the holders too or
-wait naming nobody (`VoidHeld`), in the line client's words (`buraco_p2p.text.agreement`).
+A void agreement another party proposed is told from its arrival (`TableSnapshot.proposal`,
+`proposals.Proposals`); a round we signed that waited twice the table's timeout says whether
+we signed again naming the holders too or wait naming nobody (`VoidHeld`), in the line
+client's words (`buraco_p2p.text.agreement`). Who left the table (a link down) and who is
+back are told with the table's limit.
 
 A re-join code (docs/protocol.md 2.15) is never chat: on a joiner, a `BRJ-` line said at the
 table goes to the mesh's `moves.accept_code` and the feed says what it dials or why the code
@@ -63,13 +62,9 @@ from buraco_p2p.session import (
     VoidHeld,
     VoidProposed,
 )
-from buraco_p2p.session.peer import RETRY_TIMEOUTS
 from buraco_p2p.text.agreement import (
     held_text,
     left_text,
-    not_late_text,
-    proposal_text,
-    warning_text,
 )
 from buraco_p2p.text.glyphs import Glyphs
 from buraco_p2p.text.narration import Narrator, abandoned_text
@@ -80,11 +75,11 @@ from buraco_p2p.ui.feed import (
     Fairness,
     MoveRefused,
     Progress,
-    Proposal,
     SaveUnavailable,
     SeatInfo,
     TableSnapshot,
 )
+from buraco_p2p.ui.proposals import Proposals
 from buraco_p2p.ui.told import Beat, Standing, Teller, standing_of
 
 __all__ = ["DriverFeed", "ShuffleCount", "shuffle_count", "verify_program"]
@@ -175,10 +170,7 @@ class DriverFeed:
         self._waiting: tuple[int, ...] = ()  # parties the table waits for (not us)
         self._waiting_since = time.monotonic()
         self._timed_out_at = -1  # the log length at the last timeout
-        # The proposal shown (author, action, silent) and when we first saw it: the others may
-        # name us too twice the table's timeout after that, unless we agree or play on.
-        self._proposal_key: tuple[int, str, tuple[int, ...]] | None = None
-        self._proposal_seen = time.monotonic()
+        self._proposals = Proposals(self._party_nick)  # another party's, to agree to
 
     @property
     def pace(self) -> float:
@@ -335,6 +327,7 @@ class DriverFeed:
         """Show `driver`'s table from now on (its events and chat come here). A table that
         is already under way (resumed) is told from the deal of the hand in play, at once."""
         self.driver = driver
+        self._proposals.driver = driver
         t = driver.peer.table
         self.rules = t.rules
         driver.on_events = self._on_events
@@ -509,14 +502,14 @@ class DriverFeed:
                 self._tell(f"CHEATING COMPLAINT against {nick}: {ev.error}")
             elif isinstance(ev, TimedOut):
                 self._timed_out_at = len(d.peer.log) if d is not None else -1
-                self._track_proposal()
-                self._tell(self._timed_out_line(ev))
+                self._proposals.track()
+                self._tell(self._proposals.timed_out_line(ev))
             elif isinstance(ev, Abandoned):
                 self._told.add(Beat((abandoned_text(ev, self._party_nick),), None, None,
                                     self._standing()))  # fmt: skip
             elif isinstance(ev, VoidProposed):
-                self._track_proposal()
-                self._tell(self._proposal_line(ev))
+                self._proposals.track()
+                self._tell(self._proposals.line(ev))
             elif isinstance(ev, VoidHeld):
                 said = held_text(ev, self._party_nick)
                 if said is not None:
@@ -536,18 +529,6 @@ class DriverFeed:
         deal's line)."""
         if self._narrator is not None:
             self._narrator.shadow = HandState(view.setup, view.viewer, None)
-
-    def _timed_out_line(self, ev: TimedOut) -> str:
-        names = ", ".join(self._party_nick(p) for p in ev.parties)
-        prop = self._proposal()
-        if prop is not None and not prop.named_me and not prop.blocked:
-            # Any key joins the proposal as it stands: say that, not what each key would
-            # propose.
-            what = proposal_text(prop.by, prop.action, prop.silent)
-            return (f"waiting for {names} past the table's limit ({ev.waited:.0f} s): you "
-                    f"can agree now ({what}): {prop.action[0].upper()} agrees")  # fmt: skip
-        return (f"waiting for {names} past the table's limit ({ev.waited:.0f} s): E ends the "
-                "match, V voids the hand, R seats bots")  # fmt: skip
 
     def _name(self, seat: int) -> str:
         return "you" if seat == self._my_seat() else self._nick(seat)
@@ -579,78 +560,9 @@ class DriverFeed:
             self._waiting = waiting
             self._waiting_since = time.monotonic()
 
-    def _proposal_line(self, ev: VoidProposed) -> str:
-        """The feed's line for another party's proposal: what it is, what our keys do about
-        it (or why we cannot agree), and when the others may name us too."""
-        by = self._party_nick(ev.party)
-        d = self.driver
-        if d is not None and d.peer.party in ev.silent:
-            return (f"{by} proposes to {ev.action} naming you as gone: it needs the others, "
-                    "who join only if your moves stop reaching them")  # fmt: skip
-        text = proposal_text(by, ev.action, [self._party_nick(p) for p in ev.silent])
-        blocked = self._blocked(ev.silent)
-        warn = warning_text(self._retry_after())
-        if blocked:
-            return f"{text}; you cannot agree: {blocked}; {warn}"
-        return f"{text}: {ev.action[0].upper()} agrees; {warn}"
-
-    def _retry_after(self) -> float:
-        """Twice the table's timeout, in seconds: how long a signer of a void waits for the
-        others' signatures before it names the parties that did not sign (4.5, R2)."""
-        d = self.driver
-        return RETRY_TIMEOUTS * d.peer.table.terms.timeout_ms / 1000 if d is not None else 0.0
-
-    def _blocked(self, silent: tuple[int, ...]) -> str:
-        """Why our driver will not join a proposal naming `silent` ("" if it would): it signs
-        only for parties our own clock has seen keep the step waiting past the timeout (the
-        author of a fault aside), the rule `Driver.agree` and the session apply."""
-        d = self.driver
-        if d is None:
-            return "the table is not set up yet"
-        t = d.peer.table
-        if not t.can_void(silent):
-            return ""
-        nameable = set(d.overdue)
-        if t.fault is not None and t.fault.author is not None:
-            nameable.add(t.fault.author)
-        waited = set(t.waiting_for)
-        return "; ".join(not_late_text(self._party_nick(p), p in waited,
-                                       d.mesh.is_up(t.terms.keys[p]))
-                         for p in silent if p not in nameable)  # fmt: skip
-
-    def _track_proposal(self) -> None:
-        """Note when we first saw the proposal we hold and have not signed."""
-        d = self.driver
-        prop = d.peer.proposal if d is not None else None
-        if d is None or prop is None or d.peer.agreement is not None:
-            self._proposal_key = None
-            return
-        motion, author = prop
-        key = (author, motion.action, motion.silent)
-        if key != self._proposal_key:
-            self._proposal_key = key
-            self._proposal_seen = time.monotonic()
-
-    def _proposal(self) -> Proposal | None:
-        """The proposal for the screen, while we hold one we have not signed."""
-        d = self.driver
-        key = self._proposal_key
-        if d is None or key is None:
-            return None
-        author, action, silent = key
-        named_me = d.peer.party in silent
-        return Proposal(
-            by=self._party_nick(author),
-            action=action,
-            silent=tuple(self._party_nick(p) for p in silent),
-            deadline=self._proposal_seen + self._retry_after(),
-            blocked="" if named_me else self._blocked(silent),
-            named_me=named_me,
-        )
-
     def _publish(self) -> None:
         self._track_wait()
-        self._track_proposal()
+        self._proposals.track()
         self._version += 1
         self._snapshot = self._build()
         self._changed.set()
@@ -751,7 +663,7 @@ class DriverFeed:
                 d.peer.proposal is not None  # another party proposed: ours to join
                 or (self._timed_out_at == len(d.peer.log) and bool(self._waiting))
             ),
-            proposal=self._proposal(),
+            proposal=self._proposals.current(),
             rules_known=self.rules is not None,
             log_saved=str(self._log_saved) if self._log_saved and st.over else "",
         )

@@ -277,19 +277,14 @@ class LobbyFeed(DriverFeed):
         words = JoinerWords(invite, model.out)
         before_dial = joiner_reach(reach, invite, joiner_say(model), words)
         model.say(f"asked the host ({model.host_fingerprint}) for a seat; waiting for its answer")
+
+        def asked() -> None:  # the host has the request: nothing to advise, a person decides
+            model.status = "the host has your request: waiting for its answer"
+            model.on_change()
+
+        words.on_asked = asked
+        dial = words.dialing(before_dial)
         async with words.watching() as watch:  # after the first minute: why, what would help
-
-            def asked() -> None:  # the host has the request: nothing to advise, it decides
-                if not watch.cancel_called:
-                    watch.cancel()
-                    model.status = "the host has your request: waiting for its answer"
-                    model.on_change()
-
-            async def dial(mesh: Mesh, port: int) -> None:
-                mesh.dialer.on_asked = asked
-                if before_dial is not None:
-                    await before_dial(mesh, port)
-
             delay = RETRY_FIRST
             while True:
                 try:
@@ -333,7 +328,7 @@ class LobbyFeed(DriverFeed):
             save_bot_keys(self.root, mesh.table_id, self.bot_keys)
             self.attach(driver)
             tid = mesh.table_id.hex()
-            self.line(None, f"table {tid}; after a crash: buraco-p2p resume {tid}")
+            self.line(None, f"table {tid}: after a crash, `buraco-p2p resume` lists it")
             await self.follow()
 
 

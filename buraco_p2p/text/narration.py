@@ -153,7 +153,11 @@ def _laid_down(before: HandState, move: LayDown, after: HandState, who: str, g: 
         shown = " and ".join(g.faces(tm.meld.faces) for tm in new)
         if before.opened[side_before]:
             return [f"{who} laid down {shown}"]
-        return [f"{who} opened with {shown} ({after.opening_points() or _points(new)} points)"]
+        # The points that counted toward the minimum: every meld of the opening, the ones
+        # shown earlier this turn with the rest (their buraco bonuses do not count).
+        pts = after.opening_points() or _points(new)
+        need = before.initial_minimum(side_before, move.seat)
+        return [f"{who} opened with {shown} ({pts} points, {need} needed)"]
     if after.failed[side] > before.failed[side_before]:
         need = after.initial_minimum(side)
         return [f"{who} showed {groups}: under the opening minimum, a failed attempt; "

@@ -666,4 +666,5 @@ class DriverFeed:
             proposal=self._proposals.current(),
             rules_known=self.rules is not None,
             log_saved=str(self._log_saved) if self._log_saved and st.over else "",
+            signed=t is not None and t.closed,
         )

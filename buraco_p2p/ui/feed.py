@@ -170,6 +170,7 @@ class TableSnapshot:
     proposal: Proposal | None = None  # another party's void agreement we have not signed
     rules_known: bool = True  # False while a resumed or joined table's rules are not read yet
     log_saved: str = ""  # where the finished match's log was kept (its audit and replay)
+    signed: bool = True  # the match's last entries are signed: leaving it now loses nothing
 
     def side_of(self, seat: int) -> int:
         return self.seats[seat].side

@@ -40,7 +40,7 @@ def press(c: Client, key: str) -> Outcome:
         question, action = c.confirm
         if key in ("y", "Y"):
             c.confirm = None
-            if question.startswith("Quit"):
+            if question.startswith("Quit"):  # the match, or before its final signatures
                 return Outcome.QUIT
             if c.agree_action:
                 return Outcome.AGREE
@@ -51,8 +51,12 @@ def press(c: Client, key: str) -> Outcome:
             c.message = None
         return Outcome.NONE
     if key in ("q", "c-c"):
-        if c.snap.match_over:
+        if c.snap.match_over and c.snap.signed:
             return Outcome.QUIT
+        if c.snap.match_over:  # the final scores are being signed: the others need ours
+            c.confirm = ("Quit before the final scores are signed? The others wait for yours. "
+                         "y quits, n waits.", lambda: None)  # fmt: skip
+            return Outcome.NONE
         c.confirm = ("Quit the match? y quits, n plays on.", lambda: None)
         return Outcome.NONE
     panel = c.current_panel()

@@ -186,3 +186,17 @@ def test_the_end_of_the_match_shows_a_final_table_with_the_winner() -> None:
     second = next(line for line in text.splitlines() if "  2. " in line)
     assert "Us" in first and "2150" in first and "winner" in first
     assert "Them" in second and "1320" in second and "winner" not in second
+
+
+def test_quitting_before_the_final_scores_are_signed_asks_first() -> None:
+    from buraco_p2p.ui.keys import Outcome, press
+
+    table, match = find_position(CLASSIC, lambda t: t.ended)
+    snap = dataclasses.replace(snapshot_of(table, match, history=(table.result(),)),
+                               match_over=True, winner=0, signed=False)  # fmt: skip
+    c = Client(snap, Sent())
+    assert press(c, "q") is Outcome.NONE
+    assert c.confirm is not None and "before the final scores are signed" in c.confirm[0]
+    assert press(c, "y") is Outcome.QUIT
+    c.update(dataclasses.replace(snap, signed=True, version=snap.version + 1))
+    assert press(c, "q") is Outcome.QUIT  # signed: nothing is lost by leaving

@@ -74,7 +74,8 @@ def test_every_hand_end_is_told_before_its_panel_and_the_match_says_hand_1_of_2(
         play_turn(pane, screen)
         time.sleep(0.05)
     pane.type("q")
-    back = pane.wait_for(lambda s: s.rstrip().endswith("$"), "the shell prompt", SETUP)
+    pane.wait_for(lambda s: s.rstrip().endswith("$"), "the shell prompt", SETUP)
+    back = pane.tmux("capture-pane", "-p", "-J", "-t", "t")  # lines the terminal wrapped, whole
     # The log is kept, and its commands are printed whole, each on a line of its own.
     kept = list((tmp_path / "data" / "logs").glob("*.log"))
     assert len(kept) == 1, back

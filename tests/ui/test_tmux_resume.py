@@ -43,13 +43,25 @@ def test_quit_then_the_printed_command_resumes_the_table(
     assert list((tmp_path / "data").glob("bots-*")), "an unfinished table keeps its bots"
     pane.type(f"clear; {env} {again}")
     pane.send("Enter")
-    back = pane.wait_for(lambda s: " Hand " in s and "you discarded " in s,
-                         "the resumed table, told from its deal", SETUP)  # fmt: skip
-    told = [line.strip() for line in back.splitlines()]
-    assert any(line.startswith("hand 1 dealt by ") for line in told), back
-    assert any(line.startswith("you drew ") for line in told), back
+    back = pane.wait_for(lambda s: "(resumed)" in s.splitlines()[0] and " Hand " in s
+                         and "dealt by" not in s.splitlines()[1], "the resumed table", SETUP)
+    time.sleep(2)  # what was played before is told at once: let it be told
     assert "opponent bot" in back and "partner bot" in back, back  # the marks came back
-    assert "/ 2000" in told[1] or "/ 2000" in back.splitlines()[1], back  # classic's target
+    assert "/ 2000" in back.splitlines()[1], back  # classic's target
+    pane.type("C")  # the whole feed: the hand told from its deal
+    feed = pane.wait_for(lambda s: "Chat and table feed" in s, "the feed panel")
+    for _ in range(20):  # back to its start
+        if "hand 1 dealt by " in feed:
+            break
+        pane.send("PageUp")
+        time.sleep(0.2)
+        feed = pane.screen()
+    told = [line.strip() for line in feed.splitlines()]
+    assert any(line.startswith("hand 1 dealt by ") for line in told), feed
+    dealt = next(i for i, line in enumerate(told) if line.startswith("hand 1 dealt by "))
+    assert any(line.startswith("you drew ") for line in told[dealt:]), feed
+    assert any(line.startswith("you discarded ") for line in told[dealt:]), feed
+    pane.send("Escape")
     pane.type("q")
     pane.wait_for(lambda s: "Quit the match?" in s, "the quit question")
     pane.type("y")

@@ -4,6 +4,9 @@ it is in the feed before the panel appears, and the header shows the old totals 
 (the totals change only with the panel); the header says "hand 1 of 2", then "hand 2 of 2",
 and no screen names a point target the match does not have.
 
+A whole match played by keys takes minutes, so it runs with the slow tests; the default run
+holds the same order on the real `DriverFeed` in test_told_order.py, in seconds.
+
 Skipped, with the reason, where tmux is not installed.
 """
 
@@ -37,6 +40,7 @@ def _totals(panel: str) -> tuple[int, int]:
     return int(us), int(them)
 
 
+@pytest.mark.slow
 def test_every_hand_end_is_told_before_its_panel_and_the_match_says_hand_1_of_2(
     pane: Pane, tmp_path: Path  # noqa: F811
 ) -> None:

@@ -8,7 +8,7 @@ import dataclasses
 
 from ui_helpers import Sent, find_position, positions, snapshot_of, text_of
 
-from buraco_p2p.engine import LayDown
+from buraco_p2p.engine import LayDown, LocalTable
 from buraco_p2p.rules import get_preset
 from buraco_p2p.text.narration import meld_points
 from buraco_p2p.ui import Client, render
@@ -200,3 +200,22 @@ def test_quitting_before_the_final_scores_are_signed_asks_first() -> None:
     assert press(c, "y") is Outcome.QUIT
     c.update(dataclasses.replace(snap, signed=True, version=snap.version + 1))
     assert press(c, "q") is Outcome.QUIT  # signed: nothing is lost by leaving
+
+
+def test_a_sides_meld_head_fits_the_box_with_its_buracos_and_pot_at_80_columns() -> None:
+    """Both sides with a buraco and their pot taken: each head says its points count the
+    buracos and that the pot is taken, whole, inside the meld box of an 80x24 screen."""
+
+    def both(table: LocalTable) -> bool:
+        view = table.views[0]
+        return all(view.team_pot[s] >= 0 and any(tm.meld.bonus for tm in view.melds[s])
+                   for s in (0, 1))  # fmt: skip
+
+    table, match = find_position(CLASSIC, both)
+    shown = screen(Client(snapshot_of(table, match), Sent()))
+    heads = [row.split("│")[1].rstrip() for row in shown.splitlines()
+             if row.count("│") == 2 and " pts with buracos" in row]  # fmt: skip
+    assert len(heads) == 2, shown
+    for head in heads:
+        assert head.endswith((" · pot taken", " · pot")), shown
+        assert "opened" not in head  # its melds say it

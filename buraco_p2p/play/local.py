@@ -230,6 +230,8 @@ def saved_tables_text(config: str | None, data: str | None) -> str:
     out = []
     if going:
         out += [f"Unfinished tables, newest first (resume one with: {resume}):", *going]
+    else:
+        out += [f"No unfinished table to resume in {where}: every table kept there is over."]
     if done:
         out += ["Finished tables, newest first (replay one with the command under it):", *done]
     return "\n".join(out)

@@ -63,3 +63,15 @@ def test_a_damaged_summary_is_listed_by_its_id_alone(tmp_path: Path) -> None:
     assert load_summary(d) is None
     (d / "summary").write_bytes(b"\x81\xa7players\x91\xa1\x1b")  # control characters, 1 seat
     assert load_summary(d) is None
+
+
+def test_where_every_table_is_over_resume_says_there_is_none_to_resume(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    data = tmp_path / "data"
+    done = "cd" * 16
+    _table(data, done, 1_900_000_000, Summary(("Ana", "Bia"), 0, "us", (2100, 1800), 2, True))
+    assert main(["resume", "--data-dir", str(data), "--config-dir", str(tmp_path / "c")]) == 0
+    first, *rest = capsys.readouterr().out.splitlines()
+    assert first == f"No unfinished table to resume in {data}: every table kept there is over."
+    assert rest[0].startswith("Finished tables") and done in rest[1]

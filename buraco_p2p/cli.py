@@ -19,6 +19,7 @@ from buraco_p2p.bots import selfplay
 from buraco_p2p.net.mesh import commands
 from buraco_p2p.play import botpeer, hostjoin, local, netselfplay
 from buraco_p2p.play.options import hands_rule
+from buraco_p2p.replay import command as replay
 from buraco_p2p.rules import RuleSet
 from buraco_p2p.ui import command as play
 
@@ -36,6 +37,7 @@ COMMAND_MODULES: tuple[ModuleType, ...] = (
     netselfplay,
     local,
     hostjoin,
+    replay,
 )
 
 
@@ -110,6 +112,14 @@ def _then_farewell(feed: DriverFeed, code: int) -> int:
     return code
 
 
+def replay_full_screen(opened: replay.Opened) -> int:
+    """`replay` on a terminal: the full-screen replay, handed to the replay command from this
+    layer, above both (imported when first used, as the other screens)."""
+    from buraco_p2p.ui import replay_app
+
+    return replay_app.show(opened)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="buraco-p2p",
@@ -120,6 +130,8 @@ def build_parser() -> argparse.ArgumentParser:
     for module in COMMAND_MODULES:
         if module is hostjoin:
             hostjoin.register(subparsers, FullScreen())
+        elif module is replay:
+            replay.register(subparsers, replay_full_screen)
         else:
             module.register(subparsers)
     return parser

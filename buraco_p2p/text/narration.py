@@ -42,8 +42,9 @@ from buraco_p2p.session.events import Abandoned
 from buraco_p2p.text.glyphs import Glyphs
 
 __all__ = [
-    "LINE_LABELS", "LOW_STOCK", "Narrator", "Step", "abandoned_text", "count",
-    "hand_over_line", "meld_points", "result_lines", "tell_move",
+    "LINE_LABELS", "LOW_STOCK", "TIME_UP", "Narrator", "Step", "abandoned_text", "count",
+    "dealt_line", "hand_over_line", "meld_points", "result_lines", "shuffle_line", "tell_move",
+    "voided_line",
 ]
 
 LOW_STOCK = 10  # the stock is said to run low once, when it first holds this many cards or fewer
@@ -330,3 +331,31 @@ def result_lines(r: HandResult, names: Sequence[str]) -> list[str]:
         total = r.totals[k] if k < len(r.totals) else sum(x.points for x in side)
         out.append(f"{who} {total:+d}: {', '.join(parts) or 'nothing scored'}")
     return out
+
+
+# The table's own news between the moves, in the feed's words.
+
+TIME_UP = "the time is up (a tied lead plays on)"
+
+VOIDED = {
+    "void": "the hand was voided by agreement: it is dealt again",
+    "end": "the match was ended by agreement",
+    "replace": "the missing players' seats pass to new players: the hand is dealt again",
+}
+
+
+def shuffle_line(k: int, n: int, nick: str) -> str:
+    """The k-th of the hand's n shuffles, its proof verified (`nick`: the shuffler)."""
+    return f"shuffle {k}/{n} verified ({nick})"
+
+
+def dealt_line(hand: int, dealer: str, n: int) -> str:
+    """Deal `hand` (counted from 0) done, every shuffle and deal share of its n seats checked."""
+    return f"hand {hand + 1} dealt by {dealer}: {n}/{n} shuffles and {n}/{n} deals verified"
+
+
+def voided_line(action: str, missing: Sequence[str]) -> str:
+    """A void agreement applied: what it did, and the players it was made without."""
+    text = VOIDED.get(action, f"agreed by the table: {action}")
+    who = ", ".join(missing)
+    return f"{text} (missing: {who})" if who else text

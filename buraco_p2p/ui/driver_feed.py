@@ -67,7 +67,14 @@ from buraco_p2p.text.agreement import (
     left_text,
 )
 from buraco_p2p.text.glyphs import Glyphs
-from buraco_p2p.text.narration import Narrator, abandoned_text
+from buraco_p2p.text.narration import (
+    TIME_UP,
+    Narrator,
+    abandoned_text,
+    dealt_line,
+    shuffle_line,
+    voided_line,
+)
 from buraco_p2p.text.rejoin import host_code_lines
 from buraco_p2p.ui.feed import (
     ChatLine,
@@ -86,11 +93,6 @@ __all__ = ["DriverFeed", "ShuffleCount", "shuffle_count", "verify_program"]
 
 MAX_CHAT = 500
 LINK_POLL_S = 1.0
-VOIDED = {
-    "void": "the hand was voided by agreement: it is dealt again",
-    "end": "the match was ended by agreement",
-    "replace": "the missing players' seats pass to new players: the hand is dealt again",
-}
 
 
 verify_program = matchlog.program  # how to run this program's `verify` from a shell
@@ -341,7 +343,7 @@ class DriverFeed:
             # A hand in play (a resumed table), from its deal: what was played before we
             # left is told again, at once.
             self._told.start(None, self._standing())
-            self._told.add(self._dealt_beat(view, ""))
+            self._told.add(self._dealt_beat(view, None))
             self._tell_moves()
             self._told.skip()
             count = shuffle_count(t)  # its shuffles were before the deal: not told after it
@@ -416,14 +418,16 @@ class DriverFeed:
         match = d.peer.table.match if d is not None else None
         return standing_of(match, self._sides(), result)
 
-    def _dealt_beat(self, view: HandState, verified: str) -> Beat:
-        """The deal of `view`'s hand, told: its line, and the hand as dealt."""
+    def _dealt_beat(self, view: HandState, n: int | None) -> Beat:
+        """The deal of `view`'s hand, told: its line, and the hand as dealt (`n`: the seats
+        whose shuffles and deal shares were verified, None where they were not watched)."""
         dealt = HandState(view.setup, view.viewer, None)
         dealt.known = list(view.known)
         dealt.slot_of = dict(view.slot_of)
         dealer = self._name(view.setup.dealer)
-        return Beat((f"hand {view.setup.hand_number + 1} dealt by {dealer}{verified}",),
-                    None, dealt)  # fmt: skip
+        hand = view.setup.hand_number
+        said = f"hand {hand + 1} dealt by {dealer}" if n is None else dealt_line(hand, dealer, n)
+        return Beat((said,), None, dealt)
 
     def line(self, seat: int | None, text: str) -> None:
         """A line in the table's feed (seat None: the table itself)."""
@@ -467,7 +471,7 @@ class DriverFeed:
             said = 0
         # Every shuffle verified since the last look, even if several came in one batch.
         for k in range(said + 1, count.shuffles + 1):
-            self._tell(f"shuffle {k}/{count.seats} verified ({self._nick(k - 1)})")
+            self._tell(shuffle_line(k, count.seats, self._nick(k - 1)))
         self._shuffles_said = (count.hand, max(said, count.shuffles))
 
     def _on_events(self, events: list[Event]) -> None:
@@ -479,12 +483,11 @@ class DriverFeed:
             if isinstance(ev, HandStarted):
                 self._say_shuffles()
                 view = d.peer.table.view if d is not None else None
-                verified = f": {n}/{n} shuffles and {n}/{n} deals verified"
                 if view is not None and view.setup.hand_number == ev.hand:
                     self._narrator_starts(view)
-                    self._told.add(self._dealt_beat(view, verified))
+                    self._told.add(self._dealt_beat(view, n))
                 else:
-                    self._tell(f"hand {ev.hand + 1} dealt by {self._name(ev.dealer)}{verified}")
+                    self._tell(dealt_line(ev.hand, self._name(ev.dealer), n))
                 continue
             self._tell_moves()
             if isinstance(ev, MatchEnded):
@@ -515,11 +518,9 @@ class DriverFeed:
                 if said is not None:
                     self._tell(said)
             elif isinstance(ev, TimeUp):
-                self._tell("the time is up (a tied lead plays on)")
+                self._tell(TIME_UP)
             elif isinstance(ev, Voided):
-                who = ", ".join(self._party_nick(p) for p in ev.silent)
-                text = VOIDED.get(ev.action, f"agreed by the table: {ev.action}")
-                self._tell(f"{text} (missing: {who})" if who else text)
+                self._tell(voided_line(ev.action, [self._party_nick(p) for p in ev.silent]))
         self._say_shuffles()
         self._tell_moves()
         self._publish()

@@ -28,7 +28,7 @@ import contextlib
 import json
 import os
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -475,12 +475,14 @@ def render_text(doc: dict[str, Any]) -> str:
         + f": {doc['file']}"
         + (" (unfinished: stops between two hands)" if partial else ""),
         f"  table {doc['table_id']}, rules {doc['rules']} (digest {doc['rules_digest'][:16]})",
-        f"  {doc['hands']} hands, {doc['entries']} entries, "
-        f"{doc['shuffles_verified']} shuffles verified, {doc['hands_opened']} hands opened",
+        f"  {_count(doc['hands'], 'hand')}, {_count(doc['entries'], 'entry')}, "
+        f"{_count(doc['shuffles_verified'], 'shuffle')} verified, "
+        f"{_count(doc['hands_opened'], 'hand')} opened",
     ]
     if "ending" in doc:
         lines.append(f"  {_ending_text(doc)}")
-    scores = ", ".join(f"team {t} {s}" for t, s in enumerate(doc["scores"]))
+    side = _side_names(doc)
+    scores = ", ".join(f"{side(t)} {s}" for t, s in enumerate(doc["scores"]))
     winner = doc["winner"]
     how = doc.get("ending", {}).get("how", "completed")
     label = (
@@ -489,10 +491,10 @@ def render_text(doc: dict[str, Any]) -> str:
         else "current score"
     )  # fmt: skip
     lines.append(
-        f"  {label}: {scores}" + (f" (winner: team {winner})" if winner is not None else "")
+        f"  {label}: {scores}" + (f" (winner: {side(winner)})" if winner is not None else "")
     )
     for a in doc.get("abandoned", ()):
-        sides = ", ".join(f"team {i}" for i in a["sides"])
+        sides = ", ".join(side(i) for i in a["sides"])
         lines.append(f"  hand {a['hand']} abandoned: {sides} charged {a['points']}")
     if "minutes" in doc:
         up = "the time is up" if doc["time_up"] else "the time is not up"
@@ -519,6 +521,26 @@ def render_text(doc: dict[str, Any]) -> str:
             f"{s['old_fingerprint']} -> {s['new_fingerprint']}"
         )
     return "\n".join(lines) + "\n"
+
+
+def _count(n: int, what: str) -> str:
+    if n == 1:
+        return f"1 {what}"
+    return f"{n} {what[:-1]}ies" if what.endswith("y") else f"{n} {what}s"
+
+
+def _side_names(doc: dict[str, Any]) -> Callable[[int], str]:
+    """A match side by its players' nicknames (`Ana & Caio`: seat s plays for side s % n),
+    as the log's seat draw placed them; `side 1` where the seats were never drawn."""
+    n = max(1, len(doc["scores"]))
+    seated = sorted((p["seat"], "".join(ch if ch.isprintable() else "?" for ch in p["nickname"]))
+                    for p in doc["players"] if p["seat"] is not None)  # fmt: skip
+
+    def name(k: int) -> str:
+        names = [nick for seat, nick in seated if seat % n == k]
+        return " & ".join(names) if names else f"side {k + 1}"
+
+    return name
 
 
 def _ending_text(doc: dict[str, Any]) -> str:

@@ -12,14 +12,19 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 from types import ModuleType
+from typing import TYPE_CHECKING
 
 from buraco_p2p import __version__, audit
 from buraco_p2p.bots import selfplay
 from buraco_p2p.net.mesh import commands
 from buraco_p2p.play import botpeer, hostjoin, local, netselfplay
+from buraco_p2p.play.options import hands_rule
 from buraco_p2p.replay import command as replay
 from buraco_p2p.rules import RuleSet
 from buraco_p2p.ui import command as play
+
+if TYPE_CHECKING:
+    from buraco_p2p.ui.driver_feed import DriverFeed
 
 # Each exposes `register(subparsers)`; every parser it registers sets `func=` to a callable
 # taking the parsed namespace and returning an exit code.
@@ -53,12 +58,16 @@ class FullScreen:
             sys.stderr.write(f"buraco-p2p: {exc}\n")
             return 2
         feed = netplay.LobbyFeed(
-            identity, root, rules=rules, preset=args.rules, overrides=tuple(args.rule),
+            identity, root, rules=rules, preset=args.rules, overrides=tuple(hands_rule(args)),
             bots=args.bots, auto=args.auto_approve, listen=args.listen, port=args.port,
             lan=args.lan, reach=args,
         )  # fmt: skip
         feed.model.minutes = args.minutes
-        return netplay.run_full_screen(feed, ascii=args.ascii, lobby=feed.model)
+        if args.self_note:
+            feed.model.say(args.self_note)
+        feed.dir_options = args.dir_options
+        return _then_farewell(feed, netplay.run_full_screen(feed, ascii=args.ascii,
+                                                            lobby=feed.model))  # fmt: skip
 
     def join(self, args: argparse.Namespace, root: Path) -> int:
         from buraco_p2p.net.mesh.commands import UsageError as NetUsage
@@ -73,7 +82,11 @@ class FullScreen:
         feed = netplay.LobbyFeed(
             identity, root, code=args.code, listen=args.listen, port=args.port, reach=args
         )
-        return netplay.run_full_screen(feed, ascii=args.ascii, lobby=feed.model)
+        if args.self_note:
+            feed.model.say(args.self_note)
+        feed.dir_options = args.dir_options
+        return _then_farewell(feed, netplay.run_full_screen(feed, ascii=args.ascii,
+                                                            lobby=feed.model))  # fmt: skip
 
     def resume(
         self, args: argparse.Namespace, root: Path, table: bytes, bots: frozenset[bytes]
@@ -83,7 +96,20 @@ class FullScreen:
         feed = netplay.ResumeFeed(
             netplay.identity_of(args), root, table, bot_keys=bots, reach=args
         )
-        return netplay.run_full_screen(feed, ascii=args.ascii, prog="buraco-p2p resume")
+        if getattr(args, "self_note", ""):
+            feed.line(None, args.self_note)
+        feed.dir_options = getattr(args, "dir_options", "")
+        code = netplay.run_full_screen(feed, ascii=args.ascii, prog="buraco-p2p resume")
+        return _then_farewell(feed, code)
+
+
+def _then_farewell(feed: DriverFeed, code: int) -> int:
+    """Once the full screen is gone: the feed's last words on the terminal (how to come
+    back to the table, or the finished match's log and its commands), each on its own line
+    so that a command is copied whole."""
+    for line in feed.farewell():
+        print(line, flush=True)
+    return code
 
 
 def replay_full_screen(opened: replay.Opened) -> int:

@@ -23,6 +23,7 @@ from buraco_p2p.play.line import (
     describe_event,
     parse_command,
     render,
+    render_pile,
     take_rejoin_code,
 )
 from buraco_p2p.session import Event, MoveApplied
@@ -153,6 +154,9 @@ class _Console:
             self.write(HELP)
         elif cmd == "show":
             self.show()
+        elif cmd == "pile" and len(words) == 1:
+            view = self.driver.peer.table.view
+            self.write("no hand in play yet" if view is None else render_pile(view, self.names()))
         elif cmd in ("who", "/who") and len(words) == 1:
             self.write(self.who())
         elif cmd in ("end", "void", "replace") and len(words) == 1:

@@ -21,6 +21,7 @@ import argparse
 import contextlib
 import dataclasses
 import os
+import shutil
 import sys
 import tempfile
 from collections.abc import AsyncIterator, Callable
@@ -55,14 +56,20 @@ from buraco_p2p.play.local import (
     DamagedTable,
     ResumeError,
     _run_console,
+    finished_lines,
+    list_tables,
     resume_failed,
     resume_target,
 )
+from buraco_p2p.play.matchlog import program
 from buraco_p2p.play.node import open_node, start_on_mesh
-from buraco_p2p.play.store import StoreError, TableStore, default_data_dir
+from buraco_p2p.play.options import add_hands_option, hands_rule
+from buraco_p2p.play.selves import NoSelf, claim_for
+from buraco_p2p.play.store import StoreError, TableStore
+from buraco_p2p.play.summary import load_summary
 from buraco_p2p.rules import RuleSet
 
-__all__ = ["register", "restart_bots"]
+__all__ = ["forget_bots", "register", "restart_bots"]
 
 
 class FullScreen(Protocol):
@@ -97,7 +104,10 @@ def _runner(rules: RuleSet | None, root: Path) -> lobby_mod.MatchRunner:
             out(f"table {mesh.table_id.hex()} (after a crash: buraco-p2p resume "
                 f"{mesh.table_id.hex()}, or join with the same code)")  # fmt: skip
             closed = await console(driver, lines, out, bot_keys=bot_keys)
-        out("the match is over" if closed else "left the table; resume returns to it")
+            said = finished_lines(driver, root) if closed else [
+                f"left the table; come back with: {program()} resume {mesh.table_id.hex()}"]
+        for line in said:
+            out(line)
         return 0
 
     return run
@@ -121,20 +131,29 @@ def register(subparsers: Any, screens: FullScreen | None = None) -> None:
     """Add the match options to `host`, `join` and `resume` (registered before us); on a
     terminal they open `screens`, the full-screen client, when given one."""
     host: argparse.ArgumentParser = subparsers.choices["host"]
-    host.add_argument("--rules", default="classic", metavar="PRESET", help="rule preset")
+    host.description = (
+        "Create a table and wait for the other players: the lobby shows the invite code to "
+        "share (and a short code to read aloud), every seat with its fingerprint, and the "
+        "rules; the host approves each joiner, and the match starts when every seat is "
+        "ready. Full screen on a terminal (--line for typed commands). --bots N fills seats "
+        "with bot peers."
+    )
+    host.add_argument("--rules", default="us", metavar="PRESET",
+                      help="rule preset (default us, as play)")  # fmt: skip
     host.add_argument("--rule", action="append", default=[], metavar="KEY=VALUE")
     host.add_argument("--bots", type=int, default=0, metavar="N", help="fill N seats with bots")
     host.add_argument(
         "--players", type=int, metavar="N", help="seats: 2, 3, 4 or 6 (as --rule players=N)"
     )
     add_minutes_option(host)
+    add_hands_option(host)
     host.add_argument("--data-dir", metavar="DIR", help="where tables are kept")
     _screen_options(host)
     host_func: Callable[[argparse.Namespace], int] = host.get_default("func")
 
     def run_host(args: argparse.Namespace) -> int:
         try:
-            rules = resolve_rules(args.rules, args.rule, args.players, args.minutes)
+            rules = resolve_rules(args.rules, hands_rule(args), args.players, args.minutes)
         except UsageError as exc:
             sys.stderr.write(f"buraco-p2p host: error: {exc}\n")
             return 2
@@ -142,7 +161,9 @@ def register(subparsers: Any, screens: FullScreen | None = None) -> None:
         if not 0 <= args.bots < rules.players:
             sys.stderr.write(f"buraco-p2p host: error: --bots must be 0..{rules.players - 1}\n")
             return 2
-        root = Path(args.data_dir) if args.data_dir else default_data_dir()
+        if (failed := _claimed(args, "host")) is not None:
+            return failed
+        root = Path(args.data_dir)
         if screens is not None and _full_screen(args):
             return screens.host(args, rules, root)
         lobby_mod.set_match_runner(_runner(rules, root))
@@ -153,12 +174,20 @@ def register(subparsers: Any, screens: FullScreen | None = None) -> None:
     host.set_defaults(func=run_host)
 
     join: argparse.ArgumentParser = subparsers.choices["join"]
+    join.description = (
+        "Join a table with the invite code the host shared (BRC-...) or its short code "
+        "(BRS-...): the host is asked for a seat, then the lobby shows the table until every "
+        "seat is ready. Compare the host's fingerprint by voice. A code of a table kept here "
+        "resumes it. Full screen on a terminal (--line for typed commands)."
+    )
     join.add_argument("--data-dir", metavar="DIR", help="where tables are kept")
     _screen_options(join)
     join_func: Callable[[argparse.Namespace], int] = join.get_default("func")
 
     def run_join(args: argparse.Namespace) -> int:
-        root = Path(args.data_dir) if args.data_dir else default_data_dir()
+        if (failed := _claimed(args, "join")) is not None:
+            return failed
+        root = Path(args.data_dir)
         if args.code:
             with contextlib.suppress(InviteError):
                 tid = Invite.from_text(args.code).table_id.hex()
@@ -167,7 +196,8 @@ def register(subparsers: Any, screens: FullScreen | None = None) -> None:
                     _adopt_addresses(root, Invite.from_text(args.code))
                     ns = argparse.Namespace(table=tid, data_dir=str(root),
                                             config_dir=args.config_dir, line=args.line,
-                                            ascii=args.ascii)  # fmt: skip
+                                            ascii=args.ascii, self_note=args.self_note,
+                                            claimed=True)  # fmt: skip
                     return run_resume(ns)
         if screens is not None and args.code and not args.lan and _full_screen(args):
             return screens.join(args, root)
@@ -192,6 +222,8 @@ def register(subparsers: Any, screens: FullScreen | None = None) -> None:
     )  # fmt: skip
 
     def run_resume(args: argparse.Namespace) -> int:
+        if not args.table:
+            return list_tables(args)
         if not _terminal() or args.line:
             return _resume_line(args)
         return _resume_screen(args, screens)
@@ -199,9 +231,34 @@ def register(subparsers: Any, screens: FullScreen | None = None) -> None:
     resume.set_defaults(func=run_resume)
 
 
+def _claimed(args: argparse.Namespace, prog: str, table: bytes | None = None) -> int | None:
+    """Claim this process's self (`play.selves`) into `args`; the exit code if none is
+    free (said in one line), else None. A line client says which self it is at once."""
+    try:
+        claim_for(args, table)
+    except NoSelf as exc:
+        sys.stderr.write(f"buraco-p2p {prog}: error: {exc}\n")
+        return 4
+    if args.self_note and not _full_screen(args):
+        _say(f"* {args.self_note}")
+    return None
+
+
 def _resume_target(args: argparse.Namespace) -> tuple[Path, bytes, frozenset[bytes]]:
     """`resume_target`, and the bot marks saved with the table: a damaged marks file is a
-    damaged table (`DamagedTable`), named before anything starts."""
+    damaged table (`DamagedTable`), named before anything starts. The self that keeps the
+    table is claimed first (`play.selves`): a table kept only by a running client's self is
+    open in another process."""
+    if args.table and not getattr(args, "claimed", False):
+        try:
+            table = bytes.fromhex(args.table)
+        except ValueError:
+            raise ResumeError("TABLE is a table id in hex") from None
+        try:
+            claim_for(args, table)
+        except NoSelf as exc:
+            raise DamagedTable(str(exc)) from None
+        args.claimed = True
     root, table = resume_target(args)
     try:
         return root, table, load_bot_keys(root, table)
@@ -218,8 +275,11 @@ def _resume_screen(args: argparse.Namespace, screens: FullScreen | None = None) 
         return resume_failed(exc)
     if screens is None:
         return _resume_line(args)
-    with restart_bots(root, table) or contextlib.nullcontext():
-        return screens.resume(args, root, table, bots)
+    try:
+        with restart_bots(root, table) or contextlib.nullcontext():
+            return screens.resume(args, root, table, bots)
+    finally:
+        forget_bots(root, table)
 
 
 def _resume_line(args: argparse.Namespace) -> int:
@@ -235,12 +295,16 @@ def _resume_line(args: argparse.Namespace) -> int:
         async with open_node(me, root, resume=table) as driver:
             await announce_resumed_bots(driver, bots)
             async with _reach_again(driver.mesh, args):
-                return await _run_console(driver, bot_keys=bots)
+                return await _run_console(driver, bot_keys=bots, root=root,
+                                          options=getattr(args, "dir_options", ""))  # fmt: skip
 
-    with restart_bots(root, table) or contextlib.nullcontext():
-        return run_reporting(
-            lambda: run_ending_on_signals(main), "buraco-p2p resume", (StoreError,)
-        )
+    try:
+        with restart_bots(root, table) or contextlib.nullcontext():
+            return run_reporting(
+                lambda: run_ending_on_signals(main), "buraco-p2p resume", (StoreError,)
+            )
+    finally:
+        forget_bots(root, table)
 
 
 @contextlib.asynccontextmanager
@@ -300,6 +364,18 @@ def _adopt_addresses(root: Path, code: Invite) -> None:
         _say(f"* the table's saved invite is kept as it was: {exc}")
     finally:
         store.close()
+
+
+def forget_bots(root: Path, table: bytes) -> None:
+    """A finished table's bot peers are not needed again: their directories (`bots-*`, each
+    bot's identity and copy of the table) go, so a data directory does not fill up with one
+    per match. A table that is not over keeps them (`restart_bots` needs them)."""
+    summary = load_summary(TableStore.for_table(table, root).path)
+    if summary is None or not summary.over:
+        return
+    for d in root.glob("bots-*"):
+        if any(d.glob(f"peer-*/tables/{table.hex()}")):
+            shutil.rmtree(d, ignore_errors=True)
 
 
 def restart_bots(root: Path, table: bytes) -> Cluster | None:

@@ -8,28 +8,33 @@ hand, sorted by suit then rank, each card with the number `meld`, `add` and `dis
 
 Commands (`help` prints them):
 
-    draw                       draw from the stock
-    take [N ...]               take the pile (N ...: hand cards that justify the top card)
-    up                         turn the first card drawn face up (where the rules allow)
-    meld N N N [/ N N N ...]   lay down one or more melds; before your side opens, melds
-                               short of the minimum are staged, not sent, and go down
-                               together once they reach it (meld alone: send them short)
-    undo [all]                 take back the last staged meld (all: every one)
-    yes | no                   answer a question
-    add M N [N ...]            add hand cards to our side's meld M (melds count from 1)
-    discard N                  discard a hand card (ends the turn)
-                               (a card is its number in the hand or its name: AD, TH, JK)
-    say TEXT                   chat to the table
-    show                       show the table again
-    who                        the seats, and how our link to each was made
-    end | void                 after a timeout: agree to end the match or void the hand
-    replace                    after a timeout: agree that bots take the missing players'
-                               seats from the hand dealt again (the host seats them)
-    quit                       leave (the match stays on disk: `buraco-p2p resume` returns)
+    draw              draw from the stock
+    take [N ...]      take the pile (N ...: hand cards that justify the top card)
+    up                turn the hand's first card face up and draw another (where
+                      the rules allow; draw it first)
+    meld N N [/ N ..] lay down one or more melds (/ between them); before your side
+                      opens, melds short of the minimum are staged, not sent, and
+                      go down together once they reach it (meld alone: send them
+                      short)
+    undo [all]        take back the last staged meld (all: every one)
+    yes | no          answer a question
+    add M N [N ...]   add hand cards to your side's meld M (melds count from 1)
+    discard N         discard a hand card (ends the turn)
+                      (a card is its number in the hand or its name: AD, TH, JK)
+    pile              the whole discard pile, top first, and every meld
+    say TEXT          chat to the table
+    show              show the table again
+    who               the seats, and how our link to each was made
+    end | void        after a timeout: agree to end the match or void the hand
+    replace           after a timeout: agree that bots take the missing players'
+                      seats from the hand dealt again (the host seats them)
+    quit              leave (the match stays on disk: `buraco-p2p resume` returns
+                      to it)
 """
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Callable, Sequence
 from typing import Protocol
 
@@ -62,7 +67,7 @@ from buraco_p2p.session import (
     VoidProposed,
 )
 from buraco_p2p.text.agreement import held_text, rewrite_text
-from buraco_p2p.text.narration import abandoned_text
+from buraco_p2p.text.narration import abandoned_text, result_lines
 from buraco_p2p.text.words import explain
 
 __all__ = [
@@ -72,10 +77,12 @@ __all__ = [
     "describe_event",
     "parse_command",
     "render",
+    "render_pile",
     "sorted_hand",
 ]
 
-HELP = __doc__.split("Commands (`help` prints them):", 1)[1].strip("\n")
+# The commands as the docstring lists them, at the left margin: 79 columns at most.
+HELP = textwrap.dedent(__doc__.split("Commands (`help` prints them):", 1)[1]).strip("\n")
 
 
 class LineError(ValueError):
@@ -118,6 +125,25 @@ def render(view: HandState, seat: int, names: Sequence[str]) -> str:
     hand = sorted_hand(view, seat)
     cards = "  ".join(f"{k}:{_text(view, s)}" for k, s in enumerate(hand, 1))
     lines.append(f"your hand ({len(hand)}): {cards}")
+    return "\n".join(lines)
+
+
+def render_pile(view: HandState, names: Sequence[str]) -> str:
+    """The whole discard pile, top first, then every side's melds in full (`pile`)."""
+    cards = " ".join(_text(view, s) for s in reversed(view.pile)) or "empty"
+    lines = [f"pile, top first ({len(view.pile)} card{'' if len(view.pile) == 1 else 's'}): "
+             f"{cards}"]  # fmt: skip
+    for side, melds in enumerate(view.melds):
+        who = ", ".join(names[s] for s in range(view.players) if view.side_of(s) == side)
+        lines.append(f"side {side} ({who}):")
+        for m, tm in enumerate(melds, 1):
+            kind = "clean" if tm.meld.clean else "dirty"
+            if tm.meld.is_buraco:
+                kind += " buraco"
+            lines.append(f"  [{m}] {' '.join(str(f) for f in tm.meld.faces)}  "
+                         f"({tm.meld.card_points} points, {kind})")  # fmt: skip
+        if not melds:
+            lines.append("  no melds")
     return "\n".join(lines)
 
 
@@ -279,11 +305,8 @@ def describe_event(
     if isinstance(ev, HandStarted):
         return f"hand {ev.hand + 1} dealt (dealer {names[ev.dealer]})"
     if isinstance(ev, HandEnded):
-        totals = ", ".join(
-            " and ".join(names[s] for s in seats) + f" {sum(x.points for x in side):+d}"
-            for seats, side in zip(ev.result.sides, ev.result.lines, strict=False)
-        )
-        return f"hand over: {totals}"
+        sides = [" and ".join(names[s] for s in seats) for seats in ev.result.sides]
+        return "\n".join(["hand over:", *(f"  {x}" for x in result_lines(ev.result, sides))])
     if isinstance(ev, MatchEnded):
         scores = ", ".join(f"{_match_side(names, k, len(ev.scores))} {x}"
                            for k, x in enumerate(ev.scores))  # fmt: skip

@@ -27,7 +27,9 @@ from buraco_p2p.net.channel.identity import Identity, PeerKey
 from buraco_p2p.net.mesh.mesh import (
     Mesh,
     MeshConfig,
+    PeerUp,
     RosterChanged,
+    StreamReset,
 )
 from buraco_p2p.net.mesh.startup import host_table, join_table
 from buraco_p2p.net.reach.invite import Endpoint, Invite
@@ -36,8 +38,9 @@ from buraco_p2p.play.driver import Driver
 from buraco_p2p.play.genesis import GenesisError, assemble, check_terms, sign_terms, terms_body
 from buraco_p2p.play.heir import Heirs, fetch_genesis
 from buraco_p2p.play.store import StoreError, TableMeta, TableStore
+from buraco_p2p.play.summary import Summary, save_summary, summary_of
 from buraco_p2p.rules import RuleError, RuleSet
-from buraco_p2p.session import Entry, decode_entry, parse_genesis
+from buraco_p2p.session import Entry, Peer, decode_entry, parse_genesis
 from buraco_p2p.session.errors import LogError
 
 __all__ = ["agree_genesis", "join_patiently", "open_node", "start_on_mesh"]
@@ -82,25 +85,44 @@ async def join_patiently(
         yield mesh
 
 
+Waiting = Callable[[tuple[str, ...]], None]
+
+
 async def agree_genesis(
     mesh: Mesh,
     identity: Identity,
     rules: RuleSet | None,
     timeout_ms: int,
     held: Backlog | None = None,
+    waiting: Waiting | None = None,
 ) -> tuple[Entry, Backlog]:
     """Host (`rules` given): wait for every seat, propose, collect, publish. Others: sign the
     host's terms if they name the roster, then take the signed genesis. Messages that arrive
-    for the match meanwhile are returned for the driver."""
+    for the match meanwhile are returned for the driver.
+
+    The host says whom it waits for (`waiting`, with the nicknames, "name (offline)" for a
+    link that is down; empty once nobody) and sends the terms again, with its `ready`, to a
+    seated player whose link comes back: one that left and joined again with the same code
+    is in a new lobby, which needs both before it signs."""
     backlog: Backlog = list(held or [])
-    if mesh.is_host:
-        assert rules is not None
+    if not mesh.is_host:
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(_say_ready, mesh)
+            result = await _take_genesis(mesh, identity, backlog)
+            nursery.cancel_scope.cancel()
+        return result
+    assert rules is not None
+    tell = waiting or (lambda names: None)
+    sigs: dict[bytes, bytes] = {identity.public.raw: b""}
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(_tell_waits, mesh, sigs, tell, rules.players)
         await mesh.wait_all_up(rules.players)
         assert mesh.roster is not None
         members = mesh.roster.members
         body = terms_body(members, rules, timeout_ms)
         await mesh.broadcast(["terms", body])
-        sigs: dict[bytes, bytes] = {identity.public.raw: sign_terms(identity, mesh.table_id, body)}
+        sigs[identity.public.raw] = sign_terms(identity, mesh.table_id, body)
+        nursery.start_soon(_terms_again, mesh, body, sigs)
         early, backlog = backlog, []
         while len(sigs) < len(members):
             key, msg = early.pop(0) if early else await mesh.receive()
@@ -108,14 +130,41 @@ async def agree_genesis(
                 sigs[key.raw] = msg[1]
             else:
                 backlog.append((key, msg))
-        genesis = assemble(mesh.table_id, body, [sigs[m.key.raw] for m in members])
-        await mesh.broadcast(["e", genesis.wire])
-        return genesis, backlog
-    async with trio.open_nursery() as nursery:
-        nursery.start_soon(_say_ready, mesh)
-        result = await _take_genesis(mesh, identity, backlog)
         nursery.cancel_scope.cancel()
-    return result
+    tell(())
+    genesis = assemble(mesh.table_id, body, [sigs[m.key.raw] for m in members])
+    await mesh.broadcast(["e", genesis.wire])
+    return genesis, backlog
+
+
+async def _tell_waits(mesh: Mesh, signed: dict[bytes, bytes], tell: Waiting, seats: int) -> None:
+    """Say, whenever it changes, who the host's genesis waits for: the seated players that
+    have not signed its terms (or whose link is down before they were sent), and an empty
+    seat as such."""
+    said: tuple[str, ...] | None = None
+    while True:
+        roster = mesh.roster
+        names: list[str] = []
+        if roster is not None:
+            for m in roster.members:
+                if m.key.raw in signed:
+                    continue
+                up = mesh.is_up(m.key)
+                names.append(m.nickname if up else f"{m.nickname} (offline)")
+            names += ["an empty seat"] * max(0, seats - len(roster.members))
+        if tuple(names) != said:
+            said = tuple(names)
+            tell(said)
+        await trio.sleep(0.25)
+
+
+async def _terms_again(mesh: Mesh, body: Any, signed: dict[bytes, bytes]) -> None:
+    while True:
+        ev = await mesh.next_event()
+        if isinstance(ev, PeerUp | StreamReset) and ev.peer.raw not in signed:
+            with contextlib.suppress(MeshError):
+                await mesh.send(ev.peer, ["ready"])
+                await mesh.send(ev.peer, ["terms", body])
 
 
 def _is_gsig(msg: Any) -> bool:
@@ -264,11 +313,12 @@ async def start_on_mesh(
     identity_seed: bytes | None = None,
     on_invite: Callable[[Invite], None] | None = None,
     heir: bool = False,
+    waiting: Waiting | None = None,
     **driver_kw: Any,
 ) -> AsyncIterator[Driver]:
     """A new match on a mesh whose seats are taken (from `open_node`, or a lobby): the
-    table directory first (then `on_invite` hears the invite), then the genesis, then the
-    driver."""
+    table directory first (then `on_invite` hears the invite), then the genesis (`waiting`
+    hears whom the host waits for), then the driver."""
     inv = mesh.invite
     store = TableStore.for_table(inv.table_id, root)
     bound = inv.addresses[0].port if mesh.is_host and inv.addresses else 0
@@ -287,7 +337,8 @@ async def start_on_mesh(
         if heir:  # a match under way, whose log we take up from its genesis
             genesis, backlog = await fetch_genesis(mesh, identity)
         else:
-            genesis, backlog = await agree_genesis(mesh, identity, rules, timeout_ms, held)
+            genesis, backlog = await agree_genesis(mesh, identity, rules, timeout_ms, held,
+                                                   waiting)  # fmt: skip
         if mesh.is_host and mesh.roster is not None:
             store.save_roster(mesh.roster.to_wire())
         driver = Driver.fresh(mesh, genesis, identity, store, secret, **driver_kw)
@@ -295,6 +346,23 @@ async def start_on_mesh(
             yield driver
     finally:
         store.close()
+
+
+async def _keep_summary(driver: Driver) -> None:
+    """Rewrite the table's summary (`play.summary`, what `resume` lists) whenever the match
+    stands somewhere new."""
+    said: Summary | None = None
+    while True:
+        now = summary_of(driver.peer.table)
+        if now is not None and now != said:
+            with contextlib.suppress(OSError):
+                save_summary(driver.store.path, now)
+            said = now
+        await driver.wait_until(_grown_from(len(driver.peer.log)))
+
+
+def _grown_from(length: int) -> Callable[[Peer], bool]:
+    return lambda p: len(p.log) != length
 
 
 def _roster_saver(store: TableStore) -> Callable[[Roster], None]:
@@ -321,6 +389,7 @@ async def _running(driver: Driver, backlog: Backlog, root: Path) -> AsyncIterato
     driver.replacer = heirs
     async with trio.open_nursery() as nursery:
         await nursery.start(driver.run)
+        nursery.start_soon(_keep_summary, driver)
         if heirs is not None:  # the host seats bots for parties replaced by agreement
             nursery.start_soon(heirs.run)
         try:

@@ -362,10 +362,12 @@ def _lay_run(
     if gaps > wild_count:
         missing = sorted(set(range(lo, hi + 1)) - set(occupied))
         need = " ".join(str(FACES[int(suit) * 13 + _rank_of(p) - 1]) for p in missing)
+        if wild_count == 0:
+            more = " (one wildcard can fill one gap)" if gaps == 1 and rules.max_wilds else ""
+        else:
+            more = f", more than its {wild_count} wildcard can fill"
         raise IllegalMeld(
-            "not_consecutive",
-            f"not a run: {' '.join(map(str, cards))} is missing {need} "
-            f"and may hold only {rules.max_wilds} wildcard",
+            "not_consecutive", f"not a run: {' '.join(map(str, cards))} is missing {need}{more}"
         )
     if gaps == 1:
         wild_pos = next(p for p in range(lo, hi + 1) if p not in occupied)

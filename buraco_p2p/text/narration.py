@@ -31,6 +31,7 @@ from buraco_p2p.engine import (
     IllegalMove,
     LayDown,
     Move,
+    Phase,
     TableMeld,
     TakeDiscard,
     TurnUpFirst,
@@ -41,8 +42,9 @@ from buraco_p2p.session.events import Abandoned
 from buraco_p2p.text.glyphs import Glyphs
 
 __all__ = [
-    "LOW_STOCK", "TIME_UP", "Narrator", "Step", "abandoned_text", "count", "dealt_line",
-    "hand_over_line", "meld_points", "shuffle_line", "tell_move", "voided_line",
+    "LINE_LABELS", "LOW_STOCK", "TIME_UP", "Narrator", "Step", "abandoned_text", "count",
+    "dealt_line", "hand_over_line", "meld_points", "result_lines", "shuffle_line", "tell_move",
+    "voided_line",
 ]
 
 LOW_STOCK = 10  # the stock is said to run low once, when it first holds this many cards or fewer
@@ -112,11 +114,16 @@ def tell_move(
         card = ""
         if drawn and after.viewer == seat and all(after.known[s] >= 0 for s in drawn):
             card = ": " + _cards(after, drawn, g)
-        out.append(f"{who} drew {count(len(drawn) or 1, 'card')} from the stock{card}")
+        if after.phase is Phase.FIRST_CHOICE:  # the hand's first card: kept, or turned up
+            then = "keep it, or t turns it up" if who == "you" else "kept or turned up"
+            out.append(f"{who} drew 1 card from the stock{card}, the hand's first ({then})")
+        else:
+            out.append(f"{who} drew {count(len(drawn) or 1, 'card')} from the stock{card}")
     elif isinstance(move, TurnUpFirst):
         first = before.first_slot
         shown = _cards(after, (first,), g) if first >= 0 else "the card"
-        out.append(f"{who} turned up {shown} and drew the next card")
+        out.append(f"{who} turned the first card up ({shown}, onto the pile) and drew another "
+                   "instead")  # fmt: skip
     elif isinstance(move, TakeDiscard):
         n = len(before.pile)
         top = _cards(before, (before.pile[-1],), g) if before.pile else ""
@@ -127,10 +134,12 @@ def tell_move(
     elif isinstance(move, LayDown):
         out.extend(_laid_down(before, move, after, who, g))
     elif isinstance(move, AddToMeld):
-        side = after.side_of(seat)
-        melds = after.melds[side] if side < len(after.melds) else []
+        side = before.side_of(seat)
+        melds = before.melds[side] if side < len(before.melds) else []
+        # The meld as it was: the cards added are named apart.
         into = f" to {_meld(melds[move.meld], g)}" if move.meld < len(melds) else ""
         out.append(f"{who} added {_cards(before, move.slots, g)}{into}")
+        out.extend(_meld_changed(before, move, after, name, g))
     out.extend(_consequences(before, move, after, name, g))
     return out
 
@@ -145,7 +154,11 @@ def _laid_down(before: HandState, move: LayDown, after: HandState, who: str, g: 
         shown = " and ".join(g.faces(tm.meld.faces) for tm in new)
         if before.opened[side_before]:
             return [f"{who} laid down {shown}"]
-        return [f"{who} opened with {shown} ({after.opening_points() or _points(new)} points)"]
+        # The points that counted toward the minimum: every meld of the opening, the ones
+        # shown earlier this turn with the rest (their buraco bonuses do not count).
+        pts = after.opening_points() or _points(new)
+        need = before.initial_minimum(side_before, move.seat)
+        return [f"{who} opened with {shown} ({pts} points, {need} needed)"]
     if after.failed[side] > before.failed[side_before]:
         need = after.initial_minimum(side)
         return [f"{who} showed {groups}: under the opening minimum, a failed attempt; "
@@ -154,6 +167,24 @@ def _laid_down(before: HandState, move: LayDown, after: HandState, who: str, g: 
         need = after.initial_minimum(side, move.seat)
         return [f"{who} showed {groups} to open: {after.opening_points()} of {need} so far"]
     return [f"{who} laid down {groups}"]
+
+
+def _meld_changed(
+    before: HandState, move: AddToMeld, after: HandState, name: Names, g: Glyphs
+) -> list[str]:
+    """What an addition did to the meld besides growing it: its wild moved to stand for
+    another card, or the meld turned clean (its deuce now a natural one)."""
+    side_b, side_a = before.side_of(move.seat), after.side_of(move.seat)
+    if side_b != side_a or move.meld >= len(before.melds[side_b]):
+        return []
+    old, new = before.melds[side_b][move.meld].meld, after.melds[side_a][move.meld].meld
+    if new.clean and not old.clean and old.wild is not None:
+        what = f"{possessive(name(move.seat))} buraco" if old.is_buraco else "the meld"
+        return [f"{what} turned clean: its {g.face(old.wild)} is a natural card now"]
+    if old.wild is not None and new.wild is not None and old.wild_rank != new.wild_rank:
+        letter = RANK_LETTERS[(new.wild_rank or 1) - 1]
+        return [f"the {g.face(new.wild)} moved: it stands for the {letter} now"]
+    return []
 
 
 def _points(melds: Sequence[TableMeld]) -> int:
@@ -279,11 +310,27 @@ def abandoned_text(ev: Abandoned, nick: Callable[[int], str]) -> str:
             f"{ev.points} points")
 
 
-def result_line(r: HandResult, names: Sequence[str]) -> str:
-    """The hand's totals per side, in one line (`names` by side)."""
-    return "hand over: " + ", ".join(
-        f"{names[k] if k < len(names) else f'side {k + 1}'} {t:+d}" for k, t in enumerate(r.totals)
-    )
+LINE_LABELS = {
+    "melds": "melds (card points)",
+    "buracos": "buracos",
+    "going_out": "going out",
+    "hand_penalty": "cards left in hand",
+    "pot_not_taken": "pot never taken",
+    "pot_unplayed": "pot not played",
+    "cut_22": "cut bonus",
+}
+
+
+def result_lines(r: HandResult, names: Sequence[str]) -> list[str]:
+    """A hand's result, a line per side (`names` by side): its total, then each scoring
+    line that counted (`Ana and Caio +350: melds (card points) 220, buracos 200, ...`)."""
+    out = []
+    for k, side in enumerate(r.lines):
+        who = names[k] if k < len(names) else f"side {k + 1}"
+        parts = [f"{LINE_LABELS.get(x.name, x.name)} {x.points:+d}" for x in side if x.points]
+        total = r.totals[k] if k < len(r.totals) else sum(x.points for x in side)
+        out.append(f"{who} {total:+d}: {', '.join(parts) or 'nothing scored'}")
+    return out
 
 
 # The table's own news between the moves, in the feed's words.

@@ -16,9 +16,11 @@ provides the same interface.
   first and switches to the table when the model says the match has started.
 
 Networked tables: `driver_feed` (a feed over a running session driver: snapshots, shuffle and
-deal progress, each peer's link), `session_feed` (you and bot peer processes), `netplay`
-(`host`, `join` and `resume`: the lobby, then the table, in one application), `lobby_model`
-and `lobby_screen` (the lobby's state, keys and screen over `net.mesh.lobby.Lobby`).
+deal progress, each peer's link), `told` (the screen's one clock: moves, news and results told
+in the log's order), `proposals` (another party's agreement to answer), `session_feed` (you
+and bot peer processes), `netplay` (`host`, `join` and `resume`: the lobby, then the table, in
+one application), `lobby_model` and `lobby_screen` (the lobby's state, keys and screen over
+`net.mesh.lobby.Lobby`).
 
 Modules: `feed` (the interface), `practice` (the practice table), `client` and `keys` (intents),
 `app` (prompt_toolkit and trio), `table_screen` with `meld_rows` and `hand_rows` (the table),

@@ -370,4 +370,7 @@ def run_client(feed: TableFeed, *, ascii: bool = False, colour: bool = True) -> 
     The feed's `run()` is started in trio, as a guest of the client's asyncio loop: a
     networked table does all its trio work (links, session, timers) inside it.
     """
-    asyncio.run(TableApp(feed, ascii=ascii, colour=colour).run())
+    app = TableApp(feed, ascii=ascii, colour=colour)
+    asyncio.run(app.run())
+    for line in app.client.saved or ():  # a saved log's path and command, copied whole
+        print(line, flush=True)

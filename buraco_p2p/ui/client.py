@@ -29,9 +29,10 @@ from buraco_p2p.engine import (
     TurnUpFirst,
     legal_moves,
 )
-from buraco_p2p.engine.params import WILD_CODES
-from buraco_p2p.text.agreement import proposal_text
+from buraco_p2p.engine.params import WILD_CODES, FirstDraw
+from buraco_p2p.text.agreement import left_text, proposal_text
 from buraco_p2p.text.glyphs import Glyphs, sort_key_rank, sort_key_suit
+from buraco_p2p.text.narration import count
 from buraco_p2p.text.words import (
     explain,
     in_glyphs,
@@ -57,7 +58,7 @@ class Panel(Enum):
 @dataclass(slots=True)
 class Message:
     text: str
-    kind: str = "info"  # info | error | hint
+    kind: str = "info"  # info | error | hint | wait (about a wait: gone when it ends)
 
 
 Send = Callable[[Move], None]
@@ -71,6 +72,11 @@ class StagedOpening:
     need: int  # the side's minimum now
     melds: tuple[TableMeld, ...]  # as the engine would hold them (empty when `reached`)
     reached: bool  # sent now, they would open the side
+
+
+def first_card_ahead(view: HandState) -> bool:
+    """Whether the draw on turn is the hand's first, which may be turned up (`t`)."""
+    return view.params.first_draw is FirstDraw.PEEK and view.turns_played == 0
 
 
 class Client:
@@ -94,7 +100,9 @@ class Client:
         self.hint_at = -1
         self.hint_version = -1
         self.confirm: tuple[str, Callable[[], object]] | None = None
-        self.choosing_meld: tuple[int, ...] | None = None
+        self.choosing_meld: tuple[int, ...] | None = None  # the cards to add, meld asked
+        self.meld_numbers: tuple[int, ...] = ()  # the melds offered, numbered from 1
+        self.meld_typed = ""  # the digits of a meld's number typed so far
         self.chat_text: str | None = None
         self.pending = False  # a move is on its way to the table
         self.ended_seen = -1  # history length whose hand-end panel was closed
@@ -131,6 +139,12 @@ class Client:
         self.staged_ends = [self.staged_ends[i] for i in kept]
         if self.cursor >= len(held):
             self.cursor = max(0, len(held) - 1)
+        if self.message is not None and self.message.kind == "wait" and (
+            old.waiting != snap.waiting or old.timed_out != snap.timed_out
+            or (old.view is not None and snap.view is not None
+                and old.view.turn != snap.view.turn)
+        ):  # fmt: skip
+            self.message = None  # it was about a wait that is over
         if old.view is not None and snap.view is not None and (
             old.view.turn != snap.view.turn
             or old.view.phase is not snap.view.phase
@@ -281,6 +295,16 @@ class Client:
         self._try(TakeDiscard(self.me, tuple(self.selected)))
 
     def turn_up(self) -> None:
+        """Turn up the hand's first card (where the rules offer it): only once it is drawn."""
+        view = self.view
+        if view is not None and self.my_turn() and view.phase is Phase.DRAW:
+            if first_card_ahead(view):
+                self.say("Draw first (d): the hand's first card is then yours to keep, or t "
+                         "turns it up and draws another.", "error")  # fmt: skip
+            else:
+                self.say("Only the hand's first card can be turned up, once drawn: d draws, "
+                         "p takes the pile.", "error")  # fmt: skip
+            return
         self._try(TurnUpFirst(self.me))
 
     def discard(self, confirmed: bool = False, wild_ok: bool = False) -> None:
@@ -341,7 +365,7 @@ class Client:
         self.staged.append(tuple(self.selected))
         self.staged_ends.append(0)
         self.selected = []
-        self.say(f"{len(self.staged)} meld(s) grouped: m lays them all down.")
+        self.say(f"{count(len(self.staged), 'meld')} grouped: m lays them all down.")
 
     def staging(self) -> bool:
         """Whether `m` stages melds here instead of sending them: this side has not opened and
@@ -475,17 +499,75 @@ class Client:
         elif not fits:
             self.say("Those cards fit none of your melds.", "error")
         else:
-            self.choosing_meld = tuple(sorted(slots))
-            self.say(
-                "Add to which meld? " + ", ".join(str(i + 1) for i in fits) + " (Esc: cancel)",
-                "hint",
-            )
+            self._ask_meld(tuple(sorted(slots)), tuple(i + 1 for i in fits))
+
+    def add_by_number(self, digit: str) -> None:
+        """A digit typed at the table: add the selection to the meld of that number, read
+        one digit at a time where the side has ten melds or more (`1` may begin `11`)."""
+        view = self.view
+        slots = tuple(self.selected) or self._cursor_slot()
+        team = self.snap.side_of(self.me)
+        melds = view.melds[team] if view is not None and team < len(view.melds) else []
+        if not slots or not melds:
+            self.add()  # says what is missing
+            return
+        self._ask_meld(tuple(sorted(slots)), tuple(range(1, len(melds) + 1)), quiet=True)
+        self.meld_digit(digit)
+
+    def _ask_meld(self, slots: tuple[int, ...], numbers: tuple[int, ...],
+                  quiet: bool = False) -> None:  # fmt: skip
+        self.choosing_meld = slots
+        self.meld_numbers = numbers
+        self.meld_typed = ""
+        if not quiet:
+            self.say(self._meld_question(), "hint")
+
+    def _meld_question(self) -> str:
+        offered = ", ".join(str(n) for n in self.meld_numbers)
+        if self.meld_typed:
+            return (f"Add to which meld? {offered}: {self.meld_typed}_ (another digit, or "
+                    f"Enter for meld {self.meld_typed}; Esc: cancel)")  # fmt: skip
+        if max(self.meld_numbers) >= 10:
+            return f"Add to which meld? {offered} (type its number, Enter; Esc: cancel)"
+        return f"Add to which meld? {offered} (Esc: cancel)"
+
+    def meld_digit(self, digit: str) -> None:
+        """One digit of the meld's number: chosen as soon as no other meld's number begins
+        with what is typed; Enter takes it as it stands (`meld_enter`)."""
+        if self.choosing_meld is None:
+            return
+        typed = (self.meld_typed + digit).lstrip("0")
+        words = [str(n) for n in self.meld_numbers]
+        if not typed or not any(w.startswith(typed) for w in words):
+            self.say(f"No meld {typed or digit} to choose: {self._meld_question()}", "error")
+            return
+        if typed in words and not any(w != typed and w.startswith(typed) for w in words):
+            self.choose_meld(int(typed))
+            return
+        self.meld_typed = typed
+        self.say(self._meld_question(), "hint")
+
+    def meld_enter(self) -> None:
+        """Enter while choosing a meld: the number typed so far."""
+        if self.choosing_meld is not None and self.meld_typed:
+            self.choose_meld(int(self.meld_typed))
+
+    def meld_backspace(self) -> None:
+        self.meld_typed = self.meld_typed[:-1]
+        if self.choosing_meld is not None:
+            self.say(self._meld_question(), "hint")
+
+    def cancel_meld(self) -> None:
+        self.choosing_meld = None
+        self.meld_typed = ""
+        self.message = None
 
     def choose_meld(self, number: int) -> None:
         if self.choosing_meld is None:
             return
         slots = self.choosing_meld
         self.choosing_meld = None
+        self.meld_typed = ""
         self._try(AddToMeld(self.me, number - 1, slots))
 
     def _cursor_slot(self) -> tuple[int, ...]:
@@ -586,8 +668,10 @@ class Client:
             return
         if not snap.timed_out:
             who = ", ".join(snap.waiting)
-            now = f" (waiting for {who})" if who else ""
-            self.say(f"Nobody is away past the table's limit{now}: E, V and R open then.")
+            limit = f" ({left_text(snap.wait_limit)})" if snap.wait_limit else ""
+            now = f"; waiting for {who}" if who else ""
+            self.say(f"E, V and R open once the table has waited past its limit{limit} for a "
+                     f"player{now}.", "wait")  # fmt: skip
             return
         away = ", ".join(snap.waiting) or "the missing players"
         what = {

@@ -15,6 +15,7 @@ from typing import Any
 
 from buraco_p2p.bots import selfplay
 from buraco_p2p.play import local
+from buraco_p2p.play.options import add_hands_option, hands_rule
 from buraco_p2p.ui.app import run_client
 from buraco_p2p.ui.practice import PracticeTable
 from buraco_p2p.ui.theme import no_color
@@ -26,11 +27,14 @@ def register(subparsers: Any) -> None:
     """Add the `play` subcommand (see `buraco_p2p.cli`)."""
     pp = subparsers.add_parser(
         "play",
-        help="play a match against bots at the practice table (full screen)",
+        help="play a match against bot peers on this machine (full screen)",
         description=(
-            "Play a match at the practice table: you in seat 0, heuristic bots in the other "
-            "seats, dealt by this process without cryptography. Opens the full-screen client "
-            "(? lists the keys). Without a terminal, prints a match among four bots instead."
+            "Play a match against bots: each bot is a peer process of its own, over loopback, "
+            "running the same session and cryptography as a person's client (every shuffle "
+            "and card verified), and the match is kept in the data directory (`resume`). "
+            "Opens the full-screen client (? lists the keys); --line plays by typing; "
+            "--practice (or any --seed) deals a practice table in this process, without "
+            "cryptography. Without a terminal, prints a match among four bots instead."
         ),
     )
     pp.add_argument("--rules", default="us", metavar="PRESET", help="rule preset (default us)")
@@ -43,6 +47,7 @@ def register(subparsers: Any) -> None:
     )
     pp.add_argument("--players", type=int, metavar="N", help="seats at the table (rule players)")
     selfplay.add_minutes_option(pp)
+    add_hands_option(pp)
     pp.add_argument("--seed", type=int, metavar="N", help="seed of the deals and the bots")
     pp.add_argument("--ascii", action="store_true", help="letters for suits (S H D C)")
     pp.add_argument(
@@ -69,7 +74,7 @@ def register(subparsers: Any) -> None:
 
 def run_play(args: argparse.Namespace) -> int:
     try:
-        rules = selfplay.resolve_rules(args.rules, args.rule, args.players, args.minutes)
+        rules = selfplay.resolve_rules(args.rules, hands_rule(args), args.players, args.minutes)
         if not 0 <= args.bot_delay <= MAX_BOT_DELAY:
             raise selfplay.UsageError(f"--bot-delay must be 0..{MAX_BOT_DELAY:g} seconds")
     except selfplay.UsageError as exc:
@@ -84,14 +89,24 @@ def run_play(args: argparse.Namespace) -> int:
         from pathlib import Path
 
         from buraco_p2p.net.channel.identity import load_or_create_identity
-        from buraco_p2p.play.store import default_data_dir
+        from buraco_p2p.play.selves import NoSelf, claim_for
         from buraco_p2p.ui.session_feed import SessionFeed
 
-        root = Path(args.data_dir) if args.data_dir else default_data_dir()
-        session = SessionFeed(rules, load_or_create_identity(None, None), root,
-                              bots=args.bots or "")  # fmt: skip
+        try:
+            claim_for(args)
+        except NoSelf as exc:
+            sys.stderr.write(f"buraco-p2p play: error: {exc}\n")
+            return 4
+        root = Path(args.data_dir)
+        me = load_or_create_identity(Path(args.config_dir), getattr(args, "nick", None))
+        session = SessionFeed(rules, me, root, bots=args.bots or "")
+        if args.self_note:
+            session.line(None, args.self_note)
         session.pace = args.bot_delay  # on the screen only: the bots play at their own speed
+        session.dir_options = args.dir_options
         run_client(session, ascii=args.ascii, colour=not no_color())
+        for line in session.farewell():
+            print(line, flush=True)
         return 0
     seed = args.seed if args.seed is not None else int.from_bytes(os.urandom(4), "big")
     feed = PracticeTable(rules, seed, bot_delay=args.bot_delay)

@@ -12,18 +12,20 @@ the next shuffler; in the deal phase the step counts the decryption-share entrie
 Each verified shuffle is also said once in the table's feed.
 
 Every move is told in the feed (`narration.Narrator`, the words the line mode and the practice
-table use too) and shown one at a time: the screen's view steps through the table's moves,
-pausing `pace` seconds after each move of another seat, so that a person sees
-a bot's draw, melds and discard happen. The pacing is on this screen only; the session and the
-protocol run at their own speed (`skip` catches the screen up at once). The end of a hand is
-held: the ended hand stays on screen with its summary until `ready()`, the next deal behind it.
+table use too) and shown one at a time, on the screen's one clock (`told.Teller`): the moves,
+the table's news (shuffles, deals, timeouts, agreements) and each hand's result are told in
+the log's order, pausing `pace` seconds after each move of another seat, so that a person sees
+a bot's draw, melds and discard happen; the header's scores, the history and the panel at a
+hand's end follow what has been told, never the session running ahead. The pacing is on this
+screen only; the session and the protocol run at their own speed (`skip` catches the screen
+up at once). The end of a hand is held: the ended hand stays on screen with its summary until
+`ready()`, the next deal behind it. A resumed table tells the hand in play from its deal.
 
-A void agreement another party proposed is told from its arrival (`TableSnapshot.proposal`):
-what it is, the key that joins it, or why our driver will not (the parties it names are not
-late at our clock), and the time left, twice the table's timeout from when we saw it, before
-the others may name us too if we neither agree nor play on (docs/protocol.md 4.5, "Retries");
-a round we signed that waited that long says whether we signed again naming the holders too or
-wait naming nobody (`VoidHeld`), in the line client's words (`buraco_p2p.text.agreement`).
+A void agreement another party proposed is told from its arrival (`TableSnapshot.proposal`,
+`proposals.Proposals`); a round we signed that waited twice the table's timeout says whether
+we signed again naming the holders too or wait naming nobody (`VoidHeld`), in the line
+client's words (`buraco_p2p.text.agreement`). Who left the table (a link down) and who is
+back are told with the table's limit.
 
 A re-join code (docs/protocol.md 2.15) is never chat: on a joiner, a `BRJ-` line said at the
 table goes to the mesh's `moves.accept_code` and the feed says what it dials or why the code
@@ -33,19 +35,15 @@ code on a line of its own under what it is for.
 
 from __future__ import annotations
 
-import shlex
-import shutil
-import sys
 import time
-from collections import deque
 from pathlib import Path
 
 import trio
 
-from buraco_p2p.engine import HandState, IllegalMove, Move, match_sides
-from buraco_p2p.logfile import encode_log
+from buraco_p2p.engine import HandResult, HandState, IllegalMove, Move, match_sides
 from buraco_p2p.net.channel.identity import PeerKey
 from buraco_p2p.net.reach.rejoin import looks_like_rejoin
+from buraco_p2p.play import matchlog
 from buraco_p2p.play.driver import Driver, bot_parties, my_turn
 from buraco_p2p.play.line import take_rejoin_code
 from buraco_p2p.rules import RuleSet
@@ -53,7 +51,9 @@ from buraco_p2p.session import (
     Abandoned,
     Event,
     Fault,
+    HandEnded,
     HandStarted,
+    MatchEnded,
     Phase,
     Rewrite,
     Table,
@@ -63,19 +63,15 @@ from buraco_p2p.session import (
     VoidHeld,
     VoidProposed,
 )
-from buraco_p2p.session.peer import RETRY_TIMEOUTS
 from buraco_p2p.text.agreement import (
     held_text,
-    not_late_text,
-    proposal_text,
+    left_text,
     rewrite_text,
-    warning_text,
 )
 from buraco_p2p.text.glyphs import Glyphs
 from buraco_p2p.text.narration import (
     TIME_UP,
     Narrator,
-    Step,
     abandoned_text,
     dealt_line,
     shuffle_line,
@@ -88,28 +84,20 @@ from buraco_p2p.ui.feed import (
     Fairness,
     MoveRefused,
     Progress,
-    Proposal,
     SaveUnavailable,
     SeatInfo,
     TableSnapshot,
 )
+from buraco_p2p.ui.proposals import Proposals
+from buraco_p2p.ui.told import Beat, Standing, Teller, standing_of
 
 __all__ = ["DriverFeed", "ShuffleCount", "shuffle_count", "verify_program"]
 
 MAX_CHAT = 500
 LINK_POLL_S = 1.0
-PACE_S = 0.6  # on screen, between another seat's moves while more are waiting
 
 
-def verify_program() -> str:
-    """How to run this program's `verify` from a shell: `buraco-p2p` where that name is on
-    the PATH and is this installation, else this interpreter with `-m buraco_p2p` (someone who
-    started it through bootstrap.py has no `buraco-p2p` on the PATH)."""
-    found = shutil.which("buraco-p2p")
-    here = Path(sys.executable).parent / "buraco-p2p"
-    if found is not None and Path(found).resolve() == here.resolve():
-        return "buraco-p2p"
-    return f"{shlex.quote(sys.executable)} -m buraco_p2p"
+verify_program = matchlog.program  # how to run this program's `verify` from a shell
 
 
 class ShuffleCount:
@@ -171,25 +159,31 @@ class DriverFeed:
         self._changed = trio.Event()
         self._chat: list[ChatLine] = []
         self._complaints: list[Complaint] = []
-        self._hand_over = False
-        self._turn_since = time.monotonic()
         self._shuffles_said = (-1, 0)  # (hand, shuffles) last said in the feed
         self._links: tuple[tuple[bool, str], ...] = ()
         self._snapshot: TableSnapshot | None = None
-        self.pace = PACE_S
         self._narrator: Narrator | None = None
-        self._steps: deque[Step] = deque()
-        self._shown: HandState | None = None  # the hand as the screen shows it (paced)
-        self._step_added = trio.Event()
-        self._skip = trio.Event()
-        self._readied = trio.Event()
+        self._before: Progress | None = None  # before the driver: whom the genesis waits for
+        self.log_root: Path | None = None  # the data directory: a finished match's log goes there
+        self.dir_options = ""  # the directory options given, for the command to come back
+        self._log_saved: Path | None = None
+        self._gone: set[int] = set()  # seats said to have left, not yet back
+        # What the screen shows of the match follows what has been told (`told.Teller`).
+        self._told = Teller(Standing((0,) * self._sides()), self._tell_lines, self._publish,
+                            self._my_seat)  # fmt: skip
         self._waiting: tuple[int, ...] = ()  # parties the table waits for (not us)
         self._waiting_since = time.monotonic()
         self._timed_out_at = -1  # the log length at the last timeout
-        # The proposal shown (author, action, silent) and when we first saw it: the others may
-        # name us too twice the table's timeout after that, unless we agree or play on.
-        self._proposal_key: tuple[int, str, tuple[int, ...]] | None = None
-        self._proposal_seen = time.monotonic()
+        self._proposals = Proposals(self._party_nick)  # another party's, to agree to
+
+    @property
+    def pace(self) -> float:
+        """Seconds the screen pauses after another seat's move (on this screen only)."""
+        return self._told.pace
+
+    @pace.setter
+    def pace(self, seconds: float) -> None:
+        self._told.pace = seconds
 
     # -- the TableFeed interface ----------------------------------------------------------
 
@@ -226,6 +220,17 @@ class DriverFeed:
             self.line(self._my_seat(), text.strip())
         await trio.lowlevel.checkpoint()
 
+    def waiting_for(self, names: tuple[str, ...]) -> None:
+        """Before the match: the host's genesis waits for these players' signatures on the
+        table's terms (none: it does not wait). Shown, and said in the feed once each."""
+        if not names:
+            self._before = None
+        else:
+            who = ", ".join(names)
+            self._before = Progress(f"the table's terms: waiting for {who} to sign", None, 0, 0)
+            self.line(None, f"waiting for {who} to sign the table's terms (q leaves)")
+        self._publish()
+
     def host_code(self, code: str) -> None:
         """Host: our public address changed and some players may not find the table again:
         the re-join code for them, on a line of its own under what it is for."""
@@ -233,8 +238,7 @@ class DriverFeed:
             self.line(None, text)
 
     async def ready(self) -> None:
-        self._hand_over = False
-        self._readied.set()
+        self._told.ready()
         self._publish()
         await trio.lowlevel.checkpoint()
 
@@ -249,14 +253,54 @@ class DriverFeed:
 
     async def skip(self) -> None:
         """Show the table as it is now: the moves waiting on screen are shown at once."""
-        self._skip.set()
+        self._told.skip()
         await trio.lowlevel.checkpoint()
 
     async def save_log(self, path: Path) -> str:
-        if self.driver is None:
+        d = self.driver
+        if d is None:
             raise SaveUnavailable("no match yet")
-        path.write_bytes(encode_log(e.wire for e in self.driver.peer.log))
-        return f"{verify_program()} verify --partial {shlex.quote(str(path))}"
+        closed = d.peer.table.closed
+        matchlog.save_log(path, [e.wire for e in d.peer.log])
+        return matchlog.audit_command(path, finished=closed)
+
+    def _keep_log(self) -> None:
+        """At the match's end, the log into the data directory's `logs/` (once), for its
+        audit and replay commands (`play.matchlog`)."""
+        d = self.driver
+        if d is None or self.log_root is None or self._log_saved is not None:
+            return
+        t = d.peer.table
+        if not t.closed:
+            return
+        path = matchlog.log_path(self.log_root, t.terms.table_id)
+        try:
+            self._log_saved = matchlog.save_log(path, [e.wire for e in d.peer.log],
+                                                t.terms.table_id)
+        except OSError as exc:
+            self._log_saved = Path()
+            self.line(None, f"the log could not be kept in {path}: {exc.strerror or exc}")
+
+    def farewell(self) -> list[str]:
+        """What to print on the terminal once the screen is gone: the finished match's log
+        with the commands that audit and replay it, or how to come back to the table."""
+        d = self.driver
+        if d is None:
+            return []
+        t = d.peer.table
+        tid = t.terms.table_id.hex()
+        if t.closed:
+            self._keep_log()
+            path = self._log_saved
+            if path is None or path == Path():
+                return [f"the match at table {tid} is over"]
+            return [f"the match at table {tid} is over", *matchlog.told(path)]
+        opts = f" {self.dir_options}" if self.dir_options else ""
+        others = ("its bots stop with you and come back with it" if self.bots else
+                  "the others wait for you (past the table's limit they may end or void the "
+                  "hand, or seat a bot)")  # fmt: skip
+        return [f"left table {tid}; {others}; come back with:",
+                f"{matchlog.program()} resume {tid}{opts}"]
 
     def why_not_now(self) -> str:
         """Why the table takes no move of ours now, in words: the real reason, read from the
@@ -284,17 +328,29 @@ class DriverFeed:
     # -- the driver -----------------------------------------------------------------------
 
     def attach(self, driver: Driver) -> None:
-        """Show `driver`'s table from now on (its events and chat come here)."""
+        """Show `driver`'s table from now on (its events and chat come here). A table that
+        is already under way (resumed) is told from the deal of the hand in play, at once."""
         self.driver = driver
-        self.rules = driver.peer.table.rules
+        self._proposals.driver = driver
+        t = driver.peer.table
+        self.rules = t.rules
         driver.on_events = self._on_events
         driver.on_chat = self._on_chat
-        view = driver.peer.table.view
-        self._hand_over = view is not None and view.ended
+        view = t.view
         self._narrator = Narrator(self._name, Glyphs(deck_size=self.rules.deck_size))
-        # A resumed table is not told again from its first move: the screen starts from now.
-        self._narrator.follow(view)
-        self._shown = None if view is None else view.copy()
+        if view is None or view.ended:
+            self._narrator.follow(view)  # an ended hand is not told again: its result is
+            self._told.start(view, self._standing())
+        else:
+            # A hand in play (a resumed table), from its deal: what was played before we
+            # left is told again, at once.
+            self._told.start(None, self._standing())
+            self._told.add(self._dealt_beat(view, None))
+            self._tell_moves()
+            self._told.skip()
+            count = shuffle_count(t)  # its shuffles were before the deal: not told after it
+            self._shuffles_said = (count.hand, count.shuffles)
+        self._say_shuffles()
         self._publish()
 
     async def follow(self) -> None:
@@ -303,7 +359,7 @@ class DriverFeed:
         assert d is not None
         seen = [-1]
         async with trio.open_nursery() as nursery:
-            nursery.start_soon(self._pacer)
+            nursery.start_soon(self._told.run)
             await self._watch(d, seen)
 
     async def _watch(self, d: Driver, seen: list[int]) -> None:
@@ -314,57 +370,66 @@ class DriverFeed:
             seen[0] = len(d.peer.log)
             links = self._link_states()
             if grown or links != self._links:
+                self._tell_links(self._links, links)
                 self._links = links
                 self._say_shuffles()
                 self._tell_moves()
                 self._publish()
 
+    def _tell_links(self, old: tuple[tuple[bool, str], ...],
+                    new: tuple[tuple[bool, str], ...]) -> None:  # fmt: skip
+        """Who left the table (a link that was up went down) and who is back, in the feed,
+        with the table's limit: past it without them, the others may end the match, void the
+        hand or seat a bot for them."""
+        if len(old) != len(new):
+            return
+        limit = left_text(self._limit())
+        for seat, ((was, _), (now, _)) in enumerate(zip(old, new, strict=True)):
+            if was and not now:
+                self._gone.add(seat)
+                self._tell(f"{self._nick(seat)} left the table (their link is down): the table "
+                           f"waits for them up to {limit}, then you may end the match, void the "
+                           "hand or seat a bot for them")  # fmt: skip
+            elif now and not was and seat in self._gone:
+                self._gone.discard(seat)
+                self._tell(f"{self._nick(seat)} is back at the table")
+
+    def _limit(self) -> float:
+        """The table's limit on a wait, in seconds (its timeout)."""
+        d = self.driver
+        return d.peer.table.terms.timeout_ms / 1000 if d is not None else 0.0
+
     def _tell_moves(self) -> None:
-        """Queue the moves applied since the last look, for the pacer to show."""
+        """Queue the moves applied since the last look, to be told in turn."""
         d, narrator = self.driver, self._narrator
         if d is None or narrator is None:
             return
-        steps = narrator.follow(d.peer.table.view)
-        if steps:
-            self._steps.extend(steps)
-            self._step_added.set()
+        for step in narrator.follow(d.peer.table.view):
+            self._told.add(Beat(step.lines, step.seat, step.state))
 
-    async def _pacer(self) -> None:
-        """Show the queued moves one at a time; hold the end of a hand until `ready()`."""
-        me = self._my_seat()
-        while True:
-            if not self._steps:
-                self._step_added = trio.Event()
-                if not self._hand_over:
-                    self._shown = None
-                    self._publish()
-                await self._step_added.wait()
-                continue
-            step = self._steps.popleft()
-            if self._shown is not None and self._shown.setup != step.state.setup:
-                await self._hold_hand_end()
-            self._shown = step.state
-            for text in step.lines:
-                self._chat.append(ChatLine(None, text))
-            del self._chat[:-MAX_CHAT]
-            if step.state.ended:
-                self._hand_over = True
-                self._readied = trio.Event()
-            self._publish()
-            if step.state.ended:
-                await self._hold_hand_end()
-            elif step.seat != me and not self._skip.is_set():
-                # A pause after each move of another seat, so the next one (usually already
-                # on its way) does not replace it on screen at once.
-                with trio.move_on_after(self.pace):
-                    await self._skip.wait()
-            if not self._steps:
-                self._skip = trio.Event()
+    def _tell(self, text: str) -> None:
+        """A line of the table's own news, told in its place among the moves."""
+        self._told.add(Beat((text[:200],)))
 
-    async def _hold_hand_end(self) -> None:
-        """Keep an ended hand on screen until the player has seen it (`ready()`)."""
-        if self._hand_over:
-            await self._readied.wait()
+    def _tell_lines(self, lines: tuple[str, ...]) -> None:
+        self._chat.extend(ChatLine(None, text) for text in lines)
+        del self._chat[:-MAX_CHAT]
+
+    def _standing(self, result: HandResult | None = None) -> Standing:
+        d = self.driver
+        match = d.peer.table.match if d is not None else None
+        return standing_of(match, self._sides(), result)
+
+    def _dealt_beat(self, view: HandState, n: int | None) -> Beat:
+        """The deal of `view`'s hand, told: its line, and the hand as dealt (`n`: the seats
+        whose shuffles and deal shares were verified, None where they were not watched)."""
+        dealt = HandState(view.setup, view.viewer, None)
+        dealt.known = list(view.known)
+        dealt.slot_of = dict(view.slot_of)
+        dealer = self._name(view.setup.dealer)
+        hand = view.setup.hand_number
+        said = f"hand {hand + 1} dealt by {dealer}" if n is None else dealt_line(hand, dealer, n)
+        return Beat((said,), None, dealt)
 
     def line(self, seat: int | None, text: str) -> None:
         """A line in the table's feed (seat None: the table itself)."""
@@ -408,17 +473,30 @@ class DriverFeed:
             said = 0
         # Every shuffle verified since the last look, even if several came in one batch.
         for k in range(said + 1, count.shuffles + 1):
-            self._chat.append(ChatLine(None, shuffle_line(k, count.seats, self._nick(k - 1))))
+            self._tell(shuffle_line(k, count.seats, self._nick(k - 1)))
         self._shuffles_said = (count.hand, max(said, count.shuffles))
-        del self._chat[:-MAX_CHAT]
 
     def _on_events(self, events: list[Event]) -> None:
+        """The session's events, told in the log's order among the moves: each line and
+        each result waits for the moves before it."""
         d = self.driver
         n = d.peer.table.n if d is not None else 0
-        self._say_shuffles()
         for ev in events:
             if isinstance(ev, HandStarted):
-                self.line(None, dealt_line(ev.hand, self._name(ev.dealer), n))
+                self._say_shuffles()
+                view = d.peer.table.view if d is not None else None
+                if view is not None and view.setup.hand_number == ev.hand:
+                    self._narrator_starts(view)
+                    self._told.add(self._dealt_beat(view, n))
+                else:
+                    self._tell(dealt_line(ev.hand, self._name(ev.dealer), n))
+                continue
+            self._tell_moves()
+            if isinstance(ev, MatchEnded):
+                self._keep_log()
+            if isinstance(ev, HandEnded | MatchEnded):
+                self._told.add(Beat((), None, None, self._standing(
+                    ev.result if isinstance(ev, HandEnded) else None)))
             elif isinstance(ev, Fault) and ev.error.author is not None:
                 author = ev.error.author
                 seat = -1
@@ -426,42 +504,36 @@ class DriverFeed:
                     seat = d.peer.table.party_seat[author]
                 nick = self._nick(seat) if seat >= 0 else str(author)
                 self._complaints.append(Complaint(seat, nick, str(ev.error)))
-                self.line(None, f"CHEATING COMPLAINT against {nick}: {ev.error}")
+                self._tell(f"CHEATING COMPLAINT against {nick}: {ev.error}")
             elif isinstance(ev, Rewrite):
-                self.line(None, rewrite_text(ev, self._party_nick))
+                self._tell(rewrite_text(ev, self._party_nick))
             elif isinstance(ev, TimedOut):
-                names = ", ".join(self._party_nick(p) for p in ev.parties)
                 self._timed_out_at = len(d.peer.log) if d is not None else -1
-                self._track_proposal()
-                prop = self._proposal()
-                if prop is not None and not prop.named_me and not prop.blocked:
-                    # Any key joins the proposal as it stands: say that, not what each key
-                    # would propose.
-                    what = proposal_text(prop.by, prop.action, prop.silent)
-                    self.line(None, f"waiting for {names} past the table's limit "
-                                    f"({ev.waited:.0f} s): you can agree now ({what}): "
-                                    f"{prop.action[0].upper()} agrees")  # fmt: skip
-                else:
-                    self.line(None, f"waiting for {names} past the table's limit "
-                                    f"({ev.waited:.0f} s): E ends the match, V voids the hand, "
-                                    "R seats bots")  # fmt: skip
+                self._proposals.track()
+                self._tell(self._proposals.timed_out_line(ev))
             elif isinstance(ev, Abandoned):
-                self.line(None, abandoned_text(ev, self._party_nick))
+                self._told.add(Beat((abandoned_text(ev, self._party_nick),), None, None,
+                                    self._standing()))  # fmt: skip
             elif isinstance(ev, VoidProposed):
-                self._track_proposal()
-                self.line(None, self._proposal_line(ev))
+                self._proposals.track()
+                self._tell(self._proposals.line(ev))
             elif isinstance(ev, VoidHeld):
                 said = held_text(ev, self._party_nick)
                 if said is not None:
-                    self.line(None, said)
+                    self._tell(said)
             elif isinstance(ev, TimeUp):
-                self.line(None, TIME_UP)
+                self._tell(TIME_UP)
             elif isinstance(ev, Voided):
-                self.line(None, voided_line(ev.action, [self._party_nick(p) for p in ev.silent]))
-        self._turn_since = time.monotonic()
+                self._tell(voided_line(ev.action, [self._party_nick(p) for p in ev.silent]))
         self._say_shuffles()
         self._tell_moves()
         self._publish()
+
+    def _narrator_starts(self, view: HandState) -> None:
+        """The narrator follows `view`'s hand from its deal (its moves are told after the
+        deal's line)."""
+        if self._narrator is not None:
+            self._narrator.shadow = HandState(view.setup, view.viewer, None)
 
     def _name(self, seat: int) -> str:
         return "you" if seat == self._my_seat() else self._nick(seat)
@@ -493,78 +565,9 @@ class DriverFeed:
             self._waiting = waiting
             self._waiting_since = time.monotonic()
 
-    def _proposal_line(self, ev: VoidProposed) -> str:
-        """The feed's line for another party's proposal: what it is, what our keys do about
-        it (or why we cannot agree), and when the others may name us too."""
-        by = self._party_nick(ev.party)
-        d = self.driver
-        if d is not None and d.peer.party in ev.silent:
-            return (f"{by} proposes to {ev.action} naming you as gone: it needs the others, "
-                    "who join only if your moves stop reaching them")  # fmt: skip
-        text = proposal_text(by, ev.action, [self._party_nick(p) for p in ev.silent])
-        blocked = self._blocked(ev.silent)
-        warn = warning_text(self._retry_after())
-        if blocked:
-            return f"{text}; you cannot agree: {blocked}; {warn}"
-        return f"{text}: {ev.action[0].upper()} agrees; {warn}"
-
-    def _retry_after(self) -> float:
-        """Twice the table's timeout, in seconds: how long a signer of a void waits for the
-        others' signatures before it names the parties that did not sign (4.5, R2)."""
-        d = self.driver
-        return RETRY_TIMEOUTS * d.peer.table.terms.timeout_ms / 1000 if d is not None else 0.0
-
-    def _blocked(self, silent: tuple[int, ...]) -> str:
-        """Why our driver will not join a proposal naming `silent` ("" if it would): it signs
-        only for parties our own clock has seen keep the step waiting past the timeout (the
-        author of a fault aside), the rule `Driver.agree` and the session apply."""
-        d = self.driver
-        if d is None:
-            return "the table is not set up yet"
-        t = d.peer.table
-        if not t.can_void(silent):
-            return ""
-        nameable = set(d.overdue)
-        if t.fault is not None and t.fault.author is not None:
-            nameable.add(t.fault.author)
-        waited = set(t.waiting_for)
-        return "; ".join(not_late_text(self._party_nick(p), p in waited,
-                                       d.mesh.is_up(t.terms.keys[p]))
-                         for p in silent if p not in nameable)  # fmt: skip
-
-    def _track_proposal(self) -> None:
-        """Note when we first saw the proposal we hold and have not signed."""
-        d = self.driver
-        prop = d.peer.proposal if d is not None else None
-        if d is None or prop is None or d.peer.agreement is not None:
-            self._proposal_key = None
-            return
-        motion, author = prop
-        key = (author, motion.action, motion.silent)
-        if key != self._proposal_key:
-            self._proposal_key = key
-            self._proposal_seen = time.monotonic()
-
-    def _proposal(self) -> Proposal | None:
-        """The proposal for the screen, while we hold one we have not signed."""
-        d = self.driver
-        key = self._proposal_key
-        if d is None or key is None:
-            return None
-        author, action, silent = key
-        named_me = d.peer.party in silent
-        return Proposal(
-            by=self._party_nick(author),
-            action=action,
-            silent=tuple(self._party_nick(p) for p in silent),
-            deadline=self._proposal_seen + self._retry_after(),
-            blocked="" if named_me else self._blocked(silent),
-            named_me=named_me,
-        )
-
     def _publish(self) -> None:
         self._track_wait()
-        self._track_proposal()
+        self._proposals.track()
         self._version += 1
         self._snapshot = self._build()
         self._changed.set()
@@ -604,25 +607,31 @@ class DriverFeed:
         return tuple(m.scores)
 
     def _view_shown(self) -> HandState | None:
-        """The hand as the screen shows it: the paced or held one, else the table's own. A
-        paced view of the hand in play learns our own cards as soon as the table has them."""
+        """The hand as told, with what we have learnt of its cards since (a card drawn, the
+        cards shown at the count): cards are not moves, they show as soon as we hold them."""
         d = self.driver
         real = d.peer.table.view if d is not None else None
-        shown = self._shown
-        if shown is None or not (self._steps or self._hand_over):
-            return None if real is None else real.copy()
-        view = shown.copy()
-        if real is not None and real.setup == shown.setup:
+        told = self._told.view
+        if told is None:
+            return None
+        if real is not None and real.setup == told.setup and len(real.moves) == len(told.moves):
+            return real.copy()  # caught up: the table's own view, reveals awaited and all
+        view = told.copy()
+        if real is not None and real.setup == told.setup:
             view.known = list(real.known)
             view.slot_of = dict(real.slot_of)
+            view.public = set(real.public)
         return view
 
     def _build(self) -> TableSnapshot:
         d = self.driver
         t = d.peer.table if d is not None else None
-        m = t.match if t is not None else None
+        told = self._told
         view = self._view_shown()
-        count = shuffle_count(t) if t is not None else None
+        st = told.standing
+        # Shuffles and the deal are the present only while no hand is on screen.
+        count = shuffle_count(t) if t is not None and view is None else None
+        n = t.n if t is not None else 0
         rules = self.rules
         if rules is None:
             from buraco_p2p.rules import get_preset
@@ -634,28 +643,33 @@ class DriverFeed:
             me=self._my_seat(),
             seats=self._seats(),
             view=view,
-            scores=self._scores(),
+            scores=st.scores,
             fairness=Fairness(
                 True,
-                shuffles_verified=count.shuffles if count is not None else 0,
-                shuffles_total=count.seats if count is not None else 0,
+                shuffles_verified=count.shuffles if count is not None else n,
+                shuffles_total=count.seats if count is not None else n,
                 complaints=tuple(self._complaints),
             ),
             version=self._version,
-            history=tuple(m.results) if m is not None else (),
-            hand_over=self._hand_over,
-            match_over=bool(t is not None and t.closed),
-            winner=m.winner if m is not None and t is not None and t.closed else None,
-            progress=count.progress if count is not None else None,
+            history=st.history,
+            hand_over=told.hand_over,
+            match_over=st.over,
+            winner=st.winner,
+            progress=(count.progress if count is not None and not told.hand_over
+                      else None) if d is not None else self._before,
             chat=tuple(self._chat),
-            turn_since=self._turn_since,
+            turn_since=told.turn_since,
             can_save_log=d is not None,
-            next_dealer=m.dealer if m is not None else -1,
+            next_dealer=st.next_dealer,
             waiting=tuple(self._party_nick(p) for p in self._waiting),
             waiting_since=self._waiting_since,
+            wait_limit=self._limit(),
             timed_out=d is not None and (
                 d.peer.proposal is not None  # another party proposed: ours to join
                 or (self._timed_out_at == len(d.peer.log) and bool(self._waiting))
             ),
-            proposal=self._proposal(),
+            proposal=self._proposals.current(),
+            rules_known=self.rules is not None,
+            log_saved=str(self._log_saved) if self._log_saved and st.over else "",
+            signed=t is not None and t.closed,
         )

@@ -165,8 +165,12 @@ class TableSnapshot:
     next_dealer: int = -1  # the seat that deals the next hand (-1: not known yet)
     waiting: tuple[str, ...] = ()  # who the table waits for now (others than this player)
     waiting_since: float = 0.0  # a `time.monotonic()` reading of when that wait began
+    wait_limit: float = 0.0  # seconds the table waits before E, V and R open (0: no limit)
     timed_out: bool = False  # the wait is past the table's limit: `agree` is open to us
     proposal: Proposal | None = None  # another party's void agreement we have not signed
+    rules_known: bool = True  # False while a resumed or joined table's rules are not read yet
+    log_saved: str = ""  # where the finished match's log was kept (its audit and replay)
+    signed: bool = True  # the match's last entries are signed: leaving it now loses nothing
 
     def side_of(self, seat: int) -> int:
         return self.seats[seat].side

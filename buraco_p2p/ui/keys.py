@@ -40,7 +40,7 @@ def press(c: Client, key: str) -> Outcome:
         question, action = c.confirm
         if key in ("y", "Y"):
             c.confirm = None
-            if question.startswith("Quit"):
+            if question.startswith("Quit"):  # the match, or before its final signatures
                 return Outcome.QUIT
             if c.agree_action:
                 return Outcome.AGREE
@@ -51,8 +51,12 @@ def press(c: Client, key: str) -> Outcome:
             c.message = None
         return Outcome.NONE
     if key in ("q", "c-c"):
-        if c.snap.match_over:
+        if c.snap.match_over and c.snap.signed:
             return Outcome.QUIT
+        if c.snap.match_over:  # the final scores are being signed: the others need ours
+            c.confirm = ("Quit before the final scores are signed? The others wait for yours. "
+                         "y quits, n waits.", lambda: None)  # fmt: skip
+            return Outcome.NONE
         c.confirm = ("Quit the match? y quits, n plays on.", lambda: None)
         return Outcome.NONE
     panel = c.current_panel()
@@ -75,11 +79,14 @@ def press(c: Client, key: str) -> Outcome:
             c.close_panel()
         return Outcome.NONE
     if c.choosing_meld is not None:
-        if key.isdigit() and key != "0":
-            c.choose_meld(int(key))
+        if key.isdigit():
+            c.meld_digit(key)
+        elif key == "enter":
+            c.meld_enter()
+        elif key in ("backspace", "c-h"):
+            c.meld_backspace()
         elif key == "escape":
-            c.choosing_meld = None
-            c.message = None
+            c.cancel_meld()
         return Outcome.NONE
     return _table_key(c, key)
 
@@ -127,7 +134,7 @@ def _table_key(c: Client, key: str) -> Outcome:
         c.ask_agreement(AGREEMENTS[key])
         return Outcome.NONE
     if key.isdigit() and key != "0":
-        c.add(int(key) - 1)
+        c.add_by_number(key)
         return Outcome.NONE
     if len(key) == 1 and key.isprintable():
         c.say(f"{key!r} does nothing here: ? lists the keys.")

@@ -7,7 +7,7 @@ from __future__ import annotations
 from buraco_p2p.engine import TableMeld
 from buraco_p2p.rules import MeldKind
 from buraco_p2p.text.glyphs import Glyphs
-from buraco_p2p.text.narration import count
+from buraco_p2p.text.narration import count, meld_points
 from buraco_p2p.ui import canvas as cv
 from buraco_p2p.ui.canvas import Clicker, Row
 from buraco_p2p.ui.client import Client
@@ -77,17 +77,23 @@ class MeldRows:
         assert view is not None
         mine = side == snap.side_of(snap.me)
         melds = view.melds[side] if side < len(view.melds) else []
-        pts = sum(tm.meld.card_points for tm in melds)
-        if view.opened[side] or view.initial_minimum(side) == 0:
-            opening = "opened" if view.opened[side] else "no minimum"
+        # The header's number: card points and buraco bonuses (each meld's row: its cards).
+        pts = meld_points(view, side)
+        bonus = sum(tm.meld.bonus for tm in melds)
+        # Melds on the table mean the side has opened (an opening's melds stay in the hand
+        # until they reach the minimum), so "opened" is said only of a side with none.
+        if view.opened[side] and melds:
+            opening = ""
+        elif view.opened[side] or view.initial_minimum(side) == 0:
+            opening = " · opened" if view.opened[side] else " · no minimum"
         else:
-            opening = f"min {view.initial_minimum(side)} to open"
-        head: Row = [
-            ("class:sidehead",
-             f"{side_name(self.c, side)}: {count(len(melds), 'meld')}, {pts} pts"),
-            ("class:dim", f" · {opening}"),
-            ("class:dim", " · pot taken" if view.team_pot[side] >= 0 else ""),
-        ]
+            opening = f" · min {view.initial_minimum(side)} to open"
+        said = (f"{side_name(self.c, side)}: {count(len(melds), 'meld')}, {pts} pts"
+                + (" with buracos" if bonus else ""))  # fmt: skip
+        pot = ""
+        if view.team_pot[side] >= 0:  # where the whole does not fit, "pot" says it
+            pot = " · pot taken" if cv.width([("", said + opening)]) + 12 <= cols else " · pot"
+        head: Row = [("class:sidehead", said), ("class:dim", opening), ("class:dim", pot)]
         rows: list[Row] = [cv.fit(head, cols)]
         held = self.opening_rows(side, cols)
         room -= len(held)

@@ -120,6 +120,7 @@ class LobbyFeed(DriverFeed):
         super().__init__(rules, "network table")
         self.identity = identity
         self.root = root
+        self.log_root = root
         self.code = code
         self.n_bots = bots
         self.auto = auto
@@ -276,13 +277,20 @@ class LobbyFeed(DriverFeed):
         words = JoinerWords(invite, model.out)
         before_dial = joiner_reach(reach, invite, joiner_say(model), words)
         model.say(f"asked the host ({model.host_fingerprint}) for a seat; waiting for its answer")
+
+        def asked() -> None:  # the host has the request: nothing to advise, a person decides
+            model.status = "the host has your request: waiting for its answer"
+            model.on_change()
+
+        words.on_asked = asked
+        dial = words.dialing(before_dial)
         async with words.watching() as watch:  # after the first minute: why, what would help
             delay = RETRY_FIRST
             while True:
                 try:
                     async with join_table(
                         self.identity, invite, listen_host=self.listen, port=self.port,
-                        before_dial=before_dial,
+                        before_dial=dial,
                     ) as mesh:  # fmt: skip
                         watch.cancel()
                         lobby = JoinerLobby(mesh, model.out)
@@ -314,12 +322,13 @@ class LobbyFeed(DriverFeed):
         model.on_change()
         self.bot_keys = lobby.bots  # ours, or what the host's `bots` named
         async with start_on_mesh(
-            mesh, self.identity, self.root, rules=rules, held=lobby.backlog
-        ) as driver:
+            mesh, self.identity, self.root, rules=rules, held=lobby.backlog,
+            waiting=self.waiting_for,
+        ) as driver:  # fmt: skip
             save_bot_keys(self.root, mesh.table_id, self.bot_keys)
             self.attach(driver)
             tid = mesh.table_id.hex()
-            self.line(None, f"table {tid}; after a crash: buraco-p2p resume {tid}")
+            self.line(None, f"table {tid}: after a crash, `buraco-p2p resume` lists it")
             await self.follow()
 
 
@@ -333,6 +342,7 @@ class ResumeFeed(DriverFeed):
         super().__init__(None, "network table (resumed)")
         self.identity = identity
         self.root = root
+        self.log_root = root
         self.table_id = table_id
         self.bot_keys = bot_keys  # saved with the table (`play.botmarks`)
         self.reach = reach  # `resume --internet/--stun`, as parsed

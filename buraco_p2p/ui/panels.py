@@ -6,9 +6,13 @@ Each returns rows of exactly the screen's width; the title stays on top and the 
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from buraco_p2p.engine import LINE_NAMES, HandResult
+from buraco_p2p.play.matchlog import audit_command, replay_command
 from buraco_p2p.text.glyphs import Glyphs
-from buraco_p2p.text.narration import count
+from buraco_p2p.text.length import length_after
+from buraco_p2p.text.narration import LINE_LABELS, count
 from buraco_p2p.ui import canvas as cv
 from buraco_p2p.ui.canvas import Row
 from buraco_p2p.ui.client import Client
@@ -28,7 +32,9 @@ HELP: tuple[tuple[str, str], ...] = (
     ("m / M", "lay down the selection (and grouped melds); M: a run's wild goes low. "
               "Before your side opens, melds short of the minimum are staged (ss), not sent"),
     ("g", "group the selection as one meld of a lay-down of several"),
-    ("a", "add the selection to one of your melds (1-9 if several fit)"),
+    ("a", "add the selection to one of your melds (its number if several fit: 1, 11; "
+          "Enter takes 1 where 11 could follow)"),
+    ("1-9", "add the selection to the meld of that number"),
     ("x", "discard the selected card (or the card under the cursor); a wild asks first"),
     ("Tab / S-Tab", "hint: cycle the legal plays; Enter asks to play the one shown"),
     ("s", "sort the hand by suit or by rank"),
@@ -65,17 +71,6 @@ def marks_help(g: Glyphs) -> tuple[tuple[str, str], ...]:
         ("+170", "in the header: a side's points on the table this hand (melds and "
                  "buracos), then its buracos and pot"),
     )
-
-
-LINE_LABELS = {
-    "melds": "melds (card points)",
-    "buracos": "buracos",
-    "going_out": "going out",
-    "hand_penalty": "cards left in hand",
-    "pot_not_taken": "pot never taken",
-    "pot_unplayed": "pot not played",
-    "cut_22": "cut bonus",
-}
 
 
 def framed(screen: Screen, title: str, body: list[Row], keys: str) -> list[Row]:
@@ -181,22 +176,25 @@ def pile_panel(screen: Screen) -> list[Row]:
 
 
 def history_panel(screen: Screen) -> list[Row]:
+    """Every finished hand's points and the running totals, this player's side first (the
+    order of the header)."""
     c = screen.c
     snap = c.snap
-    names = [match_side_name(c, m) for m in range(len(snap.scores))]
+    order = match_order(c)
+    names = [match_side_name(c, m) for m in order]
     body: list[Row] = [[("class:label", " hand " + "".join(f"{n[:13]:>14}" for n in names))]]
-    running = [0] * len(names)
+    running = [0] * len(snap.scores)
     for n, r in enumerate(snap.history, 1):
         points = r.match_points
         cells = []
-        for i in range(len(names)):
-            t = points[i] if i < len(points) else 0
-            running[i] += t
-            cells.append(f"{t:>+7} ={running[i]:>5}")
+        for m in order:
+            t = points[m] if m < len(points) else 0
+            running[m] += t
+            cells.append(f"{t:>+7} ={running[m]:>5}")
         body.append([("", f" {n:>4} " + "".join(f"{x:>14}" for x in cells))])
     if not snap.history:
         body.append([("class:dim", " no hand finished yet")])
-    body.append([("class:dim", f" target {snap.rules.target_score}")])
+    body.append([("class:dim", f" {length_after(snap.rules, len(snap.history))}")])
     return framed(screen, "Match history", body, "Esc or h closes")
 
 
@@ -220,21 +218,26 @@ def hand_end_panel(screen: Screen) -> list[Row]:
         how = f"{who} went out"
     body: list[Row] = [[("class:label", f" Hand {len(snap.history)} is over: {how}.")], []]
 
-    def row(label: str, cells: list[str], style: str = "") -> None:
-        body.append([(style, f" {label:<22}" + "".join(f"{x:>{width}}" for x in cells))])
+    details: list[Row] = []
+
+    def row(label: str, cells: list[str], style: str = "", into: list[Row] = body) -> None:
+        into.append([(style, f" {label:<22}" + "".join(f"{x:>{width}}" for x in cells))])
 
     row("", names, "class:label")
     for name in LINE_NAMES:
         vals = [_line(r, i, name) for i in order]
         if any(vals) or name in ("melds", "buracos", "going_out", "hand_penalty"):
-            row(LINE_LABELS.get(name, name), [str(v) for v in vals])
+            row(LINE_LABELS.get(name, name), [str(v) for v in vals], into=details)
     view = c.view
     if view is not None and view.ended and view.setup == r.setup:
         pots = ["taken" if i < len(view.team_pot) and view.team_pot[i] >= 0 else "not taken"
                 for i in order]  # fmt: skip
-        row("pot", pots)
+        row("pot", pots, into=details)
         left = [sum(len(view.hands[s]) for s in sides[i]) for i in order]
-        row("cards left (count)", [str(n) for n in left])
+        row("cards left (count)", [str(n) for n in left], into=details)
+    ending = match_end_rows(c, screen.cols) if snap.match_over else []
+    if not ending or len(ending) + len(body) + len(details) + 6 <= screen.rows - 3:
+        body += details  # at the match's end, where they fit below its result (h, C: more)
     totals = r.totals
     row("hand total", [str(totals[i]) for i in order], "class:score")
     if len(snap.scores) == len(sides):
@@ -242,37 +245,37 @@ def hand_end_panel(screen: Screen) -> list[Row]:
         row("match total", [str(snap.scores[m]) for m in ms], "class:score")
     else:
         body.append([("class:score", f" {'match total':<22}"), ("", " " + match_line(c))])
-    body.append([("class:dim", f" target {snap.rules.target_score}")])
+    body.append([("class:dim", f" {length_after(snap.rules, len(snap.history))}")])
     if not snap.match_over and 0 <= snap.next_dealer < len(snap.seats):
         dealer = "you" if snap.next_dealer == snap.me else snap.seats[snap.next_dealer].nick
         body.append([("", f" Next hand: {dealer} deal{'' if dealer == 'you' else 's'}.")])
     body.append([])
     if snap.match_over:  # the result of the match first: the last hand's lines below it
-        body = [*match_end_rows(c, screen.cols), [], *body]
-        keys = "s save the log · h history · q quit"
+        body = [*ending, [], *body]
+        save = "s save the log · " if snap.can_save_log and not snap.log_saved else ""
+        keys = f"{save}h history · C the feed · q quit"
     else:
         keys = "Enter next hand · C the feed · h history · q quit"
     return framed(screen, "Hand over", body, keys)
 
 
+def match_order(c: Client) -> list[int]:
+    """The match sides, this player's first, then the others in order: every screen's."""
+    snap = c.snap
+    mine = snap.seats[snap.me].match_side
+    return [mine, *[m for m in range(len(snap.scores)) if m != mine]]
+
+
 def match_line(c: Client) -> str:
     """The match scores, this player's side first, in the same order on every screen."""
     snap = c.snap
-    mine = snap.seats[snap.me].match_side
-    order = [mine, *[m for m in range(len(snap.scores)) if m != mine]]
-    return " · ".join(f"{match_side_name(c, m)} {snap.scores[m]}" for m in order)
+    return " · ".join(f"{match_side_name(c, m)} {snap.scores[m]}" for m in match_order(c))
 
 
 def _line(r: HandResult, side: int, name: str) -> int:
     if side >= len(r.lines):
         return 0
     return sum(x.points for x in r.lines[side] if x.name == name)
-
-
-def wrapped(text: str, cols: int, style: str = "") -> list[Row]:
-    """A long line (a path, a command) cut into rows, so that all of it can be copied."""
-    room = max(10, cols - 2)
-    return [[(style, " " + text[i : i + room])] for i in range(0, max(1, len(text)), room)]
 
 
 def match_end_rows(c: Client, cols: int) -> list[Row]:
@@ -292,14 +295,30 @@ def match_end_rows(c: Client, cols: int) -> list[Row]:
         mark = "  winner" if m == w else ""
         rows.append([("class:score" if m == w else "",
                       f"  {place}. {match_side_name(c, m):<20} {snap.scores[m]:>6}{mark}")])
-    if c.saved is not None:
+    if snap.log_saved:
+        path = Path(snap.log_saved)
+        rows.append([("", " The match log is kept in")])
+        rows.append(whole(str(path), cols))
+        rows.append([("", " Audit it with:")])
+        rows.append(whole(audit_command(path), cols, "class:key"))
+        rows.append([("", " Replay it with:")])
+        rows.append(whole(replay_command(path), cols, "class:key"))
+    elif c.saved is not None:
         for k, line in enumerate(c.saved):
-            rows.extend(wrapped(line, cols, "class:key" if k % 2 else ""))
+            rows.append(whole(line, cols, "class:key" if k % 2 else ""))
     elif snap.can_save_log:
         rows.append([("", " s saves the match log; the command that audits it is shown then.")])
     else:
         rows.append([("class:dim", " This table keeps no signed log: nothing to save or audit.")])
     return rows
+
+
+def whole(text: str, cols: int, style: str = "") -> Row:
+    """A path or a command on a row of its own, never split (a copied piece would not run):
+    one too wide for the screen says so, and is printed whole when the client quits."""
+    if len(text) + 1 <= cols:
+        return [(style, " " + text)]
+    return [("class:dim", " (wider than this screen: printed whole when you quit)")]
 
 
 def chat_panel(screen: Screen) -> list[Row]:
@@ -327,6 +346,8 @@ def progress_rows(screen: Screen) -> list[Row]:
     if p is None:
         return []
     who = "" if p.seat is None else f": {snap.seats[p.seat].nick} (seat {p.seat})"
+    if p.total <= 0:  # a wait with nothing to count
+        return [cv.center([("class:label", f"{p.stage}{who}")], screen.cols)]
     bar_w = max(10, screen.cols - 40)
     done = 0 if p.total <= 0 else int(bar_w * p.done / p.total)
     return [

@@ -11,8 +11,9 @@ import textwrap
 from buraco_p2p.engine import LINE_NAMES
 from buraco_p2p.replay.story import chart_rows, final_line, story_of
 from buraco_p2p.replay.timeline import FACE_UP, Kind
+from buraco_p2p.text.narration import LINE_LABELS
 from buraco_p2p.ui.canvas import Row
-from buraco_p2p.ui.panels import LINE_LABELS, framed
+from buraco_p2p.ui.panels import framed
 from buraco_p2p.ui.replay_screen import ReplayScreen
 
 __all__ = ["HELP", "deal", "feed", "hand_over", "help_panel", "story"]

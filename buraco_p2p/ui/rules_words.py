@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from buraco_p2p.rules import RuleSet
+from buraco_p2p.text.length import how_it_ends
 
 __all__ = ["rules_in_words"]
 
@@ -116,9 +117,7 @@ def rules_in_words(rules: RuleSet) -> list[tuple[str, list[str]]]:
             "penalty_and_count": f"a pot taken but not played costs "
             f"{w['pot_unplayed_penalty']} and counts as cards left in hand",
         }.get(str(w["pot_unplayed"]), f"a pot not played: {w['pot_unplayed']}"),
-        f"the match ends at {w['target_score']} points"
-        + (f" or after {w['hands']} hands" if w.get("hands") else "")
-        + (f" or {w['minutes']} minutes" if w.get("minutes") else ""),
+        how_it_ends(rules),
     ]
     return [("Dealing", deal), ("Melds", melds), ("Pots and the stock", pots),
             ("Buracos and going out", going_out), ("Scoring", scoring)]

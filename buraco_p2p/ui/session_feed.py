@@ -7,11 +7,14 @@ the snapshots are the `DriverFeed`'s, rebuilt from the session after every entry
 
 from __future__ import annotations
 
+import shutil
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 from buraco_p2p.net.channel.identity import Identity
 from buraco_p2p.net.reach.invite import Invite
+from buraco_p2p.play.botmarks import save_bot_keys
 from buraco_p2p.play.cluster import Cluster
 from buraco_p2p.play.node import open_node
 from buraco_p2p.rules import RuleSet
@@ -27,6 +30,7 @@ class SessionFeed(DriverFeed):
         super().__init__(rules, "network table (bot peers)")
         self.identity = identity
         self.root = root
+        self.log_root = root
         self.bot_kind = bots
         self.bots = True
         self.line(None, "setting up the table: bots are joining")
@@ -44,9 +48,23 @@ class SessionFeed(DriverFeed):
             for i in range(1, rules.players):
                 cluster.join(i)
 
+        try:
+            await self._play(cluster, on_invite)
+        finally:
+            d = self.driver
+            if d is None or d.peer.table.closed:  # no table, or over: the bots are not needed
+                shutil.rmtree(bot_root, ignore_errors=True)
+
+    async def _play(self, cluster: Cluster, on_invite: Callable[[Invite], None]) -> None:
+        rules = self.rules
+        assert rules is not None
         with cluster:
             async with open_node(self.identity, self.root, rules=rules,
                                  on_invite=on_invite) as driver:  # fmt: skip
                 self.attach(driver)
-                self.line(None, f"table {driver.peer.table.terms.table_id.hex()}: all proofs on")
+                t = driver.peer.table
+                # Every other seat is a bot peer we started: marked again on `resume`.
+                others = frozenset(k.raw for k in t.terms.keys if k.raw != self.identity.public.raw)
+                save_bot_keys(self.root, t.terms.table_id, others)
+                self.line(None, f"table {t.terms.table_id.hex()}: all proofs on")
                 await self.follow()

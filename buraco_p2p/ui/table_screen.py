@@ -13,16 +13,19 @@ from __future__ import annotations
 from buraco_p2p.engine import Phase
 from buraco_p2p.net.reach.rejoin import looks_like_rejoin
 from buraco_p2p.text.agreement import left_text, warning_text
+from buraco_p2p.text.length import length_now
 from buraco_p2p.text.narration import meld_points
 from buraco_p2p.ui import canvas as cv
 from buraco_p2p.ui.canvas import Clicker, Row
-from buraco_p2p.ui.client import Client
+from buraco_p2p.ui.client import Client, first_card_ahead
 from buraco_p2p.ui.hand_rows import HandRows
 from buraco_p2p.ui.meld_rows import MeldRows
 from buraco_p2p.ui.names import match_side_name
 from buraco_p2p.ui.seating import places
 
 SIDE_COL = 15
+FEED_MIN = 3  # rows of the table feed however full the table is
+MIDDLE_MIN = 6  # rows of the middle however empty the table is
 WAIT_SHOWN_S = 3.0  # a wait for another player is shown once it lasts this long
 
 
@@ -85,7 +88,8 @@ class Screen(MeldRows, HandRows):
             return cv.fit([(loud, text)], self.cols, loud)
         view = snap.view
         hand = f" · hand {view.setup.hand_number + 1}" if view is not None else ""
-        left = f" {snap.title} · {snap.rules.name}{hand}"
+        rules = f" · {snap.rules.name}" if snap.rules_known else ""
+        left = f" {snap.title}{rules}{hand}"
         if self.cols >= 100:
             left = " buraco-p2p ·" + left
         seed = snap.extra.get("seed")
@@ -112,7 +116,8 @@ class Screen(MeldRows, HandRows):
             parts.append(("class:label", f"{match_side_name(self.c, m)} "))
             parts.append(("class:score", str(snap.scores[m])))
             parts.extend(self.on_table(m))
-        parts.append(("class:dim", f" / {snap.rules.target_score}"))
+        if snap.rules_known:
+            parts.append(("class:dim", f" {self.length_text()}"))
         right: Row = [*self.turn_text(), ("", " ")]
         if snap.proposal is not None and cv.width(parts) + cv.width(right) + 1 > self.cols:
             right = [*self.turn_text(short=True), ("", " ")]  # the scores stay whole
@@ -125,6 +130,15 @@ class Screen(MeldRows, HandRows):
         if snap.fairness.complaints:  # the title names the last one: the count stays in sight
             right = [*self.fairness_text(), ("", "  "), *right]
         return cv.spread(parts, right, self.cols)
+
+    def length_text(self) -> str:
+        """The target (`/ 3000`), or where a match by hands or minutes stands."""
+        snap = self.c.snap
+        view = snap.view
+        hand = view.setup.hand_number + 1 if view is not None else len(snap.history) + (
+            0 if snap.hand_over or snap.match_over else 1
+        )
+        return length_now(snap.rules, hand)
 
     def on_table(self, match_side: int) -> Row:
         """What a match side has on the table in the hand in play: `+170 ★★ pot` (meld points
@@ -220,15 +234,21 @@ class Screen(MeldRows, HandRows):
             row.append(("class:hint", ": keep it, or t turns it up"))
         return cv.fit(row, self.cols)
 
-    def feed_size(self) -> int:
-        """How many of the table feed's last lines stay on the table: 3 at 24 rows, more on
-        a taller terminal."""
-        return max(3, self.rows // 8)
+    def middle_need(self, left: tuple[int, ...], right: tuple[int, ...]) -> int:
+        """Rows the middle needs now: every side's melds (the centre) and the seats of the
+        side columns, whichever is taller; the feed has the rest of the screen."""
+        view = self.c.view
+        center = 1
+        if view is not None:
+            center = sum(self.center_need(s) for s in self.c.snap.sides)
+        seats = max((sum(len(self.seat_lines(s)) + 1 for s in col) for col in (left, right)),
+                    default=0)  # fmt: skip
+        return max(MIDDLE_MIN, center, seats)
 
-    def feed_rows(self) -> list[Row]:
-        """The table feed's last lines, newest last: every move told, and chat (C: all)."""
+    def feed_rows(self, k: int) -> list[Row]:
+        """The table feed's last `k` lines, newest last: every move told, and chat (C:
+        all)."""
         c = self.c
-        k = self.feed_size()
         rows: list[Row] = []
         if c.chat_text is not None:
             k -= 1
@@ -291,14 +311,20 @@ class Screen(MeldRows, HandRows):
             who = ", ".join(snap.waiting)
             row: Row = [("class:label", f" Waiting for {who} "),
                         ("class:dim", clock_text(self.now - snap.waiting_since))]  # fmt: skip
+            if snap.wait_limit and not snap.timed_out:
+                row.append(("class:dim", f" of {clock_text(snap.wait_limit)}: then E end · "
+                                         "V void · R replace"))  # fmt: skip
             if snap.timed_out:
                 row.append(("class:error", " · past the limit: E end · V void · R replace"))
             return cv.fit(row, self.cols)
         if c.my_turn():
             view = c.view
             assert view is not None
+            draw = "draw: d the stock, p the pile"
+            if first_card_ahead(view):
+                draw = "d draws the hand's first card: keep it, or t turns it up"
             what = {
-                Phase.DRAW: "draw: d the stock, p the pile",
+                Phase.DRAW: draw,
                 Phase.FIRST_CHOICE: "keep the first card and play on, or t to turn it up",
                 Phase.PLAY: "meld (m), add (a) or discard (x) to end your turn",
             }.get(view.phase, "")
@@ -340,7 +366,7 @@ class Screen(MeldRows, HandRows):
         elif c.confirm is not None:
             keys = "y yes · n no"
         elif c.choosing_meld is not None:
-            keys = "1-9 which meld · Esc cancel"
+            keys = "the meld's number · Enter · Esc cancel"
         elif c.my_turn() and c.phase() is Phase.DRAW:
             keys = "d draw · p take pile · Tab hint · ←→ space select · ? help · q quit"
         elif c.my_turn():
@@ -371,14 +397,14 @@ class Screen(MeldRows, HandRows):
         else:
             top_rows.append(cv.fit([], self.cols))
         message = self.message_rows()
-        bottom = [
-            self.pile_row(),
-            *self.feed_rows()[len(message) - 1 :],
-            *self.hand_rows(),
-            self.staged_row(),
-            *message,
-            self.keys_row(),
-        ]
+        hand = [*self.hand_rows(), self.staged_row(), *message, self.keys_row()]
+        fixed = len(top_rows) + 1 + len(hand)  # the pile row above the feed
+        # The feed has every row the middle does not need (at least FEED_MIN); a message
+        # of two lines takes its second from the feed.
+        feed = max(FEED_MIN, self.rows - fixed - self.middle_need(pl.left, pl.right))
+        feed = min(feed, max(FEED_MIN, len(snap.chat)))  # rows nothing fills stay the middle's
+        feed_rows = self.feed_rows(feed + len(message) - 1)[len(message) - 1 :]
+        bottom = [self.pile_row(), *feed_rows, *hand]
         room = max(1, self.rows - len(top_rows) - len(bottom))
         middle = self.middle(pl.left, pl.right, room)
         return [*top_rows, *middle, *bottom]

@@ -70,6 +70,7 @@ class ProposedFeed(DriverFeed):
         r = silent_table()
         async with trio.open_nursery() as nursery:
             driver, _ = seen_by(r, nursery, self.root, self)
+            nursery.start_soon(self.follow)  # the screen's clock: what is told, in order
             told = len(r.events[ME])
             await trio.sleep(1.0)
             r.advance(TIMEOUT_MS / 1000 + 1)

@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pytest
 import trio
+import trio.testing
 
 from buraco_p2p.play.driver import Driver
 from buraco_p2p.play.line import describe_event
@@ -39,12 +40,14 @@ class Screen:
         self.feed = feed
         self.told = len(r.events[ME])
 
-    def pass_events(self) -> None:
-        """What the router delivered to our peer, handed to the feed as the driver does."""
+    async def pass_events(self) -> None:
+        """What the router delivered to our peer, handed to the feed as the driver does,
+        and told on the screen's clock."""
         new = self.r.events[ME][self.told :]
         self.told = len(self.r.events[ME])
         assert self.driver.on_events is not None
         self.driver.on_events(list(new))
+        await trio.testing.wait_all_tasks_blocked()
 
     def lines(self) -> list[str]:
         return [c.text for c in self.feed.snapshot().chat]
@@ -57,6 +60,8 @@ class Screen:
 async def screen_of(r: Router, tmp: Path) -> AsyncIterator[Screen]:
     async with trio.open_nursery() as nursery:
         driver, feed = seen_by(r, nursery, tmp)
+        nursery.start_soon(feed.follow)
+        await trio.testing.wait_all_tasks_blocked()
         yield Screen(r, driver, feed)
         nursery.cancel_scope.cancel()
 
@@ -71,13 +76,13 @@ async def test_a_proposal_is_told_with_its_key_and_the_time_left_before_we_may_b
     r = silent_table()
     async with screen_of(r, tmp_path) as s:
         r.advance(TIMEOUT_MS / 1000 + 1)  # every present party has seen GONE keep the step
-        s.pass_events()
+        await s.pass_events()
         assert GONE in s.driver.overdue
         assert s.feed.snapshot().proposal is None
         seen = time.monotonic()
         r.act(0, r.peers[0].propose_void("end", r.now, (GONE,)))
         r.run()
-        s.pass_events()
+        await s.pass_events()
         assert any(isinstance(ev, VoidProposed) for ev in r.events[ME])
         said = [t for t in s.lines() if "proposes" in t]
         assert said == ["player0 proposes to end the match without player2: E agrees; if you "
@@ -111,7 +116,7 @@ async def test_where_our_clock_has_not_seen_the_party_late_the_words_say_why(
         r.act(0, r.peers[0].tick(later))
         r.act(0, r.peers[0].propose_void("end", later, (GONE,)))
         r.run()
-        s.pass_events()
+        await s.pass_events()
         assert GONE not in s.driver.overdue
         said = [t for t in s.lines() if "proposes" in t]
         assert len(said) == 1
@@ -125,7 +130,7 @@ async def test_where_our_clock_has_not_seen_the_party_late_the_words_say_why(
         assert said_now.startswith("not yet"), said_now
         # Once our clock has seen it, the proposal is ours to join, and the feed says so.
         r.advance(TIMEOUT_MS / 1000 + 1)
-        s.pass_events()
+        await s.pass_events()
         prop = s.feed.snapshot().proposal
         assert prop is not None and prop.blocked == ""
         assert s.lines()[-1] == ("waiting for player2 past the table's limit (61 s): you can "
@@ -146,11 +151,11 @@ async def test_a_round_held_past_twice_the_timeout_is_told_in_the_line_clients_w
         r.run()
         r.act(ME, r.peers[ME].join_void(r.now))  # `holder` never signs
         r.run()
-        s.pass_events()
+        await s.pass_events()
         assert not any(isinstance(ev, VoidHeld) for ev in r.events[ME])
         r.advance(2 * TIMEOUT_MS / 1000 + 1)
         r.run()
-        s.pass_events()
+        await s.pass_events()
         held = [ev for ev in r.events[ME] if isinstance(ev, VoidHeld)]
         assert [(ev.parties, ev.outcome) for ev in held] == [((holder,), outcome)]
         nick = f"player{holder}"
@@ -172,14 +177,14 @@ async def test_the_keys_ask_about_the_proposal_as_it_stands(tmp_path: Path) -> N
         r.act(0, r.peers[0].tick(later))
         r.act(0, r.peers[0].propose_void("end", later, (GONE,)))
         r.run()
-        s.pass_events()
+        await s.pass_events()
         c = Client(s.feed.snapshot(), lambda m: None)
         c.ask_agreement("void")
         assert c.confirm is None and c.message is not None
         assert c.message.text == ("You cannot agree yet: player2 is not past the table's limit "
                                   "here yet.")
         r.advance(TIMEOUT_MS / 1000 + 1)
-        s.pass_events()
+        await s.pass_events()
         c = Client(s.feed.snapshot(), lambda m: None)
         c.ask_agreement("void")
         assert c.confirm is not None and c.agree_action == "void"

@@ -25,6 +25,6 @@ def test_who_at_the_table_says_how_each_link_was_made(tmp_path: Path) -> None:
         assert "[" not in me, me  # no link to ourselves
         assert bot.rstrip().endswith("[direct]"), bot  # the bot dialed us over loopback
         host.type("help")
-        assert "how our link to each was made" in host.wait_for("    who ")
+        assert "how our link to each was made" in host.wait_for("who  ")
     finally:
         host.close()

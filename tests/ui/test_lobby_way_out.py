@@ -72,3 +72,31 @@ def test_a_full_screen_host_is_told_which_seat_is_still_empty(
             await h.quit("q")
 
     asyncio.run(main())
+
+
+def test_a_joiner_whose_request_the_host_has_is_not_told_how_to_reach_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The host has the request and a person is deciding: no advice about reaching it."""
+    from buraco_p2p.net.mesh.mesh import JoinRequest
+    from buraco_p2p.net.mesh.startup import host_table
+
+    monkeypatch.setenv(ADVICE_ENV, "0.8")
+
+    async def never(request: JoinRequest) -> bool:
+        await trio.sleep_forever()
+        raise AssertionError
+
+    async def run() -> LobbyFeed:
+        async with host_table(Identity.generate("ana"), listen_host="127.0.0.1",
+                              approve=never, seats=2) as mesh:  # fmt: skip
+            feed = LobbyFeed(Identity.generate("bia"), tmp_path, code=mesh.invite.to_text(),
+                             listen="127.0.0.1")  # fmt: skip
+            with trio.move_on_after(2.5):
+                await feed.run()
+            return feed
+
+    feed = trio.run(run)
+    log = feed.model.log
+    assert not any("has not answered for a minute" in line for line in log), log
+    assert feed.model.status == "the host has your request: waiting for its answer"

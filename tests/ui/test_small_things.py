@@ -30,12 +30,14 @@ def test_resume_without_a_table_lists_the_saved_tables(
         (tmp_path / "tables" / name).mkdir(parents=True)
         (tmp_path / "tables" / name / "secret").write_bytes(b"x")
     os.utime(tmp_path / "tables" / older, (1_000_000, 1_000_000))
-    assert main(["resume", "--data-dir", str(tmp_path)]) == 2
-    err = capsys.readouterr().err
-    assert newer in err and older in err and err.index(newer) < err.index(older)
-    assert f"buraco-p2p resume {newer}" in err
-    assert main(["resume", "--data-dir", str(tmp_path / "empty")]) == 2
-    assert "no saved table" in capsys.readouterr().err
+    assert main(["resume", "--data-dir", str(tmp_path)]) == 0
+    said = capsys.readouterr()
+    out = said.out
+    assert not said.err and "error" not in out
+    assert newer in out and older in out and out.index(newer) < out.index(older)
+    assert f"resume TABLE --data-dir {tmp_path}" in out
+    assert main(["resume", "--data-dir", str(tmp_path / "empty")]) == 0
+    assert "no saved table" in capsys.readouterr().out
 
 
 def test_resume_help_says_it_opens_the_full_screen() -> None:

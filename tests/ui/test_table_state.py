@@ -8,7 +8,7 @@ import dataclasses
 
 from ui_helpers import Sent, find_position, positions, snapshot_of, text_of
 
-from buraco_p2p.engine import LayDown
+from buraco_p2p.engine import LayDown, LocalTable
 from buraco_p2p.rules import get_preset
 from buraco_p2p.text.narration import meld_points
 from buraco_p2p.ui import Client, render
@@ -111,7 +111,7 @@ def test_a_short_word_after_brc_is_not_read_as_an_invite_version() -> None:
     assert "version" not in str(err.value)
 
 
-def test_the_feed_keeps_its_last_lines_on_the_table_marks_a_cut_and_grows_with_the_terminal(
+def test_the_feed_has_the_rows_the_melds_do_not_need_marks_a_cut_and_grows_with_the_terminal(
 ) -> None:
     from buraco_p2p.ui import ChatLine, Panel
 
@@ -120,11 +120,19 @@ def test_the_feed_keeps_its_last_lines_on_the_table_marks_a_cut_and_grows_with_t
     snap = dataclasses.replace(snapshot_of(table, match), chat=lines)
     c = Client(snap, Sent())
     small = screen(c)
-    assert "line 7 " in small and "line 8 " in small and "line 6 " not in small
+    # Two melds on the table: nine rows of feed at 80x24, not three.
+    assert "line 1 " in small and "line 2 " in small and "line 0 " not in small
     long = next(row for row in small.splitlines() if "line 9 " in row)
     assert long.rstrip().endswith("…") and len(long) == 80
     big = screen(c, 120, 40)
-    assert "line 5 " in big and "line 4 " not in big  # five lines at 40 rows
+    assert "line 0 " in big  # every line at 40 rows
+    rows = big.splitlines()
+    assert rows.index(" line 0 word word".ljust(120)) == rows.index(next(
+        r for r in rows if r.startswith(" Stock "))) + 1  # no empty feed rows above them
+    more = dataclasses.replace(snap, chat=lines * 4)  # the table full of melds: three rows
+    table, match = find_position(CLASSIC, lambda t: sum(len(m) for m in t.referee.melds) >= 12)
+    full = Client(dataclasses.replace(snapshot_of(table, match), chat=more.chat), Sent())
+    assert sum(1 for row in screen(full).splitlines() if row.startswith(" line ")) == 3
     c.toggle_panel(Panel.CHAT)
     whole = screen(c)
     assert whole.count("word") == 2 * 9 + 30  # every line whole in the feed panel
@@ -134,13 +142,21 @@ def test_the_table_says_whom_it_waits_for_and_past_the_limit_offers_end_void_rep
     from buraco_p2p.ui.keys import Outcome, press
 
     table, match = find_position(CLASSIC, lambda t: t.referee.turn == 1)
-    snap = dataclasses.replace(snapshot_of(table, match), waiting=("Bia",), waiting_since=0.0)
+    snap = dataclasses.replace(snapshot_of(table, match), waiting=("Bia",), waiting_since=0.0,
+                               wait_limit=120.0)  # fmt: skip
     c = Client(snap, Sent())
     assert "Waiting for Bia" not in text_of(render(c, 80, 24, now=1.0))  # a short wait: quiet
     waiting = text_of(render(c, 80, 24, now=42.0))
-    assert "Waiting for Bia 0:42" in waiting and "E end" not in waiting
+    # The limit is stated, and what opens once it is past.
+    assert "Waiting for Bia 0:42 of 2:00: then E end · V void · R replace" in waiting
     press(c, "E")
-    assert c.confirm is None and c.message is not None and "Nobody is away" in c.message.text
+    assert c.confirm is None and c.message is not None
+    assert "past its limit (2:00)" in c.message.text and "waiting for Bia" in c.message.text
+    # Bia is back: the words about her wait go with it.
+    c.update(dataclasses.replace(snap, waiting=(), version=snap.version + 1))
+    assert c.message is None
+    press(c, "E")
+    assert c.message is not None and "waiting for" not in c.message.text
     press(c, "escape")
     c.update(dataclasses.replace(snap, timed_out=True, version=snap.version + 1))
     late = text_of(render(c, 80, 24, now=130.0))
@@ -170,3 +186,36 @@ def test_the_end_of_the_match_shows_a_final_table_with_the_winner() -> None:
     second = next(line for line in text.splitlines() if "  2. " in line)
     assert "Us" in first and "2150" in first and "winner" in first
     assert "Them" in second and "1320" in second and "winner" not in second
+
+
+def test_quitting_before_the_final_scores_are_signed_asks_first() -> None:
+    from buraco_p2p.ui.keys import Outcome, press
+
+    table, match = find_position(CLASSIC, lambda t: t.ended)
+    snap = dataclasses.replace(snapshot_of(table, match, history=(table.result(),)),
+                               match_over=True, winner=0, signed=False)  # fmt: skip
+    c = Client(snap, Sent())
+    assert press(c, "q") is Outcome.NONE
+    assert c.confirm is not None and "before the final scores are signed" in c.confirm[0]
+    assert press(c, "y") is Outcome.QUIT
+    c.update(dataclasses.replace(snap, signed=True, version=snap.version + 1))
+    assert press(c, "q") is Outcome.QUIT  # signed: nothing is lost by leaving
+
+
+def test_a_sides_meld_head_fits_the_box_with_its_buracos_and_pot_at_80_columns() -> None:
+    """Both sides with a buraco and their pot taken: each head says its points count the
+    buracos and that the pot is taken, whole, inside the meld box of an 80x24 screen."""
+
+    def both(table: LocalTable) -> bool:
+        view = table.views[0]
+        return all(view.team_pot[s] >= 0 and any(tm.meld.bonus for tm in view.melds[s])
+                   for s in (0, 1))  # fmt: skip
+
+    table, match = find_position(CLASSIC, both)
+    shown = screen(Client(snapshot_of(table, match), Sent()))
+    heads = [row.split("│")[1].rstrip() for row in shown.splitlines()
+             if row.count("│") == 2 and " pts with buracos" in row]  # fmt: skip
+    assert len(heads) == 2, shown
+    for head in heads:
+        assert head.endswith((" · pot taken", " · pot")), shown
+        assert "opened" not in head  # its melds say it

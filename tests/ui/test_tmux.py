@@ -176,10 +176,10 @@ def test_host_shows_the_lobby_with_the_invite_code_at_80x24(pane: Pane, tmp_path
     start = next(i for i, line in enumerate(lines) if line.startswith(" BRC-"))
     shown = "".join(line.strip() for line in lines[start : start + 4])
     assert shown.startswith(code), (shown, code)  # the whole code, as it can be selected
-    assert "1 Alice (you, host)" in screen and "Rules classic" in screen
+    assert "1 Alice (you, host)" in screen and "Rules us" in screen
     assert "r ready" in lines[-1] and "q quit" in lines[-1]
     pane.type("p")
-    pane.wait_for(lambda s: "Rules classic" not in s and "* rules:" in s, "the next preset")
+    pane.wait_for(lambda s: "Rules us " not in s and "* rules:" in s, "the next preset")
     pane.type("q")
     back = pane.wait_for(lambda s: s.rstrip().endswith("$"), "the shell prompt after quitting")
     assert "Invite code" not in back and "r ready" not in back

@@ -551,7 +551,7 @@ async def _join_main(args: argparse.Namespace) -> int:
             try:
                 async with join_table(
                     identity, invite, listen_host=args.listen, port=args.port,
-                    before_dial=before_dial,
+                    before_dial=words.dialing(before_dial),
                 ) as mesh:  # fmt: skip
                     seated = True
                     watch.cancel()

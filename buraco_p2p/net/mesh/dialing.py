@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import socket
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 import trio
@@ -60,6 +61,9 @@ class Dialer:
 
     def __init__(self, mesh: MeshCore) -> None:
         self.mesh = mesh
+        # Called once the host has our join request (the link is up, a person may be
+        # deciding): a front end stops telling the joiner how to reach the host.
+        self.on_asked: Callable[[], None] | None = None
 
     def secret_for(self, peer: PeerKey) -> bytes:
         """The host is dialed with the invite's secret, everyone else with the mesh secret."""
@@ -240,6 +244,8 @@ class Dialer:
             try:
                 kinds = kinds_for(mesh.advertised, mesh.candidate_kinds)
                 await link.send(join_message(mesh.advertised, kinds))
+                if self.on_asked is not None:
+                    self.on_asked()
                 answer = await link.receive()  # no timeout: a person may be deciding
                 roster, mesh_secret = parse_welcome(answer, link.label, mesh.me, mesh.table_id)
             except JoinRefused:

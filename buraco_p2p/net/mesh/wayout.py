@@ -230,6 +230,8 @@ class JoinerWords:
         self.reply_code = False
         self.error = ""
         self.advised = False
+        self.on_asked: Callable[[], None] | None = None  # the front end hears it too
+        self._watch = trio.CancelScope()
 
     def failed(self, exc: BaseException, delay: float) -> None:
         """An attempt failed; the next one starts in `delay` seconds. A failure said in full
@@ -252,8 +254,28 @@ class JoinerWords:
 
     async def watch(self) -> None:
         """Run beside the attempts; cancel it once seated."""
-        await trio.sleep(self.after)
-        self.advise()
+        with self._watch:
+            await trio.sleep(self.after)
+            self.advise()
+
+    def asked(self) -> None:
+        """The host has our request (a person may be deciding): nothing to advise."""
+        self._watch.cancel()
+        if self.on_asked is not None:
+            self.on_asked()
+
+    def dialing(
+        self, before: Callable[[Mesh, int], Awaitable[None]] | None
+    ) -> Callable[[Mesh, int], Awaitable[None]]:
+        """`before` (the step before each dial, if any) with `asked` hooked to the dialer:
+        the advice stops once the host has the request, not only once seated."""
+
+        async def dial(mesh: Mesh, port: int) -> None:
+            mesh.dialer.on_asked = self.asked
+            if before is not None:
+                await before(mesh, port)
+
+        return dial
 
     @contextlib.asynccontextmanager
     async def watching(self) -> AsyncIterator[trio.CancelScope]:

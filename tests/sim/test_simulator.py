@@ -1,7 +1,8 @@
 """The adversarial simulator over the real session code (`sim`, docs/protocol.md 4.6
 "Properties"): a fixed set of schedules in the default run, the bugs it found kept as
 regression seeds (those whose schedule still meets its fault shown to fail again with the
-fault put back), one schedule replayed alike, and the soak (`slow`: at least 100,000 schedules, on every core).
+fault put back), one schedule replayed alike, and the soak (`slow`: at least 100,000
+schedules, on every core).
 """
 
 from __future__ import annotations

@@ -1,8 +1,9 @@
-"""The frozen baseline: the rule-of-thumb player as it stood before the levels.
+"""The frozen baseline: the rule-of-thumb player ("heuristic") as it stood before the levels.
 
-Kept unchanged so that the players built on it can be measured against it (`benchmarks/bots.py`
-reports `normal_vs_baseline_hand_win_rate`); new play belongs in `policy` and the levels, never
-here. What it does:
+Kept unchanged so that the levels can be measured against it (`benchmarks/bots.py` reports
+`normal_vs_baseline_hand_win_rate`) and so that everything recorded with it (the protocol's
+example logs, the engine benchmark's figures) plays the same moves again. New play belongs in
+the levels (`normal`, `easy`, `strong`), never here. What it does:
 
 It reads only what its seat's view knows: its own hand, the public table, the discard pile
 and the public move log. Each call picks one move among `legal_moves(view)`:
@@ -159,11 +160,11 @@ class _Hand:
         return any(p + 1 in s or p + 2 in s for p in s)
 
 
-class BaselineBot:
+class HeuristicBot:
     """Plays by the rules of thumb in the module doc. Deterministic given the random source
     (used only to break exact ties)."""
 
-    name = "baseline"
+    name = "heuristic"
 
     def choose_move(self, view: HandState, rng: random.Random) -> Move:
         moves = legal_moves(view)

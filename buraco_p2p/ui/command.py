@@ -1,9 +1,9 @@
 """`buraco-p2p play`: a match at the practice table, in the full-screen client.
 
 With a terminal on both standard input and output the client opens full screen, the player in
-seat 0 and heuristic bots in the others. Without one (a pipe, a script, CI) nothing could be
-played interactively, so the command prints a match among four bots instead, as it always
-has, and ends by itself.
+seat 0 and bots of `--bot-level` (easy, normal or strong) in the others. Without one (a pipe,
+a script, CI) nothing could be played interactively, so the command prints a match among
+four bots instead, as it always has, and ends by itself.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import os
 import sys
 from typing import Any
 
-from buraco_p2p.bots import selfplay
+from buraco_p2p.bots import DEFAULT_LEVEL, DEFAULT_THINK, make_level, selfplay
 from buraco_p2p.play import local
 from buraco_p2p.ui.app import run_client
 from buraco_p2p.ui.practice import PracticeTable
@@ -28,7 +28,7 @@ def register(subparsers: Any) -> None:
         "play",
         help="play a match against bots at the practice table (full screen)",
         description=(
-            "Play a match at the practice table: you in seat 0, heuristic bots in the other "
+            "Play a match at the practice table: you in seat 0, bots (--bot-level) in the other "
             "seats, dealt by this process without cryptography. Opens the full-screen client "
             "(? lists the keys). Without a terminal, prints a match among four bots instead."
         ),
@@ -58,6 +58,7 @@ def register(subparsers: Any) -> None:
         help="play in line mode against bot peer processes, all cryptography on",
     )
     pp.add_argument("--bots", choices=("heuristic", "random"), help="bot strength (--line)")
+    selfplay.add_level_options(pp, "the bots' level")
     pp.add_argument("--data-dir", metavar="DIR", help="where tables are kept")
     pp.add_argument(
         "--practice",
@@ -72,6 +73,7 @@ def run_play(args: argparse.Namespace) -> int:
         rules = selfplay.resolve_rules(args.rules, args.rule, args.players, args.minutes)
         if not 0 <= args.bot_delay <= MAX_BOT_DELAY:
             raise selfplay.UsageError(f"--bot-delay must be 0..{MAX_BOT_DELAY:g} seconds")
+        selfplay.check_think(args.bot_think)
     except selfplay.UsageError as exc:
         sys.stderr.write(f"buraco-p2p play: error: {exc}\n")
         return selfplay.EXIT_USAGE
@@ -89,11 +91,16 @@ def run_play(args: argparse.Namespace) -> int:
 
         root = Path(args.data_dir) if args.data_dir else default_data_dir()
         session = SessionFeed(rules, load_or_create_identity(None, None), root,
-                              bots=args.bots or "")  # fmt: skip
+                              bots=args.bots or args.bot_level or DEFAULT_LEVEL,
+                              think=args.bot_think)  # fmt: skip
         session.pace = args.bot_delay  # on the screen only: the bots play at their own speed
         run_client(session, ascii=args.ascii, colour=not no_color())
         return 0
     seed = args.seed if args.seed is not None else int.from_bytes(os.urandom(4), "big")
-    feed = PracticeTable(rules, seed, bot_delay=args.bot_delay)
+    level = args.bot_level or DEFAULT_LEVEL
+    # a given seed replays a practice match: the strong level searches a fixed number of deals
+    think = None if args.seed is not None else args.bot_think or DEFAULT_THINK
+    bot = make_level(level, think)
+    feed = PracticeTable(rules, seed, bot_delay=args.bot_delay, bot=bot, bot_level=level)
     run_client(feed, ascii=args.ascii, colour=not no_color())
     return 0

@@ -55,6 +55,7 @@ from buraco_p2p.engine.legal import additions, lay_downs
 from buraco_p2p.rules import Meld
 
 GO_OUT_VALUE: Final = 10_000  # going out, when it is wanted, beats any other move
+PILE_DEBT: Final = 1_000  # laying down a card of the pile taken this turn, while none is yet
 # A card of a hand nobody has seen, on average, in points (3..7 are 5, 8..K 10, aces 15).
 UNSEEN_CARD_POINTS: Final = 8
 
@@ -194,7 +195,7 @@ class NormalBot:
         card_out = st.card_out
         if pot_due(view, team):
             card_out += st.card_out_pot + st.pot_urgency / max(rounds, 1.0)
-        top = taken_top(view, seat)
+        top, owed = taken_top(view, seat)
         shown = view.public if top >= 0 else frozenset()
         wants_out: bool | None = None
         table = view.melds[team]
@@ -234,10 +235,12 @@ class NormalBot:
                     score = value if wants_out else -value
                 elif outcome == TAKE_POT and used == len(hand):
                     score += st.take_pot_value
-            if uses_top:
-                score += st.top_meld_bonus
-            elif uses_pile:
-                score += st.pile_meld_bonus
+            if uses_top or uses_pile:
+                score += st.top_meld_bonus if uses_top else st.pile_meld_bonus
+                if owed:
+                    # A take is followed by a card of it laid down for good, always: so the
+                    # pile cannot pass back and forth for ever.
+                    score += PILE_DEBT
             out.append((score + rng.random() * 1e-3, mv))
         return out
 
@@ -370,15 +373,17 @@ def pile_goes_down(view: HandState, seat: int) -> int:
     return SOME if some else NONE
 
 
-def taken_top(view: HandState, seat: int) -> int:
+def taken_top(view: HandState, seat: int) -> tuple[int, bool]:
     """The slot of the pile's top card if `seat` took the pile this turn (-1 otherwise): the
-    card the take was for, to be laid down before the turn ends."""
+    card the take was for, to be laid down before the turn ends; and whether nothing has been
+    laid down or added since the take (the take still owes the table a card)."""
     moves = view.moves
     i = len(moves) - 1
     while i >= 0 and moves[i].seat == seat and not isinstance(moves[i], TakeDiscard | Discard):
         i -= 1
     if i < 0 or not isinstance(moves[i], TakeDiscard) or moves[i].seat != seat:
-        return -1
+        return -1, False
+    owed = not any(isinstance(m, LayDown | AddToMeld) for m in moves[i + 1 :])
     top = -1
     for m in reversed(moves[:i]):
         if isinstance(m, Discard):
@@ -386,7 +391,7 @@ def taken_top(view: HandState, seat: int) -> int:
             break
     if top < 0:
         top = view.layout.face_up if view.layout.face_up is not None else view.first_slot
-    return top
+    return top, owed
 
 
 def next_opponent(view: HandState, seat: int) -> int:

@@ -4,14 +4,15 @@ Perfect-information Monte Carlo, as Skat and bridge programs play: at a decision
 choice, the normal level proposes candidate moves (`candidates`); the hidden cards are dealt
 at random consistently with what this seat knows (`sampler.Sampler`), and on each deal every
 candidate is played out by the normal level at every seat (`rollout.playout`, for `horizon`
-turns) and scored by how the hand stands for this side against the best other side. The
-candidate with the best total wins, the normal level's own choice on a tie. The same deals
-and the same random choices in the playouts serve every candidate, so the comparison
-measures the moves and not the luck of the deal.
+turns, to the end of the hand at two seats) and scored by how the hand stands for this side
+against the best other side. The candidate with the best total wins, the normal level's own
+choice on a tie. The same deals and the same random choices in the playouts serve every
+candidate, so the comparison measures the moves and not the luck of the deal.
 
 Where the search pays is the draw: the pile or the stock decides what a side can meld for
 the rest of the hand, and is where the normal level's rules of thumb are weakest. So every
-draw with the pile on offer is searched, and in the play, going out or not; melds and
+draw where taking the pile would put a card of it down that turn is searched (a pile that
+could not is never taken: no hoarding), and in the play, going out or not; melds and
 discards follow the normal level, which plays them well.
 
 The search stops at `samples` deals or when `think` seconds of the clock are spent, whichever
@@ -35,7 +36,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from buraco_p2p.bots.base import NoMoveError
-from buraco_p2p.bots.normal import NORMAL, NormalBot, Style, shown_cost
+from buraco_p2p.bots.normal import NONE, NORMAL, NormalBot, Style, pile_goes_down, shown_cost
 from buraco_p2p.bots.rollout import playout
 from buraco_p2p.bots.sampler import Sampler
 from buraco_p2p.engine import (
@@ -52,7 +53,10 @@ DEFAULT_THINK: Final = 1.0  # seconds per move, `--bot-think`
 # Deals per searched move without a time budget: the benchmark's fixed size and seeded
 # self-play's (at most what the default budget reaches on a two-core machine).
 DEFAULT_SAMPLES: Final = 12
-# Turns a playout runs before the position is estimated (None: to the end of the hand).
+# Turns a playout runs before the position is estimated (None: to the end of the hand). Heads
+# up (`heads_up_horizon`) playouts run to the end: hands are shorter there, and cut short
+# the estimate misjudged them (measured: the search lost to the normal level at 8 turns,
+# beat it to the end of the hand).
 DEFAULT_HORIZON: Final = 8
 # The search stops this long before its budget: the answer and the slowest playout's margin.
 SAFETY: Final = 0.1
@@ -85,6 +89,7 @@ class StrongBot:
         think: float | None = DEFAULT_THINK,
         samples: int = DEFAULT_SAMPLES,
         horizon: int | None = DEFAULT_HORIZON,
+        heads_up_horizon: int | None = None,
         clock: Callable[[], float] = time.monotonic,
         style: Style = NORMAL,
         workers: int = 1,
@@ -92,6 +97,7 @@ class StrongBot:
         self.think = think
         self.samples = samples
         self.horizon = horizon
+        self.heads_up_horizon = heads_up_horizon
         self.clock = clock
         self.style = style
         self.policy = NormalBot(style)
@@ -111,7 +117,8 @@ class StrongBot:
             return first
         seed = rng.getrandbits(64)
         deadline = None if self.think is None else start + self.think - SAFETY
-        task = (view, cands, seed, self.workers, self.samples, deadline, self.horizon, self.style)
+        horizon = self.horizon if view.players > 2 else self.heads_up_horizon
+        task = (view, cands, seed, self.workers, self.samples, deadline, horizon, self.style)
         parts: list[Future[tuple[list[int], int]]] = []
         if self.workers > 1:
             pool = self._workers()
@@ -142,8 +149,8 @@ class StrongBot:
         if view.phase is Phase.DRAW:
             takes = [m for m in moves if isinstance(m, TakeDiscard)]
             stock = [m for m in moves if isinstance(m, DrawStock)]
-            if not takes or not stock:
-                return [first]
+            if not takes or not stock or pile_goes_down(view, view.turn) == NONE:
+                return [first]  # no pile that puts a card down this turn: no hoarding
             return _distinct([first, min(takes, key=lambda m: shown_cost(view, m)), *stock])
         if view.phase is not Phase.PLAY or view.must_meld >= 0:
             return [first]

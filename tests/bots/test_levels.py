@@ -23,8 +23,8 @@ from buraco_p2p.bots import (
     make_level,
     play_hand,
     play_match,
-    rescore,
     replay,
+    rescore,
 )
 from buraco_p2p.bots.selfplay import session_match
 from buraco_p2p.engine import HandSetup, match_sides, random_permutation
@@ -85,7 +85,9 @@ def test_a_logged_hand_at_each_level_verifies(level: str) -> None:
 @pytest.mark.parametrize("players", SIZES)
 @pytest.mark.parametrize("preset", PRESET_NAMES)
 @pytest.mark.parametrize("level", LEVELS)
-def test_whole_matches_at_every_level_preset_and_size(level: str, preset: str, players: int) -> None:
+def test_whole_matches_at_every_level_preset_and_size(
+    level: str, preset: str, players: int
+) -> None:
     rules = table(preset, players)
     record = play_match(rules, [MAKERS[level]() for _ in range(players)], random.Random(players))
     assert record.winner is not None

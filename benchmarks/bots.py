@@ -108,49 +108,58 @@ def piles(p: PileTakes) -> dict[str, Any]:
 
 
 def strong_at_budget(hands: int) -> dict[str, Any]:
-    """Strong bots at the default budget, as a bot peer runs them, against normal ones."""
-    bot = StrongBot(think=DEFAULT_THINK, workers=cores())
-    all_moves: list[float] = []
-    searched: list[float] = []
-    samples: list[int] = []
-    rules = rules_of("us_4")
-    try:
-        from buraco_p2p.engine import HandSetup, LocalTable, random_permutation
+    """Strong bots at the default budget, as a bot peer runs them (deals shared among this
+    machine's processors, no cap on their number), against normal ones, at both tables."""
+    from buraco_p2p.engine import HandSetup, LocalTable, match_sides, random_permutation
 
-        for h in range(hands):
-            rng = random.Random(f"budget/{h}")
-            table = LocalTable(HandSetup(rules, rng.randrange(4)), random_permutation(rules, rng))
-            normal = NormalBot()
-            seat_rngs = [random.Random(rng.getrandbits(64)) for _ in range(4)]
-            while not table.ended:
-                seat = table.referee.turn
-                view = table.views[seat]
-                if seat % 2:
-                    table.push(normal.choose_move(view, seat_rngs[seat]))
-                    continue
-                t0 = time.monotonic()
-                move = bot.choose_move(view, seat_rngs[seat])
-                dt = time.monotonic() - t0
-                all_moves.append(dt)
-                if bot.last.samples or bot.last.seconds:
-                    searched.append(dt)
-                    samples.append(bot.last.samples)
-                table.push(move)
+    bot = StrongBot(think=DEFAULT_THINK, workers=cores())
+    normal = NormalBot()
+    every: list[float] = []
+    searched: list[float] = []
+    samples: dict[str, list[int]] = {}
+    try:
+        for table in TABLES:
+            rules = rules_of(table)
+            n = rules.players
+            reached = samples.setdefault(table, [])
+            for h in range(hands):
+                rng = random.Random(f"budget/{table}/{h}")
+                setup = HandSetup(rules, rng.randrange(n), (0,) * match_sides(rules))
+                game = LocalTable(setup, random_permutation(rules, rng))
+                seat_rngs = [random.Random(rng.getrandbits(64)) for _ in range(n)]
+                while not game.ended:
+                    seat = game.referee.turn
+                    view = game.views[seat]
+                    if seat % 2:
+                        game.push(normal.choose_move(view, seat_rngs[seat]))
+                        continue
+                    t0 = time.monotonic()
+                    move = bot.choose_move(view, seat_rngs[seat])
+                    dt = time.monotonic() - t0
+                    every.append(dt)
+                    if bot.last.seconds:
+                        searched.append(dt)
+                        reached.append(bot.last.samples)
+                    game.push(move)
     finally:
         bot.close()
-    samples.sort()
     return {
-        "strong_move_ms_p95": p95_ms(all_moves),
+        "strong_move_ms_p95": p95_ms(every),
         "strong_searched_move_ms_p95": p95_ms(searched),
         "strong_searched_move_ms_max": round(1000 * max(searched, default=0.0), 2),
-        "strong_moves_timed": len(all_moves),
+        "strong_moves_timed": len(every),
         "strong_moves_searched": len(searched),
         "strong_samples_at_default_budget": {
-            "median": samples[len(samples) // 2] if samples else 0,
-            "p10": samples[len(samples) // 10] if samples else 0,
-            "workers": cores(),
+            table: {"median": _quantile(xs, 0.5), "p10": _quantile(xs, 0.1)}
+            for table, xs in samples.items()
         },
+        "strong_workers": cores(),
     }
+
+
+def _quantile(xs: list[int], q: float) -> int:
+    ys = sorted(xs)
+    return ys[int(q * (len(ys) - 1))] if ys else 0
 
 
 def main() -> None:

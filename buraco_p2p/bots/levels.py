@@ -15,7 +15,7 @@ from buraco_p2p.bots.baseline import HeuristicBot
 from buraco_p2p.bots.easy import EasyBot
 from buraco_p2p.bots.normal import NormalBot
 from buraco_p2p.bots.random_bot import RandomBot
-from buraco_p2p.bots.strong import DEFAULT_SAMPLES, DEFAULT_THINK, StrongBot
+from buraco_p2p.bots.strong import DEFAULT_THINK, StrongBot, cores
 
 LEVELS: Final = ("easy", "normal", "strong")
 DEFAULT_LEVEL: Final = "normal"
@@ -24,16 +24,16 @@ DEFAULT_LEVEL: Final = "normal"
 BOT_NAMES: Final = (*LEVELS, "heuristic", "random")
 
 
-def make_level(
-    level: str, think: float | None = DEFAULT_THINK, samples: int = DEFAULT_SAMPLES
-) -> Bot:
-    """A player of `level`; `think` (seconds a move) and `samples` bound the strong search."""
+def make_level(level: str, think: float | None = DEFAULT_THINK, samples: int | None = None) -> Bot:
+    """A player of `level`; the strong one searches `think` seconds a move, or (None) a fixed
+    number of deals (`samples`, by default `DEFAULT_SAMPLES`)."""
     if level == "easy":
         return EasyBot()
     if level == "normal":
         return NormalBot()
     if level == "strong":
-        return StrongBot(think=think, samples=samples)
+        # with a budget, on every processor it may use (the deals are split among them)
+        return StrongBot(think=think, samples=samples, workers=1 if think is None else cores())
     raise ValueError(f"unknown bot level {level!r} (levels: {', '.join(LEVELS)})")
 
 

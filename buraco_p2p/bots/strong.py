@@ -58,6 +58,8 @@ DEFAULT_SAMPLES: Final = 12
 # the estimate misjudged them (measured: the search lost to the normal level at 8 turns,
 # beat it to the end of the hand).
 DEFAULT_HORIZON: Final = 8
+# The most deals a search with a time budget plays (the budget stops it long before, here).
+MAX_SAMPLES: Final = 10_000
 # The search stops this long before its budget: the answer and the slowest playout's margin.
 SAFETY: Final = 0.1
 
@@ -87,7 +89,7 @@ class StrongBot:
     def __init__(
         self,
         think: float | None = DEFAULT_THINK,
-        samples: int = DEFAULT_SAMPLES,
+        samples: int | None = None,
         horizon: int | None = DEFAULT_HORIZON,
         heads_up_horizon: int | None = None,
         clock: Callable[[], float] = time.monotonic,
@@ -95,7 +97,8 @@ class StrongBot:
         workers: int = 1,
     ) -> None:
         self.think = think
-        self.samples = samples
+        # Without a budget, a fixed number of deals; with one, as many as it allows.
+        self.samples = samples or (DEFAULT_SAMPLES if think is None else MAX_SAMPLES)
         self.horizon = horizon
         self.heads_up_horizon = heads_up_horizon
         self.clock = clock
@@ -104,7 +107,8 @@ class StrongBot:
         self.workers = max(1, workers)
         self.last = Thought()
         self._pool: ProcessPoolExecutor | None = None
-
+        if self.workers > 1 and think is not None:
+            self._workers()  # started now: a first move's budget is not a process's start
     def choose_move(self, view: HandState, rng: random.Random) -> Move:
         start = self.clock()
         self.last = Thought()
@@ -173,9 +177,13 @@ class StrongBot:
 
     def _workers(self) -> ProcessPoolExecutor:
         if self._pool is None:
-            # a fresh interpreter per worker: the bot peer runs an event loop, not for forking
+            # a clean server process forks the workers: the bot peer runs an event loop and
+            # threads, which a fork of it would copy mid-flight
             ctx = multiprocessing.get_context("forkserver")
+            ctx.set_forkserver_preload([__name__])
             self._pool = ProcessPoolExecutor(self.workers - 1, mp_context=ctx)
+            for _ in range(self.workers - 1):
+                self._pool.submit(_ready)
         return self._pool
 
     def close(self) -> None:
@@ -242,6 +250,10 @@ def search_part(
             totals[k] += x
         done += 1
     return totals, done
+
+
+def _ready() -> None:
+    """A task that only makes the pool start its worker processes."""
 
 
 def _search_blob(first: int, blob: bytes) -> tuple[list[int], int]:

@@ -196,7 +196,9 @@ class NormalBot:
         if pot_due(view, team):
             card_out += st.card_out_pot + st.pot_urgency / max(rounds, 1.0)
         top, owed = taken_top(view, seat)
-        shown = view.public if top >= 0 else frozenset()
+        # The faces of the pile's cards in hand (public ones; a copy of the same face from the
+        # hand melds as well, and the generator offers one slot per face)
+        shown = {view.codes[known[s]] for s in hand if s in view.public} if top >= 0 else set()
         wants_out: bool | None = None
         table = view.melds[team]
         oracle = view.oracle
@@ -210,7 +212,7 @@ class NormalBot:
                 used = sum(len(x) for x in mv.melds)
                 after = [tm.meld for tm in table] + new_melds
                 uses_top = top >= 0 and any(top in x for x in mv.melds)
-                uses_pile = any(not shown.isdisjoint(x) for x in mv.melds)
+                uses_pile = any(view.codes[known[s]] in shown for x in mv.melds for s in x)
             elif isinstance(mv, AddToMeld):
                 codes = tuple(sorted(view.codes[known[s]] for s in mv.slots))
                 old = table[mv.meld].meld
@@ -222,7 +224,7 @@ class NormalBot:
                 after = [tm.meld for tm in table]
                 after[mv.meld] = added
                 uses_top = top in mv.slots
-                uses_pile = not shown.isdisjoint(mv.slots)
+                uses_pile = any(view.codes[known[s]] in shown for s in mv.slots)
             else:
                 continue
             if used >= len(hand) - 1:
@@ -238,9 +240,9 @@ class NormalBot:
             if uses_top or uses_pile:
                 score += st.top_meld_bonus if uses_top else st.pile_meld_bonus
                 if owed:
-                    # A take is followed by a card of it laid down for good, always: so the
-                    # pile cannot pass back and forth for ever.
-                    score += PILE_DEBT
+                    # A take is followed by a card of it laid down for good, always (even by
+                    # going out behind): so the pile cannot pass back and forth for ever.
+                    score = max(score, 0.0) + PILE_DEBT
             out.append((score + rng.random() * 1e-3, mv))
         return out
 

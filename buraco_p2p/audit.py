@@ -44,7 +44,13 @@ from buraco_p2p.session import (
 )
 from buraco_p2p.session.flow import BEFORE_DEAL, BEFORE_SEATS, IN_HAND, SCORED, VoidRecord
 from buraco_p2p.verify_compare import compare_logs
-from buraco_p2p.verify_jobs import BadEntry, VerifierFailed, parse_jobs, replay_log
+from buraco_p2p.verify_jobs import (
+    BadEntry,
+    Progress,
+    VerifierFailed,
+    parse_jobs,
+    replay_log,
+)
 
 EXIT_FAIR: Final = 0
 EXIT_BAD_ENTRY: Final = 1
@@ -181,16 +187,22 @@ def verify_path(path: str, *, partial: bool = False, jobs: int = 1) -> Verdict:
 
 
 def verify_bytes(
-    data: bytes, *, partial: bool = False, name: str = "log", jobs: int = 1
+    data: bytes,
+    *,
+    partial: bool = False,
+    name: str = "log",
+    jobs: int = 1,
+    progress: Progress | None = None,
 ) -> Verdict:
     """Audit a log file's bytes, the proofs checked by `jobs` processes
-    (`buraco_p2p.verify_jobs`: the verdict does not depend on it)."""
+    (`buraco_p2p.verify_jobs`: the verdict does not depend on it); `progress(n)` as the
+    first n entries are found good."""
     try:
         wires = decode_log(data)
     except LogFileError as exc:
         return _not_a_log(f"{name}: {exc}")
     try:
-        result = replay_log(wires, jobs)
+        result = replay_log(wires, jobs, progress=progress)
     except BadEntry as bad:
         return _bad_entry(bad.error, wires, bad.position)
     except VerifierFailed as failed:  # a verdict, never a traceback

@@ -17,6 +17,7 @@ from buraco_p2p import __version__, audit
 from buraco_p2p.bots import selfplay
 from buraco_p2p.net.mesh import commands
 from buraco_p2p.play import botpeer, hostjoin, local, netselfplay
+from buraco_p2p.replay import command as replay
 from buraco_p2p.rules import RuleSet
 from buraco_p2p.ui import command as play
 
@@ -31,6 +32,7 @@ COMMAND_MODULES: tuple[ModuleType, ...] = (
     netselfplay,
     local,
     hostjoin,
+    replay,
 )
 
 
@@ -84,6 +86,14 @@ class FullScreen:
         return netplay.run_full_screen(feed, ascii=args.ascii, prog="buraco-p2p resume")
 
 
+def replay_full_screen(opened: replay.Opened) -> int:
+    """`replay` on a terminal: the full-screen replay, handed to the replay command from this
+    layer, above both (imported when first used, as the other screens)."""
+    from buraco_p2p.ui import replay_app
+
+    return replay_app.show(opened)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="buraco-p2p",
@@ -94,6 +104,8 @@ def build_parser() -> argparse.ArgumentParser:
     for module in COMMAND_MODULES:
         if module is hostjoin:
             hostjoin.register(subparsers, FullScreen())
+        elif module is replay:
+            replay.register(subparsers, replay_full_screen)
         else:
             module.register(subparsers)
     return parser

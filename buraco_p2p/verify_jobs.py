@@ -20,6 +20,11 @@ the engine, the bookkeeping) is a sequential walk down the log. So:
 
 A failed check seen while the first pass is still running stops that pass at once, and the
 workers' checks past the failure are dropped, so a bad entry in an early hand is found early.
+
+`progress(n)` says how much of the log is settled while the audit runs: its first n entries
+passed every check, theirs answered by the workers too (n only grows, and never reaches a bad
+entry). A viewer can show a log's first hands while the rest is still being checked
+(`buraco-p2p replay`).
 """
 
 from __future__ import annotations
@@ -30,8 +35,9 @@ import io
 import multiprocessing
 import os
 import pickle
+import signal
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from multiprocessing.pool import AsyncResult, Pool
 from typing import Any, Final
 
@@ -44,7 +50,14 @@ from buraco_p2p.crypto.shuffle import decode_and_verify
 from buraco_p2p.crypto.transcript import ProofContext
 from buraco_p2p.session import LogError, Replay, replay
 
-__all__ = ["POOL_FROM_ENTRIES", "BadEntry", "available_cores", "parse_jobs", "replay_log"]
+__all__ = [
+    "POOL_FROM_ENTRIES",
+    "BadEntry",
+    "Progress",
+    "available_cores",
+    "parse_jobs",
+    "replay_log",
+]
 
 # A log shorter than this (about two hands at four seats) replays in well under a second:
 # starting processes would cost more than it saves.
@@ -54,6 +67,11 @@ POOL_FROM_ENTRIES: Final = 600
 # of a 108-card deck costs about 100. Small enough to keep every worker busy until the end,
 # large enough that sending the batch costs little beside checking it.
 _BATCH_COST: Final = 400
+# A shuffle's check (its cost, the deck's size, is above this) starts a batch of its own, and
+# checks held this many entries are sent: the checks before either are not kept waiting behind
+# a long proof or for the batch to fill, so how far the log is settled good follows the walk.
+_SHUFFLE_COST: Final = 50
+_HELD_ENTRIES: Final = 200
 
 _KEY: Final = "key"
 _SHUFFLE: Final = "shuffle"
@@ -104,22 +122,31 @@ def parse_jobs(text: str | None) -> int:
     return jobs
 
 
+Progress = Callable[[int], None]
+
+
 def replay_log(
-    wires: Sequence[bytes], jobs: int = 1, *, pool_from: int = POOL_FROM_ENTRIES
+    wires: Sequence[bytes],
+    jobs: int = 1,
+    *,
+    pool_from: int = POOL_FROM_ENTRIES,
+    progress: Progress | None = None,
 ) -> Replay:
     """The log's replay, as `session.replay` gives it; raises `BadEntry` for the first bad
     entry. With `jobs` > 1 (and a log of at least `pool_from` entries) the proof checks run on
-    `jobs` worker processes; the answer is the same."""
+    `jobs` worker processes; the answer is the same. `progress(n)`: the first n entries are
+    settled good (see the module docstring)."""
+    settled = _Settled(progress)
     if jobs <= 1 or len(wires) < pool_from:
-        return _replay(wires, CHECK_NOW)
+        return _replay(wires, CHECK_NOW, settled)
     try:
         pool = _start_pool(jobs)
     except OSError:
-        return _replay(wires, CHECK_NOW)  # no processes to be had: the same audit, alone
+        return _replay(wires, CHECK_NOW, settled)  # no processes to be had: the same, alone
     with _stopping(pool):
-        deferred = _Deferred(pool)
+        deferred = _Deferred(pool, settled)
         try:
-            result = _replay(wires, deferred)
+            result = _replay(wires, deferred, deferred.at_entry)
         except _FailureSeen:
             pass  # a check failed: the replay below finds where
         except Exception:
@@ -128,20 +155,39 @@ def replay_log(
                 raise
         else:
             if deferred.settle():
+                settled(len(wires))
                 return result
         deferred.settle()
         passed = deferred.passed
-    return _replay(wires, _Known(passed))
+    return _replay(wires, _Known(passed), settled)
 
 
-def _replay(wires: Sequence[bytes], checks: ProofChecks) -> Replay:
+class _Settled:
+    """`progress`, told only when the settled prefix grows."""
+
+    def __init__(self, progress: Progress | None) -> None:
+        self._progress = progress
+        self.count = 0
+
+    def __call__(self, n: int) -> None:
+        if n > self.count:
+            self.count = n
+            if self._progress is not None:
+                self._progress(n)
+
+
+def _replay(wires: Sequence[bytes], checks: ProofChecks, at_entry: Progress) -> Replay:
+    """`at_entry(k)` is called as entry k is about to be fed, every entry before it applied
+    (and `at_entry(len(wires))` once the last one is)."""
     fed = 0
 
     def feed() -> Iterator[bytes]:
         nonlocal fed
         for w in wires:
+            at_entry(fed)
             fed += 1
             yield w
+        at_entry(fed)
 
     try:
         return replay(feed(), checks=checks)
@@ -156,9 +202,11 @@ def _replay(wires: Sequence[bytes], checks: ProofChecks) -> Replay:
 def _start_pool(jobs: int) -> Pool:
     # Where the system has fork and this process has no other thread, the workers are forked
     # (they start at once, with everything imported); elsewhere started the default way.
+    # Ctrl-C is the audit's to answer, which stops the workers: they ignore it themselves.
     single = threading.active_count() == 1
     method = "fork" if single and "fork" in multiprocessing.get_all_start_methods() else None
-    return multiprocessing.get_context(method).Pool(jobs)
+    ignore = (signal.SIGINT, signal.SIG_IGN)
+    return multiprocessing.get_context(method).Pool(jobs, signal.signal, ignore)
 
 
 @contextlib.contextmanager
@@ -236,15 +284,37 @@ class _Deferred:
     """The provisional pass's `ProofChecks`: each check goes to the pool, and the replay goes
     on as if it passed (a shuffle's output deck decoded as the real check would return it)."""
 
-    def __init__(self, pool: Pool) -> None:
+    def __init__(self, pool: Pool, settled: _Settled) -> None:
         self._pool = pool
+        self._settled = settled
+        self._at = 0  # the position of the entry being applied
         self._pending: list[bytes] = []
+        self._pending_from = 0  # the position of the entry of the first pending check
         self._cost = 0
-        self._sent: list[tuple[list[bytes], AsyncResult[list[bool]]]] = []
+        # each batch sent: its checks, their answer, the position of its first check's entry
+        self._sent: list[tuple[list[bytes], AsyncResult[list[bool]], int]] = []
         self._seen = 0  # batches answered and looked at
         self.passed: set[bytes] = set()
         self.failed = False
         self.result: Replay
+
+    def at_entry(self, k: int) -> None:
+        """Entry k is about to be applied: the entries before it are settled up to the
+        first whose checks are not all answered yet (a failure seen stops this pass)."""
+        self._at = k
+        self._look(wait=False)
+        if self.failed:
+            raise _FailureSeen
+
+    def _tell(self) -> None:
+        if self.failed:
+            return  # the replay that finds the bad entry says how far the log is good
+        if self._seen < len(self._sent):
+            self._settled(self._sent[self._seen][2])
+        elif self._pending:
+            self._settled(self._pending_from)
+        else:
+            self._settled(self._at)
 
     def key(self, ann: KeyAnnouncement) -> None:
         self._defer(_job(_KEY, ann), 1)
@@ -271,6 +341,12 @@ class _Deferred:
         self._defer(_job(_SHARES, public, tuple(cts), batch, ctx), 1 + len(cts) // 8)
 
     def _defer(self, blob: bytes, cost: int) -> None:
+        if self._pending and (
+            cost > _SHUFFLE_COST or self._at - self._pending_from >= _HELD_ENTRIES
+        ):
+            self._flush()
+        if not self._pending:
+            self._pending_from = self._at
         self._pending.append(blob)
         self._cost += cost
         if self._cost >= _BATCH_COST:
@@ -282,15 +358,16 @@ class _Deferred:
     def _flush(self) -> None:
         if self._pending:
             blobs, self._pending, self._cost = self._pending, [], 0
-            self._sent.append((blobs, self._pool.apply_async(_check_batch, (blobs,))))
+            answer = self._pool.apply_async(_check_batch, (blobs,))
+            self._sent.append((blobs, answer, self._pending_from))
 
     def _look(self, *, wait: bool) -> None:
         """Take the answers of the batches answered so far, in order (all of them with
         `wait`, up to the first failure)."""
         while self._seen < len(self._sent) and not self.failed:
-            blobs, answer = self._sent[self._seen]
+            blobs, answer, _ = self._sent[self._seen]
             if not wait and not answer.ready():
-                return
+                break
             try:
                 verdicts = answer.get()
             except Exception:
@@ -301,6 +378,8 @@ class _Deferred:
                 else:
                     self.failed = True
             self._seen += 1
+            self._tell()
+        self._tell()
 
     def settle(self) -> bool:
         """Wait for the workers' answers (up to the first batch with a failure); whether

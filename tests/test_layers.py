@@ -9,8 +9,8 @@ The layers are those of design.md: `cards`, `rules/` < `engine/`; `crypto/` besi
 network's four packages (`net/channel` < `net/reach` < `net/table`, all < `net/mesh`);
 `session/` on `engine/`, `crypto/`, the codec and the network's identities only; `audit`,
 `bots/` and `text/` (the table in words, for every client) on `session/`; `play/` (the process
-layer) on all of those, never on `ui/`; `ui/` and
-`cli.py` on top.
+layer) on all of those, never on `ui/`; `replay/` (a log told again) on `audit` and `text/`,
+never on `ui/`; `ui/` and `cli.py` on top.
 """
 
 from __future__ import annotations
@@ -50,7 +50,9 @@ ALLOWED["audit"] = _BELOW_SESSION | _AUDIT
 ALLOWED["bots"] = _BELOW_SESSION
 ALLOWED["text"] = _BELOW_SESSION  # the table in words, for the line and full-screen clients
 ALLOWED["play"] = _BELOW_SESSION | _AUDIT | {"audit", "bots", "text"}
-ALLOWED["ui"] = ALLOWED["play"] | {"play"}
+# a match log told again: audited as `verify` audits it, in the table's words; no interface
+ALLOWED["replay"] = _BELOW_SESSION | _AUDIT | {"audit", "text"}
+ALLOWED["ui"] = ALLOWED["play"] | {"play", "replay"}
 ALLOWED["cli"] = ALLOWED["ui"] | {"ui"}
 ALLOWED["__main__"] = frozenset({"cli"})
 
@@ -225,6 +227,8 @@ def test_the_checks_see_a_planted_upward_import_and_circle() -> None:
     assert points_up("net.table.table", "net.reach.stun")
     assert points_up("session.table", "net.channel.link")
     assert points_up("play.node", "ui.netplay")
+    assert points_up("replay.timeline", "ui.replay_screen")
+    assert points_up("replay.record", "play.driver")
     assert points_up("engine.state", "crypto.deck")
     assert not points_up("net.mesh.mesh", "net.table.table")
     assert not points_up("session.table", "net.channel.identity")

@@ -41,8 +41,8 @@ from buraco_p2p.session.events import Abandoned
 from buraco_p2p.text.glyphs import Glyphs
 
 __all__ = [
-    "LOW_STOCK", "Narrator", "Step", "abandoned_text", "count", "hand_over_line",
-    "meld_points", "tell_move",
+    "LOW_STOCK", "TIME_UP", "Narrator", "Step", "abandoned_text", "count", "dealt_line",
+    "hand_over_line", "meld_points", "shuffle_line", "tell_move", "voided_line",
 ]
 
 LOW_STOCK = 10  # the stock is said to run low once, when it first holds this many cards or fewer
@@ -284,3 +284,31 @@ def result_line(r: HandResult, names: Sequence[str]) -> str:
     return "hand over: " + ", ".join(
         f"{names[k] if k < len(names) else f'side {k + 1}'} {t:+d}" for k, t in enumerate(r.totals)
     )
+
+
+# The table's own news between the moves, in the feed's words.
+
+TIME_UP = "the time is up (a tied lead plays on)"
+
+VOIDED = {
+    "void": "the hand was voided by agreement: it is dealt again",
+    "end": "the match was ended by agreement",
+    "replace": "the missing players' seats pass to new players: the hand is dealt again",
+}
+
+
+def shuffle_line(k: int, n: int, nick: str) -> str:
+    """The k-th of the hand's n shuffles, its proof verified (`nick`: the shuffler)."""
+    return f"shuffle {k}/{n} verified ({nick})"
+
+
+def dealt_line(hand: int, dealer: str, n: int) -> str:
+    """Deal `hand` (counted from 0) done, every shuffle and deal share of its n seats checked."""
+    return f"hand {hand + 1} dealt by {dealer}: {n}/{n} shuffles and {n}/{n} deals verified"
+
+
+def voided_line(action: str, missing: Sequence[str]) -> str:
+    """A void agreement applied: what it did, and the players it was made without."""
+    text = VOIDED.get(action, f"agreed by the table: {action}")
+    who = ", ".join(missing)
+    return f"{text} (missing: {who})" if who else text

@@ -65,7 +65,15 @@ from buraco_p2p.session import (
 from buraco_p2p.session.peer import RETRY_TIMEOUTS
 from buraco_p2p.text.agreement import held_text, not_late_text, proposal_text, warning_text
 from buraco_p2p.text.glyphs import Glyphs
-from buraco_p2p.text.narration import Narrator, Step, abandoned_text
+from buraco_p2p.text.narration import (
+    TIME_UP,
+    Narrator,
+    Step,
+    abandoned_text,
+    dealt_line,
+    shuffle_line,
+    voided_line,
+)
 from buraco_p2p.text.rejoin import host_code_lines
 from buraco_p2p.ui.feed import (
     ChatLine,
@@ -84,11 +92,6 @@ __all__ = ["DriverFeed", "ShuffleCount", "shuffle_count", "verify_program"]
 MAX_CHAT = 500
 LINK_POLL_S = 1.0
 PACE_S = 0.6  # on screen, between another seat's moves while more are waiting
-VOIDED = {
-    "void": "the hand was voided by agreement: it is dealt again",
-    "end": "the match was ended by agreement",
-    "replace": "the missing players' seats pass to new players: the hand is dealt again",
-}
 
 
 def verify_program() -> str:
@@ -399,8 +402,7 @@ class DriverFeed:
             said = 0
         # Every shuffle verified since the last look, even if several came in one batch.
         for k in range(said + 1, count.shuffles + 1):
-            text = f"shuffle {k}/{count.seats} verified ({self._nick(k - 1)})"
-            self._chat.append(ChatLine(None, text))
+            self._chat.append(ChatLine(None, shuffle_line(k, count.seats, self._nick(k - 1))))
         self._shuffles_said = (count.hand, max(said, count.shuffles))
         del self._chat[:-MAX_CHAT]
 
@@ -410,9 +412,7 @@ class DriverFeed:
         self._say_shuffles()
         for ev in events:
             if isinstance(ev, HandStarted):
-                dealer = self._name(ev.dealer)
-                self.line(None, f"hand {ev.hand + 1} dealt by {dealer}: {n}/{n} shuffles and "
-                                f"{n}/{n} deals verified")  # fmt: skip
+                self.line(None, dealt_line(ev.hand, self._name(ev.dealer), n))
             elif isinstance(ev, Fault) and ev.error.author is not None:
                 author = ev.error.author
                 seat = -1
@@ -447,11 +447,9 @@ class DriverFeed:
                 if said is not None:
                     self.line(None, said)
             elif isinstance(ev, TimeUp):
-                self.line(None, "the time is up (a tied lead plays on)")
+                self.line(None, TIME_UP)
             elif isinstance(ev, Voided):
-                who = ", ".join(self._party_nick(p) for p in ev.silent)
-                text = VOIDED.get(ev.action, f"agreed by the table: {ev.action}")
-                self.line(None, f"{text} (missing: {who})" if who else text)
+                self.line(None, voided_line(ev.action, [self._party_nick(p) for p in ev.silent]))
         self._turn_since = time.monotonic()
         self._say_shuffles()
         self._tell_moves()

@@ -8,6 +8,8 @@ import json
 import random
 from pathlib import Path
 
+import pytest
+
 from buraco_p2p.audit import verify_path
 from buraco_p2p.play.botpeer import LEVEL_FILE, level_args
 from buraco_p2p.play.cluster import Cluster
@@ -18,6 +20,7 @@ def test_level_args_name_only_what_is_given() -> None:
     assert level_args("strong", 0.5) == ["--bot-level", "strong", "--bot-think", "0.5"]
 
 
+@pytest.mark.slow  # bot peer processes searching at two seconds a move
 def test_a_strong_bot_killed_mid_match_resumes_at_its_level(tmp_path: Path) -> None:
     host_args = ["--rules", "classic", "--players", "2"]
     with Cluster(2, tmp_path / "d", tmp_path, seed=4, hands=1, host_args=host_args) as c:

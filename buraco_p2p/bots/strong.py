@@ -50,6 +50,9 @@ from buraco_p2p.engine import (
 from buraco_p2p.engine.hand import GO_OUT
 
 DEFAULT_THINK: Final = 1.0  # seconds per move, `--bot-think`
+# The priority the search's worker processes run at, at least: below a person's own client
+# (the full-screen table beside them), whichever process started them.
+WORKER_NICE: Final = 10
 # Deals per searched move without a time budget: the benchmark's fixed size and seeded
 # self-play's (at most what the default budget reaches on a two-core machine).
 DEFAULT_SAMPLES: Final = 12
@@ -109,6 +112,7 @@ class StrongBot:
         self._pool: ProcessPoolExecutor | None = None
         if self.workers > 1 and think is not None:
             self._workers()  # started now: a first move's budget is not a process's start
+
     def choose_move(self, view: HandState, rng: random.Random) -> Move:
         start = self.clock()
         self.last = Thought()
@@ -181,7 +185,9 @@ class StrongBot:
             # threads, which a fork of it would copy mid-flight
             ctx = multiprocessing.get_context("forkserver")
             ctx.set_forkserver_preload([__name__])
-            self._pool = ProcessPoolExecutor(self.workers - 1, mp_context=ctx)
+            self._pool = ProcessPoolExecutor(
+                self.workers - 1, mp_context=ctx, initializer=_lower_priority
+            )
             for _ in range(self.workers - 1):
                 self._pool.submit(_ready)
         return self._pool
@@ -254,6 +260,16 @@ def search_part(
 
 def _ready() -> None:
     """A task that only makes the pool start its worker processes."""
+
+
+def _lower_priority() -> None:
+    """Run this worker at `WORKER_NICE` or lower: the deals it plays are spare work, and a
+    person's client on the same processors comes first."""
+    try:
+        now = os.getpriority(os.PRIO_PROCESS, 0)
+        os.setpriority(os.PRIO_PROCESS, 0, max(now, WORKER_NICE))
+    except OSError:  # pragma: no cover - a system that refuses: the search runs as it is
+        pass
 
 
 def _search_blob(first: int, blob: bytes) -> tuple[list[int], int]:

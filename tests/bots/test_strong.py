@@ -3,6 +3,7 @@ every public fact, it repeats given its random source, and it keeps to its budge
 
 from __future__ import annotations
 
+import os
 import random
 from collections import Counter
 
@@ -12,6 +13,7 @@ from test_hidden_cards import decisions_agree, scrambled_referee
 
 from buraco_p2p.bots import NormalBot, StrongBot
 from buraco_p2p.bots.sampler import Sampler, refusals, seat_knowledge
+from buraco_p2p.bots.strong import WORKER_NICE
 from buraco_p2p.engine import HandState, LocalTable, Move, RefereeView, legal_moves
 from buraco_p2p.rules import get_preset
 
@@ -156,6 +158,9 @@ def test_deals_shared_among_processes_give_the_same_answer() -> None:
             assert two.choose_move(view, random.Random(9)) == move
             assert one.last.samples == two.last.samples == 4
             assert one.last.scores == two.last.scores
+        # the worker plays its deals below a person's client, whatever started it
+        helper = two._workers().submit(os.getpriority, os.PRIO_PROCESS, 0).result()
+        assert helper >= max(WORKER_NICE, os.getpriority(os.PRIO_PROCESS, 0))
     finally:
         two.close()
 

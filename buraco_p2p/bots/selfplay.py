@@ -2,10 +2,11 @@
 matches among bots in one process.
 
 `selfplay` is reproducible: match k of seed N is dealt and played from a random source derived
-from (N, k) alone, so any match of a run can be replayed by itself. `play` draws a fresh seed
-from the operating system, prints it, and plays one match of four heuristic bots exactly as
-`selfplay --seed N` would, so what was watched can be replayed (the `play` subcommand itself
-lives with the full-screen client, `buraco_p2p.ui.command`).
+from (N, k) alone, so any match of a run can be replayed by itself (the strong level searches
+a fixed number of deals a move for that, unless `--bot-think` gives it a time instead). `play`
+draws a fresh seed from the operating system, prints it, and plays one match of four bots of
+its `--bot-level` exactly as `selfplay --seed N` would, so what was watched can be replayed
+(the `play` subcommand itself lives with the full-screen client, `buraco_p2p.ui.command`).
 """
 
 from __future__ import annotations
@@ -20,7 +21,17 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any, TextIO
 
-from buraco_p2p.bots import BOT_NAMES, Bot, HandRecord, MatchRecord, make_bot, play_match
+from buraco_p2p.bots import (
+    BOT_NAMES,
+    DEFAULT_LEVEL,
+    DEFAULT_SAMPLES,
+    LEVELS,
+    Bot,
+    HandRecord,
+    MatchRecord,
+    make_bot,
+    play_match,
+)
 from buraco_p2p.crypto import DeterministicRandomSource
 from buraco_p2p.engine import LINE_NAMES, EndReason, HandState, Move, match_sides
 from buraco_p2p.logfile import encode_log
@@ -29,6 +40,7 @@ from buraco_p2p.rules import RuleError, RuleSet, get_preset, parse_overrides
 from buraco_p2p.session import Entry, Peer, Router, make_genesis
 
 MAX_MATCHES = 100_000
+MAX_THINK = 60.0
 MAX_HANDS = 1_000
 EXIT_USAGE = 2
 
@@ -66,14 +78,14 @@ def register(subparsers: Any) -> None:
     )
     sp.add_argument(
         "--bots",
-        default="heuristic",
         metavar="NAMES",
         help=(
             "comma-separated bot names: one for every seat, one per team (at four: team 0 is "
             "seats 0, 2 and team 1 seats 1, 3), or one per seat; "
-            f"bots: {', '.join(BOT_NAMES)}"
+            f"bots: {', '.join(BOT_NAMES)} (default: --bot-level)"
         ),
     )
+    add_level_options(sp, "every seat's level")
     _add_rule_option(sp)
     _add_players_option(sp)
     add_minutes_option(sp)
@@ -97,6 +109,29 @@ def _add_players_option(p: argparse.ArgumentParser) -> None:
         metavar="N",
         help="players at the table: 2, 3, 4 or 6 (the same as --rule players=N)",
     )
+
+
+def add_level_options(p: argparse.ArgumentParser, what: str) -> None:
+    """`--bot-level` and `--bot-think` (play, host --bots, selfplay; bot-peer has its own)."""
+    p.add_argument(
+        "--bot-level",
+        choices=LEVELS,
+        metavar="LEVEL",
+        help=f"{what}: easy, normal or strong (default {DEFAULT_LEVEL})",
+    )
+    p.add_argument(
+        "--bot-think",
+        type=float,
+        metavar="SECONDS",
+        help="the strong level's time to think per move (default 1; selfplay: "
+        f"{DEFAULT_SAMPLES} sampled deals a move, so that a seed repeats)",
+    )
+
+
+def check_think(think: float | None) -> None:
+    """A `--bot-think` the bots can use; else a `UsageError`."""
+    if think is not None and not 0 < think <= MAX_THINK:
+        raise UsageError(f"--bot-think must be more than 0 and at most {MAX_THINK:g} seconds")
 
 
 def add_minutes_option(p: argparse.ArgumentParser) -> None:
@@ -136,9 +171,12 @@ def resolve_rules(
         raise UsageError(str(exc)) from None
 
 
-def resolve_bots(spec: str, players: int = 4, sides: int = 2) -> list[Bot]:
+def resolve_bots(
+    spec: str, players: int = 4, sides: int = 2, think: float | None = None
+) -> list[Bot]:
     """One bot per seat from a comma-separated list of one name (every seat), one per match
-    side (seat s gets name s % sides) or one per seat."""
+    side (seat s gets name s % sides) or one per seat. The strong level thinks `think`
+    seconds a move, or searches a fixed number of deals (None: a seed repeats)."""
     names = [n.strip() for n in spec.split(",")]
     counts = sorted({1, sides, players})
     if len(names) not in counts or not all(names):
@@ -149,7 +187,7 @@ def resolve_bots(spec: str, players: int = 4, sides: int = 2) -> list[Bot]:
             f"(bots: {', '.join(BOT_NAMES)})"
         )
     try:
-        bots = [make_bot(n) for n in names]
+        bots = [make_bot(n, think) for n in names]
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     return [bots[s % len(bots)] for s in range(players)]
@@ -187,7 +225,11 @@ def _selfplay(args: argparse.Namespace) -> int:
         if args.rules is None:
             raise UsageError("--rules PRESET is required")
         rules = resolve_rules(args.rules, args.rule, args.players, args.minutes)
-        bots = resolve_bots(args.bots, rules.players, match_sides(rules))
+        check_think(args.bot_think)
+        if args.bots is not None and args.bot_level is not None:
+            raise UsageError("--bots and --bot-level say the same thing: give one")
+        args.bots = args.bots or args.bot_level or DEFAULT_LEVEL
+        bots = resolve_bots(args.bots, rules.players, match_sides(rules), args.bot_think)
         if not 1 <= args.matches <= MAX_MATCHES:
             raise UsageError(f"--matches must be 1..{MAX_MATCHES}, not {args.matches}")
         if args.hands is not None and (args.log is None or not 1 <= args.hands <= MAX_HANDS):
@@ -240,15 +282,18 @@ def _play(args: argparse.Namespace) -> int:
     seed = getattr(args, "seed", None)
     if seed is None:
         seed = int.from_bytes(os.urandom(8), "big")
-    bots = resolve_bots("heuristic", rules.players, match_sides(rules))
+    level = getattr(args, "bot_level", None) or DEFAULT_LEVEL
+    bots = resolve_bots(level, rules.players, match_sides(rules))
     out = sys.stdout
     overrides = "".join(f" --rule {r}" for r in args.rule)
+    if level != DEFAULT_LEVEL:
+        overrides += f" --bot-level {level}"
     if args.players is not None:
         overrides += f" --players {args.players}"
     if args.minutes is not None:
         overrides += f" --minutes {args.minutes}"
     out.write(
-        f"{_WORDS[rules.players]} heuristic bots, rules {_rules_text(rules)}, seed {seed}\n"
+        f"{_WORDS[rules.players]} {level} bots, rules {_rules_text(rules)}, seed {seed}\n"
         f"(replay: buraco-p2p selfplay --rules {args.rules}{overrides} --seed {seed})\n"
     )
     out.flush()

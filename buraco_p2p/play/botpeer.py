@@ -18,6 +18,7 @@ exits 1.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import hashlib
 import json
 import os
@@ -31,7 +32,7 @@ from typing import Any
 
 import trio
 
-from buraco_p2p.bots import BOT_NAMES, make_bot
+from buraco_p2p.bots import BOT_NAMES, DEFAULT_LEVEL, DEFAULT_SAMPLES, DEFAULT_THINK, make_bot
 from buraco_p2p.engine import Move
 from buraco_p2p.logfile import encode_log
 from buraco_p2p.net.channel.identity import Identity
@@ -43,7 +44,18 @@ from buraco_p2p.play.store import StoreError, TableStore
 from buraco_p2p.rules import RuleError, get_preset, parse_overrides
 from buraco_p2p.session import Peer
 
-__all__ = ["SEED_ENV", "cut_after_hands", "derive", "register"]
+__all__ = ["SEED_ENV", "cut_after_hands", "derive", "level_args", "register"]
+
+LEVEL_FILE = "bot.json"  # in the data directory: the level a resumed bot plays at
+MAX_THINK = 60.0
+SEARCH_NICE = 10  # how much lower a searching bot's priority is than a person's client
+
+
+def level_args(level: str | None, think: float | None) -> list[str]:
+    """The `bot-peer` options that start a bot of `level` thinking `think` seconds a move
+    (None: the bot peer's defaults)."""
+    out = ["--bot-level", level] if level else []
+    return out + (["--bot-think", f"{think:g}"] if think is not None else [])
 
 
 def derive(seed: int, what: str) -> bytes:
@@ -87,7 +99,16 @@ def register(subparsers: Any) -> None:
     p.add_argument("--rules", default="classic", metavar="PRESET")
     p.add_argument("--rule", action="append", default=[], metavar="KEY=VALUE")
     p.add_argument("--players", type=int, metavar="N")
-    p.add_argument("--bot", default="heuristic", choices=BOT_NAMES)
+    p.add_argument(
+        "--bot-level", "--bot", dest="bot_level", choices=BOT_NAMES, metavar="LEVEL",
+        help="easy, normal (the default) or strong; also heuristic (the player from before "
+             "the levels) or random. A resumed bot keeps the level it was started with",
+    )  # fmt: skip
+    p.add_argument(
+        "--bot-think", type=float, metavar="SECONDS",
+        help=f"the strong level's time per move (default {DEFAULT_THINK:g}); with --seed it "
+             f"searches {DEFAULT_SAMPLES} deals a move instead, so the run repeats",
+    )  # fmt: skip
     p.add_argument("--name", default=None, metavar="NICK")
     p.add_argument("--seed", type=int, metavar="S", help="reproducible keys and table (tests)")
     p.add_argument("--index", type=int, default=0, metavar="I", help="with --seed")
@@ -139,7 +160,7 @@ _VOIDS = {
 def _explain(args: argparse.Namespace, name: str) -> None:
     """What this bot peer will do, on stderr, for a person who started it by hand."""
     how = "hosting a table" if args.host else "joining a table" if args.join else "resuming a table"
-    lines = [f"{how} as {name!r}, its seat played by the {args.bot} bot"]
+    lines = [f"{how} as {name!r}, its seat played by the {args.bot_level} bot"]
     wait = f"{args.timeout_ms / 1000:g} s (--timeout-ms)"
     if args.void:
         lines.append(f"when a party keeps the table waiting {wait}, it {_VOIDS[args.void]}; "
@@ -202,7 +223,16 @@ async def _main(args: argparse.Namespace) -> int:
             sys.stderr.write(f"buraco-p2p bot-peer: error: {exc}\n")
             return 2
     identity = Identity.from_seed(ident_seed, name)
-    bot = make_bot(args.bot)
+    try:
+        _settle_level(args, root)
+    except ValueError as exc:
+        sys.stderr.write(f"buraco-p2p bot-peer: error: {exc}\n")
+        return 2
+    bot = make_bot(args.bot_level, None if seed is not None else args.bot_think)
+    if args.bot_level == "strong":
+        # the search takes what the machine can spare, never a person's own client's share
+        with contextlib.suppress(OSError):
+            os.nice(SEARCH_NICE)
 
     def choose(peer: Peer, rng: random.Random) -> Move:
         view = peer.table.view
@@ -276,7 +306,8 @@ def _bot_replaces(args: argparse.Namespace, driver: Any, seed: int | None) -> No
     heirs = driver.replacer
     if not isinstance(heirs, Heirs):
         return
-    heirs.args = ["--bot", args.bot, "--timeout-ms", str(args.timeout_ms),
+    heirs.args = ["--bot-level", args.bot_level, "--bot-think", f"{args.bot_think:g}",
+                  "--timeout-ms", str(args.timeout_ms),
                   "--minute-seconds", str(args.minute_seconds)]  # fmt: skip
     if args.void:
         heirs.args += ["--void", args.void]
@@ -286,6 +317,30 @@ def _bot_replaces(args: argparse.Namespace, driver: Any, seed: int | None) -> No
         heirs.log_out = lambda party: heir_log_path(args.log_out, party)
     if seed is not None:
         heirs.make_seed = lambda party: derive(seed, f"heir/{party}/{len(driver.peer.log)}")
+
+
+def _settle_level(args: argparse.Namespace, root: Path) -> None:
+    """The level and thinking time: as given, else as saved in the data directory when this
+    bot was first started (a resumed bot plays as before), else the defaults; saved there."""
+    saved: dict[str, Any] = {}
+    path = root / LEVEL_FILE
+    with contextlib.suppress(OSError, ValueError):
+        doc = json.loads(path.read_text())
+        if isinstance(doc, dict):
+            saved = doc
+    if args.bot_level is None:
+        level = saved.get("level")
+        args.bot_level = level if level in BOT_NAMES else DEFAULT_LEVEL
+    if args.bot_think is None:
+        think = saved.get("think")
+        ok = isinstance(think, int | float) and not isinstance(think, bool)
+        args.bot_think = float(think) if ok and think is not None else DEFAULT_THINK
+    if not 0 < args.bot_think <= MAX_THINK:
+        raise ValueError(f"--bot-think must be more than 0 and at most {MAX_THINK:g} seconds")
+    root.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps({"level": args.bot_level, "think": args.bot_think}))
+    os.replace(tmp, path)
 
 
 def _write_stats(path: str, driver: Any, wires: list[bytes]) -> None:

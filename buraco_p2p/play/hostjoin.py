@@ -30,7 +30,13 @@ from typing import Any, Protocol
 
 import trio
 
-from buraco_p2p.bots.selfplay import UsageError, add_minutes_option, resolve_rules
+from buraco_p2p.bots.selfplay import (
+    UsageError,
+    add_level_options,
+    add_minutes_option,
+    check_think,
+    resolve_rules,
+)
 from buraco_p2p.net.channel.identity import Identity, PeerKey, load_or_create_identity
 from buraco_p2p.net.mesh import lobby as lobby_mod
 from buraco_p2p.net.mesh.commands import (
@@ -49,7 +55,7 @@ from buraco_p2p.net.mesh.mesh import JoinRequest, Mesh
 from buraco_p2p.net.mesh.startup import host_table
 from buraco_p2p.net.reach.invite import MAX_ADDRESSES, Invite, InviteError
 from buraco_p2p.play.botmarks import announce_resumed_bots, load_bot_keys, save_bot_keys
-from buraco_p2p.play.botpeer import SEED_ENV
+from buraco_p2p.play.botpeer import SEED_ENV, level_args
 from buraco_p2p.play.cluster import Cluster
 from buraco_p2p.play.console import console
 from buraco_p2p.play.local import (
@@ -142,6 +148,7 @@ def register(subparsers: Any, screens: FullScreen | None = None) -> None:
                       help="rule preset (default us, as play)")  # fmt: skip
     host.add_argument("--rule", action="append", default=[], metavar="KEY=VALUE")
     host.add_argument("--bots", type=int, default=0, metavar="N", help="fill N seats with bots")
+    add_level_options(host, "the level of the bots --bots starts")
     host.add_argument(
         "--players", type=int, metavar="N", help="seats: 2, 3, 4 or 6 (as --rule players=N)"
     )
@@ -158,6 +165,11 @@ def register(subparsers: Any, screens: FullScreen | None = None) -> None:
             sys.stderr.write(f"buraco-p2p host: error: {exc}\n")
             return 2
         args.seats = rules.players
+        try:
+            check_think(args.bot_think)
+        except UsageError as exc:
+            sys.stderr.write(f"buraco-p2p host: error: {exc}\n")
+            return 2
         if not 0 <= args.bots < rules.players:
             sys.stderr.write(f"buraco-p2p host: error: --bots must be 0..{rules.players - 1}\n")
             return 2
@@ -422,7 +434,8 @@ async def _host_with_bots(args: argparse.Namespace, rules: RuleSet, root: Path) 
 
     root.mkdir(parents=True, exist_ok=True, mode=0o700)
     bot_root = Path(tempfile.mkdtemp(prefix="bots-", dir=root))
-    cluster = Cluster(rules.players, bot_root, None, humans=[0])
+    cluster = Cluster(rules.players, bot_root, None, humans=[0],
+                      peer_args=level_args(args.bot_level, args.bot_think))  # fmt: skip
     for k, seed in enumerate(seeds, 1):
         cluster.env[k] = {SEED_ENV: seed.hex()}
     with cluster:

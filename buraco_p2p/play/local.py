@@ -21,6 +21,7 @@ from buraco_p2p.net.channel.identity import Identity, load_or_create_identity
 from buraco_p2p.net.mesh.commands import _stdin_lines, run_reporting
 from buraco_p2p.net.reach.invite import Invite
 from buraco_p2p.play.botmarks import save_bot_keys
+from buraco_p2p.play.botpeer import level_args
 from buraco_p2p.play.cluster import Cluster
 from buraco_p2p.play.console import console
 from buraco_p2p.play.matchlog import program
@@ -64,7 +65,8 @@ def play_line(args: argparse.Namespace, rules: RuleSet) -> int:
     root = Path(args.data_dir)
     me = _me(args.config_dir, getattr(args, "nick", None))
     bot_root = Path(tempfile.mkdtemp(prefix="bots-", dir=_ensure(root)))
-    peer_args = ["--bot", args.bots] if getattr(args, "bots", None) else []
+    level = getattr(args, "bots", None) or getattr(args, "bot_level", None)
+    peer_args = level_args(level, getattr(args, "bot_think", None))
     cluster = Cluster(rules.players, bot_root, None, seed=None, humans=[0], peer_args=peer_args)
     try:
         with cluster:

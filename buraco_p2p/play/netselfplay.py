@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from buraco_p2p.audit import verify_path
+from buraco_p2p.bots import DEFAULT_LEVEL
 from buraco_p2p.play.cluster import Cluster, ClusterError
 
 __all__ = ["register", "run_network"]
@@ -69,13 +70,13 @@ def run_network(args: argparse.Namespace) -> int:
     except ValueError as exc:  # UsageError: a bad --players, --minutes or --rule
         sys.stderr.write(f"buraco-p2p selfplay: error: {exc}\n")
         return EXIT_USAGE
-    names = [b.strip() for b in args.bots.split(",")]
+    names = [b.strip() for b in (args.bots or args.bot_level or DEFAULT_LEVEL).split(",")]
     root = Path(tempfile.mkdtemp(prefix="peers-", dir=log_dir))
     t0 = time.monotonic()
     cluster = Cluster(players, root, log_dir, seed=args.seed, hands=args.hands,
                       host_args=host_args)  # fmt: skip
-    if len(names) == 1 and names[0] != "heuristic":
-        cluster.peer_args = ["--bot", names[0]]
+    if len(names) == 1:
+        cluster.peer_args = ["--bot-level", names[0]]
     if args.minute_seconds is not None:
         cluster.peer_args += ["--minute-seconds", str(args.minute_seconds)]
     try:

@@ -1,9 +1,9 @@
 """`buraco-p2p play`: a match at the practice table, in the full-screen client.
 
 With a terminal on both standard input and output the client opens full screen, the player in
-seat 0 and heuristic bots in the others. Without one (a pipe, a script, CI) nothing could be
-played interactively, so the command prints a match among four bots instead, as it always
-has, and ends by itself.
+seat 0 and bots of `--bot-level` (easy, normal or strong) in the others. Without one (a pipe,
+a script, CI) nothing could be played interactively, so the command prints a match among
+four bots instead, as it always has, and ends by itself.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import os
 import sys
 from typing import Any
 
-from buraco_p2p.bots import selfplay
+from buraco_p2p.bots import DEFAULT_LEVEL, DEFAULT_THINK, make_level, selfplay
 from buraco_p2p.play import local
 from buraco_p2p.play.options import add_hands_option, hands_rule
 from buraco_p2p.ui.app import run_client
@@ -29,10 +29,10 @@ def register(subparsers: Any) -> None:
         "play",
         help="play a match against bot peers on this machine (full screen)",
         description=(
-            "Play a match against bots: each bot is a peer process of its own, over loopback, "
-            "running the same session and cryptography as a person's client (every shuffle "
-            "and card verified), and the match is kept in the data directory (`resume`). "
-            "Opens the full-screen client (? lists the keys); --line plays by typing; "
+            "Play a match against bots (--bot-level): each bot is a peer process of its own, "
+            "over loopback, running the same session and cryptography as a person's client "
+            "(every shuffle and card verified), and the match is kept in the data directory "
+            "(`resume`). Opens the full-screen client (? lists the keys); --line plays by typing; "
             "--practice (or any --seed) deals a practice table in this process, without "
             "cryptography. Without a terminal, prints a match among four bots instead."
         ),
@@ -63,6 +63,7 @@ def register(subparsers: Any) -> None:
         help="play in line mode against bot peer processes, all cryptography on",
     )
     pp.add_argument("--bots", choices=("heuristic", "random"), help="bot strength (--line)")
+    selfplay.add_level_options(pp, "the bots' level")
     pp.add_argument("--data-dir", metavar="DIR", help="where tables are kept")
     pp.add_argument(
         "--practice",
@@ -77,6 +78,7 @@ def run_play(args: argparse.Namespace) -> int:
         rules = selfplay.resolve_rules(args.rules, hands_rule(args), args.players, args.minutes)
         if not 0 <= args.bot_delay <= MAX_BOT_DELAY:
             raise selfplay.UsageError(f"--bot-delay must be 0..{MAX_BOT_DELAY:g} seconds")
+        selfplay.check_think(args.bot_think)
     except selfplay.UsageError as exc:
         sys.stderr.write(f"buraco-p2p play: error: {exc}\n")
         return selfplay.EXIT_USAGE
@@ -99,7 +101,8 @@ def run_play(args: argparse.Namespace) -> int:
             return 4
         root = Path(args.data_dir)
         me = load_or_create_identity(Path(args.config_dir), getattr(args, "nick", None))
-        session = SessionFeed(rules, me, root, bots=args.bots or "")
+        session = SessionFeed(rules, me, root, bots=args.bots or args.bot_level or DEFAULT_LEVEL,
+                              think=args.bot_think)
         if args.self_note:
             session.line(None, args.self_note)
         session.pace = args.bot_delay  # on the screen only: the bots play at their own speed
@@ -109,6 +112,10 @@ def run_play(args: argparse.Namespace) -> int:
             print(line, flush=True)
         return 0
     seed = args.seed if args.seed is not None else int.from_bytes(os.urandom(4), "big")
-    feed = PracticeTable(rules, seed, bot_delay=args.bot_delay)
+    level = args.bot_level or DEFAULT_LEVEL
+    # a given seed replays a practice match: the strong level searches a fixed number of deals
+    think = None if args.seed is not None else args.bot_think or DEFAULT_THINK
+    bot = make_level(level, think)
+    feed = PracticeTable(rules, seed, bot_delay=args.bot_delay, bot=bot, bot_level=level)
     run_client(feed, ascii=args.ascii, colour=not no_color())
     return 0

@@ -155,6 +155,7 @@ class DriverFeed:
         # Identity keys of the bot peers this process started (a host's `--bots`): it made
         # them, so it knows; a seat whose key a `replace` changed is a bot heir for everyone.
         self.bot_keys: frozenset[bytes] = frozenset()
+        self.bot_level = ""  # the level of the bot peers this process started
         self._version = 0
         self._changed = trio.Event()
         self._chat: list[ChatLine] = []
@@ -590,9 +591,10 @@ class DriverFeed:
         for seat, party in enumerate(t.seating):
             side = view.side_of(seat) if view is not None else seat % sides
             up, how = links[seat] if seat < len(links) else (True, "")
+            ours = self.bots or t.terms.keys[party].raw in self.bot_keys
             out.append(SeatInfo(seat, t.terms.nicknames[party], side, seat % sides,
                                 party in bots, up, t.terms.keys[party].fingerprint(),
-                                how))  # fmt: skip
+                                how, self.bot_level if party in bots and ours else ""))  # fmt: skip
         return tuple(out)
 
     def _bot_parties(self) -> frozenset[int]:

@@ -50,7 +50,7 @@ class SeatInfo:
     `TableSnapshot.scores`: a team's, or the player's own at two and three). `link` says how
     the link to a networked peer was made ("direct (IPv6)", "relayed by the host", ...; empty
     for this seat and at a table without links); `connected` is False only while that link
-    is really down.
+    is really down. `bot_level` is a bot seat's level where this client started the bot.
     """
 
     seat: int
@@ -61,6 +61,7 @@ class SeatInfo:
     connected: bool = True
     fingerprint: str = ""
     link: str = ""
+    bot_level: str = ""
 
 
 @dataclass(frozen=True, slots=True)

@@ -34,6 +34,7 @@ import trio
 from prompt_toolkit.input import Input
 from prompt_toolkit.output import Output
 
+from buraco_p2p.bots import DEFAULT_LEVEL
 from buraco_p2p.net.channel.errors import MeshError
 from buraco_p2p.net.channel.identity import Identity, PeerKey, load_or_create_identity
 from buraco_p2p.net.mesh.commands import (
@@ -56,7 +57,7 @@ from buraco_p2p.net.mesh.wayout import JoinerWords, empty_seats_told
 from buraco_p2p.net.reach.invite import Invite
 from buraco_p2p.net.reach.shortcode import ShortCode, fetch_invite, is_short_code
 from buraco_p2p.play.botmarks import announce_resumed_bots, save_bot_keys
-from buraco_p2p.play.botpeer import SEED_ENV
+from buraco_p2p.play.botpeer import SEED_ENV, level_args
 from buraco_p2p.play.cluster import Cluster
 from buraco_p2p.play.node import open_node, start_on_mesh
 from buraco_p2p.play.store import StoreError
@@ -248,7 +249,10 @@ class LobbyFeed(DriverFeed):
     ) -> None:
         self.root.mkdir(parents=True, exist_ok=True, mode=0o700)
         bot_root = Path(tempfile.mkdtemp(prefix="bots-", dir=self.root))
-        cluster = Cluster(rules.players, bot_root, None, humans=[0])
+        level = getattr(self.reach, "bot_level", None)
+        self.bot_level = level or DEFAULT_LEVEL
+        cluster = Cluster(rules.players, bot_root, None, humans=[0],
+                          peer_args=level_args(level, getattr(self.reach, "bot_think", None)))
         cluster.invite = mesh.invite.to_text()
         for k, seed in enumerate(seeds, 1):
             cluster.env[k] = {SEED_ENV: seed.hex()}

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import trio
 
-from buraco_p2p.bots import Bot, HeuristicBot
+from buraco_p2p.bots import Bot, HeuristicBot, StrongBot
 from buraco_p2p.engine import (
     HandResult,
     HandState,
@@ -74,6 +74,7 @@ class PracticeTable:
         nick: str = "You",
         bot_delay: float = 0.6,
         bot: Bot | None = None,
+        bot_level: str = "",
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         players = rules.players
@@ -86,6 +87,7 @@ class PracticeTable:
         self._clock = clock
         self._rng = random.Random(f"buraco-p2p/practice/{seed}")
         self._bot = bot if bot is not None else HeuristicBot()
+        self.bot_level = bot_level
         self._bot_rngs = [random.Random(self._rng.getrandbits(64)) for _ in range(players)]
         names = iter(BOT_NAMES)
         self.nicks = tuple(nick if s == me else next(names, f"Bot {s}") for s in range(players))
@@ -185,7 +187,12 @@ class PracticeTable:
                 with trio.move_on_after(self.bot_delay):
                     await self._skip.wait()
             await trio.lowlevel.checkpoint()
-            move = self._bot.choose_move(table.views[seat], self._bot_rngs[seat])
+            view, rng = table.views[seat], self._bot_rngs[seat]
+            if isinstance(self._bot, StrongBot):
+                # a search takes its budget: in a thread, so the screen stays live meanwhile
+                move = await trio.to_thread.run_sync(self._bot.choose_move, view, rng)
+            else:
+                move = self._bot.choose_move(view, rng)
             self._push(move)
         result = table.result()
         self.match.record(result)
@@ -206,6 +213,9 @@ class PracticeTable:
         match_sides = len(self.match.scores)
         return tuple(
             SeatInfo(s, name, hand_side(view, s, match_sides), s % match_sides, s != self.me)
+            if s == self.me
+            else SeatInfo(s, name, hand_side(view, s, match_sides), s % match_sides, True,
+                          bot_level=self.bot_level)
             for s, name in enumerate(self.nicks)
         )
 

@@ -12,9 +12,11 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
+from buraco_p2p.bots import LEVELS
 from buraco_p2p.net.channel.identity import Identity
 from buraco_p2p.net.reach.invite import Invite
 from buraco_p2p.play.botmarks import save_bot_keys
+from buraco_p2p.play.botpeer import level_args
 from buraco_p2p.play.cluster import Cluster
 from buraco_p2p.play.node import open_node
 from buraco_p2p.rules import RuleSet
@@ -26,13 +28,18 @@ __all__ = ["SessionFeed"]
 class SessionFeed(DriverFeed):
     """You at a new table with bot peer processes in the other seats."""
 
-    def __init__(self, rules: RuleSet, identity: Identity, root: Path, *, bots: str = "") -> None:
+    def __init__(
+        self, rules: RuleSet, identity: Identity, root: Path, *, bots: str = "",
+        think: float | None = None,
+    ) -> None:  # fmt: skip
         super().__init__(rules, "network table (bot peers)")
         self.identity = identity
         self.root = root
         self.log_root = root
         self.bot_kind = bots
+        self.think = think
         self.bots = True
+        self.bot_level = bots if bots in LEVELS else ""
         self.line(None, "setting up the table: bots are joining")
 
     async def run(self) -> None:
@@ -40,7 +47,7 @@ class SessionFeed(DriverFeed):
         assert rules is not None
         self.root.mkdir(parents=True, exist_ok=True, mode=0o700)
         bot_root = Path(tempfile.mkdtemp(prefix="bots-", dir=self.root))
-        peer_args = ["--bot", self.bot_kind] if self.bot_kind else []
+        peer_args = level_args(self.bot_kind, self.think)
         cluster = Cluster(rules.players, bot_root, None, humans=[0], peer_args=peer_args)
 
         def on_invite(inv: Invite) -> None:

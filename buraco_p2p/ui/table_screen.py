@@ -10,6 +10,7 @@ history, the end of a hand) are in `buraco_p2p.ui.panels`.
 
 from __future__ import annotations
 
+from buraco_p2p.bots.levels import level_label
 from buraco_p2p.engine import Phase
 from buraco_p2p.net.reach.rejoin import looks_like_rejoin
 from buraco_p2p.text.agreement import left_text, warning_text
@@ -186,7 +187,10 @@ class Screen(MeldRows, HandRows):
         t = clock_text(self.now - snap.turn_since)
         if view.turn == snap.me:
             return [("class:myturn", f"{self.g.turn_mark} your turn {t}")]
-        return [("class:label", f"{snap.seats[view.turn].nick}'s turn {t}")]
+        seat = snap.seats[view.turn]
+        if seat.bot_level == "strong":
+            return [("class:label", f"{seat.nick} is thinking {t}")]  # a search under way
+        return [("class:label", f"{seat.nick}'s turn {t}")]
 
     # ------------------------------------------------------------------ seats
 
@@ -201,7 +205,7 @@ class Screen(MeldRows, HandRows):
         lines: list[Row] = [[(style, mark + info.nick)]]
         tag = "partner" if partner else "opponent"
         if info.is_bot:
-            tag += " bot"
+            tag += " " + level_label(info.bot_level)
         lines.append([("class:dim", "  " + tag)])
         if not info.connected:
             lines.append([("class:complaint", "  [offline]")])

@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import copy
 import random
+from collections.abc import Callable
 
 import pytest
 from bot_helpers import PRESET_NAMES, play_table
 
-from buraco_p2p.bots import Bot, HeuristicBot, RandomBot
+from buraco_p2p.bots import Bot, EasyBot, HeuristicBot, NormalBot, RandomBot, StrongBot
 from buraco_p2p.engine import HandState, LocalTable, Move, RefereeView, legal_moves
 from buraco_p2p.rules import get_preset
 
@@ -40,11 +41,15 @@ class PeekingBot(RandomBot):
         return moves[max(view.known[view.stock[-1]], 0) % len(moves)] if view.stock else moves[0]
 
 
-def decisions_agree(preset: str, bot_class: type[Bot], seed: int) -> tuple[int, int, int]:
-    """Play a hand with `bot_class` at every seat; every fifth decision, compare the move
-    chosen from the player's view with the one chosen from two scrambled referees.
+def decisions_agree(
+    preset: str, bot_class: Callable[[], Bot], seed: int, every: int = 5
+) -> tuple[int, int, int]:
+    """Play a hand with `bot_class` at every seat (normal bots, for a searching one); every
+    `every`-th decision, compare the move `bot_class` chooses from the player's view with
+    the one it chooses from two scrambled referees.
     Returns (compared, differing decks, differing moves)."""
-    bots: list[Bot] = [bot_class() for _ in range(4)]
+    player = bot_class if not isinstance(bot_class(), StrongBot) else NormalBot
+    bots: list[Bot] = [player() for _ in range(4)]
     scramble = random.Random(99)
     compared = differed = disagreed = 0
     step = 0
@@ -52,7 +57,7 @@ def decisions_agree(preset: str, bot_class: type[Bot], seed: int) -> tuple[int, 
     def watch(table: LocalTable, seat: int, view: HandState, move: Move) -> None:
         nonlocal compared, differed, disagreed, step
         step += 1
-        if step % 5:
+        if step % every:
             return
         for _ in range(2):
             ref = scrambled_referee(table, view, scramble)
@@ -70,7 +75,7 @@ def decisions_agree(preset: str, bot_class: type[Bot], seed: int) -> tuple[int, 
 
 
 @pytest.mark.parametrize("preset", PRESET_NAMES)
-@pytest.mark.parametrize("bot_class", [HeuristicBot, RandomBot])
+@pytest.mark.parametrize("bot_class", [HeuristicBot, NormalBot, EasyBot, RandomBot])
 def test_scrambled_hidden_cards_give_the_same_decisions(preset: str, bot_class: type[Bot]) -> None:
     compared, differed, disagreed = decisions_agree(preset, bot_class, 5)
     assert compared > 20

@@ -14,7 +14,7 @@ import hashlib
 from dataclasses import dataclass
 from functools import cache
 
-from buraco_p2p.bots import make_bot
+from buraco_p2p.bots import DEFAULT_LEVEL, make_bot
 from buraco_p2p.bots.selfplay import match_rng
 from buraco_p2p.crypto import DeterministicRandomSource
 from buraco_p2p.engine import HandState, Move
@@ -59,7 +59,7 @@ def live_match() -> Live:
     genesis = make_genesis(_derive("table")[:16], ident, r)
     peers = [Peer(genesis, ident[p], DeterministicRandomSource(_derive(f"peer/{p}")))
              for p in range(PLAYERS)]  # fmt: skip
-    bots = [make_bot("heuristic") for _ in range(PLAYERS)]
+    bots = [make_bot(DEFAULT_LEVEL) for _ in range(PLAYERS)]  # selfplay's own
     rng = match_rng(SEED, 1)
 
     def choose(party: int, view: HandState) -> Move:

@@ -1,4 +1,9 @@
-"""A rule-of-thumb player: meld what pays, grow clean buracos, starve the next opponent.
+"""The frozen baseline: the rule-of-thumb player ("heuristic") as it stood before the levels.
+
+Kept unchanged so that the levels can be measured against it (`benchmarks/bots.py` reports
+`normal_vs_baseline_hand_win_rate`) and so that everything recorded with it (the protocol's
+example logs, the engine benchmark's figures) plays the same moves again. New play belongs in
+the levels (`normal`, `easy`, `strong`), never here. What it does:
 
 It reads only what its seat's view knows: its own hand, the public table, the discard pile
 and the public move log. Each call picks one move among `legal_moves(view)`:

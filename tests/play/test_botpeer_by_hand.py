@@ -56,7 +56,7 @@ def test_in_a_terminal_it_says_what_it_will_do_and_ctrl_d_stops_it(tmp_path: Pat
     try:
         out = _read_until(fd, b"\ntable ", time.monotonic() + WAIT).decode()
         said = out[: out.index("\ninvite ")]
-        assert "hosting a table as 'bot0', its seat played by the heuristic bot" in said
+        assert "hosting a table as 'bot0', its seat played by the normal bot" in said
         assert "keeps the table waiting 5 s (--timeout-ms)" in said
         assert "proposes that the present parties end the match where it stands" in said
         assert f"writes the log to {tmp_path / 'match.log'}" in said

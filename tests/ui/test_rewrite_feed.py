@@ -28,8 +28,16 @@ from tests.ui.ui_helpers import text_of
 async def _feed(r: Router, tmp: Path) -> AsyncIterator[DriverFeed]:
     async with trio.open_nursery() as nursery:
         _, feed = seen_by(r, nursery, tmp)
+        nursery.start_soon(feed.follow)  # the screen's clock: what is told, in order
         yield feed
         nursery.cancel_scope.cancel()
+
+
+async def _told(feed: DriverFeed) -> None:
+    """Until the screen's clock has told everything queued (it tells a line a beat)."""
+    with trio.fail_after(30):
+        while feed._told.behind:
+            await trio.sleep(0.02)
 
 
 async def test_a_refused_rewrite_is_one_line_naming_its_author(tmp_path: Path) -> None:
@@ -42,11 +50,13 @@ async def test_a_refused_rewrite_is_one_line_naming_its_author(tmp_path: Path) -
                            author=0, kind=old.kind, body={**old.body, "x": 1})  # fmt: skip
         assert feed.driver is not None and feed.driver.on_events is not None
         feed.driver.on_events(list(r.events[ME]))  # what the table told so far
+        await _told(feed)
         before_log = [e.wire for e in peer.log]
         before = feed.snapshot()
         out = peer.receive(other.wire, r.now)
         (ev,) = [e for e in out.events if isinstance(e, Rewrite)]
         feed.driver.on_events(out.events)
+        await _told(feed)
         after = feed.snapshot()
         new = [c.text for c in after.chat][len(before.chat) :]
         assert len(new) == 1

@@ -262,7 +262,8 @@ async def answer_reply_code(
     record = PastedCode(text.strip())
     if pasted is not None:
         pasted.append(record)
-    from buraco_p2p.net.mesh.turning import dial_relayed, permit
+    from buraco_p2p.net.mesh.turndial import dial_relayed
+    from buraco_p2p.net.mesh.turning import permit
     from buraco_p2p.net.reach.punch import PunchError, simultaneous_open
     from buraco_p2p.net.reach.reply import ReplyCode, ReplyCodeError
 

@@ -36,6 +36,7 @@ from buraco_p2p.net.mesh.moved import (
     replace_candidates,
 )
 from buraco_p2p.net.mesh.punching import parse_observed
+from buraco_p2p.net.mesh.turndial import dial_relayed
 from buraco_p2p.net.reach.candidates import Candidate, CandidateKind
 from buraco_p2p.net.reach.invite import Endpoint
 from buraco_p2p.net.reach.punch import PunchError, simultaneous_open
@@ -230,8 +231,6 @@ class Moves:
         """Host: a joiner we reached by dialing its TURN relay lost its link; it cannot dial
         us (that is why it holds the relay) and waits there to be dialed again, so we dial it
         until the link is back (however it comes back) or `REACH_FOR` passes."""
-        from buraco_p2p.net.mesh.turning import dial_relayed
-
         mesh = self.mesh
         ep = self._their_relay[key]
         try:

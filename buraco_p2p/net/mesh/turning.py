@@ -35,15 +35,13 @@ import trio
 
 from buraco_p2p.net.mesh.seating import seated_ips
 from buraco_p2p.net.reach.candidates import CandidateKind
-from buraco_p2p.net.reach.invite import Endpoint, IPAddress
+from buraco_p2p.net.reach.invite import IPAddress
 from buraco_p2p.net.reach.turn import TurnError, TurnRelay, TurnServer, open_turn
-from buraco_p2p.net.reach.turnwire import connect_tcp
 
 if TYPE_CHECKING:
-    from buraco_p2p.net.mesh.core import MeshCore
     from buraco_p2p.net.mesh.mesh import Mesh
 
-__all__ = ["dial_relayed", "keep_relay", "permit"]
+__all__ = ["keep_relay", "permit"]
 
 
 async def keep_relay(
@@ -134,21 +132,3 @@ async def permit(mesh: Mesh, ips: Iterable[IPAddress], say: Callable[[str], None
         say(f"* {exc}")
 
 
-async def dial_relayed(
-    mesh: MeshCore, ep: Endpoint, window: float
-) -> trio.SocketStream | None:
-    """Host: a plain TCP connection to a joiner's relayed address `ep`, tried for `window`
-    seconds (the joiner's permission may come a moment after its code), as a stream whose
-    link reads "relayed (TURN ...)"."""
-    deadline = trio.current_time() + window
-    while True:
-        try:
-            with trio.fail_after(max(0.1, deadline - trio.current_time())):
-                sock = await connect_tcp(ep)
-        except (OSError, trio.TooSlowError):
-            if trio.current_time() >= deadline:
-                return None
-            await trio.sleep(0.5)
-            continue
-        mesh.turn_addresses[str(ep)] = ep.ip
-        return sock

@@ -131,14 +131,17 @@ class Ballots:
         return v
 
     def decline(self, point: int) -> None:
-        """Give our agreement up at `point`, where the table no longer waits for the silent
-        parties: votes up to there can never form a round."""
+        """Give our agreement up at `point`: we hold an entry of a party it names, or a
+        present party went past the step there. We propose and join nothing more there; but
+        the votes at `point` are kept, since the others may have completed a round there
+        before that entry reached them (a round is valid for the log, whatever we hold
+        beside it), and a complete one is applied all the same (`round_at`)."""
         self.mine = None
         self.signed_at = None
         self.signed_try = 0
         self.lower_ok = False
         self.declined = point
-        self.prune(point + 1)
+        self.prune(point)
 
     def may_sign(self, point: int, motion: Motion) -> bool:
         """Whether signing `motion` at `point` leaves us one void per index and try: we
@@ -228,7 +231,7 @@ class Ballots:
         rivals = [e for k, e in self.rivals.items() if k[0] == length]
         for e in [*self.held.get(length, {}).values(), *rivals]:
             v = self.vote(e)
-            if v is None or v.point != length or v.point <= self.declined:
+            if v is None or v.point != length:
                 continue
             if v.motion.attempt < floor or (best is not None and v.motion.attempt <= best[0]):
                 continue

@@ -63,9 +63,10 @@ def test_the_regression_holds() -> None:
 SKIPPED_ROUND = 1039  # a restarted peer's sync that leaves out a round it does not hold
 CROWDED_OUT = 20216  # an entry held for the branch a roll-back kept, crowded out before it
 GAVE_UP = 2600  # a void given up at a point, and another of the same try signed there
+ROUND_GIVEN_UP = 22676  # a round completed by the others where we had given our void up
 
 
-@pytest.mark.parametrize("seed", [SKIPPED_ROUND, CROWDED_OUT, GAVE_UP])
+@pytest.mark.parametrize("seed", [SKIPPED_ROUND, CROWDED_OUT, GAVE_UP, ROUND_GIVEN_UP])
 def test_the_regression_seeds_hold(seed: int) -> None:
     run(seed)
 
@@ -80,6 +81,23 @@ def test_the_regression_finds_a_void_signed_twice(monkeypatch: pytest.MonkeyPatc
     with pytest.raises(Failure) as got:
         run(GAVE_UP)
     assert got.value.prop == "S4"
+
+
+def test_the_regression_finds_a_round_left_where_we_gave_up(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Put back the fault: a complete round at the point where we gave our void up (a party
+    it named had sent us its entry) is never applied; the others applied it and went on."""
+    round_at = agreement_module.Ballots.round_at
+
+    def declined(self: agreement_module.Ballots, length: int) -> object:
+        return None if length <= self.declined else round_at(self, length)
+
+    monkeypatch.setattr(agreement_module.Ballots, "round_at", declined)
+    monkeypatch.setattr(schedule_module, "_TABLES", {})
+    with pytest.raises(Failure) as got:
+        run(ROUND_GIVEN_UP)
+    assert got.value.prop in ("S1", "L1")
 
 
 def test_the_regression_finds_an_entry_crowded_out(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -164,6 +164,8 @@ class Peer:
         self._round_since = now
         self._round_told = False
         self._speculated: int | None = None
+        # rounds behind our log that did not apply there: (point, head, entries' hashes)
+        self._untaken: set[tuple[int, bytes, tuple[bytes, ...]]] = set()
 
     # ------------------------------------------------------------------ host API
 
@@ -530,11 +532,17 @@ class Peer:
         if table.voiding is not None:
             return Output()  # a round under way at the end of our log is finished first
         for point, round_ in self._ledger.rounds_behind():
+            # a round that does not apply where it stands never will while our log up to
+            # its point is the same: it is tried once, not at every entry we apply
+            tried = (point, table.log[point - 1].hash, tuple(e.hash for e in round_))
+            if tried in self._untaken:
+                continue
             try:  # tried on a verifier's copy first: nothing of ours is drawn or changed
                 trial = table.rewound(point, seated=False)
                 for e in round_:
                     trial.apply(e, signed=trial.key_at(e.author, e.index))
             except (LogError, ValueError):
+                self._untaken.add(tried)
                 continue
             return self._roll_back(point, round_, now)
         return Output()

@@ -76,6 +76,7 @@ def test_sigkill_soak(tmp_path: Path) -> None:
         _kill_and_resume(tmp_path / str(k), random.Random(k), 6)
 
 
+@pytest.mark.slow  # the simulator drops and delays messages in every default run
 def test_dropped_and_delayed_messages_still_end_in_identical_logs(tmp_path: Path) -> None:
     """Every peer loses a tenth of what it sends and delays the rest by up to 50 ms (so
     messages overtake each other); the catch-up by `sync` still brings every log to the end."""

@@ -27,7 +27,10 @@ def _table_points(status: str) -> list[int]:
     return [int(x) for x in re.findall(r" \+(\d+)", status)]
 
 
-@pytest.mark.parametrize(("cols", "rows"), [(80, 24), (120, 40)])
+# (120x40 in the slow run: the default run draws that size without tmux, test_table_state)
+@pytest.mark.parametrize(
+    ("cols", "rows"), [(80, 24), pytest.param(120, 40, marks=pytest.mark.slow)]
+)
 def test_a_hand_against_bot_peers_is_told_move_by_move_and_its_end_held(
     pane: Pane, tmp_path: Path, cols: int, rows: int  # noqa: F811
 ) -> None:

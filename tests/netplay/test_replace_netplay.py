@@ -80,6 +80,7 @@ def test_the_heir_killed_mid_hand_resumes_and_the_match_ends(tmp_path: Path) -> 
     check_succession(logs)
 
 
+@pytest.mark.slow  # crashes and restarts of heirs: in the simulator's default run too
 def test_the_heir_killed_before_it_saved_the_genesis_resumes_as_an_heir(tmp_path: Path) -> None:
     """Killed as soon as it kept its secret (most runs: before the genesis reached it), the
     heir resumes and takes the genesis from the peers again, not from a lobby."""
@@ -105,6 +106,7 @@ def test_without_the_host_nobody_seats_a_bot_and_the_match_ends(tmp_path: Path) 
     assert verify_path(str(c.log_path(1))).code == 0
 
 
+@pytest.mark.slow  # crashes and restarts of heirs: in the simulator's default run too
 def test_the_host_killed_after_seating_an_heir_restarts_and_readmits_it(tmp_path: Path) -> None:
     """The heir is in the host's saved roster: a host killed while the heir plays comes back
     on its port, starts its heir again from the heir's data directory, and the heir (whose

@@ -64,7 +64,7 @@ def _feed(peer: Peer, entry_wire: bytes) -> None:
             assert isinstance(ev.error, LogError)
 
 
-@settings(max_examples=80)
+@settings(max_examples=40)  # the simulator sends garbage too, in every default run
 @given(kind=st.sampled_from([*bodies.KINDS, "nope"]), body=_body | _void, ahead=st.integers(0, 3),
        author=st.integers(0, 3), stale=st.booleans())  # fmt: skip
 def test_a_signed_entry_of_any_shape_gets_a_typed_answer(

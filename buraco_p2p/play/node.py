@@ -200,6 +200,9 @@ async def _take_genesis(mesh: Mesh, identity: Identity, backlog: Backlog) -> tup
         elif msg[0] == "e" and isinstance(msg[1], bytes):
             try:
                 genesis = decode_entry(msg[1])
+                if genesis.index != 0:  # a later entry, sent before the genesis reached us
+                    backlog.append((key, msg))
+                    continue
                 terms = parse_genesis(genesis)
             except LogError as exc:
                 raise GenesisError(f"the host's genesis: {exc}") from None

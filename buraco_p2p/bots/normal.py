@@ -8,7 +8,9 @@ the same player with a human's habits:
 
 - draw: take the pile only when its top card goes down this turn and the rest of it is worth
   holding (cards that join melds of the hand or of the side's table, against dead cards that
-  cost points at the end); after a take, the top card is laid down in that turn. Under fechado
+  cost points at the end); after a take, the top card is laid down in that turn. Heads up,
+  where a pile left is the one opponent's to take, also a pile of three or more early in the
+  hand when two of its cards are a card from a meld: they go down soon. Under fechado
   the take shows the justification that gives least away (no wild, fewest cards);
 - play: every lay-down and addition is scored (card points onto the table, cards out of the
   hand, buraco bonuses, progress of clean melds toward seven, the cost of spending a wild,
@@ -91,6 +93,11 @@ class Style:
     # Pile: a take is worth it when useful cards outweigh dead ones this much.
     pile_dead_ratio: float = 1.0
     pile_min_cards: int = 3  # a pile this big is worth taking for any card of it going down
+    # Heads up, a pile this big is taken while the stock holds `heads_up_stock` cards, when
+    # `heads_up_useful` of its cards are a card from a meld: left, it goes to the one opponent.
+    heads_up_pile: int = 3
+    heads_up_useful: int = 2
+    heads_up_stock: int = 20
 
 
 NORMAL: Final = Style()
@@ -130,7 +137,9 @@ class NormalBot:
     def pile_pays(self, view: HandState, seat: int) -> bool:
         """Whether the pile is worth taking: some of its cards go down this turn (its top
         card, or with a pile of `pile_min_cards` any of them) and its other cards are mostly
-        of use (a hoard of dead cards costs points and the pot)."""
+        of use (a hoard of dead cards costs points and the pot). Heads up, also a pile of
+        `heads_up_pile` cards of which `heads_up_useful` are a card from a meld, while the
+        stock is long: a pile refused there is the opponent's, who builds buracos with it."""
         st = self.style
         face = view.codes
         known = view.known
@@ -156,6 +165,13 @@ class NormalBot:
                 useful += 1
             elif not far:
                 dead_points += points[c]
+        if (
+            view.players == 2
+            and len(pile) >= st.heads_up_pile
+            and useful >= st.heads_up_useful
+            and len(view.stock) >= st.heads_up_stock
+        ):
+            return True
         if _rounds_left(view) < st.late_rounds and dead_points > 10 * useful + 10:
             return False
         if useful * st.pile_dead_ratio < len(pile) - useful and len(pile) > 3:

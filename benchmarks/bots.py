@@ -9,9 +9,12 @@ confidence interval over deals. A hand is won by the side with more points (a ti
 - strong_vs_normal_hand_win_rate, strong_vs_normal_points_per_hand: the strong level against
   the normal level, at four seats under `us` (teams of two) and at two seats under `italian`,
   over 2 x `--deals` hands each, the search at a fixed size (`strong_samples` deals a searched
-  move, playouts of `strong_horizon_turns` turns), so the figures do not depend on how loaded
-  the machine is; `strong_samples_at_default_budget` says how many deals the default budget
-  reaches here, which the fixed size must not exceed.
+  move; playouts of `strong_horizon_turns` turns after a draw at four seats, to the end of the
+  hand heads up, and of `strong_discard_horizon_turns` after a discard, where the normal
+  level's discard is weighed against its `strong_discards` next cheapest), so the figures do
+  not depend on how loaded the machine is; `strong_samples_at_default_budget` says how many
+  deals the default budget reaches here (at most `strong_samples_cap`, where a budgeted
+  search stops anyway), which the fixed size must not exceed.
 - normal_vs_baseline_hand_win_rate, normal_vs_baseline_points_per_hand: the normal level
   against the frozen baseline (the "heuristic" player from before the levels), the same two
   tables, over 2 x `--baseline-deals` hands each; easy_vs_normal_*: the easy level against
@@ -45,7 +48,15 @@ from typing import Any
 from buraco_p2p.bots import EasyBot, HeuristicBot, NormalBot, StrongBot
 from buraco_p2p.bots.base import Bot
 from buraco_p2p.bots.duel import DuelResult, HandPlay, PileTakes, play_deal
-from buraco_p2p.bots.strong import DEFAULT_HORIZON, DEFAULT_SAMPLES, DEFAULT_THINK, cores
+from buraco_p2p.bots.strong import (
+    DEFAULT_DISCARD_HORIZON,
+    DEFAULT_DISCARDS,
+    DEFAULT_HORIZON,
+    DEFAULT_SAMPLES,
+    DEFAULT_THINK,
+    MAX_SAMPLES,
+    cores,
+)
 from buraco_p2p.rules import RuleSet, get_preset
 
 TABLES = {"us_4": ("us", 4), "italian_2": ("italian", 2)}
@@ -183,6 +194,9 @@ def main() -> None:
     duels = run_duels(tasks, cores())
     doc["strong_samples"] = args.samples
     doc["strong_horizon_turns"] = DEFAULT_HORIZON
+    doc["strong_discards"] = DEFAULT_DISCARDS
+    doc["strong_discard_horizon_turns"] = DEFAULT_DISCARD_HORIZON
+    doc["strong_samples_cap"] = MAX_SAMPLES
     for (table, a, b), result in sorted(duels.items()):
         key = f"{a}_vs_{b}"
         doc.setdefault(f"{key}_hand_win_rate", {})[table] = figure(

@@ -3,24 +3,29 @@
 Perfect-information Monte Carlo, as Skat and bridge programs play: at a decision with a real
 choice, the normal level proposes candidate moves (`candidates`); the hidden cards are dealt
 at random consistently with what this seat knows (`sampler.Sampler`), and on each deal every
-candidate is played out by the normal level at every seat (`rollout.playout`, for `horizon`
-turns, to the end of the hand at two seats) and scored by how the hand stands for this side
-against the best other side. The candidate with the best total wins, the normal level's own
-choice on a tie. The same deals and the same random choices in the playouts serve every
-candidate, so the comparison measures the moves and not the luck of the deal.
+candidate is played out by the normal level at every seat (`rollout.playout`) and scored by
+how the hand stands for this side against the best other side. The candidate with the best
+total wins, the normal level's own choice on a tie. The same deals and the same random choices
+in the playouts serve every candidate, so the comparison measures the moves and not the luck
+of the deal.
 
-Where the search pays is the draw: the pile or the stock decides what a side can meld for
-the rest of the hand, and is where the normal level's rules of thumb are weakest. So every
-draw where taking the pile would put a card of it down that turn is searched (a pile that
-could not is never taken: no hoarding), and in the play, going out or not; melds and
-discards follow the normal level, which plays them well.
+The search pays where the normal level's rules of thumb are weakest. The draw: the pile or the
+stock decides what a side can meld for the rest of the hand, so every draw where taking the
+pile would put a card of it down that turn is searched (elsewhere the normal level's draw
+stands), its playouts `horizon` turns long (to the end of the hand heads up). The discard:
+which card feeds the next player, and which the side keeps, is where a fixed weighting
+misjudges most, so the normal level's discard is weighed against its `discards` next cheapest
+(one per face), over `discard_horizon` turns, long enough to see who takes the pile (measured
+at four seats, us rules, over the same 300 hands: with the discards searched, the strong
+level's hand win rate against the normal level rose from 0.55 to 0.67). And going out or not.
+Melds follow the normal level.
 
-The search stops at `samples` deals or when `think` seconds of the clock are spent, whichever
-comes first. With `think=None` it is a pure function of the view and the random source (the
-scores are integers, so the sums do not depend on how the deals were split), and seeded
-self-play repeats; with a budget the number of deals follows the machine's speed. With
-`workers` above one, deals are shared among that many processes (this one included), each
-taking every `workers`-th deal.
+The search stops at `samples` deals (with a budget, `MAX_SAMPLES`) or when `think` seconds of
+the clock are spent, whichever comes first. With `think=None` it is a pure function of the view
+and the random source (the scores are integers, so the sums do not depend on how the deals were
+split), and seeded self-play repeats; with a budget the number of deals follows the machine's
+speed. With `workers` above one, deals are shared among that many processes (this one
+included), each taking every `workers`-th deal.
 """
 
 from __future__ import annotations
@@ -40,8 +45,11 @@ from buraco_p2p.bots.normal import NONE, NORMAL, NormalBot, Style, pile_goes_dow
 from buraco_p2p.bots.rollout import playout
 from buraco_p2p.bots.sampler import Sampler
 from buraco_p2p.engine import (
+    AddToMeld,
+    Discard,
     DrawStock,
     HandState,
+    LayDown,
     Move,
     Phase,
     TakeDiscard,
@@ -61,8 +69,15 @@ DEFAULT_SAMPLES: Final = 12
 # the estimate misjudged them (measured: the search lost to the normal level at 8 turns,
 # beat it to the end of the hand).
 DEFAULT_HORIZON: Final = 8
-# The most deals a search with a time budget plays (the budget stops it long before, here).
-MAX_SAMPLES: Final = 10_000
+# Discards weighed beside the normal level's own (the next cheapest by its reckoning, one per
+# face), and the turns their playouts run: a discard's fate is mostly decided within a round.
+DEFAULT_DISCARDS: Final = 2
+DEFAULT_DISCARD_HORIZON: Final = 4
+# The most deals a search with a time budget plays, the budget stopping it sooner on a slow or
+# busy machine: past a few dozen deals the choice hardly moves (measured on 80 searched
+# positions against 80 further deals each: 12, 24 and 40 deals chose equally well), and a
+# bot that has its answer need not keep a person waiting for the rest of its second.
+MAX_SAMPLES: Final = 48
 # The search stops this long before its budget: the answer and the slowest playout's margin.
 SAFETY: Final = 0.1
 
@@ -98,6 +113,8 @@ class StrongBot:
         clock: Callable[[], float] = time.monotonic,
         style: Style = NORMAL,
         workers: int = 1,
+        discards: int = DEFAULT_DISCARDS,
+        discard_horizon: int | None = DEFAULT_DISCARD_HORIZON,
     ) -> None:
         self.think = think
         # Without a budget, a fixed number of deals; with one, as many as it allows.
@@ -108,6 +125,8 @@ class StrongBot:
         self.style = style
         self.policy = NormalBot(style)
         self.workers = max(1, workers)
+        self.discards = discards
+        self.discard_horizon = discard_horizon
         self.last = Thought()
         self._pool: ProcessPoolExecutor | None = None
         if self.workers > 1 and think is not None:
@@ -125,7 +144,10 @@ class StrongBot:
             return first
         seed = rng.getrandbits(64)
         deadline = None if self.think is None else start + self.think - SAFETY
-        horizon = self.horizon if view.players > 2 else self.heads_up_horizon
+        if isinstance(first, Discard):
+            horizon = self.discard_horizon
+        else:
+            horizon = self.horizon if view.players > 2 else self.heads_up_horizon
         task = (view, cands, seed, self.workers, self.samples, deadline, horizon, self.style)
         parts: list[Future[tuple[list[int], int]]] = []
         if self.workers > 1:
@@ -151,7 +173,8 @@ class StrongBot:
     def candidates(self, view: HandState, moves: list[Move], first: Move) -> list[Move]:
         """The moves worth searching, the normal level's choice first: at a draw the stock
         and the pile (the justification that shows least, under fechado); in the play, a
-        move that goes out and the best that does not. Elsewhere the normal level's alone."""
+        move that goes out and the best that does not, and at a discard the next cheapest
+        discards. Elsewhere the normal level's alone."""
         if len(moves) == 1:
             return [first]
         if view.phase is Phase.DRAW:
@@ -162,7 +185,27 @@ class StrongBot:
             return _distinct([first, min(takes, key=lambda m: shown_cost(view, m)), *stock])
         if view.phase is not Phase.PLAY or view.must_meld >= 0:
             return [first]
-        return _distinct([first, *self._going_out(view, moves, first)])
+        cands = _distinct([first, *self._going_out(view, moves, first)])
+        if isinstance(first, Discard):
+            cands += self._discards(view, moves, first)
+        return cands
+
+    def _discards(self, view: HandState, moves: list[Move], first: Discard) -> list[Move]:
+        """The `discards` cheapest discards by the normal level's reckoning after its own,
+        one per face (two copies of a card are the same discard)."""
+        face = view.codes
+        known = view.known
+        out: list[Move] = []
+        faces = {face[known[first.slot]]}
+        tie = random.Random(0)
+        for _, mv in sorted(self.policy.discard_costs(view, moves, tie), key=lambda x: x[0]):
+            if len(out) == self.discards:
+                break
+            code = face[known[mv.slot]]
+            if code not in faces:
+                faces.add(code)
+                out.append(mv)
+        return out
 
     def _going_out(self, view: HandState, moves: list[Move], first: Move) -> list[Move]:
         """Where the normal level's move would go out, or could, the other way too: its
@@ -204,8 +247,6 @@ GO_OUT_SCORE: Final = 1_000  # a meld score this large is the normal level's goi
 
 def _goes_out(view: HandState, move: Move, seat: int) -> bool:
     """Whether `move` empties the hand by going out, or leaves one card to go out with."""
-    from buraco_p2p.engine import AddToMeld, Discard, LayDown
-
     hand = len(view.hands[seat])
     if isinstance(move, Discard):
         return hand == 1

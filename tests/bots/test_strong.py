@@ -3,6 +3,7 @@ every public fact, it repeats given its random source, and it keeps to its budge
 
 from __future__ import annotations
 
+import math
 import os
 import random
 from collections import Counter
@@ -14,7 +15,15 @@ from test_hidden_cards import decisions_agree, scrambled_referee
 from buraco_p2p.bots import NormalBot, StrongBot
 from buraco_p2p.bots.sampler import Sampler, refusals, seat_knowledge
 from buraco_p2p.bots.strong import WORKER_NICE
-from buraco_p2p.engine import HandState, LocalTable, Move, RefereeView, legal_moves
+from buraco_p2p.engine import (
+    Discard,
+    HandState,
+    LocalTable,
+    Move,
+    Phase,
+    RefereeView,
+    legal_moves,
+)
 from buraco_p2p.rules import get_preset
 
 
@@ -195,3 +204,23 @@ def test_a_budget_too_short_for_one_deal_plays_the_normal_move() -> None:
         move = bot.choose_move(view, random.Random(2))
         assert bot.last.samples == 0
         assert move == NormalBot().choose_move(view, random.Random(2))
+
+
+def test_a_discard_is_weighed_against_the_next_cheapest_of_other_faces() -> None:
+    """At a discard with a choice, the search weighs the normal level's discard and its two
+    next cheapest, never two copies of one face (the same discard twice)."""
+    weighed = 0
+    for _, view in positions("us", 9, every=1):
+        moves = legal_moves(view)
+        first = NormalBot().choose_move(view, random.Random(0))
+        if view.phase is not Phase.PLAY or not isinstance(first, Discard):
+            continue
+        cands = [m for m in small().candidates(view, moves, first) if isinstance(m, Discard)]
+        face = {m: view.codes[view.known[m.slot]] for m in moves if isinstance(m, Discard)}
+        assert cands[0] == first
+        assert len({face[m] for m in cands}) == len(cands) == min(3, len(set(face.values())))
+        cost = {m: c for c, m in NormalBot().discard_costs(view, moves, random.Random(0))}
+        rest = [cost[m] for m in face if face[m] not in {face[c] for c in cands}]
+        assert all(cost[m] <= min(rest, default=math.inf) for m in cands[1:])
+        weighed += len(cands) == 3
+    assert weighed >= 20

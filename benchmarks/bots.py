@@ -9,10 +9,10 @@ confidence interval over deals. A hand is won by the side with more points (a ti
 - strong_vs_normal_hand_win_rate, strong_vs_normal_points_per_hand: the strong level against
   the normal level, at four seats under `us` (teams of two) and at two seats under `italian`,
   over 2 x `--deals` hands each, the search at a fixed size (`strong_samples` deals a searched
-  move; playouts of `strong_horizon_turns` turns after a draw at four seats, to the end of the
-  hand heads up, and of `strong_discard_horizon_turns` after a discard, where the normal
-  level's discard is weighed against its `strong_discards` next cheapest), so the figures do
-  not depend on how loaded the machine is; `strong_samples_at_default_budget` says how many
+  move; playouts of `strong_horizon_turns` turns after a draw, per table, and of
+  `strong_discard_horizon_turns` after a discard, where the normal level's discard is
+  weighed against its `strong_discards` next cheapest), so the figures do not depend on how
+  loaded the machine is; `strong_samples_at_default_budget` says how many
   deals the default budget reaches here (at most `strong_samples_cap`, where a budgeted
   search stops anyway), which the fixed size must not exceed.
 - normal_vs_baseline_hand_win_rate, normal_vs_baseline_points_per_hand: the normal level
@@ -51,6 +51,7 @@ from buraco_p2p.bots.duel import DuelResult, HandPlay, PileTakes, play_deal
 from buraco_p2p.bots.strong import (
     DEFAULT_DISCARD_HORIZON,
     DEFAULT_DISCARDS,
+    DEFAULT_HEADS_UP_HORIZON,
     DEFAULT_HORIZON,
     DEFAULT_SAMPLES,
     DEFAULT_THINK,
@@ -193,7 +194,7 @@ def main() -> None:
     tasks += [("us_4", "easy", "normal", d, 0) for d in range(args.baseline_deals // 2)]
     duels = run_duels(tasks, cores())
     doc["strong_samples"] = args.samples
-    doc["strong_horizon_turns"] = DEFAULT_HORIZON
+    doc["strong_horizon_turns"] = {"us_4": DEFAULT_HORIZON, "italian_2": DEFAULT_HEADS_UP_HORIZON}
     doc["strong_discards"] = DEFAULT_DISCARDS
     doc["strong_discard_horizon_turns"] = DEFAULT_DISCARD_HORIZON
     doc["strong_samples_cap"] = MAX_SAMPLES

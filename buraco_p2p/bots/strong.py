@@ -12,7 +12,7 @@ of the deal.
 The search pays where the normal level's rules of thumb are weakest. The draw: the pile or the
 stock decides what a side can meld for the rest of the hand, so every draw where taking the
 pile would put a card of it down that turn is searched (elsewhere the normal level's draw
-stands), its playouts `horizon` turns long (to the end of the hand heads up). The discard:
+stands), its playouts `horizon` turns long (`heads_up_horizon` heads up). The discard:
 which card feeds the next player, and which the side keeps, is where a fixed weighting
 misjudges most, so the normal level's discard is weighed against its `discards` next cheapest
 (one per face), over `discard_horizon` turns, long enough to see who takes the pile (measured
@@ -64,11 +64,12 @@ WORKER_NICE: Final = 10
 # Deals per searched move without a time budget: the benchmark's fixed size and seeded
 # self-play's (at most what the default budget reaches on a two-core machine).
 DEFAULT_SAMPLES: Final = 12
-# Turns a playout runs before the position is estimated (None: to the end of the hand). Heads
-# up (`heads_up_horizon`) playouts run to the end: hands are shorter there, and cut short
-# the estimate misjudged them (measured: the search lost to the normal level at 8 turns,
-# beat it to the end of the hand).
+# Turns a playout after a draw runs before the position is estimated (None: to the end of the
+# hand). Heads up (`heads_up_horizon`) they run longer: cut at 8 turns the estimate misjudged
+# the hand (measured: the search lost to the normal level), while 16 turns won as often as
+# playing to the end (hand win rates 0.71 and 0.72, the same 120 hands) at two thirds the cost.
 DEFAULT_HORIZON: Final = 8
+DEFAULT_HEADS_UP_HORIZON: Final = 16
 # Discards weighed beside the normal level's own (the next cheapest by its reckoning, one per
 # face), and the turns their playouts run: a discard's fate is mostly decided within a round.
 DEFAULT_DISCARDS: Final = 2
@@ -109,7 +110,7 @@ class StrongBot:
         think: float | None = DEFAULT_THINK,
         samples: int | None = None,
         horizon: int | None = DEFAULT_HORIZON,
-        heads_up_horizon: int | None = None,
+        heads_up_horizon: int | None = DEFAULT_HEADS_UP_HORIZON,
         clock: Callable[[], float] = time.monotonic,
         style: Style = NORMAL,
         workers: int = 1,

@@ -155,6 +155,19 @@ class Voter:
             return False
         return ballots.signed_at == length or self.waiting_here()
 
+    def standing(self) -> bool:
+        """Whether our vote at the end of our log stands against every round behind it: we
+        signed our void there, and it has not yet waited twice the timeout (`lower_ok`).
+        Having signed there, we built past every point behind it; a round completed behind
+        it with our earlier vote (one we gave up) would take us off the branch our vote
+        may yet close with the others (R3)."""
+        ballots = self.ballots
+        return (
+            ballots.mine is not None
+            and ballots.signed_at == len(self.table.log)
+            and not ballots.lower_ok
+        )
+
     def waiting_here(self) -> bool:
         """Whether a present party has signed our void at the end of our log, where the
         table waits for the silent parties, and we have not signed it there yet."""

@@ -14,6 +14,7 @@ import pytest
 from buraco_p2p.session import Output
 from buraco_p2p.session import agreement as agreement_module
 from buraco_p2p.session import ledger as ledger_module
+from buraco_p2p.session import voter as voter_module
 from sim import Failure, checks, explore, run, run_params
 from sim import schedule as schedule_module
 from sim import seat as seat_module
@@ -64,9 +65,12 @@ SKIPPED_ROUND = 1039  # a restarted peer's sync that leaves out a round it does 
 CROWDED_OUT = 20216  # an entry held for the branch a roll-back kept, crowded out before it
 GAVE_UP = 2600  # a void given up at a point, and another of the same try signed there
 ROUND_GIVEN_UP = 22676  # a round completed by the others where we had given our void up
+VOTE_STANDS = 60362  # a late round behind the point where we had signed a void since
 
 
-@pytest.mark.parametrize("seed", [SKIPPED_ROUND, CROWDED_OUT, GAVE_UP, ROUND_GIVEN_UP])
+@pytest.mark.parametrize(
+    "seed", [SKIPPED_ROUND, CROWDED_OUT, GAVE_UP, ROUND_GIVEN_UP, VOTE_STANDS]
+)
 def test_the_regression_seeds_hold(seed: int) -> None:
     run(seed)
 
@@ -98,6 +102,18 @@ def test_the_regression_finds_a_round_left_where_we_gave_up(
     with pytest.raises(Failure) as got:
         run(ROUND_GIVEN_UP)
     assert got.value.prop in ("S1", "L1")
+
+
+def test_the_regression_finds_a_vote_left_behind(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Put back the fault: a peer that signed a void at the end of its log takes a round
+    completed behind it at once. (A late party completed, with a void our peer had given
+    up, a round behind the point where our peer has since signed with the others, who
+    closed there: our peer went back alone, and two honest logs closed apart.)"""
+    monkeypatch.setattr(voter_module.Voter, "standing", lambda self: False)
+    monkeypatch.setattr(schedule_module, "_TABLES", {})
+    with pytest.raises(Failure) as got:
+        run(VOTE_STANDS)
+    assert got.value.prop == "S1"
 
 
 def test_the_regression_finds_an_entry_crowded_out(monkeypatch: pytest.MonkeyPatch) -> None:

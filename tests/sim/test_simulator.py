@@ -11,7 +11,7 @@ import os
 
 import pytest
 
-from buraco_p2p.session import Output
+from buraco_p2p.session import Output, Peer
 from buraco_p2p.session import agreement as agreement_module
 from buraco_p2p.session import ledger as ledger_module
 from buraco_p2p.session import voter as voter_module
@@ -66,10 +66,13 @@ CROWDED_OUT = 20216  # an entry held for the branch a roll-back kept, crowded ou
 GAVE_UP = 2600  # a void given up at a point, and another of the same try signed there
 ROUND_GIVEN_UP = 22676  # a round completed by the others where we had given our void up
 VOTE_STANDS = 60362  # a late round behind the point where we had signed a void since
+UNTAKEN_BUSY = 60482  # a round behind the log that does not apply kept the peer "busy"
+HOSTILE_HOST = 60595  # at two seats a hostile party 0 may close naming party 1 (no S2)
 
 
 @pytest.mark.parametrize(
-    "seed", [SKIPPED_ROUND, CROWDED_OUT, GAVE_UP, ROUND_GIVEN_UP, VOTE_STANDS]
+    "seed",
+    [SKIPPED_ROUND, CROWDED_OUT, GAVE_UP, ROUND_GIVEN_UP, VOTE_STANDS, UNTAKEN_BUSY, HOSTILE_HOST],
 )
 def test_the_regression_seeds_hold(seed: int) -> None:
     run(seed)
@@ -114,6 +117,25 @@ def test_the_regression_finds_a_vote_left_behind(monkeypatch: pytest.MonkeyPatch
     with pytest.raises(Failure) as got:
         run(VOTE_STANDS)
     assert got.value.prop == "S1"
+
+
+def test_the_regression_finds_a_peer_busy_with_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Put back the fault: `busy` counts a round behind the log that was tried and does not
+    apply there, which `work` then skips: the client loops on `busy` for ever."""
+
+    def busy(self: Peer) -> bool:
+        t = self.table
+        return not t.closed and bool(
+            self._voter.due(self._overdue)
+            or self._next() is not None
+            or (t.voiding is None and self._ledger.behind_log() and self._ledger.rounds_behind())
+        )
+
+    monkeypatch.setattr(Peer, "busy", property(busy))
+    monkeypatch.setattr(schedule_module, "_TABLES", {})
+    with pytest.raises(Failure) as got:
+        run(UNTAKEN_BUSY)
+    assert got.value.prop == "L1" and "busy with nothing" in str(got.value)
 
 
 def test_the_regression_finds_an_entry_crowded_out(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -66,14 +66,16 @@ CROWDED_OUT = 20216  # an entry held for the branch a roll-back kept, crowded ou
 GAVE_UP = 2600  # a void given up at a point, and another of the same try signed there
 ROUND_GIVEN_UP = 22676  # a round completed by the others where we had given our void up
 VOTE_STANDS = 60362  # a late round behind the point where we had signed a void since
+OTHERS_ROUND = 61609  # a round behind us naming us, with none of our votes, is still taken
 UNTAKEN_BUSY = 60482  # a round behind the log that does not apply kept the peer "busy"
 HOSTILE_HOST = 60595  # at two seats a hostile party 0 may close naming party 1 (no S2)
 
 
-@pytest.mark.parametrize(
-    "seed",
-    [SKIPPED_ROUND, CROWDED_OUT, GAVE_UP, ROUND_GIVEN_UP, VOTE_STANDS, UNTAKEN_BUSY, HOSTILE_HOST],
-)
+REGRESSIONS = [SKIPPED_ROUND, CROWDED_OUT, GAVE_UP, ROUND_GIVEN_UP, VOTE_STANDS, OTHERS_ROUND,
+               UNTAKEN_BUSY, HOSTILE_HOST]  # fmt: skip
+
+
+@pytest.mark.parametrize("seed", REGRESSIONS)
 def test_the_regression_seeds_hold(seed: int) -> None:
     run(seed)
 

@@ -13,7 +13,9 @@ its timeouts:
 
 - S1 on whole logs: two honest logs are one a prefix of the other (`verify A B` never says
   they fork);
-- S2, no honest party that answers is named: no void round in an honest log names one;
+- S2, no honest party that answers is named: no void round in an honest log names one
+  (S1 and S2 are not promised where the hostile parties may sign a round alone,
+  `Watch.hostile_quorum`);
 - S4, an equivocator is named with evidence anyone can check: every equivocation an honest
   peer reported checks (`check_equivocation`) and names a hostile party, never an honest
   one;
@@ -60,6 +62,14 @@ class Watch:
     voided: set[int] = field(default_factory=set)
     moved_at: dict[int, float] = field(default_factory=dict)
 
+    @property
+    def hostile_quorum(self) -> bool:
+        """Whether the hostile parties may sign a void round alone (naming every honest
+        party): then S1 and S2 are not promised (docs/protocol.md 4.6, the table of
+        hostile counts), and only S3, S4 and L2 are checked."""
+        w = self.world
+        return bool(w.n - len(w.honest)) and majority(w.n, w.honest)
+
     def after_event(self) -> None:
         w = self.world
         for p in w.honest:
@@ -87,6 +97,8 @@ class Watch:
                 self.moved_at[p] = w.now
             if p not in self.voided and peer.table.voids:
                 self.voided.add(p)
+        if self.hostile_quorum:
+            return  # hostile parties that may sign a round alone may close two (4.6's table)
         known = [(p, self.finals[(p, id(w.seats[p]))]) for p in w.honest
                  if (p, id(w.seats[p])) in self.finals]  # fmt: skip
         for i, (p, (fp, _)) in enumerate(known):
@@ -108,7 +120,7 @@ class Watch:
                 raise Violation("S3", f"party {p}'s saved log is not its log")
         if w.errors:
             raise Violation("L2", w.errors[0])
-        for i, p in enumerate(w.honest):
+        for i, p in enumerate(w.honest if not self.hostile_quorum else ()):
             for q in w.honest[i + 1 :]:
                 d = divergence(logs[p], logs[q])
                 if d is not None and d["longer"] is None:
@@ -126,7 +138,7 @@ class Watch:
     def _named(self, logs: dict[int, list[bytes]]) -> None:
         """S2: no void round in an honest log names a party that was answering."""
         w = self.world
-        for p in w.honest:
+        for p in w.honest if not self.hostile_quorum else ():
             peer = w.seats[p].peer
             if peer is None:
                 continue

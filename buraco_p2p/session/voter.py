@@ -155,6 +155,19 @@ class Voter:
             return False
         return ballots.signed_at == length or self.waiting_here()
 
+    def standing(self) -> bool:
+        """Whether our vote at the end of our log stands against the votes we gave up behind
+        it: we signed our void there, and it has not yet waited twice the timeout
+        (`lower_ok`). We signed there after giving those up and going past their points; a
+        round a late signature completes behind us with one of them must not take us off the
+        branch where the parties that signed with us may already have closed (R3)."""
+        ballots = self.ballots
+        return (
+            ballots.mine is not None
+            and ballots.signed_at == len(self.table.log)
+            and not ballots.lower_ok
+        )
+
     def waiting_here(self) -> bool:
         """Whether a present party has signed our void at the end of our log, where the
         table waits for the silent parties, and we have not signed it there yet."""

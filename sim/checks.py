@@ -29,12 +29,14 @@ its timeouts:
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from buraco_p2p.audit import EXIT_FAIR, EXIT_UNFINISHED, verify_bytes
 from buraco_p2p.logfile import encode_log
-from buraco_p2p.session import Fault, Rewrite, check_equivocation
+from buraco_p2p.session import Fault, Rewrite, bodies, check_equivocation
 from buraco_p2p.session.agreement import majority
+from buraco_p2p.session.entry import Entry
 from buraco_p2p.session.errors import Equivocation
 from buraco_p2p.session.states import Phase
 from buraco_p2p.session.table import Table
@@ -107,7 +109,7 @@ class Watch:
                 a, b = w.seats[p].peer, w.seats[q].peer
                 if a is None or b is None:
                     continue
-                if _chain(a.table, k) != _chain(b.table, k):
+                if _chain(a.table, k) != _chain(b.table, k) and not _apart(w, a.log, b.log):
                     raise Violation("S1", f"the final prefixes of parties {p} and {q} differ "
                                           f"within their first {k} entries")  # fmt: skip
 
@@ -123,7 +125,9 @@ class Watch:
         for i, p in enumerate(w.honest if not self.hostile_quorum else ()):
             for q in w.honest[i + 1 :]:
                 d = divergence(logs[p], logs[q])
-                if d is not None and d["longer"] is None:
+                pa, pb = w.seats[p].peer, w.seats[q].peer
+                if d is not None and d["longer"] is None and not (
+                        pa is not None and pb is not None and _apart(w, pa.log, pb.log)):
                     raise Violation("S1", f"the logs of parties {p} and {q} fork at {d['common']}")
         self._named(logs)
         self._evidence()
@@ -185,6 +189,18 @@ class Watch:
             raise Violation("L1", f"party {p}'s table stands at {len(t.log)} ({t.phase.value}, "
                                   f"waiting for {list(t.waiting_for)}) more than {bound:.1f} s "
                                   "after the network healed")  # fmt: skip
+
+
+def _apart(w: World, a: Sequence[Entry], b: Sequence[Entry]) -> bool:
+    """Whether two logs part at void rounds whose quorums meet in hostile parties only:
+    a hostile party that signed with two groups of honest parties that could not reach each
+    other (4.6, "Its limit": no rule can keep such groups together, and S1 is not promised)."""
+    start = next((i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), None)
+    if start is None:
+        return False
+    signers = [{e.author for e in log[start:] if e.kind == bodies.VOID} for log in (a, b)]
+    common = signers[0] & signers[1]
+    return bool(signers[0] and signers[1]) and common <= set(range(w.n)) - set(w.honest)
 
 
 def _chain(table: Table, length: int) -> bytes:

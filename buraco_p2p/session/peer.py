@@ -22,8 +22,8 @@ a vote (`Voter`), and any other entry is held until its index comes (`Inbox`), o
 its index is taken.
 
 The one way a log is ever cut back (`_adopt`): a complete void round, signed by a majority,
-at a point behind the end of our log and not before its final point; one holding a void of
-ours waits while our later vote at the end of our log stands (R3). Such a round is where
+at a point behind the end of our log and not before its final point, once our vote at the end
+of our log, if we signed one, has waited twice the timeout (R3). Such a round is where
 the table went while we were on another branch (we went on alone after a split, or applied
 an entry its equivocating author also signed otherwise): every honest peer that sees it
 takes it, the lowest such point first and there the highest try, so there is one log. What
@@ -542,19 +542,15 @@ class Peer:
 
     def _behind(self) -> list[tuple[int, list[Entry], tuple[int, bytes, tuple[bytes, ...]]]]:
         """The complete rounds behind our log `_adopt` may take now, each with what marks it
-        tried: none while a round is under way at the end of our log (it is finished first);
-        not one holding a void of ours while our vote at the end of our log stands (R3: we
-        signed there after giving that one up, and the others may close with us there); and
-        not one that did not apply where it stands, which never will while our log up to its
-        point is the same (it is tried once, not at every entry we apply)."""
+        tried: none while a round is under way at the end of our log (it is finished first)
+        or while our vote there stands (R3: the parties that signed with us may close there);
+        and not one that did not apply where it stands, which never will while our log up to
+        its point is the same (it is tried once, not at every entry we apply)."""
         table = self.table
-        if table.voiding is not None:
+        if table.voiding is not None or self._voter.standing():
             return []
-        standing = self._voter.standing()
         out = []
         for point, round_ in self._ledger.rounds_behind():
-            if standing and any(e.author == self.party for e in round_):
-                continue  # our vote at our point outranks the one we gave up in it (R3)
             tried = (point, table.log[point - 1].hash, tuple(e.hash for e in round_))
             if tried not in self._untaken:
                 out.append((point, round_, tried))
@@ -700,8 +696,8 @@ class Peer:
         if now - self._round_since < RETRY_TIMEOUTS * limit:
             return out
         if self._voter.standing() and self._ledger.rounds_behind():
-            # our round waited twice the timeout, and a round behind it, with the void we
-            # gave up there, is complete: the others closed there, so we go there too (R3)
+            # our round waited twice the timeout, and a round behind it is complete: the
+            # others closed there, not here, so we go there too (R3)
             self._voter.ballots.lower_ok = True
             adopted = self._adopt(now)
             if adopted.rollback is not None:

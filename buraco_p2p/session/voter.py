@@ -156,11 +156,11 @@ class Voter:
         return ballots.signed_at == length or self.waiting_here()
 
     def standing(self) -> bool:
-        """Whether our vote at the end of our log stands against the votes we gave up behind
-        it: we signed our void there, and it has not yet waited twice the timeout
-        (`lower_ok`). We signed there after giving those up and going past their points; a
-        round a late signature completes behind us with one of them must not take us off the
-        branch where the parties that signed with us may already have closed (R3)."""
+        """Whether our vote at the end of our log stands against every round behind it: we
+        signed our void there, and it has not yet waited twice the timeout (`lower_ok`).
+        The parties that signed with us may already have closed there; a round a late
+        signature completes behind us (with a void one of them gave up there and went on
+        past, say) must not take us off that branch alone (R3)."""
         ballots = self.ballots
         return (
             ballots.mine is not None

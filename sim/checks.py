@@ -13,7 +13,9 @@ its timeouts:
 
 - S1 on whole logs: two honest logs are one a prefix of the other (`verify A B` never says
   they fork);
-- S2, no honest party that answers is named: no void round in an honest log names one;
+- S2, no honest party that answers is named: no void round in an honest log names one
+  (S1 and S2 are not promised where the hostile parties may sign a round alone,
+  `Watch.hostile_quorum`);
 - S4, an equivocator is named with evidence anyone can check: every equivocation an honest
   peer reported checks (`check_equivocation`) and names a hostile party, never an honest
   one;
@@ -27,12 +29,14 @@ its timeouts:
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from buraco_p2p.audit import EXIT_FAIR, EXIT_UNFINISHED, verify_bytes
 from buraco_p2p.logfile import encode_log
-from buraco_p2p.session import Fault, Rewrite, check_equivocation
+from buraco_p2p.session import Fault, Rewrite, bodies, check_equivocation
 from buraco_p2p.session.agreement import majority
+from buraco_p2p.session.entry import Entry
 from buraco_p2p.session.errors import Equivocation
 from buraco_p2p.session.states import Phase
 from buraco_p2p.session.table import Table
@@ -59,6 +63,14 @@ class Watch:
     healed_at: dict[int, int] = field(default_factory=dict)
     voided: set[int] = field(default_factory=set)
     moved_at: dict[int, float] = field(default_factory=dict)
+
+    @property
+    def hostile_quorum(self) -> bool:
+        """Whether the hostile parties may sign a void round alone (naming every honest
+        party): then S1 and S2 are not promised (docs/protocol.md 4.6, the table of
+        hostile counts), and only S3, S4 and L2 are checked."""
+        w = self.world
+        return bool(w.n - len(w.honest)) and majority(w.n, w.honest)
 
     def after_event(self) -> None:
         w = self.world
@@ -87,6 +99,8 @@ class Watch:
                 self.moved_at[p] = w.now
             if p not in self.voided and peer.table.voids:
                 self.voided.add(p)
+        if self.hostile_quorum:
+            return  # hostile parties that may sign a round alone may close two (4.6's table)
         known = [(p, self.finals[(p, id(w.seats[p]))]) for p in w.honest
                  if (p, id(w.seats[p])) in self.finals]  # fmt: skip
         for i, (p, (fp, _)) in enumerate(known):
@@ -95,7 +109,7 @@ class Watch:
                 a, b = w.seats[p].peer, w.seats[q].peer
                 if a is None or b is None:
                     continue
-                if _chain(a.table, k) != _chain(b.table, k):
+                if _chain(a.table, k) != _chain(b.table, k) and not _apart(w, a.log, b.log):
                     raise Violation("S1", f"the final prefixes of parties {p} and {q} differ "
                                           f"within their first {k} entries")  # fmt: skip
 
@@ -108,10 +122,12 @@ class Watch:
                 raise Violation("S3", f"party {p}'s saved log is not its log")
         if w.errors:
             raise Violation("L2", w.errors[0])
-        for i, p in enumerate(w.honest):
+        for i, p in enumerate(w.honest if not self.hostile_quorum else ()):
             for q in w.honest[i + 1 :]:
                 d = divergence(logs[p], logs[q])
-                if d is not None and d["longer"] is None:
+                pa, pb = w.seats[p].peer, w.seats[q].peer
+                if d is not None and d["longer"] is None and not (
+                        pa is not None and pb is not None and _apart(w, pa.log, pb.log)):
                     raise Violation("S1", f"the logs of parties {p} and {q} fork at {d['common']}")
         self._named(logs)
         self._evidence()
@@ -126,7 +142,7 @@ class Watch:
     def _named(self, logs: dict[int, list[bytes]]) -> None:
         """S2: no void round in an honest log names a party that was answering."""
         w = self.world
-        for p in w.honest:
+        for p in w.honest if not self.hostile_quorum else ():
             peer = w.seats[p].peer
             if peer is None:
                 continue
@@ -173,6 +189,18 @@ class Watch:
             raise Violation("L1", f"party {p}'s table stands at {len(t.log)} ({t.phase.value}, "
                                   f"waiting for {list(t.waiting_for)}) more than {bound:.1f} s "
                                   "after the network healed")  # fmt: skip
+
+
+def _apart(w: World, a: Sequence[Entry], b: Sequence[Entry]) -> bool:
+    """Whether two logs part at void rounds whose quorums meet in hostile parties only:
+    a hostile party that signed with two groups of honest parties that could not reach each
+    other (4.6, "Its limit": no rule can keep such groups together, and S1 is not promised)."""
+    start = next((i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), None)
+    if start is None:
+        return False
+    signers = [{e.author for e in log[start:] if e.kind == bodies.VOID} for log in (a, b)]
+    common = signers[0] & signers[1]
+    return bool(signers[0] and signers[1]) and common <= set(range(w.n)) - set(w.honest)
 
 
 def _chain(table: Table, length: int) -> bytes:

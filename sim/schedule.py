@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from buraco_p2p.session.states import Phase
 from sim.checks import Violation, Watch
 from sim.memo import remembered
+from sim.seat import Stalled
 from sim.world import Params, World, honest_table
 
 __all__ = ["Failure", "Outcome", "explore", "replay_command", "run", "run_params"]
@@ -92,6 +93,8 @@ def run_params(params: Params, command: str, *, audit: bool = True) -> Outcome:
             watch.at_end(audit=audit)
         except Violation as v:
             raise Failure(seed, v.prop, str(v), command, world.trace) from None
+        except Stalled as st:
+            raise Failure(seed, "L1", str(st), command, world.trace) from None
         except Exception as exc:  # a crash of an honest peer or the verifier: L2
             where = "".join(traceback.format_exception(exc)[-6:])
             raise Failure(seed, "L2", f"{type(exc).__name__}: {exc}\n{where}", command,

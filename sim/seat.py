@@ -27,11 +27,16 @@ from buraco_p2p.session.events import Event
 from buraco_p2p.session.policy import Policy
 from buraco_p2p.session.resume import resume, sync_answer
 
-__all__ = ["Message", "SavedFiles", "Seat"]
+__all__ = ["Message", "SavedFiles", "Seat", "Stalled"]
 
 # A stale log asks for `sync` this often, in parts of the timeout (the driver: each second,
 # against a timeout of two minutes).
 RESYNC = 8
+
+class Stalled(RuntimeError):
+    """A peer said it had work (`Peer.busy`) and did nothing, again and again: a client
+    that loops on `busy` would hang there (L1)."""
+
 
 # The events a trace tells.
 NOTED = frozenset({"Voided", "Fault", "Rewrite", "TimedOut", "VoidHeld", "VoidProposed",
@@ -259,8 +264,18 @@ class Seat:
         assert peer is not None
         sends: list[tuple[int | None, Message]] = []
         for _ in range(10_000):
+            idle = 0
             while peer.busy:
-                sends += self.handle(peer.work(now), now)
+                got = peer.work(now)
+                # a peer that says it has work and does nothing, again and again, would hang
+                # its client (the driver loops on `busy` too): a liveness failure of its own
+                empty = not (got.send or got.persist or got.events or got.votes is not None
+                             or got.rollback is not None)  # fmt: skip
+                idle = idle + 1 if empty else 0
+                if idle > 3:
+                    raise Stalled(f"party {self.party} is busy with nothing it can do "
+                                  f"(log {len(peer.log)})")  # fmt: skip
+                sends += self.handle(got, now)
             sends += self.handle(self.policy.join(peer, now), now)
             if not peer.on_turn:
                 break

@@ -22,7 +22,8 @@ a vote (`Voter`), and any other entry is held until its index comes (`Inbox`), o
 its index is taken.
 
 The one way a log is ever cut back (`_adopt`): a complete void round, signed by a majority,
-at a point behind the end of our log and not before its final point. Such a round is where
+at a point behind the end of our log and not before its final point, once our vote at the end
+of our log, if we signed one, has waited twice the timeout (R3). Such a round is where
 the table went while we were on another branch (we went on alone after a split, or applied
 an entry its equivocating author also signed otherwise): every honest peer that sees it
 takes it, the lowest such point first and there the highest try, so there is one log. What
@@ -187,8 +188,7 @@ class Peer:
         return (
             self._voter.due(self._overdue)
             or self._next() is not None
-            or bool(self.table.voiding is None and self._ledger.behind_log()
-                    and self._ledger.rounds_behind())
+            or bool(self._ledger.behind_log() and self._behind())
         )
 
     @property
@@ -529,14 +529,7 @@ class Peer:
         our final point, that applies on our log cut back to its point: cut back there and
         apply it (the lowest such point, there the highest try). None held: nothing."""
         table = self.table
-        if table.voiding is not None:
-            return Output()  # a round under way at the end of our log is finished first
-        for point, round_ in self._ledger.rounds_behind():
-            # a round that does not apply where it stands never will while our log up to
-            # its point is the same: it is tried once, not at every entry we apply
-            tried = (point, table.log[point - 1].hash, tuple(e.hash for e in round_))
-            if tried in self._untaken:
-                continue
+        for point, round_, tried in self._behind():
             try:  # tried on a verifier's copy first: nothing of ours is drawn or changed
                 trial = table.rewound(point, seated=False)
                 for e in round_:
@@ -546,6 +539,22 @@ class Peer:
                 continue
             return self._roll_back(point, round_, now)
         return Output()
+
+    def _behind(self) -> list[tuple[int, list[Entry], tuple[int, bytes, tuple[bytes, ...]]]]:
+        """The complete rounds behind our log `_adopt` may take now, each with what marks it
+        tried: none while a round is under way at the end of our log (it is finished first)
+        or while our vote there stands (R3: the parties that signed with us may close there);
+        and not one that did not apply where it stands, which never will while our log up to
+        its point is the same (it is tried once, not at every entry we apply)."""
+        table = self.table
+        if table.voiding is not None or self._voter.standing():
+            return []
+        out = []
+        for point, round_ in self._ledger.rounds_behind():
+            tried = (point, table.log[point - 1].hash, tuple(e.hash for e in round_))
+            if tried not in self._untaken:
+                out.append((point, round_, tried))
+        return out
 
     def _roll_back(self, point: int, round_: list[Entry], now: float) -> Output:
         """Cut our log back to `point` and apply `round_` there, and rebuild every piece of
@@ -686,6 +695,13 @@ class Peer:
             return out
         if now - self._round_since < RETRY_TIMEOUTS * limit:
             return out
+        if self._voter.standing() and self._ledger.rounds_behind():
+            # our round waited twice the timeout, and a round behind it is complete: the
+            # others closed there, not here, so we go there too (R3)
+            self._voter.ballots.lower_ok = True
+            adopted = self._adopt(now)
+            if adopted.rollback is not None:
+                return adopted
         keys = [k.raw for k in self.table.keys]
         away = self._presence.absent(holders, keys, linked, now, self._round_since, limit)
         if holders and not away:

@@ -182,15 +182,7 @@ class ReplayScreen(Screen):
 
     def status(self) -> Row:
         snap = self.c.snap
-        parts: Row = [("", " ")]
-        mine = snap.seats[snap.me].match_side
-        order = [mine, *[m for m in range(len(snap.scores)) if m != mine]]
-        for k, m in enumerate(order):
-            if k:
-                parts.append(("", "  "))
-            parts.append(("class:label", f"{self.side_label(m)} "))
-            parts.append(("class:score", str(snap.scores[m])))
-            parts.extend(self.on_table(m))
+        parts = self.scores()
         target = snap.rules.target_score if not snap.rules.hands else None
         limit = f" / {target}" if target else f" / {count(snap.rules.hands, 'hand')}"
         parts.append(("class:dim", limit))

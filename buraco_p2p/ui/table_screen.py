@@ -103,10 +103,12 @@ class Screen(MeldRows, HandRows):
             right.append((bar, f" · seed {seed} " if seed else " "))
         return cv.spread([(bar, left)], right, self.cols, bar)
 
-    def status(self) -> Row:
+    def side_label(self, match_side: int) -> str:
+        return match_side_name(self.c, match_side)
+
+    def scores(self) -> Row:
         """The match score, this player's side first (the same order on every screen), each
-        side's points on the table this hand with its buracos and pot, the target; then
-        whose turn it is."""
+        side's points on the table this hand with its buracos and pot."""
         snap = self.c.snap
         parts: Row = [("", " ")]
         mine = snap.seats[snap.me].match_side
@@ -114,9 +116,15 @@ class Screen(MeldRows, HandRows):
         for k, m in enumerate(order):
             if k:
                 parts.append(("", "  "))
-            parts.append(("class:label", f"{match_side_name(self.c, m)} "))
+            parts.append(("class:label", f"{self.side_label(m)} "))
             parts.append(("class:score", str(snap.scores[m])))
             parts.extend(self.on_table(m))
+        return parts
+
+    def status(self) -> Row:
+        """The scores (`scores`), the target; then whose turn it is."""
+        snap = self.c.snap
+        parts = self.scores()
         if snap.rules_known:
             parts.append(("class:dim", f" {self.length_text()}"))
         right: Row = [*self.turn_text(), ("", " ")]

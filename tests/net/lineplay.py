@@ -6,6 +6,7 @@ router renumbers mid-hand."""
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import trio
@@ -16,7 +17,8 @@ RENUMBER_AFTER_MOVES = 4  # moves of the host's before its router restarts
 # A person reads the re-join code and pastes it this long after it is printed: by then the
 # joiner has long noticed its link is gone and is punching toward the host's old address.
 PASTE_AFTER = 10.0
-# The longest a move may take to show after the paste before the table counts as stuck.
+# The longest a move may take to show at a seat after the paste before the table counts as
+# stuck.
 STUCK_AFTER = 45.0
 MOVE_WORDS = (" drew ", " discarded ", " took ")
 
@@ -27,6 +29,7 @@ class Player:
     def __init__(self, name: str, proc: trio.Process) -> None:
         self.name, self.proc = name, proc
         self.lines: list[str] = []
+        self.stamps: list[float] = []  # when each line was read (trio's clock)
         self.moves = 0
         self.phase = ""
         self.seen = trio.Event()  # set at every new line
@@ -41,6 +44,7 @@ class Player:
         """Read its output; play each turn it is asked for (draw, then discard its first)."""
         async for line in lines_of(self.proc):
             self.lines.append(line)
+            self.stamps.append(trio.current_time())
             self.seen.set()
             self.seen = trio.Event()
             if line.startswith(f"turn: {self.name} (you), "):
@@ -69,12 +73,18 @@ class Player:
                     return found
                 await self.seen.wait()
 
-    async def wait_for_move(self, who: str, timeout: float, start: int) -> None:
-        """Until a move of `who`'s is shown, from line `start` on."""
+    async def first_move(self, timeout: float, start: int) -> float:
+        """When the first move (anyone's, ours too) from line `start` on was shown."""
         with trio.fail_after(timeout):
-            while not any(x.startswith(f"{who} ") and any(w in x for w in MOVE_WORDS)
-                          for x in self.lines[start:]):  # fmt: skip
+            while True:
+                for k in range(start, len(self.lines)):
+                    if any(w in self.lines[k] for w in MOVE_WORDS):
+                        return self.stamps[k]
                 await self.seen.wait()
+
+    def stamp_of(self, line: str, start: int) -> float:
+        """When `line` (the first such from index `start` on) was shown."""
+        return self.stamps[self.lines.index(line, start)]
 
     def tail(self) -> str:
         return "\n".join(self.lines[-25:])
@@ -100,14 +110,29 @@ async def lines_of(proc: trio.Process) -> AsyncIterator[str]:
             yield line.decode(errors="replace")
 
 
-async def renumbered_table_gap(
-    lab: Lab, host: Home, joiners: list[Home], tmp: Path
-) -> float:
+@dataclass(frozen=True)
+class Renumbered:
+    """When each thing happened after a host's router renumbered, in seconds from then."""
+
+    code_s: float  # the host printed its re-join code
+    pasted_s: float  # the code was pasted at the last joiner
+    moved_s: float  # the table moved again: a move made since, shown at every seat
+
+    @property
+    def after_paste_s(self) -> float:
+        """From the paste until the table moved again (the part no person waits out)."""
+        return self.moved_s - self.pasted_s
+
+
+async def renumbered_table(lab: Lab, host: Home, joiners: list[Home], tmp: Path) -> Renumbered:
     """A table of people at line clients (the real `host` and `join` in `host` and `joiners`,
     each behind a cone NAT with no mapping, every reply code pasted at the host) whose host's
-    router renumbers mid-hand (`natlab.renumber`); the host's re-join code is pasted at every
-    joiner `PASTE_AFTER` seconds after it is printed. Seconds from that paste until every
-    joiner has seen a move of the host's: the table moves again."""
+    router renumbers mid-hand (`natlab.renumber`), at a moment when nothing is on its way.
+    The players go on playing as they are asked; the host's re-join code is pasted once at
+    every joiner `PASTE_AFTER` seconds after the host prints it. The table has moved again
+    once every seat shows a move made after the renumbering: every peer has applied an entry
+    made since (a draw needs every other seat's shares, a discard reaches the others over
+    their links)."""
     stun = [a for ep in lab.stun_servers() for a in ("--stun", f"{ep.host}:{ep.port}")]
     rules = ["--players", str(len(joiners) + 1), "--rule", "hands=1"]
     hcmd = buraco_command(host.namespace, tmp / "ana", "host", "--nick", "ana", "--port", "4700",
@@ -137,38 +162,39 @@ async def renumbered_table_gap(
             with trio.fail_after(120):
                 while ana.moves < RENUMBER_AFTER_MOVES:
                     await ana.seen.wait()
-            # Everyone stops playing, and nothing more is on its way; then the router restarts.
+            # Everyone stops playing, and nothing more is on its way; then the router restarts,
+            # and everyone plays on as asked (a move waits for the links it needs).
             for p in everyone:
                 p.paused = True
             await quiet(*everyone)
-            mark = len(ana.lines)
+            marks = [len(p.lines) for p in everyone]
+            renumbered = trio.current_time()
             await trio.to_thread.run_sync(renumber, lab, host, "198.51.100.121")
-            rejoin = (await ana.wait_for("BRJ-", 60, start=mark)).strip()
-            # Its new public address, and no address of its LAN, is what it calls public.
-            changed = await ana.wait_for("your public address changed", 5, start=mark)
-            assert "(now 198.51.100.121:4700)" in changed, changed
+            for p in everyone:
+                await p.resume()
+            printed = await ana.wait_for("BRJ-", 60, start=marks[0])
+            code_s, rejoin = ana.stamp_of(printed, marks[0]) - renumbered, printed.strip()
             await trio.sleep(PASTE_AFTER)
             pasted_at = [len(p.lines) for p in others]
             for p in others:
                 await p.type(rejoin)
-            start = trio.current_time()
+            pasted_s = trio.current_time() - renumbered
             for p, at in zip(others, pasted_at, strict=True):
-                await p.wait_for("re-join code accepted", 10, start=at)
-            # Play goes on: whoever's turn it is moves, and a move of the host's (its own, or
-            # its answer to the others') reaches every joiner, over links made after the paste.
-            for p in everyone:
-                await p.resume()
-            for p, at in zip(others, pasted_at, strict=True):
+                await p.wait_for("re-join code accepted", 30, start=at)
+            moved: list[float] = []
+            for p, mark in zip(everyone, marks, strict=True):
                 try:
-                    await p.wait_for_move("ana", STUCK_AFTER, start=at)
+                    moved.append(await p.first_move(STUCK_AFTER, start=mark))
                 except trio.TooSlowError:
-                    raise AssertionError(f"no move after the paste:\n{p.tail()}\n--\n"
-                                         f"{ana.tail()}") from None  # fmt: skip
-            back = trio.current_time() - start
+                    raise AssertionError(f"{p.name} shows no move after the paste:\n{p.tail()}"
+                                         f"\n--\n{ana.tail()}") from None  # fmt: skip
             for p, at in zip(others, pasted_at, strict=True):
                 assert not any("waiting for ana" in x for x in p.lines[at:]), p.tail()
+            # Its new public address, and no address of its LAN, is what it calls public.
+            changed = await ana.wait_for("your public address changed", 5, start=marks[0])
+            assert "(now 198.51.100.121:4700)" in changed, changed
             nursery.cancel_scope.cancel()
-            return back
+            return Renumbered(code_s, pasted_s, max(moved) - renumbered)
     finally:
         await kill_leftovers(procs)
     raise AssertionError("unreachable")  # pragma: no cover

@@ -800,8 +800,9 @@ def mesh_table(
 
     async def watch_links(me: int, mesh: Mesh) -> None:
         """How each link is made, every time that changes from the settling on ("down" while
-        it is not up), until the table is done."""
-        while True:
+        it is not up), until every home is done (then the homes leave, each in its own time:
+        a link going down as they do is no part of the table's play)."""
+        while not finished.event.is_set():
             with lock:
                 for k in mesh.peers():
                     now = mesh.how_linked(k) if mesh.is_up(k) else "down"

@@ -84,10 +84,14 @@ async def test_a_retired_key_cannot_cut_the_round_that_retired_it(tmp_path: Path
         await table.stop(walker)
         honest = [s for s in table.seats if s is not walker]
         old_key = walker.identity.public
-        await until("the heir has played",
-                    lambda: host.d.peer.table.keys[party] != old_key
-                    and any(e.author == party and e.index > host.d.peer.table.successions[0][0]
-                            for e in host.d.peer.log), timeout=240)  # fmt: skip
+        def heir_played(s: Seat) -> bool:
+            t = s.d.peer.table
+            return t.keys[party] != old_key and bool(t.successions) and any(
+                e.author == party and e.index > t.successions[0][0] for e in s.d.peer.log)
+
+        # at every honest client, so the old index is final everywhere when the rewrite comes
+        await until("the heir has played, at every honest client",
+                    lambda: all(heir_played(s) for s in honest), timeout=240)  # fmt: skip
         index = _last_own(walker, party)
         first = decode_entry(walker.saved_log()[index])
         other = walker.signed(index=index, prev=first.prev, kind=first.kind, author=party,

@@ -410,6 +410,19 @@ class Peer:
         self._round_told = False
         return Output(send=[entry.wire])
 
+    def standing(self) -> list[bytes]:
+        """What a party that asks for `sync` is sent after the log (2.10): the void entries
+        we stand by and the evidence of every equivocation not below our final point. A
+        party that restarted, or lost them on the way, needs them to reach the round the
+        table is to meet at (a dispute behind its log, a round at its point), and no entry
+        of the log brings them again."""
+        final = self.final
+        out = [w for w in self.votes if (self._ledger.point_of_wire(w) or -1) >= final]
+        for (_, index), err in self.evidence.items():
+            if index >= final:
+                out += [w for w in err.evidence if w not in out]
+        return out
+
     def clock_ms(self, now: float) -> int:
         """Our match clock in milliseconds of the rule's minutes (0 before the seat draw):
         what our entry of a round of clocks reports."""

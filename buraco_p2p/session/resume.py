@@ -61,17 +61,18 @@ def resume(
 def sync_answer(
     peer: Peer, n: int, pending: Iterable[bytes] = (), *, tail: bool = True
 ) -> list[bytes]:
-    """What a party that claims the first `n` entries is sent: our log from `n`, then
-    `pending`, our entries made ahead of our log. A party that claims all we hold or more
-    may be on another branch (its entries at the same indices differ from ours): with
-    `tail`, it is sent our last complete step, what brings it back (4.6). The caller sends
-    that tail once per party and length of our log, so a table that waits does not send its
-    last step again with every `sync`."""
+    """What a party that claims the first `n` entries is sent (2.10): our log from `n`,
+    then `pending`, our entries made ahead of our log, then what we stand by
+    (`Peer.standing`: our voids, the evidence of an equivocation that still matters). A
+    party that claims all we hold or more may be on another branch (its entries at the same
+    indices differ from ours): with `tail`, it is sent our last complete step, what brings
+    it back (4.6). The caller sends that tail once per party and length of our log, so a
+    table that waits does not send its last step again with every `sync`."""
     if n < len(peer.log):
         # from the start of our step that holds its last entry: that entry may be one of
         # another branch (a void round it lacks may start there)
         steps = peer.table.steps
         start = max(steps[bisect.bisect_right(steps, max(n - 1, 0)) - 1], 1)
-        return [e.wire for e in peer.log[min(n, start) :]] + list(pending)
+        return [e.wire for e in peer.log[min(n, start) :]] + list(pending) + peer.standing()
     start = max(peer.table.steps[-2], 1) if tail else len(peer.log)
-    return [e.wire for e in peer.log[start:]] + list(pending)
+    return [e.wire for e in peer.log[start:]] + list(pending) + peer.standing()

@@ -67,10 +67,11 @@ ROUND_GIVEN_UP = 22676  # a round completed by the others where we had given our
 HOSTILE_MEETING = 61609  # a hostile party completed a round with each of two honest groups
 UNTAKEN_BUSY = 60482  # a round behind the log that does not apply kept the peer "busy"
 HOSTILE_HOST = 60595  # at two seats a hostile party 0 may close naming party 1 (no S2)
+LOST_DISPUTE = 62702  # a party restarted past an equivocation it never heard of
 
 
 REGRESSIONS = [SKIPPED_ROUND, CROWDED_OUT, GAVE_UP, ROUND_GIVEN_UP, HOSTILE_MEETING,
-               UNTAKEN_BUSY, HOSTILE_HOST]  # fmt: skip
+               UNTAKEN_BUSY, HOSTILE_HOST, LOST_DISPUTE]  # fmt: skip
 
 
 @pytest.mark.parametrize("seed", REGRESSIONS)
@@ -124,6 +125,20 @@ def test_the_regression_finds_a_peer_busy_with_nothing(monkeypatch: pytest.Monke
     with pytest.raises(Failure) as got:
         run(UNTAKEN_BUSY)
     assert got.value.prop == "L1" and "busy with nothing" in str(got.value)
+
+
+def test_the_regression_finds_a_dispute_lost_in_a_restart(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Put back the fault: a `sync` is answered with the log alone. A party that crashed as
+    the others found an equivocation behind their logs restarts never knowing of it, never
+    signs the void where they meet, and plays on; the next honest party, which signed that
+    void and so makes no entry until it is applied, is named silent and its side charged."""
+    monkeypatch.setattr(Peer, "standing", lambda self: [])
+    monkeypatch.setattr(schedule_module, "_TABLES", {})
+    with pytest.raises(Failure) as got:
+        run(LOST_DISPUTE)
+    assert got.value.prop == "S2"
 
 
 def test_the_regression_finds_an_entry_crowded_out(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -22,7 +22,8 @@ a vote (`Voter`), and any other entry is held until its index comes (`Inbox`), o
 its index is taken.
 
 The one way a log is ever cut back (`_adopt`): a complete void round, signed by a majority,
-at a point behind the end of our log and not before its final point. Such a round is where
+at a point behind the end of our log and not before its final point, once our vote at the end
+of our log, if we signed one, has waited twice the timeout (R3). Such a round is where
 the table went while we were on another branch (we went on alone after a split, or applied
 an entry its equivocating author also signed otherwise): every honest peer that sees it
 takes it, the lowest such point first and there the highest try, so there is one log. What
@@ -554,11 +555,12 @@ class Peer:
 
     def _behind(self) -> list[tuple[int, list[Entry], tuple[int, bytes, tuple[bytes, ...]]]]:
         """The complete rounds behind our log `_adopt` may take now, each with what marks it
-        tried: none while a round is under way at the end of our log (it is finished first);
+        tried: none while a round is under way at the end of our log (it is finished first)
+        or while our vote there stands (R3: the parties that signed with us may close there);
         and not one that did not apply where it stands, which never will while our log up to
         its point is the same (it is tried once, not at every entry we apply)."""
         table = self.table
-        if table.voiding is not None:
+        if table.voiding is not None or self._voter.standing():
             return []
         out = []
         for point, round_ in self._ledger.rounds_behind():
@@ -706,6 +708,13 @@ class Peer:
             return out
         if now - self._round_since < RETRY_TIMEOUTS * limit:
             return out
+        if self._voter.standing() and self._ledger.rounds_behind():
+            # our round waited twice the timeout, and a round behind it is complete: the
+            # others closed there, not here, so we go there too (R3)
+            self._voter.ballots.lower_ok = True
+            adopted = self._adopt(now)
+            if adopted.rollback is not None:
+                return adopted
         keys = [k.raw for k in self.table.keys]
         away = self._presence.absent(holders, keys, linked, now, self._round_since, limit)
         if holders and not away:

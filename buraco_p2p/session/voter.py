@@ -155,6 +155,19 @@ class Voter:
             return False
         return ballots.signed_at == length or self.waiting_here()
 
+    def standing(self) -> bool:
+        """Whether our vote at the end of our log stands against every round behind it: we
+        signed our void there, and it has not yet waited twice the timeout (`lower_ok`).
+        The parties that signed with us may already have closed there; a round a late
+        signature completes behind us (with a void one of them gave up there and went on
+        past, say) must not take us off that branch alone (R3)."""
+        ballots = self.ballots
+        return (
+            ballots.mine is not None
+            and ballots.signed_at == len(self.table.log)
+            and not ballots.lower_ok
+        )
+
     def waiting_here(self) -> bool:
         """Whether a present party has signed our void at the end of our log, where the
         table waits for the silent parties, and we have not signed it there yet."""

@@ -14,6 +14,7 @@ import pytest
 from buraco_p2p.session import Output, Peer
 from buraco_p2p.session import agreement as agreement_module
 from buraco_p2p.session import ledger as ledger_module
+from buraco_p2p.session import voter as voter_module
 from sim import Failure, checks, explore, run, run_params
 from sim import schedule as schedule_module
 from sim import seat as seat_module
@@ -64,14 +65,16 @@ SKIPPED_ROUND = 1039  # a restarted peer's sync that leaves out a round it does 
 CROWDED_OUT = 20216  # an entry held for the branch a roll-back kept, crowded out before it
 GAVE_UP = 2600  # a void given up at a point, and another of the same try signed there
 ROUND_GIVEN_UP = 22676  # a round completed by the others where we had given our void up
-HOSTILE_MEETING = 61609  # a hostile party completed a round with each of two honest groups
+VOTE_STANDS = 60362  # a late round behind the point where we had signed a void since
+VOTE_STANDS_TOO = 62465  # the same, at the peer that proposed the round the others closed on
+HOSTILE_MEETING = 61609  # two groups that could not meet, each closed with one hostile party
 UNTAKEN_BUSY = 60482  # a round behind the log that does not apply kept the peer "busy"
 HOSTILE_HOST = 60595  # at two seats a hostile party 0 may close naming party 1 (no S2)
 LOST_DISPUTE = 62702  # a party restarted past an equivocation it never heard of
 
 
-REGRESSIONS = [SKIPPED_ROUND, CROWDED_OUT, GAVE_UP, ROUND_GIVEN_UP, HOSTILE_MEETING,
-               UNTAKEN_BUSY, HOSTILE_HOST, LOST_DISPUTE]  # fmt: skip
+REGRESSIONS = [SKIPPED_ROUND, CROWDED_OUT, GAVE_UP, ROUND_GIVEN_UP, VOTE_STANDS, VOTE_STANDS_TOO,
+               HOSTILE_MEETING, UNTAKEN_BUSY, HOSTILE_HOST, LOST_DISPUTE]  # fmt: skip
 
 
 @pytest.mark.parametrize("seed", REGRESSIONS)
@@ -106,6 +109,31 @@ def test_the_regression_finds_a_round_left_where_we_gave_up(
     with pytest.raises(Failure) as got:
         run(ROUND_GIVEN_UP)
     assert got.value.prop in ("S1", "L1")
+
+
+def test_the_regression_finds_a_vote_left_behind(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Put back the fault: a peer that signed a void at the end of its log takes a round
+    completed behind it at once. (A late party completed, with a void an honest party had
+    given up, a round behind the point where that party has since signed with others, who
+    closed there: a peer went back alone, and two honest logs closed apart.)"""
+    monkeypatch.setattr(voter_module.Voter, "standing", lambda self: False)
+    monkeypatch.setattr(schedule_module, "_TABLES", {})
+    with pytest.raises(Failure) as got:
+        run(VOTE_STANDS_TOO)
+    assert got.value.prop == "S1"
+
+
+def test_two_groups_a_hostile_party_closed_apart_are_not_counted(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The check's exception is narrow: without it, the schedule where a hostile party
+    signed with two groups of honest parties that could not reach each other is an S1
+    failure (4.6, "Its limit": their quorums meet in the hostile party only)."""
+    monkeypatch.setattr(checks, "_apart", lambda w, a, b: False)
+    monkeypatch.setattr(schedule_module, "_TABLES", {})
+    with pytest.raises(Failure) as got:
+        run(HOSTILE_MEETING)
+    assert got.value.prop == "S1"
 
 
 def test_the_regression_finds_a_peer_busy_with_nothing(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -163,17 +163,29 @@ class Ballots:
 
     def file(self, entry: Entry) -> Entry | None:
         """Hold a void entry; returns the different entry its author already signed for that
-        index and try, if any (equivocation), and then holds nothing. Two tries of one
-        author at one index are two votes, not equivocation (4.5)."""
+        index and try, if any (equivocation): the new one is then held beside it as its
+        rival (of several, one that casts the same vote as another party's, 4.5 R6). Two
+        tries of one author at one index are two votes, not equivocation (4.5)."""
         slot = self.held.setdefault(entry.index, {})
         key = (entry.author, _attempt(entry))
         other = slot.get(key)
         if other is not None:
-            if other.wire != entry.wire:
-                self.rivals.setdefault((entry.index, *key), entry)
+            rival = self.rivals.get((entry.index, *key))
+            if other.wire != entry.wire and (rival is None or (
+                    rival.wire != entry.wire and self._seconded(entry)
+                    and not self._seconded(rival))):  # fmt: skip
+                self.rivals[(entry.index, *key)] = entry
             return other
         slot[key] = entry
         return None
+
+    def _seconded(self, entry: Entry) -> bool:
+        """Whether another party's void we hold casts the same vote as `entry`."""
+        vote = self.vote(entry)
+        return vote is not None and any(
+            e.author != entry.author and self.vote(e) == vote
+            for slot in self.held.values() for e in slot.values()
+        )  # fmt: skip
 
     def get(
         self, index: int, author: int | None, attempt: int = 0, like: Vote | None = None

@@ -48,8 +48,10 @@ class Ledger:
         self.table = table
         self.inbox = inbox
         self.voter = voter
-        # voids whose point is not before our final point: (index, author, try) -> entry
-        self.behind: dict[tuple[int, int, int], Entry] = {}
+        # voids whose point is not before our final point: (index, author, try, k) -> entry,
+        # k 0 for the first void of that slot, 1 for a different one its author also signed
+        # (4.5 R6: either may complete a round, so both are held)
+        self.behind: dict[tuple[int, int, int, int], Entry] = {}
         # the voids we signed at an equivocated index behind our log: point -> entry
         self.mine: dict[int, Entry] = {}
         # every void we signed (a round behind our log may be one we signed before we were
@@ -76,7 +78,8 @@ class Ledger:
             ballots = self.voter.ballots
             for e in (ballots.held.get(entry.index, {}).get((entry.author, attempt)),
                       ballots.rivals.get((entry.index, entry.author, attempt)),
-                      self.behind.get((entry.index, entry.author, attempt))):  # fmt: skip
+                      self.behind.get((entry.index, entry.author, attempt, 0)),
+                      self.behind.get((entry.index, entry.author, attempt, 1))):  # fmt: skip
                 if e is not None:
                     out.append(e)
         else:
@@ -128,12 +131,30 @@ class Ledger:
 
     def keep(self, entry: Entry) -> None:
         """Hold a void whose point is not before our final point: a round of such voids may
-        be found behind our log later (`rounds_behind`)."""
+        be found behind our log later (`rounds_behind`). Of the different voids an author
+        signed for one index and try (an equivocator's, 4.5 R6) two are held, as by the
+        voter: the first, and one other, the one that votes with another party if any (so
+        a third cannot push out the one that completes a round)."""
         if len(self.behind) >= MAX_BEHIND:
             self.prune()
             if len(self.behind) >= MAX_BEHIND:
                 return
-        self.behind.setdefault((entry.index, entry.author, bodies.void_try(entry.body)), entry)
+        slot = (entry.index, entry.author, bodies.void_try(entry.body))
+        first, other = self.behind.get((*slot, 0)), self.behind.get((*slot, 1))
+        if entry.wire in (first.wire if first else None, other.wire if other else None):
+            return
+        if first is None:
+            self.behind[(*slot, 0)] = entry
+        elif other is None or (self._seconded(entry) and not self._seconded(other)):
+            self.behind[(*slot, 1)] = entry
+
+    def _seconded(self, entry: Entry) -> bool:
+        """Whether another party's void we hold casts the same vote as `entry`."""
+        vote = self.voter.ballots.vote(entry)
+        return vote is not None and any(
+            e.author != entry.author and self.voter.ballots.vote(e) == vote
+            for e in [*self.behind.values(), *self.own.values()]
+        )  # fmt: skip
 
     @property
     def final(self) -> int:
@@ -245,5 +266,15 @@ class Ledger:
     def evidence_at(
         self, index: int, evidence: dict[tuple[int, int], Equivocation]
     ) -> list[Equivocation]:
-        """The equivocations we hold evidence of at `index`."""
-        return [err for (_, i), err in evidence.items() if i == index]
+        """The equivocations we hold evidence of at `index`, but two voids of one try: those
+        are two votes, and a round either completes is the log's (4.5 R6), no dispute."""
+        return [err for (_, i), err in evidence.items()
+                if i == index and not _votes(err)]  # fmt: skip
+
+
+def _votes(err: Equivocation) -> bool:
+    """Whether an equivocation's two entries are void entries (votes)."""
+    try:
+        return all(decode_entry(w).kind == bodies.VOID for w in err.evidence)
+    except LogError:
+        return False

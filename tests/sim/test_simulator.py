@@ -11,10 +11,11 @@ import os
 
 import pytest
 
-from buraco_p2p.session import Output, Peer
+from buraco_p2p.session import Output, Peer, bodies
 from buraco_p2p.session import agreement as agreement_module
 from buraco_p2p.session import ledger as ledger_module
 from buraco_p2p.session import voter as voter_module
+from buraco_p2p.session.entry import Entry
 from sim import Failure, checks, explore, run, run_params
 from sim import schedule as schedule_module
 from sim import seat as seat_module
@@ -71,10 +72,13 @@ HOSTILE_MEETING = 61609  # two groups that could not meet, each closed with one 
 UNTAKEN_BUSY = 60482  # a round behind the log that does not apply kept the peer "busy"
 HOSTILE_HOST = 60595  # at two seats a hostile party 0 may close naming party 1 (no S2)
 LOST_DISPUTE = 62702  # a party restarted past an equivocation it never heard of
+EQUIVOCATED_VOTE = 40157  # the vote an equivocator also signed, the one its round needed
+SIGNED_TWICE = 447  # GAVE_UP's fault, met again by a schedule since the sync answer grew
 
 
 REGRESSIONS = [SKIPPED_ROUND, CROWDED_OUT, GAVE_UP, ROUND_GIVEN_UP, VOTE_STANDS, VOTE_STANDS_TOO,
-               HOSTILE_MEETING, UNTAKEN_BUSY, HOSTILE_HOST, LOST_DISPUTE]  # fmt: skip
+               HOSTILE_MEETING, UNTAKEN_BUSY, HOSTILE_HOST, LOST_DISPUTE, EQUIVOCATED_VOTE,
+               SIGNED_TWICE]  # fmt: skip
 
 
 @pytest.mark.parametrize("seed", REGRESSIONS)
@@ -84,14 +88,32 @@ def test_the_regression_seeds_hold(seed: int) -> None:
 
 def test_the_regression_finds_a_void_signed_twice(monkeypatch: pytest.MonkeyPatch) -> None:
     """Put back the fault: a peer that gave its void up forgets what it signed at that
-    point. (It shows where a complete round behind the log is also left untaken, the
-    fault that made the peer give up there.)"""
+    point, signs another void of the same try there, and is named an equivocator."""
     monkeypatch.setattr(agreement_module.Ballots, "may_sign", lambda self, point, motion: True)
-    monkeypatch.setattr(ledger_module.Ledger, "behind_log", lambda self: False)
     monkeypatch.setattr(schedule_module, "_TABLES", {})
     with pytest.raises(Failure) as got:
-        run(GAVE_UP)
+        run(SIGNED_TWICE)
     assert got.value.prop == "S4"
+
+
+def test_the_regression_finds_an_equivocated_vote_dropped(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Put back the fault: of the voids an author signed for one index and try, a peer
+    holds behind its log only the first it heard. Party 1 signed two votes for its seat in
+    the round that voided party 0, which had crashed; party 0 came back, made its move at
+    that index, and heard the vote the round did not use first: it never held the round
+    whole, and kept its own branch."""
+
+    def keep_one(self: ledger_module.Ledger, entry: Entry) -> None:
+        slot = (entry.index, entry.author, bodies.void_try(entry.body), 0)
+        self.behind.setdefault(slot, entry)
+
+    monkeypatch.setattr(ledger_module.Ledger, "keep", keep_one)
+    monkeypatch.setattr(schedule_module, "_TABLES", {})
+    with pytest.raises(Failure) as got:
+        run(EQUIVOCATED_VOTE)
+    assert got.value.prop == "S1"
 
 
 def test_the_regression_finds_a_round_left_where_we_gave_up(

@@ -180,6 +180,16 @@ class Ledger:
         if self.table.closed:
             self.mine.clear()
 
+    def carry(self, old: Ledger, point: int) -> None:
+        """Take over what a roll-back to `point` keeps of the ledger `old`, as a restarted
+        peer would from its saved files: the voids held (a round behind may still be found),
+        the voids we signed, and each dispute we signed below `point` (its round may still
+        complete, and our final point stays at it until then, 4.6)."""
+        self.behind = old.behind
+        self.own = old.own
+        self.mine = {at: e for at, e in old.mine.items() if at < point}
+        self.prune()
+
     def behind_log(self) -> bool:
         """Whether we hold a vote of another party for a point behind the end of our log
         (a cheap test before `rounds_behind`)."""

@@ -576,7 +576,7 @@ class Peer:
         is applied to our own table once it stands at `point`, so whatever the next hand
         draws is drawn for this log (`Table.draw_key`)."""
         out = Output(rollback=point)
-        behind, own = self._ledger.behind, self._ledger.own
+        ledger = self._ledger
         # what we heard for later stays heard: screened again against the log cut back
         heard = [e.wire for slot in self._inbox.held.values() for es in slot.values()
                  for e in es if e.hash not in self._own]  # fmt: skip
@@ -590,9 +590,7 @@ class Peer:
         elif self.table.heir is not None:
             self.party = -1
         self._fresh(now)
-        self._ledger.behind = behind
-        self._ledger.own = own
-        self._ledger.prune()
+        self._ledger.carry(ledger, point)
         self.votes = [w for w in self.votes if (self._ledger.point_of_wire(w) or 0) <= point]
         out.votes = list(self.votes)
         out.persist += self.table.log[point:]

@@ -74,11 +74,13 @@ HOSTILE_HOST = 60595  # at two seats a hostile party 0 may close naming party 1 
 LOST_DISPUTE = 62702  # a party restarted past an equivocation it never heard of
 EQUIVOCATED_VOTE = 40157  # the vote an equivocator also signed, the one its round needed
 SIGNED_TWICE = 447  # GAVE_UP's fault, met again by a schedule since the sync answer grew
+DISPUTE_KEPT = 68724  # a roll-back past rounds signed while a dispute below them stood
+DISPUTE_KEPT_TOO = 67488  # the same at six seats
 
 
 REGRESSIONS = [SKIPPED_ROUND, CROWDED_OUT, GAVE_UP, ROUND_GIVEN_UP, VOTE_STANDS, VOTE_STANDS_TOO,
                HOSTILE_MEETING, UNTAKEN_BUSY, HOSTILE_HOST, LOST_DISPUTE, EQUIVOCATED_VOTE,
-               SIGNED_TWICE]  # fmt: skip
+               SIGNED_TWICE, DISPUTE_KEPT, DISPUTE_KEPT_TOO]  # fmt: skip
 
 
 @pytest.mark.parametrize("seed", REGRESSIONS)
@@ -175,6 +177,27 @@ def test_the_regression_finds_a_peer_busy_with_nothing(monkeypatch: pytest.Monke
     with pytest.raises(Failure) as got:
         run(UNTAKEN_BUSY)
     assert got.value.prop == "L1" and "busy with nothing" in str(got.value)
+
+
+@pytest.mark.parametrize("seed", [DISPUTE_KEPT, DISPUTE_KEPT_TOO])
+def test_the_regression_finds_a_dispute_forgotten_in_a_roll_back(
+    monkeypatch: pytest.MonkeyPatch, seed: int
+) -> None:
+    """Put back the fault: a roll-back forgets the dispute void we signed below its point.
+    A party back from a crash signed the void at an equivocated index, then took a round
+    further on that named it; its final point jumped past the disputed index, so it kept
+    that round while the others took the dispute's: two final prefixes."""
+    carry = ledger_module.Ledger.carry
+
+    def forget(self: ledger_module.Ledger, old: ledger_module.Ledger, point: int) -> None:
+        carry(self, old, point)
+        self.mine = {}
+
+    monkeypatch.setattr(ledger_module.Ledger, "carry", forget)
+    monkeypatch.setattr(schedule_module, "_TABLES", {})
+    with pytest.raises(Failure) as got:
+        run(seed)
+    assert got.value.prop == "S1"
 
 
 def test_the_regression_finds_a_dispute_lost_in_a_restart(

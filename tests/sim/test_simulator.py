@@ -83,6 +83,15 @@ REGRESSIONS = [SKIPPED_ROUND, CROWDED_OUT, GAVE_UP, ROUND_GIVEN_UP, VOTE_STANDS,
                SIGNED_TWICE, DISPUTE_KEPT, DISPUTE_KEPT_TOO]  # fmt: skip
 
 
+def _failure(monkeypatch: pytest.MonkeyPatch, seed: int) -> Failure:
+    """The failure schedule `seed` must raise with a fault put back (the tables schedules
+    fork from are built again, with the fault in them)."""
+    monkeypatch.setattr(schedule_module, "_TABLES", {})
+    with pytest.raises(Failure) as got:
+        run(seed)
+    return got.value
+
+
 @pytest.mark.parametrize("seed", REGRESSIONS)
 def test_the_regression_seeds_hold(seed: int) -> None:
     run(seed)
@@ -92,10 +101,7 @@ def test_the_regression_finds_a_void_signed_twice(monkeypatch: pytest.MonkeyPatc
     """Put back the fault: a peer that gave its void up forgets what it signed at that
     point, signs another void of the same try there, and is named an equivocator."""
     monkeypatch.setattr(agreement_module.Ballots, "may_sign", lambda self, point, motion: True)
-    monkeypatch.setattr(schedule_module, "_TABLES", {})
-    with pytest.raises(Failure) as got:
-        run(SIGNED_TWICE)
-    assert got.value.prop == "S4"
+    assert _failure(monkeypatch, SIGNED_TWICE).prop == "S4"
 
 
 def test_the_regression_finds_an_equivocated_vote_dropped(
@@ -112,10 +118,7 @@ def test_the_regression_finds_an_equivocated_vote_dropped(
         self.behind.setdefault(slot, entry)
 
     monkeypatch.setattr(ledger_module.Ledger, "keep", keep_one)
-    monkeypatch.setattr(schedule_module, "_TABLES", {})
-    with pytest.raises(Failure) as got:
-        run(EQUIVOCATED_VOTE)
-    assert got.value.prop == "S1"
+    assert _failure(monkeypatch, EQUIVOCATED_VOTE).prop == "S1"
 
 
 def test_the_regression_finds_a_round_left_where_we_gave_up(
@@ -129,10 +132,7 @@ def test_the_regression_finds_a_round_left_where_we_gave_up(
         return None if length <= self.declined else round_at(self, length)
 
     monkeypatch.setattr(agreement_module.Ballots, "round_at", declined)
-    monkeypatch.setattr(schedule_module, "_TABLES", {})
-    with pytest.raises(Failure) as got:
-        run(ROUND_GIVEN_UP)
-    assert got.value.prop in ("S1", "L1")
+    assert _failure(monkeypatch, ROUND_GIVEN_UP).prop in ("S1", "L1")
 
 
 def test_the_regression_finds_a_vote_left_behind(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -141,10 +141,7 @@ def test_the_regression_finds_a_vote_left_behind(monkeypatch: pytest.MonkeyPatch
     given up, a round behind the point where that party has since signed with others, who
     closed there: a peer went back alone, and two honest logs closed apart.)"""
     monkeypatch.setattr(voter_module.Voter, "standing", lambda self: False)
-    monkeypatch.setattr(schedule_module, "_TABLES", {})
-    with pytest.raises(Failure) as got:
-        run(VOTE_STANDS_TOO)
-    assert got.value.prop == "S1"
+    assert _failure(monkeypatch, VOTE_STANDS_TOO).prop == "S1"
 
 
 def test_two_groups_a_hostile_party_closed_apart_are_not_counted(
@@ -154,10 +151,7 @@ def test_two_groups_a_hostile_party_closed_apart_are_not_counted(
     signed with two groups of honest parties that could not reach each other is an S1
     failure (4.6, "Its limit": their quorums meet in the hostile party only)."""
     monkeypatch.setattr(checks, "_apart", lambda w, a, b: False)
-    monkeypatch.setattr(schedule_module, "_TABLES", {})
-    with pytest.raises(Failure) as got:
-        run(HOSTILE_MEETING)
-    assert got.value.prop == "S1"
+    assert _failure(monkeypatch, HOSTILE_MEETING).prop == "S1"
 
 
 def test_the_regression_finds_a_peer_busy_with_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -173,10 +167,8 @@ def test_the_regression_finds_a_peer_busy_with_nothing(monkeypatch: pytest.Monke
         )
 
     monkeypatch.setattr(Peer, "busy", property(busy))
-    monkeypatch.setattr(schedule_module, "_TABLES", {})
-    with pytest.raises(Failure) as got:
-        run(UNTAKEN_BUSY)
-    assert got.value.prop == "L1" and "busy with nothing" in str(got.value)
+    got = _failure(monkeypatch, UNTAKEN_BUSY)
+    assert got.prop == "L1" and "busy with nothing" in str(got)
 
 
 @pytest.mark.parametrize("seed", [DISPUTE_KEPT, DISPUTE_KEPT_TOO])
@@ -194,10 +186,7 @@ def test_the_regression_finds_a_dispute_forgotten_in_a_roll_back(
         self.mine = {}
 
     monkeypatch.setattr(ledger_module.Ledger, "carry", forget)
-    monkeypatch.setattr(schedule_module, "_TABLES", {})
-    with pytest.raises(Failure) as got:
-        run(seed)
-    assert got.value.prop == "S1"
+    assert _failure(monkeypatch, seed).prop == "S1"
 
 
 def test_the_regression_finds_a_dispute_lost_in_a_restart(
@@ -208,10 +197,7 @@ def test_the_regression_finds_a_dispute_lost_in_a_restart(
     signs the void where they meet, and plays on; the next honest party, which signed that
     void and so makes no entry until it is applied, is named silent and its side charged."""
     monkeypatch.setattr(Peer, "standing", lambda self: [])
-    monkeypatch.setattr(schedule_module, "_TABLES", {})
-    with pytest.raises(Failure) as got:
-        run(LOST_DISPUTE)
-    assert got.value.prop == "S2"
+    assert _failure(monkeypatch, LOST_DISPUTE).prop == "S2"
 
 
 def test_the_regression_finds_an_entry_crowded_out(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -227,10 +213,7 @@ def test_the_regression_finds_an_entry_crowded_out(monkeypatch: pytest.MonkeyPat
         return sends  # type: ignore[return-value]
 
     monkeypatch.setattr(seat_module.Seat, "handle", sticky)
-    monkeypatch.setattr(schedule_module, "_TABLES", {})
-    with pytest.raises(Failure) as got:
-        run(CROWDED_OUT)
-    assert got.value.prop == "L1"
+    assert _failure(monkeypatch, CROWDED_OUT).prop == "L1"
 
 
 def test_a_failure_says_how_to_replay_it(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -15,7 +15,7 @@ tests, so the policy that runs at a real table is the one the simulator searches
   message from anyone disarms the table.
 - `void_action` is what this client proposes ("void", "end" or "replace"; None: it
   proposes nothing). "replace" goes through `replacer` (the host's: it seats new identities)
-  and is "end" without one.
+  and is "end" without one, or before the seats are drawn.
 
 Pure, like all of `session/`: clock readings are passed in.
 """
@@ -108,10 +108,12 @@ class Policy:
         action = self.void_action
         assert action is not None
         if action == bodies.REPLACE:
-            if self.replacer is not None:
+            if self.replacer is not None and peer.table.match is not None:
                 log.info("%s", self.replacer(silent))
                 return Output()
-            action = bodies.END_ACTION  # only the host can seat a new identity
+            # only the host can seat a new identity, and only once the seats are drawn
+            # (before that, any void closes the log: 4.5, "Abandonment")
+            action = bodies.END_ACTION
         try:
             return peer.propose_void(action, now, silent)
         except ValueError as exc:
@@ -146,6 +148,9 @@ class Policy:
         if action == bodies.REPLACE:
             if self.replacer is None:
                 return "no agreement proposed: only the host can seat a bot in a seat", Output()
+            if peer.table.match is None:
+                return ("no agreement proposed: a bot can take a seat only once the seats are "
+                        "drawn (end closes the table)"), Output()  # fmt: skip
             return self.replacer(overdue), Output()
         try:
             out = peer.propose_void(action, now, overdue)
@@ -164,7 +169,7 @@ class Policy:
             "end": f"end the match now, {names} named as gone",
             "void": f"void this hand and deal again without waiting for {names}",
         }
-        if self.replacer is not None:
+        if self.replacer is not None and peer.table.match is not None:
             out["replace"] = f"void this hand and seat a bot for {names} from the next deal"
         return out
 

@@ -77,14 +77,14 @@ class Voter:
         body: dict[str, Any] = {"action": action, "silent": list(silent)}
         if action == bodies.REPLACE:
             body["keys"] = list(keys)
-            seated = {k.raw for k in table.keys} | {k.raw for k in table.terms.keys}
-            if {bytes(k) for k in keys} & seated:
-                raise ValueError("a new identity is already at the table")
         try:
             check_body(bodies.VOID, body, table.n, table.rules.deck_size)
         except BodyError as exc:
             raise ValueError(str(exc)) from None
         motion = Motion(action, silent, tuple(keys) if action == bodies.REPLACE else ())
+        refusal = self._refusal(motion)
+        if refusal is not None:
+            raise ValueError(refusal)
         mine = self.ballots.mine
         if mine is not None and mine != motion:
             raise ValueError(f"already agreed to {mine.action!r} naming {mine.silent}")
@@ -96,6 +96,22 @@ class Voter:
         if not self.ballots.may_sign(len(table.log), motion):
             raise ValueError("we signed another void at this point")
         self.ballots.mine = motion
+
+    def _refusal(self, motion: Motion) -> str | None:
+        """Why the table would refuse a round for `motion` once it is whole, if it would
+        (4.5, "Abandonment"): nobody takes a seat over before the seats are drawn, and a new
+        identity must be new to the table. A party that signed such a void would apply no
+        entry past it and see its own round refused: the table would stand for good."""
+        if motion.action != bodies.REPLACE:
+            return None
+        table = self.table
+        if table.match is None:
+            return "a seat can be taken over only once the seats are drawn"
+        seated = {k.raw for k in table.keys} | {k.raw for k in table.terms.keys}
+        seated |= {k.raw for _, _, k in table.successions}
+        if {bytes(k) for k in motion.keys} & seated:
+            return "a new identity is already at the table (or was)"
+        return None
 
     def nameable(self, overdue: frozenset[int]) -> frozenset[int]:
         """The parties we may name silent here: those our clock has seen keep this step
@@ -116,6 +132,8 @@ class Voter:
         motion, _ = prop
         if party in motion.silent or not self.table.can_void(motion.silent):
             return False
+        if self._refusal(motion) is not None:
+            return False  # a round the table would refuse once whole: signing it stops us
         if not set(motion.silent) <= self.nameable(overdue):
             return False
         if not self.ballots.may_sign(len(self.table.log), motion):

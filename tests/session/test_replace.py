@@ -4,11 +4,14 @@ the new identity (an heir peer that followed the log) plays the seat with fresh 
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
-from session_helpers import identities, resign, same_logs, stalled
+from session_helpers import bot_chooser, identities, resign, same_logs, stalled
 
 from buraco_p2p.crypto import DeterministicRandomSource
 from buraco_p2p.net.channel.identity import Identity
+from buraco_p2p.rules import get_preset
 from buraco_p2p.session import (
     BadSignature,
     Fault,
@@ -22,8 +25,10 @@ from buraco_p2p.session import (
     VoidProposed,
     decode_entry,
     make_entry,
+    make_genesis,
     replay,
 )
+from buraco_p2p.session.policy import Policy
 from buraco_p2p.session.table import Table
 
 GONE = 2
@@ -231,3 +236,49 @@ def test_no_equivocation_before_a_replace_round_cuts_it(who: str) -> None:
         assert not any(isinstance(x, Fault) for x in out.events)
         assert [x.wire for x in peer.log] == before
     assert heir.party == GONE and heir.seated and heir.table.keys[GONE].raw == new
+
+
+def test_no_seat_is_taken_over_before_the_seats_are_drawn() -> None:
+    """Before the seats are drawn a void closes the log (4.5, "Abandonment"), and the table
+    refuses a "replace" round there. So no party signs one: a party that had would apply no
+    entry past its void and see its own round refused, and the table would stand for good.
+    The host's policy proposes "end" instead, and nobody joins a "replace" another signed."""
+    rules = dataclasses.replace(get_preset("us"), target_score=300)
+    g = make_genesis(b"replace-table-02", identities(), rules, timeout_ms=1000)
+    peers = [Peer(g, i, DeterministicRandomSource(bytes([45, n]) * 16))
+             for n, i in enumerate(identities())]  # fmt: skip
+    r = Router(peers, bot_chooser(45), relay=True)
+    r.silent = {GONE}
+    r.start()
+    r.run()
+    r.advance(2.0)
+    r.run()
+    present = [p for p in range(4) if p != GONE]
+    host, other = r.peers[present[0]], r.peers[present[1]]
+    assert host.table.match is None and GONE in host.overdue
+    new = Identity.from_seed(b"\x78" * 32, "heir").public.raw
+    with pytest.raises(ValueError, match="only once the seats are drawn"):
+        host.propose_void("replace", r.now, (GONE,), (new,))
+    assert host.agreement is None
+
+    # a "replace" signed anyway, by a client that skips the check, is not joined
+    t = other.table
+    v = Table(t.log[0])
+    for e in t.log[1:]:
+        v.apply(e)
+    void = make_entry(
+        identities()[present[0]], table=t.terms.table_id, index=len(t.log), prev=v.void_prev(),
+        author=present[0], kind="void", body={"action": "replace", "silent": [GONE], "keys": [new]},
+    )  # fmt: skip
+    heard = other.receive(void.wire, r.now)
+    assert VoidProposed(present[0], "replace", (GONE,), (new,)) in heard.events
+    assert other.join_void(r.now).send == [] and other.agreement is None
+
+    # the host's policy, with a replacer that must not be asked, proposes "end"
+    def replacer(silent: tuple[int, ...]) -> str:
+        raise AssertionError(f"asked to replace {silent} before the seats are drawn")
+
+    policy = Policy("replace", agree_any=True, replacer=replacer)
+    assert "replace" not in policy.choices(host) and "end" in policy.choices(host)
+    r.act(present[0], policy.tick(host, r.now))
+    assert host.agreement is not None and host.agreement.action == "end"

@@ -70,17 +70,19 @@ VOTE_STANDS = 60362  # a late round behind the point where we had signed a void 
 VOTE_STANDS_TOO = 62465  # the same, at the peer that proposed the round the others closed on
 HOSTILE_MEETING = 61609  # two groups that could not meet, each closed with one hostile party
 UNTAKEN_BUSY = 60482  # a round behind the log that does not apply kept the peer "busy"
+BUSY_AGAIN = 60041  # UNTAKEN_BUSY's fault, met again since a "replace" waits for the seats
 HOSTILE_HOST = 60595  # at two seats a hostile party 0 may close naming party 1 (no S2)
 LOST_DISPUTE = 62702  # a party restarted past an equivocation it never heard of
 EQUIVOCATED_VOTE = 40157  # the vote an equivocator also signed, the one its round needed
 SIGNED_TWICE = 447  # GAVE_UP's fault, met again by a schedule since the sync answer grew
 DISPUTE_KEPT = 68724  # a roll-back past rounds signed while a dispute below them stood
 DISPUTE_KEPT_TOO = 67488  # the same at six seats
+REPLACED_TOO_SOON = 72358  # the host's "replace" before the seats were drawn, refused once whole
 
 
 REGRESSIONS = [SKIPPED_ROUND, CROWDED_OUT, GAVE_UP, ROUND_GIVEN_UP, VOTE_STANDS, VOTE_STANDS_TOO,
                HOSTILE_MEETING, UNTAKEN_BUSY, HOSTILE_HOST, LOST_DISPUTE, EQUIVOCATED_VOTE,
-               SIGNED_TWICE, DISPUTE_KEPT, DISPUTE_KEPT_TOO]  # fmt: skip
+               SIGNED_TWICE, DISPUTE_KEPT, DISPUTE_KEPT_TOO, REPLACED_TOO_SOON]  # fmt: skip
 
 
 def _failure(monkeypatch: pytest.MonkeyPatch, seed: int) -> Failure:
@@ -167,7 +169,7 @@ def test_the_regression_finds_a_peer_busy_with_nothing(monkeypatch: pytest.Monke
         )
 
     monkeypatch.setattr(Peer, "busy", property(busy))
-    got = _failure(monkeypatch, UNTAKEN_BUSY)
+    got = _failure(monkeypatch, BUSY_AGAIN)
     assert got.prop == "L1" and "busy with nothing" in str(got)
 
 

@@ -162,12 +162,16 @@ class Watch:
                 if not isinstance(ev, Fault | Rewrite) or not isinstance(ev.error, Equivocation):
                     continue
                 err = ev.error
-                if err.author in w.honest:
-                    raise Violation("S4", f"party {p} names honest party {err.author}")
                 first, second = err.evidence
                 peer = seat.peer
                 key = (peer.table.key_at(err.author, err.index or 0)
                        if peer is not None and err.author is not None else None)
+                # a hostile party's seat may have passed to an honest heir since: evidence
+                # under the retired key names the hostile identity, not the heir
+                retired = err.author in w.params.hostile and key is not None and \
+                    key != w.seats[err.author].identity.public
+                if err.author in w.honest and not retired:
+                    raise Violation("S4", f"party {p} names honest party {err.author}")
                 if check_equivocation(genesis, first, second, key) != err.author:
                     raise Violation("S4", f"party {p}'s evidence does not check")
 

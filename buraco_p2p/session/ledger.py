@@ -57,6 +57,10 @@ class Ledger:
         # every void we signed (a round behind our log may be one we signed before we were
         # released and went on)
         self.own: dict[bytes, Entry] = {}
+        # when we signed our latest try at each point of `mine` (our clock), and the points
+        # where that try has waited long enough to let a complete lower try there go
+        self.since: dict[int, float] = {}
+        self.lower_ok: set[int] = set()
 
     # -- one author, one slot ------------------------------------------------------------
 
@@ -188,6 +192,8 @@ class Ledger:
         self.behind = old.behind
         self.own = old.own
         self.mine = {at: e for at, e in old.mine.items() if at < point}
+        self.since = {at: t for at, t in old.since.items() if at < point}
+        self.lower_ok = {at for at in old.lower_ok if at < point}
         self.prune()
 
     def behind_log(self) -> bool:
@@ -246,16 +252,23 @@ class Ledger:
     def dispute_vote(
         self, index: int, motion: Motion, party: int, identity: Identity
     ) -> Entry | None:
-        """Our void at the equivocated `index` behind our log (once: None if we signed one
-        there already, or the table could take no such round)."""
-        if index in self.mine:
+        """Our void at the equivocated `index` behind our log, of the motion's try: None if
+        we signed one of that try or a later one there already (an honest party never signs
+        two voids for one point and try), or the table could take no such round."""
+        held = self.mine.get(index)
+        if held is not None and self._try_of(held) >= motion.attempt:
             return None
         table = self.table
         silent = motion.silent
         if not majority(table.n, silent) or party in silent:
             return None
+        if any(self.point(e) == index and self._try_of(e) == motion.attempt
+               for e in self.own.values()):  # fmt: skip
+            return None
         active = [p for p in range(table.n) if p not in silent]
         body: dict[str, Any] = {"action": motion.action, "silent": list(silent)}
+        if motion.attempt:
+            body[bodies.TRY] = motion.attempt
         entry = make_entry(
             identity, table=table.terms.table_id, index=index + active.index(party),
             prev=table.prev_at(index), author=party, kind=bodies.VOID, body=body,
@@ -263,6 +276,45 @@ class Ledger:
         self.mine[index] = entry
         self.own[entry.hash] = entry
         return entry
+
+    def stand_by(self, point: int, entry: Entry) -> None:
+        """A dispute void we signed before a restart: the latest try at `point` is ours."""
+        held = self.mine.get(point)
+        if held is None or self._try_of(entry) > self._try_of(held):
+            self.mine[point] = entry
+
+    def dispute_holders(self, point: int) -> tuple[Motion, tuple[int, ...], bool] | None:
+        """Where the dispute we signed at `point` stands (4.6, as R2 at the end of the log):
+        our motion there; the parties it leaves to sign from which we hold no void of its
+        try there naming its silent parties (whatever its action); and whether all of them
+        signed it alike (its round is complete). None: we signed no dispute there."""
+        held = self.mine.get(point)
+        vote = self.voter.ballots.vote(held) if held is not None else None
+        if vote is None:
+            return None
+        motion = vote.motion
+        signed, alike = set(), set()
+        for e in [*self.behind.values(), *self.own.values()]:
+            v = self.voter.ballots.vote(e)
+            if v is None or v.point != point or v.motion.attempt != motion.attempt:
+                continue
+            if v.motion.silent == motion.silent:
+                signed.add(e.author)
+            if v.motion == motion:
+                alike.add(e.author)
+        active = [p for p in range(self.table.n) if p not in motion.silent]
+        holders = tuple(p for p in active if p not in signed)
+        return motion, holders, alike >= set(active)
+
+    def below_our_try(self, point: int, round_: list[Entry]) -> bool:
+        """Whether `round_`, a complete round at `point`, is of a lower try than the dispute
+        void we signed there: our vote stands against it (4.6, "The one way back")."""
+        held = self.mine.get(point)
+        return held is not None and bool(round_) and self._try_of(round_[0]) < self._try_of(held)
+
+    @staticmethod
+    def _try_of(entry: Entry) -> int:
+        return bodies.void_try(entry.body)
 
     def disputing(self, party: int) -> bool:
         """Whether we signed a void at an equivocated index behind our log and have built

@@ -348,6 +348,7 @@ class Peer:
         table = self.table
         limit = table.terms.timeout_ms / 1000
         out.extend(self._held_round(now, linked, limit))
+        out.extend(self._held_dispute(now, linked, limit))
         if self._timed_out or now - self._since < limit or table.closed:
             return out
         keys = [k.raw for k in table.keys]
@@ -405,7 +406,7 @@ class Peer:
         self._ledger.own[entry.hash] = entry
         point = self._ledger.point(entry)
         if point is not None and self.final <= point < len(self.table.log):
-            self._ledger.mine.setdefault(point, entry)  # a dispute we stand by
+            self._ledger.stand_by(point, entry)  # a dispute we stand by
         self._voter.restore(entry)
         self._round_since = self._since
         self._round_told = False
@@ -498,15 +499,58 @@ class Peer:
         built = table.cover[self.party] > index or self._made_past(index)
         if built and not self._ledger.disputed(index, motion):
             return Output()
-        mine = self._ledger.dispute_vote(index, motion, self.party, self.identity)
+        return self._dispute_vote(index, motion, now)
+
+    def _dispute_vote(self, point: int, motion: Motion, now: float) -> Output:
+        """Sign our void of `motion` at the dispute at `point` (saved before it is sent)."""
+        mine = self._ledger.dispute_vote(point, motion, self.party, self.identity)
         if mine is None:
             return Output()
+        self._ledger.since[point] = now
         self._own.add(mine.hash)
         self._inbox.seen.add(mine.hash)
         self.votes.append(mine.wire)
         out = Output(send=[mine.wire], votes=list(self.votes))
         out.extend(self._adopt(now))
         return out
+
+    def _held_dispute(self, now: float, linked: Collection[int], limit: float) -> Output:
+        """The void we signed at an equivocated index behind our log has waited twice the
+        timeout, and its round is not complete (4.6, "The one way back"): if a complete
+        round of a lower try stands there, we go there (the others did); else we sign the
+        next try, "end", naming too the parties that have not signed ours (those away, or
+        all once the step has waited long: `Presence.absent`), as R2 does at the end of the
+        log. Without it, one party that never signs would keep that round, and with it the
+        parties that built nothing past its point, waiting for good."""
+        ledger, table = self._ledger, self.table
+        points = sorted(q for q in ledger.mine if q < len(table.log))
+        if not points or self.party < 0 or table.closed:
+            return Output()
+        point = points[0]
+        since = ledger.since.setdefault(point, now)
+        if now - since < RETRY_TIMEOUTS * limit:
+            return Output()
+        if point not in ledger.lower_ok and any(
+            q == point and ledger.below_our_try(q, r) for q, r in ledger.rounds_behind()
+        ):
+            ledger.lower_ok.add(point)
+            adopted = self._adopt(now)
+            if adopted.rollback is not None:
+                return adopted
+        held = ledger.dispute_holders(point)
+        assert held is not None
+        motion, holders, complete = held
+        keys = [k.raw for k in table.keys]
+        away = self._presence.absent(holders, keys, linked, now, since, limit)
+        if (holders and not away) or complete:
+            return Output()  # they may yet sign; or the round is whole (applied, or never)
+        nxt = motion.retry(away)
+        ledger.since[point] = now  # whatever follows, the next look is a wait away
+        if self.party in nxt.silent or not table.rewound(point, seated=False).can_void(
+            nxt.silent, nxt.attempt
+        ):
+            return Output()  # no round could close there without them (no majority): we wait
+        return self._dispute_vote(point, nxt, now)
 
     def _made_past(self, index: int) -> bool:
         """Whether we made an entry (not yet in our log) for a step after `index`'s."""
@@ -563,7 +607,10 @@ class Peer:
         if table.voiding is not None or self._voter.standing():
             return []
         out = []
-        for point, round_ in self._ledger.rounds_behind():
+        ledger = self._ledger
+        for point, round_ in ledger.rounds_behind():
+            if point not in ledger.lower_ok and ledger.below_our_try(point, round_):
+                continue  # our later try there stands until it has waited (`_held_dispute`)
             tried = (point, table.log[point - 1].hash, tuple(e.hash for e in round_))
             if tried not in self._untaken:
                 out.append((point, round_, tried))

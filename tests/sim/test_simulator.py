@@ -7,7 +7,9 @@ schedules, on every core).
 
 from __future__ import annotations
 
+import dataclasses
 import os
+import random
 
 import pytest
 
@@ -17,6 +19,7 @@ from buraco_p2p.session import ledger as ledger_module
 from buraco_p2p.session import voter as voter_module
 from buraco_p2p.session.entry import Entry
 from sim import Failure, checks, explore, run, run_params
+from sim import hostile as hostile_module
 from sim import schedule as schedule_module
 from sim import seat as seat_module
 from sim.world import Params
@@ -246,3 +249,47 @@ def test_the_soak() -> None:
 def _soak_part(args: tuple[int, int]) -> int:
     k, jobs = args
     return len(explore(100_000 + k, count=(SOAK - k + jobs - 1) // jobs, step=jobs))
+
+
+WITHHELD_DISPUTES = [(43, 6), (10, 4)]  # schedules drawn with the two parties set below
+
+
+def _withheld_dispute(monkeypatch: pytest.MonkeyPatch, seed: int, seats: int) -> Params:
+    """Schedule `seed` at `seats` seats with no crash or partition, where one hostile party
+    equivocates and another withholds every void it signs, among them the one that settles
+    the equivocation (and party 0 is honest: 4.6's table promises S2 and L1 there)."""
+    kept = hostile_module.Withhold.__init__
+
+    def withhold_voids(
+        self: hostile_module.Withhold, rng: random.Random, parties: int, me: int
+    ) -> None:
+        kept(self, rng, parties, me)
+        self.kind, self.reach, self.after = "void", [], 0.0
+
+    monkeypatch.setattr(hostile_module.Withhold, "__init__", withhold_voids)
+    hostile = {2: "equivocate", 3: "withhold"} if seats == 4 else {3: "equivocate", 5: "withhold"}
+    return dataclasses.replace(Params.draw(seed, seats), hostile=hostile, crashes=[],
+                               partitions=[])  # fmt: skip
+
+
+@pytest.mark.parametrize(("seed", "seats"), WITHHELD_DISPUTES)
+def test_a_dispute_void_withheld_is_retried(
+    monkeypatch: pytest.MonkeyPatch, seed: int, seats: int
+) -> None:
+    """The round that settles an equivocation behind the logs needs every other party. One
+    that never signs it no longer holds it: after twice the timeout the next try, "end",
+    names it too."""
+    run_params(_withheld_dispute(monkeypatch, seed, seats), "a dispute withheld")
+
+
+@pytest.mark.parametrize(("seed", "seats"), WITHHELD_DISPUTES)
+def test_a_dispute_void_withheld_breaks_s2_or_l1_without_its_retry(
+    monkeypatch: pytest.MonkeyPatch, seed: int, seats: int
+) -> None:
+    """Put back the fault: no retry of a dispute (the parties that built nothing past its
+    point make no entry while it waits)."""
+    params = _withheld_dispute(monkeypatch, seed, seats)
+    monkeypatch.setattr(Peer, "_held_dispute", lambda self, now, linked, limit: Output())
+    with pytest.raises(Failure) as got:
+        run_params(params, "a dispute withheld")
+    assert got.value.prop == "L1"

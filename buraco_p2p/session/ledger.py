@@ -312,9 +312,29 @@ class Ledger:
         held = self.mine.get(point)
         return held is not None and bool(round_) and self._try_of(round_[0]) < self._try_of(held)
 
+    def retried(self, point: int, round_: list[Entry]) -> bool:
+        """Whether `round_` at `point` is a retry of a dispute there that we signed."""
+        held = self.mine.get(point)
+        return held is not None and self._try_of(held) > 0 and held in round_
+
     @staticmethod
     def _try_of(entry: Entry) -> int:
         return bodies.void_try(entry.body)
+
+    def waits_for_dispute(self, party: int) -> bool:
+        """Whether `party` signed the void of a dispute we signed too, behind our log, and
+        has built nothing on the entry our log holds there: by rule it makes no entry until
+        that round is applied, so the end of our log does not wait for it (the round's own
+        retry names whoever keeps the round waiting)."""
+        length = len(self.table.log)
+        cover = self.table.cover[party]
+        for e in [*self.behind.values(), *self.own.values()]:
+            if e.author != party:
+                continue
+            point = self.point(e)
+            if point is not None and point in self.mine and cover <= point < length:
+                return True
+        return False
 
     def disputing(self, party: int) -> bool:
         """Whether we signed a void at an equivocated index behind our log and have built

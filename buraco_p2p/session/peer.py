@@ -186,10 +186,25 @@ class Peer:
         if self.table.closed:
             return False
         return (
-            self._voter.due(self._overdue)
+            self._vote_due()
             or self._next() is not None
             or bool(self._ledger.behind_log() and self._behind())
         )
+
+    def _vote_due(self) -> bool:
+        """Whether our void at the end of our log is ours to sign now."""
+        return self._voter.due(self._overdue) and not self._held_by_dispute()
+
+    def _held_by_dispute(self) -> bool:
+        """Whether we sign no void at the end of our log, for a dispute behind it: we wait
+        for its round having built nothing past its point (a void would build on the entry
+        there), or we signed a retry there (two rounds of ours at two points could close
+        two logs; 4.6 rule 3)."""
+        ledger = self._ledger
+        if ledger.disputing(self.party):
+            return True
+        length = len(self.table.log)
+        return any(q < length and bodies.void_try(e.body) > 0 for q, e in ledger.mine.items())
 
     @property
     def overdue(self) -> frozenset[int]:
@@ -302,7 +317,7 @@ class Peer:
 
     def work(self, now: float) -> Output:
         """Apply the next entry whose turn has come (at most one), then make what we owe."""
-        if self._voter.due(self._overdue):
+        if self._vote_due():
             return self._vote(now)
         if self._ledger.behind_log():
             adopted = self._adopt(now)  # the log grew past a round we hold: take it
@@ -383,6 +398,8 @@ class Peer:
         no entry past that point and make none of our own. Raises `ValueError` if we are among
         the silent, have agreed to something else, the table is not waiting for them, or the
         keys are not valid new identities."""
+        if self._held_by_dispute():
+            raise ValueError("we wait for the round at an equivocated index behind our log")
         self._voter.propose(self.party, action, silent, tuple(keys), self._missing(), self._overdue)
         return self.run(now)
 
@@ -390,7 +407,7 @@ class Peer:
         """Agree to the void another present party proposed at our point (its action and
         silent parties; see `proposal`). Nothing happens if there is none or we have agreed
         already."""
-        if not self._voter.join(self.party, self._overdue):
+        if self._held_by_dispute() or not self._voter.join(self.party, self._overdue):
             return Output()
         return self.run(now)
 
@@ -604,13 +621,16 @@ class Peer:
         and not one that did not apply where it stands, which never will while our log up to
         its point is the same (it is tried once, not at every entry we apply)."""
         table = self.table
-        if table.voiding is not None or self._voter.standing():
+        if table.voiding is not None:
             return []
+        standing = self._voter.standing()
         out = []
         ledger = self._ledger
         for point, round_ in ledger.rounds_behind():
             if point not in ledger.lower_ok and ledger.below_our_try(point, round_):
                 continue  # our later try there stands until it has waited (`_held_dispute`)
+            if standing and not ledger.retried(point, round_):
+                continue  # R3; but a retry of a dispute we signed comes before our vote
             tried = (point, table.log[point - 1].hash, tuple(e.hash for e in round_))
             if tried not in self._untaken:
                 out.append((point, round_, tried))
@@ -664,7 +684,9 @@ class Peer:
         out = []
         for p in table.waiting_for:
             index = table.index_of(p)
-            if p != self.party and not self._inbox.holds(index or -1, p):
+            if p == self.party or self._inbox.holds(index or -1, p):
+                continue
+            if not self._ledger.waits_for_dispute(p):
                 out.append(p)
         if table.phase is Phase.TIME and table.voiding is None:
             # Readings are made in turn (see `_produce`): the first one missing holds up the

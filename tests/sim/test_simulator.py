@@ -293,3 +293,123 @@ def test_a_dispute_void_withheld_breaks_s2_or_l1_without_its_retry(
     with pytest.raises(Failure) as got:
         run_params(params, "a dispute withheld")
     assert got.value.prop == "L1"
+
+
+# At four seats party 2 equivocates and party 3 holds its voids back; party 0 signed the void
+# that settles it first, having built nothing past it, and made no entry since; party 1 had
+# gone on and named party 0 silent at the end of its log, then stood by that vote while party
+# 0, on the settled branch, named party 1 (S2). A party that waits for a dispute's round we
+# signed too is not keeping the end of our log waiting.
+DISPUTE_WAITED = Params(
+    seed=29, seats=4, deal=0, stage=5, hostile={2: "equivocate", 3: "late"},
+    void_actions=["void", "void", "end", "void"], drop=0.0, dup=0.02, delay=(0.001, 0.05),
+    rates=[1.0834908524271516, 1.0084536484176172, 1.0672160084999407, 0.9398683435428254],
+    crashes=[], partitions=[], heal=2.2214935885133578, horizon=20.221493588513358,
+)  # fmt: skip
+
+# At four seats party 2 equivocates early, walks out, and the host seats an heir for it: the
+# evidence under its retired key names the hostile identity, not the honest heir (S4).
+RETIRED_EQUIVOCATOR = Params(
+    seed=177, seats=4, deal=0, stage=1, hostile={2: "equivocate", 3: "late"},
+    void_actions=["replace", "void", "end", "void"], drop=0.01, dup=0.02, delay=(0.001, 0.05),
+    rates=[1.0839505225223183, 1.00972209492008, 1.0856970158426236, 1.057546817367519],
+    crashes=[(2, 2.452134675312548, 2.535446374665129)], partitions=[],
+    heal=2.9565774461740144, horizon=20.956577446174016,
+)  # fmt: skip
+
+
+# At six seats party 3 equivocates and party 5 withholds; party 4 crashes. Party 0 signed the
+# void that settles the equivocation having built nothing past it, then signed the "replace"
+# round for party 4 at the end of its log, which built on the entry there: the heir's final
+# point passed it while party 0's stayed, and the dispute's retry cut a hundred entries the
+# heir held final (S1).
+DISPUTE_THEN_REPLACE = Params(
+    seed=43, seats=6, deal=1, stage=2, hostile={3: "equivocate", 5: "withhold"},
+    void_actions=["replace", "end", "void", "void", "void", "void"], drop=0.0, dup=0.0,
+    delay=(0.001, 0.1),
+    rates=[1.0669017322301526, 0.9257408555929377, 0.9773703613835826, 1.095640102783853,
+           0.9543872007357462, 0.9363679369940239],
+    crashes=[(4, 1.3264856278530492, 1.8660661783483297)], partitions=[],
+    heal=2.2152104507428465, horizon=26.215210450742845,
+)  # fmt: skip
+
+# The same two hostile parties, parties 4 and 5 crashing: a round of a lower try at the
+# equivocated index, taken while a later try signed there could still complete, ended with
+# party 0, answering, named silent in its own log (S2).
+LOWER_TRY = Params(
+    seed=50, seats=6, deal=1, stage=1, hostile={3: "equivocate", 5: "withhold"},
+    void_actions=["void", "void", "void", "void", "end", "void"], drop=0.0, dup=0.1,
+    delay=(0.001, 0.1),
+    rates=[1.0649807428334044, 1.0587657148995688, 1.028624717642079, 0.9860584288920848,
+           0.9454442208073277, 0.9532360342126555],
+    crashes=[(4, 0.981820537359859, 2.0616874651195016),
+             (5, 0.4742920527422699, 2.4932941644316915)],
+    partitions=[], heal=3.0935279036092274, horizon=27.09352790360923,
+)  # fmt: skip
+
+
+# At six seats party 3 equivocates and party 5 walks out having signed the void that settles
+# it to one party only; parties 0 and 4 crash. The others had signed a round at the end of
+# their logs naming party 5, signed the dispute's retry too, and stood by their own vote while
+# the retry completed behind it: the parties that took the retry closed there, the others
+# stayed (S1 on whole logs).
+RETRY_BEHIND_VOTE = Params(
+    seed=309, seats=6, deal=0, stage=2, hostile={3: "equivocate", 5: "retired"},
+    void_actions=["void", "end", "void", "end", "void", "void"], drop=0.0, dup=0.0,
+    delay=(0.001, 0.05),
+    rates=[0.9782309245834121, 1.037149032033244, 1.0357083814743568, 1.0674771449547402,
+           1.0766050644627423, 1.0450645877852556],
+    crashes=[(0, 1.971974694606174, 0.7920386194452862),
+             (4, 1.8719203866906184, 1.9582314098826568)],
+    partitions=[(frozenset({0, 4}), 1.4012053142779544, 2.948450134033812)],
+    heal=2.243047725417203, horizon=26.243047725417203,
+)  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "params",
+    [DISPUTE_WAITED, RETIRED_EQUIVOCATOR, DISPUTE_THEN_REPLACE, LOWER_TRY, RETRY_BEHIND_VOTE],
+    ids=["waited", "heir", "replace", "lower", "retry"],
+)
+def test_the_regression_schedules_hold(params: Params) -> None:
+    run_params(params, "a kept schedule")
+
+
+def test_the_regression_finds_a_party_named_for_waiting_on_a_dispute(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Put back the fault: the end of our log waits for a party that waits for the round
+    of a dispute we signed too."""
+    monkeypatch.setattr(ledger_module.Ledger, "waits_for_dispute", lambda self, party: False)
+    with pytest.raises(Failure) as got:
+        run_params(DISPUTE_WAITED, "a kept schedule")
+    assert got.value.prop == "S2"
+
+
+def test_the_regression_finds_a_void_signed_while_a_dispute_holds_us(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Put back the fault: a party that waits for a dispute's round signs voids at the end
+    of its log."""
+    monkeypatch.setattr(Peer, "_held_by_dispute", lambda self: False)
+    with pytest.raises(Failure) as got:
+        run_params(DISPUTE_THEN_REPLACE, "a kept schedule")
+    assert got.value.prop == "S1"
+
+
+def test_the_regression_finds_a_lower_try_taken_too_soon(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Put back the fault: a later try we signed at an equivocated index does not stand
+    against a complete round of a lower try there."""
+    monkeypatch.setattr(ledger_module.Ledger, "below_our_try", lambda self, point, round_: False)
+    with pytest.raises(Failure) as got:
+        run_params(LOWER_TRY, "a kept schedule")
+    assert got.value.prop == "S2"
+
+
+def test_the_regression_finds_a_retry_left_behind_our_vote(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Put back the fault: our vote at the end of our log stands against a complete retry
+    of a dispute behind it that we signed too."""
+    monkeypatch.setattr(ledger_module.Ledger, "retried", lambda self, point, round_: False)
+    with pytest.raises(Failure) as got:
+        run_params(RETRY_BEHIND_VOTE, "a kept schedule")
+    assert got.value.prop == "S1"

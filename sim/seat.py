@@ -136,7 +136,7 @@ class Seat:
         self.told = len(peer.log)
         self.told_at = now
         sends = self.handle(out, now)
-        sends.append((None, ["sync", len(peer.log)]))
+        sends.append((None, ["sync", peer.sync_point]))
         return sends + self.work(now)
 
     def enable_replace(self, make_identity: Callable[[int, int], Identity]) -> None:
@@ -211,7 +211,7 @@ class Seat:
         sends += self.handle(self.policy.tick(peer, now), now)
         if not peer.table.closed and now - self.grew_at >= self.timeout / RESYNC:
             self.grew_at = now
-            sends.append((None, ["sync", len(peer.log)]))
+            sends.append((None, ["sync", peer.sync_point]))
         length = len(peer.log)
         every = self.timeout / 4
         if length > self.told and (now - self.told_at >= every or peer.table.closed):

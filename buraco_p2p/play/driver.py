@@ -353,7 +353,7 @@ class Driver:
             nursery.start_soon(self._receiver)
             nursery.start_soon(self._mesh_events)
             nursery.start_soon(self._ticker)
-            self._queue(None, ["sync", len(self.peer.log)])
+            self._queue(None, ["sync", self.peer.sync_point])
             task_status.started()
             await self._work()
 
@@ -564,7 +564,7 @@ class Driver:
         while True:
             ev = await self.mesh.next_event()
             if isinstance(ev, PeerUp | StreamReset):
-                self._queue(ev.peer, ["sync", len(self.peer.log)])
+                self._queue(ev.peer, ["sync", self.peer.sync_point])
 
     async def _ticker(self) -> None:
         while True:
@@ -577,7 +577,7 @@ class Driver:
                 self._grew_at = now
                 for key in self.mesh.peers():
                     if self.mesh.is_up(key):
-                        self._queue(key, ["sync", len(self.peer.log)])
+                        self._queue(key, ["sync", self.peer.sync_point])
             self._tell_progress(now)
             await self._work()
 

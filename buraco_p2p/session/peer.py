@@ -207,6 +207,14 @@ class Peer:
         return any(q < length and bodies.void_try(e.body) > 0 for q, e in ledger.mine.items())
 
     @property
+    def sync_point(self) -> int:
+        """How many entries we ask the others' logs from (`sync`, 2.10): our log's length,
+        but no further than an equivocated index behind it where we signed a void: the
+        others may have settled it while we were down, and we need that round whole."""
+        disputes = [q for q in self._ledger.mine if q < len(self.table.log)]
+        return min([len(self.table.log), *disputes])
+
+    @property
     def overdue(self) -> frozenset[int]:
         """The parties our clock has seen keep the current step waiting past the table's
         timeout (reported by `tick`): the only ones, but the author of a fault, that we

@@ -176,35 +176,6 @@ def test_the_regression_finds_a_peer_busy_with_nothing(monkeypatch: pytest.Monke
     assert got.prop == "L1" and "busy with nothing" in str(got)
 
 
-@pytest.mark.parametrize("seed", [DISPUTE_KEPT, DISPUTE_KEPT_TOO])
-def test_the_regression_finds_a_dispute_forgotten_in_a_roll_back(
-    monkeypatch: pytest.MonkeyPatch, seed: int
-) -> None:
-    """Put back the fault: a roll-back forgets the dispute void we signed below its point.
-    A party back from a crash signed the void at an equivocated index, then took a round
-    further on that named it; its final point jumped past the disputed index, so it kept
-    that round while the others took the dispute's: two final prefixes."""
-    carry = ledger_module.Ledger.carry
-
-    def forget(self: ledger_module.Ledger, old: ledger_module.Ledger, point: int) -> None:
-        carry(self, old, point)
-        self.mine = {}
-
-    monkeypatch.setattr(ledger_module.Ledger, "carry", forget)
-    assert _failure(monkeypatch, seed).prop == "S1"
-
-
-def test_the_regression_finds_a_dispute_lost_in_a_restart(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    """Put back the fault: a `sync` is answered with the log alone. A party that crashed as
-    the others found an equivocation behind their logs restarts never knowing of it, never
-    signs the void where they meet, and plays on; the next honest party, which signed that
-    void and so makes no entry until it is applied, is named silent and its side charged."""
-    monkeypatch.setattr(Peer, "standing", lambda self: [])
-    assert _failure(monkeypatch, LOST_DISPUTE).prop == "S2"
-
-
 def test_the_regression_finds_an_entry_crowded_out(monkeypatch: pytest.MonkeyPatch) -> None:
     """Put back the fault: what a client filed for a branch a roll-back cut stays filed, so
     an entry of the kept branch that the cut one crowded out is dropped when it comes again
@@ -412,4 +383,27 @@ def test_the_regression_finds_a_retry_left_behind_our_vote(monkeypatch: pytest.M
     monkeypatch.setattr(ledger_module.Ledger, "retried", lambda self, point, round_: False)
     with pytest.raises(Failure) as got:
         run_params(RETRY_BEHIND_VOTE, "a kept schedule")
+    assert got.value.prop == "S1"
+
+
+# At four seats party 2 equivocates; party 1 signs the void that settles it and crashes at
+# once. The others complete that round with its vote, name it silent and close. It restarts
+# from its own branch and asked for the log from its length: the answer began past the
+# round at the equivocated index, which it never held whole, and it stayed apart (S1).
+SYNC_FROM_DISPUTE = Params(
+    seed=528, seats=4, deal=0, stage=2, hostile={2: "equivocate"},
+    void_actions=["end", "void", "end", "void"], drop=0.0, dup=0.02, delay=(0.001, 0.1),
+    rates=[1.0288844862280226, 1.0349539816726765, 0.9759403106391247, 1.0562801362272582],
+    crashes=[(1, 1.6615459550264415, 2.162668946136794)], partitions=[],
+    heal=3.5432691053859573, horizon=21.543269105385956,
+)  # fmt: skip
+
+
+def test_a_restarted_party_asks_from_its_dispute(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The schedule holds; and fails with the fault put back: the restarted party asks for
+    the log from its own length."""
+    run_params(SYNC_FROM_DISPUTE, "a kept schedule")
+    monkeypatch.setattr(Peer, "sync_point", property(lambda self: len(self.table.log)))
+    with pytest.raises(Failure) as got:
+        run_params(SYNC_FROM_DISPUTE, "a kept schedule")
     assert got.value.prop == "S1"

@@ -1,7 +1,8 @@
 """What `Driver.agree` does for a person at the table, over a real mesh on loopback: the host
 that has agreed to `end` and then types `replace` is told it already agreed (it used to recurse
 through the host's replacer until the stack ran out), and the choices a screen offers name the
-party waiting past the timeout. The host's clock is injected, so the timeout passes when the
+party waiting past the timeout (before the seats are drawn, no "replace": a bot can take a
+seat only once they are). The host's clock is injected, so the timeout passes when the
 test says so."""
 
 from __future__ import annotations
@@ -72,8 +73,12 @@ async def test_replace_after_agreeing_says_so_and_the_choices_name_the_party(
                 while gone not in d.overdue:
                     await trio.sleep(0.01)
             choices = d.choices()
-            assert set(choices) == {"end", "void", "replace"}
+            # the seats are not drawn yet: no bot can take one, and any void closes the log
+            assert set(choices) == {"end", "void"}
             assert all("caio" in words for words in choices.values())
+            assert d.agree("replace").startswith(
+                "no agreement proposed: a bot can take a seat only once the seats are drawn"
+            )
             assert d.agree("end") == "proposed: end"  # bia never joins: the round stays open
             assert d.agree("replace") == "already agreed to end (missing: caio)"
             assert d.agree("void") == "already agreed to end (missing: caio)"

@@ -346,37 +346,6 @@ def test_the_regression_schedules_hold(params: Params) -> None:
     run_params(params, "a kept schedule")
 
 
-def test_the_regression_finds_a_party_named_for_waiting_on_a_dispute(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    """Put back the fault: the end of our log waits for a party that waits for the round
-    of a dispute we signed too."""
-    monkeypatch.setattr(ledger_module.Ledger, "waits_for_dispute", lambda self, party: False)
-    with pytest.raises(Failure) as got:
-        run_params(DISPUTE_WAITED, "a kept schedule")
-    assert got.value.prop == "S2"
-
-
-def test_the_regression_finds_a_void_signed_while_a_dispute_holds_us(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    """Put back the fault: a party that waits for a dispute's round signs voids at the end
-    of its log."""
-    monkeypatch.setattr(Peer, "_held_by_dispute", lambda self: False)
-    with pytest.raises(Failure) as got:
-        run_params(DISPUTE_THEN_REPLACE, "a kept schedule")
-    assert got.value.prop == "S1"
-
-
-def test_the_regression_finds_a_lower_try_taken_too_soon(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Put back the fault: a later try we signed at an equivocated index does not stand
-    against a complete round of a lower try there."""
-    monkeypatch.setattr(ledger_module.Ledger, "below_our_try", lambda self, point, round_: False)
-    with pytest.raises(Failure) as got:
-        run_params(LOWER_TRY, "a kept schedule")
-    assert got.value.prop == "S2"
-
-
 def test_the_regression_finds_a_retry_left_behind_our_vote(monkeypatch: pytest.MonkeyPatch) -> None:
     """Put back the fault: our vote at the end of our log stands against a complete retry
     of a dispute behind it that we signed too."""

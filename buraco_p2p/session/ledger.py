@@ -321,20 +321,28 @@ class Ledger:
     def _try_of(entry: Entry) -> int:
         return bodies.void_try(entry.body)
 
+    def open_disputes(self) -> list[int]:
+        """The equivocated indexes behind our log where we signed a void, lowest first: the
+        points our log may yet be cut back to, as those rounds may still complete."""
+        length = len(self.table.log)
+        return sorted(q for q in self.mine if q < length)
+
+    def retrying(self) -> bool:
+        """Whether we signed a retry (a try past 0) at one of our open disputes: a round of
+        ours at the end of our log too could close two logs at two points (4.6 rule 3)."""
+        return any(self._try_of(self.mine[q]) > 0 for q in self.open_disputes())
+
     def waits_for_dispute(self, party: int) -> bool:
         """Whether `party` signed the void of a dispute we signed too, behind our log, and
         has built nothing on the entry our log holds there: by rule it makes no entry until
         that round is applied, so the end of our log does not wait for it (the round's own
         retry names whoever keeps the round waiting)."""
-        length = len(self.table.log)
         cover = self.table.cover[party]
-        for e in [*self.behind.values(), *self.own.values()]:
-            if e.author != party:
-                continue
-            point = self.point(e)
-            if point is not None and point in self.mine and cover <= point < length:
-                return True
-        return False
+        disputes = {q for q in self.open_disputes() if cover <= q}
+        return bool(disputes) and any(
+            e.author == party and self.point(e) in disputes
+            for e in [*self.behind.values(), *self.own.values()]
+        )  # fmt: skip
 
     def disputing(self, party: int) -> bool:
         """Whether we signed a void at an equivocated index behind our log and have built

@@ -200,19 +200,14 @@ class Peer:
         for its round having built nothing past its point (a void would build on the entry
         there), or we signed a retry there (two rounds of ours at two points could close
         two logs; 4.6 rule 3)."""
-        ledger = self._ledger
-        if ledger.disputing(self.party):
-            return True
-        length = len(self.table.log)
-        return any(q < length and bodies.void_try(e.body) > 0 for q, e in ledger.mine.items())
+        return self._ledger.disputing(self.party) or self._ledger.retrying()
 
     @property
     def sync_point(self) -> int:
         """How many entries we ask the others' logs from (`sync`, 2.10): our log's length,
         but no further than an equivocated index behind it where we signed a void: the
         others may have settled it while we were down, and we need that round whole."""
-        disputes = [q for q in self._ledger.mine if q < len(self.table.log)]
-        return min([len(self.table.log), *disputes])
+        return min([len(self.table.log), *self._ledger.open_disputes()])
 
     @property
     def overdue(self) -> frozenset[int]:
@@ -548,7 +543,7 @@ class Peer:
         log. Without it, one party that never signs would keep that round, and with it the
         parties that built nothing past its point, waiting for good."""
         ledger, table = self._ledger, self.table
-        points = sorted(q for q in ledger.mine if q < len(table.log))
+        points = ledger.open_disputes()
         if not points or self.party < 0 or table.closed:
             return Output()
         point = points[0]

@@ -344,6 +344,24 @@ class Ledger:
             for e in [*self.behind.values(), *self.own.values()]
         )  # fmt: skip
 
+    def standing_retry(self, party: int) -> int | None:
+        """The point behind our log where `party` signed a retry of a higher try than the
+        round our log holds there, if `party` has built nothing after that round: its vote
+        stands there (4.5 R3) until it has waited, and then it takes our round, so it is
+        behind for a reason (`Presence.stands`). The latest such point; None if none."""
+        table = self.table
+        length, cover = len(table.log), table.cover[party]
+        best: int | None = None
+        for e in self.behind.values():
+            point = self.point(e) if e.author == party else None
+            if point is None or not cover <= point < length or (best or -1) >= point:
+                continue
+            there = table.log[point]
+            if there.kind == bodies.VOID and self.point(there) == point \
+                    and self._try_of(there) < self._try_of(e):
+                best = point
+        return best
+
     def disputing(self, party: int) -> bool:
         """Whether we signed a void at an equivocated index behind our log and have built
         nothing on the entry there: we make no entry until that round is applied, so that

@@ -361,10 +361,16 @@ class Peer:
 
         `linked`: the parties whose link is up. One of them whose claims of the log it holds
         (`heard`) advanced within the timeout is catching up, not missing, and is not
-        reported (`buraco_p2p.session.presence` bounds how long that can last)."""
+        reported; so is one whose retry stands behind our log (`Ledger.standing_retry`)
+        (`buraco_p2p.session.presence` bounds how long either can last)."""
         out = Output()
         table = self.table
         limit = table.terms.timeout_ms / 1000
+        if self._ledger.behind_log():
+            for p in table.waiting_for:
+                point = self._ledger.standing_retry(p)
+                if point is not None:  # it stands by its retry behind us (R3), then comes
+                    self._presence.stands(table.keys[p].raw, point, now)
         out.extend(self._held_round(now, linked, limit))
         out.extend(self._held_dispute(now, linked, limit))
         if self._timed_out or now - self._since < limit or table.closed:

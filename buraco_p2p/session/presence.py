@@ -14,19 +14,33 @@ it signed it, so a lower claim is stale or false), and past every claim of that 
 before, so each entry of our log after its own latest buys at most one timeout once: a party
 that is caught up, whose latest entry is a few steps back, buys a few timeouts at most; and no
 step is held this way past `CATCHUP_TIMEOUTS` timeouts. A party that connects and never
-advances is missing once the timeout passes, as before. Pure like all of `session/`: the
-times are the `now` the host passes.
+advances is missing once the timeout passes, as before.
+
+A party can also be behind for a reason the log shows: it signed a retry at a point behind our
+log where our log took a round of a lower try. Its vote for the retry stands until it has
+waited twice the timeout (docs/protocol.md 4.5 R3), and only then does it take the round we
+took and come on. Such a vote (`stands`) counts like a claim, for `STANDING_TIMEOUTS`
+timeouts from when it first keeps our step waiting: the wait it is bound to, a timeout to
+come to our point and one to sign there. Each point of a party counts once (an honest party
+stands there once: after its wait it takes the lower round), and the same cap holds.
+
+Pure like all of `session/`: the times are the `now` the host passes.
 """
 
 from __future__ import annotations
 
 from collections.abc import Collection
 
-__all__ = ["CATCHUP_TIMEOUTS", "Presence"]
+__all__ = ["CATCHUP_TIMEOUTS", "STANDING_TIMEOUTS", "Presence"]
 
 # How many timeouts in all a step may wait for parties that are catching up: a bound on
 # what claims no peer can check can hold a table for.
 CATCHUP_TIMEOUTS = 10
+
+# How long a party's standing retry behind our log counts as answering, in timeouts: the
+# twice the timeout its vote stands (4.5 R3), then one to reach our point and one to sign
+# a void there if the step waits for a silent party.
+STANDING_TIMEOUTS = 4
 
 
 class Presence:
@@ -35,6 +49,8 @@ class Presence:
     def __init__(self) -> None:
         self._best: dict[bytes, int] = {}
         self._heard: dict[bytes, float] = {}
+        self._stood: dict[bytes, int] = {}
+        self._standing: dict[bytes, float] = {}
 
     def heard(self, key: bytes, position: int, length: int, now: float, signed: int = -1) -> bool:
         """Note that `key` claims to hold the first `position` entries, heard at `now` while
@@ -49,11 +65,23 @@ class Presence:
         self._heard[key] = now
         return True
 
+    def stands(self, key: bytes, point: int, now: float) -> None:
+        """Note that `key` keeps our step waiting while its retry at `point` stands behind
+        our log; counted from the first time we note that point, and only if it is past
+        every point noted before for `key`."""
+        if point > self._stood.get(key, -1):
+            self._stood[key] = point
+            self._standing[key] = now
+
     def answering(self, key: bytes, linked: bool, now: float, limit: float) -> bool:
-        """Whether `key` counts as present: its link is up and a claim of it counted within
-        `limit` seconds of `now`."""
+        """Whether `key` counts as present: its link is up, and a claim of it counted within
+        `limit` seconds of `now` or its standing retry within `STANDING_TIMEOUTS` timeouts."""
         at = self._heard.get(key)
-        return linked and at is not None and now - at < limit
+        stood = self._standing.get(key)
+        return linked and (
+            (at is not None and now - at < limit)
+            or (stood is not None and now - stood < STANDING_TIMEOUTS * limit)
+        )
 
     def absent(
         self,

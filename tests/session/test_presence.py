@@ -10,7 +10,7 @@ from session_helpers import identities, stalled
 
 from buraco_p2p.net.channel.identity import Identity
 from buraco_p2p.session import Peer, Router, TimedOut
-from buraco_p2p.session.presence import CATCHUP_TIMEOUTS
+from buraco_p2p.session.presence import CATCHUP_TIMEOUTS, STANDING_TIMEOUTS, Presence
 
 GONE = 2
 LIMIT = 1.0  # the table's timeout, in seconds of the test's clock
@@ -87,3 +87,24 @@ def test_claims_hold_a_step_only_so_long() -> None:
             break
     assert reported == (GONE,)
     assert CATCHUP_TIMEOUTS * LIMIT - LIMIT / 2 < now - since <= CATCHUP_TIMEOUTS * LIMIT
+
+
+def test_a_standing_retry_counts_for_its_wait_once_per_point() -> None:
+    """A retry that stands behind our log (4.5 R3) keeps its party answering for
+    STANDING_TIMEOUTS timeouts from the first time it is noted, over a link that is up; the
+    same point noted again, or a lower one, buys nothing more; a later one does."""
+    presence, key = Presence(), b"k" * 32
+    presence.stands(key, 40, 10.0)
+    end = 10.0 + STANDING_TIMEOUTS * LIMIT
+    assert presence.answering(key, True, end - 0.01, LIMIT)
+    assert not presence.answering(key, False, end - 0.01, LIMIT)  # its link is down
+    assert not presence.answering(key, True, end, LIMIT)
+    presence.stands(key, 40, end)  # noted again: no new wait
+    presence.stands(key, 39, end)  # a lower point: none either
+    assert not presence.answering(key, True, end + 0.01, LIMIT)
+    presence.stands(key, 41, end)
+    assert presence.answering(key, True, end + 0.01, LIMIT)
+    assert presence.absent([0], [key], {0}, end + 0.01, end - 1.0, LIMIT) == ()
+    # and never past the cap on how long a step waits for parties it cannot check
+    begun = end - CATCHUP_TIMEOUTS * LIMIT
+    assert presence.absent([0], [key], {0}, end + 0.01, begun, LIMIT) == (0,)

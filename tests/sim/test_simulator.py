@@ -376,3 +376,31 @@ def test_a_restarted_party_asks_from_its_dispute(monkeypatch: pytest.MonkeyPatch
     with pytest.raises(Failure) as got:
         run_params(SYNC_FROM_DISPUTE, "a kept schedule")
     assert got.value.prop == "S1"
+
+
+# At six seats party 3 equivocates and party 5 walks out with a retired key; party 3 crashes
+# and comes back late. Party 0 retried the round naming party 5 just before party 3's late
+# signature completed the lower try; its retry stood for twice the timeout (R3) while the
+# others, on the lower round, named it silent at the next step after one timeout (S2). A
+# party whose retry stands behind our log is answering until it has had time to come.
+STANDING_RETRY = Params(
+    seed=327, seats=6, deal=1, stage=3, hostile={3: "equivocate", 5: "retired"},
+    void_actions=["void", "void", "void", "end", "void", "void"], drop=0.0, dup=0.02,
+    delay=(0.001, 0.1),
+    rates=[1.042646849497743, 0.9127601462151308, 0.9924976002799445, 1.0437371984879276,
+           0.9113616546910919, 1.074722148794757],
+    crashes=[(3, 2.8461689229202407, 2.2177610039268445),
+             (4, 0.6402546631208622, 0.7565252039317174),
+             (5, 0.05039047039398971, 0.5550269525104149)],
+    partitions=[], heal=3.595594657909131, horizon=27.595594657909132,
+)  # fmt: skip
+
+
+def test_a_party_standing_by_its_retry_is_waited_for(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The schedule holds; and fails with the fault put back: a retry standing behind our
+    log is not counted as answering."""
+    run_params(STANDING_RETRY, "a kept schedule")
+    monkeypatch.setattr(ledger_module.Ledger, "standing_retry", lambda self, party: None)
+    with pytest.raises(Failure) as got:
+        run_params(STANDING_RETRY, "a kept schedule")
+    assert got.value.prop == "S2"

@@ -34,7 +34,16 @@ from buraco_p2p.session import bodies
 from buraco_p2p.session.bodies import BodyError, check_body
 from buraco_p2p.session.entry import Entry
 
-__all__ = ["Ballots", "Motion", "Vote", "majority"]
+__all__ = ["FAULT_ACTION", "RETRY_TIMEOUTS", "Ballots", "Motion", "Vote", "majority"]
+
+# A void round we signed waits this many timeouts for a party before we name it in a retry
+# (4.5): a present party that reached our point later than we did signs within one timeout
+# of reaching it (its own clock must first see the silent parties keep that step waiting).
+RETRY_TIMEOUTS = 2
+
+# What the table does with the author of a fault (a refused entry, an equivocation): it
+# deals again without it, and every present party signs that at once (4.6).
+FAULT_ACTION = bodies.VOID
 
 
 def _attempt(entry: Entry) -> int:

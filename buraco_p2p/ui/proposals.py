@@ -15,7 +15,7 @@ from collections.abc import Callable
 
 from buraco_p2p.play.driver import Driver
 from buraco_p2p.session import TimedOut, VoidProposed
-from buraco_p2p.session.peer import RETRY_TIMEOUTS
+from buraco_p2p.session.agreement import RETRY_TIMEOUTS
 from buraco_p2p.text.agreement import not_late_text, proposal_text, warning_text
 from buraco_p2p.ui.feed import Proposal
 

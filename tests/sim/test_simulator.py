@@ -404,3 +404,30 @@ def test_a_party_standing_by_its_retry_is_waited_for(monkeypatch: pytest.MonkeyP
     with pytest.raises(Failure) as got:
         run_params(STANDING_RETRY, "a kept schedule")
     assert got.value.prop == "S2"
+
+
+# At six seats party 3 alone equivocates, twice; party 0 crashes. The others signed the void
+# that settles the first equivocation behind their logs and, while it stood open, voids at
+# the end of their logs naming party 0: two rounds closed there on the entry the dispute
+# might still replace, the dispute's retry cut them back, and party 0, restarted, took the
+# later rounds (S1 on final prefixes). A party held by a dispute signs no void at the end of
+# its log.
+HELD_BY_DISPUTE = Params(
+    seed=1000, seats=6, deal=1, stage=2, hostile={3: "equivocate"},
+    void_actions=["void", "void", "end", "void", "void", "void"], drop=0.05, dup=0.1,
+    delay=(0.001, 0.1),
+    rates=[0.9831456298999945, 1.0776023376003059, 0.9046586897447544, 1.0667012535569094,
+           0.9936989481995017, 1.062295962528856],
+    crashes=[(0, 0.4117493495708481, 2.93840563175899)], partitions=[],
+    heal=2.484022065121131, horizon=26.48402206512113,
+)  # fmt: skip
+
+
+def test_a_party_held_by_a_dispute_signs_no_void_past_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The schedule holds; and fails with the fault put back: a dispute open behind our log
+    does not hold our voids at its end."""
+    run_params(HELD_BY_DISPUTE, "a kept schedule")
+    monkeypatch.setattr(Peer, "_held_by_dispute", lambda self: False)
+    with pytest.raises(Failure) as got:
+        run_params(HELD_BY_DISPUTE, "a kept schedule")
+    assert got.value.prop == "S1"

@@ -1,0 +1,222 @@
+"""Waiting: whom a step waits for, when we stop at a void's point or follow the log again,
+and what we do when our round at the end of the log waits too long.
+
+A part of `buraco_p2p.session.peer.Peer`, kept apart because it is where time passing and
+the void agreement decide what a peer does next (docs/protocol.md 4.5): the parties a step
+lacks (`_missing`), the entry that comes next (`_next`: a void round, or the log, unless we
+stand at our agreement's point), giving an agreement up once a party it names came after
+all, the retry of a round that waited twice the timeout (`_held_round`, R2 and R3), and the
+void that deals again without the author of a fault (`_fault_vote`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+from typing import TYPE_CHECKING
+
+from buraco_p2p.session.agreement import FAULT_ACTION, RETRY_TIMEOUTS
+from buraco_p2p.session.entry import Entry, step_head
+from buraco_p2p.session.errors import Equivocation
+from buraco_p2p.session.events import TimedOut, VoidHeld
+from buraco_p2p.session.inbox import Inbox
+from buraco_p2p.session.ledger import Ledger
+from buraco_p2p.session.output import Output
+from buraco_p2p.session.presence import Presence
+from buraco_p2p.session.states import Phase
+from buraco_p2p.session.table import Table
+from buraco_p2p.session.voter import Voter
+
+__all__ = ["Waiting"]
+
+
+class Waiting:
+    """The waits and stops of one party's session (mixed into `Peer`)."""
+
+    table: Table
+    party: int
+    evidence: dict[tuple[int, int], Equivocation]
+    votes: list[bytes]
+    _own: set[bytes]
+    _inbox: Inbox
+    _voter: Voter
+    _ledger: Ledger
+    _presence: Presence
+    _since: float  # when the step under way began (our clock)
+    _timed_out: bool  # whether we reported its missing parties already
+    _overdue: frozenset[int]  # named past the timeout at this step
+    # the void round we signed at the end of our log: since when it waits (our clock), and
+    # whether we reported its holders already (once per try)
+    _round_since: float
+    _round_told: bool
+
+    if TYPE_CHECKING:  # the peer's own, which these use
+
+        def run(self, now: float) -> Output: ...
+        def _adopt(self, now: float) -> Output: ...
+
+    def _vote_due(self) -> bool:
+        """Whether our void at the end of our log is ours to sign now."""
+        return self._voter.due(self._overdue) and not self._held_by_dispute()
+
+    def _held_by_dispute(self) -> bool:
+        """Whether we sign no void at the end of our log, for a dispute behind it: we wait
+        for its round having built nothing past its point (a void would build on the entry
+        there), or we signed a retry there (two rounds of ours at two points could close
+        two logs; 4.6 rule 3)."""
+        return self._ledger.disputing(self.party) or self._ledger.retrying()
+
+    def _missing(self) -> tuple[int, ...]:
+        """Parties the current step waits for whose entries we do not even hold; at a fault,
+        only its author (the others are waiting for the void, as we are)."""
+        table = self.table
+        fault = table.fault
+        if fault is not None and fault.author is not None and fault.author != self.party:
+            return (fault.author,)
+        out = []
+        for p in table.waiting_for:
+            index = table.index_of(p)
+            if p == self.party or self._inbox.holds(index or -1, p):
+                continue
+            if not self._ledger.waits_for_dispute(p):
+                out.append(p)
+        if table.phase is Phase.TIME and table.voiding is None:
+            # Readings are made in turn (see `_produce`): the first one missing holds up the
+            # parties after it, who are not to blame.
+            return tuple(out[:1])
+        return tuple(out)
+
+    def _next(self, now: float | None = None) -> Entry | None:
+        """The entry to apply next: the next void of a round under way; the first of a
+        complete void round at the end of the log; else the entry due at the end of the log,
+        unless the table stopped at a fault or we stand at a void's point while the table
+        there still waits for its silent parties."""
+        table = self.table
+        length = len(table.log)
+        if table.closed:
+            return None
+        void = self._voter.next_void()
+        if void is not None or table.voiding is not None:
+            return void
+        if table.fault is not None:
+            return None
+        voter = self._voter
+        if voter.moot():
+            self._gave_up(now)
+        elif voter.stopped():
+            if not (self._came() or self._passed_by_present()):
+                return None
+            self._gave_up(now)
+        return self._inbox.due(length, table.expected_author(length))
+
+    def _gave_up(self, now: float | None) -> None:
+        """No round of our agreement can close at our point: we follow the log again, and
+        the step's timeout starts over for whoever it still waits for."""
+        self._voter.give_up()
+        if now is not None:
+            self._since = now
+        self._timed_out = False
+        self._overdue = frozenset()
+
+    def _came(self) -> bool:
+        """Whether we hold an entry, for the step at our point, of a party our void names:
+        it was not gone. Its entries are applied; a party still missing is named again
+        once the step has waited for it past the timeout."""
+        agreed = self._voter.agreement
+        if agreed is None:
+            return False
+        table = self.table
+        return any(
+            self._inbox.holds(table.index_of(p) or -1, p)
+            for p in agreed.silent if p in table.waiting_for
+        )  # fmt: skip
+
+    def _passed_by_present(self) -> bool:
+        """Whether a party our void does not name made an entry on the step under way made
+        whole (its `p` is the head of that step with the entries we hold for the rest of
+        it): it applied that step, so it never signs a void at our point."""
+        table = self.table
+        agreed = self._voter.agreement
+        silent = agreed.silent if agreed is not None else ()
+        held = self._inbox.held
+        end = table.step_start + len(table.authors)
+        hashes = list(table.step_hashes)
+        for index in range(table.step_start + len(hashes), end):
+            author = table.expected_author(index)
+            mine = held.get(index, {}).get(author, []) if author is not None else []
+            chained = [e for e in mine if e.prev == table.step_prev]
+            if not chained:
+                return False
+            hashes.append(chained[0].hash)
+        head = step_head(hashes)
+        return any(
+            e.prev == head and author not in silent
+            for index, slot in held.items() if index >= end
+            for author, entries in slot.items()
+            for e in entries
+        )  # fmt: skip
+
+    def _held_round(self, now: float, linked: Collection[int], limit: float) -> Output:
+        """The void round we signed at the end of our log has waited past the timeout for
+        parties that have not signed it: retry naming them too, or let a complete round of
+        a lower try go, or (no majority would be left) wait and say so (`Voter.retry`)."""
+        out = Output()
+        holders = self._voter.holders()
+        stuck = not holders and self._voter.stuck()
+        if not (holders or stuck) or self._round_told:
+            return out
+        if now - self._round_since < RETRY_TIMEOUTS * limit:
+            return out
+        if self._voter.standing() and self._ledger.rounds_behind():
+            # our round waited twice the timeout, and a round behind it is complete: the
+            # others closed there, not here, so we go there too (R3)
+            self._voter.ballots.lower_ok = True
+            adopted = self._adopt(now)
+            if adopted.rollback is not None:
+                return adopted
+        keys = [k.raw for k in self.table.keys]
+        away = self._presence.absent(holders, keys, linked, now, self._round_since, limit)
+        if holders and not away:
+            return out
+        self._round_told = True
+        agreed = self._voter.agreement
+        assert agreed is not None
+        here = len(self.table.log)
+        equivocators = tuple(sorted({a for (a, i), err in self.evidence.items() if i >= here}))
+        outcome = self._voter.retry(away, equivocators)
+        if away:
+            out.events.append(TimedOut(away, now - self._round_since))
+        out.events.append(VoidHeld(away, outcome, agreed.attempt))
+        out.extend(self.run(now))
+        return out
+
+    def _fault_vote(self, now: float) -> Output:
+        """The table stopped at a fault (a refused entry, an equivocation) at the end of our
+        log: we agree at once to deal again without its author, as every present party does,
+        so that one motion is signed everywhere and nobody waits for a proposal."""
+        table = self.table
+        fault = table.fault
+        if (
+            fault is None
+            or fault.author is None
+            or fault.author == self.party
+            or self.party < 0
+            or self._voter.agreement is not None
+            or fault.index != len(table.log)
+        ):
+            return Output()
+        try:
+            self._voter.propose(self.party, FAULT_ACTION, (fault.author,), (), (), frozenset())
+        except ValueError:
+            return Output()  # no majority would be left: the others' retry decides
+        return Output()
+
+    def _vote(self, now: float) -> Output:
+        """Sign our void at its point (`Voter.vote`), saved before it is sent."""
+        entry = self._voter.vote(self.party)
+        self._ledger.own[entry.hash] = entry
+        self._inbox.seen.add(entry.hash)
+        self._own.add(entry.hash)
+        self.votes.append(entry.wire)
+        self._round_since = now
+        self._round_told = False
+        return Output(send=[entry.wire], votes=list(self.votes))

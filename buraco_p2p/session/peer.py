@@ -21,8 +21,10 @@ and the pair is only kept and told; at or past it the table stops there. Otherwi
 a vote (`Voter`), and any other entry is held until its index comes (`Inbox`), or dropped if
 its index is taken.
 
-The one way a log is ever cut back, and the disputes that lead there, are `WayBack`'s
-(`buraco_p2p.session.wayback`): nothing final is ever touched.
+Two parts of a peer live in modules of their own, mixed into `Peer`: whom a step waits for,
+when we stop at a void's point, and the retry of our round (`Waiting`,
+`buraco_p2p.session.waiting`); and the one way a log is ever cut back, with the disputes that
+lead there (`WayBack`, `buraco_p2p.session.wayback`), which never touches a final entry.
 
 Expensive work is split so a host can send sooner: `receive` only checks an entry's form and
 signature and files it; applying queued entries (proof checks, engine moves) happens in

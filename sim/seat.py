@@ -23,7 +23,7 @@ from buraco_p2p.bots import make_bot
 from buraco_p2p.net.channel.identity import Identity
 from buraco_p2p.play.keyed import LogKeyedRandom
 from buraco_p2p.session import Output, Peer, decode_entry
-from buraco_p2p.session.events import Event
+from buraco_p2p.session.events import Event, Refused
 from buraco_p2p.session.policy import Policy
 from buraco_p2p.session.resume import resume, sync_answer
 
@@ -32,6 +32,11 @@ __all__ = ["Message", "SavedFiles", "Seat", "Stalled"]
 # A stale log asks for `sync` this often, in parts of the timeout (the driver: each second,
 # against a timeout of two minutes).
 RESYNC = 8
+
+# Refusals in a row, and nothing else, after which a busy peer counts as stalled: far more
+# than the entries and votes an honest peer holds at once.
+MAX_REFUSALS = 1_000
+
 
 class Stalled(RuntimeError):
     """A peer said it had work (`Peer.busy`) and did nothing, again and again: a client
@@ -264,15 +269,21 @@ class Seat:
         assert peer is not None
         sends: list[tuple[int | None, Message]] = []
         for _ in range(10_000):
-            idle = 0
+            idle = refusing = 0
             while peer.busy:
                 got = peer.work(now)
                 # a peer that says it has work and does nothing, again and again, would hang
-                # its client (the driver loops on `busy` too): a liveness failure of its own
+                # its client (the driver loops on `busy` too): a liveness failure of its own;
+                # so would one that only refuses, without end (each refusal drops what it
+                # held, so a run of them is bounded by what it holds)
                 empty = not (got.send or got.persist or got.events or got.votes is not None
                              or got.rollback is not None)  # fmt: skip
+                refused = not (got.send or got.persist or got.votes is not None
+                               or got.rollback is not None) and got.events != [] and all(
+                    isinstance(e, Refused) for e in got.events)  # fmt: skip
                 idle = idle + 1 if empty else 0
-                if idle > 3:
+                refusing = refusing + 1 if refused else 0
+                if idle > 3 or refusing > MAX_REFUSALS:
                     raise Stalled(f"party {self.party} is busy with nothing it can do "
                                   f"(log {len(peer.log)})")  # fmt: skip
                 sends += self.handle(got, now)

@@ -211,12 +211,18 @@ class Ballots:
         return None
 
     def drop(self, entry: Entry) -> None:
+        """Hold `entry` no more, whether it is the void we hold for its slot or the other one
+        its author also signed there (an equivocator's, R6): a void the table refused would
+        otherwise be offered again as the next of its round, for ever."""
         slot = self.held.get(entry.index, {})
         key = (entry.author, _attempt(entry))
         if slot.get(key) is entry:
             del slot[key]
         if not slot:
             self.held.pop(entry.index, None)
+        rival = (entry.index, *key)
+        if self.rivals.get(rival) is entry:
+            del self.rivals[rival]
 
     def prune(self, length: int) -> None:
         """Forget voids at indices the log has passed, and voids whose point it has passed."""

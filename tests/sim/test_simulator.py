@@ -81,11 +81,13 @@ SIGNED_TWICE = 447  # GAVE_UP's fault, met again by a schedule since the sync an
 DISPUTE_KEPT = 68724  # a roll-back past rounds signed while a dispute below them stood
 DISPUTE_KEPT_TOO = 67488  # the same at six seats
 REPLACED_TOO_SOON = 72358  # the host's "replace" before the seats were drawn, refused once whole
+REFUSED_RIVAL = 73798  # a lone void its author also signed otherwise, refused without end
 
 
 REGRESSIONS = [SKIPPED_ROUND, CROWDED_OUT, GAVE_UP, ROUND_GIVEN_UP, VOTE_STANDS, VOTE_STANDS_TOO,
                HOSTILE_MEETING, UNTAKEN_BUSY, HOSTILE_HOST, LOST_DISPUTE, EQUIVOCATED_VOTE,
-               SIGNED_TWICE, DISPUTE_KEPT, DISPUTE_KEPT_TOO, REPLACED_TOO_SOON]  # fmt: skip
+               SIGNED_TWICE, DISPUTE_KEPT, DISPUTE_KEPT_TOO, REPLACED_TOO_SOON,
+               REFUSED_RIVAL]  # fmt: skip
 
 
 def _failure(monkeypatch: pytest.MonkeyPatch, seed: int) -> Failure:
@@ -431,3 +433,20 @@ def test_a_party_held_by_a_dispute_signs_no_void_past_it(monkeypatch: pytest.Mon
     with pytest.raises(Failure) as got:
         run_params(HELD_BY_DISPUTE, "a kept schedule")
     assert got.value.prop == "S1"
+
+
+def test_the_regression_finds_a_refused_void_offered_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Put back the fault: the second void a hostile party signed for one slot (a lone
+    round naming every other party) stays held once the table refused it, so it is offered
+    as the next void again and again and the peer never rests (L1; the client, which loops on
+    `busy` too, would spin and grow without end)."""
+    def drop(self: agreement_module.Ballots, entry: Entry) -> None:
+        slot = self.held.get(entry.index, {})
+        key = (entry.author, bodies.void_try(entry.body))
+        if slot.get(key) is entry:
+            del slot[key]
+        if not slot:
+            self.held.pop(entry.index, None)
+
+    monkeypatch.setattr(agreement_module.Ballots, "drop", drop)
+    assert _failure(monkeypatch, REFUSED_RIVAL).prop == "L1"

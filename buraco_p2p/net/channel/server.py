@@ -43,6 +43,9 @@ Diverter = Callable[[trio.SocketStream], bool]
 # accept() errors that mean "out of descriptors or buffers": wait and retry, one warning.
 _RESOURCE_ERRNOS = frozenset({errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM})
 _ACCEPT_RETRY = 0.1
+# Out of descriptors again this soon after the last warning is the same trouble (accepts
+# succeed now and then as handshakes end): it is not told twice.
+_STARVED_WARN_EVERY = 60.0
 _LOG = logging.getLogger("buraco_p2p.net")
 
 
@@ -163,6 +166,8 @@ class LinkServer:
         self._next_slot = 0
         self._by_source: Counter[str] = Counter()
         self._starved = False
+        self._starved_told: float | None = None  # when we last warned of it (trio's clock)
+        self._told = False  # that warning awaits its "accepting again"
 
     @property
     def pending(self) -> int:
@@ -197,15 +202,21 @@ class LinkServer:
                         raise
                     if not self._starved:
                         self._starved = True
-                        self._warn(
-                            f"cannot accept connections: {exc.strerror or exc} "
-                            "(out of file descriptors); still retrying"
-                        )
+                        now = trio.current_time()
+                        last = self._starved_told
+                        if last is None or now - last >= _STARVED_WARN_EVERY:
+                            self._starved_told, self._told = now, True
+                            self._warn(
+                                f"cannot accept connections: {exc.strerror or exc} "
+                                "(out of file descriptors); still retrying"
+                            )
                     await trio.sleep(_ACCEPT_RETRY)
                     continue
                 if self._starved:
                     self._starved = False
-                    self._warn("accepting connections again")
+                    if self._told:
+                        self._told = False
+                        self._warn("accepting connections again")
                 if self.divert is not None and self.divert(stream):
                     continue
                 nursery.start_soon(self.handle_stream, stream)

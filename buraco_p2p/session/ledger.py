@@ -354,7 +354,7 @@ class Ledger:
         best: int | None = None
         for e in self.behind.values():
             point = self.point(e) if e.author == party else None
-            if point is None or not cover <= point < length or (best or -1) >= point:
+            if point is None or not cover <= point < length or (best is not None and best >= point):
                 continue
             there = table.log[point]
             if there.kind == bodies.VOID and self.point(there) == point \

@@ -232,6 +232,9 @@ class DeckSession:
         self._deck: tuple[Ciphertext, ...] = open_deck(card_points(self.deck_size))
         self._shuffled = 0
         self._slots = [_Slot() for _ in range(self.deck_size)]
+        # The requested slots some seat still owes a share for: `owed_by` is asked at every
+        # entry of a hand, and scanning the whole deck each time was most of its cost.
+        self._owing: set[int] = set()
         # Messages this peer made, with the log index their proofs are bound to: replaying
         # them needs no verification, anything else (a copy at another index) is verified.
         self._sent: set[tuple[DeckMessage, int]] = set()
@@ -317,11 +320,21 @@ class DeckSession:
     def owed_by(self, seat: int) -> tuple[int, ...]:
         """Slots for which `seat` must still publish a share: every requested slot it has not
         shared, except the slots privately revealed to it (its share would open them to all)."""
+        slots = self._slots
         return tuple(
             i
-            for i, s in enumerate(self._slots)
-            if s.requested and seat not in s.shares and (s.public or s.owner != seat)
+            for i in sorted(self._owing)
+            if seat not in (s := slots[i]).shares and (s.public or s.owner != seat)
         )
+
+    def _settle(self, slot: int) -> None:
+        """Keep `slot` in `_owing` while a seat still owes its share, and only then."""
+        st = self._slots[slot]
+        owe = self.seats if st.public else self.seats - 1
+        if st.requested and len(st.shares) - (not st.public and st.owner in st.shares) < owe:
+            self._owing.add(slot)
+        else:
+            self._owing.discard(slot)
 
     def shares_message(self, log_index: int, slots: Iterable[int] | None = None) -> SharesMessage:
         """Our shares for `slots` (default: every slot we owe), to be logged at `log_index`."""
@@ -405,6 +418,7 @@ class DeckSession:
                 st.public = True
             else:
                 st.owner = owner
+            self._settle(s)
 
     # -- receiving --------------------------------------------------------------------------
 
@@ -504,6 +518,7 @@ class DeckSession:
         events: list[DeckEvent] = [SharesAccepted(seat, msg.slots)]
         for slot, d in zip(msg.slots, batch.shares, strict=True):
             self._slots[slot].shares[seat] = d
+            self._settle(slot)
         for slot, card, public in opened:
             st = self._slots[slot]
             st.card = card

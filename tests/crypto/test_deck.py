@@ -295,6 +295,48 @@ def test_a_pot_goes_to_one_seat_at_every_seat_count(n_table: Table) -> None:
     )
 
 
+def _owed_by_scan(s: DeckSession, seat: int) -> tuple[int, ...]:
+    """What `owed_by` answers, by the rule itself over every slot of the deck."""
+    return tuple(
+        i
+        for i in range(s.deck_size)
+        if s._slots[i].requested
+        and seat not in s._slots[i].shares
+        and (s._slots[i].public or s.owner(i) != seat)
+    )
+
+
+def test_what_each_seat_owes_follows_every_request_and_share(n_table: Table) -> None:
+    """`owed_by` keeps the slots still owed as requests and shares come, rather than scanning
+    the deck: a private pot shared by some, then shown by its taker (now owed by the taker
+    too), then shared by all, reads the same as the scan at every step, for every seat."""
+
+    def agrees() -> None:
+        for s in n_table.everyone:
+            for k in range(n_table.n):
+                assert s.owed_by(k) == _owed_by_scan(s, k)
+
+    n_table.deal()
+    agrees()
+    taker = n_table.n - 1
+    pot = n_table.layout.pots[-1]
+    for s in n_table.everyone:
+        s.request_private(pot, owner=taker)
+    agrees()
+    n_table.post(n_table.seats[0].shares_message(len(n_table.log)))
+    agrees()
+    shown = pot[:3]
+    for s in n_table.everyone:
+        s.request_public(shown, owner=taker)
+    agrees()
+    assert shown[0] in n_table.seats[taker].owed_slots()
+    for seat in range(n_table.n):
+        if n_table.seats[seat].owed_slots():
+            n_table.post(n_table.seats[seat].shares_message(len(n_table.log)))
+            agrees()
+    assert all(s.owed_by(k) == () for s in n_table.everyone for k in range(n_table.n))
+
+
 # ---- refusals -----------------------------------------------------------------------------
 
 

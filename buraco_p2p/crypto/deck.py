@@ -328,10 +328,11 @@ class DeckSession:
         )
 
     def _settle(self, slot: int) -> None:
-        """Keep `slot` in `_owing` while a seat still owes its share, and only then."""
+        """Keep `slot` in `_owing` while a seat still owes its share, and only then: every
+        seat owes a public slot, every seat but its owner a private one (whose owner never
+        shares it, `owed_by`)."""
         st = self._slots[slot]
-        owe = self.seats if st.public else self.seats - 1
-        if st.requested and len(st.shares) - (not st.public and st.owner in st.shares) < owe:
+        if st.requested and len(st.shares) < (self.seats if st.public else self.seats - 1):
             self._owing.add(slot)
         else:
             self._owing.discard(slot)

@@ -37,9 +37,9 @@ __all__ = ["CATCHUP_TIMEOUTS", "STANDING_TIMEOUTS", "Presence"]
 # what claims no peer can check can hold a table for.
 CATCHUP_TIMEOUTS = 10
 
-# How long a party's standing retry behind our log counts as answering, in timeouts: the
-# two its vote stands (4.5 R3), then one to reach our point and one to sign
-# a void there if the step waits for a silent party.
+# How long a party's standing retry behind our log counts as answering, in timeouts: two
+# while its vote stands (4.5 R3), then one to reach our point and one to sign a void there
+# if the step waits for a silent party.
 STANDING_TIMEOUTS = 4
 
 

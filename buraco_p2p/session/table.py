@@ -366,8 +366,12 @@ class Table:
             raise ValueError(f"cannot roll a log of {len(self.log)} back to {length}")
         me, rng = (self.me, self.rng) if self.me is not None else self._resume or (None, None)
         heir = self.heir
-        if self.heir_key is not None and heir is None and rng is not None:
-            heir = (self.heir_key, rng)  # seated by a round the prefix may not hold
+        if self.heir_key is not None and heir is None and rng is not None and not any(
+            at < length and key.raw == self.heir_key for at, _, key in self.successions
+        ):
+            # an heir the prefix does not seat: the round that seats it comes again. One it
+            # seats replays its own entries from the log, as any party does
+            heir = (self.heir_key, rng)
         fresh = Table(self.log[0], heir=heir, checks=self.checks)
         for e in self.log[1:length]:
             fresh.apply(e, signed=fresh.key_at(e.author, e.index))

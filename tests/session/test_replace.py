@@ -50,8 +50,10 @@ def _heir(r: Router, identity: Identity) -> Peer:
     return heir
 
 
-def test_a_silent_party_is_replaced_and_the_heir_plays_the_match_out() -> None:
-    r, heir_id = _stalled(41)
+def _replaced(seed: int) -> tuple[Router, Peer, Identity]:
+    """A match in which the present parties replace party GONE by an heir that follows the
+    log, and the heir plays the match out: the router, the heir and its identity."""
+    r, heir_id = _stalled(seed)
     present = [p for p in range(4) if p != GONE]
     heir = _heir(r, heir_id)
     r.peers[GONE] = heir
@@ -63,6 +65,13 @@ def test_a_silent_party_is_replaced_and_the_heir_plays_the_match_out() -> None:
         assert VoidProposed(present[0], "replace", (GONE,), (new,)) in r.events[p]
         r.act(p, r.peers[p].join_void(r.now))
     r.run()
+    return r, heir, heir_id
+
+
+def test_a_silent_party_is_replaced_and_the_heir_plays_the_match_out() -> None:
+    r, heir, heir_id = _replaced(41)
+    present = [p for p in range(4) if p != GONE]
+    new = heir_id.public.raw
     assert heir.party == GONE
     for p in range(4):
         peer = r.peers[p]
@@ -92,6 +101,27 @@ def test_a_silent_party_is_replaced_and_the_heir_plays_the_match_out() -> None:
         v.apply(e)
     with pytest.raises(BadSignature):
         v.apply(forged)
+
+
+def test_an_heir_cut_back_past_its_own_entries_replays_them_from_the_log() -> None:
+    """An heir's log cut back to a point after the round that seated it replays the prefix
+    as a verifier, its own hand keys and shares too, and the heir takes its seat again when
+    the round that follows is complete, as any party does: seated again by the replace round
+    in the prefix, it would draw its hand keys anew, and the cards its own entries opened
+    would open to no card (a roll-back there was refused for good, and its log forked)."""
+    _, heir, _ = _replaced(41)
+    log = heir.log
+    (at,) = [e.index for e in log if e.kind == "void" and e.author != GONE][-1:]
+    own = [e.index for e in log[at + 1 :] if e.author == GONE and e.kind != "void"]
+    assert len(own) > 3  # its keys, its shuffle, its deal's shares, its moves
+    for length in sorted({own[1] + 1, own[len(own) // 2] + 1, len(log) - 1}):
+        for seated in (True, False):
+            cut = heir.table.rewound(length, seated=seated)
+            assert [e.hash for e in cut.log] == [e.hash for e in log[:length]]
+            assert cut.me is None and cut.heir is None
+            assert cut.keys[GONE] == heir.table.keys[GONE]
+        assert cut._resume is None
+        assert heir.table.rewound(length)._resume == (GONE, heir.table.rng)
 
 
 @pytest.mark.parametrize(

@@ -25,7 +25,7 @@ from buraco_p2p.play.keyed import LogKeyedRandom
 from buraco_p2p.session import Output, Peer, decode_entry
 from buraco_p2p.session.events import Event, Refused
 from buraco_p2p.session.policy import Policy
-from buraco_p2p.session.resume import resume, sync_answer
+from buraco_p2p.session.resume import Tails, resume, sync_answer
 
 __all__ = ["Message", "SavedFiles", "Seat", "Stalled"]
 
@@ -105,7 +105,7 @@ class Seat:
         self.told = 0
         self.told_at = 0.0
         self.claims: dict[int, int] = {}
-        self.tailed: dict[int, int] = {}
+        self.tails = Tails(timeout)
         self.filed: set[bytes] = set()
         self._replacer: Callable[[tuple[int, ...]], str] | None = None
         # A hostile party's hook, told each move it is about to play (`Strategy.moving`):
@@ -199,10 +199,7 @@ class Seat:
             if 0 <= frm < len(peer.table.keys):
                 peer.heard(peer.table.keys[frm], value, now)
             if tag == "sync":
-                length = len(peer.log)
-                tail = value >= length and self.tailed.get(frm) != length
-                if tail:
-                    self.tailed[frm] = length
+                tail = self.tails.due(frm, value, len(peer.log), now)
                 for wire in sync_answer(peer, value, self.pending.values(), tail=tail):
                     sends.append((frm, ["e", wire]))
         return sends + self.work(now)

@@ -70,7 +70,7 @@ from buraco_p2p.session import (
     parse_genesis,
 )
 from buraco_p2p.session.policy import Policy
-from buraco_p2p.session.resume import resume, sync_answer
+from buraco_p2p.session.resume import Tails, resume, sync_answer
 
 __all__ = ["Chooser", "Driver", "bot_parties", "my_turn"]
 
@@ -174,9 +174,9 @@ class Driver:
         self.applied_at: dict[int, float] = {}
         self.played_at: dict[int, float] = {}
         # Each party's furthest claim of the log it holds (by key), which says when our last
-        # entry has arrived; and the log length at which each was last sent our last step.
+        # entry has arrived; and when each that asks from our end is sent our last step.
         self._claims: dict[bytes, int] = {}
-        self._tailed: dict[bytes, int] = {}
+        self._tails = Tails(peer.table.terms.timeout_ms / 1000)
 
     # -- the agreement policy's settings ------------------------------------------------------
 
@@ -509,10 +509,7 @@ class Driver:
         for wire, seq in list(given.items()):
             if seq is not None and seq < consumed:
                 del given[wire]
-        length = len(self.peer.log)
-        tail = n >= length and self._tailed.get(key.raw) != length
-        if tail:
-            self._tailed[key.raw] = length
+        tail = self._tails.due(key.raw, n, len(self.peer.log), self.clock())
         for wire in sync_answer(self.peer, n, self._pending.values(), tail=tail):
             if wire not in given:
                 given[wire] = None

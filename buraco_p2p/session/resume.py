@@ -10,13 +10,14 @@ Two small routines every host of a `Peer` needs the same way, so the network dri
 - `sync_answer`: a party that says it holds the first `n` entries (`["sync", n]`) is sent
   what it may lack: our log from `n`, and our own entries made ahead of our log; a party
   that claims as much as we hold or more may be on another branch, and our last step is
-  what brings it back (docs/protocol.md 4.6).
+  what brings it back (docs/protocol.md 4.6). `Tails` says when that step goes to a party
+  again.
 """
 
 from __future__ import annotations
 
 import bisect
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Hashable, Iterable, Sequence
 
 from buraco_p2p.crypto.group import RandomSource
 from buraco_p2p.net.channel.identity import Identity
@@ -25,7 +26,7 @@ from buraco_p2p.session.output import Output
 from buraco_p2p.session.peer import Peer
 from buraco_p2p.session.terms import parse_genesis
 
-__all__ = ["resume", "sync_answer"]
+__all__ = ["Tails", "resume", "sync_answer"]
 
 
 def resume(
@@ -66,8 +67,7 @@ def sync_answer(
     (`Peer.standing`: our voids, the evidence of an equivocation that still matters). A
     party that claims all we hold or more may be on another branch (its entries at the same
     indices differ from ours): with `tail`, it is sent our last complete step, what brings
-    it back (4.6). The caller sends that tail once per party and length of our log, so a
-    table that waits does not send its last step again with every `sync`."""
+    it back (4.6). The caller sends that tail as `Tails` says."""
     if n < len(peer.log):
         # from the start of our step that holds its last entry: that entry may be one of
         # another branch (a void round it lacks may start there)
@@ -76,3 +76,27 @@ def sync_answer(
         return [e.wire for e in peer.log[min(n, start) :]] + list(pending) + peer.standing()
     start = max(peer.table.steps[-2], 1) if tail else len(peer.log)
     return [e.wire for e in peer.log[start:]] + list(pending) + peer.standing()
+
+
+class Tails:
+    """When a party that asks from the end of our log or past it is sent our last step (the
+    `tail` of `sync_answer`, docs/protocol.md 2.10): once for each party and length of our
+    log, so that a table that waits does not send it with every `sync`; and again once
+    `again` (the table's timeout) has passed while the party still asks from there, since
+    the one sent may have been lost on the way, and that party learns of the round that
+    closed the match, say, from nothing else."""
+
+    def __init__(self, again: float) -> None:
+        self.again = again
+        self._last: dict[Hashable, tuple[int, float]] = {}  # party -> (our length, when)
+
+    def due(self, party: Hashable, n: int, length: int, now: float) -> bool:
+        """Whether `party`, which says it holds `n` entries, is sent our last step now (and
+        if so, noted as sent it): `length` is our log's, `now` our clock."""
+        if n < length:
+            return False
+        last = self._last.get(party)
+        if last is not None and last[0] == length and now - last[1] < self.again:
+            return False
+        self._last[party] = (length, now)
+        return True

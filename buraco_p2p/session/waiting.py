@@ -174,7 +174,10 @@ class Waiting:
             if adopted.rollback is not None:
                 return adopted
         keys = [k.raw for k in self.table.keys]
-        away = self._presence.absent(holders, keys, linked, now, self._round_since, limit)
+        away = tuple(
+            p for p in self._presence.absent(holders, keys, linked, now, self._round_since, limit)
+            if not self._ledger.waits_for_dispute(p)  # the dispute's retry names it (`_missing`)
+        )  # fmt: skip
         if holders and not away:
             return out
         self._round_told = True

@@ -335,7 +335,9 @@ class Table:
                 (self.me, self.rng), self._resume = self._resume, None
             events.extend(next_step(self))
         if self.stop is not None and len(self.log) >= (self.stop.index or 0):
-            self.fault, self.stop = self.fault or self.stop, None
+            if self.stop.author in self.waiting_for:  # else its entries cannot apply here
+                self.fault = self.fault or self.stop
+            self.stop = None
         return events
 
     # ------------------------------------------------------------------ equivocation
@@ -343,12 +345,17 @@ class Table:
     def stop_at(self, err: LogError) -> None:
         """An equivocation (`err`, two entries its author signed for `err.index`) at the end
         of the log or ahead of it: the table stops there, and the void round that names the
-        equivocator starts there, at the same point at every honest peer. (One behind the end
+        equivocator starts there, at the same point at every honest peer; but only if the
+        step there waits for the equivocator. Entries of a party it does not wait for could
+        never be applied there (they are evidence, kept by the peer), and a void naming it
+        there would not check for a verifier, which holds no evidence. (One behind the end
         is the peer's to judge: it may be final, `Peer`.)"""
         index = err.index
         if index is None or index < len(self.log):
             return
         if len(self.log) == index:
+            if err.author not in self.waiting_for:
+                return  # neither entry could be applied here: evidence, and no stop
             if self.fault is None or self.fault.author != err.author:
                 self.fault = err
         elif self.fault is None and (self.stop is None or (self.stop.index or 0) > index):

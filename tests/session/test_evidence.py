@@ -699,3 +699,37 @@ def test_two_entries_for_a_later_step_on_its_real_p_are_judged_when_it_begins() 
         errs = [e for e in _faults(r, p) if isinstance(e, Equivocation)]
         assert errs and errs[0].index == index and errs[0].author == hostile
     _void_closes(r, hostile, honest, index)
+
+
+@pytest.mark.parametrize("n", [3, 4])
+def test_two_entries_of_a_party_the_step_no_longer_waits_for_stop_nothing(n: int) -> None:
+    """A party that has made its entry in the step under way signs two different entries,
+    on the step's `p`, for a later index of that step, whose entry is another party's: they
+    are evidence (the peer names the party) but, since the step does not wait for that
+    party when the log gets there, neither could ever be applied and the table does not
+    stop. Stopped there, the peers would close a void round naming that party which a
+    verifier, holding no evidence, refuses: every honest log would fail `verify`."""
+    r = _table(n, 23, relay=True)
+    r.start()
+
+    def mid_step() -> bool:
+        t = r.peers[0].table
+        return bool(t.step_hashes) and len(t.authors) - len(t.step_hashes) >= 2
+
+    run_until(r, mid_step)
+    t = r.peers[0].table
+    start = t.step_start
+    hostile = t.expected_author(start)  # its entry is in the step already
+    index = start + len(t.authors) - 1  # the step's last place, another party's
+    assert hostile is not None and t.expected_author(index) != hostile
+    for c in (b"\x01", b"\x02"):
+        e = _signed(identities(n)[hostile], t, index, t.step_prev, hostile, "move", {"m": c})
+        r.act(0, r.peers[0].receive(e.wire, r.now))
+    errs = [e for e in _faults(r, 0) if isinstance(e, Equivocation)]
+    assert errs and errs[0].index == index and errs[0].author == hostile
+    r.run()
+    run_until(r, lambda: min(len(r.peers[p].log) for p in range(n)) > index + n)
+    for p in range(n):
+        assert r.peers[p].table.fault is None and not r.peers[p].table.voids, p
+    assert same_logs(r, list(range(n)))
+    assert replay(e.wire for e in r.peers[0].log).hands == 0  # it checks, as verify does

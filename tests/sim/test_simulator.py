@@ -85,13 +85,14 @@ REFUSED_RIVAL = 73798  # a lone void its author also signed otherwise, refused w
 TAIL_LOST = 501615  # the step that closed the log, sent once to a party on another branch, lost
 HEIR_CUT_BACK = 507524  # an heir's log cut back past its own entries, replayed with new keys
 HELD_SIGNER = 507400  # a party held by a dispute its retry named, at the end of the log, as away
+STOPPED_FOR_NOTHING = 509651  # two entries of a party the step no longer waited for stopped it
 
 
 REGRESSIONS = [SKIPPED_ROUND, CROWDED_OUT, GAVE_UP, ROUND_GIVEN_UP, VOTE_STANDS, VOTE_STANDS_TOO,
                HOSTILE_MEETING, UNTAKEN_BUSY, HOSTILE_HOST, LOST_DISPUTE, EQUIVOCATED_VOTE,
                SIGNED_TWICE, DISPUTE_KEPT, DISPUTE_KEPT_TOO, REPLACED_TOO_SOON,
                REFUSED_RIVAL, TAIL_LOST, HEIR_CUT_BACK,
-               HELD_SIGNER]  # fmt: skip
+               HELD_SIGNER, STOPPED_FOR_NOTHING]  # fmt: skip
 
 
 def _failure(monkeypatch: pytest.MonkeyPatch, seed: int) -> Failure:

@@ -269,6 +269,22 @@ class Voter:
         ballots.signed_at = vote.point
         ballots.signed_try = vote.motion.attempt
 
+    def stand_again(self) -> bool:
+        """We gave our void up at the point our log still stands at (the entry of a party it
+        named, which made us give it up, was refused there and stopped the table): we stand
+        by the latest try we signed there again, as a restart would (R5), so that R2's retry
+        still brings us to the round the others close. False if we agree to something, or
+        signed nothing there."""
+        ballots = self.ballots
+        point = len(self.table.log)
+        tries = [t for q, t in ballots.signed if q == point]
+        if ballots.mine is not None or not tries:
+            return False
+        ballots.mine = ballots.signed[(point, max(tries))]
+        ballots.signed_at = point
+        ballots.signed_try = max(tries)
+        return True
+
     def holders(self) -> tuple[int, ...]:
         """The parties that keep our void round waiting at our point: those our motion
         leaves to sign that have signed no void of our try (or a later one) there. Empty

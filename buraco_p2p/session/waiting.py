@@ -195,7 +195,9 @@ class Waiting:
     def _fault_vote(self, now: float) -> Output:
         """The table stopped at a fault (a refused entry, an equivocation) at the end of our
         log: we agree at once to deal again without its author, as every present party does,
-        so that one motion is signed everywhere and nobody waits for a proposal."""
+        so that one motion is signed everywhere and nobody waits for a proposal. If we gave a
+        void up here (the entry that made us give it up is the one refused), we may sign no
+        other try 0 here: we stand by that void again, and R2 retries it (4.5 R5)."""
         table = self.table
         fault = table.fault
         if (
@@ -206,6 +208,10 @@ class Waiting:
             or self._voter.agreement is not None
             or fault.index != len(table.log)
         ):
+            return Output()
+        if self._voter.stand_again():  # our vote here stands, and R2 retries it
+            self._round_since = now
+            self._round_told = False
             return Output()
         try:
             self._voter.propose(self.party, FAULT_ACTION, (fault.author,), (), (), frozenset())

@@ -13,7 +13,7 @@ import random
 from collections.abc import Callable
 
 import pytest
-from session_helpers import identities, same_logs, table
+from session_helpers import identities, resign, same_logs, table
 
 from buraco_p2p.crypto import DeterministicRandomSource
 from buraco_p2p.session import (
@@ -300,3 +300,34 @@ def test_a_party_that_gave_its_void_up_signs_no_other_at_that_point() -> None:
     assert not ballots.may_sign(point, Motion("void", (1,)))
     assert ballots.may_sign(point, signed)
     assert ballots.may_sign(point, signed.retry((3,)))
+
+
+def test_a_void_given_up_for_an_entry_then_refused_stands_again() -> None:
+    """Party 0 signs the void ending the match without party 1; party 1's entry for that
+    step then reaches it, and party 0 gives its void up, but the entry is refused (a body
+    with a key too many): the table stops at the fault. Party 0 may sign no fault void
+    there (another try 0 where it signed one), so it stands by its void again; the others
+    sign the fault void, the two motions cross, and R2's retry, "end" for all, closes the
+    match. Without standing again, party 0 agreed to nothing, never retried, and the table
+    waited for good."""
+    r, held = _stalled(23, set())
+    _propose_end(r, [0])
+    r.run()
+    (late,) = {d for _, _, d in held}
+    entry = decode_entry(late)
+    bad = resign(entry, 1, body={**dict(entry.body), "x": 1}).wire
+    r.tamper = None
+    r.inject(1, bad, to=[0])
+    r.run()
+    peer = r.peers[0]
+    assert peer.table.fault is not None and peer.table.fault.author == 1
+    assert peer.agreement == Motion("end", (1,))
+    r.inject(1, bad, to=[2, 3])
+    r.run()
+    for _ in range(12):
+        r.advance(0.5)
+        r.run()
+    for p in (0, 2, 3):
+        assert r.peers[p].table.closed, p
+        assert [e for e in r.events[p] if isinstance(e, Voided)] == [Voided("end", (1,))], p
+    assert same_logs(r, [0, 2, 3])

@@ -77,7 +77,7 @@ BUSY_AGAIN = 60041  # UNTAKEN_BUSY's fault, met again since a "replace" waits fo
 HOSTILE_HOST = 60595  # at two seats a hostile party 0 may close naming party 1 (no S2)
 LOST_DISPUTE = 62702  # a party restarted past an equivocation it never heard of
 EQUIVOCATED_VOTE = 40157  # the vote an equivocator also signed, the one its round needed
-SIGNED_TWICE = 447  # GAVE_UP's fault, met again by a schedule since the sync answer grew
+SIGNED_TWICE = 630001  # GAVE_UP's fault, met again since a void given up there stands again
 DISPUTE_KEPT = 68724  # a roll-back past rounds signed while a dispute below them stood
 DISPUTE_KEPT_TOO = 67488  # the same at six seats
 REPLACED_TOO_SOON = 72358  # the host's "replace" before the seats were drawn, refused once whole
@@ -86,13 +86,14 @@ TAIL_LOST = 501615  # the step that closed the log, sent once to a party on anot
 HEIR_CUT_BACK = 507524  # an heir's log cut back past its own entries, replayed with new keys
 HELD_SIGNER = 507400  # a party held by a dispute its retry named, at the end of the log, as away
 STOPPED_FOR_NOTHING = 509651  # two entries of a party the step no longer waited for stopped it
+STANDS_AGAIN = 509557  # a void given up for an entry then refused: agreed to nothing, held
 
 
 REGRESSIONS = [SKIPPED_ROUND, CROWDED_OUT, GAVE_UP, ROUND_GIVEN_UP, VOTE_STANDS, VOTE_STANDS_TOO,
                HOSTILE_MEETING, UNTAKEN_BUSY, HOSTILE_HOST, LOST_DISPUTE, EQUIVOCATED_VOTE,
                SIGNED_TWICE, DISPUTE_KEPT, DISPUTE_KEPT_TOO, REPLACED_TOO_SOON,
                REFUSED_RIVAL, TAIL_LOST, HEIR_CUT_BACK,
-               HELD_SIGNER, STOPPED_FOR_NOTHING]  # fmt: skip
+               HELD_SIGNER, STOPPED_FOR_NOTHING, STANDS_AGAIN]  # fmt: skip
 
 
 def _failure(monkeypatch: pytest.MonkeyPatch, seed: int) -> Failure:

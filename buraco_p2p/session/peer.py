@@ -530,6 +530,9 @@ class Peer(Waiting, WayBack):
                 self._withdraw()
             if isinstance(exc, QUIET) and table.fault is None:
                 out.events.append(Refused(exc))
+                # a void round refused at our point stood before our own entry there: that
+                # entry is ours to make now, or no entry ever comes to make it
+                out.extend(self._produce(now))
             else:
                 out.events.append(Fault(exc))
                 out.extend(self._fault_vote(now))

@@ -338,3 +338,35 @@ def test_a_round_whose_signer_played_on_with_us_rolls_nothing_back() -> None:
         out = peers[x].receive(w, r.now)
         assert out.rollback is None and not out.persist
     assert [e.wire for e in peers[x].log] == before and not peers[x].table.closed
+
+
+@pytest.mark.parametrize("n", [3, 4])
+def test_a_lone_round_refused_at_our_point_leaves_our_entry_to_make(n: int) -> None:
+    """H signs a round alone naming every other party, at the index where party P's share
+    for a move is due, and it reaches P before that move: P then holds a round complete at
+    its point, which comes before its own entry. The table refuses the round (no majority
+    signed it); P makes its entry all the same. Before, a refused round left the entry
+    unmade: no other entry came to prompt it, and the others named P silent (simulator
+    seed 630291)."""
+    ref = _table(n, 95)
+    ref.start()
+    ref.run()
+    log = ref.peers[0].log
+    k = next(i for i in range(2, len(log)) if log[i].kind == "shares"
+             and log[i - 1].kind == "move" and log[i - 1].author != log[i].author)  # fmt: skip
+    p = log[k].author
+    h = next(q for q in range(n) if q != p)
+    prev = Table(log[0])
+    for e in log[1:k]:
+        prev.apply(e)
+    lone = make_entry(
+        identities(n)[h], table=prev.terms.table_id, index=k, prev=prev.prev_at(k), author=h,
+        kind="void", body={"action": "end", "silent": [q for q in range(n) if q != h]},
+    )  # fmt: skip
+    r = _table(n, 95)
+    r.start()
+    while len(r.peers[p].log) < k - 1:
+        r.run(1)
+    r.queue.appendleft((h, p, lone.wire))
+    r.run()
+    assert [e.hash for e in r.peers[p].log[: k + 1]] == [e.hash for e in log[: k + 1]]

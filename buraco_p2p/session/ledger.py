@@ -312,10 +312,13 @@ class Ledger:
         held = self.mine.get(point)
         return held is not None and bool(round_) and self._try_of(round_[0]) < self._try_of(held)
 
-    def retried(self, point: int, round_: list[Entry]) -> bool:
-        """Whether `round_` at `point` is a retry of a dispute there that we signed."""
+    def signed(self, point: int, round_: list[Entry]) -> bool:
+        """Whether `round_`, a complete round at the dispute at `point`, holds the void we
+        signed there: we agreed to it, and so did every other honest signer, whose final
+        point stays at `point` until it takes it; our vote at the end of our log does not
+        stand against it (4.6 rule 3)."""
         held = self.mine.get(point)
-        return held is not None and self._try_of(held) > 0 and held in round_
+        return held is not None and held in round_
 
     @staticmethod
     def _try_of(entry: Entry) -> int:

@@ -167,8 +167,8 @@ class WayBack:
         for point, round_ in ledger.rounds_behind():
             if point not in ledger.lower_ok and ledger.below_our_try(point, round_):
                 continue  # our later try there stands until it has waited (`_held_dispute`)
-            if standing and not ledger.retried(point, round_):
-                continue  # R3; but a retry of a dispute we signed comes before our vote
+            if standing and not ledger.signed(point, round_):
+                continue  # R3; but a round of a dispute we signed comes before our vote
             tried = (point, table.log[point - 1].hash, tuple(e.hash for e in round_))
             if tried not in self._untaken:
                 out.append((point, round_, tried))

@@ -88,13 +88,15 @@ HELD_SIGNER = 507400  # a party held by a dispute its retry named, at the end of
 STOPPED_FOR_NOTHING = 509651  # two entries of a party the step no longer waited for stopped it
 STANDS_AGAIN = 509557  # a void given up for an entry then refused: agreed to nothing, held
 LONE_REFUSED = 630291  # a lone round refused at our point: our own entry there never made
+SIGNED_BEHIND_VOTE = 514137  # a dispute round we signed, held back by our later vote at the end
 
 
 REGRESSIONS = [SKIPPED_ROUND, CROWDED_OUT, GAVE_UP, ROUND_GIVEN_UP, VOTE_STANDS, VOTE_STANDS_TOO,
                HOSTILE_MEETING, UNTAKEN_BUSY, HOSTILE_HOST, LOST_DISPUTE, EQUIVOCATED_VOTE,
                SIGNED_TWICE, DISPUTE_KEPT, DISPUTE_KEPT_TOO, REPLACED_TOO_SOON,
                REFUSED_RIVAL, TAIL_LOST, HEIR_CUT_BACK,
-               HELD_SIGNER, STOPPED_FOR_NOTHING, STANDS_AGAIN, LONE_REFUSED]  # fmt: skip
+               HELD_SIGNER, STOPPED_FOR_NOTHING, STANDS_AGAIN, LONE_REFUSED,
+               SIGNED_BEHIND_VOTE]  # fmt: skip
 
 
 def _failure(monkeypatch: pytest.MonkeyPatch, seed: int) -> Failure:
@@ -354,10 +356,29 @@ def test_the_regression_schedules_hold(params: Params) -> None:
 def test_the_regression_finds_a_retry_left_behind_our_vote(monkeypatch: pytest.MonkeyPatch) -> None:
     """Put back the fault: our vote at the end of our log stands against a complete retry
     of a dispute behind it that we signed too."""
-    monkeypatch.setattr(ledger_module.Ledger, "retried", lambda self, point, round_: False)
+    monkeypatch.setattr(ledger_module.Ledger, "signed", lambda self, point, round_: False)
     with pytest.raises(Failure) as got:
         run_params(RETRY_BEHIND_VOTE, "a kept schedule")
     assert got.value.prop == "S1"
+
+
+def test_the_regression_finds_a_dispute_round_held_behind_our_vote(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Put back the fault: only a retry of a dispute we signed comes before our vote at the
+    end of our log. At six seats party 3 equivocates at 235 and party 5 crashes; party 0,
+    which had built past 235, signs the void there once another had, then a void at the end
+    of its log naming party 5. When the round at 235 completes, that later vote held party 0
+    on its branch for twice the timeout, while the others, having taken the round, waited for
+    party 0's entry past it and named it silent after one (S2)."""
+
+    def retry_only(self: ledger_module.Ledger, point: int, round_: list[Entry]) -> bool:
+        held = self.mine.get(point)
+        return held is not None and bodies.void_try(held.body) > 0 and held in round_
+
+    monkeypatch.setattr(ledger_module.Ledger, "signed", retry_only)
+    failure = _failure(monkeypatch, SIGNED_BEHIND_VOTE)
+    assert failure.prop == "S2"
 
 
 # At four seats party 2 equivocates; party 1 signs the void that settles it and crashes at

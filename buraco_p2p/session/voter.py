@@ -280,9 +280,10 @@ class Voter:
         tries = [t for q, t in ballots.signed if q == point]
         if ballots.mine is not None or not tries:
             return False
-        ballots.mine = ballots.signed[(point, max(tries))]
+        latest = max(tries)
+        ballots.mine = ballots.signed[(point, latest)]
         ballots.signed_at = point
-        ballots.signed_try = max(tries)
+        ballots.signed_try = latest
         return True
 
     def holders(self) -> tuple[int, ...]:

@@ -20,7 +20,13 @@ once replaced, its retired one), the entries it has seen, and its own clock. The
 - `retired`: it walks out, and once its seat has passed to a new identity it signs second
   entries for its old indices with its retired key;
 - `oldvotes`: it restarts from an older copy of its voids file (and signs again);
-- `garbage`: bytes that are no entry, entries of no schema, messages of no shape.
+- `garbage`: bytes that are no entry, entries of no schema, messages of no shape;
+- `release`: it joins every void proposed at its point at once, whoever it names, and
+  sends its vote only after the log has moved past that point (the others gave their votes
+  up for an entry that came): a round completed with votes its signers no longer stand by.
+
+`release` is not among the strategies a schedule draws at random (adding one there would
+change what every kept seed draws): `python -m sim --hostile release` runs it.
 """
 
 from __future__ import annotations
@@ -35,7 +41,7 @@ from buraco_p2p.session.entry import Entry
 if TYPE_CHECKING:
     from sim.seat import Message, Seat
 
-__all__ = ["STRATEGIES", "Strategy", "make_strategy"]
+__all__ = ["DRAWN", "STRATEGIES", "Strategy", "make_strategy"]
 
 Send = tuple[int | None, "Message"]
 
@@ -353,10 +359,60 @@ class OldVotes(Strategy):
         return []
 
 
+class Release(Strategy):
+    """Every void proposed at its point joined at once, its vote held back until the log has
+    moved past that point, then sent to some of the others or all."""
+
+    name = "release"
+
+    def __init__(self, rng: random.Random, parties: int, me: int) -> None:
+        super().__init__(rng, parties, me)
+        self.moments = [0.1 * k for k in range(1, 150)]
+        self.held: dict[int, bytes] = {}  # point -> our vote there, not yet sent
+        self.signed: set[int] = set()
+
+    def act(self, seat: Seat, now: float) -> list[Any]:
+        peer = seat.peer
+        if peer is None or peer.table.closed:
+            return []
+        t = peer.table
+        length = len(t.log)
+        sends: list[Any] = []
+        for point in [q for q in self.held if q < length]:
+            wire = self.held.pop(point)
+            targets = self.others if self.rng.random() < 0.5 else self.subset()
+            sends += [(q, ["e", wire], 0.0) for q in targets]
+        prop = peer.proposal
+        if prop is None or length in self.signed:
+            return sends
+        motion, _ = prop
+        if self.me in motion.silent:
+            return sends
+        active = [q for q in range(self.n) if q not in motion.silent]
+        body: dict[str, Any] = {"action": motion.action, "silent": list(motion.silent)}
+        if motion.keys:
+            body["keys"] = list(motion.keys)
+        try:
+            prev = t.prev_at(length)
+        except ValueError:
+            return sends
+        index = length + active.index(self.me)
+        vote = make_entry(seat.identity, table=t.terms.table_id, index=index, prev=prev,
+                          author=self.me, kind=bodies.VOID, body=body)  # fmt: skip
+        self.signed.add(length)
+        self.held[length] = vote.wire
+        return sends
+
+
 STRATEGIES: dict[str, type[Strategy]] = {
     s.name: s
-    for s in (Equivocate, Split, Withhold, Lone, Late, Stale, Claims, Garbage, Retired, OldVotes)
+    for s in (Equivocate, Split, Withhold, Lone, Late, Stale, Claims, Garbage, Retired, OldVotes,
+              Release)
 }
+# what a schedule draws at random: a strategy added later is run by name only, so that every
+# kept seed still draws the schedule it was kept for
+DRAWN = ("equivocate", "split", "withhold", "lone", "late", "stale", "claims", "garbage",
+         "retired", "oldvotes")  # fmt: skip
 
 
 def make_strategy(name: str, rng: random.Random, parties: int, me: int) -> Strategy:

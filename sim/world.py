@@ -114,9 +114,9 @@ class Params:
 
 
 def _strategy_names() -> list[str]:
-    from sim.hostile import STRATEGIES
+    from sim.hostile import DRAWN
 
-    return list(STRATEGIES)
+    return list(DRAWN)
 
 
 def identities(n: int) -> list[Identity]:

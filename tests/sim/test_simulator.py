@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import random
+from typing import Any
 
 import pytest
 
@@ -53,6 +54,31 @@ def test_the_simulator_finds_nothing_in_its_schedules() -> None:
     assert len(out) == COUNT
     assert {o.seats for o in out} >= {2, 3, 4, 6}
     assert sum(o.evidence for o in out) and sum(o.voids for o in out)
+
+
+# schedules of the `release` strategy, which a schedule never draws at random: (seed, seats),
+# each one where the strategy signs votes and sends them once the log has moved past them
+RELEASE = [(20, 3), (6, 4), (38, 4), (3, 6), (13, 6)]
+
+
+@pytest.mark.parametrize(("seed", "seats"), RELEASE)
+def test_a_vote_sent_once_the_others_went_on_holds(
+    seed: int, seats: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A hostile party joins every void proposed at its point and sends its vote only once
+    the log has moved past it: the properties hold, and the votes were sent."""
+    sent: list[int] = []
+    act = hostile_module.Release.act
+
+    def counted(self: hostile_module.Release, seat: seat_module.Seat, now: float) -> list[Any]:
+        out = act(self, seat, now)
+        sent.append(len(out))
+        return out
+
+    monkeypatch.setattr(hostile_module.Release, "act", counted)
+    outcome = run(seed, seats=seats, hostile="release")
+    assert set(outcome.hostile.values()) == {"release"}
+    assert sum(sent) > 0
 
 
 def test_a_schedule_replays_alike() -> None:

@@ -331,3 +331,73 @@ def test_a_void_given_up_for_an_entry_then_refused_stands_again() -> None:
         assert r.peers[p].table.closed, p
         assert [e for e in r.events[p] if isinstance(e, Voided)] == [Voided("end", (1,))], p
     assert same_logs(r, [0, 2, 3])
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="open (docs/protocol.md 4.6, 'Its limit'): a round completed with votes their "
+    "signers gave up forks the final prefixes",
+)
+def test_a_round_completed_with_given_up_votes_forks_no_final_prefix() -> None:
+    """Four seats, party 0 hostile. Parties A and B sign the void ending the match at point
+    P, naming the mover X, whose move is late; the move then comes, and both give their
+    votes up and go on. Party 0 plays past P, its entries reaching every party but B (a
+    network that holds them up); once A counts the entry at P final, party 0 signs its own
+    vote at P, which completes the round with the two votes given up, and sends it to B
+    first. B, lacking party 0's entries past P, holds P not final and takes the round: A's
+    final prefix holds X's move at P, B's closed log the round."""
+    r = table("us", seed=24, timeout_ms=1000, relay=True)
+    r.manual = {0, 1, 2, 3}
+    r.start()
+    r.run()
+
+    def answer() -> None:
+        p = r.turns.pop(0)
+        view = r.peers[p].table.view
+        assert view is not None
+        r.act(p, r.peers[p].play(r.choose(p, view), r.now))
+
+    while r.turns[-1] == 0:
+        answer()
+        r.run()
+    mover = r.turns[-1]
+    a, b = [p for p in (1, 2, 3) if p != mover]
+    tamper, held = _withhold_first("move", mover, set())
+    r.tamper = tamper
+    answer()
+    r.silent = {mover}
+    r.run()
+    r.advance(2.0)
+    point = len(r.peers[a].log)
+    r.act(a, r.peers[a].propose_void("end", r.now, silent=(mover,)))
+    r.run()
+    r.act(b, r.peers[b].join_void(r.now))
+    r.run()
+    assert r.peers[a].agreement == r.peers[b].agreement == Motion("end", (mover,))
+
+    def hold_from_0(sender: int, receiver: int, data: bytes) -> bytes | None:
+        e = decode_entry(data)
+        return None if receiver == b and e.author == 0 and e.index > point else data
+
+    r.silent = set()
+    for sender, receiver, data in held:
+        r.queue.append((sender, receiver, data))
+    r.tamper = hold_from_0
+    r.run()
+    assert r.peers[a].agreement is None and r.peers[b].agreement is None  # both gave up
+    while r.peers[a].final <= point and r.turns:
+        answer()
+        r.run()
+    assert r.peers[a].final > point
+    hostile = r.peers[0]
+    vote = make_entry(
+        hostile.identity, table=hostile.table.terms.table_id, index=point,
+        prev=hostile.table.prev_at(point), author=0, kind="void",
+        body={"action": "end", "silent": [mover]},
+    )  # fmt: skip
+    r.queue.appendleft((0, b, vote.wire))
+    r.run(1)
+    final_a = [e.wire for e in r.peers[a].log[: r.peers[a].final]]
+    final_b = [e.wire for e in r.peers[b].log[: r.peers[b].final]]
+    shorter = min(len(final_a), len(final_b))
+    assert final_a[:shorter] == final_b[:shorter]

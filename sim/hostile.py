@@ -21,9 +21,10 @@ once replaced, its retired one), the entries it has seen, and its own clock. The
   entries for its old indices with its retired key;
 - `oldvotes`: it restarts from an older copy of its voids file (and signs again);
 - `garbage`: bytes that are no entry, entries of no schema, messages of no shape;
-- `release`: it joins every void proposed at its point at once, whoever it names, and
-  sends its vote only after the log has moved past that point (the others gave their votes
-  up for an entry that came): a round completed with votes its signers no longer stand by.
+- `release`: it joins every void proposed at its point at once, whoever it names, keeps its
+  own entries past that point from some of the others, and sends those others its vote once
+  its own log counts the point final (the signers gave their votes up for an entry that came
+  and went on): a round completed with votes its signers no longer stand by.
 
 `release` is not among the strategies a schedule draws at random (adding one there would
 change what every kept seed draws): `python -m sim --hostile release` runs it.
@@ -360,16 +361,26 @@ class OldVotes(Strategy):
 
 
 class Release(Strategy):
-    """Every void proposed at its point joined at once, its vote held back until the log has
-    moved past that point, then sent to some of the others or all."""
+    """Every void proposed at its point joined at once, and held back: its own entries past
+    that point never reach some of the others (they hear them relayed), and once its own log
+    counts the point final, its vote goes to those others only."""
 
     name = "release"
 
     def __init__(self, rng: random.Random, parties: int, me: int) -> None:
         super().__init__(rng, parties, me)
-        self.moments = [0.1 * k for k in range(1, 150)]
-        self.held: dict[int, bytes] = {}  # point -> our vote there, not yet sent
-        self.signed: set[int] = set()
+        self.moments = [0.05 * k for k in range(1, 300)]
+        self.held: dict[int, tuple[bytes, list[int]]] = {}  # point -> (our vote, its targets)
+
+    def outgoing(self, seat: Seat, to: int | None, msg: Message, now: float) -> list[Any]:
+        targets = self.others if to is None else [to]
+        if msg[0] != "e" or not self.held:
+            return [(to, msg, 0.0)]
+        e = decode_entry(msg[1])
+        if e.author != self.me:
+            return [(to, msg, 0.0)]
+        kept = {q for point, (_, ts) in self.held.items() if e.index > point for q in ts}
+        return [(q, msg, 0.0) for q in targets if q not in kept]
 
     def act(self, seat: Seat, now: float) -> list[Any]:
         peer = seat.peer
@@ -378,12 +389,11 @@ class Release(Strategy):
         t = peer.table
         length = len(t.log)
         sends: list[Any] = []
-        for point in [q for q in self.held if q < length]:
-            wire = self.held.pop(point)
-            targets = self.others if self.rng.random() < 0.5 else self.subset()
+        for point in [q for q, (wire, _) in self.held.items() if q < peer.final]:
+            wire, targets = self.held.pop(point)
             sends += [(q, ["e", wire], 0.0) for q in targets]
         prop = peer.proposal
-        if prop is None or length in self.signed:
+        if prop is None or length in self.held:
             return sends
         motion, _ = prop
         if self.me in motion.silent:
@@ -399,8 +409,7 @@ class Release(Strategy):
         index = length + active.index(self.me)
         vote = make_entry(seat.identity, table=t.terms.table_id, index=index, prev=prev,
                           author=self.me, kind=bodies.VOID, body=body)  # fmt: skip
-        self.signed.add(length)
-        self.held[length] = vote.wire
+        self.held[length] = (vote.wire, self.subset())
         return sends
 
 

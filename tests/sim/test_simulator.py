@@ -57,7 +57,7 @@ def test_the_simulator_finds_nothing_in_its_schedules() -> None:
 
 
 # schedules of the `release` strategy, which a schedule never draws at random: (seed, seats),
-# each one where the strategy signs votes and sends them once the log has moved past them
+# each one where the strategy signs votes and sends them once its log counts their point final
 RELEASE = [(20, 3), (6, 4), (38, 4), (3, 6), (13, 6)]
 
 
@@ -65,8 +65,9 @@ RELEASE = [(20, 3), (6, 4), (38, 4), (3, 6), (13, 6)]
 def test_a_vote_sent_once_the_others_went_on_holds(
     seed: int, seats: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A hostile party joins every void proposed at its point and sends its vote only once
-    the log has moved past it: the properties hold, and the votes were sent."""
+    """A hostile party joins every void proposed at its point, keeps its entries past the
+    point from some of the others and sends them its vote once its own log counts the point
+    final: the properties hold, and the votes were sent."""
     sent: list[int] = []
     act = hostile_module.Release.act
 

@@ -2,11 +2,12 @@
 
 After every event (`Watch.after_event`), for the honest parties:
 
-- S3, a final entry is never removed: each honest peer's final prefix (`Peer.final`, told by
-  the log's own hash at that length, `Table.chain`) is still the start of its log, and of its
-  saved log when it restarts;
-- S1, one match, one log: the final prefixes of two honest peers are one a prefix of the
-  other.
+- S3, a final entry is never removed, nor even a settled one: each honest peer's settled
+  prefix (`Peer.settled`, told by the log's own hash at that length, `Table.chain`) is still
+  the start of its log, and of its saved log when it restarts (the final point, `Peer.final`,
+  is never past it);
+- S1, one match, one log: the final prefixes of two honest peers (the longest each has
+  counted) are one a prefix of the other.
 
 At the end of the run (`Watch.at_end`), once the network has healed and the table has had
 its timeouts:
@@ -56,10 +57,12 @@ class Violation(AssertionError):
 
 @dataclass
 class Watch:
-    """What the checks remember between events: each honest peer's final prefix."""
+    """What the checks remember between events: each honest peer's settled prefix and its
+    final point."""
 
     world: World
-    finals: dict[tuple[int, int], tuple[int, bytes]] = field(default_factory=dict)
+    settled: dict[tuple[int, int], tuple[int, bytes]] = field(default_factory=dict)
+    finals: dict[tuple[int, int], int] = field(default_factory=dict)
     healed_at: dict[int, int] = field(default_factory=dict)
     voided: set[int] = field(default_factory=set)
     moved_at: dict[int, float] = field(default_factory=dict)
@@ -80,17 +83,20 @@ class Watch:
             if peer is None:
                 continue
             table = peer.table
-            f = peer.final
+            s, f = peer.settled, peer.final
             mark = (p, id(seat))  # an heir in a party's place starts its own record
-            prev = self.finals.get(mark)
+            prev = self.settled.get(mark)
             if prev is not None:
                 length, chain = prev
                 if len(table.log) < length or _chain(table, length) != chain:
-                    raise Violation("S3", f"party {p} removed final entries below {length}")
-                if f < length:
-                    raise Violation("S3", f"party {p}'s final point went back {length} -> {f}")
-            if f >= 1:
-                self.finals[mark] = (f, _chain(table, f))
+                    raise Violation("S3", f"party {p} removed settled entries below {length}")
+                if s < length:
+                    raise Violation("S3", f"party {p}'s settled point went back {length} -> {s}")
+            if s >= 1:
+                self.settled[mark] = (s, _chain(table, s))
+            # the furthest final point it counted: the entries before it stay (they are
+            # settled), though the point may count lower after a roll-back to a dispute
+            self.finals[mark] = max(f, self.finals.get(mark, 0))
             if w.now >= w.params.heal and p not in self.healed_at:
                 self.healed_at[p] = len(table.log)
             if p in self.healed_at and p not in self.moved_at and (
@@ -103,8 +109,8 @@ class Watch:
             return  # hostile parties that may sign a round alone may close two (4.6's table)
         known = [(p, self.finals[(p, id(w.seats[p]))]) for p in w.honest
                  if (p, id(w.seats[p])) in self.finals]  # fmt: skip
-        for i, (p, (fp, _)) in enumerate(known):
-            for q, (fq, _) in known[i + 1 :]:
+        for i, (p, fp) in enumerate(known):
+            for q, fq in known[i + 1 :]:
                 k = min(fp, fq)
                 a, b = w.seats[p].peer, w.seats[q].peer
                 if a is None or b is None:

@@ -23,7 +23,7 @@ once replaced, its retired one), the entries it has seen, and its own clock. The
 - `garbage`: bytes that are no entry, entries of no schema, messages of no shape;
 - `release`: it joins every void proposed at its point at once, whoever it names, keeps its
   own entries past that point from some of the others, and sends those others its vote once
-  its own log counts the point final (the signers gave their votes up for an entry that came
+  its own log counts the point settled (the signers gave their votes up for an entry that came
   and went on): a round completed with votes its signers no longer stand by.
 
 `release` is not among the strategies a schedule draws at random (adding one there would
@@ -363,7 +363,7 @@ class OldVotes(Strategy):
 class Release(Strategy):
     """Every void proposed at its point joined at once, and held back: its own entries past
     that point never reach some of the others (they hear them relayed), and once its own log
-    counts the point final, its vote goes to those others only."""
+    counts the point settled, its vote goes to those others only."""
 
     name = "release"
 
@@ -389,7 +389,7 @@ class Release(Strategy):
         t = peer.table
         length = len(t.log)
         sends: list[Any] = []
-        for point in [q for q, (wire, _) in self.held.items() if q < peer.final]:
+        for point in [q for q, (wire, _) in self.held.items() if q < peer.settled]:
             wire, targets = self.held.pop(point)
             sends += [(q, ["e", wire], 0.0) for q in targets]
         prop = peer.proposal

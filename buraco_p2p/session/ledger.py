@@ -10,10 +10,10 @@ two signatures for one slot of one log (`rival`, `proof`: docs/protocol.md 4.6).
 changes the log.
 
 It also keeps the void entries whose point is behind the end of our log but not before its
-final point (`keep`): a complete round of them, signed by a majority, is where the
+settled point (`keep`): a complete round of them, signed by a majority, is where the
 table went while we were on another branch (`rounds_behind`, the peer's `_adopt`); and the
 voids we signed ourselves at an equivocated index behind our log (`dispute_vote`). Both are
-bounded: what is behind the final point is dropped (`prune`), and at most one entry per
+bounded: what is behind the settled point is dropped (`prune`), and at most one entry per
 index, author and try is kept.
 """
 
@@ -36,7 +36,7 @@ if TYPE_CHECKING:
 __all__ = ["MAX_BEHIND", "Ledger"]
 
 # Void entries held for rounds behind our log, at most: each is signed by a party under its
-# key in force and stands at a point not before our final point, so honest ones are a few
+# key in force and stands at a point not before our settled point, so honest ones are a few
 # rounds' worth; a hostile party cannot make a peer hold more.
 MAX_BEHIND = 256
 
@@ -48,7 +48,7 @@ class Ledger:
         self.table = table
         self.inbox = inbox
         self.voter = voter
-        # voids whose point is not before our final point: (index, author, try, k) -> entry,
+        # voids whose point is not before our settled point: (index, author, try, k) -> entry,
         # k 0 for the first void of that slot, 1 for a different one its author also signed
         # (4.5 R6: either may complete a round, so both are held)
         self.behind: dict[tuple[int, int, int, int], Entry] = {}
@@ -134,7 +134,7 @@ class Ledger:
             return None
 
     def keep(self, entry: Entry) -> None:
-        """Hold a void whose point is not before our final point: a round of such voids may
+        """Hold a void whose point is not before our settled point: a round of such voids may
         be found behind our log later (`rounds_behind`). Of the different voids an author
         signed for one index and try (an equivocator's, 4.5 R6) two are held, as by the
         voter: the first, and one other, the one that votes with another party if any (so
@@ -161,25 +161,31 @@ class Ledger:
         )  # fmt: skip
 
     @property
-    def final(self) -> int:
-        """How many entries of our log are final (`Table.final`), but never past an index
-        where we signed the void of a dispute: once signed, that round may complete at
-        another peer, and our log must still be able to take it. A closed log is final as
-        a whole."""
+    def settled(self) -> int:
+        """How far our log is settled (`Table.settled`): we never cut it back below this
+        point. Never past an index where we signed the void of a dispute: once signed, that
+        round may complete at another peer, and our log must still be able to take it. A
+        closed log is settled as a whole."""
         table = self.table
         if table.closed:
             return len(table.log)
-        return min([table.final, *self.mine])
+        return min([table.settled, *self.mine])
+
+    @property
+    def final(self) -> int:
+        """How many entries of our log are final (`Table.final`): every honest peer holds
+        them for good. Never past a dispute we signed, as `settled`."""
+        return min([self.table.final, *self.mine])
 
     def prune(self) -> None:
-        """Forget the voids behind our final point: no round there can ever apply."""
-        final = self.final
+        """Forget the voids behind our settled point: no round there can ever apply."""
+        settled = self.settled
         log = self.table.log
         for k in [k for k, e in self.behind.items()
-                  if (self.point(e) or -1) < final
+                  if (self.point(e) or -1) < settled
                   or (e.index < len(log) and log[e.index].wire == e.wire)]:  # fmt: skip
             del self.behind[k]
-        for h in [h for h, e in self.own.items() if (self.point(e) or -1) < final]:
+        for h in [h for h, e in self.own.items() if (self.point(e) or -1) < settled]:
             del self.own[h]
         if self.table.closed:
             self.mine.clear()
@@ -188,7 +194,7 @@ class Ledger:
         """Take over what a roll-back to `point` keeps of the ledger `old`, as a restarted
         peer would from its saved files: the voids held (a round behind may still be found),
         the voids we signed, and each dispute we signed below `point` (its round may still
-        complete, and our final point stays at it until then, 4.6)."""
+        complete, and our settled point stays at it until then, 4.6)."""
         self.behind = old.behind
         self.own = old.own
         self.mine = {at: e for at, e in old.mine.items() if at < point}
@@ -204,15 +210,15 @@ class Ledger:
 
     def rounds_behind(self) -> list[tuple[int, list[Entry]]]:
         """Every complete void round we hold behind the end of our log, signed by a majority
-        and not before our final point: (its point, its entries in log order), the lowest
+        and not before our settled point: (its point, its entries in log order), the lowest
         point first and, at one point, the highest try first."""
         table = self.table
-        final, length = self.final, len(table.log)
+        settled, length = self.settled, len(table.log)
         votes: dict[Vote, list[Entry]] = {}
         ballots = self.voter.ballots
         for e in [*self.behind.values(), *self.mine.values(), *self.own.values()]:
             v = ballots.vote(e)
-            if v is not None and final <= v.point < length:
+            if v is not None and settled <= v.point < length:
                 votes.setdefault(v, []).append(e)
         out: list[tuple[int, int, list[Entry]]] = []
         for v, entries in votes.items():
@@ -314,7 +320,7 @@ class Ledger:
 
     def signed(self, point: int, round_: list[Entry]) -> bool:
         """Whether `round_`, a complete round at the dispute at `point`, holds the void we
-        signed there: we agreed to it, and so did every other honest signer, whose final
+        signed there: we agreed to it, and so did every other honest signer, whose settled
         point stays at `point` until it takes it; our vote at the end of our log does not
         stand against it (4.6 rule 3)."""
         held = self.mine.get(point)
@@ -368,7 +374,7 @@ class Ledger:
     def disputing(self, party: int) -> bool:
         """Whether we signed a void at an equivocated index behind our log and have built
         nothing on the entry there: we make no entry until that round is applied, so that
-        the entry can never become final while its round may still complete."""
+        the entry can never become settled while its round may still complete."""
         if party < 0:
             return False
         cover = self.table.cover[party]

@@ -16,7 +16,7 @@ A received entry goes one way (`receive`): it is screened (its form, table, sign
 the key in force, how far ahead: `Inbox.screen`), then set against what we already hold for
 its author and index (`Ledger.rival`): two different entries signed there for one log are
 evidence of equivocation, and what that evidence does is decided in one place (`_evidence`,
-docs/protocol.md 4.6) by the *final point* (`Table.final`): below it the log never changes
+docs/protocol.md 4.6) by the *settled point* (`Table.settled`): below it the log never changes
 and the pair is only kept and told; at or past it the table stops there. Otherwise a void is
 a vote (`Voter`), and any other entry is held until its index comes (`Inbox`), or dropped if
 its index is taken.
@@ -24,7 +24,7 @@ its index is taken.
 Two parts of a peer live in modules of their own, mixed into `Peer`: whom a step waits for,
 when we stop at a void's point, and the retry of our round (`Waiting`,
 `buraco_p2p.session.waiting`); and the one way a log is ever cut back, with the disputes that
-lead there (`WayBack`, `buraco_p2p.session.wayback`), which never touches a final entry.
+lead there (`WayBack`, `buraco_p2p.session.wayback`), which never touches a settled entry.
 
 Expensive work is split so a host can send sooner: `receive` only checks an entry's form and
 signature and files it; applying queued entries (proof checks, engine moves) happens in
@@ -163,8 +163,14 @@ class Peer(Waiting, WayBack):
 
     @property
     def final(self) -> int:
-        """How many entries of our log are final: they are never removed (4.6)."""
+        """How many entries of our log are final: every honest peer holds them, for good
+        (4.6)."""
         return self._ledger.final
+
+    @property
+    def settled(self) -> int:
+        """How far our log is settled: we never cut it back below this point (4.6)."""
+        return self._ledger.settled
 
     @property
     def busy(self) -> bool:
@@ -407,7 +413,7 @@ class Peer(Waiting, WayBack):
             self.votes.append(entry.wire)
         self._ledger.own[entry.hash] = entry
         point = self._ledger.point(entry)
-        if point is not None and self.final <= point < len(self.table.log):
+        if point is not None and self.settled <= point < len(self.table.log):
             self._ledger.stand_by(point, entry)  # a dispute we stand by
         self._voter.restore(entry)
         self._round_since = self._since
@@ -416,14 +422,14 @@ class Peer(Waiting, WayBack):
 
     def standing(self) -> list[bytes]:
         """What a party that asks for `sync` is sent after the log (2.10): the void entries
-        we stand by and the evidence of every equivocation not below our final point. A
+        we stand by and the evidence of every equivocation not below our settled point. A
         party that restarted, or lost them on the way, needs them to reach the round the
         table is to meet at (a dispute behind its log, a round at its point), and no entry
         of the log brings them again."""
-        final = self.final
-        out = [w for w in self.votes if (self._ledger.point_of_wire(w) or -1) >= final]
+        settled = self.settled
+        out = [w for w in self.votes if (self._ledger.point_of_wire(w) or -1) >= settled]
         for (_, index), err in self.evidence.items():
-            if index >= final:
+            if index >= settled:
                 out += [w for w in err.evidence if w not in out]
         return out
 
@@ -444,10 +450,10 @@ class Peer(Waiting, WayBack):
 
     def _evidence(self, held: Entry, new: Entry, now: float) -> Output:
         """`held` and `new` are one author's two signatures for one index of one log (4.6).
-        Below the final point that changes nothing but what we keep and tell (`Rewrite`):
+        Below the settled point that changes nothing but what we keep and tell (`Rewrite`):
         every honest party holds the entry our log holds there. At the end of our log or
         ahead of it, the table stops there for the void round that names the author. Behind
-        the end of our log but not final, the honest peers may hold different entries there:
+        the end of our log but not settled, the honest peers may hold different entries there:
         each signs the void there that deals again without the author, if it has not built on
         the entry it holds (nothing of ours after it), or once another party has signed that
         void; when that round is complete, it is where every honest peer goes (`_adopt`)."""
@@ -467,14 +473,14 @@ class Peer(Waiting, WayBack):
             # otherwise the retry names the author (4.5, R6). The log itself is not at fault:
             # the table goes on (a party it waited for may yet come back).
             point = self._ledger.point(new)
-            if point is not None and point >= self.final:
+            if point is not None and point >= self.settled:
                 self._ledger.keep(new)
                 if point >= len(table.log):
                     self._voter.ballots.file(new)
             if first:
                 out.events.append(Fault(err))
             return out
-        if index < self.final:
+        if index < self.settled:
             if first:
                 out.events.append(Rewrite(err))
             return out
@@ -498,9 +504,9 @@ class Peer(Waiting, WayBack):
         if proposed is not None:
             out.events.append(proposed)
         point = self._ledger.point(entry)
-        if point is None or point < self.final:
+        if point is None or point < self.settled:
             return out
-        # every vote not behind our final point is kept: a round we hold at our point now
+        # every vote not behind our settled point is kept: a round we hold at our point now
         # may be one we find behind our log later, after we went on
         self._ledger.keep(entry)
         if point < len(self.table.log):
@@ -542,8 +548,8 @@ class Peer(Waiting, WayBack):
         self._ledger.prune()
         if self.votes and table.step_start != before:
             kept = [w for w in self.votes
-                    if (self._ledger.point_of_wire(w) or 0) >= self.final]  # fmt: skip
-            if len(kept) != len(self.votes):  # voids behind the final point are moot for good
+                    if (self._ledger.point_of_wire(w) or 0) >= self.settled]  # fmt: skip
+            if len(kept) != len(self.votes):  # voids behind the settled point are moot for good
                 self.votes = kept
                 out.votes = list(kept)
         out.events += events

@@ -88,10 +88,14 @@ class Table:
         self._chain = [hashlib.sha256(CHAIN_TAG + genesis.hash).digest()]
         # Each party's coverage: the start of the latest step that holds an entry of its
         # (its `p` commits it to every entry before that step), or the point of the latest
-        # complete void round that names it silent. The final point is the lowest (`final`).
+        # complete void round that names it silent. The settled point is the lowest
+        # (`settled`).
         self.cover: list[int] = [1] * n
         self.building_on = b""  # the hash of an entry we build on before it is applied
         self.steps: list[int] = [0, 1]  # where each step began (a void round is one too)
+        # the settled point of the log as it stood when each step of `steps` began: what an
+        # entry of that step commits its author to (`final`)
+        self.settles: list[int] = [0, 1]
         self.phase = Phase.SEATS_COMMIT
         self.step_prev = step_head([genesis.hash])
         self.step_start = 1
@@ -137,17 +141,27 @@ class Table:
         return self.phase is Phase.CLOSED
 
     @property
-    def final(self) -> int:
-        """How many entries of the log are final: never removed, whatever arrives (docs/protocol.md
-        4.6). A closed log is final as a whole; otherwise every entry before the start of the
-        step of each party's latest entry, since that entry's `p` commits its author to all
-        of them (a party a complete void round named silent is covered up to that round's
-        point: the round's signers, a majority, committed to what is before it). So an honest
-        peer that holds another entry at such an index is out of every quorum's log: it is the
-        one to follow, never the one followed."""
+    def settled(self) -> int:
+        """How many entries of the log are settled (docs/protocol.md 4.6): every party has
+        built on them, since the `p` of each party's latest entry commits its author to
+        every entry before that entry's step (a party a complete void round named silent is
+        covered up to that round's point: the round's signers, a majority, committed to what
+        is before it). A closed log is settled as a whole. A peer never cuts its log back
+        below this point; but a party that signed a void and then gave it up built on both
+        outcomes of one point, so a settled entry is not yet one every honest peer holds."""
         if self.closed:
             return len(self.log)
         return min(self.cover)
+
+    @property
+    def final(self) -> int:
+        """How many entries of the log are final: every party has built on a step before
+        which they were settled (a party named silent: the round that names it was signed on
+        such a step). Every honest party then held them settled in its own log, which it
+        never cuts back below, so every honest peer holds them for good (docs/protocol.md
+        4.6): the final prefixes of two honest peers never differ."""
+        steps, settles = self.steps, self.settles
+        return min(settles[bisect.bisect_right(steps, c) - 1] for c in self.cover)
 
     @property
     def chain(self) -> bytes:
@@ -252,13 +266,14 @@ class Table:
         """The log's length and the step's bookkeeping, to put back if applying fails."""
         return (len(self.log), self.phase, self.authors, self.step_prev, self.step_start,
                 list(self.step_hashes), self.voiding, self.silent, self.void_keys,
-                self.void_try, list(self.cover), list(self.steps))  # fmt: skip
+                self.void_try, list(self.cover), list(self.steps),
+                list(self.settles))  # fmt: skip
 
     def _restore(self, mark: tuple[Any, ...]) -> None:
         length, self.phase, self.authors, self.step_prev, self.step_start, hashes = mark[:6]
         self.step_hashes = hashes
         (self.voiding, self.silent, self.void_keys, self.void_try, self.cover,
-         self.steps) = mark[6:]
+         self.steps, self.settles) = mark[6:]
         del self.log[length:]
         del self._chain[length:]
 
@@ -287,7 +302,7 @@ class Table:
                 raise Refusal(MalformedEntry, str(exc)) from None
         if entry.kind == bodies.VOID and self.voiding is None:
             saved = (self.authors, self.step_prev, self.step_start, self.step_hashes, self.silent,
-                     list(self.steps))  # fmt: skip
+                     list(self.steps), list(self.settles))  # fmt: skip
             self.void_keys = ()
             self.void_try = 0
             self._open_void(entry)
@@ -297,7 +312,7 @@ class Table:
             if saved is not None and self.voiding == "pending":
                 self.voiding = None
                 (self.authors, self.step_prev, self.step_start, self.step_hashes, self.silent,
-                 self.steps) = saved
+                 self.steps, self.settles) = saved
             raise
 
     def _apply_in_step(self, entry: Entry, own: bool, signed: PeerKey | None) -> list[Event]:
@@ -329,7 +344,7 @@ class Table:
             self.step_prev = step_head(self.step_hashes)
             self.step_hashes = []
             self.step_start = len(self.log)
-            self.steps.append(self.step_start)
+            self._step_begins()
             if self.voiding is not None and self._resume is not None:
                 # The round after a roll-back: this party plays again from the next hand.
                 (self.me, self.rng), self._resume = self._resume, None
@@ -432,8 +447,13 @@ class Table:
         self.step_hashes = []
         self.step_start = len(self.log)
         if self.steps[-1] != self.step_start:
-            self.steps.append(self.step_start)
+            self._step_begins()
         self.authors = active
+
+    def _step_begins(self) -> None:
+        """Record where the step under way began, and how far the log was settled then."""
+        self.steps.append(self.step_start)
+        self.settles.append(min(self.cover))
 
     def can_void(self, silent: list[int] | tuple[int, ...], attempt: int = 0) -> bool:
         """Whether a void round may start here naming `silent`: parties the table waits for

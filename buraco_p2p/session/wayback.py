@@ -4,16 +4,16 @@ A part of `buraco_p2p.session.peer.Peer`, kept apart because it is the one place
 changes what is behind the end of our log (docs/protocol.md 4.6, "The one way back").
 
 The one way a log is ever cut back (`_adopt`): a complete void round, signed by a majority,
-at a point behind the end of our log and not before its final point, once our vote at the end
+at a point behind the end of our log and not before its settled point, once our vote at the end
 of our log, if we signed one, has waited twice the timeout (R3). Such a round is where
 the table went while we were on another branch (we went on alone after a split, or applied
 an entry its equivocating author also signed otherwise): every honest peer that sees it
 takes it, the lowest such point first and there the highest try, so there is one log. What
 the cut-off part left behind (agreements, overdue parties, held entries, claims, our saved
-voids) is rebuilt from the kept prefix as a restart would rebuild it; nothing final is ever
+voids) is rebuilt from the kept prefix as a restart would rebuild it; nothing settled is ever
 touched, and our random source draws for the new log, never again for the old one.
 
-A *dispute* is an equivocation at an index behind our log but not below its final point: the
+A *dispute* is an equivocation at an index behind our log but not below its settled point: the
 honest peers may hold different entries there. Each signs the void there that deals again
 without the equivocator where that is safe (`_dispute`), retries that round as R2 retries
 one at the end of the log (`_held_dispute`), and once it is complete takes it (`_adopt`).
@@ -58,7 +58,7 @@ class WayBack:
     if TYPE_CHECKING:  # the peer's own, which these use
 
         @property
-        def final(self) -> int: ...
+        def settled(self) -> int: ...
         def receive(self, data: bytes, now: float, *, defer: bool = False) -> Output: ...
         def run(self, now: float) -> Output: ...
         def _produce(self, now: float) -> Output: ...
@@ -67,12 +67,12 @@ class WayBack:
     def _dispute(self, err: Equivocation, now: float) -> Output:
         """Sign, at the equivocated index behind our log, the void that deals again without
         its author, where that is safe: we have not built on the entry our log holds there
-        (so it can never become final: every party's entry after it is needed), or a party
+        (so it can never become settled: every party's entry after it is needed), or a party
         that has not built on it either signed that void already (4.6)."""
         index, author = err.index, err.author
         assert index is not None and author is not None
         table = self.table
-        if self.party < 0 or author == self.party or index < self.final:
+        if self.party < 0 or author == self.party or index < self.settled:
             return Output()
         motion = Motion(FAULT_ACTION, (author,))
         built = table.cover[self.party] > index or self._made_past(index)
@@ -138,7 +138,7 @@ class WayBack:
 
     def _adopt(self, now: float) -> Output:
         """If we hold a complete void round behind our log, signed by a majority, not before
-        our final point, that applies on our log cut back to its point: cut back there and
+        our settled point, that applies on our log cut back to its point: cut back there and
         apply it (the lowest such point, there the highest try). None held: nothing."""
         table = self.table
         for point, round_, tried in self._behind():

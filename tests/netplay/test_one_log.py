@@ -36,7 +36,7 @@ async def test_a_closed_match_is_not_rewritten_by_an_old_index(tmp_path: Path, n
     draw, the first entry it ever signed, and sends it to everybody. Every honest client
     keeps its closed log and its saved file as they were, tells the attempt once (naming its
     author, with both signed entries), and `verify` still calls the saved log a completed
-    match. (Before the final point, every honest peer rolled back to that index and cut its
+    match. (Before the settled point, every honest peer rolled back to that index and cut its
     saved log: the finished match was erased.)"""
     async with bot_table(tmp_path, n, timeout_ms=20000) as table:
         await until("the match closes", lambda: all(s.d.peer.table.closed for s in table.seats))
@@ -54,7 +54,7 @@ async def test_a_closed_match_is_not_rewritten_by_an_old_index(tmp_path: Path, n
             err = told.error
             assert isinstance(err, Equivocation)
             assert (err.author, err.index) == (hostile.party, first.index)
-            assert s.d.peer.table.closed and s.d.peer.final == len(s.d.peer.log)
+            assert s.d.peer.table.closed and s.d.peer.settled == len(s.d.peer.log)
             assert not any(isinstance(e, Fault) for e in s.events)
             v = verify_bytes(encode_log(s.saved_log()))
             assert v.code == EXIT_FAIR and v.doc["ending"]["how"] == "completed", v.doc
@@ -98,7 +98,7 @@ async def test_a_retired_key_cannot_cut_the_round_that_retired_it(tmp_path: Path
                 s.d.deliver(host.identity.public, ["e", other.wire])
             def seen() -> str:
                 return "; ".join(
-                    f"party {s.party}: log {len(s.d.peer.log)}, final {s.d.peer.final}, "
+                    f"party {s.party}: log {len(s.d.peer.log)}, settled {s.d.peer.settled}, "
                     f"told {[type(e).__name__ for e in s.events if isinstance(e, Rewrite | Fault)]}"
                     for s in honest
                 )

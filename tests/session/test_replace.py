@@ -258,7 +258,7 @@ def test_no_equivocation_before_a_replace_round_cuts_it(who: str) -> None:
     for p in range(4):
         peer = r.peers[p]
         before = [x.wire for x in peer.log]
-        assert e.index < peer.final
+        assert e.index < peer.settled
         out = peer.receive(other.wire, r.now)
         assert out.rollback is None and not out.send
         (ev,) = [x for x in out.events if isinstance(x, Rewrite)]

@@ -45,7 +45,7 @@ async def test_a_refused_rewrite_is_one_line_naming_its_author(tmp_path: Path) -
     peer = r.peers[ME]
     async with _feed(r, tmp_path) as feed:
         old = next(e for e in peer.log[1:] if e.author == 0)
-        assert old.index < peer.final
+        assert old.index < peer.settled
         other = make_entry(identities()[0], table=old.table, index=old.index, prev=old.prev,
                            author=0, kind=old.kind, body={**old.body, "x": 1})  # fmt: skip
         assert feed.driver is not None and feed.driver.on_events is not None

@@ -85,6 +85,20 @@ class Strategy:
         k = self.rng.randrange(1, len(self.others))
         return self.rng.sample(self.others, k)
 
+    def void_at(self, seat: Seat, point: int, body: dict[str, Any]) -> Entry | None:
+        """Our void entry of `body` for the round at `point` of our log (its index our place
+        among the parties it does not name); None where our log has no such point."""
+        assert seat.peer is not None
+        t = seat.peer.table
+        try:
+            prev = t.prev_at(point)
+        except ValueError:
+            return None
+        active = [p for p in range(self.n) if p not in body["silent"]]
+        index = point + active.index(self.me)
+        return make_entry(seat.identity, table=t.terms.table_id, index=index, prev=prev,
+                          author=self.me, kind=bodies.VOID, body=body)  # fmt: skip
+
     def variant(self, seat: Seat, e: Entry) -> Entry:
         """Another entry signed by us for `e`'s index, `p` and kind: its body changed."""
         body = dict(e.body)
@@ -213,17 +227,10 @@ class Lone(Strategy):
             body: dict[str, Any] = {"action": action, "silent": silent}
             if attempt:
                 body[bodies.TRY] = attempt
-            active = [p for p in range(self.n) if p not in silent]
             point = len(t.log) - self.rng.randrange(0, 3)
-            point = max(1, min(point, len(t.log)))
-            try:
-                prev = t.prev_at(point)
-            except ValueError:
-                continue
-            index = point + active.index(self.me)
-            v = make_entry(seat.identity, table=t.terms.table_id, index=index, prev=prev,
-                           author=self.me, kind=bodies.VOID, body=body)  # fmt: skip
-            sends.append((target, ["e", v.wire], 0.0))
+            v = self.void_at(seat, max(1, min(point, len(t.log))), body)
+            if v is not None:
+                sends.append((target, ["e", v.wire], 0.0))
         return sends
 
 
@@ -398,18 +405,12 @@ class Release(Strategy):
         motion, _ = prop
         if self.me in motion.silent:
             return sends
-        active = [q for q in range(self.n) if q not in motion.silent]
         body: dict[str, Any] = {"action": motion.action, "silent": list(motion.silent)}
         if motion.keys:
             body["keys"] = list(motion.keys)
-        try:
-            prev = t.prev_at(length)
-        except ValueError:
-            return sends
-        index = length + active.index(self.me)
-        vote = make_entry(seat.identity, table=t.terms.table_id, index=index, prev=prev,
-                          author=self.me, kind=bodies.VOID, body=body)  # fmt: skip
-        self.held[length] = (vote.wire, self.subset())
+        vote = self.void_at(seat, length, body)
+        if vote is not None:
+            self.held[length] = (vote.wire, self.subset())
         return sends
 
 

@@ -54,6 +54,14 @@ def table(
     return Router(peers, choose or bot_chooser(seed), **router_args)  # type: ignore[arg-type]
 
 
+def play_turn(router: Router, party: int) -> None:
+    """`party`, on turn in a table whose turns the test answers (`Router.manual`), plays the
+    move its chooser picks."""
+    view = router.peers[party].table.view
+    assert view is not None
+    router.act(party, router.peers[party].play(router.choose(party, view), router.now))
+
+
 def faults(router: Router, party: int) -> list[Fault]:
     return [e for e in router.events[party] if isinstance(e, Fault)]
 

@@ -14,7 +14,7 @@ import dataclasses
 from collections.abc import Callable
 
 import pytest
-from session_helpers import bot_chooser, identities, same_logs
+from session_helpers import bot_chooser, identities, play_turn, same_logs
 
 from buraco_p2p.crypto import DeterministicRandomSource
 from buraco_p2p.net.channel.identity import Identity
@@ -76,9 +76,7 @@ def _bots_join(r: Router, parties: list[int]) -> None:
 
 
 def _play(r: Router, party: int) -> None:
-    view = r.peers[party].table.view
-    assert view is not None
-    r.act(party, r.peers[party].play(r.choose(party, view), r.now))
+    play_turn(r, party)
     r.run()
 
 

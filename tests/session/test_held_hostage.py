@@ -16,7 +16,14 @@ import dataclasses
 import random
 
 import pytest
-from session_helpers import bot_chooser, identities, same_logs, snapshot, table_copy
+from session_helpers import (
+    bot_chooser,
+    identities,
+    play_turn,
+    same_logs,
+    snapshot,
+    table_copy,
+)
 
 from buraco_p2p.crypto import DeterministicRandomSource
 from buraco_p2p.session import (
@@ -67,9 +74,7 @@ def _stalled_turn(n: int, x: int) -> Router:
             on = t.waiting_for[0]
             if t.phase is Phase.TURN and len(t.waiting_for) == 1 and on == x:
                 break
-            view = r.peers[on].table.view
-            assert view is not None
-            r.act(on, r.peers[on].play(r.choose(on, view), r.now))
+            play_turn(r, on)
             r.run()
         else:
             raise AssertionError("party x never came on turn")

@@ -13,7 +13,7 @@ import random
 from collections.abc import Callable
 
 import pytest
-from session_helpers import identities, resign, same_logs, table
+from session_helpers import identities, play_turn, resign, same_logs, table
 
 from buraco_p2p.crypto import DeterministicRandomSource
 from buraco_p2p.session import (
@@ -168,13 +168,10 @@ def test_a_late_move_that_unblocks_the_table_cancels_the_agreement() -> None:
     r.run()
     mover = r.turns[-1]
     present = [p for p in range(4) if p != mover]
-    view = r.peers[mover].table.view
-    assert view is not None
-    move = r.choose(mover, view)
     first = present[-1]
     tamper, held = _withhold_first("move", mover, {first})
     r.tamper = tamper
-    r.act(mover, r.peers[mover].play(move, r.now))
+    play_turn(r, mover)
     r.silent = {mover}
     r.run()
     r.advance(2.0)
@@ -349,10 +346,7 @@ def test_a_round_completed_with_given_up_votes_forks_no_final_prefix() -> None:
     r.run()
 
     def answer() -> None:
-        p = r.turns.pop(0)
-        view = r.peers[p].table.view
-        assert view is not None
-        r.act(p, r.peers[p].play(r.choose(p, view), r.now))
+        play_turn(r, r.turns.pop(0))
 
     while r.turns[-1] == 0:
         answer()

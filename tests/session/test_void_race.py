@@ -9,11 +9,13 @@ one round at one point, with identical logs.
 
 from __future__ import annotations
 
+import itertools
 import random
 from collections.abc import Callable
 
 import pytest
 from session_helpers import identities, play_turn, resign, same_logs, table
+from walkout_helpers import TIMEOUT_S, router
 
 from buraco_p2p.crypto import DeterministicRandomSource
 from buraco_p2p.session import (
@@ -331,17 +333,20 @@ def test_a_void_given_up_for_an_entry_then_refused_stands_again() -> None:
     assert same_logs(r, [0, 2, 3])
 
 
-def test_a_round_completed_with_given_up_votes_forks_no_final_prefix() -> None:
-    """Four seats, party 0 hostile. Parties A and B sign the void ending the match at point
-    P, naming the mover X, whose move is late; the move then comes, and both give their
-    votes up and go on. Party 0 plays past P, its entries reaching every party but B (a
-    network that holds them up); once A counts the entry at P settled (every party built
-    on it), party 0 signs its own vote at P, which completes the round with the two votes
-    given up, and sends it to B first. B, lacking party 0's entries past P, holds P not
-    settled and takes the round, while A keeps X's move at P. Their logs differ there, but
-    neither counts its own side final: B never built on a step in which P was settled."""
-    r = table("us", seed=24, timeout_ms=1000, relay=True)
-    r.manual = {0, 1, 2, 3}
+@pytest.mark.parametrize("n", [4, 6])
+def test_a_round_completed_with_given_up_votes_forks_no_final_prefix(n: int) -> None:
+    """Party 0 hostile. Every other party but the mover X signs the void ending the match at
+    point P, naming X, whose move is late; the move then comes, and they give their votes up
+    and go on. Party 0 plays past P, its entries reaching every party but the last signer V
+    (a network that holds them up); once the first signer A counts the entry at P settled
+    (every party built on it), party 0 signs its own vote at P, which completes the round
+    with the votes given up, and sends it to V first. V, lacking party 0's entries past P,
+    holds P not settled and takes the round, while A keeps X's move at P. Their logs differ
+    there, but no two honest peers' final prefixes do: V never built on a step in which P was
+    settled. (At three seats A is the one honest signer and V could only be X, which cannot
+    build past P without party 0's entries there: the attack needs two honest signers.)"""
+    r = router(n, seed=24)
+    r.manual = set(range(n))
     r.start()
     r.run()
 
@@ -352,30 +357,32 @@ def test_a_round_completed_with_given_up_votes_forks_no_final_prefix() -> None:
         answer()
         r.run()
     mover = r.turns[-1]
-    a, b = [p for p in (1, 2, 3) if p != mover]
+    signers = [p for p in range(1, n) if p != mover]
+    a, victim = signers[0], signers[-1]
     tamper, held = _withhold_first("move", mover, set())
     r.tamper = tamper
     answer()
     r.silent = {mover}
     r.run()
-    r.advance(2.0)
+    r.advance(2 * TIMEOUT_S)
     point = len(r.peers[a].log)
     r.act(a, r.peers[a].propose_void("end", r.now, silent=(mover,)))
     r.run()
-    r.act(b, r.peers[b].join_void(r.now))
-    r.run()
-    assert r.peers[a].agreement == r.peers[b].agreement == Motion("end", (mover,))
+    for p in signers[1:]:
+        r.act(p, r.peers[p].join_void(r.now))
+        r.run()
+    assert all(r.peers[p].agreement == Motion("end", (mover,)) for p in signers)
 
     def hold_from_0(sender: int, receiver: int, data: bytes) -> bytes | None:
         e = decode_entry(data)
-        return None if receiver == b and e.author == 0 and e.index > point else data
+        return None if receiver == victim and e.author == 0 and e.index > point else data
 
     r.silent = set()
     for sender, receiver, data in held:
         r.queue.append((sender, receiver, data))
     r.tamper = hold_from_0
     r.run()
-    assert r.peers[a].agreement is None and r.peers[b].agreement is None  # both gave up
+    assert all(r.peers[p].agreement is None for p in signers)  # all gave up
     while r.peers[a].settled <= point and r.turns:
         answer()
         r.run()
@@ -386,20 +393,22 @@ def test_a_round_completed_with_given_up_votes_forks_no_final_prefix() -> None:
         prev=hostile.table.prev_at(point), author=0, kind="void",
         body={"action": "end", "silent": [mover]},
     )  # fmt: skip
-    r.queue.appendleft((0, b, vote.wire))
+    r.queue.appendleft((0, victim, vote.wire))
     r.run(1)
-    assert r.peers[b].log[point].kind == "void"  # the attack took: B took the round
+    assert r.peers[victim].log[point].kind == "void"  # the attack took: V took the round
     assert r.peers[a].log[point].author == mover
-    final_a = [e.wire for e in r.peers[a].log[: r.peers[a].final]]
-    final_b = [e.wire for e in r.peers[b].log[: r.peers[b].final]]
-    shorter = min(len(final_a), len(final_b))
-    assert final_a[:shorter] == final_b[:shorter]
+    finals = [[e.wire for e in r.peers[p].log[: r.peers[p].final]] for p in range(1, n)]
+    for one, other in itertools.combinations(finals, 2):
+        shorter = min(len(one), len(other))
+        assert one[:shorter] == other[:shorter], "two final prefixes differ"
 
 
-def test_the_attack_forks_a_final_point_of_one_step(monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("n", [4, 6])
+def test_the_attack_forks_a_final_point_of_one_step(
+    monkeypatch: pytest.MonkeyPatch, n: int
+) -> None:
     """The test above can fail: with the settled point taken as final (every party built on
-    the entry), A counts X's move at P final while B's
-    closed log holds the round there."""
+    the entry), A counts X's move at P final while V's closed log holds the round there."""
     monkeypatch.setattr(Table, "final", Table.settled)
-    with pytest.raises(AssertionError):
-        test_a_round_completed_with_given_up_votes_forks_no_final_prefix()
+    with pytest.raises(AssertionError, match="two final prefixes differ"):
+        test_a_round_completed_with_given_up_votes_forks_no_final_prefix(n)

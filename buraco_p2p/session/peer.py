@@ -451,12 +451,13 @@ class Peer(Waiting, WayBack):
     def _evidence(self, held: Entry, new: Entry, now: float) -> Output:
         """`held` and `new` are one author's two signatures for one index of one log (4.6).
         Below the settled point that changes nothing but what we keep and tell (`Rewrite`):
-        every honest party holds the entry our log holds there. At the end of our log or
-        ahead of it, the table stops there for the void round that names the author. Behind
-        the end of our log but not settled, the honest peers may hold different entries there:
-        each signs the void there that deals again without the author, if it has not built on
-        the entry it holds (nothing of ours after it), or once another party has signed that
-        void; when that round is complete, it is where every honest peer goes (`_adopt`)."""
+        every party built on the entry our log holds there, and we never cut it. At the end
+        of our log or ahead of it, the table stops there for the void round that names the
+        author. Behind the end of our log but not settled, the honest peers may hold
+        different entries there: each signs the void there that deals again without the
+        author, if it has not built on the entry it holds (nothing of ours after it), or
+        once another party has signed that void; when that round is complete, it is where
+        every honest peer goes (`_adopt`)."""
         out = Output()
         table = self.table
         err = Equivocation(

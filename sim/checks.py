@@ -95,7 +95,8 @@ class Watch:
             if s >= 1:
                 self.settled[mark] = (s, _chain(table, s))
             # the furthest final point it counted: the entries before it stay (they are
-            # settled), though the point may count lower after a roll-back to a dispute
+            # settled), though the point may count lower after a roll-back made while it
+            # stands by the void of a dispute (docs/protocol.md 4.6, S3)
             self.finals[mark] = max(f, self.finals.get(mark, 0))
             if w.now >= w.params.heal and p not in self.healed_at:
                 self.healed_at[p] = len(table.log)

@@ -76,6 +76,12 @@ class Motion:
     keys: tuple[bytes, ...] = ()
     attempt: int = 0  # the entry's "try": 0, or the retry that named non-signers too
 
+    @property
+    def declines(self) -> bool:
+        """Whether this is a decline: an answer that its author will never sign the motion
+        of this try and silent parties at this point (4.5 rule 3), never a round's vote."""
+        return self.action == bodies.DECLINE
+
     def retry(self, holders: tuple[int, ...]) -> Motion:
         """The next try of this motion, naming `holders` (parties that did not sign this
         try) as well. Every retry is "end": the present parties that signed one try with
@@ -108,10 +114,12 @@ class Ballots:
         self.signed_at: int | None = None  # the point of our latest void
         self.signed_try = 0  # the try of our latest void there
         self.lower_ok = False  # our try waited past the timeout: a lower complete round may go
-        self.declined = -1  # votes up to this point are moot (a round applied, or refused)
+        self.moot_to = -1  # votes up to this point are moot (a round applied, or refused)
         # every void we signed, by (point, try): we never sign a different one for either,
         # nor a lower try where we signed a higher one (a giving up forgets none of them)
         self.signed: dict[tuple[int, int], Motion] = {}
+        # the (point, try) of every void we declined: answered once (4.5 rule 3)
+        self.answered: set[tuple[int, int]] = set()
 
     def vote(self, entry: Entry) -> Vote | None:
         """The vote a void entry casts, or None for one no round can take (a malformed body,
@@ -135,11 +143,11 @@ class Ballots:
         (we join it when our log gets there): so no void, stale or hostile, stands between
         this party and its own proposal (4.5)."""
         v = self.vote(entry)
-        if v is None or v.point != length or v.point <= self.declined or v.motion.attempt:
+        if v is None or v.point != length or v.point <= self.moot_to or v.motion.attempt:
             return None
-        return v
+        return None if v.motion.declines else v
 
-    def decline(self, point: int) -> None:
+    def give_up(self, point: int) -> None:
         """Give our agreement up at `point`: we hold an entry of a party it names, or a
         present party went past the step there. We propose and join nothing more there; but
         the votes at `point` are kept, since the others may have completed a round there
@@ -149,7 +157,7 @@ class Ballots:
         self.signed_at = None
         self.signed_try = 0
         self.lower_ok = False
-        self.declined = point
+        self.moot_to = point
         self.prune(point)
 
     def may_sign(self, point: int, motion: Motion) -> bool:
@@ -168,7 +176,7 @@ class Ballots:
         self.signed_at = None
         self.signed_try = 0
         self.lower_ok = False
-        self.declined = length - 1
+        self.moot_to = length - 1
 
     def file(self, entry: Entry) -> Entry | None:
         """Hold a void entry; returns the different entry its author already signed for that
@@ -243,7 +251,7 @@ class Ballots:
         for slot in self.held.values():
             for e in slot.values():
                 v = self.vote(e)
-                if v is not None and v.point >= length and v.point > self.declined:
+                if v is not None and v.point >= length and v.point > self.moot_to:
                     out.append((v, e))
         return out
 
@@ -268,6 +276,8 @@ class Ballots:
 
     def complete(self, v: Vote) -> bool:
         """Whether we hold a void from every party `v`'s motion leaves to sign, all alike."""
+        if v.motion.declines:
+            return False  # declines are answers, never a round
         active = [p for p in range(self.n) if p not in v.motion.silent]
         return all(
             self.get(v.point + k, a, v.motion.attempt, v) is not None
@@ -277,7 +287,8 @@ class Ballots:
     def holders(self, length: int) -> tuple[int, ...]:
         """The parties our motion leaves to sign from which we hold no void at `length` of
         our try naming exactly our silent parties (whatever its action: two proposals may
-        cross, and every retry is "end"): they keep our round waiting. A void naming other
+        cross, and every retry is "end"; but a decline is no vote): they keep our round
+        waiting. A void naming other
         parties does not count: a hostile party could otherwise hold the round by signing a
         retry nobody else signs."""
         assert self.mine is not None
@@ -288,8 +299,10 @@ class Ballots:
             for o in (self.get(length + k, a, mine.attempt),
                       self.rivals.get((length + k, a, mine.attempt))):  # fmt: skip
                 v = self.vote(o) if o is not None else None
-                if v is not None and v.point == length and v.motion.silent == mine.silent:
-                    return True
+                if v is None or v.point != length or v.motion.silent != mine.silent:
+                    continue
+                if not v.motion.declines:  # a decliner that holds back what releases
+                    return True  # us (4.5 rule 3) keeps the round waiting like any holder
             return False
 
         return tuple(a for k, a in enumerate(active) if not signed(k, a))
@@ -321,13 +334,26 @@ class Ballots:
         signs lower, so no round of ours at `length` can complete, and we may follow."""
         return self.target(length) > length
 
+    def declined(self, point: int, motion: Motion) -> bool:
+        """Whether a party `motion` leaves to sign declined it at `point` (its try, its
+        silent parties): that party never signs it there, so no round of it can complete
+        anywhere, and a vote for it may be given up (4.5 rule 3)."""
+        answer = Vote(point, Motion(bodies.DECLINE, motion.silent, (), motion.attempt))
+        active = [p for p in range(self.n) if p not in motion.silent]
+        return any(
+            self.get(point + k, a, motion.attempt, answer) is not None
+            for k, a in enumerate(active)
+        )  # fmt: skip
+
     def proposal(self, length: int) -> tuple[Motion, int] | None:
         """A present party's void to join: (its motion, its author), of those at the point
         our log stands at, the lowest party's. A retry is never one (it names parties that
         did not sign the try before: a party that comes late joins that try, and a party
         signs a retry only on its own clock)."""
-        votes = [(v, e) for v, e in self._votes(length)
-                 if v.point == length and not v.motion.attempt]  # fmt: skip
+        votes = [
+            (v, e) for v, e in self._votes(length)
+            if v.point == length and not v.motion.attempt and not v.motion.declines
+        ]  # fmt: skip
         if not votes:
             return None
         v, e = min(votes, key=lambda ve: ve[1].author)

@@ -23,7 +23,8 @@ A body that does not match its kind's schema raises `BodyError`; the table turns
              again, the silent parties' seats taken by the new identities), silent
              [parties], and for "replace" only, keys [identity key (32 bytes), one per silent
              party, valid Ed25519 keys, distinct], and for a retry only, try (int,
-             1..N-1; absent means try 0; a retry's action is "end")
+             1..N-1; absent means try 0; a retry's action is "end"); "decline" answers
+             another party's void with its own: never part of a round
     time     ms (int, 0..2^31-1: the author's clock, milliseconds since it saw the seats
              drawn), a round by every party after each hand of a match with a time limit
 
@@ -43,6 +44,7 @@ from buraco_p2p.net.channel.identity import PeerKey
 __all__ = [
     "COMMIT",
     "DEAL",
+    "DECLINE",
     "END",
     "END_ACTION",
     "FINAL",
@@ -89,8 +91,11 @@ MAX_PROOF_BYTES: Final = 1 << 19
 MIN_TIMEOUT_MS: Final = 1_000
 MAX_TIMEOUT_MS: Final = 86_400_000
 MAX_CLOCK_MS: Final = 2**31 - 1
-VOID_ACTIONS: Final = ("void", "end", "replace")
+VOID_ACTIONS: Final = ("void", "end", "replace", "decline")
 END_ACTION: Final = "end"  # the action of every retry (4.5)
+# A void that answers another's: its author will never sign that point and try (4.5 rule
+# 3). It is held and relayed like a vote, and is never an entry of a round.
+DECLINE: Final = "decline"
 TRY: Final = "try"  # a void entry's retry number (absent: try 0)
 REPLACE: Final = "replace"
 
@@ -225,7 +230,7 @@ def check_body(kind: str, body: Mapping[str, Any], parties: int, deck_size: int 
             raise BodyError("'silent' must be strictly ascending")
         # a retry (4.5); try 0 is written by leaving the key out
         attempt = _int(body[TRY], 1, parties - 1, "'try'") if TRY in body else 0
-        if attempt and action != END_ACTION:
+        if attempt and action not in (END_ACTION, DECLINE):
             raise BodyError("a retry's 'action' must be 'end'")
         if action != REPLACE:
             return action, out, (), attempt

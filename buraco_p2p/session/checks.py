@@ -250,6 +250,8 @@ def check_move(t: TableState, seat: int, move: Move) -> tuple[int, ...]:
 
 def _on_void(t: TableState, party: int, parsed: Any) -> list[Event]:
     action, silent, keys, attempt = parsed
+    if action == bodies.DECLINE:
+        raise reject("a decline answers a void and is never part of a round")
     if tuple(silent) != t.silent:
         raise reject("a void agreement naming other silent parties")
     if t.voiding == "pending":

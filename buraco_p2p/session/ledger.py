@@ -218,7 +218,7 @@ class Ledger:
         ballots = self.voter.ballots
         for e in [*self.behind.values(), *self.mine.values(), *self.own.values()]:
             v = ballots.vote(e)
-            if v is not None and settled <= v.point < length:
+            if v is not None and settled <= v.point < length and not v.motion.declines:
                 votes.setdefault(v, []).append(e)
         out: list[tuple[int, int, list[Entry]]] = []
         for v, entries in votes.items():
@@ -269,8 +269,9 @@ class Ledger:
         if not majority(table.n, silent) or party in silent:
             return None
         if any(self.point(e) == index and self._try_of(e) == motion.attempt
-               for e in self.own.values()):  # fmt: skip
-            return None
+               and not _declines(e) for e in self.own.values()):  # fmt: skip
+            return None  # (a decline we sent there before we held the evidence does not
+            # hold us: the dispute, not that round, is where the table meets, 4.6 rule 3)
         active = [p for p in range(table.n) if p not in silent]
         body: dict[str, Any] = {"action": motion.action, "silent": list(silent)}
         if motion.attempt:
@@ -362,7 +363,7 @@ class Ledger:
         length, cover = len(table.log), table.cover[party]
         best: int | None = None
         for e in self.behind.values():
-            point = self.point(e) if e.author == party else None
+            point = self.point(e) if e.author == party and not _declines(e) else None
             if point is None or not cover <= point < length or (best is not None and best >= point):
                 continue
             there = table.log[point]
@@ -387,6 +388,11 @@ class Ledger:
         are two votes, and a round either completes is the log's (4.5 R6), no dispute."""
         return [err for (_, i), err in evidence.items()
                 if i == index and not _votes(err)]  # fmt: skip
+
+
+def _declines(entry: Entry) -> bool:
+    """Whether a void entry is a decline (an answer, 4.5 rule 3), not a vote."""
+    return entry.body.get("action") == bodies.DECLINE
 
 
 def _votes(err: Equivocation) -> bool:

@@ -336,6 +336,7 @@ class Peer(Waiting, WayBack):
             if not self.busy:
                 break
             out.extend(self.work(now))
+        out.extend(self._answer())
         return out
 
     def tick(self, now: float, linked: Collection[int] = ()) -> Output:
@@ -413,7 +414,8 @@ class Peer(Waiting, WayBack):
             self.votes.append(entry.wire)
         self._ledger.own[entry.hash] = entry
         point = self._ledger.point(entry)
-        if point is not None and self.settled <= point < len(self.table.log):
+        declines = entry.body.get("action") == bodies.DECLINE
+        if point is not None and self.settled <= point < len(self.table.log) and not declines:
             self._ledger.stand_by(point, entry)  # a dispute we stand by
         self._voter.restore(entry)
         self._round_since = self._since

@@ -259,6 +259,10 @@ class Voter:
         sent): we stand by its motion, and sign no other at its point."""
         ballots = self.ballots
         vote = ballots.vote(entry)
+        if vote is not None and vote.motion.declines:
+            ballots.signed[(vote.point, vote.motion.attempt)] = vote.motion
+            ballots.answered.add((vote.point, vote.motion.attempt))
+            return  # an answer: we sign nothing else there, and stand by nothing
         if vote is None or vote.point < len(self.table.log) or self.table.closed:
             return
         ballots.file(entry)
@@ -346,10 +350,58 @@ class Voter:
         ballots.mine = nxt
         return "retry"
 
+    def bound(self) -> bool | None:
+        """Whether a void we signed at the end of our log may still complete a round: None
+        where we signed none there (an agreement not signed binds nobody); False where, for
+        every try we signed there, a party that try leaves to sign declined it (4.5 rule 3):
+        no round of ours can complete anywhere. While it is True we stand by our vote even
+        where a party it names came after all: our vote may be the last one another peer
+        lacks for a complete round, and giving it up would split the log."""
+        ballots = self.ballots
+        length = len(self.table.log)
+        tries = [m for (point, _), m in ballots.signed.items()
+                 if point == length and not m.declines]  # fmt: skip
+        if not tries:
+            return None
+        return not all(ballots.declined(length, m) for m in tries)
+
+    def declined_here(self) -> bool:
+        """Whether a party our motion leaves to sign declined it at the end of our log."""
+        mine = self.ballots.mine
+        return mine is not None and self.ballots.declined(len(self.table.log), mine)
+
+    def answer(self, party: int, vote: Entry) -> Entry | None:
+        """Our decline of `vote`, a void another party signed at a point behind our log: we
+        never sign there (we sign only at the end of our log), so no round of its motion can
+        complete, and the parties that signed it may give their votes up (4.5 rule 3). None
+        where we signed a void of its try there (the voids we signed, declines included, are
+        one per point and try) or it names us. Its `p` is the hash of the void it answers,
+        so it is never taken for a second vote of ours at that index."""
+        table = self.table
+        ballots = self.ballots
+        v = ballots.vote(vote)
+        if v is None or v.motion.declines or party < 0 or party in v.motion.silent:
+            return None
+        answer = Motion(bodies.DECLINE, v.motion.silent, (), v.motion.attempt)
+        slot = (v.point, v.motion.attempt)
+        if slot in ballots.answered or not ballots.may_sign(v.point, answer):
+            return None
+        active = [p for p in range(table.n) if p not in v.motion.silent]
+        body: dict[str, Any] = {"action": bodies.DECLINE, "silent": list(v.motion.silent)}
+        if v.motion.attempt:
+            body[bodies.TRY] = v.motion.attempt
+        entry = make_entry(
+            self.identity, table=table.terms.table_id, index=v.point + active.index(party),
+            prev=vote.hash, author=party, kind=bodies.VOID, body=body,
+        )  # fmt: skip
+        ballots.signed[slot] = answer
+        ballots.answered.add(slot)
+        return entry
+
     def give_up(self) -> None:
         """A present party went past the step at our point without signing there: no round
         of ours at this point can complete; we follow the log again, agreeing to nothing."""
-        self.ballots.decline(len(self.table.log))
+        self.ballots.give_up(len(self.table.log))
 
     def take(self, entry: Entry) -> None:
         """The peer is about to apply `entry`: if it is a void we hold, it is held no more."""
@@ -368,7 +420,7 @@ class Voter:
         if followed and ballots.target(length) == length and not ballots.signed_here(length):
             # we followed a present party's void past our point and then past its point
             # too: nothing we could close is left ahead
-            ballots.decline(length - 1)
+            ballots.give_up(length - 1)
 
     def heir_signed(self, entry: Entry) -> bool:
         """Whether `entry` is signed by a new identity a held "replace" void names for its

@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Collection
 from typing import TYPE_CHECKING
 
+from buraco_p2p.session import bodies
 from buraco_p2p.session.agreement import FAULT_ACTION, RETRY_TIMEOUTS
 from buraco_p2p.session.entry import Entry, step_head
 from buraco_p2p.session.errors import Equivocation
@@ -52,6 +53,10 @@ class Waiting:
     if TYPE_CHECKING:  # the peer's own, which these use
 
         def run(self, now: float) -> Output: ...
+        @property
+        def settled(self) -> int: ...
+        @property
+        def seated(self) -> bool: ...
         def _adopt(self, now: float) -> Output: ...
 
     def _vote_due(self) -> bool:
@@ -103,7 +108,7 @@ class Waiting:
         if voter.moot():
             self._gave_up(now)
         elif voter.stopped():
-            if not (self._came() or self._passed_by_present()):
+            if not self._released():
                 return None
             self._gave_up(now)
         return self._inbox.due(length, table.expected_author(length))
@@ -117,17 +122,36 @@ class Waiting:
         self._timed_out = False
         self._overdue = frozenset()
 
+    def _released(self) -> bool:
+        """Whether we stop standing at our void's point (4.5 rule 3): a present party went
+        past it on the step made whole (it never signs there), or our agreement binds us no
+        more and the log can go on (a party our void names came after all, or, every try we
+        signed declined, the entry due here is on hand; or, having signed nothing here,
+        the motion a present party signed here is declined and that entry is on hand)."""
+        if self._passed_by_present():
+            return True
+        voter = self._voter
+        length = len(self.table.log)
+        due = self._inbox.due(length, self.table.expected_author(length)) is not None
+        bound = voter.bound()
+        if bound is None:  # we signed nothing here, but a present party may have
+            return self._came() or (due and voter.declined_here())
+        return not bound and (self._came() or due)
+
     def _came(self) -> bool:
         """Whether we hold an entry, for the step at our point, of a party our void names:
-        it was not gone. Its entries are applied; a party still missing is named again
-        once the step has waited for it past the timeout."""
+        it was not gone. Once no vote of ours there can complete a round (`Voter.bound`)
+        its entries are applied; a party still missing is named again once the step has
+        waited for it past the timeout."""
         agreed = self._voter.agreement
-        if agreed is None:
-            return False
+        return agreed is not None and self._came_of(agreed.silent)
+
+    def _came_of(self, silent: tuple[int, ...]) -> bool:
+        """Whether we hold an entry, for the step at our point, of one of `silent`."""
         table = self.table
         return any(
             self._inbox.holds(table.index_of(p) or -1, p)
-            for p in agreed.silent if p in table.waiting_for
+            for p in silent if p in table.waiting_for
         )  # fmt: skip
 
     def _passed_by_present(self) -> bool:
@@ -218,6 +242,45 @@ class Waiting:
         except ValueError:
             return Output()  # no majority would be left: the others' retry decides
         return Output()
+
+    def _answer(self) -> Output:
+        """Decline every void we never sign (4.5 rule 3): one behind our log (we went past
+        its point on the entries there), or one at the end of our log naming a party whose
+        entry for the step there we hold (it came), where we signed none. No round of its
+        motion can then complete, and its signers, who wait for our vote or our answer, may
+        go on. Not where our log holds a
+        void round (a round there is the log's; its signers take it), nor at an equivocated
+        index (the dispute there is ours to sign or not, 4.6 rule 3). Saved before sent."""
+        out = Output()
+        table = self.table
+        settled, length = self.settled, len(table.log)
+        if not self.seated or table.closed:
+            return out
+        ballots = self._voter.ballots
+        for e in list(self._ledger.behind.values()):
+            v = ballots.vote(e)
+            if v is None or e.author == self.party or not settled <= v.point <= length:
+                continue
+            if v.point == length:
+                if table.voiding is not None or not self._came_of(v.motion.silent):
+                    continue
+            elif table.log[v.point].kind == bodies.VOID or v.point in self._ledger.mine:
+                continue
+            if self._ledger.evidence_at(v.point, self.evidence):
+                continue
+            if any(self._ledger.point(o) == v.point and bodies.void_try(o.body) ==
+                   v.motion.attempt for o in self._ledger.own.values()):  # fmt: skip
+                continue  # we signed a void of its try there
+            answer = self._voter.answer(self.party, e)
+            if answer is None:
+                continue
+            self._ledger.own[answer.hash] = answer
+            self._inbox.seen.add(answer.hash)
+            self._own.add(answer.hash)
+            self.votes.append(answer.wire)
+            out.send.append(answer.wire)
+            out.votes = list(self.votes)
+        return out
 
     def _vote(self, now: float) -> Output:
         """Sign our void at its point (`Voter.vote`), saved before it is sent."""

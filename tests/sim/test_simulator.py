@@ -116,6 +116,7 @@ STOPPED_FOR_NOTHING = 509651  # two entries of a party the step no longer waited
 STANDS_AGAIN = 509557  # a void given up for an entry then refused: agreed to nothing, held
 LONE_REFUSED = 630291  # a lone round refused at our point: our own entry there never made
 SIGNED_BEHIND_VOTE = 514137  # a dispute round we signed, held back by our later vote at the end
+GIVEN_UP_SPLIT = 543072  # votes given up for a late entry, the round completed by a cut-off signer
 
 
 REGRESSIONS = [SKIPPED_ROUND, CROWDED_OUT, GAVE_UP, ROUND_GIVEN_UP, VOTE_STANDS, VOTE_STANDS_TOO,
@@ -123,7 +124,7 @@ REGRESSIONS = [SKIPPED_ROUND, CROWDED_OUT, GAVE_UP, ROUND_GIVEN_UP, VOTE_STANDS,
                SIGNED_TWICE, DISPUTE_KEPT, DISPUTE_KEPT_TOO, REPLACED_TOO_SOON,
                REFUSED_RIVAL, TAIL_LOST, HEIR_CUT_BACK,
                HELD_SIGNER, STOPPED_FOR_NOTHING, STANDS_AGAIN, LONE_REFUSED,
-               SIGNED_BEHIND_VOTE]  # fmt: skip
+               SIGNED_BEHIND_VOTE, GIVEN_UP_SPLIT]  # fmt: skip
 
 
 def _failure(monkeypatch: pytest.MonkeyPatch, seed: int) -> Failure:
@@ -171,11 +172,22 @@ def test_the_regression_finds_a_round_left_where_we_gave_up(
     it named had sent us its entry) is never applied; the others applied it and went on."""
     round_at = agreement_module.Ballots.round_at
 
-    def declined(self: agreement_module.Ballots, length: int) -> object:
-        return None if length <= self.declined else round_at(self, length)
+    def given_up(self: agreement_module.Ballots, length: int) -> object:
+        return None if length <= self.moot_to else round_at(self, length)
 
-    monkeypatch.setattr(agreement_module.Ballots, "round_at", declined)
+    monkeypatch.setattr(agreement_module.Ballots, "round_at", given_up)
     assert _failure(monkeypatch, ROUND_GIVEN_UP).prop in ("S1", "L1")
+
+
+def test_the_regression_finds_a_vote_given_up_while_its_round_completes(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Put back the fault: a signed void binds nobody once a party it names comes after all,
+    declined or not. (Four seats, party 2 crashes, the others sign the void naming it and
+    party 1 is cut off; party 2 comes back, parties 0 and 3 give their votes up and go on;
+    when the partition heals party 1 completes the round with those votes: two logs.)"""
+    monkeypatch.setattr(voter_module.Voter, "bound", lambda self: None)
+    assert _failure(monkeypatch, GIVEN_UP_SPLIT).prop == "S1"
 
 
 def test_the_regression_finds_a_vote_left_behind(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -17,9 +17,12 @@ parties), and a peer:
   entries), catches up to it with those entries (every present party relays what it first
   hears) and signs again there; its earlier void is left behind as a stale entry;
 - drops voids whose point its log has passed;
-- if, at its target, the table no longer waits for the silent parties (their entries came
-  after all), still signs there (so the others catch up to the same point and find the same),
-  then gives the agreement up and goes on with the hand: nobody can apply a void there.
+- stands by a void it signed until, for every try it signed there, a party the round needs
+  has declined it (a `"decline"` void: that party never signs there), even where a silent
+  party's entry came after all: its vote may be the last one another peer lacks, and a vote
+  given up while its round completes elsewhere would split the log;
+- declines, once, a void it will never sign: one behind its log, or one at its point naming
+  a party whose entry for that step it holds.
 
 A round can only complete where every present party signed: a party whose first void is at
 point M never signs below M, so no round below the highest first point completes, and every

@@ -30,6 +30,7 @@ from buraco_p2p.session import (
     replay,
 )
 from buraco_p2p.session.agreement import Motion
+from buraco_p2p.session.errors import LogError
 from buraco_p2p.session.policy import Policy
 from buraco_p2p.session.table import Table
 
@@ -410,3 +411,97 @@ def test_the_attack_forks_a_final_point_of_one_step(
     monkeypatch.setattr(Table, "final", Table.settled)
     with pytest.raises(AssertionError, match="two final prefixes differ"):
         test_a_round_completed_with_given_up_votes_forks_no_final_prefix(n)
+
+
+def test_a_vote_held_back_by_a_cut_off_signer_binds_the_others_to_its_round() -> None:
+    """Party 1 falls silent at the seat draw; parties 0, 2 and 3 sign the void ending the
+    match, party 3 last, holding every vote, after which everything it sends is held back (a
+    partition). Party 1's late entry then reaches 0 and 2. Their votes bind them: nobody
+    declined the motion (party 3 signed it), so they stand at the point rather than go on,
+    and once party 3's link comes back the three close on one round with one log. (Given up
+    for the late entry, their votes would have let party 3 take the round while they went
+    on with party 1's entry: simulator schedule 543072.)"""
+    r, held = _stalled(23, set())
+    _propose_end(r, [0, 2])
+    r.run()
+    cut: Held = []
+
+    def partition(sender: int, receiver: int, data: bytes) -> bytes | None:
+        if sender == 3:
+            cut.append((sender, receiver, data))
+            return None
+        return data
+
+    r.tamper = partition
+    r.act(3, r.peers[3].join_void(r.now))
+    r.run()
+    assert r.peers[3].table.closed  # it held the whole round
+    (late,) = {d for _, _, d in held}
+    r.inject(1, late, to=[0, 2])
+    r.run()
+    for p in (0, 2):
+        peer = r.peers[p]
+        assert not peer.table.closed and peer.stopped, p
+        assert peer.agreement == Motion("end", (1,)), p
+    _release(r, cut)
+    r.run()
+    _closed_alike(r, [0, 2, 3], (1,))
+    assert same_logs(r, [0, 2, 3])
+
+
+def test_a_party_that_went_on_declines_the_void_once_and_the_signers_follow() -> None:
+    """The mover's move reaches party `first` only, which applies it and goes on; the two
+    others sign the void naming the mover. `first` never signs there: it declines the
+    motion, once, with a void whose action is "decline" and whose `p` is the hash of the
+    void it answers (so it is never a second vote of its at that index); that releases the
+    two signers, who go on with the move it relayed, and nobody is named."""
+    r = table("us", seed=24, timeout_ms=1000, relay=True)
+    r.manual = {0, 1, 2, 3}
+    r.start()
+    r.run()
+    mover = r.turns[-1]
+    present = [p for p in range(4) if p != mover]
+    first = present[-1]
+    tamper, held = _withhold_first("move", mover, {first})
+    r.tamper = tamper
+    play_turn(r, mover)
+    r.silent = {mover}
+    r.run()
+    r.advance(2.0)
+    for p in present[:-1]:
+        out = r.peers[p].propose_void("end", r.now, silent=(mover,))
+        r.act(p, out)
+        r.run()
+    for p in present[:-1]:
+        assert r.peers[p].stopped, p
+    declines = [w for w in r.peers[first].votes if decode_entry(w).body["action"] == "decline"]
+    assert len(declines) == 1
+    answer = decode_entry(declines[0])
+    answered = {e.hash for p in present[:-1] for e in map(decode_entry, r.peers[p].votes)}
+    assert answer.prev in answered and answer.author == first
+    for p in present[:-1]:  # the votes come again (a restart, a sync): answered once
+        r.inject(p, r.peers[p].votes[-1], to=[first])
+    r.run()
+    again = [w for w in r.peers[first].votes if decode_entry(w).body["action"] == "decline"]
+    assert again == declines
+    _release(r, held)
+    r.run()
+    assert same_logs(r, present)
+    for p in present:
+        peer = r.peers[p]
+        assert peer.agreement is None and not peer.table.closed, p
+        assert all(e.kind != "void" for e in peer.log), p
+
+
+def test_a_decline_in_a_round_is_refused_by_every_verifier() -> None:
+    """A decline answers a void; it is never an entry of a round. A log whose round holds
+    one (signed by its author, in its place) is refused at that entry, as `verify` does."""
+    r, _ = _stalled(23, set())
+    _propose_end(r, [0, 2, 3])
+    r.run()
+    _closed_alike(r, [0, 2, 3], (1,))
+    log = list(r.peers[0].log)
+    last = log[-1]
+    forged = resign(last, last.author, body={**dict(last.body), "action": "decline"})
+    with pytest.raises(LogError, match="a decline answers a void and is never part of a round"):
+        replay([e.wire for e in log[:-1]] + [forged.wire])

@@ -21,10 +21,11 @@ once replaced, its retired one), the entries it has seen, and its own clock. The
   entries for its old indices with its retired key;
 - `oldvotes`: it restarts from an older copy of its voids file (and signs again);
 - `garbage`: bytes that are no entry, entries of no schema, messages of no shape;
-- `release`: it joins every void proposed at its point at once, whoever it names, keeps its
-  own entries past that point from some of the others, and sends those others its vote once
-  its own log counts the point settled (the signers gave their votes up for an entry that came
-  and went on): a round completed with votes its signers no longer stand by.
+- `release`: it joins every void proposed at its point at once, whoever it names, and
+  declines it to everybody (the signers, released, go on with the entries there); it keeps
+  its own entries past that point from some of the others, and sends those others its vote
+  once its own log counts the point settled: a round completed with votes its signers gave
+  up, by a party that both declined and voted.
 
 `release` is not among the strategies a schedule draws at random (adding one there would
 change what every kept seed draws): `python -m sim --hostile release` runs it.
@@ -409,9 +410,14 @@ class Release(Strategy):
         if motion.keys:
             body["keys"] = list(motion.keys)
         vote = self.void_at(seat, length, body)
-        if vote is not None:
-            self.held[length] = (vote.wire, self.subset())
-        return sends
+        if vote is None:
+            return sends
+        self.held[length] = (vote.wire, self.subset())
+        decline = {**body, "action": bodies.DECLINE}
+        decline.pop("keys", None)
+        answer = make_entry(seat.identity, table=vote.table, index=vote.index, prev=vote.hash,
+                            author=self.me, kind=bodies.VOID, body=decline)  # fmt: skip
+        return [*sends, *((q, ["e", answer.wire], 0.0) for q in self.others)]
 
 
 STRATEGIES: dict[str, type[Strategy]] = {

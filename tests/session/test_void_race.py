@@ -335,15 +335,17 @@ def test_a_signed_void_is_not_given_up_for_a_late_entry_and_a_refused_one_closes
 @pytest.mark.parametrize("n", [4, 6])
 def test_a_round_completed_with_given_up_votes_forks_no_final_prefix(n: int) -> None:
     """Party 0 hostile. Every other party but the mover X signs the void ending the match at
-    point P, naming X, whose move is late; the move then comes, and they give their votes up
-    and go on. Party 0 plays past P, its entries reaching every party but the last signer V
-    (a network that holds them up); once the first signer A counts the entry at P settled
+    point P, naming X, whose move is late; the move then comes, party 0 (which signed
+    nothing) declines the motion, and the signers give their votes up and go on. Party 0
+    plays past P, its entries reaching every party but the last signer V (a network that
+    holds them up); once the first signer A counts the entry at P settled
     (every party built on it), party 0 signs its own vote at P, which completes the round
     with the votes given up, and sends it to V first. V, lacking party 0's entries past P,
     holds P not settled and takes the round, while A keeps X's move at P. Their logs differ
     there, but no two honest peers' final prefixes do: V never built on a step in which P was
-    settled. (At three seats A is the one honest signer and V could only be X, which cannot
-    build past P without party 0's entries there: the attack needs two honest signers.)"""
+    settled. Party 0 both declined and voted: the limit 4.6 states. (At three seats A is the
+    one honest signer and V could only be X, which cannot build past P without party 0's
+    entries there: the attack needs two honest signers.)"""
     r = router(n, seed=24)
     r.manual = set(range(n))
     r.start()
@@ -381,7 +383,7 @@ def test_a_round_completed_with_given_up_votes_forks_no_final_prefix(n: int) -> 
         r.queue.append((sender, receiver, data))
     r.tamper = hold_from_0
     r.run()
-    assert all(r.peers[p].agreement is None for p in signers)  # all gave up
+    assert all(r.peers[p].agreement is None for p in signers)  # all gave up: declined
     while r.peers[a].settled <= point and r.turns:
         answer()
         r.run()

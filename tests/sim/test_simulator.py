@@ -165,20 +165,6 @@ def test_the_regression_finds_an_equivocated_vote_dropped(
     assert _failure(monkeypatch, EQUIVOCATED_VOTE).prop == "S1"
 
 
-def test_the_regression_finds_a_round_left_where_we_gave_up(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    """Put back the fault: a complete round at the point where we gave our void up (a party
-    it named had sent us its entry) is never applied; the others applied it and went on."""
-    round_at = agreement_module.Ballots.round_at
-
-    def given_up(self: agreement_module.Ballots, length: int) -> object:
-        return None if length <= self.moot_to else round_at(self, length)
-
-    monkeypatch.setattr(agreement_module.Ballots, "round_at", given_up)
-    assert _failure(monkeypatch, ROUND_GIVEN_UP).prop in ("S1", "L1")
-
-
 def test_the_regression_finds_a_vote_given_up_while_its_round_completes(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -188,15 +174,6 @@ def test_the_regression_finds_a_vote_given_up_while_its_round_completes(
     when the partition heals party 1 completes the round with those votes: two logs.)"""
     monkeypatch.setattr(voter_module.Voter, "bound", lambda self: None)
     assert _failure(monkeypatch, GIVEN_UP_SPLIT).prop == "S1"
-
-
-def test_the_regression_finds_a_vote_left_behind(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Put back the fault: a peer that signed a void at the end of its log takes a round
-    completed behind it at once. (A late party completed, with a void an honest party had
-    given up, a round behind the point where that party has since signed with others, who
-    closed there: a peer went back alone, and two honest logs closed apart.)"""
-    monkeypatch.setattr(voter_module.Voter, "standing", lambda self: False)
-    assert _failure(monkeypatch, VOTE_STANDS_TOO).prop == "S1"
 
 
 def test_two_groups_a_hostile_party_closed_apart_are_not_counted(

@@ -274,8 +274,8 @@ class Voter:
         ballots.signed_try = vote.motion.attempt
 
     def stand_again(self) -> bool:
-        """We gave our void up at the point our log still stands at (the entry of a party it
-        named, which made us give it up, was refused there and stopped the table): we stand
+        """We gave our void up at the point our log still stands at (every try declined), and
+        the entry we went on with was refused there and stopped the table: we stand
         by the latest try we signed there again, as a restart would (R5), so that R2's retry
         still brings us to the round the others close. False if we agree to something, or
         signed nothing there."""

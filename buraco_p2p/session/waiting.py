@@ -125,9 +125,10 @@ class Waiting:
     def _released(self) -> bool:
         """Whether we stop standing at our void's point (4.5 rule 3): a present party went
         past it on the step made whole (it never signs there), or our agreement binds us no
-        more and the log can go on (a party our void names came after all, or, every try we
-        signed declined, the entry due here is on hand; or, having signed nothing here,
-        the motion a present party signed here is declined and that entry is on hand)."""
+        more and the log can go on. Signed nothing here, it binds us no more once a party it
+        names came after all, or once the motion is declined here and the entry due here is
+        on hand; signed here, once every try we signed is declined, and then a party it names
+        came or the entry due here is on hand."""
         if self._passed_by_present():
             return True
         voter = self._voter

@@ -29,7 +29,7 @@ from buraco_p2p.engine.local import LocalTable
 from buraco_p2p.logfile import encode_log, header
 from buraco_p2p.net.channel.identity import Identity
 from buraco_p2p.rules import get_preset
-from buraco_p2p.session import Entry, Peer, Router, Table, make_entry, make_genesis
+from buraco_p2p.session import Entry, LogError, Peer, Router, Table, make_entry, make_genesis
 from protocol.gen import files as vectorfiles
 
 __all__ = ["FILES", "generate", "identities", "main", "play_match", "vector_log"]
@@ -325,6 +325,55 @@ def _void_case(
     }
 
 
+def _decline_case(
+    players: int, cut: int, signers: Sequence[int], silent: Sequence[int]
+) -> dict[str, Any]:
+    """A decline (4.5 rule 3): the void the first of `signers` signs at point `cut`, and the
+    decline the second answers it with; then the round with that decline in the second's
+    place, which a verifier refuses (a decline is never an entry of a round)."""
+    base = vector_log(players)
+    table = Table(base[0])
+    for e in base[1:cut]:
+        table.apply(e)
+    prev = table.void_prev()
+    ids = identities(players)
+    body: dict[str, Any] = {"action": "void", "silent": list(silent)}
+    vote = make_entry(
+        ids[signers[0]], table=TABLE_ID, index=cut, prev=prev, author=signers[0], kind="void",
+        body=body,
+    )  # fmt: skip
+    decline = make_entry(
+        ids[signers[1]], table=TABLE_ID, index=cut + 1, prev=vote.hash, author=signers[1],
+        kind="void", body={**body, "action": "decline"},
+    )  # fmt: skip
+    # the same decline with the round's `p` (as a hostile party could sign it) passes the
+    # chain check and is refused for what it is
+    chained = make_entry(
+        ids[signers[1]], table=TABLE_ID, index=cut + 1, prev=prev, author=signers[1],
+        kind="void", body={**body, "action": "decline"},
+    )  # fmt: skip
+    table.apply(vote)
+    refused = {}
+    for name, entry in (("refused_in_a_round", decline), ("refused_with_the_round_p", chained)):
+        try:
+            table.apply(entry)
+        except LogError as exc:
+            refused[name] = {"error": type(exc).__name__, "reason": exc.reason,
+                             "index": exc.index, "author": exc.author}  # fmt: skip
+        else:
+            raise AssertionError("a decline was taken into a round")
+    return {
+        "base": "session.json" if players == 4 else f"session_{players}.json",
+        "base_entries": cut,
+        "vote": {"index": vote.index, "author": vote.author, "wire": vote.wire.hex(),
+                 "hash": vote.hash.hex()},
+        "decline": {"index": decline.index, "author": decline.author,
+                    "wire": decline.wire.hex(), "hash": decline.hash.hex()},
+        "with_the_round_p": {"wire": chained.wire.hex(), "hash": chained.hash.hex()},
+        **refused,
+    }  # fmt: skip
+
+
 def _holder(side: list[int]) -> int:
     """The party that holds the retry case's void: party 3's partner, unless that is party 0
     (whose signature the two others need at four seats), then party 1."""
@@ -386,6 +435,18 @@ def void_vector() -> Vector:
             "then: next_hand, closed or decided)"
         ),
         "cases": cases,
+        "decline": {
+            "description": (
+                "a decline (4.5 rule 3): base_entries entries of the base log, the void vote "
+                "signs at that point, and the decline a party the round needs answers it "
+                "with (action decline, the vote's silent, its own index in the round, and as "
+                "p the vote's hash); refused_in_a_round is what a verifier says of a log "
+                "whose round holds that decline after the vote (its p is no step head), and "
+                "refused_with_the_round_p of one holding with_the_round_p there, the same "
+                "decline signed with the round's p"
+            ),
+            **_decline_case(4, deal4 + 3, [0, 1, 2], [3]),
+        },
     }
 
 

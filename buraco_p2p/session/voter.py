@@ -398,6 +398,17 @@ class Voter:
         ballots.answered.add(slot)
         return entry
 
+    def forget_declines(self) -> None:
+        """The table stopped at a fault at the end of our log, where we declined a motion
+        (we held the entry then refused): that decline said no round of it completes, and
+        none does, but it holds us from no void of the fault: nobody can go past a refused
+        entry, so the fault's round is the only one that follows here (4.5 rule 3). It is
+        still answered (we do not decline again)."""
+        length = len(self.table.log)
+        signed = self.ballots.signed
+        for key in [k for k, m in signed.items() if k[0] == length and m.declines]:
+            del signed[key]
+
     def give_up(self) -> None:
         """A present party went past the step at our point without signing there: no round
         of ours at this point can complete; we follow the log again, agreeing to nothing."""

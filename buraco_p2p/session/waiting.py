@@ -222,7 +222,8 @@ class Waiting:
         log: we agree at once to deal again without its author, as every present party does,
         so that one motion is signed everywhere and nobody waits for a proposal. If we gave a
         void up here (the entry that made us give it up is the one refused), we may sign no
-        other try 0 here: we stand by that void again, and R2 retries it (4.5 R5)."""
+        other try 0 here: we stand by that void again, and R2 retries it (4.5 R5). A decline
+        we signed here binds nothing at a fault: only the fault's round can follow here."""
         table = self.table
         fault = table.fault
         if (
@@ -238,6 +239,7 @@ class Waiting:
             self._round_since = now
             self._round_told = False
             return Output()
+        self._voter.forget_declines()
         try:
             self._voter.propose(self.party, FAULT_ACTION, (fault.author,), (), (), frozenset())
         except ValueError:

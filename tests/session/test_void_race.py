@@ -160,19 +160,18 @@ def test_an_entry_heard_after_agreeing_is_held_back() -> None:
     assert not any(isinstance(e, Fault) for p in (0, 2) for e in r.events[p])
 
 
-def test_a_late_move_that_unblocks_the_table_cancels_the_agreement() -> None:
-    """The mover's move reaches one present party before the mover falls silent; the others
-    agree to end the match. The party holding the move is past the point where the table
-    waited for the mover: it signs there, the others catch up to it, and all three find
-    the table no longer waits for the silent party; the hand goes on, no void in the log."""
+def _late_move() -> tuple[Router, int, list[int], Held]:
+    """A table of four whose mover's move reaches only the last present party before the
+    mover falls silent (every other copy held back), past the timeout, where the other two
+    present parties have proposed to end the match naming the mover, one delivery round
+    after each. Returns the router, the mover, the present parties and the held copies."""
     r = table("us", seed=24, timeout_ms=1000, relay=True)
     r.manual = {0, 1, 2, 3}
     r.start()
     r.run()
     mover = r.turns[-1]
     present = [p for p in range(4) if p != mover]
-    first = present[-1]
-    tamper, held = _withhold_first("move", mover, {first})
+    tamper, held = _withhold_first("move", mover, {present[-1]})
     r.tamper = tamper
     play_turn(r, mover)
     r.silent = {mover}
@@ -180,7 +179,17 @@ def test_a_late_move_that_unblocks_the_table_cancels_the_agreement() -> None:
     r.advance(2.0)
     for p in present[:-1]:
         r.act(p, r.peers[p].propose_void("end", r.now, silent=(mover,)))
-    r.run()
+        r.run()
+    return r, mover, present, held
+
+
+def test_a_late_move_that_unblocks_the_table_cancels_the_agreement() -> None:
+    """The mover's move reaches one present party before the mover falls silent; the others
+    agree to end the match. The party holding the move went past the point where the table
+    waited for the mover: it cannot join, and declines; the others, released, go on with the
+    move it relayed; the hand goes on, no void in the log."""
+    r, _, present, held = _late_move()
+    first = present[-1]
     r.act(first, r.peers[first].join_void(r.now))
     r.run()
     (late,) = {d for _, _, d in held}
@@ -457,23 +466,8 @@ def test_a_party_that_went_on_declines_the_void_once_and_the_signers_follow() ->
     motion, once, with a void whose action is "decline" and whose `p` is the hash of the
     void it answers (so it is never a second vote of its at that index); that releases the
     two signers, who go on with the move it relayed, and nobody is named."""
-    r = table("us", seed=24, timeout_ms=1000, relay=True)
-    r.manual = {0, 1, 2, 3}
-    r.start()
-    r.run()
-    mover = r.turns[-1]
-    present = [p for p in range(4) if p != mover]
+    r, _, present, held = _late_move()
     first = present[-1]
-    tamper, held = _withhold_first("move", mover, {first})
-    r.tamper = tamper
-    play_turn(r, mover)
-    r.silent = {mover}
-    r.run()
-    r.advance(2.0)
-    for p in present[:-1]:
-        out = r.peers[p].propose_void("end", r.now, silent=(mover,))
-        r.act(p, out)
-        r.run()
     for p in present[:-1]:
         assert r.peers[p].stopped, p
     declines = [w for w in r.peers[first].votes if decode_entry(w).body["action"] == "decline"]

@@ -260,6 +260,7 @@ class Waiting:
         if not self.seated or table.closed:
             return out
         ballots = self._voter.ballots
+        ballots.answered = {k for k in ballots.answered if k[0] >= settled}  # moot below
         for e in list(self._ledger.behind.values()):
             v = ballots.vote(e)
             if v is None or e.author == self.party or not settled <= v.point <= length:

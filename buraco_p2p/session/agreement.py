@@ -151,11 +151,11 @@ class Ballots:
         return None if v.motion.declines else v
 
     def give_up(self, point: int) -> None:
-        """Give our agreement up at `point`: we hold an entry of a party it names, or a
-        present party went past the step there. We propose and join nothing more there; but
-        the votes at `point` are kept, since the others may have completed a round there
-        before that entry reached them (a round is valid for the log, whatever we hold
-        beside it), and a complete one is applied all the same (`round_at`)."""
+        """Give our agreement up at `point` (4.5 rule 3: it binds us no more, or a present
+        party went past the step there). We propose and join nothing more there; but the
+        votes at `point` are kept: a hostile party that declined to us may have voted to the
+        others, who then hold a complete round there (a round is valid for the log, whatever
+        we hold beside it), and a complete one is applied all the same (`round_at`)."""
         self.mine = None
         self.signed_at = None
         self.signed_try = 0
@@ -291,9 +291,8 @@ class Ballots:
         """The parties our motion leaves to sign from which we hold no void at `length` of
         our try naming exactly our silent parties (whatever its action: two proposals may
         cross, and every retry is "end"; but a decline is no vote): they keep our round
-        waiting. A void naming other
-        parties does not count: a hostile party could otherwise hold the round by signing a
-        retry nobody else signs."""
+        waiting. A void naming other parties does not count: a hostile party could otherwise
+        hold the round by signing a retry nobody else signs."""
         assert self.mine is not None
         mine = self.mine
         active = [p for p in range(self.n) if p not in mine.silent]

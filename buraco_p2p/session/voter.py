@@ -371,8 +371,9 @@ class Voter:
         return mine is not None and self.ballots.declined(len(self.table.log), mine)
 
     def answer(self, party: int, vote: Entry) -> Entry | None:
-        """Our decline of `vote`, a void another party signed at a point behind our log: we
-        never sign there (we sign only at the end of our log), so no round of its motion can
+        """Our decline of `vote`, a void another party signed that we never sign: at a point
+        behind our log (we sign only at the end of our log), or at the end of our log naming
+        a party whose entry for the step there we hold. No round of its motion can then
         complete, and the parties that signed it may give their votes up (4.5 rule 3). None
         where we signed a void of its try there (the voids we signed, declines included, are
         one per point and try) or it names us. Its `p` is the hash of the void it answers,
@@ -410,8 +411,9 @@ class Voter:
             del signed[key]
 
     def give_up(self) -> None:
-        """A present party went past the step at our point without signing there: no round
-        of ours at this point can complete; we follow the log again, agreeing to nothing."""
+        """No round of ours at our point can complete (a party it needs declined it, or went
+        past the step there without signing), or we signed none: we follow the log again,
+        agreeing to nothing."""
         self.ballots.give_up(len(self.table.log))
 
     def take(self, entry: Entry) -> None:

@@ -174,12 +174,13 @@ class Peer(Waiting, WayBack):
 
     @property
     def busy(self) -> bool:
-        """Whether `work` has an entry it can apply now (or our void to sign, or a round
-        behind our log to take)."""
+        """Whether `work` has an entry it can apply now (or our void to sign, voids to
+        decline, or a round behind our log to take)."""
         if self.table.closed:
             return False
         return (
             self._vote_due()
+            or bool(self._to_decline())
             or self._next() is not None
             or bool(self._ledger.behind_log() and self._behind())
         )
@@ -301,7 +302,9 @@ class Peer(Waiting, WayBack):
         return out
 
     def work(self, now: float) -> Output:
-        """Apply the next entry whose turn has come (at most one), then make what we owe."""
+        """Apply the next entry whose turn has come (at most one), then make what we owe;
+        or sign our void; or, with nothing to apply, decline the voids we never sign (the
+        signers wait for that answer)."""
         if self._vote_due():
             return self._vote(now)
         if self._ledger.behind_log():
@@ -309,8 +312,8 @@ class Peer(Waiting, WayBack):
             if adopted.rollback is not None:
                 return adopted
         entry = self._next(now)
-        if entry is None:
-            return Output()
+        if entry is None:  # nothing to apply: decline what we never sign (once an entry
+            return self._answer()  # it came for is checked and applied, not before)
         table = self.table
         if entry.kind != bodies.VOID:
             for other in self._inbox.rivals(entry):  # two held for a step that has begun
@@ -336,7 +339,6 @@ class Peer(Waiting, WayBack):
             if not self.busy:
                 break
             out.extend(self.work(now))
-        out.extend(self._answer())
         return out
 
     def tick(self, now: float, linked: Collection[int] = ()) -> Output:

@@ -281,7 +281,7 @@ class Voter:
         signed nothing there."""
         ballots = self.ballots
         point = len(self.table.log)
-        tries = [t for q, t in ballots.signed if q == point]
+        tries = [t for (q, t), m in ballots.signed.items() if q == point and not m.declines]
         if ballots.mine is not None or not tries:
             return False
         latest = max(tries)
@@ -370,6 +370,17 @@ class Voter:
         mine = self.ballots.mine
         return mine is not None and self.ballots.declined(len(self.table.log), mine)
 
+    def may_answer(self, party: int, vote: Entry) -> bool:
+        """Whether we may decline `vote` as `party` (`answer`): it is a vote, it does not
+        name us, and we have signed no void of its try at its point, declines included."""
+        ballots = self.ballots
+        v = ballots.vote(vote)
+        if v is None or v.motion.declines or party < 0 or party in v.motion.silent:
+            return False
+        answer = Motion(bodies.DECLINE, v.motion.silent, (), v.motion.attempt)
+        slot = (v.point, v.motion.attempt)
+        return slot not in ballots.answered and ballots.may_sign(v.point, answer)
+
     def answer(self, party: int, vote: Entry) -> Entry | None:
         """Our decline of `vote`, a void another party signed that we never sign: at a point
         behind our log (we sign only at the end of our log), or at the end of our log naming
@@ -378,15 +389,14 @@ class Voter:
         where we signed a void of its try there (the voids we signed, declines included, are
         one per point and try) or it names us. Its `p` is the hash of the void it answers,
         so it is never taken for a second vote of ours at that index."""
+        if not self.may_answer(party, vote):
+            return None
         table = self.table
         ballots = self.ballots
         v = ballots.vote(vote)
-        if v is None or v.motion.declines or party < 0 or party in v.motion.silent:
-            return None
+        assert v is not None
         answer = Motion(bodies.DECLINE, v.motion.silent, (), v.motion.attempt)
         slot = (v.point, v.motion.attempt)
-        if slot in ballots.answered or not ballots.may_sign(v.point, answer):
-            return None
         active = [p for p in range(table.n) if p not in v.motion.silent]
         body: dict[str, Any] = {"action": bodies.DECLINE, "silent": list(v.motion.silent)}
         if v.motion.attempt:

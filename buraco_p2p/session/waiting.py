@@ -246,27 +246,27 @@ class Waiting:
             return Output()  # no majority would be left: the others' retry decides
         return Output()
 
-    def _answer(self) -> Output:
-        """Decline every void we never sign (4.5 rule 3): one behind our log (we went past
-        its point on the entries there), or one at the end of our log naming a party whose
-        entry for the step there we hold (it came), where we signed none. No round of its
-        motion can then complete, and its signers, who wait for our vote or our answer, may
-        go on. Not where our log holds a
-        void round (a round there is the log's; its signers take it), nor at an equivocated
-        index (the dispute there is ours to sign or not, 4.6 rule 3). Saved before sent."""
-        out = Output()
+    def _to_decline(self) -> list[Entry]:
+        """The voids we are to decline now (4.5 rule 3): every void we never sign, one
+        behind our log (we went past its point on the entries there) or a try 0 at the end
+        of our log naming a party whose entry for the step there we hold (it came), where we
+        signed none. No round of its motion can then complete, and its signers, who wait
+        for our vote or our answer, may go on. Not where our log holds a void round (a round
+        there is the log's; its signers take it), nor at an equivocated index (the dispute
+        there is ours to sign or not, 4.6 rule 3)."""
         table = self.table
         settled, length = self.settled, len(table.log)
         if not self.seated or table.closed:
-            return out
+            return []
         ballots = self._voter.ballots
-        ballots.answered = {k for k in ballots.answered if k[0] >= settled}  # moot below
-        for e in list(self._ledger.behind.values()):
+        out = []
+        for e in self._ledger.behind.values():
             v = ballots.vote(e)
             if v is None or e.author == self.party or not settled <= v.point <= length:
                 continue
-            if v.point == length:
-                if table.voiding is not None or not self._came_of(v.motion.silent):
+            if v.point == length:  # a retry here is ours to sign on our own clock (R2)
+                if v.motion.attempt or table.voiding is not None \
+                        or not self._came_of(v.motion.silent):
                     continue
             elif table.log[v.point].kind == bodies.VOID or v.point in self._ledger.mine:
                 continue
@@ -275,6 +275,17 @@ class Waiting:
             if any(self._ledger.point(o) == v.point and bodies.void_try(o.body) ==
                    v.motion.attempt for o in self._ledger.own.values()):  # fmt: skip
                 continue  # we signed a void of its try there
+            if self._voter.may_answer(self.party, e):
+                out.append(e)
+        return out
+
+    def _answer(self) -> Output:
+        """Decline the voids `_to_decline` names, each saved before it is sent."""
+        out = Output()
+        ballots = self._voter.ballots
+        settled = self.settled
+        ballots.answered = {k for k in ballots.answered if k[0] >= settled}  # moot below
+        for e in self._to_decline():
             answer = self._voter.answer(self.party, e)
             if answer is None:
                 continue

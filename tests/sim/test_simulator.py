@@ -117,6 +117,7 @@ STANDS_AGAIN = 509557  # a void given up for an entry then refused: agreed to no
 LONE_REFUSED = 630291  # a lone round refused at our point: our own entry there never made
 SIGNED_BEHIND_VOTE = 514137  # a dispute round we signed, held back by our later vote at the end
 GIVEN_UP_SPLIT = 543072  # votes given up for a late entry, the round completed by a cut-off signer
+NOT_DECLINED = 544568  # a signer bound by its vote, the decline that frees it made only at times
 
 
 REGRESSIONS = [SKIPPED_ROUND, CROWDED_OUT, GAVE_UP, ROUND_GIVEN_UP, VOTE_STANDS, VOTE_STANDS_TOO,
@@ -124,7 +125,7 @@ REGRESSIONS = [SKIPPED_ROUND, CROWDED_OUT, GAVE_UP, ROUND_GIVEN_UP, VOTE_STANDS,
                SIGNED_TWICE, DISPUTE_KEPT, DISPUTE_KEPT_TOO, REPLACED_TOO_SOON,
                REFUSED_RIVAL, TAIL_LOST, HEIR_CUT_BACK,
                HELD_SIGNER, STOPPED_FOR_NOTHING, STANDS_AGAIN, LONE_REFUSED,
-               SIGNED_BEHIND_VOTE, GIVEN_UP_SPLIT]  # fmt: skip
+               SIGNED_BEHIND_VOTE, GIVEN_UP_SPLIT, NOT_DECLINED]  # fmt: skip
 
 
 def _failure(monkeypatch: pytest.MonkeyPatch, seed: int) -> Failure:
@@ -174,6 +175,18 @@ def test_the_regression_finds_a_vote_given_up_while_its_round_completes(
     when the partition heals party 1 completes the round with those votes: two logs.)"""
     monkeypatch.setattr(voter_module.Voter, "bound", lambda self: None)
     assert _failure(monkeypatch, GIVEN_UP_SPLIT).prop == "S1"
+
+
+def test_the_regression_finds_a_signer_held_by_a_vote_nobody_declines(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Put back the fault: nobody declines a void it never signs. (Three seats, party 0
+    signs a void naming party 1 during a partition while party 2 is down; the partition
+    heals and party 1's entries come, but party 0's vote binds it, and only party 2, the
+    other party the round needs, can free it. Without 2's decline when it comes back, party
+    0 stands at the point and the others name it, present and answering.)"""
+    monkeypatch.setattr(voter_module.Voter, "may_answer", lambda self, party, vote: False)
+    assert _failure(monkeypatch, NOT_DECLINED).prop == "S2"
 
 
 def test_two_groups_a_hostile_party_closed_apart_are_not_counted(

@@ -109,6 +109,9 @@ DISPUTE_KEPT = 68724  # a roll-back past rounds signed while a dispute below the
 DISPUTE_KEPT_TOO = 67488  # the same at six seats
 REPLACED_TOO_SOON = 72358  # the host's "replace" before the seats were drawn, refused once whole
 REFUSED_RIVAL = 73798  # a lone void its author also signed otherwise, refused without end
+# REFUSED_RIVAL's fault, met again since declines changed what that seed draws (with
+# `--seats 6 --hostile lone`)
+REFUSED_RIVAL_LONE = 890050
 TAIL_LOST = 501615  # the step that closed the log, sent once to a party on another branch, lost
 HEIR_CUT_BACK = 507524  # an heir's log cut back past its own entries, replayed with new keys
 HELD_SIGNER = 507400  # a party held by a dispute its retry named, at the end of the log, as away
@@ -128,12 +131,15 @@ REGRESSIONS = [SKIPPED_ROUND, CROWDED_OUT, GAVE_UP, ROUND_GIVEN_UP, VOTE_STANDS,
                SIGNED_BEHIND_VOTE, GIVEN_UP_SPLIT, NOT_DECLINED]  # fmt: skip
 
 
-def _failure(monkeypatch: pytest.MonkeyPatch, seed: int) -> Failure:
-    """The failure schedule `seed` must raise with a fault put back (the tables schedules
-    fork from are built again, with the fault in them)."""
+def _failure(
+    monkeypatch: pytest.MonkeyPatch, seed: int, seats: int | None = None, hostile: str | None = None
+) -> Failure:
+    """The failure schedule `seed` (with `seats` and `hostile` as `python -m sim` takes them)
+    must raise with a fault put back (the tables schedules fork from are built again, with
+    the fault in them)."""
     monkeypatch.setattr(schedule_module, "_TABLES", {})
     with pytest.raises(Failure) as got:
-        run(seed)
+        run(seed, seats=seats, hostile=hostile)
     return got.value
 
 
@@ -498,5 +504,6 @@ def test_the_regression_finds_a_refused_void_offered_again(monkeypatch: pytest.M
         if not slot:
             self.held.pop(entry.index, None)
 
+    run(REFUSED_RIVAL_LONE, seats=6, hostile="lone")
     monkeypatch.setattr(agreement_module.Ballots, "drop", drop)
-    assert _failure(monkeypatch, REFUSED_RIVAL).prop == "L1"
+    assert _failure(monkeypatch, REFUSED_RIVAL_LONE, 6, "lone").prop == "L1"

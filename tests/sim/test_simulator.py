@@ -222,22 +222,6 @@ def test_the_regression_finds_a_peer_busy_with_nothing(monkeypatch: pytest.Monke
     assert got.prop == "L1" and "busy with nothing" in str(got)
 
 
-def test_the_regression_finds_an_entry_crowded_out(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Put back the fault: what a client filed for a branch a roll-back cut stays filed, so
-    an entry of the kept branch that the cut one crowded out is dropped when it comes again
-    (the driver's copy filter, `Driver._filed`)."""
-    handle = seat_module.Seat.handle
-
-    def sticky(self: seat_module.Seat, out: Output, now: float) -> list[object]:
-        before = set(self.filed)
-        sends = handle(self, out, now)
-        self.filed |= before
-        return sends  # type: ignore[return-value]
-
-    monkeypatch.setattr(seat_module.Seat, "handle", sticky)
-    assert _failure(monkeypatch, CROWDED_OUT).prop == "L1"
-
-
 def test_a_failure_says_how_to_replay_it(monkeypatch: pytest.MonkeyPatch) -> None:
     """A schedule that breaks a property names its seed, the property, what was seen, and the
     one command that replays it."""

@@ -63,6 +63,7 @@ __all__ = [
     "BodyError",
     "Shares",
     "check_body",
+    "is_decline",
     "void_try",
 ]
 
@@ -161,6 +162,11 @@ def parse_shares(v: object, *, optional: bool) -> Shares | None:
     if not isinstance(batch, bytes) or len(batch) != 32 * len(slots) + 64:
         raise BodyError("'batch' must be 32 bytes per slot and a 64-byte proof")
     return Shares(slots, batch)
+
+
+def is_decline(body: Mapping[str, Any]) -> bool:
+    """Whether a void body is a decline (an answer, 4.5 rule 3), not a vote."""
+    return body.get("action") == DECLINE
 
 
 def void_try(body: Mapping[str, Any]) -> int:

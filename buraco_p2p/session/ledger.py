@@ -269,7 +269,7 @@ class Ledger:
         if not majority(table.n, silent) or party in silent:
             return None
         if any(self.point(e) == index and self._try_of(e) == motion.attempt
-               and not _declines(e) for e in self.own.values()):  # fmt: skip
+               and not bodies.is_decline(e.body) for e in self.own.values()):  # fmt: skip
             return None  # (a decline we sent there before we held the evidence does not
             # hold us: the dispute, not that round, is where the table meets, 4.6 rule 3)
         active = [p for p in range(table.n) if p not in silent]
@@ -363,7 +363,7 @@ class Ledger:
         length, cover = len(table.log), table.cover[party]
         best: int | None = None
         for e in self.behind.values():
-            point = self.point(e) if e.author == party and not _declines(e) else None
+            point = self.point(e) if e.author == party and not bodies.is_decline(e.body) else None
             if point is None or not cover <= point < length or (best is not None and best >= point):
                 continue
             there = table.log[point]
@@ -388,11 +388,6 @@ class Ledger:
         are two votes, and a round either completes is the log's (4.5 R6), no dispute."""
         return [err for (_, i), err in evidence.items()
                 if i == index and not _votes(err)]  # fmt: skip
-
-
-def _declines(entry: Entry) -> bool:
-    """Whether a void entry is a decline (an answer, 4.5 rule 3), not a vote."""
-    return entry.body.get("action") == bodies.DECLINE
 
 
 def _votes(err: Equivocation) -> bool:

@@ -416,7 +416,7 @@ class Peer(Waiting, WayBack):
             self.votes.append(entry.wire)
         self._ledger.own[entry.hash] = entry
         point = self._ledger.point(entry)
-        declines = entry.body.get("action") == bodies.DECLINE
+        declines = bodies.is_decline(entry.body)
         if point is not None and self.settled <= point < len(self.table.log) and not declines:
             self._ledger.stand_by(point, entry)  # a dispute we stand by
         self._voter.restore(entry)

@@ -316,10 +316,14 @@ class Peer(Waiting, WayBack):
             return self._answer()  # it came for is checked and applied, not before)
         table = self.table
         if entry.kind != bodies.VOID:
-            for other in self._inbox.rivals(entry):  # two held for a step that has begun
-                pair = self._ledger.proof(other, entry)
-                if pair is not None:
-                    return self._evidence(other, entry, now)
+            # two held for a step that has begun: the table stops there if the step waits
+            # for their author; if not, they are evidence only, and the table refuses them
+            for other in self._inbox.rivals(entry):
+                if self._ledger.proof(other, entry) is not None:
+                    out = self._evidence(other, entry, now)
+                    if table.fault is None:
+                        out.extend(self._apply(entry, now))
+                    return out
         if (
             self._voter.agreement is None
             and table.phase is Phase.SHUFFLE

@@ -733,3 +733,41 @@ def test_two_entries_of_a_party_the_step_no_longer_waits_for_stop_nothing(n: int
         assert r.peers[p].table.fault is None and not r.peers[p].table.voids, p
     assert same_logs(r, list(range(n)))
     assert replay(e.wire for e in r.peers[0].log).hands == 0  # it checks, as verify does
+
+
+@pytest.mark.parametrize("n", [3, 4])
+def test_two_entries_held_for_a_step_whose_author_is_another_are_dropped_as_evidence(
+    n: int,
+) -> None:
+    """A party signs two different entries, on the right `p`, for the first index of the
+    next step, where the entry due is another party's. Ahead of the step under way they
+    are only held (not yet judged); when the log gets there they prove equivocation, but
+    the step does not wait for their author, so the table does not stop: the peer files
+    the evidence, the table refuses them out of turn, and they are held no more. Held on,
+    they would stay the entry `work` offers next and the peer would stay busy with an
+    entry it can neither apply nor drop (its host loops on `busy`)."""
+    r = _table(n, 29, relay=True)
+    r.start()
+
+    def mid_step() -> bool:
+        t = r.peers[0].table
+        return len(t.log) > 2 * n and 0 < len(t.step_hashes) < len(t.authors)
+
+    run_until(r, mid_step)
+    t = r.peers[0].table
+    index = t.step_start + len(t.authors)  # the next step's first place
+    ahead = snapshot(r)
+    run_until(ahead, lambda: len(ahead.peers[0].log) > index)
+    due = ahead.peers[0].log[index]  # what the next step opens with
+    hostile = next(p for p in range(1, n) if p != due.author)
+    # the entry due there never reaches party 0, which waits at `index`
+    r.tamper = lambda sender, to, data: None if to == 0 and data == due.wire else data
+    for c in (b"\x01", b"\x02"):
+        e = _signed(identities(n)[hostile], t, index, due.prev, hostile, "move", {"m": c})
+        r.act(0, r.peers[0].receive(e.wire, r.now))
+    assert len(r.peers[0].log) < index and (hostile, index) not in r.peers[0].evidence
+    r.run()
+    peer = r.peers[0]
+    assert len(peer.log) == index and peer.table.expected_author(index) == due.author
+    assert peer.table.fault is None and (hostile, index) in peer.evidence
+    assert not peer._inbox.held.get(index, {}).get(hostile) and not peer.busy

@@ -121,6 +121,7 @@ LONE_REFUSED = 630291  # a lone round refused at our point: our own entry there 
 SIGNED_BEHIND_VOTE = 514137  # a dispute round we signed, held back by our later vote at the end
 GIVEN_UP_SPLIT = 543072  # votes given up for a late entry, the round completed by a cut-off signer
 NOT_DECLINED = 544568  # a signer bound by its vote, the decline that frees it made only at times
+EVIDENCE_HELD = 548050  # two entries, held ahead, of a party the step they fell in did not wait for
 
 
 REGRESSIONS = [SKIPPED_ROUND, CROWDED_OUT, GAVE_UP, ROUND_GIVEN_UP, VOTE_STANDS, VOTE_STANDS_TOO,
@@ -128,7 +129,7 @@ REGRESSIONS = [SKIPPED_ROUND, CROWDED_OUT, GAVE_UP, ROUND_GIVEN_UP, VOTE_STANDS,
                SIGNED_TWICE, DISPUTE_KEPT, DISPUTE_KEPT_TOO, REPLACED_TOO_SOON,
                REFUSED_RIVAL, TAIL_LOST, HEIR_CUT_BACK,
                HELD_SIGNER, STOPPED_FOR_NOTHING, STANDS_AGAIN, LONE_REFUSED,
-               SIGNED_BEHIND_VOTE, GIVEN_UP_SPLIT, NOT_DECLINED]  # fmt: skip
+               SIGNED_BEHIND_VOTE, GIVEN_UP_SPLIT, NOT_DECLINED, EVIDENCE_HELD]  # fmt: skip
 
 
 def _failure(

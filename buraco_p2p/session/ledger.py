@@ -244,14 +244,33 @@ class Ledger:
 
     def disputed(self, index: int, motion: Motion) -> bool:
         """Whether a party other than the motion's silent author, that has built nothing on
-        the entry our log holds at `index` (no entry of its after that step in our log),
-        signed the void dealing again without that author at `index`."""
+        the entry our log holds at `index` (no entry of its after that step in our log, no
+        vote of its we hold at a later point), signed the void dealing again without that
+        author at `index`."""
         table = self.table
         for e in self.behind.values():
             v = self.voter.ballots.vote(e)
             if v is None or v.point != index or v.motion != motion:
                 continue
-            if table.cover[e.author] <= index:
+            if table.cover[e.author] <= index and not self.voted_past(e.author, index):
+                return True
+        return False
+
+    def voted_past(self, party: int, index: int) -> bool:
+        """Whether we hold a vote of `party` (ours: one we signed) at a point after `index`:
+        its `p` commits to the entry at `index`, and should its round complete, every log
+        that takes it counts that entry as built on by `party` (4.6, the settled point). A
+        decline commits to nothing (it is never part of a round)."""
+        table = self.table
+        ballots = [e for slot in self.voter.ballots.held.values() for e in slot.values()]
+        held = [*self.behind.values(), *self.own.values(), *ballots]
+        for e in held:
+            point = self.point(e) if e.author == party else None
+            if point is None or point <= index or bodies.is_decline(e.body):
+                continue
+            # one signed on another branch (its `p` not our log's at its point) commits to
+            # another entry there; one ahead of our log, to what we cannot tell yet
+            if point > len(table.log) or e.prev == table.prev_at(point):
                 return True
         return False
 

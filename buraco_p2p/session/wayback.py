@@ -67,15 +67,21 @@ class WayBack:
     def _dispute(self, err: Equivocation, now: float) -> Output:
         """Sign, at the equivocated index behind our log, the void that deals again without
         its author, where that is safe: we have not built on the entry our log holds there
-        (so it can never become settled: every party's entry after it is needed), or a party
-        that has not built on it either signed that void already (4.6)."""
+        (so it can never become settled: every party's entry after it is needed), neither
+        with an entry nor with a vote at a later point (should that round complete, every
+        log that takes it counts the entry as built on by us), or a party that has not built
+        on it either signed that void already (4.6)."""
         index, author = err.index, err.author
         assert index is not None and author is not None
         table = self.table
         if self.party < 0 or author == self.party or index < self.settled:
             return Output()
         motion = Motion(FAULT_ACTION, (author,))
-        built = table.cover[self.party] > index or self._made_past(index)
+        built = (
+            table.cover[self.party] > index
+            or self._made_past(index)
+            or self._ledger.voted_past(self.party, index)
+        )
         if built and not self._ledger.disputed(index, motion):
             return Output()
         return self._dispute_vote(index, motion, now)

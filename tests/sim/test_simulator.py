@@ -121,6 +121,9 @@ LONE_REFUSED = 630291  # a lone round refused at our point: our own entry there 
 SIGNED_BEHIND_VOTE = 514137  # a dispute round we signed, held back by our later vote at the end
 GIVEN_UP_SPLIT = 543072  # votes given up for a late entry, the round completed by a cut-off signer
 NOT_DECLINED = 544568  # a signer bound by its vote, the decline that frees it made only at times
+# a dispute signed by a party whose vote at a later point was out, the round of that vote
+# completed, and a peer that took it counted the disputed entry settled (`--hostile equivocate`)
+VOTED_PAST = 880219
 EVIDENCE_HELD = 548050  # two entries, held ahead, of a party the step they fell in did not wait for
 
 
@@ -355,6 +358,10 @@ LOWER_TRY = Params(
 # log naming party 3, then the void at 41 that settles the equivocation and its retry, and
 # stood by its own vote while that retry completed behind it: the others took the retry and
 # closed there, party 0 stayed (S1 on whole logs).
+# the same fault where the round behind is the dispute's first try (`--seats 6 --hostile
+# equivocate`): a party that voted past an equivocated index signs its dispute only after
+# one that did not, so the kept schedule above no longer reaches it
+DISPUTE_BEHIND_VOTE = 3254
 RETRY_BEHIND_VOTE = Params(
     seed=3003, seats=4, deal=0, stage=0, hostile={2: "equivocate", 3: "retired"},
     void_actions=["end", "void", "void", "void"], drop=0.0, dup=0.0, delay=(0.001, 0.05),
@@ -373,13 +380,18 @@ def test_the_regression_schedules_hold(params: Params) -> None:
     run_params(params, "a kept schedule")
 
 
-def test_the_regression_finds_a_retry_left_behind_our_vote(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Put back the fault: our vote at the end of our log stands against a complete retry
-    of a dispute behind it that we signed too."""
+def test_the_regression_finds_a_dispute_left_behind_our_vote(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Put back the fault: our vote at the end of our log stands against a complete round of
+    a dispute behind it that we signed too. (Six seats, party 3 equivocates at 34; parties 0
+    and 5 crash and the others sign a void at 40 naming party 0. Party 0 comes back, having
+    built nothing past 34, and signs the dispute there; the others, built past it, follow.
+    Party 1 stood by its vote at 40 while the dispute round completed behind it: the others
+    took that round, waited for party 1 past it, and closed naming it.)"""
+    run(DISPUTE_BEHIND_VOTE, seats=6, hostile="equivocate")
     monkeypatch.setattr(ledger_module.Ledger, "signed", lambda self, point, round_: False)
-    with pytest.raises(Failure) as got:
-        run_params(RETRY_BEHIND_VOTE, "a kept schedule")
-    assert got.value.prop == "S1"
+    assert _failure(monkeypatch, DISPUTE_BEHIND_VOTE, 6, "equivocate").prop == "S1"
 
 
 def test_the_regression_finds_a_dispute_round_held_behind_our_vote(
@@ -492,3 +504,16 @@ def test_the_regression_finds_a_refused_void_offered_again(monkeypatch: pytest.M
     run(REFUSED_RIVAL_LONE, seats=6, hostile="lone")
     monkeypatch.setattr(agreement_module.Ballots, "drop", drop)
     assert _failure(monkeypatch, REFUSED_RIVAL_LONE, 6, "lone").prop == "L1"
+
+
+def test_a_party_that_voted_past_an_equivocation_disputes_it_only_after_another(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Six seats, parties 2 and 3 equivocate, party 4 crashes. Put back the fault: a party
+    whose vote at a later point is out counts as having built nothing on the equivocated
+    entry, so it signs the dispute there on its own, and the others follow it. The round of
+    its vote completes too; party 4, back, takes it, counts the equivocated index settled and
+    cannot follow the others' dispute round: two logs."""
+    run(VOTED_PAST, hostile="equivocate")
+    monkeypatch.setattr(ledger_module.Ledger, "voted_past", lambda self, party, index: False)
+    assert _failure(monkeypatch, VOTED_PAST, None, "equivocate").prop == "S1"

@@ -489,15 +489,17 @@ def test_a_party_that_went_on_declines_the_void_once_and_the_signers_follow() ->
         assert all(e.kind != "void" for e in peer.log), p
 
 
-def test_a_decline_in_a_round_is_refused_by_every_verifier() -> None:
+@pytest.mark.parametrize("extra", [{}, {"try": 1}])
+def test_a_decline_in_a_round_is_refused_by_every_verifier(extra: dict[str, int]) -> None:
     """A decline answers a void; it is never an entry of a round. A log whose round holds
-    one (signed by its author, in its place) is refused at that entry, as `verify` does."""
+    one (signed by its author, in its place, of the round's try or a retry's) is refused at
+    that entry, as `verify` does."""
     r, _ = _stalled(23, set())
     _propose_end(r, [0, 2, 3])
     r.run()
     _closed_alike(r, [0, 2, 3], (1,))
     log = list(r.peers[0].log)
     last = log[-1]
-    forged = resign(last, last.author, body={**dict(last.body), "action": "decline"})
+    forged = resign(last, last.author, body={**dict(last.body), "action": "decline", **extra})
     with pytest.raises(LogError, match="a decline answers a void and is never part of a round"):
         replay([e.wire for e in log[:-1]] + [forged.wire])

@@ -15,8 +15,11 @@ commitment). All challenges come from one Fiat-Shamir transcript bound to the pr
 (table id, hand, log index, prover), the table key, the generators, both decks and all the
 prover's commitments: a proof made for one context is useless in any other.
 
-Cost: the prover does about 6N variable-base and 4N fixed-base multiplications, the verifier
-about 8N and N; multiplications whose point is the identity (the open deck's c1) are skipped.
+Cost: the prover does about 6N variable-base and 4N fixed-base multiplications. The verifier
+merges its N + 5 equations into one random linear combination (`verify_shuffle`): about 6N
+variable-base multiplications and one of the generator when the input deck is the open one
+(whose c1, the identity, are skipped) or the output of the shuffle this process verified just
+before, 7N otherwise, and N more once per hand.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import struct
+import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Final, TypeVar
@@ -36,11 +40,15 @@ from buraco_p2p.crypto.elgamal import (
 )
 from buraco_p2p.crypto.errors import CryptoError, ProofError
 from buraco_p2p.crypto.group import (
+    BASE,
     IDENTITY,
     DeterministicRandomSource,
+    L,
     Point,
     RandomSource,
     Scalar,
+    SystemRandomSource,
+    linear_combination,
     multi_mul,
 )
 from buraco_p2p.crypto.transcript import ProofContext, Transcript
@@ -75,11 +83,19 @@ _PROOF = "shuffle"
 
 @dataclass(frozen=True, slots=True)
 class Generators:
-    """h (start of the commitment chain), h_1..h_N (permutation commitment), and sum of h_i."""
+    """h (start of the commitment chain) and h_1..h_N (permutation commitment)."""
 
     h: Point
     hs: tuple[Point, ...]
-    h_sum: Point
+
+    @property
+    def h_sum(self) -> Point:
+        """sum h_i, added up when asked: the combined check (`_equations_hold`) merges it into
+        the h_i's own terms, so only the one-by-one check of a refused proof needs it."""
+        total = IDENTITY
+        for p in self.hs:
+            total = total + p
+        return total
 
 
 def _generator_message(table_id: bytes, hand: int, n: int, i: int) -> bytes:
@@ -101,10 +117,7 @@ def generators(table_id: bytes, hand: int, n: int) -> Generators:
         Point.hash_to_group(GENERATOR_DOMAIN, _generator_message(table_id, hand, n, i))
         for i in range(n + 1)
     ]
-    total = IDENTITY
-    for p in pts[1:]:
-        total = total + p
-    return Generators(h=pts[0], hs=tuple(pts[1:]), h_sum=total)
+    return Generators(h=pts[0], hs=tuple(pts[1:]))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -271,19 +284,21 @@ def _statement_transcript(
     ctx: ProofContext,
     table_key: Point,
     gens: Generators,
-    deck_in: Sequence[Ciphertext],
-    deck_out: Sequence[Ciphertext],
+    deck_in: bytes,
+    deck_out: bytes,
     commitments: Sequence[Point],
 ) -> tuple[Transcript, list[Scalar]]:
-    """The transcript up to the challenges u_1..u_N, and those challenges."""
+    """The transcript up to the challenges u_1..u_N, and those challenges (the decks as
+    `deck_bytes` gives them, N the number of commitments)."""
+    n = len(commitments)
     t = Transcript.for_context(PROTOCOL_LABEL, ctx)
-    t.append(b"n", len(deck_in))
+    t.append(b"n", n)
     t.append(b"table_key", table_key)
     t.append(b"generators", [gens.h, *gens.hs])
-    t.append(b"input", deck_bytes(deck_in))
-    t.append(b"output", deck_bytes(deck_out))
+    t.append(b"input", deck_in)
+    t.append(b"output", deck_out)
     t.append(b"commitments", list(commitments))
-    return t, t.challenges(b"u", len(deck_in))
+    return t, t.challenges(b"u", n)
 
 
 def _final_challenge(
@@ -320,7 +335,8 @@ def prove_shuffle(
     for i, j in enumerate(perm):
         cs[j] = Point.base_mul(r[j]) + gens.hs[i]
 
-    t, u = _statement_transcript(ctx, table_key, gens, deck_in, deck_out, cs)
+    enc_in, enc_out = deck_bytes(deck_in), deck_bytes(deck_out)
+    t, u = _statement_transcript(ctx, table_key, gens, enc_in, enc_out, cs)
     u_p = [u[perm[i]] for i in range(n)]
 
     # GenCommitmentChain: c-hat_i = r-hat_i*G + u'_i * c-hat_{i-1}, c-hat_0 = h.
@@ -425,7 +441,14 @@ def verify_shuffle(
     proof: ShuffleProof,
 ) -> None:
     """CheckProof: return if `deck_out` is a proven shuffle of `deck_in`, else raise ProofError
-    (with `party` = the prover of `ctx` and `field` = the first part that failed)."""
+    (with `party` = the prover of `ctx` and `field` = the first part that failed).
+
+    The N + 5 equations are checked at once, as one random linear combination whose weights
+    come from the system's CSPRNG: the verifier's own randomness, drawn after the proof is
+    fixed, so the prover cannot aim at it (`_equations_hold` says why that is sound and what
+    it saves). Only when the combination fails are they checked one by one, to name the
+    first that does not hold, so the verdict and its error are those of checking each
+    equation alone."""
     n = len(deck_in)
     if n == 0:
         raise ValueError("cannot verify a shuffle of an empty deck")
@@ -458,11 +481,202 @@ def verify_shuffle(
         seen_out.add(enc)
 
     gens = generators(ctx.table_id, ctx.hand, n)
-    cs, chain = proof.commitments, proof.chain
-    t, u = _statement_transcript(ctx, table_key, gens, deck_in, deck_out, cs)
+    enc_in, enc_out = deck_bytes(deck_in), deck_bytes(deck_out)
+    t, u = _statement_transcript(ctx, table_key, gens, enc_in, enc_out, proof.commitments)
     c = _final_challenge(
-        t, chain, (proof.t1, proof.t2, proof.t3, proof.t4_1, proof.t4_2), proof.t_hat
+        t, proof.chain, (proof.t1, proof.t2, proof.t3, proof.t4_1, proof.t4_2), proof.t_hat
     )
+    weights = _weights(n + 3)
+    folded_in = _FOLDED.get(enc_in)
+    rho = weights[-1] if folded_in is None else folded_in[0]
+    folded_out = _fold(deck_out, rho)
+    batch = _Batch(
+        weights=weights[:-1],
+        rho=rho,
+        hand=_hand_side(ctx.table_id, ctx.hand, n),
+        folded_in=None if folded_in is None else folded_in[1],
+        folded_out=folded_out,
+    )
+    if _equations_hold(table_key, gens, deck_in, proof, u, c, batch):
+        _FOLDED.put(enc_out, rho, folded_out)
+    else:
+        _check_each(ctx, table_key, gens, deck_in, deck_out, proof, u, c)
+
+
+_VERIFIER_RANDOMNESS: Final = SystemRandomSource()
+
+
+def _weights(k: int) -> list[int]:
+    """k uniform integers mod l from the verifier's own randomness (64 bytes each,
+    wide-reduced: bias below 2^-250)."""
+    raw = _VERIFIER_RANDOMNESS.bytes(64 * k)
+    return [int.from_bytes(raw[64 * i : 64 * i + 64], "little") % L for i in range(k)]
+
+
+def _fold(deck: Sequence[Ciphertext], rho: int) -> tuple[Point, ...]:
+    """c1_i + rho*c2_i for every ciphertext of the deck: its two components in one point."""
+    r = Scalar(rho)
+    return tuple(e.c1 + r * e.c2 for e in deck)
+
+
+@dataclass(frozen=True, slots=True)
+class _HandSide:
+    """What the verifier keeps for the shuffles of one hand: sigma (its own secret weight of
+    t3 relative to t4's), sigma*h_i for each generator, and sum h_i."""
+
+    sigma: int
+    scaled: tuple[Point, ...]
+    h_sum: Point
+
+
+@functools.lru_cache(maxsize=4)
+def _hand_side(table_id: bytes, hand: int, n: int) -> _HandSide:
+    """`_HandSide` for the generators of (table, hand, n), sigma drawn once per hand.
+
+    The generators are the same in all the hand's shuffles, and in each check s'_i weighs h_i
+    (in t3) as it weighs the i-th output ciphertext (in t4): with t3 weighted sigma times t4,
+    h_i joins that ciphertext's folded point (`_fold`) at the cost of one addition, where it
+    took a multiplication of its own. The N multiplications of sigma*h_i are made once for all
+    the hand's shuffles."""
+    gens = generators(table_id, hand, n)
+    sigma = _weights(1)[0]
+    s = Scalar(sigma)
+    return _HandSide(sigma, tuple(s * h for h in gens.hs), gens.h_sum)
+
+
+class _FoldedDecks:
+    """The last few output decks whose shuffle this process verified, folded (`_fold`) with
+    the rho their check used, keyed by their encoding.
+
+    The output of one shuffle is the input of the next. Folded once, a deck's 2N components
+    enter the checks of both shuffles as N points: its check as an output costs no more
+    (N multiplications to fold, N to weigh the folds, where the components took 2N), and its
+    check as the next shuffle's input then saves N multiplications and N additions. The
+    entries are pure functions of the deck's bytes and of rho, so a hit is exact whatever
+    asks; rho is this process's own randomness, never shown to anyone (see
+    `_equations_hold`)."""
+
+    _SIZE: Final = 4  # a hand's shuffles follow each other: the last deck or two are enough
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._entries: dict[bytes, tuple[int, tuple[Point, ...]]] = {}
+
+    def get(self, deck: bytes) -> tuple[int, tuple[Point, ...]] | None:
+        with self._lock:
+            return self._entries.get(deck)
+
+    def put(self, deck: bytes, rho: int, folded: tuple[Point, ...]) -> None:
+        with self._lock:
+            self._entries.pop(deck, None)
+            self._entries[deck] = (rho, folded)
+            while len(self._entries) > self._SIZE:
+                del self._entries[next(iter(self._entries))]
+
+
+_FOLDED: Final = _FoldedDecks()
+
+
+@dataclass(frozen=True, slots=True)
+class _Batch:
+    """The verifier's side of one combined check: N + 2 fresh weights (t2, t4_1 and the N
+    chain links), rho (t4_2's weight relative to t4_1's), the hand's sigma (t3's) and the
+    decks folded with rho (the input's only when `_FOLDED` had it)."""
+
+    weights: Sequence[int]
+    rho: int
+    hand: _HandSide
+    folded_in: tuple[Point, ...] | None
+    folded_out: tuple[Point, ...]
+
+
+def _equations_hold(
+    table_key: Point,
+    gens: Generators,
+    deck_in: Sequence[Ciphertext],
+    proof: ShuffleProof,
+    u: Sequence[Scalar],
+    c: Scalar,
+    batch: _Batch,
+) -> bool:
+    """Whether E1 + w2*E2 + w4*(sigma*E3 + E4_1 + rho*E4_2) + sum_i w_i*E5_i = 0, the E being
+    the proof's equations written `... - t = 0` (those of `_check_each`, E5_i the chain
+    links), the w fresh uniform weights, rho and sigma uniform too.
+
+    Sound: ristretto255 has prime order l. If (E3, E4_1, E4_2) is not all the identity,
+    sigma*E3 + E4_1 + rho*E4_2 is the identity for at most one value of sigma (E3 not the
+    identity) or of rho (else); and if any term of the outer sum is not the identity, the sum
+    is an affine function of that term's uniform weight (of E1 alone when only it is left)
+    with a non-zero slope, the identity for at most one value of it. So a false proof passes
+    with probability at most 2/l, provided the prover cannot know the weights, rho or sigma:
+    all come from the verifier's own source, drawn by this process and shown to nobody. Those
+    kept from an earlier check (sigma for the hand, rho with a folded deck) are no exception:
+    all a prover sees of them is whether earlier proofs were accepted, which for a true proof
+    does not depend on them, and a refused false one rules out one value of them at most.
+
+    Cheaper: checked one by one the equations take about 8N variable-base multiplications,
+    N of the generator and 10N additions. Combined, each point is multiplied once by the sum
+    of its coefficients (c_i for t1 and t3, c-hat_i for its two chain links, the generator for
+    all of them), the i-th output ciphertext and h_i share one multiplication through the
+    folded deck and the hand's sigma*h_i, and the input deck comes folded from the check
+    before or has c1 the identity (the open deck): 6N multiplications and 7N additions, one
+    N more of each when the input comes from a shuffle this process did not check.
+    """
+    n = len(deck_in)
+    cv = c.value
+    w2, w4 = batch.weights[:2]
+    wh = batch.weights[2:]
+    w4r = w4 * batch.rho
+    w3 = w4 * batch.hand.sigma
+    s4 = proof.s4.value
+    sp = [s.value for s in proof.s_prime]
+    uv = [x.value for x in u]
+    u_prod = 1
+    for x in uv:
+        u_prod = u_prod * x % L
+    g = proof.s1.value + w2 * proof.s2.value + w3 * proof.s3.value - w4 * s4
+    g += sum(w * s.value for w, s in zip(wh, proof.s_hat, strict=True))
+    terms: list[tuple[int, Point]] = [
+        (g, BASE),
+        (w2 * cv * u_prod + wh[0] * sp[0], gens.h),
+        (cv, batch.hand.h_sum),
+        (-w4r * s4, table_key),
+        (-w2, proof.t2),
+        (-w3, proof.t3),
+        (-w4, proof.t4_1),
+        (-w4r, proof.t4_2),
+    ]
+    folded_in, folded_out, scaled = batch.folded_in, batch.folded_out, batch.hand.scaled
+    for i in range(n):
+        cu = cv * uv[i]
+        link = wh[i + 1] * sp[i + 1] if i + 1 < n else -w2 * cv
+        terms += (
+            (-cv - w3 * cu, proof.commitments[i]),
+            (w4 * sp[i], folded_out[i] + scaled[i]),
+            (link - cv * wh[i], proof.chain[i]),
+            (-wh[i], proof.t_hat[i]),
+        )
+        if folded_in is None:
+            terms += ((-w4 * cu, deck_in[i].c1), (-w4r * cu, deck_in[i].c2))
+        else:
+            terms.append((-w4 * cu, folded_in[i]))
+    return linear_combination(terms) == proof.t1
+
+
+def _check_each(
+    ctx: ProofContext,
+    table_key: Point,
+    gens: Generators,
+    deck_in: Sequence[Ciphertext],
+    deck_out: Sequence[Ciphertext],
+    proof: ShuffleProof,
+    u: Sequence[Scalar],
+    c: Scalar,
+) -> None:
+    """The proof's equations one at a time, in the order of docs/protocol.md: raise the
+    ProofError of the first that does not hold."""
+    n = len(deck_in)
+    cs, chain = proof.commitments, proof.chain
     neg_c = -c
     neg_cu = [neg_c * ui for ui in u]
 

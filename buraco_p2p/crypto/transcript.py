@@ -53,6 +53,12 @@ class ProofContext:
             if isinstance(v, bool) or not isinstance(v, int) or not 0 <= v <= _U64_MAX:
                 raise ValueError(f"{name} must be an integer in [0, 2^64), got {v!r}")
 
+    def __reduce__(self) -> tuple[type[ProofContext], tuple[bytes, int, int, bytes]]:
+        """Pickled as its four fields, checked again when rebuilt (a dataclass's default
+        state, read field by field, is several times slower: `buraco_p2p.verify_jobs` sends
+        one with every proof check)."""
+        return (ProofContext, (self.table_id, self.hand, self.log_index, self.prover))
+
 
 def _frame(op: bytes, label: bytes, data: bytes) -> bytes:
     if len(label) > _U32_MAX or len(data) > _U32_MAX:

@@ -18,6 +18,15 @@ the engine, the bookkeeping) is a sequential walk down the log. So:
    the key). That replay is `--jobs 1`'s, so the first bad entry, its author and its reason
    are the same; only the checks already known to pass are not repeated.
 
+The batches follow the checks' cost, but for the shuffles: those of one hand are one batch,
+which one worker checks in log order. Each shuffles the deck the one before it output, and a
+process that has verified a deck as a shuffle's output keeps it folded for its check as the
+next one's input, and makes the hand's own values once (`buraco_p2p.crypto.shuffle`); sent
+one by one to whichever worker is free, most of that would be made again by another. The
+hand's share proofs, many and small, are still shared out. A shuffle's output deck travels
+decoded: this process decodes it (every point validated) to go on with the replay, so the
+worker checks only the proof.
+
 A failed check seen while the first pass is still running stops that pass at once, and the
 workers' checks past the failure are dropped, so a bad entry in an early hand is found early.
 
@@ -46,7 +55,7 @@ from buraco_p2p.crypto.group import Point
 from buraco_p2p.crypto.keys import KeyAnnouncement
 from buraco_p2p.crypto.proofcheck import CHECK_NOW, ProofChecks
 from buraco_p2p.crypto.shares import ShareBatch
-from buraco_p2p.crypto.shuffle import decode_and_verify
+from buraco_p2p.crypto.shuffle import ShuffleProof, decode_and_verify, verify_shuffle
 from buraco_p2p.crypto.transcript import ProofContext
 from buraco_p2p.session import LogError, Replay, replay
 
@@ -67,10 +76,8 @@ POOL_FROM_ENTRIES: Final = 600
 # of a 108-card deck costs about 100. Small enough to keep every worker busy until the end,
 # large enough that sending the batch costs little beside checking it.
 _BATCH_COST: Final = 400
-# A shuffle's check (its cost, the deck's size, is above this) starts a batch of its own, and
-# checks held this many entries are sent: the checks before either are not kept waiting behind
-# a long proof or for the batch to fill, so how far the log is settled good follows the walk.
-_SHUFFLE_COST: Final = 50
+# Checks held this many entries are sent: they are not kept waiting for the batch to fill, so
+# how far the log is settled good follows the walk.
 _HELD_ENTRIES: Final = 200
 
 _KEY: Final = "key"
@@ -233,7 +240,8 @@ def _job(kind: str, *args: object) -> bytes:
 class _JobPickler(pickle.Pickler):
     """Points travel as their encodings, rebuilt without decoding them again: a `Point` is
     valid by construction (see `buraco_p2p.crypto.group`), and the worker is this program
-    (the checks' arguments are this process's values, never a file's bytes). Decoding each
+    (the checks' arguments are this process's values, never a file's bytes: a shuffle's output
+    deck is sent as the points this process decoded, and validated, from them). Decoding each
     one again would cost a tenth of the workers' time."""
 
     def reducer_override(self, obj: object) -> Any:
@@ -251,29 +259,44 @@ def _digest(blob: bytes) -> bytes:
 
 
 def _run(kind: str, *args: Any) -> None:
-    """One check as the deck runs it (`CHECK_NOW`); raises if it fails."""
+    """One check as the deck runs it (`CHECK_NOW`); raises if it fails. A shuffle's comes
+    with its output deck decoded by the main process (`_Deferred.shuffle`), which is the
+    first step of `decode_and_verify`: the rest of it is run here."""
     if kind == _KEY:
         CHECK_NOW.key(*args)
     elif kind == _SHUFFLE:
-        CHECK_NOW.shuffle(*args)
+        _shuffle_decoded(*args)
     elif kind == _SHARES:
         CHECK_NOW.shares(*args)
     else:
         raise ValueError(f"no check {kind!r}")
 
 
+def _shuffle_decoded(
+    ctx: ProofContext,
+    table_key: Point,
+    deck_in: Sequence[Ciphertext],
+    deck_out: Sequence[Ciphertext],
+    proof: bytes,
+) -> None:
+    """`decode_and_verify` of a shuffle whose output deck decoded to `deck_out`."""
+    n = len(deck_in)
+    verify_shuffle(ctx, table_key, deck_in, deck_out, ShuffleProof.from_bytes(proof, n))
+
+
 def _check_batch(blobs: list[bytes]) -> list[bool]:
-    """A worker's answer for each check: passed, or not (failed, or could not be run; the
-    main process then runs it itself, so any exception here only costs time)."""
+    """A worker's answer for each check, in order: passed, or not (failed, or could not be
+    run; the main process then runs it itself, so any exception here only costs time). The
+    checks after one that did not pass are not run: the replay that finds the bad entry stops
+    at or before it, and never asks for them."""
     out = []
     for blob in blobs:
         try:
             _run(*pickle.loads(blob))
         except Exception:
-            out.append(False)
-        else:
-            out.append(True)
-    return out
+            break
+        out.append(True)
+    return out + [False] * (len(blobs) - len(out))
 
 
 class _FailureSeen(Exception):
@@ -290,6 +313,7 @@ class _Deferred:
         self._at = 0  # the position of the entry being applied
         self._pending: list[bytes] = []
         self._pending_from = 0  # the position of the entry of the first pending check
+        self._pending_hand: tuple[bytes, int] | None = None  # (table, hand) of pending shuffles
         self._cost = 0
         # each batch sent: its checks, their answer, the position of its first check's entry
         self._sent: list[tuple[list[bytes], AsyncResult[list[bool]], int]] = []
@@ -332,7 +356,8 @@ class _Deferred:
         except InvalidCiphertext:
             # refused before any proof is read: the real check gives the reason at once
             return decode_and_verify(ctx, table_key, deck_in, deck_out, proof)
-        self._defer(_job(_SHUFFLE, ctx, table_key, tuple(deck_in), deck_out, proof), len(deck))
+        blob = _job(_SHUFFLE, ctx, table_key, tuple(deck_in), deck, proof)
+        self._defer(blob, len(deck), hand=(ctx.table_id, ctx.hand))
         return deck
 
     def shares(
@@ -340,16 +365,20 @@ class _Deferred:
     ) -> None:
         self._defer(_job(_SHARES, public, tuple(cts), batch, ctx), 1 + len(cts) // 8)
 
-    def _defer(self, blob: bytes, cost: int) -> None:
+    def _defer(self, blob: bytes, cost: int, *, hand: tuple[bytes, int] | None = None) -> None:
+        """Hold a check for the next batch. A shuffle's (`hand` its table and hand) joins a
+        batch of that hand's shuffles only, sent whole when a check of another kind or hand
+        comes (so one worker checks them all, in order); the others are sent by cost."""
         if self._pending and (
-            cost > _SHUFFLE_COST or self._at - self._pending_from >= _HELD_ENTRIES
+            hand != self._pending_hand or self._at - self._pending_from >= _HELD_ENTRIES
         ):
             self._flush()
         if not self._pending:
             self._pending_from = self._at
+            self._pending_hand = hand
         self._pending.append(blob)
         self._cost += cost
-        if self._cost >= _BATCH_COST:
+        if hand is None and self._cost >= _BATCH_COST:
             self._flush()
             self._look(wait=False)
             if self.failed:
@@ -411,8 +440,12 @@ class _Known:
         deck_out: bytes,
         proof: bytes,
     ) -> tuple[Ciphertext, ...]:
-        if self._known(_SHUFFLE, ctx, table_key, tuple(deck_in), deck_out, proof):
-            return decode_deck(deck_out, len(deck_in))
+        try:
+            deck = decode_deck(deck_out, len(deck_in))
+        except InvalidCiphertext:
+            return CHECK_NOW.shuffle(ctx, table_key, deck_in, deck_out, proof)
+        if self._known(_SHUFFLE, ctx, table_key, tuple(deck_in), deck, proof):
+            return deck
         return CHECK_NOW.shuffle(ctx, table_key, deck_in, deck_out, proof)
 
     def shares(
@@ -420,4 +453,3 @@ class _Known:
     ) -> None:
         if not self._known(_SHARES, public, tuple(cts), batch, ctx):
             CHECK_NOW.shares(public, cts, batch, ctx)
-

@@ -4,6 +4,8 @@
 from __future__ import annotations
 
 import hashlib
+import itertools
+import pickle
 import resource
 from collections.abc import Callable
 from functools import cache
@@ -20,7 +22,15 @@ from buraco_p2p.cli import main
 from buraco_p2p.logfile import encode_log
 from buraco_p2p.net.channel.identity import Identity
 from buraco_p2p.session import Entry, decode_entry, make_entry
-from buraco_p2p.verify_jobs import BadEntry, parse_jobs, replay_log
+from buraco_p2p.verify_jobs import (
+    BadEntry,
+    _check_batch,
+    _Deferred,
+    _replay,
+    _Settled,
+    parse_jobs,
+    replay_log,
+)
 
 SEED = 5
 PARTIES = 2
@@ -190,3 +200,72 @@ def test_a_wrong_number_of_jobs_is_one_line_and_exit_2(
 def test_jobs_default_to_every_core() -> None:
     assert parse_jobs(None) >= 1
     assert parse_jobs("3") == 3
+
+
+class _Answered:
+    def __init__(self, n: int) -> None:
+        self._n = n
+
+    def ready(self) -> bool:
+        return True
+
+    def get(self) -> list[bool]:
+        return [True] * self._n
+
+
+class _RecordingPool:
+    """A pool that keeps every batch it is sent and says each check passed."""
+
+    def __init__(self) -> None:
+        self.batches: list[list[bytes]] = []
+
+    def apply_async(self, func: object, args: tuple[list[bytes]]) -> _Answered:
+        self.batches.append(args[0])
+        return _Answered(len(args[0]))
+
+
+@cache
+def batches_sent() -> tuple[tuple[bytes, ...], ...]:
+    """The batches the provisional pass sends for the fair three hands."""
+    pool = _RecordingPool()
+    deferred = _Deferred(pool, _Settled(None))  # type: ignore[arg-type]
+    _replay(three_hands(), deferred, deferred.at_entry)
+    assert deferred.settle()
+    return tuple(tuple(batch) for batch in pool.batches)
+
+
+def test_a_hands_shuffles_go_to_one_worker_in_order_and_its_shares_are_shared_out() -> None:
+    """One worker checks all of a hand's shuffles, one after the other (each takes the
+    previous one's output, which that worker keeps folded); the share proofs stay spread."""
+    shuffles: dict[int, list[int]] = {}
+    share_batches: dict[int, set[int]] = {}
+    for number, batch in enumerate(batches_sent()):
+        checks = [pickle.loads(blob) for blob in batch]
+        kinds = {check[0] for check in checks}
+        if "shuffle" in kinds:
+            assert kinds == {"shuffle"}, kinds
+            hands = {check[1].hand for check in checks}
+            assert len(hands) == 1 and hands.isdisjoint(shuffles), (hands, shuffles)
+            indices = [check[1].log_index for check in checks]
+            assert indices == sorted(indices)
+            shuffles[hands.pop()] = indices
+            for before, after in itertools.pairwise(checks):
+                assert after[3] == before[4]  # the next shuffle's input is this one's output
+        for check in checks:
+            if check[0] == "shares":
+                share_batches.setdefault(check[4].hand, set()).add(number)
+    assert sorted(shuffles) == [0, 1, 2]
+    assert all(len(indices) == PARTIES for indices in shuffles.values())
+    assert all(len(numbers) > 1 for numbers in share_batches.values()), share_batches
+
+
+def test_a_worker_stops_a_batch_at_its_first_failed_check() -> None:
+    """The checks after a failed one are not needed (the replay that finds the bad entry
+    stops there): they are answered as not passed, without being run."""
+    batch = next(list(b) for b in batches_sent() if b"shuffle" in b[0][:64])
+    assert _check_batch(batch) == [True] * len(batch)
+    kind, ctx, table_key, deck_in, deck_out, proof = pickle.loads(batch[0])
+    bad = bytearray(proof)
+    bad[-1] ^= 0x01
+    batch[0] = pickle.dumps((kind, ctx, table_key, deck_in, deck_out, bytes(bad)))
+    assert _check_batch(batch) == [False] * len(batch)

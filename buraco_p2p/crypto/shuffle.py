@@ -444,11 +444,11 @@ def verify_shuffle(
     (with `party` = the prover of `ctx` and `field` = the first part that failed).
 
     The N + 5 equations are checked at once, as one random linear combination whose weights
-    come from the system's CSPRNG: the verifier's own randomness, drawn after the proof is
-    fixed, so the prover cannot aim at it (`_equations_hold` says why that is sound and what
-    it saves). Only when the combination fails are they checked one by one, to name the
-    first that does not hold, so the verdict and its error are those of checking each
-    equation alone."""
+    are the verifier's own: a keyed hash of the proof under a secret this process drew from
+    the system's CSPRNG (`_weights`), so the prover cannot aim at them (`_equations_hold`
+    says why that is sound and what it saves). Only when the combination fails are they
+    checked one by one, to name the first that does not hold, so the verdict and its error
+    are those of checking each equation alone."""
     n = len(deck_in)
     if n == 0:
         raise ValueError("cannot verify a shuffle of an empty deck")
@@ -486,12 +486,12 @@ def verify_shuffle(
     c = _final_challenge(
         t, proof.chain, (proof.t1, proof.t2, proof.t3, proof.t4_1, proof.t4_2), proof.t_hat
     )
-    weights = _weights(n + 3)
+    weights = _weights(n + 2, b"weights", c.to_bytes(), proof.to_bytes())
     folded_in = _FOLDED.get(enc_in)
-    rho = weights[-1] if folded_in is None else folded_in[0]
+    rho = _hand_rho(ctx.table_id, ctx.hand, n) if folded_in is None else folded_in[0]
     folded_out = _fold(deck_out, rho)
     batch = _Batch(
-        weights=weights[:-1],
+        weights=weights,
         rho=rho,
         hand=_hand_side(ctx.table_id, ctx.hand, n),
         folded_in=None if folded_in is None else folded_in[1],
@@ -503,14 +503,37 @@ def verify_shuffle(
         _check_each(ctx, table_key, gens, deck_in, deck_out, proof, u, c)
 
 
-_VERIFIER_RANDOMNESS: Final = SystemRandomSource()
+# The verifier's own secret, drawn once per process from the system's CSPRNG and shown to
+# nobody: the weights of the combined check are derived from it and from what they weigh.
+_VERIFIER_KEY: Final = SystemRandomSource().bytes(32)
 
 
-def _weights(k: int) -> list[int]:
-    """k uniform integers mod l from the verifier's own randomness (64 bytes each,
-    wide-reduced: bias below 2^-250)."""
-    raw = _VERIFIER_RANDOMNESS.bytes(64 * k)
-    return [int.from_bytes(raw[64 * i : 64 * i + 64], "little") % L for i in range(k)]
+def _weights(k: int, *weighed: bytes) -> list[int]:
+    """k integers mod l, a keyed hash (BLAKE2b under `_VERIFIER_KEY`) of `weighed` (the proof
+    and its challenge, or the hand), 64 bytes each, wide-reduced (bias below 2^-250).
+
+    To a prover who does not know the key they are uniform and drawn after its proof is
+    fixed, which is all the combined check's soundness needs (`_equations_hold`); and one
+    proof always gets the same weights in one process, so a check made again (the same log
+    audited twice, or a simulator's schedules over one deal) repeats the same arithmetic."""
+    seed = hashlib.blake2b(
+        b"".join(len(x).to_bytes(4, "big") + x for x in weighed),
+        key=_VERIFIER_KEY, digest_size=64, person=b"buraco-shuffle-w",
+    ).digest()  # fmt: skip
+    return [
+        int.from_bytes(hashlib.blake2b(i.to_bytes(4, "big"), key=seed).digest(), "little") % L
+        for i in range(k)
+    ]
+
+
+def _hand_key(table_id: bytes, hand: int, n: int) -> tuple[bytes, ...]:
+    return (table_id, hand.to_bytes(8, "big"), n.to_bytes(4, "big"))
+
+
+def _hand_rho(table_id: bytes, hand: int, n: int) -> int:
+    """rho, t4_2's weight relative to t4_1's, for the decks of one hand (`_fold`): one value
+    for the hand, so that a deck folded as one shuffle's output serves the next as input."""
+    return _weights(1, b"rho", *_hand_key(table_id, hand, n))[0]
 
 
 def _fold(deck: Sequence[Ciphertext], rho: int) -> tuple[Point, ...]:
@@ -531,7 +554,7 @@ class _HandSide:
 
 @functools.lru_cache(maxsize=4)
 def _hand_side(table_id: bytes, hand: int, n: int) -> _HandSide:
-    """`_HandSide` for the generators of (table, hand, n), sigma drawn once per hand.
+    """`_HandSide` for the generators of (table, hand, n), sigma one value for the hand.
 
     The generators are the same in all the hand's shuffles, and in each check s'_i weighs h_i
     (in t3) as it weighs the i-th output ciphertext (in t4): with t3 weighted sigma times t4,
@@ -539,7 +562,7 @@ def _hand_side(table_id: bytes, hand: int, n: int) -> _HandSide:
     took a multiplication of its own. The N multiplications of sigma*h_i are made once for all
     the hand's shuffles."""
     gens = generators(table_id, hand, n)
-    sigma = _weights(1)[0]
+    sigma = _weights(1, b"sigma", *_hand_key(table_id, hand, n))[0]
     s = Scalar(sigma)
     return _HandSide(sigma, tuple(s * h for h in gens.hs), gens.h_sum)
 
@@ -553,7 +576,7 @@ class _FoldedDecks:
     (N multiplications to fold, N to weigh the folds, where the components took 2N), and its
     check as the next shuffle's input then saves N multiplications and N additions. The
     entries are pure functions of the deck's bytes and of rho, so a hit is exact whatever
-    asks; rho is this process's own randomness, never shown to anyone (see
+    asks; rho is derived from this process's secret, never shown to anyone (see
     `_equations_hold`)."""
 
     _SIZE: Final = 4  # a hand's shuffles follow each other: the last deck or two are enough
@@ -579,7 +602,7 @@ _FOLDED: Final = _FoldedDecks()
 
 @dataclass(frozen=True, slots=True)
 class _Batch:
-    """The verifier's side of one combined check: N + 2 fresh weights (t2, t4_1 and the N
+    """The verifier's side of one combined check: N + 2 weights of its own (t2, t4_1 and the N
     chain links), rho (t4_2's weight relative to t4_1's), the hand's sigma (t3's) and the
     decks folded with rho (the input's only when `_FOLDED` had it)."""
 
@@ -601,7 +624,7 @@ def _equations_hold(
 ) -> bool:
     """Whether E1 + w2*E2 + w4*(sigma*E3 + E4_1 + rho*E4_2) + sum_i w_i*E5_i = 0, the E being
     the proof's equations written `... - t = 0` (those of `_check_each`, E5_i the chain
-    links), the w fresh uniform weights, rho and sigma uniform too.
+    links), the w weights uniform to the prover, rho and sigma too.
 
     Sound: ristretto255 has prime order l. If (E3, E4_1, E4_2) is not all the identity,
     sigma*E3 + E4_1 + rho*E4_2 is the identity for at most one value of sigma (E3 not the
@@ -609,7 +632,7 @@ def _equations_hold(
     is an affine function of that term's uniform weight (of E1 alone when only it is left)
     with a non-zero slope, the identity for at most one value of it. So a false proof passes
     with probability at most 2/l, provided the prover cannot know the weights, rho or sigma:
-    all come from the verifier's own source, drawn by this process and shown to nobody. Those
+    all are derived from the key this process drew and shows to nobody (`_weights`). Those
     kept from an earlier check (sigma for the hand, rho with a folded deck) are no exception:
     all a prover sees of them is whether earlier proofs were accepted, which for a true proof
     does not depend on them, and a refused false one rules out one value of them at most.

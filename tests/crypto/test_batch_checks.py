@@ -115,9 +115,9 @@ class Shuffled:
         """`_equations_hold` with this shuffle's challenges, whatever the proof and decks."""
         deck_in = self.deck_in if deck_in is None else deck_in
         deck_out = self.deck_out if deck_out is None else deck_out
-        rho = _weights(1)[0]
+        rho = _weights(1, b"rho", proof.to_bytes())[0]
         batch = _Batch(
-            weights=_weights(N + 2),
+            weights=_weights(N + 2, b"weights", proof.to_bytes()),
             rho=rho,
             hand=_hand_side(CTX.table_id, CTX.hand, N),
             folded_in=_fold(deck_in, rho) if fold_input else None,
@@ -254,3 +254,13 @@ def test_the_checks_arguments_pickle_to_equal_values() -> None:
         back = pickle.loads(pickle.dumps(value))
         assert back == value and type(back) is type(value)
     assert isinstance(batch, ShareBatch) and isinstance(batch.proof, ChaumPedersenProof)
+
+
+def test_the_weights_are_a_function_of_what_they_weigh() -> None:
+    """One proof gets the same weights in one process (a check made again repeats its
+    arithmetic); another proof, or the same bytes framed otherwise, gets others."""
+    w = _weights(4, b"weights", b"proof")
+    assert w == _weights(4, b"weights", b"proof")
+    assert all(0 <= x < L for x in w) and len(set(w)) == 4
+    assert w != _weights(4, b"weights", b"proof!")
+    assert w != _weights(4, b"weightsproof")

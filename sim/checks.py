@@ -77,27 +77,32 @@ class Watch:
 
     def after_event(self) -> None:
         w = self.world
+        # a peer changes only when its seat is handed an event (the session is sans-IO): the
+        # others' prefixes, and the pairs of them, stand as the last check found them
+        touched = set(w.honest) if w.touched is None else w.touched
         for p in w.honest:
             seat = w.seats[p]
             peer = seat.peer
             if peer is None:
                 continue
             table = peer.table
-            s, f = peer.settled, peer.final
             mark = (p, id(seat))  # an heir in a party's place starts its own record
-            prev = self.settled.get(mark)
-            if prev is not None:
-                length, chain = prev
-                if len(table.log) < length or _chain(table, length) != chain:
-                    raise Violation("S3", f"party {p} removed settled entries below {length}")
-                if s < length:
-                    raise Violation("S3", f"party {p}'s settled point went back {length} -> {s}")
-            if s >= 1:
-                self.settled[mark] = (s, _chain(table, s))
-            # the furthest final point it counted: the entries before it stay (they are
-            # settled), though the point may count lower after a roll-back made while it
-            # stands by the void of a dispute (docs/protocol.md 4.6, S3)
-            self.finals[mark] = max(f, self.finals.get(mark, 0))
+            if p in touched:
+                s, f = peer.settled, peer.final
+                prev = self.settled.get(mark)
+                if prev is not None:
+                    length, chain = prev
+                    if len(table.log) < length or _chain(table, length) != chain:
+                        raise Violation("S3", f"party {p} removed settled entries below {length}")
+                    if s < length:
+                        raise Violation("S3", f"party {p}'s settled point went back "
+                                              f"{length} -> {s}")  # fmt: skip
+                if s >= 1:
+                    self.settled[mark] = (s, _chain(table, s))
+                # the furthest final point it counted: the entries before it stay (they are
+                # settled), though the point may count lower after a roll-back made while it
+                # stands by the void of a dispute (docs/protocol.md 4.6, S3)
+                self.finals[mark] = max(f, self.finals.get(mark, 0))
             if w.now >= w.params.heal and p not in self.healed_at:
                 self.healed_at[p] = len(table.log)
             if p in self.healed_at and p not in self.moved_at and (
@@ -112,6 +117,8 @@ class Watch:
                  if (p, id(w.seats[p])) in self.finals]  # fmt: skip
         for i, (p, fp) in enumerate(known):
             for q, fq in known[i + 1 :]:
+                if p not in touched and q not in touched:
+                    continue
                 k = min(fp, fq)
                 a, b = w.seats[p].peer, w.seats[q].peer
                 if a is None or b is None:

@@ -3,7 +3,8 @@
 Every schedule of the simulator forks one of a few honest tables, and a peer's randomness is
 keyed to its log: schedules and peers that share a log compute the very same ristretto255
 scalar multiplications and point checks (for the same shuffles, shares and proofs), check the
-same Ed25519 signatures, and decode the same entries. These are pure functions of their
+same shuffle and share proofs, entries' signatures and Ed25519 signatures, and decode the
+same entries. These are pure functions of their
 bytes, so within `remembered()` their results are remembered: the peers, the checks and the
 verifier run unchanged, only faster. Each table is cleared when it holds `LIMIT` results.
 """
@@ -17,10 +18,12 @@ from typing import Any
 
 import rbcl
 
+from buraco_p2p.crypto.proofcheck import CheckNow
 from buraco_p2p.net.channel.identity import PeerKey
 from buraco_p2p.session import entry as entry_module
 from buraco_p2p.session import inbox as inbox_module
 from buraco_p2p.session import ledger as ledger_module
+from buraco_p2p.session.entry import Entry
 from buraco_p2p.session.errors import LogError
 from sim import seat as seat_module
 
@@ -80,6 +83,52 @@ def _verify(fn: Callable[[PeerKey, bytes, bytes], None]) -> Callable[[PeerKey, b
     return verify
 
 
+def _entry_verify(fn: Callable[[Entry, tuple[PeerKey, ...]], None]) -> Callable[..., None]:
+    """`Entry.verify`, remembered by the entry's bytes and the keys it is checked against
+    (what it packs to sign is a function of those bytes)."""
+
+    def verify(self: Entry, keys: tuple[PeerKey, ...]) -> None:
+        table = _table("entry")
+        key = (self.wire, tuple(k.raw for k in keys))
+        got: BaseException | bool | None = table.get(key)
+        if got is None:
+            try:
+                fn(self, keys)
+                got = True
+            except Exception as exc:
+                got = exc
+            table[key] = got
+        if isinstance(got, BaseException):
+            raise got
+
+    return verify
+
+
+def _check(name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
+    """A deck's proof check (`CheckNow`), remembered by its arguments: the proof context,
+    points and ciphertexts are values (frozen, hashed by their bytes), and a refusal is
+    remembered and raised again like a signature's."""
+
+    def check(self: CheckNow, *args: Any) -> Any:
+        table = _table(name)
+        key = tuple(tuple(a) if isinstance(a, list) else a for a in args)
+        got: Any = table.get(key, _MISSING)
+        if got is _MISSING:
+            try:
+                got = fn(self, *args)
+            except Exception as exc:
+                got = exc
+            table[key] = got
+        if isinstance(got, BaseException):
+            raise got
+        return got
+
+    return check
+
+
+_MISSING = object()
+
+
 def _decode(fn: Callable[[bytes], Any]) -> Callable[[bytes], Any]:
     def decode(data: Any) -> Any:
         if not isinstance(data, bytes):
@@ -105,11 +154,16 @@ def remembered() -> Iterator[None]:
     remembered (the functions are swapped for remembering ones, and put back after)."""
     group = {name: getattr(rbcl, name) for name in _GROUP}
     verify = PeerKey.verify
+    checks: dict[str, Callable[..., Any]] = {"shuffle": CheckNow.shuffle, "shares": CheckNow.shares}
+    entry_verify = Entry.verify
     decoders = [(m, m.decode_entry) for m in _DECODERS]
     try:
         for name, fn in group.items():
             setattr(rbcl, name, _group(name, fn))
         PeerKey.verify = _verify(verify)  # type: ignore[method-assign, assignment]
+        for name, fn in checks.items():
+            setattr(CheckNow, name, _check(name, fn))
+        Entry.verify = _entry_verify(entry_verify)  # type: ignore[method-assign]
         decode = _decode(entry_module.decode_entry)
         for m, _ in decoders:
             m.decode_entry = decode  # type: ignore[attr-defined]
@@ -118,5 +172,8 @@ def remembered() -> Iterator[None]:
         for name, fn in group.items():
             setattr(rbcl, name, fn)
         PeerKey.verify = verify  # type: ignore[method-assign]
+        for name, fn in checks.items():
+            setattr(CheckNow, name, fn)
+        Entry.verify = entry_verify  # type: ignore[method-assign]
         for m, fn in decoders:
             m.decode_entry = fn  # type: ignore[attr-defined]

@@ -168,6 +168,9 @@ class World:
         self._seq = itertools.count()
         self.trace: list[str] = []
         self.errors: list[str] = []
+        # the parties whose seats the last event could change (None: any), so the checks
+        # after it look again only at what could have moved (`sim.checks.Watch`)
+        self.touched: set[int] | None = None
 
     def fork(self, params: Params) -> World:
         """A copy of this table as it stands, taken over by the schedule `params`: its
@@ -177,6 +180,8 @@ class World:
         for seat in self.seats:
             shared[id(seat.identity)] = seat.identity
             shared[id(seat.bot)] = seat.bot
+            for ev in seat.all_events:  # frozen records of what happened: shared, not copied
+                shared[id(ev)] = ev
             if seat.peer is not None:
                 for k in seat.peer.table.terms.keys:
                     shared[id(k)] = k
@@ -184,6 +189,7 @@ class World:
                 if view is not None:
                     shared[id(view.oracle)] = view.oracle
         w = copy.deepcopy(self, shared)
+        w.touched = None
         w._take_over(params)
         return w
 
@@ -270,6 +276,7 @@ class World:
         if ev.at > self.params.horizon:
             return False
         self.now = ev.at
+        self.touched = {ev.args[0]}  # every event is about one party: the first argument
         getattr(self, "_" + ev.what)(*ev.args)
         return True
 
@@ -352,6 +359,7 @@ class World:
                         void_action=self.params.void_actions[party], timeout=TIMEOUT)  # fmt: skip
             heir.heir = key.raw
             self.seats[party] = heir
+            self.touched = None
             if party not in self.honest:
                 self.honest.append(party)
                 self.honest.sort()

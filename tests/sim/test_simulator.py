@@ -7,6 +7,7 @@ schedules, on every core).
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import os
 import random
@@ -85,6 +86,32 @@ def test_a_vote_sent_once_the_others_went_on_holds(
 def test_a_schedule_replays_alike() -> None:
     """A seed is a run: the same seed twice does the same, event for event."""
     assert run(FIRST + 3) == run(FIRST + 3)
+
+
+def test_remembered_work_changes_no_schedule(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`sim.memo` only makes pure work quicker: a schedule (two seats, a party that restarts
+    from old files, an honest one that crashes and resumes) run with everything computed
+    afresh, its honest table too, does the same event for event."""
+    seed = 100_050
+
+    def traced() -> tuple[Any, int]:
+        seen: list[int] = []
+        at_end = checks.Watch.at_end
+
+        def keep(self: checks.Watch, *, audit: bool = True) -> None:
+            seen.append(hash(tuple(self.world.trace)))
+            at_end(self, audit=audit)
+
+        with monkeypatch.context() as m:
+            m.setattr(checks.Watch, "at_end", keep)
+            outcome = run(seed)
+        return outcome, seen[0]
+
+    remembered = traced()
+    monkeypatch.setattr(schedule_module, "_TABLES", {})
+    monkeypatch.setattr(schedule_module, "remembered", contextlib.nullcontext)
+    assert traced() == remembered
+    assert remembered[0].hostile == {1: "oldvotes"}
 
 
 def test_the_regression_holds() -> None:

@@ -12,7 +12,8 @@ failing schedule names its seed and the one command that replays it.
 
 Modules: `world` (the schedule, links and clocks), `seat` (one client: peer, policy, bot,
 files), `hostile` (the strategies), `checks` (the properties), `schedule` (one schedule, many),
-`memo` (the group operations remembered, for speed).
+`memo` (pure work remembered across schedules: group operations, proof and signature
+checks, decoding; for speed).
 """
 
 from sim.schedule import Failure, Outcome, explore, replay_command, run, run_params

@@ -150,8 +150,8 @@ def _decode(fn: Callable[[bytes], Any]) -> Callable[[bytes], Any]:
 
 @contextlib.contextmanager
 def remembered() -> Iterator[None]:
-    """Within this block the group operations, signature checks and entry decoding are
-    remembered (the functions are swapped for remembering ones, and put back after)."""
+    """Within this block the group operations, proof and signature checks and entry decoding
+    are remembered (the functions are swapped for remembering ones, and put back after)."""
     group = {name: getattr(rbcl, name) for name in _GROUP}
     verify = PeerKey.verify
     checks: dict[str, Callable[..., Any]] = {"shuffle": CheckNow.shuffle, "shares": CheckNow.shares}

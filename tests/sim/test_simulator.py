@@ -152,6 +152,9 @@ NOT_DECLINED = 544568  # a signer bound by its vote, the decline that frees it m
 # completed, and a peer that took it counted the disputed entry settled (`--hostile equivocate`)
 VOTED_PAST = 880219
 EVIDENCE_HELD = 548050  # two entries, held ahead, of a party the step they fell in did not wait for
+# four seats, party 2 equivocates at 89: party 0 signs the dispute there having built nothing
+# on it, and its bot moves at 97 before the round completes
+MOVED_IN_DISPUTE = 568698
 
 
 REGRESSIONS = [SKIPPED_ROUND, CROWDED_OUT, GAVE_UP, ROUND_GIVEN_UP, VOTE_STANDS, VOTE_STANDS_TOO,
@@ -159,7 +162,8 @@ REGRESSIONS = [SKIPPED_ROUND, CROWDED_OUT, GAVE_UP, ROUND_GIVEN_UP, VOTE_STANDS,
                SIGNED_TWICE, DISPUTE_KEPT, DISPUTE_KEPT_TOO, REPLACED_TOO_SOON,
                REFUSED_RIVAL, TAIL_LOST, HEIR_CUT_BACK,
                HELD_SIGNER, STOPPED_FOR_NOTHING, STANDS_AGAIN, LONE_REFUSED,
-               SIGNED_BEHIND_VOTE, GIVEN_UP_SPLIT, NOT_DECLINED, EVIDENCE_HELD]  # fmt: skip
+               SIGNED_BEHIND_VOTE, GIVEN_UP_SPLIT, NOT_DECLINED, EVIDENCE_HELD,
+               MOVED_IN_DISPUTE]  # fmt: skip
 
 
 def _failure(
@@ -544,3 +548,19 @@ def test_a_party_that_voted_past_an_equivocation_disputes_it_only_after_another(
     run(VOTED_PAST, hostile="equivocate")
     monkeypatch.setattr(ledger_module.Ledger, "voted_past", lambda self, party, index: False)
     assert _failure(monkeypatch, VOTED_PAST, None, "equivocate").prop == "S1"
+
+
+def test_a_party_that_signed_a_dispute_makes_no_entry_until_its_round_is_applied(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Four seats, party 2 equivocates at 89. Party 0 signs the dispute void there, having
+    built nothing on the entry (4.6 rule 3 (a)); party 1 follows it. Put back the fault (the
+    dispute held the entries a peer owes, not its moves; here it holds none), so party 0's
+    bot moves at 97; party
+    3, which holds that move, no longer counts party 0 as one that built nothing past 89 and
+    never follows; the log goes on, 89 settles for party 3, and parties 0 and 1 close the
+    dispute's retry naming party 3 silent though it answers: two logs."""
+    outcome = run(MOVED_IN_DISPUTE)
+    assert outcome.hostile == {2: "equivocate"} and outcome.closed == 3
+    monkeypatch.setattr(Peer, "_disputing", lambda self: False)
+    assert _failure(monkeypatch, MOVED_IN_DISPUTE, None, None).prop in ("S1", "S2")

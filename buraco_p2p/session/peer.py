@@ -209,8 +209,17 @@ class Peer(Waiting, WayBack):
             and not self.stopped
             and t.fault is None
             and t.waiting_for[:1] == (self.party,)
-            and not self._disputing()
+            and not self.disputing
         )
+
+    @property
+    def disputing(self) -> bool:
+        """Whether we make no entry of our own, by any path (a move, an entry owed, a shuffle
+        built ahead): we signed the void of a dispute behind our log having built nothing on
+        the entry there (4.6 rule 3 (a)), and until its round is applied we build nothing on
+        it, or another party that holds our void could no longer follow it by (b), and we
+        and the others could close two logs."""
+        return self._ledger.disputing(self.party)
 
     @property
     def waiting(self) -> tuple[int, ...]:
@@ -288,7 +297,7 @@ class Peer(Waiting, WayBack):
         why = None
         if self.stopped:
             why = "the table is stopping: a void is agreed"
-        elif self._disputing():
+        elif self.disputing:
             why = "we wait for the round at an equivocated index behind our log"
         elif table.fault is not None or table.stop is not None or table.me is None:
             why = "the table stopped at a fault: only a void round can follow"
@@ -332,7 +341,7 @@ class Peer(Waiting, WayBack):
             and table.phase is Phase.SHUFFLE
             and entry.kind == bodies.SHUFFLE
             and self._speculated is None
-            and not self._disputing()
+            and not self.disputing
             and self._stands(entry)
         ):
             spec = self._speculate(entry)
@@ -589,7 +598,7 @@ class Peer(Waiting, WayBack):
             return out
         if self._voter.next_void() is not None:
             return out  # a complete void round stands at our point: it comes first
-        if not self.seated or self._disputing():
+        if not self.seated or self.disputing:
             return out
         made = self.table.produce()
         if made is None and self.table.phase is Phase.TIME:
@@ -609,14 +618,6 @@ class Peer(Waiting, WayBack):
         else:
             self._inbox.keep_own(entry)
         return out
-
-    def _disputing(self) -> bool:
-        """Whether we make no entry of our own, by any path (a move, an entry owed, a shuffle
-        built ahead): we signed the void of a dispute behind our log having built nothing on
-        the entry there (4.6 rule 3 (a)), and until its round is applied we build nothing on
-        it, or another party that holds our void could no longer follow it by (b), and we
-        and the others could close two logs."""
-        return self._ledger.disputing(self.party)
 
     def _sign(
         self, index: int, kind: str, body: dict[str, Any], prev: bytes | None = None

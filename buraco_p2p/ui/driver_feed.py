@@ -316,6 +316,9 @@ class DriverFeed:
             return "the table has stopped on a fault (the complaint says whose)"
         if t.voiding is not None or d.peer.agreement is not None:
             return "an agreement is being signed: moves wait until it is settled"
+        if d.peer.disputing:
+            return ("a player signed two different entries for one place in the log: moves "
+                    "wait until the table agrees to void that hand")  # fmt: skip
         if view is None or view.ended:
             return "the hand is over: the next one is being dealt"
         if view.turn != self._my_seat():

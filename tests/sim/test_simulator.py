@@ -560,7 +560,19 @@ def test_a_party_that_signed_a_dispute_makes_no_entry_until_its_round_is_applied
     3, which holds that move, no longer counts party 0 as one that built nothing past 89 and
     never follows; the log goes on, 89 settles for party 3, and parties 0 and 1 close the
     dispute's retry naming party 3 silent though it answers: two logs."""
-    outcome = run(MOVED_IN_DISPUTE)
+    held: list[bool] = []  # party 0 disputing: whether the table offered it its turn then
+    after_event = checks.Watch.after_event
+
+    def watch(self: checks.Watch) -> None:
+        peer = self.world.seats[0].peer
+        if peer is not None and peer.disputing:
+            held.append(peer.on_turn)
+        after_event(self)
+
+    with monkeypatch.context() as m:
+        m.setattr(checks.Watch, "after_event", watch)
+        outcome = run(MOVED_IN_DISPUTE)
     assert outcome.hostile == {2: "equivocate"} and outcome.closed == 3
-    monkeypatch.setattr(Peer, "_disputing", lambda self: False)
+    assert held and not any(held)
+    monkeypatch.setattr(Peer, "disputing", property(lambda self: False))
     assert _failure(monkeypatch, MOVED_IN_DISPUTE, None, None).prop in ("S1", "S2")

@@ -13,12 +13,15 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 
+import pytest
 import trio
 
+from buraco_p2p.engine import DrawStock
 from buraco_p2p.play.line import describe_event
-from buraco_p2p.session import Rewrite, Router, make_entry
+from buraco_p2p.session import Peer, Rewrite, Router, make_entry
 from buraco_p2p.ui import Client, render
 from buraco_p2p.ui.driver_feed import DriverFeed
+from buraco_p2p.ui.feed import MoveRefused
 from tests.session.session_helpers import identities
 from tests.ui.agreement_helpers import ME, seen_by, silent_table
 from tests.ui.ui_helpers import text_of
@@ -74,3 +77,19 @@ async def test_a_refused_rewrite_is_one_line_naming_its_author(tmp_path: Path) -
         # heard again: nothing more
         again = peer.receive(other.wire, r.now)
         assert not [e for e in again.events if isinstance(e, Rewrite)]
+
+
+async def test_a_move_held_by_a_dispute_we_signed_is_refused_in_words(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """While a dispute we signed holds our entries (`Peer.disputing`, 4.6 rule 3 (a)), the
+    screen refuses a move with that reason, not "the table is still taking the last move"."""
+    r = silent_table()
+    peer = r.peers[ME]
+    async with _feed(r, tmp_path) as feed:
+        monkeypatch.setattr(Peer, "disputing", property(lambda self: True))
+        assert not peer.on_turn
+        with pytest.raises(MoveRefused) as got:
+            await feed.submit(DrawStock(peer.table.my_seat or 0))
+        assert "two different entries for one place in the log" in got.value.reason
+        assert got.value.code == "wrong_player"

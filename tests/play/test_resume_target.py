@@ -17,7 +17,10 @@ CLIENTS: list[Callable[[argparse.Namespace], int]] = [resume_line, _resume_scree
 
 
 def _args(table: str, root: Path) -> argparse.Namespace:
-    return argparse.Namespace(table=table, data_dir=str(root), config_dir=None, ascii=True)
+    """The command's arguments, with a config directory of the test's own (the user's would
+    be shared with every other client and test run on this machine)."""
+    return argparse.Namespace(table=table, data_dir=str(root), config_dir=str(root / "config"),
+                              ascii=True)  # fmt: skip
 
 
 def test_a_saved_table_is_found(tmp_path: Path) -> None:

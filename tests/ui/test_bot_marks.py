@@ -216,8 +216,10 @@ def test_a_damaged_marks_file_stops_resume_in_one_line(
     store = TableStore.for_table(table, tmp_path)
     store.create(TableMeta(b"invite", True, 0, 0), None)
     (store.path / "bots").write_bytes(b"\xc1 not msgpack")
-    args = argparse.Namespace(table=table.hex(), data_dir=str(tmp_path), config_dir=None,
-                              ascii=True)  # fmt: skip
+    # a config directory of the test's own: the user's would be shared with every other
+    # client (and test run) on this machine, and its self lock with them
+    args = argparse.Namespace(table=table.hex(), data_dir=str(tmp_path),
+                              config_dir=str(tmp_path / "config"), ascii=True)  # fmt: skip
     assert getattr(hostjoin, client)(args) == 4
     err = capsys.readouterr().err
     assert err.startswith(f"buraco-p2p resume: error: table {table.hex()} in {tmp_path}: ")

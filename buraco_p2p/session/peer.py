@@ -291,8 +291,8 @@ class Peer(Waiting, WayBack):
     def play(self, move: Move, now: float, *, defer: bool = False) -> Output:
         """Our move (answering `YourTurn`). An illegal move raises `IllegalMove` and changes
         nothing; a legal one is checked again by `Table.apply` like anybody's. Once we have
-        agreed to a void (and stand at its point), or the table stopped at a fault, we move
-        no more."""
+        agreed to a void (and stand at its point), signed one at a dispute behind our log
+        (`disputing`), or the table stopped at a fault, we move no more."""
         table = self.table
         why = None
         if self.stopped:

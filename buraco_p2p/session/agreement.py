@@ -336,6 +336,20 @@ class Ballots:
         signs lower, so no round of ours at `length` can complete, and we may follow."""
         return self.target(length) > length
 
+    def passed(self, length: int) -> bool:
+        """Whether a party our motion leaves to sign has signed a void (a vote, not a
+        decline) of any motion at a point past `length`. A party signs only at the end of
+        its log, and that void's `p` commits it to the entry at our point: it never signs at
+        `length`, so no round of ours there can complete, and we may follow the log. Its log
+        may have settled past our point before our void reached it, and then it declines
+        nothing there (4.5 rule 3)."""
+        assert self.mine is not None
+        silent = self.mine.silent
+        return any(
+            v.point > length and not v.motion.declines and e.author not in silent
+            for v, e in self._votes(length)
+        )  # fmt: skip
+
     def declined(self, point: int, motion: Motion) -> bool:
         """Whether a party `motion` leaves to sign declined it at `point` (its try, its
         silent parties): that party never signs it there, so no round of it can complete

@@ -155,6 +155,9 @@ EVIDENCE_HELD = 548050  # two entries, held ahead, of a party the step they fell
 # four seats, party 2 equivocates at 89: party 0 signs the dispute there having built nothing
 # on it, and its bot moves at 97 before the round completes
 MOVED_IN_DISPUTE = 568698
+# six seats, parties 0 and 1 cut off: party 0 signs a void at 48, the others go past it and
+# close a round at 51 naming 0 and 1, settled before they hear that void, so none declines it
+VOTED_BEYOND = 578429
 
 
 REGRESSIONS = [SKIPPED_ROUND, CROWDED_OUT, GAVE_UP, ROUND_GIVEN_UP, VOTE_STANDS, VOTE_STANDS_TOO,
@@ -163,7 +166,7 @@ REGRESSIONS = [SKIPPED_ROUND, CROWDED_OUT, GAVE_UP, ROUND_GIVEN_UP, VOTE_STANDS,
                REFUSED_RIVAL, TAIL_LOST, HEIR_CUT_BACK,
                HELD_SIGNER, STOPPED_FOR_NOTHING, STANDS_AGAIN, LONE_REFUSED,
                SIGNED_BEHIND_VOTE, GIVEN_UP_SPLIT, NOT_DECLINED, EVIDENCE_HELD,
-               MOVED_IN_DISPUTE]  # fmt: skip
+               MOVED_IN_DISPUTE, VOTED_BEYOND]  # fmt: skip
 
 
 def _failure(
@@ -576,3 +579,21 @@ def test_a_party_that_signed_a_dispute_makes_no_entry_until_its_round_is_applied
     assert held and not any(held)
     monkeypatch.setattr(Peer, "disputing", property(lambda self: False))
     assert _failure(monkeypatch, MOVED_IN_DISPUTE, None, None).prop in ("S1", "S2")
+
+
+def test_a_vote_no_party_declines_is_released_by_a_void_signed_past_its_point(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Six seats, party 1 hostile (`claims`), parties 0 and 1 cut off from the rest for a
+    while. Party 0 signs a void at 48 naming party 5; parties 2 to 5 go on past 48 and close
+    a round at 51 naming parties 0 and 1, and their settled point passes 48 before party 0's
+    void reaches them: nobody declines it (a void below one's settled point is moot). Party
+    0 holds their voids at 51, whose `p` commits each of them to the entry at 48: none of
+    them ever signs at 48, so party 0 follows the log and comes back. Put back the fault
+    (only a void of party 0's own motion further on releases it): party 0 stands at 48 for
+    good, the new hand at 55 waits for it, and the others, who cannot agree whom to name,
+    hold the table."""
+    outcome = run(VOTED_BEYOND)
+    assert outcome.hostile == {1: "claims"} and outcome.closed == 5
+    monkeypatch.setattr(agreement_module.Ballots, "passed", lambda self, length: False)
+    assert _failure(monkeypatch, VOTED_BEYOND).prop == "L1"

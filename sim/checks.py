@@ -61,8 +61,9 @@ class Watch:
     final point."""
 
     world: World
-    settled: dict[tuple[int, int], tuple[int, bytes]] = field(default_factory=dict)
-    finals: dict[tuple[int, int], int] = field(default_factory=dict)
+    # by party and the key of the identity in its seat (an heir starts its own record)
+    settled: dict[tuple[int, bytes], tuple[int, bytes]] = field(default_factory=dict)
+    finals: dict[tuple[int, bytes], int] = field(default_factory=dict)
     healed_at: dict[int, int] = field(default_factory=dict)
     voided: set[int] = field(default_factory=set)
     moved_at: dict[int, float] = field(default_factory=dict)
@@ -86,7 +87,8 @@ class Watch:
             if peer is None:
                 continue
             table = peer.table
-            mark = (p, id(seat))  # an heir in a party's place starts its own record
+            mark = (p, seat.identity.public.raw)  # an heir in a party's place starts its own
+            # record (by its key: the id of a retired seat may be given to the next heir's)
             if p in touched:
                 s, f = peer.settled, peer.final
                 prev = self.settled.get(mark)
@@ -113,8 +115,8 @@ class Watch:
                 self.voided.add(p)
         if self.hostile_quorum:
             return  # hostile parties that may sign a round alone may close two (4.6's table)
-        known = [(p, self.finals[(p, id(w.seats[p]))]) for p in w.honest
-                 if (p, id(w.seats[p])) in self.finals]  # fmt: skip
+        marks = [(p, (p, w.seats[p].identity.public.raw)) for p in w.honest]
+        known = [(p, self.finals[m]) for p, m in marks if m in self.finals]
         for i, (p, fp) in enumerate(known):
             for q, fq in known[i + 1 :]:
                 if p not in touched and q not in touched:

@@ -12,6 +12,7 @@ import json
 import re
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -69,6 +70,30 @@ def checked(screen: str) -> bool:
     return "checking" not in title(screen)
 
 
+CHECKING = re.compile(r"checking (\d+)/\d+")
+
+
+def wait_checking(p: Pane, pred: Callable[[str], bool], what: str) -> str:
+    """Wait for `pred` for as long as the replay's check of the log moves on. A hand, the
+    story or a bad entry is shown once `verify` has checked the entries before it, which a
+    machine under load does slowly: only a count that stands still for the pane's whole
+    limit is a failure."""
+
+    def count(screen: str) -> str | None:
+        found = CHECKING.search(title(screen))
+        return found.group(1) if found else None
+
+    def shown_or_moved(since: str | None) -> Callable[[str], bool]:
+        return lambda s: pred(s) or count(s) != since
+
+    seen = count(p.screen())
+    while True:
+        screen = p.wait_for(shown_or_moved(seen), f"{what} (the check standing at {seen})")
+        if pred(screen):
+            return screen
+        seen = count(screen)
+
+
 def test_the_first_screen_is_the_deal_then_move_by_move_as_the_feed_said(
     pane: Pane, match_log: Path  # noqa: F811
 ) -> None:
@@ -87,7 +112,7 @@ def test_the_first_screen_is_the_deal_then_move_by_move_as_the_feed_said(
 
     for _ in range(10):
         pane.send("Right")
-    tenth = pane.wait_for(lambda s: "move 10/" in title(s) and checked(s), "the tenth move")
+    tenth = wait_checking(pane, lambda s: "move 10/" in title(s) and checked(s), "the tenth move")
     # The table's feed, the rows under the pile the melds leave: the last lines said after
     # the tenth move at this player's table (a line too long for the row cut and marked, as
     # the table does).
@@ -117,9 +142,9 @@ def test_the_score_story_ends_with_the_final_totals(
     scores = doc["scores"]
     assert isinstance(scores, list)
     open_replay(pane, str(match_log))
-    pane.wait_for(lambda s: "the deal" in title(s) and checked(s), "the first deal, checked")
+    wait_checking(pane, lambda s: "the deal" in title(s) and checked(s), "the first deal, checked")
     pane.send("End")
-    story = pane.wait_for(lambda s: "The score's story: the match is over" in s, "the story")
+    story = wait_checking(pane, lambda s: "The score's story: the match is over" in s, "the story")
     rows = [line for line in story.splitlines() if re.search(r"\d+ melds?", line)]
     last = rows[-len(scores) :]
     totals = [int(re.findall(r"(-?\d+)  \d+ melds?", row)[0]) for row in last]
@@ -138,11 +163,11 @@ def test_the_score_story_ends_with_the_final_totals(
 
 def test_ascii_and_a_chosen_hand(pane: Pane, match_log: Path) -> None:  # noqa: F811
     open_replay(pane, "--ascii", "--hand", "2", str(match_log))
-    screen = pane.wait_for(lambda s: "hand 2 - the deal" in title(s), "the second deal")
+    screen = wait_checking(pane, lambda s: "hand 2 - the deal" in title(s), "the second deal")
     assert not set("♠♥♦♣█·…") & set(screen)
     assert re.search(r"\b[2-9TJQKA][SHDC]\b", screen)
     pane.send("End")
-    story = pane.wait_for(lambda s: "The score's story" in s, "the story in ASCII")
+    story = wait_checking(pane, lambda s: "The score's story" in s, "the story in ASCII")
     assert "#" in story and not set("█▏▎▍▌▋▊▉♠♥♦♣") & set(story)
     quit_replay(pane)
 
@@ -161,7 +186,7 @@ def test_a_byte_flipped_log_stops_at_the_entry_verify_names(
     said = text.splitlines()[0]
     open_replay(pane, str(bad))
     pane.send("End")
-    end = pane.wait_for(lambda s: f"BAD LOG at entry {index}" in title(s)
+    end = wait_checking(pane, lambda s: f"BAD LOG at entry {index}" in title(s)
                         and f"verify: {said}" in flat_text(s),
                         "the end of what verify accepts")  # fmt: skip
     assert "story" in end

@@ -338,7 +338,8 @@ class Ballots:
 
     def passed(self, length: int) -> bool:
         """Whether a party our motion leaves to sign has signed a void (a vote, not a
-        decline) of any motion at a point past `length`. A party signs only at the end of
+        decline) at a point past `length`: of our motion (then `released` holds too) or of
+        any other. A party signs only at the end of
         its log, and that void's `p` commits it to the entry at our point: it never signs at
         `length`, so no round of ours there can complete, and we may follow the log. Its log
         may have settled past our point before our void reached it, and then it declines

@@ -166,11 +166,11 @@ class Voter:
         """Whether we stand at our void's point: we signed it at the end of our log, or a
         present party signed it there and the table waits there for the silent parties (we
         sign once our own clock has seen them keep it waiting past the timeout); either way
-        no present party has signed it further on, and no party it leaves to sign has signed
-        any void further on (`Ballots.passed`). We apply and make no entry past it."""
+        no party it leaves to sign has signed a void further on, of it or of any other
+        motion (`Ballots.passed`). We apply and make no entry past it."""
         ballots = self.ballots
         length = len(self.table.log)
-        if ballots.mine is None or ballots.released(length) or ballots.passed(length):
+        if ballots.mine is None or ballots.passed(length):
             return False
         return ballots.signed_at == length or self.waiting_here()
 

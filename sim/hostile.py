@@ -25,10 +25,14 @@ once replaced, its retired one), the entries it has seen, and its own clock. The
   declines it to everybody (the signers, released, go on with the entries there); it keeps
   its own entries past that point from some of the others, and sends those others its vote
   once its own log counts the point settled: a round completed with votes its signers gave
-  up, by a party that both declined and voted.
+  up, by a party that both declined and voted;
+- `aside`: from a moment on, its entries reach nobody, and it tells only some of the others,
+  again and again, that it is catching up (claims of the log that count, 4.5): to those it
+  keeps answering while the rest see it keep the table waiting, so the two groups' clocks
+  disagree on whom a void may name.
 
-`release` is not among the strategies a schedule draws at random (adding one there would
-change what every kept seed draws): `python -m sim --hostile release` runs it.
+`release` and `aside` are not among the strategies a schedule draws at random (adding one
+there would change what every kept seed draws): `python -m sim --hostile aside` runs one.
 """
 
 from __future__ import annotations
@@ -420,10 +424,41 @@ class Release(Strategy):
         return [*sends, *((q, ["e", answer.wire], 0.0) for q in self.others)]
 
 
+class Aside(Strategy):
+    """Silent to all, but catching up (by its claims) to some: a party the table waits for
+    that some honest clocks count as answering and the others as gone."""
+
+    name = "aside"
+
+    def __init__(self, rng: random.Random, parties: int, me: int) -> None:
+        super().__init__(rng, parties, me)
+        self.after = rng.uniform(0.0, 3.0)
+        self.part = self.subset()
+        self.moments = [self.after + 0.9 * k for k in range(12)]
+        self.latest = 0  # the index of our latest entry the others were sent
+        self.claim = 0  # the position we claimed last
+
+    def outgoing(self, seat: Seat, to: int | None, msg: Message, now: float) -> list[Any]:
+        if msg[0] != "e":
+            return [(to, msg, 0.0)]
+        e = decode_entry(msg[1])
+        if e.author != self.me:
+            return [(to, msg, 0.0)]
+        if now < self.after:
+            self.latest = max(self.latest, e.index)
+            return [(to, msg, 0.0)]
+        return []
+
+    def act(self, seat: Seat, now: float) -> list[Any]:
+        # a claim counts once, past our latest entry the others hold and behind their log
+        self.claim = max(self.claim + 1, self.latest + 1)
+        return [(p, ["at", self.claim], 0.0) for p in self.part]
+
+
 STRATEGIES: dict[str, type[Strategy]] = {
     s.name: s
     for s in (Equivocate, Split, Withhold, Lone, Late, Stale, Claims, Garbage, Retired, OldVotes,
-              Release)
+              Release, Aside)
 }
 # what a schedule draws at random: a strategy added later is run by name only, so that every
 # kept seed still draws the schedule it was kept for

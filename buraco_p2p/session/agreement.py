@@ -117,6 +117,8 @@ class Ballots:
         self.signed_at: int | None = None  # the point of our latest void
         self.signed_try = 0  # the try of our latest void there
         self.lower_ok = False  # our try waited past the timeout: a lower complete round may go
+        # a lower complete round held back by another party's retry has waited: it may go
+        self.ahead_ok = False
         self.moot_to = -1  # votes up to this point are moot (a round applied, or refused)
         # every void we signed, by (point, try): we never sign a different one for either,
         # nor a lower try where we signed a higher one (a giving up forgets none of them)
@@ -159,7 +161,7 @@ class Ballots:
         self.mine = None
         self.signed_at = None
         self.signed_try = 0
-        self.lower_ok = False
+        self.lower_ok = self.ahead_ok = False
         self.moot_to = point
         self.prune(point)
 
@@ -178,7 +180,7 @@ class Ballots:
         self.mine = None
         self.signed_at = None
         self.signed_try = 0
-        self.lower_ok = False
+        self.lower_ok = self.ahead_ok = False
         self.moot_to = length - 1
 
     def file(self, entry: Entry) -> Entry | None:
@@ -258,14 +260,41 @@ class Ballots:
                     out.append((v, e))
         return out
 
-    def round_at(self, length: int) -> Entry | None:
+    def round_at(self, length: int, me: int | None = None) -> Entry | None:
         """The first entry of a complete void round starting at `length`, if we hold one:
-        of several, the highest try. Not one of a lower try than the one we signed there,
-        until ours has waited past the timeout (`lower_ok`): our vote for a retry stands
-        until then, so that a holder's late signature on the lower try cannot split the
-        present parties between two rounds."""
-        best: tuple[int, Entry] | None = None
+        of several, the highest try. Not one of a lower try than a vote that stands at
+        `length` (4.5 R3): the one we signed there, until ours has waited past the timeout
+        (`lower_ok`), so that a holder's late signature on the lower try cannot split the
+        present parties between two rounds; nor, until it has waited as long (`ahead_ok`),
+        one of a lower try than a retry another party signed there naming us (party `me`),
+        whose round can complete without us: the parties that retried may yet close on it,
+        while our late signature completed the lower round here."""
         floor = self.signed_try if self.signed_at == length and not self.lower_ok else 0
+        if not self.ahead_ok:
+            floor = max(floor, self.retried(length, me))
+        return self._best(length, floor)
+
+    def held_back(self, length: int, me: int | None) -> bool:
+        """Whether a complete round at `length` waits only for another party's retry naming
+        us (`round_at`): the wait that `ahead_ok` ends."""
+        own = self.signed_try if self.signed_at == length and not self.lower_ok else 0
+        return (not self.ahead_ok and self._best(length, own) is not None
+                and self._best(length, max(own, self.retried(length, me))) is None)  # fmt: skip
+
+    def retried(self, length: int, me: int | None) -> int:
+        """The highest try of a retry (not a decline) another party signed at `length`
+        naming party `me` (0: none, or `me` is None)."""
+        if me is None:
+            return 0
+        tries = [v.motion.attempt for v, e in self._votes(length)
+                 if v.point == length and e.author != me and me in v.motion.silent
+                 and not v.motion.declines]  # fmt: skip
+        return max(tries, default=0)
+
+    def _best(self, length: int, floor: int) -> Entry | None:
+        """The first entry of the complete round at `length` of the highest try not below
+        `floor`, if we hold one."""
+        best: tuple[int, Entry] | None = None
         rivals = [e for k, e in self.rivals.items() if k[0] == length]
         for e in [*self.held.get(length, {}).values(), *rivals]:
             v = self.vote(e)

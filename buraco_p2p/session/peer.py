@@ -143,14 +143,17 @@ class Peer(Waiting, WayBack):
         self._since = now
         self._timed_out = False
         self._overdue: frozenset[int] = frozenset()  # named past the timeout at this step
+        self._late: frozenset[int] = frozenset()  # ... whatever their claims (`late`)
         self._presence = Presence()
         self._last_signed: dict[bytes, int] = {}  # identity key -> its latest index in our log
         for e in table.log[1:]:
             self._last_signed[table.keys_at(e.index)[e.author].raw] = e.index
         # the void round we signed at the end of our log: since when it waits (our clock),
-        # and whether we reported its holders already (once per try)
+        # and whether we reported its holders already (once per try and set of holders)
         self._round_since = now
         self._round_told = False
+        self._told_of = ()
+        self._back_since = None
         self._speculated: int | None = None
         # rounds behind our log that did not apply there: (point, head, entries' hashes)
         self._untaken: set[tuple[int, bytes, tuple[bytes, ...]]] = set()
@@ -195,9 +198,18 @@ class Peer(Waiting, WayBack):
     @property
     def overdue(self) -> frozenset[int]:
         """The parties our clock has seen keep the current step waiting past the table's
-        timeout (reported by `tick`): the only ones, but the author of a fault, that we
-        name silent or join a void naming."""
+        timeout, but those catching up (reported by `tick`): whom the client's policy
+        proposes to name (`buraco_p2p.session.policy`)."""
         return self._overdue
+
+    @property
+    def late(self) -> frozenset[int]:
+        """The parties our clock has seen keep the current step waiting past the table's
+        timeout, whatever their claims of catching up: the only ones, but the author of a
+        fault, that we name silent or join a void naming (docs/protocol.md 4.5). A claim
+        can reach some peers and not others, so it decides only who proposes: a peer that
+        would not join where the others do would be named by their retry (R2)."""
+        return self._late
 
     @property
     def on_turn(self) -> bool:
@@ -230,7 +242,7 @@ class Peer(Waiting, WayBack):
     @property
     def stopped(self) -> bool:
         """Whether we have agreed to a void and stand at its point: we make no entry."""
-        return self._voter.stopped() or self._voter.due(self._overdue)
+        return self._voter.stopped() or self._voter.due(self._late)
 
     @property
     def agreement(self) -> Motion | None:
@@ -374,8 +386,15 @@ class Peer(Waiting, WayBack):
                 if point is not None:  # it stands by its retry behind us (R3), then comes
                     self._presence.stands(table.keys[p].raw, point, now)
         out.extend(self._held_round(now, linked, limit))
+        out.extend(self._held_back(now, limit))
         out.extend(self._held_dispute(now, linked, limit))
-        if self._timed_out or now - self._since < limit or table.closed:
+        if now - self._since < limit or table.closed:
+            return out
+        late = self._late | frozenset(self._missing())
+        if late != self._late:
+            self._late = late
+            out.extend(self.run(now))  # a void we agreed to may be ours to sign now
+        if self._timed_out:
             return out
         keys = [k.raw for k in table.keys]
         waiting = self._presence.absent(self._missing(), keys, linked, now, self._since, limit)
@@ -411,14 +430,14 @@ class Peer(Waiting, WayBack):
         keys are not valid new identities."""
         if self._held_by_dispute():
             raise ValueError("we wait for the round at an equivocated index behind our log")
-        self._voter.propose(self.party, action, silent, tuple(keys), self._missing(), self._overdue)
+        self._voter.propose(self.party, action, silent, tuple(keys), self._missing(), self._late)
         return self.run(now)
 
     def join_void(self, now: float) -> Output:
         """Agree to the void another present party proposed at our point (its action and
         silent parties; see `proposal`). Nothing happens if there is none or we have agreed
         already."""
-        if self._held_by_dispute() or not self._voter.join(self.party, self._overdue):
+        if self._held_by_dispute() or not self._voter.join(self.party, self._late):
             return Output()
         return self.run(now)
 
@@ -581,7 +600,7 @@ class Peer(Waiting, WayBack):
         if table.step_start != before:
             self._since = now
             self._timed_out = False
-            self._overdue = frozenset()
+            self._overdue = self._late = frozenset()
             self._speculated = None
         if table.fault is not None and table.fault.index == len(table.log):
             out.extend(self._fault_vote(now))  # a stop ahead of us reached: only a void follows

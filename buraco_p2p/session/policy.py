@@ -13,6 +13,11 @@ tests, so the policy that runs at a real table is the one the simulator searches
   A proposal that does not count here (one for another point, or one naming us, or one that
   names a party we have not seen keep the table waiting) never stops us proposing: no single
   message from anyone disarms the table.
+- It proposes to name only parties that are not catching up (`Peer.overdue`: their claims of
+  the log advance, `buraco_p2p.session.presence`), but it joins a proposal naming any party
+  its clock saw keep the step waiting past the timeout (`Peer.late`): a claim may reach some
+  peers and not others, and a peer that held back where the others signed would be named
+  by their retry (docs/protocol.md 4.5 R2).
 - `void_action` is what this client proposes ("void", "end" or "replace"; None: it
   proposes nothing). "replace" goes through `replacer` (the host's: it seats new identities)
   and is "end" without one, or before the seats are drawn.
@@ -139,7 +144,7 @@ class Policy:
             out = peer.join_void(now)
             if peer.agreement is not None:
                 return f"joined the agreement to {prop[0].action}", out
-            if not set(prop[0].silent) <= peer.overdue:
+            if not set(prop[0].silent) <= peer.late:
                 return (f"not yet: the table has not waited for {self.names(peer, prop[0].silent)} "
                         "past its timeout here"), out  # fmt: skip
         overdue = tuple(sorted(set(peer.overdue) & set(peer.waiting))) or tuple(

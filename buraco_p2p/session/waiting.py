@@ -45,10 +45,13 @@ class Waiting:
     _since: float  # when the step under way began (our clock)
     _timed_out: bool  # whether we reported its missing parties already
     _overdue: frozenset[int]  # named past the timeout at this step
+    _late: frozenset[int]  # ... whatever their claims
     # the void round we signed at the end of our log: since when it waits (our clock), and
     # whether we reported its holders already (once per try)
     _round_since: float
     _round_told: bool
+    _told_of: tuple[int, ...]  # the holders we last reported (and retried or held for)
+    _back_since: tuple[int, float] | None  # (point, our clock): a round held back since
 
     if TYPE_CHECKING:  # the peer's own, which these use
 
@@ -61,7 +64,7 @@ class Waiting:
 
     def _vote_due(self) -> bool:
         """Whether our void at the end of our log is ours to sign now."""
-        return self._voter.due(self._overdue) and not self._held_by_dispute()
+        return self._voter.due(self._late) and not self._held_by_dispute()
 
     def _held_by_dispute(self) -> bool:
         """Whether we sign no void at the end of our log, for a dispute behind it: we wait
@@ -120,7 +123,7 @@ class Waiting:
         if now is not None:
             self._since = now
         self._timed_out = False
-        self._overdue = frozenset()
+        self._overdue = self._late = frozenset()
 
     def _released(self) -> bool:
         """Whether we stop standing at our void's point (4.5 rule 3): a present party went
@@ -183,11 +186,14 @@ class Waiting:
     def _held_round(self, now: float, linked: Collection[int], limit: float) -> Output:
         """The void round we signed at the end of our log has waited past the timeout for
         parties that have not signed it: retry naming them too, or let a complete round of
-        a lower try go, or (no majority would be left) wait and say so (`Voter.retry`)."""
+        a lower try go, or (no majority would be left) wait and say so (`Voter.retry`).
+        Decided again whenever the parties holding it change: some of those that held a
+        retry back may sign after all, and a retry naming the rest may then be allowed
+        (4.5 R4); a peer that never looked again would hold the table for good."""
         out = Output()
         holders = self._voter.holders()
         stuck = not holders and self._voter.stuck()
-        if not (holders or stuck) or self._round_told:
+        if not (holders or stuck) or (self._round_told and holders == self._told_of):
             return out
         if now - self._round_since < RETRY_TIMEOUTS * limit:
             return out
@@ -206,6 +212,7 @@ class Waiting:
         if holders and not away:
             return out
         self._round_told = True
+        self._told_of = holders
         agreed = self._voter.agreement
         assert agreed is not None
         here = len(self.table.log)
@@ -216,6 +223,23 @@ class Waiting:
         out.events.append(VoidHeld(away, outcome, agreed.attempt))
         out.extend(self.run(now))
         return out
+
+    def _held_back(self, now: float, limit: float) -> Output:
+        """A complete round at the end of our log of a lower try than a retry another party
+        signed there naming us (`Ballots.round_at`) has waited twice the timeout since we
+        first held it back: the retry did not complete, so the parties that signed it take
+        the lower round too (R3's exception), and so do we."""
+        ballots = self._voter.ballots
+        length = len(self.table.log)
+        if not ballots.held_back(length, self.table.me):
+            self._back_since = None
+            return Output()
+        if self._back_since is None or self._back_since[0] != length:
+            self._back_since = (length, now)
+        if now - self._back_since[1] < RETRY_TIMEOUTS * limit:
+            return Output()
+        ballots.ahead_ok = True
+        return self.run(now)
 
     def _fault_vote(self, now: float) -> Output:
         """The table stopped at a fault (a refused entry, an equivocation) at the end of our

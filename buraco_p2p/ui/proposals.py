@@ -105,7 +105,7 @@ class Proposals:
         t = d.peer.table
         if not t.can_void(silent):
             return ""
-        nameable = set(d.overdue)
+        nameable = set(d.peer.late)
         if t.fault is not None and t.fault.author is not None:
             nameable.add(t.fault.author)
         waited = set(t.waiting_for)

@@ -180,6 +180,31 @@ def test_a_holder_that_signs_late_joins_the_first_try() -> None:
         assert r.peers[p].table.closed and _voids(r, p) == [(0, [1])] * 3, p
 
 
+def test_a_round_held_for_want_of_a_majority_is_retried_once_some_sign() -> None:
+    """At six seats X (party 2) is gone; parties 0 and 5 sign the void naming it, parties 1
+    and 4 sign it only after it has waited twice the timeout, and H (party 3) never does.
+    At twice the timeout a retry naming 1, 3 and 4 too would leave two signers: 0 and 5
+    hold ("held"). Once 1 and 4 have signed, a retry naming X and H leaves four: 0 and 5
+    decide again and sign it, and so do 1 and 4 on their own clocks, and the table closes.
+    (A peer that decided once only held for good, and 1 and 4's retry, which needs its
+    signature, with it.)"""
+    n, x, h = 6, 2, 3
+    r = _stalled_turn(n, x)
+    _agree(r, [0, 5], x)
+    _wait(r, 2.5 * LIMIT)
+    for p in (0, 5):
+        told = [(e.parties, e.outcome) for e in r.events[p] if isinstance(e, VoidHeld)]
+        assert told == [((1, 3, 4), "held")], p
+    for p in (1, 4):
+        r.act(p, r.peers[p].join_void(r.now))
+    r.run()
+    _wait(r, 3 * LIMIT)
+    for p in (0, 1, 4, 5):
+        assert r.peers[p].table.closed, p
+        assert _voids(r, p) == [(1, [x, h])] * 4, p
+    assert same_logs(r, [0, 1, 4, 5])
+
+
 def test_a_bogus_retry_names_no_honest_party() -> None:
     """At six seats X (party 2) is gone, H4 and H5 hostile: they never sign the first try
     and at once sign a try 1 naming X and honest party 3 (present, it signed). Nobody

@@ -83,6 +83,50 @@ def test_a_vote_sent_once_the_others_went_on_holds(
     assert sum(sent) > 0
 
 
+# schedules of the `aside` strategy (drawn by name only): a party the table waits for tells
+# some of the others only that it is catching up. (seed, seats):
+# - 100 at four seats: parties 0 and 1 sign a void naming party 3; party 2, whose clock
+#   counted party 3 as catching up, did not sign, and their retry named party 2 (S2);
+# - 107 at six seats: the same, naming party 0;
+# - 2035 at six seats: party 0 crashes; the others sign a void naming party 1, then its retry
+#   naming 0 and 1; back, party 0 signs the first (its late signature completes it there)
+#   while the retry completes at the others: two closed logs (S1);
+# - 5 at six seats, two parties aside: the present parties held back for seven seconds.
+ASIDE = [(100, 4), (107, 6), (2035, 6), (5, 6)]
+
+
+def _join_unless_catching_up(self: Peer, now: float) -> Output:
+    """`Peer.join_void` as it was: a party heard catching up could not be named."""
+    if self._held_by_dispute() or not self._voter.join(self.party, self.overdue):
+        return Output()
+    return self.run(now)
+
+
+@pytest.mark.parametrize(("seed", "seats"), ASIDE)
+def test_a_party_catching_up_to_some_only_splits_nobody(seed: int, seats: int) -> None:
+    outcome = run(seed, seats=seats, hostile="aside")
+    assert set(outcome.hostile.values()) == {"aside"}
+
+
+def test_the_regression_finds_a_peer_that_will_not_join_for_a_claim(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Put back the fault: a peer joins a proposal only for parties it has not heard catch
+    up (`Peer.overdue`, not `Peer.late`): the parties a claim reached hold back, and the
+    others' retry names them, present and answering."""
+    monkeypatch.setattr(Peer, "join_void", _join_unless_catching_up)
+    assert _failure(monkeypatch, 100, seats=4, hostile="aside").prop == "S2"
+
+
+def test_the_regression_finds_a_late_signature_closing_under_a_retry(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Put back the fault: a complete round at our point is applied at once, though another
+    party signed a retry there naming us, which can complete without us (4.5 R3)."""
+    monkeypatch.setattr(agreement_module.Ballots, "retried", lambda self, length, me: 0)
+    assert _failure(monkeypatch, 2035, seats=6, hostile="aside").prop == "S1"
+
+
 def test_a_schedule_replays_alike() -> None:
     """A seed is a run: the same seed twice does the same, event for event."""
     assert run(FIRST + 3) == run(FIRST + 3)
@@ -492,9 +536,13 @@ STANDING_RETRY = Params(
 
 def test_a_party_standing_by_its_retry_is_waited_for(monkeypatch: pytest.MonkeyPatch) -> None:
     """The schedule holds; and fails with the fault put back: a retry standing behind our
-    log is not counted as answering."""
+    log is not counted as answering. (Party 4, back from its crash, signs the lower try
+    after party 0's retry named it: it now holds the lower round back while that retry may
+    complete, 4.5 R3, and comes to the next step later; the schedule meets the fault with
+    that wait put back too.)"""
     run_params(STANDING_RETRY, "a kept schedule")
     monkeypatch.setattr(ledger_module.Ledger, "standing_retry", lambda self, party: None)
+    monkeypatch.setattr(agreement_module.Ballots, "retried", lambda self, length, me: 0)
     with pytest.raises(Failure) as got:
         run_params(STANDING_RETRY, "a kept schedule")
     assert got.value.prop == "S2"
@@ -595,8 +643,13 @@ def test_a_vote_no_party_declines_is_released_by_a_void_signed_past_its_point(
     them ever signs at 48, so party 0 follows the log and comes back. Put back the fault
     (only a void of party 0's own motion further on releases it): party 0 stands at 48 for
     good, the new hand at 55 waits for it, and the others, who cannot agree whom to name,
-    hold the table."""
+    hold the table. (Since a claim no longer keeps a peer from joining, the others agree
+    and close without party 0, which stands at 48 for good: it never closes; with that put
+    back too, the table stands as before.)"""
     outcome = run(VOTED_BEYOND)
     assert outcome.hostile == {1: "claims"} and outcome.closed == 5
     monkeypatch.setattr(agreement_module.Ballots, "passed", lambda self, length: False)
+    monkeypatch.setattr(schedule_module, "_TABLES", {})
+    assert run(VOTED_BEYOND).closed == 4
+    monkeypatch.setattr(Peer, "join_void", _join_unless_catching_up)
     assert _failure(monkeypatch, VOTED_BEYOND).prop == "L1"

@@ -188,6 +188,10 @@ class PeerLinks:
                     # Seats may have changed since this peer's welcome, while no link was up
                     # to tell it: every (re)established link starts from the current roster.
                     self.enqueue(run, roster_message(mesh.roster))
+                    if mesh.roster.member(p.key) is None:
+                        # its seat was freed while this link was starting: that roster
+                        # tells it so, and then the link goes
+                        nursery.start_soon(self.retire, run, f"{name} holds no seat here")
                 run.up = True
                 member = mesh.roster.member(p.key) if mesh.roster else None
                 nickname = member.nickname if member is not None else link.peer_nickname

@@ -93,6 +93,10 @@ class Seating:
         else:
             gone = mesh.records.get(departure.key)
             runs = [gone.run] if gone is not None else []
+            if mesh.is_host:
+                # A link still starting goes live first: it begins with the roster that
+                # records the departure, the only way its peer learns of it (`PeerLinks`).
+                runs = [run for run in runs if run is not None and run.up]
         for run in runs:
             if run is not None:
                 mesh.nursery.start_soon(mesh.links.retire, run, why)

@@ -260,36 +260,41 @@ class Ballots:
                     out.append((v, e))
         return out
 
-    def round_at(self, length: int, me: int | None = None) -> Entry | None:
+    def round_at(self, length: int, me: int | None = None, drawn: bool = True) -> Entry | None:
         """The first entry of a complete void round starting at `length`, if we hold one:
-        of several, the highest try. Not one of a lower try than a vote that stands at
-        `length` (4.5 R3): the one we signed there, until ours has waited past the timeout
-        (`lower_ok`), so that a holder's late signature on the lower try cannot split the
-        present parties between two rounds; nor, until it has waited as long (`ahead_ok`),
-        one of a lower try than a retry another party signed there naming us (party `me`),
-        whose round can complete without us: the parties that retried may yet close on it,
-        while our late signature completed the lower round here."""
-        floor = self.signed_try if self.signed_at == length and not self.lower_ok else 0
-        if not self.ahead_ok:
-            floor = max(floor, self.retried(length, me))
-        return self._best(length, floor)
+        of several, the highest try. Not one of a lower try than the one we signed there,
+        until ours has waited past the timeout (`lower_ok`): our vote for a retry stands
+        until then, so that a holder's late signature on the lower try cannot split the
+        present parties between two rounds. Nor, until it has waited as long (`ahead_ok`),
+        a round that closes the log (an "end", or any void before the seats are `drawn`)
+        of a lower try than a retry another party signed there naming us (party `me`): that
+        retry can complete without us, while our late signature completed the lower round
+        here, and a closed log is never cut back (a round that does not close is, if the
+        retry completes: 4.6, "The one way back")."""
+        best = self._best(length, self._floor(length))
+        if best is not None and self._waits(best, length, me, drawn):
+            return None
+        return best
 
-    def held_back(self, length: int, me: int | None) -> bool:
+    def held_back(self, length: int, me: int | None, drawn: bool) -> bool:
         """Whether a complete round at `length` waits only for another party's retry naming
         us (`round_at`): the wait that `ahead_ok` ends."""
-        own = self.signed_try if self.signed_at == length and not self.lower_ok else 0
-        return (not self.ahead_ok and self._best(length, own) is not None
-                and self._best(length, max(own, self.retried(length, me))) is None)  # fmt: skip
+        best = self._best(length, self._floor(length))
+        return best is not None and self._waits(best, length, me, drawn)
 
-    def retried(self, length: int, me: int | None) -> int:
-        """The highest try of a retry (not a decline) another party signed at `length`
-        naming party `me` (0: none, or `me` is None)."""
-        if me is None:
-            return 0
+    def _floor(self, length: int) -> int:
+        return self.signed_try if self.signed_at == length and not self.lower_ok else 0
+
+    def _waits(self, first: Entry, length: int, me: int | None, drawn: bool) -> bool:
+        """Whether the complete round `first` begins waits under a retry naming us."""
+        if self.ahead_ok or me is None:
+            return False
+        if first.body.get("action") != bodies.END and drawn:
+            return False  # the log goes on, and comes to the retry's round if it completes
         tries = [v.motion.attempt for v, e in self._votes(length)
                  if v.point == length and e.author != me and me in v.motion.silent
                  and not v.motion.declines]  # fmt: skip
-        return max(tries, default=0)
+        return bodies.void_try(first.body) < max(tries, default=0)
 
     def _best(self, length: int, floor: int) -> Entry | None:
         """The first entry of the complete round at `length` of the highest try not below

@@ -160,7 +160,7 @@ class Voter:
                 table.voiding, table.silent, table.void_keys, table.void_try))  # fmt: skip
             return self.ballots.get(length, table.expected_author(length), table.void_try,
                                     under_way)  # fmt: skip
-        return self.ballots.round_at(length, self.table.me)
+        return self.ballots.round_at(length, self.table.me, self.table.match is not None)
 
     def stopped(self) -> bool:
         """Whether we stand at our void's point: we signed it at the end of our log, or a

@@ -225,13 +225,14 @@ class Waiting:
         return out
 
     def _held_back(self, now: float, limit: float) -> Output:
-        """A complete round at the end of our log of a lower try than a retry another party
-        signed there naming us (`Ballots.round_at`) has waited twice the timeout since we
-        first held it back: the retry did not complete, so the parties that signed it take
-        the lower round too (R3's exception), and so do we."""
+        """A complete round closing our log at its end, of a lower try than a retry another
+        party signed there naming us (`Ballots.round_at`), has waited twice the timeout
+        since we first held it back: the retry did not complete, so the parties that signed
+        it take the lower round too (R3's exception), and so do we. Only a closing round
+        waits: nobody is named at a step after it for the time we wait."""
         ballots = self._voter.ballots
         length = len(self.table.log)
-        if not ballots.held_back(length, self.table.me):
+        if not ballots.held_back(length, self.table.me, self.table.match is not None):
             self._back_since = None
             return Output()
         if self._back_since is None or self._back_since[0] != length:

@@ -121,9 +121,10 @@ def test_the_regression_finds_a_peer_that_will_not_join_for_a_claim(
 def test_the_regression_finds_a_late_signature_closing_under_a_retry(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """Put back the fault: a complete round at our point is applied at once, though another
-    party signed a retry there naming us, which can complete without us (4.5 R3)."""
-    monkeypatch.setattr(agreement_module.Ballots, "retried", lambda self, length, me: 0)
+    """Put back the fault: a complete round closing the log at our point is applied at once,
+    though another party signed a retry there naming us, which can complete without us
+    (4.5 R3)."""
+    monkeypatch.setattr(agreement_module.Ballots, "_waits", lambda self, *args: False)
     assert _failure(monkeypatch, 2035, seats=6, hostile="aside").prop == "S1"
 
 
@@ -536,13 +537,9 @@ STANDING_RETRY = Params(
 
 def test_a_party_standing_by_its_retry_is_waited_for(monkeypatch: pytest.MonkeyPatch) -> None:
     """The schedule holds; and fails with the fault put back: a retry standing behind our
-    log is not counted as answering. (Party 4, back from its crash, signs the lower try
-    after party 0's retry named it: it now holds the lower round back while that retry may
-    complete, 4.5 R3, and comes to the next step later; the schedule meets the fault with
-    that wait put back too.)"""
+    log is not counted as answering."""
     run_params(STANDING_RETRY, "a kept schedule")
     monkeypatch.setattr(ledger_module.Ledger, "standing_retry", lambda self, party: None)
-    monkeypatch.setattr(agreement_module.Ballots, "retried", lambda self, length, me: 0)
     with pytest.raises(Failure) as got:
         run_params(STANDING_RETRY, "a kept schedule")
     assert got.value.prop == "S2"

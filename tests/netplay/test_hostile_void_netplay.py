@@ -234,3 +234,49 @@ async def test_a_party_that_never_signs_is_named_by_a_retry(tmp_path: Path) -> N
                      lambda: all(log and log[-1].kind == "void" for log in _logs(c)[:2]))
         for log in _logs(c)[:2]:
             assert [e.wire for e in log] == [e.wire for e in me.peer.log]
+
+
+async def test_a_party_that_tells_one_bot_it_is_catching_up_gets_no_bot_named(
+    tmp_path: Path,
+) -> None:
+    """This client plays by hand until a turn that follows several entries of the others
+    since its own latest; then it never moves, and tells one bot only, again and again, that
+    it is catching up (an `at` claim that counts there, 4.5): that bot counts it present
+    while the two others see it keep the table waiting and sign a void naming it. The bot
+    that heard the claims joins all the same (a claim decides who proposes, never who may
+    agree), so the round names this client alone; were it to hold back, the others' retry
+    would name it, present and answering (S2), or, with party 0 among the two, hold the
+    table for good."""
+    with Cluster(4, tmp_path / "d", None, seed=SEED, humans=[ME],
+                 peer_args=["--timeout-ms", "2000", "--void", "end"]) as c:  # fmt: skip
+        c.start()
+        async with _me(tmp_path, c) as me:  # no chooser: we play our turns by hand
+            rng = random.Random(SEED)
+
+            def gap() -> int:  # the entries after our latest one: what our claims can buy
+                log = me.peer.log
+                return len(log) - 1 - max(e.index for e in log if e.author == me.peer.party)
+
+            with trio.move_on_after(180):
+                while not (me.peer.on_turn and gap() >= 5):
+                    if me.peer.on_turn:
+                        me.play(_choose(me.peer, rng))
+                    await trio.sleep(0.02)
+            assert me.peer.on_turn and gap() >= 5, _state(me)
+            told = Identity.from_seed(derive(SEED, "identity/1"), "bot").public
+            named = _bot_party(c, me, 1)
+            claim = len(me.peer.log) - 1 - gap()
+            with trio.move_on_after(120):
+                while not me.peer.table.closed:
+                    if claim + 1 < len(me.peer.log):
+                        claim += 1  # each entry past our latest counts once, for a timeout
+                        await me.mesh.send(told, ["at", claim])
+                    await trio.sleep(1.5)
+            assert me.peer.table.closed, _state(me)
+            voids = [e for e in me.peer.log if e.kind == "void"]
+            assert voids and {tuple(e.body["silent"]) for e in voids} == {(me.peer.party,)}
+            assert all(named not in e.body["silent"] for e in voids)
+        await _until("the bots' logs end alike",
+                     lambda: all(log and log[-1].kind == "void" for log in _logs(c)))
+        for bot_log in _logs(c):
+            assert [e.wire for e in bot_log] == [e.wire for e in me.peer.log]

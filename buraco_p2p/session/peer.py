@@ -205,10 +205,12 @@ class Peer(Waiting, WayBack):
     @property
     def late(self) -> frozenset[int]:
         """The parties our clock has seen keep the current step waiting past the table's
-        timeout, whatever their claims of catching up: the only ones, but the author of a
-        fault, that we name silent or join a void naming (docs/protocol.md 4.5). A claim
-        can reach some peers and not others, so it decides only who proposes: a peer that
-        would not join where the others do would be named by their retry (R2)."""
+        timeout, whatever their claims of catching up (but not while a retry of theirs
+        stands behind our log, 4.5 R3): the only ones, but the author of a fault, that we
+        name silent or join a void naming (docs/protocol.md 4.5). A claim can reach some
+        peers and not others, so it decides only who proposes: a peer that would not join
+        where the others do would be named by their retry (R2). A standing retry is a
+        signed vote every peer holds alike."""
         return self._late
 
     @property
@@ -390,13 +392,15 @@ class Peer(Waiting, WayBack):
         out.extend(self._held_dispute(now, linked, limit))
         if now - self._since < limit or table.closed:
             return out
-        late = self._late | frozenset(self._missing())
+        keys = [k.raw for k in table.keys]
+        late = self._late | frozenset(
+            p for p in self._missing() if not self._presence.standing(keys[p], now, limit)
+        )
         if late != self._late:
             self._late = late
             out.extend(self.run(now))  # a void we agreed to may be ours to sign now
         if self._timed_out:
             return out
-        keys = [k.raw for k in table.keys]
         waiting = self._presence.absent(self._missing(), keys, linked, now, self._since, limit)
         if waiting:
             self._timed_out = True

@@ -77,11 +77,15 @@ class Presence:
         """Whether `key` counts as present: its link is up, and a claim of it counted within
         `limit` seconds of `now` or its standing retry within `STANDING_TIMEOUTS` timeouts."""
         at = self._heard.get(key)
+        return linked and ((at is not None and now - at < limit) or self.standing(key, now, limit))
+
+    def standing(self, key: bytes, now: float, limit: float) -> bool:
+        """Whether `key`'s retry behind our log, noted within `STANDING_TIMEOUTS` timeouts of
+        `now`, keeps it from being late at our step. Unlike a claim, a vote is signed and
+        relayed to every peer, so every honest peer notes it alike: it may keep a peer from
+        agreeing to name `key` (`Peer.late`), where a claim only keeps it from proposing."""
         stood = self._standing.get(key)
-        return linked and (
-            (at is not None and now - at < limit)
-            or (stood is not None and now - stood < STANDING_TIMEOUTS * limit)
-        )
+        return stood is not None and now - stood < STANDING_TIMEOUTS * limit
 
     def absent(
         self,

@@ -108,3 +108,53 @@ def test_a_standing_retry_counts_for_its_wait_once_per_point() -> None:
     # and never past the cap on how long a step waits for parties it cannot check
     begun = end - CATCHUP_TIMEOUTS * LIMIT
     assert presence.absent([0], [key], {0}, end + 0.01, begun, LIMIT) == (0,)
+
+
+def test_a_claim_keeps_a_peer_from_proposing_never_from_agreeing() -> None:
+    """Claims reach the peers they are sent to and no other (4.5): the host, which hears the
+    heir catch up, does not report it nor propose to name it, but a party that did not hear
+    them proposes, and the host agrees: its clock saw the heir keep the step waiting past
+    the timeout (`Peer.late`). Were it to hold back, the proposer's retry would name it."""
+    r, heir, _begun, since = _heir_seated_behind(45)
+    host, other = r.peers[0], r.peers[1]
+    assert host.heard(heir.public, 10, since + 0.5)
+    assert _reported(host, since + 1.2, {GONE}) is None
+    assert host.overdue == frozenset() and host.late == {GONE}
+    assert _reported(other, since + 1.2, {GONE}) == (GONE,)
+    r.act(1, other.propose_void("end", since + 1.2, (GONE,)))
+    r.run()
+    assert other.agreement is not None and host.proposal is not None
+    r.act(0, host.join_void(since + 1.3))
+    assert host.agreement is not None and host.agreement.silent == (GONE,)
+
+
+def test_a_standing_retry_is_counted_alike_whatever_the_link() -> None:
+    """A standing retry is a signed vote every peer holds: it keeps its party from being late
+    here (a peer does not agree to name it) for the same STANDING_TIMEOUTS timeouts, link up
+    or down; a claim never does."""
+    presence, key = Presence(), b"k" * 32
+    presence.stands(key, 40, 10.0)
+    end = 10.0 + STANDING_TIMEOUTS * LIMIT
+    assert presence.standing(key, end - 0.01, LIMIT) and not presence.standing(key, end, LIMIT)
+    presence.heard(key, 3, 50, 10.0)
+    assert not presence.standing(key, end, LIMIT) and presence.answering(key, True, 10.5, LIMIT)
+
+
+def test_a_party_whose_retry_stands_is_not_late_until_its_wait_is_over() -> None:
+    """While a retry of the party the step waits for stands behind our log (noted here as
+    the peer's tick notes it, `Ledger.standing_retry`), the peer does not count it late, so
+    it agrees to no void naming it; once the wait is over it does."""
+    r, heir, _begun, since = _heir_seated_behind(46)
+    host, other = r.peers[0], r.peers[1]
+    host._presence.stands(heir.public.raw, len(host.log) - 1, since)
+    host.tick(since + 1.2, set())
+    assert host.late == frozenset()
+    assert _reported(other, since + 1.2, {GONE}) == (GONE,)
+    r.act(1, other.propose_void("end", since + 1.2, (GONE,)))
+    r.run()
+    r.act(0, host.join_void(since + 1.3))
+    assert host.agreement is None
+    host.tick(since + STANDING_TIMEOUTS * LIMIT, set())
+    assert host.late == {GONE}
+    r.act(0, host.join_void(since + STANDING_TIMEOUTS * LIMIT))
+    assert host.agreement is not None

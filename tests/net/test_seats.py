@@ -4,6 +4,7 @@ are bound to their identity for the table; a table has the rules' number of seat
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import Any
 
 import pytest
 import trio
@@ -11,6 +12,7 @@ from mesh_helpers import FAST, NICKS, collect, table_of_four
 
 from buraco_p2p.net.channel.identity import Identity, PeerKey
 from buraco_p2p.net.channel.link import SecureLink
+from buraco_p2p.net.channel.outbox import LinkRun
 from buraco_p2p.net.mesh.mesh import (
     Mesh,
     MeshError,
@@ -19,6 +21,7 @@ from buraco_p2p.net.mesh.mesh import (
     PeerDown,
     SeatFreed,
 )
+from buraco_p2p.net.mesh.peer import Peer
 from buraco_p2p.net.mesh.startup import host_table, join_table
 from buraco_p2p.net.table.table import (
     KICKED,
@@ -174,6 +177,51 @@ async def test_the_host_kicks_a_player_and_every_seat_sees_it() -> None:
             assert e.roster is not None and e.roster.member(e.me) is not None
             assert e.roster.member(e.me).seat == 2  # type: ignore[union-attr]
             assert not any("refused" in r for r in b.rejections + d.rejections)  # type: ignore[operator]
+
+
+async def test_a_player_kicked_while_its_link_starts_hears_that_it_was_kicked() -> None:
+    """The host frees a seat while the link to its peer is still starting (the peer redialed,
+    and its first record has not arrived): that link must go live and carry the roster that
+    records the kick before it is closed. Retired unstarted, the link told the peer nothing,
+    and its next dial was refused as "not seated" with no word of why."""
+    async with table_of_four() as meshes:
+        host, _b, c, _d = meshes
+        starting, release = trio.Event(), trio.Event()
+        serve = host.links._serve_link
+
+        async def serve_held(p: Peer, run: LinkRun) -> None:
+            # The new link to caio waits at its first receive (its real handshake step)
+            # until the kick has been made.
+            link = run.link
+            if p.key == c.me and not starting.is_set():
+                receive = link.receive
+
+                async def first_receive() -> Any:
+                    starting.set()
+                    await release.wait()
+                    link.receive = receive  # type: ignore[method-assign]
+                    return await receive()
+
+                link.receive = first_receive  # type: ignore[method-assign]
+            await serve(p, run)
+
+        host.links._serve_link = serve_held  # type: ignore[method-assign]
+        with trio.fail_after(10):
+            host.links.drop(host.links.live_run(c.me), MeshError("the cable is pulled"))
+            await starting.wait()  # caio dialed again; the host's end of it is starting
+            assert not host.is_up(c.me)
+            await host.kick(c.me)
+            # Longer than a retirement waits for its queue (a heartbeat interval): a link
+            # retired unstarted is gone before caio's first record is read.
+            await trio.sleep(5 * FAST.heartbeat_interval)
+            release.set()
+            while c.unseated is None:
+                await trio.sleep(0.01)
+        assert c.unseated == "kicked"
+        assert c.roster is not None and c.roster.member(c.me) is None
+        with trio.fail_after(10):
+            while host.is_up(c.me):
+                await trio.sleep(0.01)
 
 
 async def test_a_kick_the_host_could_not_save_reaches_nobody() -> None:

@@ -31,8 +31,14 @@ once replaced, its retired one), the entries it has seen, and its own clock. The
   keeps answering while the rest see it keep the table waiting, so the two groups' clocks
   disagree on whom a void may name.
 
-`release` and `aside` are not among the strategies a schedule draws at random (adding one
-there would change what every kept seed draws): `python -m sim --hostile aside` runs one.
+- `stand`: from a moment on, its entries reach nobody, and once a void round in the
+  others' logs names it, it signs a retry of its own at that round's point and sends it
+  about a timeout into the next step: a vote that stands behind their logs (4.5 R3), which
+  clocks that run at different rates note some before and some after their timeout.
+
+`release`, `aside` and `stand` are not among the strategies a schedule draws at random
+(adding one there would change what every kept seed draws): `python -m sim --hostile aside`
+runs one.
 """
 
 from __future__ import annotations
@@ -455,10 +461,56 @@ class Aside(Strategy):
         return [(p, ["at", self.claim], 0.0) for p in self.part]
 
 
+class Stand(Strategy):
+    """Silent from a moment on, and whenever a void round at or after its latest entry is
+    in its log (the round that named it, say), a retry of its own at that round's point,
+    of a higher try: a vote that stands behind the others' logs (4.5 R3). It sends it about
+    a timeout into the step that waits for it, so that honest clocks that run at different
+    rates note it, some before their timeout of that step and some after: the first do not
+    count it late, and the others sign a void naming it that the first do not join."""
+
+    name = "stand"
+
+    def __init__(self, rng: random.Random, parties: int, me: int) -> None:
+        super().__init__(rng, parties, me)
+        self.after = rng.uniform(0.0, 3.0)
+        self.moments = [self.after + 0.1 * k for k in range(120)]
+        self.stood: set[int] = set()  # the points we signed a retry at
+
+    def outgoing(self, seat: Seat, to: int | None, msg: Message, now: float) -> list[Any]:
+        if now < self.after or msg[0] != "e" or decode_entry(msg[1]).author != self.me:
+            return [(to, msg, 0.0)]
+        return []
+
+    def act(self, seat: Seat, now: float) -> list[Any]:
+        peer = seat.peer
+        if peer is None or peer.table.closed:
+            return []
+        t = peer.table
+        for e in reversed(t.log):
+            if e.kind == bodies.VOID:
+                break
+        else:
+            return []
+        silent = list(e.body.get("silent", ()))
+        active = [q for q in range(self.n) if q not in silent]
+        point = e.index - active.index(e.author)
+        if point < t.cover[self.me] or point in self.stood:
+            return []
+        self.stood.add(point)
+        named = sorted(set(silent) - {self.me}) or [self.rng.choice(self.others)]
+        body = {"action": "end", "silent": named, bodies.TRY: bodies.void_try(e.body) + 1}
+        v = self.void_at(seat, point, body)
+        if v is None:
+            return []
+        wait = self.rng.uniform(0.7, 1.3) * seat.timeout
+        return [(q, ["e", v.wire], wait) for q in self.others]
+
+
 STRATEGIES: dict[str, type[Strategy]] = {
     s.name: s
     for s in (Equivocate, Split, Withhold, Lone, Late, Stale, Claims, Garbage, Retired, OldVotes,
-              Release, Aside)
+              Release, Aside, Stand)
 }
 # what a schedule draws at random: a strategy added later is run by name only, so that every
 # kept seed still draws the schedule it was kept for

@@ -22,7 +22,10 @@ waited twice the timeout (docs/protocol.md 4.5 R3), and only then does it take t
 took and come on. Such a vote (`stands`) counts like a claim, for `STANDING_TIMEOUTS`
 timeouts from when it first keeps our step waiting: the wait it is bound to, a timeout to
 come to our point and one to sign there. Each point of a party counts once (an honest party
-stands there once: after its wait it takes the lower round), and the same cap holds.
+stands there once: after its wait it takes the lower round), and the same cap holds. That
+vote reaches the peers at different moments, some before their timeout of the step and some
+after; those that signed a void naming the party meanwhile wait for the others' votes until
+its standing is over at their clocks before they retry (`standing_ends`).
 
 Pure like all of `session/`: the times are the `now` the host passes.
 """
@@ -86,6 +89,14 @@ class Presence:
         agreeing to name `key` (`Peer.late`), where a claim only keeps it from proposing."""
         stood = self._standing.get(key)
         return stood is not None and now - stood < STANDING_TIMEOUTS * limit
+
+    def standing_ends(self, key: bytes, limit: float) -> float | None:
+        """When `key`'s standing retry noted last stops keeping it from being late here
+        (None if none was noted). A peer that noted it before its own timeout of the step
+        does not count `key` late until then, so it has not signed a void naming `key`; a
+        retry must not name that peer for it before it could have (4.5 R2)."""
+        stood = self._standing.get(key)
+        return None if stood is None else stood + STANDING_TIMEOUTS * limit
 
     def absent(
         self,

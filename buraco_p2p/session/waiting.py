@@ -184,9 +184,12 @@ class Waiting:
         )  # fmt: skip
 
     def _held_round(self, now: float, linked: Collection[int], limit: float) -> Output:
-        """The void round we signed at the end of our log has waited past the timeout for
+        """The void round we signed at the end of our log has waited twice the timeout for
         parties that have not signed it: retry naming them too, or let a complete round of
         a lower try go, or (no majority would be left) wait and say so (`Voter.retry`).
+        Where a party it names stands by a retry behind our log, the wait for a retry
+        counts from the end of that standing: a peer that noted it before its own timeout
+        does not count that party late until then (4.5 R2).
         Decided again whenever the parties holding it change: some of those that held a
         retry back may sign after all, and a retry naming the rest may then be allowed
         (4.5 R4); a peer that never looked again would hold the table for good."""
@@ -205,6 +208,15 @@ class Waiting:
             if adopted.rollback is not None:
                 return adopted
         keys = [k.raw for k in self.table.keys]
+        agreed = self._voter.agreement
+        assert agreed is not None
+        ends = (self._presence.standing_ends(keys[p], limit) for p in agreed.silent)
+        start = max([self._round_since, *(e for e in ends if e is not None)])
+        if now - start < RETRY_TIMEOUTS * limit:
+            # A party our round names stands by a retry behind our log: a present party
+            # that noted it before its own timeout has not counted it late, and signs once
+            # that ends (4.5 R2); our wait for its vote starts then.
+            return out
         away = tuple(
             p for p in self._presence.absent(holders, keys, linked, now, self._round_since, limit)
             if not self._ledger.waits_for_dispute(p)  # the dispute's retry names it (`_missing`)
@@ -213,8 +225,6 @@ class Waiting:
             return out
         self._round_told = True
         self._told_of = holders
-        agreed = self._voter.agreement
-        assert agreed is not None
         here = len(self.table.log)
         equivocators = tuple(sorted({a for (a, i), err in self.evidence.items() if i >= here}))
         outcome = self._voter.retry(away, equivocators)

@@ -110,6 +110,40 @@ def test_a_standing_retry_counts_for_its_wait_once_per_point() -> None:
     assert presence.absent([0], [key], {0}, end + 0.01, begun, LIMIT) == (0,)
 
 
+def test_a_party_that_noted_a_standing_retry_first_is_not_named_by_the_others_retry() -> None:
+    """A standing retry reaches the peers at different moments. Party 1 notes the heir's
+    before its own timeout of the step, so it does not count the heir late; parties 0 and 3
+    note it after theirs, propose and join a void naming the heir, and wait for party 1's
+    vote. Party 1 signs once the heir's wait is over; their retry must not name it before
+    then (4.5 R2: their wait for its vote starts when the standing ends at their clocks).
+    Before, they retried twice the timeout after signing and closed naming party 1, present
+    and answering, with the heir."""
+    r, heir, _begun, since = _heir_seated_behind(46)
+    first = r.peers[1]
+    first._presence.stands(heir.public.raw, len(first.log) - 1, since)
+    first.tick(since + 1.2, set())
+    assert first.late == frozenset()
+    for p in (0, 3):  # their tick notes it only after their timeout counted the heir late
+        assert _reported(r.peers[p], since + 1.2, {GONE}) == (GONE,)
+        r.peers[p]._presence.stands(heir.public.raw, len(r.peers[p].log) - 1, since + 1.25)
+    r.act(0, r.peers[0].propose_void("end", since + 1.2, (GONE,)))
+    r.run()
+    r.act(3, r.peers[3].join_void(since + 1.3))
+    r.run()
+    now = since + 1.3
+    while not all(r.peers[p].table.closed for p in (0, 1, 3)):
+        now += LIMIT / 10
+        assert now < since + 10 * LIMIT, "the table never closed"
+        for p in (0, 1, 3):
+            r.act(p, r.peers[p].tick(now, {0, 1, 3} - {p}))
+            r.act(p, r.peers[p].join_void(now))  # bots join what they may, at once
+        r.run()
+    for p in (0, 1, 3):
+        last = r.peers[p].log[-1]
+        assert last.kind == "void" and last.body["silent"] == [GONE], (p, last.body)
+    assert now - since >= STANDING_TIMEOUTS * LIMIT  # party 1 signed once the wait ended
+
+
 def test_a_claim_keeps_a_peer_from_proposing_never_from_agreeing() -> None:
     """Claims reach the peers they are sent to and no other (4.5): the host, which hears the
     heir catch up, does not report it nor propose to name it, but a party that did not hear

@@ -20,6 +20,7 @@ from buraco_p2p.session import agreement as agreement_module
 from buraco_p2p.session import ledger as ledger_module
 from buraco_p2p.session import voter as voter_module
 from buraco_p2p.session.entry import Entry
+from buraco_p2p.session.presence import Presence
 from sim import Failure, checks, explore, run, run_params
 from sim import hostile as hostile_module
 from sim import schedule as schedule_module
@@ -126,6 +127,33 @@ def test_the_regression_finds_a_late_signature_closing_under_a_retry(
     (4.5 R3)."""
     monkeypatch.setattr(agreement_module.Ballots, "_waits", lambda self, *args: False)
     assert _failure(monkeypatch, 2035, seats=6, hostile="aside").prop == "S1"
+
+
+# schedules of the `stand` strategy (drawn by name only): a silent party signs a retry at
+# the point of the round that named it and sends it about a timeout into the next step, so
+# that clocks at different rates note it some before and some after their timeout. (seed,
+# seats):
+# - 12 at six seats: party 3 noted party 2's vote before its timeout and did not join the
+#   void the others signed naming party 2; their retry, twice the timeout later, named
+#   parties 2 and 3 (S2).
+STAND = [(12, 6)]
+
+
+@pytest.mark.parametrize(("seed", "seats"), STAND)
+def test_a_standing_retry_noted_at_different_moments_names_nobody_present(
+    seed: int, seats: int
+) -> None:
+    outcome = run(seed, seats=seats, hostile="stand")
+    assert set(outcome.hostile.values()) == {"stand"}
+
+
+def test_the_regression_finds_a_retry_that_does_not_wait_for_a_standing_vote(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Put back the fault: a retry counts its twice the timeout from our signature, whatever
+    standing retry of a party it names we noted since (4.5 R2)."""
+    monkeypatch.setattr(Presence, "standing_ends", lambda self, key, limit: None)
+    assert _failure(monkeypatch, 12, seats=6, hostile="stand").prop == "S2"
 
 
 def test_a_schedule_replays_alike() -> None:

@@ -350,7 +350,7 @@ class Table:
                 (self.me, self.rng), self._resume = self._resume, None
             events.extend(next_step(self))
         if self.stop is not None and len(self.log) >= (self.stop.index or 0):
-            if self.stop.author in self.waiting_for:  # else its entries cannot apply here
+            if self._takes(self.stop.index or 0, self.stop.author):  # else they cannot apply
                 self.fault = self.fault or self.stop
             self.stop = None
         return events
@@ -361,20 +361,28 @@ class Table:
         """An equivocation (`err`, two entries its author signed for `err.index`) at the end
         of the log or ahead of it: the table stops there, and the void round that names the
         equivocator starts there, at the same point at every honest peer; but only if the
-        step there waits for the equivocator. Entries of a party it does not wait for could
-        never be applied there (they are evidence, kept by the peer), and a void naming it
-        there would not check for a verifier, which holds no evidence. (One behind the end
-        is the peer's to judge: it may be final, `Peer`.)"""
+        log takes the equivocator's entry there (`_takes`, judged when the log gets there).
+        Entries that could never be applied there are evidence only (kept by the peer): a
+        peer whose log went past that index holds another party's entry there, which they
+        do not contradict, so stopping here would part us from it; and a void naming their
+        author there would not check for a verifier, which holds no evidence. (One behind
+        the end is the peer's to judge: it may be final, `Peer`.)"""
         index = err.index
         if index is None or index < len(self.log):
             return
         if len(self.log) == index:
-            if err.author not in self.waiting_for:
+            if not self._takes(index, err.author):
                 return  # neither entry could be applied here: evidence, and no stop
             if self.fault is None or self.fault.author != err.author:
                 self.fault = err
         elif self.fault is None and (self.stop is None or (self.stop.index or 0) > index):
             self.stop = err
+
+    def _takes(self, index: int, author: int | None) -> bool:
+        """Whether the log, whose end is at `index`, takes an entry of `author` there that is
+        not a void: it is that author's place in the step under way, and no void round is
+        under way (which takes only its own entries)."""
+        return self.voiding is None and author is not None and self.expected_author(index) == author
 
     def rewound(self, length: int, *, seated: bool = True) -> Table:
         """A new table holding this one's first `length` entries, as if the rest had never

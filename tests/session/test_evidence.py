@@ -23,6 +23,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 from session_helpers import (
     bot_chooser,
     identities,
+    one_log,
     resign,
     run_until,
     same_logs,
@@ -732,6 +733,51 @@ def test_two_entries_of_a_party_the_step_no_longer_waits_for_stop_nothing(n: int
     for p in range(n):
         assert r.peers[p].table.fault is None and not r.peers[p].table.voids, p
     assert same_logs(r, list(range(n)))
+    assert replay(e.wire for e in r.peers[0].log).hands == 0  # it checks, as verify does
+
+
+@pytest.mark.parametrize("n", [3, 4])
+def test_two_entries_for_another_partys_place_stop_nothing_though_the_step_waits_for_their_author(
+    n: int,
+) -> None:
+    """A party whose own place in the step under way is still to come signs two different
+    entries, on the step's `p`, for the index at the end of party 0's log, another party's
+    place. They are evidence (party 0 names their author), but the log takes only that other
+    party's entry there: a peer whose log went past it refuses them as out of turn, so party
+    0 must not stop there either. Stopped (the step did wait for their author, at its own
+    place), party 0 refused the entry due there, the others went on, and their void named
+    it, present and answering (S2)."""
+    r = _table(n, 31, relay=True)
+    r.start()
+
+    def two_to_come() -> bool:  # in the hand's shares, past the seat draw and the keys
+        t = r.peers[0].table
+        wf = t.waiting_for
+        return len(t.log) > 4 * n and len(wf) >= 2 and 0 not in wf[:1] and \
+            any(p not in (0, wf[0]) for p in wf[1:])  # fmt: skip
+
+    run_until(r, two_to_come)
+    t = r.peers[0].table
+    index, owner = len(t.log), t.waiting_for[0]
+    hostile = next(p for p in t.waiting_for[1:] if p != 0)
+    ahead = snapshot(r)
+    run_until(ahead, lambda: len(ahead.peers[0].log) > index)
+    due = ahead.peers[0].log[index]
+    assert due.author == owner
+    held = r.tamper = lambda sender, to, data: None if to == 0 and data == due.wire else data
+    for c in (b"\x01", b"\x02"):
+        e = _signed(identities(n)[hostile], t, index, t.step_prev, hostile, "move", {"m": c})
+        r.act(0, r.peers[0].receive(e.wire, r.now))
+    errs = [e for e in _faults(r, 0) if isinstance(e, Equivocation)]
+    assert errs and errs[0].index == index and errs[0].author == hostile
+    assert r.peers[0].table.fault is None  # the log takes the owner's entry there, not theirs
+    r.run()
+    assert r.tamper is held and len(r.peers[owner].log) > index
+    r.tamper = None
+    r.act(0, r.peers[0].receive(due.wire, r.now))  # it comes late, as a relay may bring it
+    r.run()
+    assert len(r.peers[0].log) > index and r.peers[0].table.fault is None
+    assert one_log(r, list(range(n)))
     assert replay(e.wire for e in r.peers[0].log).hands == 0  # it checks, as verify does
 
 

@@ -21,6 +21,7 @@ from buraco_p2p.session import ledger as ledger_module
 from buraco_p2p.session import voter as voter_module
 from buraco_p2p.session.entry import Entry
 from buraco_p2p.session.presence import Presence
+from buraco_p2p.session.table import Table
 from sim import Failure, checks, explore, run, run_params
 from sim import hostile as hostile_module
 from sim import schedule as schedule_module
@@ -234,6 +235,10 @@ VOTED_BEYOND = 578429
 # four seats, party 1 replaced twice: the second heir's seat was once taken by the checks for
 # the first party's own (they knew a seat by its object's id, which a retired seat gives up)
 SECOND_HEIR = 601594
+# three seats, party 2 (`garbage`) signs two entries for index 213, party 1's place, on the
+# step's `p`: party 0, at 213, stopped there (the step waited for party 2, at 214); party 1,
+# past 213, refused them, went on, and with party 2 named party 0, present and answering
+OUT_OF_PLACE = 732817
 
 
 REGRESSIONS = [SKIPPED_ROUND, CROWDED_OUT, GAVE_UP, ROUND_GIVEN_UP, VOTE_STANDS, VOTE_STANDS_TOO,
@@ -242,7 +247,7 @@ REGRESSIONS = [SKIPPED_ROUND, CROWDED_OUT, GAVE_UP, ROUND_GIVEN_UP, VOTE_STANDS,
                REFUSED_RIVAL, TAIL_LOST, HEIR_CUT_BACK,
                HELD_SIGNER, STOPPED_FOR_NOTHING, STANDS_AGAIN, LONE_REFUSED,
                SIGNED_BEHIND_VOTE, GIVEN_UP_SPLIT, NOT_DECLINED, EVIDENCE_HELD,
-               MOVED_IN_DISPUTE, VOTED_BEYOND, SECOND_HEIR]  # fmt: skip
+               MOVED_IN_DISPUTE, VOTED_BEYOND, SECOND_HEIR, OUT_OF_PLACE]  # fmt: skip
 
 
 def _failure(
@@ -260,6 +265,15 @@ def _failure(
 @pytest.mark.parametrize("seed", REGRESSIONS)
 def test_the_regression_seeds_hold(seed: int) -> None:
     run(seed)
+
+
+def test_the_regression_finds_a_stop_for_entries_out_of_place(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Put back the fault: an equivocation at the end of the log stops the table wherever
+    the step waits for its author, though the index is another party's place."""
+    monkeypatch.setattr(Table, "_takes", lambda self, index, author: author in self.waiting_for)
+    assert _failure(monkeypatch, OUT_OF_PLACE).prop == "S2"
 
 
 def test_the_regression_finds_a_void_signed_twice(monkeypatch: pytest.MonkeyPatch) -> None:

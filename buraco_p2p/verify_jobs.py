@@ -209,11 +209,20 @@ def _replay(wires: Sequence[bytes], checks: ProofChecks, at_entry: Progress) -> 
 def _start_pool(jobs: int) -> Pool:
     # Where the system has fork and this process has no other thread, the workers are forked
     # (they start at once, with everything imported); elsewhere started the default way.
-    # Ctrl-C is the audit's to answer, which stops the workers: they ignore it themselves.
     single = threading.active_count() == 1
     method = "fork" if single and "fork" in multiprocessing.get_all_start_methods() else None
-    ignore = (signal.SIGINT, signal.SIG_IGN)
-    return multiprocessing.get_context(method).Pool(jobs, signal.signal, ignore)
+    return multiprocessing.get_context(method).Pool(jobs, _worker_signals)
+
+
+def _worker_signals() -> None:
+    """A worker's signals. Ctrl-C is the audit's to answer, which stops the workers: they
+    ignore it themselves. The pool's `terminate` (SIGTERM) ends a worker at once, whatever it
+    is doing, as the system's default does: a Python handler a forked worker inherits (the
+    replay's audit process exits through one, `replay.checking`) can see the exception it
+    raises swallowed (raised in a finalizer, say), and the worker then waits for a task on
+    the queue lock that the terminating pool holds, while the pool waits for the worker."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 
 @contextlib.contextmanager

@@ -7,6 +7,7 @@ import hashlib
 import itertools
 import pickle
 import resource
+import signal
 from collections.abc import Callable
 from functools import cache
 from pathlib import Path
@@ -15,6 +16,7 @@ from typing import Any
 import pytest
 from flips import flipped, record_bounds
 
+from buraco_p2p import verify_jobs as verify_jobs_module
 from buraco_p2p.audit import EXIT_NOT_A_LOG, verify_bytes
 from buraco_p2p.bots import make_bot
 from buraco_p2p.bots.selfplay import resolve_rules, session_match
@@ -28,6 +30,7 @@ from buraco_p2p.verify_jobs import (
     _Deferred,
     _replay,
     _Settled,
+    _start_pool,
     parse_jobs,
     replay_log,
 )
@@ -257,6 +260,34 @@ def test_a_hands_shuffles_go_to_one_worker_in_order_and_its_shares_are_shared_ou
     assert sorted(shuffles) == [0, 1, 2]
     assert all(len(indices) == PARTIES for indices in shuffles.values())
     assert all(len(numbers) > 1 for numbers in share_batches.values()), share_batches
+
+
+def test_the_pools_terminate_ends_a_worker_whatever_handler_the_audit_inherited(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The replay's audit process exits through a Python handler on SIGTERM; its forked
+    workers must not inherit it. A worker that did could swallow the exception that handler
+    raises and stay blocked on the task queue's lock, which `terminate` holds while it joins
+    the workers: the audit hung at its end, its last count on the replay's screen for good
+    (seen beside two busy processes, one run in a dozen). Each worker takes SIGTERM's
+    default (and ignores Ctrl-C), whatever this process does with them."""
+    monkeypatch.setattr(verify_jobs_module.threading, "active_count", lambda: 1)  # fork them
+    previous = signal.signal(signal.SIGTERM, lambda *_: None)
+    try:
+        pool = _start_pool(2)
+        try:
+            seen = pool.map(_signal_dispositions, range(4), chunksize=1)
+        finally:
+            pool.terminate()
+            pool.join()
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    assert set(seen) == {(True, True)}  # SIGTERM's default, Ctrl-C ignored, in every worker
+
+
+def _signal_dispositions(_: int) -> tuple[bool, bool]:
+    return (signal.getsignal(signal.SIGTERM) == signal.SIG_DFL,
+            signal.getsignal(signal.SIGINT) == signal.SIG_IGN)  # fmt: skip
 
 
 def test_a_worker_stops_a_batch_at_its_first_failed_check() -> None:

@@ -108,8 +108,9 @@ class Watch:
             if w.now >= w.params.heal and p not in self.healed_at:
                 self.healed_at[p] = len(table.log)
             if p in self.healed_at and p not in self.moved_at and (
-                table.closed or table.phase is Phase.FINAL or len(table.log) > self.healed_at[p]
-            ):
+                table.closed or table.phase is Phase.FINAL
+                or (len(table.log) > self.healed_at[p] and table.voiding is None)  # a step
+            ):  # (review: a void round half applied is no step; it was counted as one)
                 self.moved_at[p] = w.now
             if p not in self.voided and peer.table.voids:
                 self.voided.add(p)

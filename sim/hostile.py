@@ -507,10 +507,280 @@ class Stand(Strategy):
         return [(q, ["e", v.wire], wait) for q in self.others]
 
 
+class HoldClaim(Strategy):
+    """Two roles by party number. The last party (N-1) is a *holder*: it makes its entries
+    as an honest party does but never lets a void of its own out, and once the others sign
+    a void round at its point (naming a party gone silent) it tells ONE honest party (not
+    party 0), and only that one, again and again, that it is catching up (claims of the log
+    that count, 4.5). Every other hostile party goes silent from a moment on (it is the party
+    the round names). Were the claimed-to party to leave the holder out of its retry for the
+    claims, the others' retry naming the holder would wait for it, and their next one name
+    it, present and answering (4.5 R2: a claim keeps no party out of `Q`)."""
+
+    name = "holdclaim"
+
+    def __init__(self, rng: random.Random, parties: int, me: int) -> None:
+        super().__init__(rng, parties, me)
+        self.holder = me == parties - 1
+        self.after = rng.uniform(0.0, 3.0) if not self.holder else 0.0
+        self.moments = [0.1 * k for k in range(1, 400)] if self.holder else []
+        self.begun: float | None = None  # when we saw the others' round at our point
+        self.point = -1
+        self.target: int | None = None
+        self.claim = 0
+        self.last = -1.0  # when we last claimed
+
+    def outgoing(self, seat: Seat, to: int | None, msg: Message, now: float) -> list[Any]:
+        if not self.holder:
+            return [] if now >= self.after else [(to, msg, 0.0)]
+        if msg[0] == "e":
+            e = decode_entry(msg[1])
+            if e.author == self.me and e.kind == bodies.VOID:
+                return []  # our votes reach nobody: we hold every round
+        elif msg[0] in ("at", "sync"):
+            return []  # we claim only what we choose to (`act`)
+        return [(to, msg, 0.0)]
+
+    def act(self, seat: Seat, now: float) -> list[Any]:
+        peer = seat.peer
+        if not self.holder or peer is None or peer.table.closed:
+            return []
+        t = peer.table
+        length = len(t.log)
+        if self.point < 0:
+            if peer.proposal is None:  # no void of the others at our point yet
+                return []
+            self.point = length
+            self.begun = now
+            waiting = set(t.waiting_for)
+            cands = [p for p in range(self.n) if p not in (0, self.me) and p not in waiting]
+            self.target = cands[-1] if cands else None
+            seat.notes.append(f"holdclaim: round at {length}, claims to {self.target}")
+        if self.target is None or self.begun is None:
+            return []
+        if now - self.begun < 1.15 * seat.timeout or now - self.last < 0.94 * seat.timeout:
+            return []
+        mine = [e.index for e in t.log[: self.point] if e.author == self.me]
+        # past our latest entry (and our own `at`/`sync` never leave us, `outgoing`)
+        claim = max(self.claim + 1, (max(mine) if mine else 0) + 1)
+        if claim >= self.point:
+            seat.notes.append("holdclaim: out of claims")
+            return []
+        self.claim, self.last = claim, now
+        seat.notes.append(f"holdclaim: at {claim} to {self.target}")
+        return [(self.target, ["at", claim], 0.0)]
+
+
+class Decoy(Strategy):
+    """Silent from a moment on. Once a void round in its log names it (and the table goes
+    on), it signs a retry of its own at that round's point, of a higher try: a vote that
+    stands behind the others' logs (4.5 R3), and sends it at once to ONE honest party
+    (`frame`: not party 0), before that party's timeout of the next step. To the others it
+    sends, at the same moment, two other votes of its own for the very index and try of that
+    vote, each with another `p` and naming every party before it (so their point is that
+    index, where no round of the log stands), to take the places a peer keeps for that
+    author's voids. The framed party counts the silent party answering for 4 timeouts, and
+    so must the others once the vote reaches them relayed: a peer that did not keep it would
+    retry naming the framed party, present and answering, which has not signed (4.6, "What a
+    peer keeps for it": slots by point, votes on its own log)."""
+
+    name = "decoy"
+
+    def __init__(self, rng: random.Random, parties: int, me: int) -> None:
+        super().__init__(rng, parties, me)
+        self.after = rng.uniform(0.0, 3.0)
+        self.moments = [self.after + 0.05 * k for k in range(400)]
+        self.stood: set[int] = set()
+
+    def outgoing(self, seat: Seat, to: int | None, msg: Message, now: float) -> list[Any]:
+        if now < self.after or msg[0] != "e" or decode_entry(msg[1]).author != self.me:
+            return [(to, msg, 0.0)]
+        return []
+
+    def act(self, seat: Seat, now: float) -> list[Any]:
+        peer = seat.peer
+        if peer is None or peer.table.closed:
+            return []
+        t = peer.table
+        for e in reversed(t.log):
+            if e.kind == bodies.VOID:
+                break
+        else:
+            return []
+        silent = list(e.body.get("silent", ()))
+        if self.me not in silent:
+            return []
+        active = [q for q in range(self.n) if q not in silent]
+        point = e.index - active.index(e.author)
+        if point < t.cover[self.me] or point in self.stood:
+            # an old entry again, now and then: a duplicate the others drop (it keeps the
+            # simulator's run going while the step plays out: `schedule._done`)
+            return [(q, ["e", t.log[0].wire], 0.2) for q in self.others] if self.stood else []
+        self.stood.add(point)
+        frame = next(q for q in self.others if q != 0)
+        named = [frame]
+        attempt = bodies.void_try(e.body) + 1
+        body = {"action": "end", "silent": named, bodies.TRY: attempt}
+        v = self.void_at(seat, point, body)
+        if v is None:
+            return []
+        sends: list[Any] = [(frame, ["e", v.wire], 0.0)]
+        below = list(range(self.me))  # naming every party before us puts our vote first:
+        # the same index is then the vote of a later point, which no round in the log is at
+        if not below or v.index == point:
+            return sends
+        for k in range(2):
+            fake = make_entry(seat.identity, table=v.table, index=v.index,
+                              prev=bytes([k + 1]) * 32, author=self.me, kind=bodies.VOID,
+                              body={"action": "end", "silent": below, bodies.TRY: attempt})
+            sends += [(q, ["e", fake.wire], 0.0) for q in self.others if q != frame]
+        seat.notes.append(f"decoy: vote at {point} try {attempt} to {frame}; two votes at "
+                          f"{v.index} (point {v.index}) to the rest")
+        return sends
+
+
+class BadPrev(Strategy):
+    """Two roles by party number. The last party (N-1) plays and votes as an honest party
+    does, but every void of its own leaves it re-signed with another `p` (its motion and
+    index unchanged). Were such a vote counted in a round, a peer would apply the round's
+    entries before it and then refuse it, and stand half way through the round for good; it
+    completes no round (4.5 rule 1: a round's votes name one `p`, the log's), and the retry
+    names its author. Every other hostile party goes silent from a moment on (the party the
+    round names)."""
+
+    name = "badprev"
+
+    def __init__(self, rng: random.Random, parties: int, me: int) -> None:
+        super().__init__(rng, parties, me)
+        self.voter = me == parties - 1
+        self.after = rng.uniform(0.0, 3.0) if not self.voter else 0.0
+        self.keepalive = [0.5 * k for k in range(1, 60)] if self.voter else []
+        self.moments = self.keepalive
+
+    def outgoing(self, seat: Seat, to: int | None, msg: Message, now: float) -> list[Any]:
+        if not self.voter:
+            return [] if now >= self.after else [(to, msg, 0.0)]
+        if msg[0] == "e":
+            e = decode_entry(msg[1])
+            if e.author == self.me and e.kind == bodies.VOID and not bodies.is_decline(e.body):
+                bad = make_entry(seat.identity, table=e.table, index=e.index,
+                                 prev=bytes([0xBD]) * 32, author=e.author, kind=e.kind,
+                                 body=dict(e.body))  # fmt: skip
+                seat.notes.append(f"badprev: our void at {e.index} sent with another p")
+                return [(to, ["e", bad.wire], 0.0)]
+        return [(to, msg, 0.0)]
+
+    def act(self, seat: Seat, now: float) -> list[Any]:
+        peer = seat.peer
+        if peer is None or not peer.table.log:
+            return []
+        # an old entry again now and then (a duplicate the others drop): it keeps the
+        # simulator's run going (`schedule._done`), so what the honest tables do is seen
+        return [(q, ["e", peer.table.log[0].wire], 0.2) for q in self.others]
+
+
+class FloodEquivocate(Strategy):
+    """First sends every peer hundreds of voids of its own at points from its latest entry on
+    (two per index and try, each with its own `p`: no equivocation), to fill the store a
+    peer keeps of voids behind its log, then signs a second entry for its latest index and
+    sends it to some of the others: a dispute (4.6 rule 3), whose votes the honest peers
+    must still keep and find."""
+
+    name = "floodequiv"
+
+    def __init__(self, rng: random.Random, parties: int, me: int) -> None:
+        super().__init__(rng, parties, me)
+        self.moments = [rng.uniform(0.5, 3.0)]
+        self.done = False
+
+    def outgoing(self, seat: Seat, to: int | None, msg: Message, now: float) -> list[Any]:
+        if self.done and msg[0] == "e" and decode_entry(msg[1]).author == self.me:
+            return []  # silent from then on: our entry there stays unsettled
+        return [(to, msg, 0.0)]
+
+    def act(self, seat: Seat, now: float) -> list[Any]:
+        peer = seat.peer
+        if peer is None or self.done or peer.table.closed:
+            return []
+        t = peer.table
+        mine = [e for e in t.log[1:] if e.author == self.me]
+        if not mine:
+            return []
+        e = mine[-1]
+        self.done = True
+        sends: list[Any] = []
+        count = 0
+        first = max(e.index, peer.settled)
+        for index in range(first + 1, len(t.log) + 60):
+            for attempt in range(self.n):
+                for k in range(2):
+                    body: dict[str, Any] = {"action": "end" if attempt else "void",
+                                            "silent": [q for q in self.others][:1]}
+                    if attempt:
+                        body[bodies.TRY] = attempt
+                    v = make_entry(seat.identity, table=t.terms.table_id, index=index,
+                                   prev=bytes([k, attempt]) + index.to_bytes(4, "big") * 7
+                                   + bytes(2), author=self.me, kind=bodies.VOID, body=body)
+                    sends += [(q, ["e", v.wire], 0.0) for q in self.others]
+                    count += 1
+        other = self.variant(seat, e)
+        sends += [(q, ["e", other.wire], 0.12 * seat.timeout) for q in self.subset()]
+        seat.notes.append(f"floodequiv: {count} voids, then a second entry at {e.index}")
+        return sends
+
+
+class Crowd(Strategy):
+    """Sends one honest peer a few hundred signed voids of its own for points ahead of that
+    peer's log (tries past 0: no proposal), which that peer relays to the others, to crowd
+    every honest peer's store of voids; then, at once, a second entry for its own latest
+    index (an equivocation the honest parties dispute, 4.6 rule 3), whose votes every honest
+    peer must still keep and find (4.6, "What a peer keeps for it")."""
+
+    name = "crowd"
+
+    def __init__(self, rng: random.Random, parties: int, me: int) -> None:
+        super().__init__(rng, parties, me)
+        self.moments = sorted(rng.uniform(0.5, 8.0) for _ in range(rng.randrange(2, 6)))
+
+    def outgoing(self, seat: Seat, to: int | None, msg: Message, now: float) -> list[Any]:
+        """It signs no round: its own voids (votes and declines) reach nobody, so no round
+        that names an honest party has a hostile signer."""
+        if msg[0] == "e":
+            e = decode_entry(msg[1])
+            if e.kind == bodies.VOID and e.author == self.me:
+                return []
+        return [(to, msg, 0.0)]
+
+    def act(self, seat: Seat, now: float) -> list[Any]:
+        peer = seat.peer
+        if peer is None or peer.table.closed:
+            return []
+        t = peer.table
+        target = self.rng.choice(self.others)
+        others = list(self.others)
+        sends: list[Any] = []
+        length = len(t.log)
+        for i in range(length + 2, length + 60):
+            for attempt in range(1, self.n):
+                for k in range(2):
+                    silent = sorted({others[(i + k) % len(others)]})
+                    if k and len(others) > 1:
+                        silent = sorted({others[(i + k) % len(others)], others[i % len(others)]})
+                    body = {"action": "end", "silent": silent, bodies.TRY: attempt}
+                    v = make_entry(seat.identity, table=t.terms.table_id, index=i,
+                                   prev=bytes(32), author=self.me, kind=bodies.VOID, body=body)
+                    sends.append((target, ["e", v.wire], 0.0))
+        mine = [e for e in t.log[1:] if e.author == self.me and e.kind != bodies.VOID]
+        if mine:
+            other = self.variant(seat, mine[-1])
+            sends += [(q, ["e", other.wire], 0.05 * seat.timeout) for q in self.others]
+        return sends
+
+
 STRATEGIES: dict[str, type[Strategy]] = {
     s.name: s
     for s in (Equivocate, Split, Withhold, Lone, Late, Stale, Claims, Garbage, Retired, OldVotes,
-              Release, Aside, Stand)
+              Release, Aside, Stand, HoldClaim, Decoy, BadPrev, FloodEquivocate, Crowd)
 }
 # what a schedule draws at random: a strategy added later is run by name only, so that every
 # kept seed still draws the schedule it was kept for

@@ -124,7 +124,8 @@ def _done(world: World, watch: Watch) -> bool:
         if peer is None or p not in watch.healed_at:
             return False
         t = peer.table
-        if not (t.closed or t.phase is Phase.FINAL or len(t.log) > watch.healed_at[p] + 1):
+        if not (t.closed or t.phase is Phase.FINAL
+                or (len(t.log) > watch.healed_at[p] + 1 and t.voiding is None)):
             return False
         logs.append(peer.log)
     # and the honest logs are one log, nothing on its way that could change that

@@ -50,7 +50,10 @@ APP_NAME = "buraco-p2p"
 DATA_ENV = "BURACO_P2P_DATA"
 
 
-MAX_VOTES = 16  # void entries of ours kept for a restart: the latest few points
+# Void entries of ours a votes file may hold: the session keeps only those not behind its
+# settled point (a few per point and try), so this only bounds what a damaged or foreign file
+# can make a client read.
+MAX_VOTES = 1 << 16
 
 
 class StoreError(Exception):
@@ -168,8 +171,13 @@ class TableStore:
     def save_votes(self, wires: list[bytes]) -> None:
         """Keep the void entries we signed and have not seen applied (the latest last),
         durable when this returns: they are written before they are sent, so a restarted
-        client stands by what it signed and signs no other void at the same point."""
-        write_private(self.path / "votes", codec.pack(wires[-MAX_VOTES:]))
+        client stands by what it signed and signs no other void at the same point. Every one
+        the session still holds is kept (it drops those behind its settled point): a vote
+        or a decline left out would let a restarted client sign another at its point and
+        try, two votes of one party, or a vote where it declined."""
+        if len(wires) > MAX_VOTES:
+            raise StoreError(f"votes: more than {MAX_VOTES} entries to keep")
+        write_private(self.path / "votes", codec.pack(list(wires)))
 
     def load_votes(self) -> list[bytes]:
         """The void entries saved by `save_votes` (none if there is no file); each is checked

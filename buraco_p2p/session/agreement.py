@@ -96,10 +96,16 @@ class Motion:
 
 @dataclass(frozen=True, slots=True)
 class Vote:
-    """What one void entry says: the log length its round starts at, and its motion."""
+    """What one void entry says: the log length its round starts at, its motion, and the log
+    it was signed on (its `p`, the head of the entries before its point). A round is votes
+    alike in all three: a vote signed on another log (or on none) completes no round of
+    ours, and a retry names its author like any party that has not signed. A decline's `p`
+    names the void it answers, not a log (4.5 rule 3): it is no part of what a decline says,
+    so `prev` is empty there."""
 
     point: int
     motion: Motion
+    prev: bytes = b""
 
 
 class Ballots:
@@ -139,18 +145,19 @@ class Ballots:
         if entry.author in motion.silent:
             return None
         active = [p for p in range(self.n) if p not in motion.silent]
-        return Vote(entry.index - active.index(entry.author), motion)
+        prev = b"" if motion.declines else entry.prev
+        return Vote(entry.index - active.index(entry.author), motion, prev)
 
-    def hear(self, entry: Entry, length: int) -> Vote | None:
-        """The vote another party's void casts, if it is a proposal we could join: for the
-        point our log stands at (`length`), a try 0, not settled. A void for a point behind
-        our log is never one (whoever signed it is behind us, and catches up), nor one ahead
-        (we join it when our log gets there): so no void, stale or hostile, stands between
+    def hear(self, entry: Entry, length: int, prev: bytes) -> Vote | None:
+        """The vote another party's void casts, if it is a proposal we could join: for the point our
+        log stands at (`length`), signed on our log (`prev`), a try 0, not settled. A void for a
+        point behind our log is never one (whoever signed it is behind us, and catches up), nor one
+        ahead (we join it when our log gets there): so no void, stale or hostile, stands between
         this party and its own proposal (4.5)."""
         v = self.vote(entry)
         if v is None or v.point != length or v.point <= self.moot_to or v.motion.attempt:
             return None
-        return None if v.motion.declines else v
+        return None if v.motion.declines or v.prev != prev else v
 
     def give_up(self, point: int) -> None:
         """Give our agreement up at `point` (4.5 rule 3: it binds us no more, or a present
@@ -260,9 +267,12 @@ class Ballots:
                     out.append((v, e))
         return out
 
-    def round_at(self, length: int, me: int | None = None, drawn: bool = True) -> Entry | None:
-        """The first entry of a complete void round starting at `length`, if we hold one:
-        of several, the highest try. Not one of a lower try than the one we signed there,
+    def round_at(
+        self, length: int, prev: bytes, me: int | None = None, drawn: bool = True
+    ) -> Entry | None:
+        """The first entry of a complete void round starting at `length` on our log (its
+        votes name `prev`, the `p` our log gives a void there), if we hold one: of several,
+        the highest try. Not one of a lower try than the one we signed there,
         until ours has waited past the timeout (`lower_ok`): our vote for a retry stands
         until then, so that a holder's late signature on the lower try cannot split the
         present parties between two rounds. Nor, until it has waited as long (`ahead_ok`),
@@ -271,39 +281,42 @@ class Ballots:
         retry can complete without us, while our late signature completed the lower round
         here, and a closed log is never cut back (a round that does not close is, if the
         retry completes: 4.6, "The one way back")."""
-        best = self._best(length, self._floor(length))
-        if best is not None and self._waits(best, length, me, drawn):
+        best = self._best(length, prev, self._floor(length))
+        if best is not None and self._waits(best, length, prev, me, drawn):
             return None
         return best
 
-    def held_back(self, length: int, me: int | None, drawn: bool) -> bool:
+    def held_back(self, length: int, prev: bytes, me: int | None, drawn: bool) -> bool:
         """Whether a complete round at `length` waits only for another party's retry naming
         us (`round_at`): the wait that `ahead_ok` ends."""
-        best = self._best(length, self._floor(length))
-        return best is not None and self._waits(best, length, me, drawn)
+        best = self._best(length, prev, self._floor(length))
+        return best is not None and self._waits(best, length, prev, me, drawn)
 
     def _floor(self, length: int) -> int:
         return self.signed_try if self.signed_at == length and not self.lower_ok else 0
 
-    def _waits(self, first: Entry, length: int, me: int | None, drawn: bool) -> bool:
-        """Whether the complete round `first` begins waits under a retry naming us."""
+    def _waits(
+        self, first: Entry, length: int, prev: bytes, me: int | None, drawn: bool
+    ) -> bool:
+        """Whether the complete round `first` begins waits under a retry naming us, signed
+        on our log (`prev`: one signed on another could never complete here)."""
         if self.ahead_ok or me is None:
             return False
         if first.body.get("action") != bodies.END and drawn:
             return False  # the log goes on, and comes to the retry's round if it completes
         tries = [v.motion.attempt for v, e in self._votes(length)
-                 if v.point == length and e.author != me and me in v.motion.silent
-                 and not v.motion.declines]  # fmt: skip
+                 if v.point == length and v.prev == prev and e.author != me
+                 and me in v.motion.silent and not v.motion.declines]  # fmt: skip
         return bodies.void_try(first.body) < max(tries, default=0)
 
-    def _best(self, length: int, floor: int) -> Entry | None:
-        """The first entry of the complete round at `length` of the highest try not below
-        `floor`, if we hold one."""
+    def _best(self, length: int, prev: bytes, floor: int) -> Entry | None:
+        """The first entry of the complete round at `length` on the log `prev` names, of the
+        highest try not below `floor`, if we hold one."""
         best: tuple[int, Entry] | None = None
         rivals = [e for k, e in self.rivals.items() if k[0] == length]
         for e in [*self.held.get(length, {}).values(), *rivals]:
             v = self.vote(e)
-            if v is None or v.point != length:
+            if v is None or v.point != length or v.prev != prev:
                 continue
             if v.motion.attempt < floor or (best is not None and v.motion.attempt <= best[0]):
                 continue
@@ -312,7 +325,8 @@ class Ballots:
         return best[1] if best is not None else None
 
     def complete(self, v: Vote) -> bool:
-        """Whether we hold a void from every party `v`'s motion leaves to sign, all alike."""
+        """Whether we hold a void from every party `v`'s motion leaves to sign, all alike
+        (one point, motion and `p`)."""
         if v.motion.declines:
             return False  # declines are answers, never a round
         active = [p for p in range(self.n) if p not in v.motion.silent]
@@ -321,12 +335,13 @@ class Ballots:
             for k, a in enumerate(active)
         )
 
-    def holders(self, length: int) -> tuple[int, ...]:
+    def holders(self, length: int, prev: bytes) -> tuple[int, ...]:
         """The parties our motion leaves to sign from which we hold no void at `length` of
         our try naming exactly our silent parties (whatever its action: two proposals may
-        cross, and every retry is "end"; but a decline is no vote): they keep our round
-        waiting. A void naming other parties does not count: a hostile party could otherwise
-        hold the round by signing a retry nobody else signs."""
+        cross, and every retry is "end"; but a decline is no vote), signed on our log (`p`
+        is `prev`): they keep our round waiting. A void naming other parties does not count:
+        a hostile party could otherwise hold the round by signing a retry nobody else signs;
+        nor one signed on another log: it completes no round with ours."""
         assert self.mine is not None
         mine = self.mine
         active = [p for p in range(self.n) if p not in mine.silent]
@@ -335,7 +350,8 @@ class Ballots:
             for o in (self.get(length + k, a, mine.attempt),
                       self.rivals.get((length + k, a, mine.attempt))):  # fmt: skip
                 v = self.vote(o) if o is not None else None
-                if v is None or v.point != length or v.motion.silent != mine.silent:
+                if v is None or v.point != length or v.motion.silent != mine.silent \
+                        or v.prev != prev:
                     continue
                 if not v.motion.declines:  # a decliner that holds back what releases
                     return True  # us (4.5 rule 3) keeps the round waiting like any holder
@@ -343,11 +359,13 @@ class Ballots:
 
         return tuple(a for k, a in enumerate(active) if not signed(k, a))
 
-    def lower_complete(self, length: int) -> bool:
-        """Whether we hold a complete round at `length` of a lower try than ours."""
+    def lower_complete(self, length: int, prev: bytes) -> bool:
+        """Whether we hold a complete round at `length` on our log (`prev`) of a lower try
+        than ours."""
         assert self.mine is not None
         return any(
-            v.point == length and v.motion.attempt < self.mine.attempt and self.complete(v)
+            v.point == length and v.prev == prev and v.motion.attempt < self.mine.attempt
+            and self.complete(v)
             for v, _ in self._votes(length)
         )
 
@@ -396,14 +414,15 @@ class Ballots:
             for k, a in enumerate(active)
         )  # fmt: skip
 
-    def proposal(self, length: int) -> tuple[Motion, int] | None:
-        """A present party's void to join: (its motion, its author), of those at the point
-        our log stands at, the lowest party's. A retry is never one (it names parties that
-        did not sign the try before: a party that comes late joins that try, and a party
-        signs a retry only on its own clock)."""
+    def proposal(self, length: int, prev: bytes) -> tuple[Motion, int] | None:
+        """A present party's void to join: (its motion, its author), of those at the point our log
+        stands at signed on our log (`prev`), the lowest party's. A retry is never one (it names
+        parties that did not sign the try before: a party that comes late joins that try, and a
+        party signs a retry only on its own clock)."""
         votes = [
             (v, e) for v, e in self._votes(length)
-            if v.point == length and not v.motion.attempt and not v.motion.declines
+            if v.point == length and v.prev == prev and not v.motion.attempt
+            and not v.motion.declines
         ]  # fmt: skip
         if not votes:
             return None

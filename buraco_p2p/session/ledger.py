@@ -13,8 +13,12 @@ It also keeps the void entries whose point is behind the end of our log but not 
 settled point (`keep`): a complete round of them, signed by a majority, is where the
 table went while we were on another branch (`rounds_behind`, the peer's `_adopt`); and the
 voids we signed ourselves at an equivocated index behind our log (`dispute_vote`). Both are
-bounded: what is behind the settled point is dropped (`prune`), and at most one entry per
-index, author and try is kept.
+bounded, and so that no party's voids can push out another's: what is behind the settled
+point is dropped (`prune`); a vote for a point our log holds is kept only if it was signed on
+our log (its `p`, the only log a round there could be taken on); and two are kept per round
+slot (point, author and try). A party fills its own slots, no other's, and there are few:
+points from the settled point to `MAX_AHEAD` past the log (the inbox screens the rest), one
+per try.
 """
 
 from __future__ import annotations
@@ -33,12 +37,7 @@ if TYPE_CHECKING:
     from buraco_p2p.session.table import Table
     from buraco_p2p.session.voter import Voter
 
-__all__ = ["MAX_BEHIND", "Ledger"]
-
-# Void entries held for rounds behind our log, at most: each is signed by a party under its
-# key in force and stands at a point not before our settled point, so honest ones are a few
-# rounds' worth; a hostile party cannot make a peer hold more.
-MAX_BEHIND = 256
+__all__ = ["Ledger"]
 
 
 class Ledger:
@@ -48,7 +47,7 @@ class Ledger:
         self.table = table
         self.inbox = inbox
         self.voter = voter
-        # voids whose point is not before our settled point: (index, author, try, k) -> entry,
+        # voids whose point is not before our settled point: (point, author, try, k) -> entry,
         # k 0 for the first void of that slot, 1 for a different one its author also signed
         # (4.5 R6: either may complete a round, so both are held)
         self.behind: dict[tuple[int, int, int, int], Entry] = {}
@@ -57,6 +56,9 @@ class Ledger:
         # every void we signed (a round behind our log may be one we signed before we were
         # released and went on)
         self.own: dict[bytes, Entry] = {}
+        # the voids of `own` we took up again after a restart (their hashes): one behind our
+        # log is a dispute's or one we gave up, as the evidence will say (`saved_dispute`)
+        self.restored: set[bytes] = set()
         # when we signed our latest try at each point of `mine` (our clock), and the points
         # where that try has waited long enough to let a complete lower try there go
         self.since: dict[int, float] = {}
@@ -80,10 +82,11 @@ class Ledger:
         if entry.kind == bodies.VOID:
             attempt = bodies.void_try(entry.body)
             ballots = self.voter.ballots
+            point = self.point(entry)
+            kept = [] if point is None else [self.behind.get((point, entry.author, attempt, k))
+                                             for k in (0, 1)]  # fmt: skip
             for e in (ballots.held.get(entry.index, {}).get((entry.author, attempt)),
-                      ballots.rivals.get((entry.index, entry.author, attempt)),
-                      self.behind.get((entry.index, entry.author, attempt, 0)),
-                      self.behind.get((entry.index, entry.author, attempt, 1))):  # fmt: skip
+                      ballots.rivals.get((entry.index, entry.author, attempt)), *kept):
                 if e is not None:
                     out.append(e)
         else:
@@ -136,14 +139,18 @@ class Ledger:
     def keep(self, entry: Entry) -> None:
         """Hold a void whose point is not before our settled point: a round of such voids may
         be found behind our log later (`rounds_behind`). Of the different voids an author
-        signed for one index and try (an equivocator's, 4.5 R6) two are held, as by the
+        signed for one point and try (an equivocator's, 4.5 R6) two are held, as by the
         voter: the first, and one other, the one that votes with another party if any (so
-        a third cannot push out the one that completes a round)."""
-        if len(self.behind) >= MAX_BEHIND:
-            self.prune()
-            if len(self.behind) >= MAX_BEHIND:
-                return
-        slot = (entry.index, entry.author, bodies.void_try(entry.body))
+        a third cannot push out the one that completes a round). Slots are a round's, not
+        an index's: a void of another point at the same index (another silent set) is
+        another round's vote. A vote for a point our log holds, signed on another log, is
+        none of ours: no round there could be taken on our log (4.6, "The one way back");
+        should our log be cut back and come to that log, its signers send what they stand
+        by again after the log (`Peer.standing`)."""
+        vote = self.voter.ballots.vote(entry)
+        if vote is None or not self._on_our_log(vote, {}):
+            return
+        slot = (vote.point, entry.author, vote.motion.attempt)
         first, other = self.behind.get((*slot, 0)), self.behind.get((*slot, 1))
         if entry.wire in (first.wire if first else None, other.wire if other else None):
             return
@@ -151,6 +158,20 @@ class Ledger:
             self.behind[(*slot, 0)] = entry
         elif other is None or (self._seconded(entry) and not self._seconded(other)):
             self.behind[(*slot, 1)] = entry
+
+    def _on_our_log(self, vote: Vote | None, heads: dict[int, bytes]) -> bool:
+        """Whether `vote` could be part of a round on our log: its point is one our log
+        holds and its `p` the one our log gives a void there (a decline's, whatever it
+        names: it answers a void), or its point is not behind our log (its `p` is known
+        when the log gets there, `prune`). `heads` remembers `Table.prev_at` by point."""
+        table = self.table
+        if vote is None or vote.point < 1:
+            return False
+        if vote.point >= len(table.log) or not vote.prev:
+            return True
+        if vote.point not in heads:
+            heads[vote.point] = table.prev_at(vote.point)
+        return vote.prev == heads[vote.point]
 
     def _seconded(self, entry: Entry) -> bool:
         """Whether another party's void we hold casts the same vote as `entry`."""
@@ -178,12 +199,16 @@ class Ledger:
         return min([self.table.final, *self.mine])
 
     def prune(self) -> None:
-        """Forget the voids behind our settled point: no round there can ever apply."""
+        """Forget the voids behind our settled point (no round there can ever apply), and
+        those our log has passed that were signed on another log (no round of ours)."""
         settled = self.settled
         log = self.table.log
+        heads: dict[int, bytes] = {}
+        ballots = self.voter.ballots
         for k in [k for k, e in self.behind.items()
-                  if (self.point(e) or -1) < settled
-                  or (e.index < len(log) and log[e.index].wire == e.wire)]:  # fmt: skip
+                  if k[0] < settled
+                  or (e.index < len(log) and log[e.index].wire == e.wire)
+                  or not self._on_our_log(ballots.vote(e), heads)]:  # fmt: skip
             del self.behind[k]
         for h in [h for h, e in self.own.items() if (self.point(e) or -1) < settled]:
             del self.own[h]
@@ -197,6 +222,7 @@ class Ledger:
         complete, and our settled point stays at it until then, 4.6)."""
         self.behind = old.behind
         self.own = old.own
+        self.restored = old.restored
         self.mine = {at: e for at, e in old.mine.items() if at < point}
         self.since = {at: t for at, t in old.since.items() if at < point}
         self.lower_ok = {at for at in old.lower_ok if at < point}
@@ -248,9 +274,9 @@ class Ledger:
         vote of its we hold at a later point), signed the void dealing again without that
         author at `index`."""
         table = self.table
+        dispute = Vote(index, motion, table.prev_at(index))
         for e in self.behind.values():
-            v = self.voter.ballots.vote(e)
-            if v is None or v.point != index or v.motion != motion:
+            if self.voter.ballots.vote(e) != dispute:
                 continue
             if table.cover[e.author] <= index and not self.voted_past(e.author, index):
                 return True
@@ -303,6 +329,33 @@ class Ledger:
         self.own[entry.hash] = entry
         return entry
 
+    def restored_behind(self) -> list[int]:
+        """The points behind our log, not below its settled point, of the voids (not
+        declines) we took up again after a restart: until the evidence says whether each is
+        a dispute's, we ask for the log from there (`Peer.sync_point`)."""
+        settled, length = self.settled, len(self.table.log)
+        points = (self.point(e) for h, e in self.own.items()
+                  if h in self.restored and not bodies.is_decline(e.body))  # fmt: skip
+        return [q for q in points if q is not None and settled <= q < length]
+
+    def saved_dispute(self, point: int, author: int) -> Entry | None:
+        """A void we signed at `point` behind our log naming `author` that we do not stand by
+        yet (restored after a restart, `Peer.restore_vote`, or signed at the end of our log
+        before we went past): where rule 3 has us sign the dispute of `author`'s equivocation
+        there, it is our vote in it. Of several tries, the latest; None if there is none."""
+        held = self.mine.get(point)
+        best: Entry | None = None
+        for e in self.own.values():
+            vote = self.voter.ballots.vote(e)
+            if vote is None or vote.point != point or vote.motion.declines \
+                    or author not in vote.motion.silent:
+                continue
+            if best is None or vote.motion.attempt > self._try_of(best):
+                best = e
+        if best is None or (held is not None and self._try_of(held) >= self._try_of(best)):
+            return None
+        return best
+
     def stand_by(self, point: int, entry: Entry) -> None:
         """A dispute void we signed before a restart: the latest try at `point` is ours."""
         held = self.mine.get(point)
@@ -322,11 +375,12 @@ class Ledger:
         signed, alike = set(), set()
         for e in [*self.behind.values(), *self.own.values()]:
             v = self.voter.ballots.vote(e)
-            if v is None or v.point != point or v.motion.attempt != motion.attempt:
+            if v is None or v.point != point or v.motion.attempt != motion.attempt \
+                    or v.prev != vote.prev:
                 continue
             if v.motion.silent == motion.silent:
                 signed.add(e.author)
-            if v.motion == motion:
+            if v == vote:
                 alike.add(e.author)
         active = [p for p in range(self.table.n) if p not in motion.silent]
         holders = tuple(p for p in active if p not in signed)

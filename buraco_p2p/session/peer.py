@@ -192,8 +192,11 @@ class Peer(Waiting, WayBack):
     def sync_point(self) -> int:
         """How many entries we ask the others' logs from (`sync`, 2.10): our log's length,
         but no further than an equivocated index behind it where we signed a void: the
-        others may have settled it while we were down, and we need that round whole."""
-        return min([len(self.table.log), *self._ledger.open_disputes()])
+        others may have settled it while we were down, and we need that round whole. After
+        a restart, no further than any void we saved behind our log either: which of them
+        were a dispute's, the evidence says only when it comes again."""
+        return min([len(self.table.log), *self._ledger.open_disputes(),
+                    *self._ledger.restored_behind()])  # fmt: skip
 
     @property
     def overdue(self) -> frozenset[int]:
@@ -455,10 +458,10 @@ class Peer(Waiting, WayBack):
         if entry.wire not in self.votes:
             self.votes.append(entry.wire)
         self._ledger.own[entry.hash] = entry
-        point = self._ledger.point(entry)
-        declines = bodies.is_decline(entry.body)
-        if point is not None and self.settled <= point < len(self.table.log) and not declines:
-            self._ledger.stand_by(point, entry)  # a dispute we stand by
+        self._ledger.restored.add(entry.hash)
+        # One behind our log may be the vote of a dispute, or one we gave up at the end of
+        # our log and went past (4.5 rule 3): which, the evidence says when it comes again
+        # on `sync` (`_dispute` stands by it then, if rule 3 still has us sign there).
         self._voter.restore(entry)
         self._round_since = self._since
         self._round_told = False

@@ -15,6 +15,10 @@ before, so each entry of our log after its own latest buys at most one timeout o
 that is caught up, whose latest entry is a few steps back, buys a few timeouts at most; and no
 step is held this way past `CATCHUP_TIMEOUTS` timeouts. A party that connects and never
 advances is missing once the timeout passes, as before.
+What a claim buys is only that: the peer does not tell its host that the party keeps the
+table waiting, nor propose to name it. It never keeps a peer from agreeing to a void, nor
+from signing a retry (`absent(..., claims=False)`): a claim reaches only the peers it was
+sent to, and a peer held back from signing what the others sign would be named by them.
 
 A party can also be behind for a reason the log shows: it signed a retry at a point behind our
 log where our log took a round of a lower try. Its vote for the retry stands until it has
@@ -76,10 +80,13 @@ class Presence:
             self._stood[key] = point
             self._standing[key] = now
 
-    def answering(self, key: bytes, linked: bool, now: float, limit: float) -> bool:
+    def answering(
+        self, key: bytes, linked: bool, now: float, limit: float, claims: bool = True
+    ) -> bool:
         """Whether `key` counts as present: its link is up, and a claim of it counted within
-        `limit` seconds of `now` or its standing retry within `STANDING_TIMEOUTS` timeouts."""
-        at = self._heard.get(key)
+        `limit` seconds of `now` (unless `claims` is False) or its standing retry within
+        `STANDING_TIMEOUTS` timeouts."""
+        at = self._heard.get(key) if claims else None
         return linked and ((at is not None and now - at < limit) or self.standing(key, now, limit))
 
     def standing(self, key: bytes, now: float, limit: float) -> bool:
@@ -106,10 +113,15 @@ class Presence:
         now: float,
         since: float,
         limit: float,
+        claims: bool = True,
     ) -> tuple[int, ...]:
         """The parties of `waiting` (indexes into `keys`) that keep a step begun at `since`
         waiting: all of them once the step has waited `CATCHUP_TIMEOUTS` timeouts, else
-        those not answering."""
+        those not answering. A retry of a void round counts no claims (`claims` False): a
+        claim reaches only the peers it was sent to, and a peer it held back from signing the
+        retry the others sign would be named by their next one, present and answering; a
+        signed vote that stands reaches them all."""
         if now - since >= CATCHUP_TIMEOUTS * limit:
             return tuple(waiting)
-        return tuple(p for p in waiting if not self.answering(keys[p], p in linked, now, limit))
+        return tuple(p for p in waiting
+                     if not self.answering(keys[p], p in linked, now, limit, claims))  # fmt: skip

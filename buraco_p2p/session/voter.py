@@ -47,7 +47,7 @@ class Voter:
         """A present party's void proposal we hold and could join: (its motion, its author)."""
         if self.table.closed:
             return None
-        return self.ballots.proposal(len(self.table.log))
+        return self.ballots.proposal(len(self.table.log), self.table.void_prev())
 
     def propose(
         self,
@@ -144,7 +144,7 @@ class Voter:
     def hear(self, entry: Entry) -> VoidProposed | None:
         """Note another party's void; the event to show if it is a proposal at our point
         that is news to us (we have agreed to nothing yet)."""
-        vote = self.ballots.hear(entry, len(self.table.log))
+        vote = self.ballots.hear(entry, len(self.table.log), self.table.void_prev())
         if vote is None or self.ballots.mine is not None:
             return None
         m = vote.motion
@@ -157,10 +157,11 @@ class Voter:
         length = len(table.log)
         if table.voiding is not None:
             under_way = Vote(table.step_start, Motion(
-                table.voiding, table.silent, table.void_keys, table.void_try))  # fmt: skip
+                table.voiding, table.silent, table.void_keys, table.void_try),
+                table.step_prev)  # fmt: skip
             return self.ballots.get(length, table.expected_author(length), table.void_try,
                                     under_way)  # fmt: skip
-        return self.ballots.round_at(length, self.table.me, self.table.match is not None)
+        return self.ballots.round_at(length, table.void_prev(), table.me, table.match is not None)
 
     def stopped(self) -> bool:
         """Whether we stand at our void's point: we signed it at the end of our log, or a
@@ -306,7 +307,7 @@ class Voter:
             or self.table.closed
         ):
             return ()
-        return ballots.holders(length)
+        return ballots.holders(length, self.table.void_prev())
 
     def stuck(self) -> bool:
         """Whether we signed our try at the end of our log and every party it leaves to sign
@@ -317,9 +318,10 @@ class Voter:
         length = len(self.table.log)
         if mine is None or ballots.signed_at != length or ballots.signed_try != mine.attempt:
             return False
-        if self.table.voiding is not None or self.table.closed or ballots.holders(length):
+        prev = self.table.void_prev()
+        if self.table.voiding is not None or self.table.closed or ballots.holders(length, prev):
             return False
-        return not ballots.complete(Vote(length, mine))
+        return not ballots.complete(Vote(length, mine, prev))
 
     def retry(self, holders: tuple[int, ...], equivocators: tuple[int, ...] = ()) -> str:
         """Our try at our point waited past the timeout for `holders` (our own clock saw
@@ -332,7 +334,7 @@ class Voter:
         ballots = self.ballots
         length = len(self.table.log)
         assert ballots.mine is not None
-        if ballots.lower_complete(length):
+        if ballots.lower_complete(length, self.table.void_prev()):
             ballots.lower_ok = True
             return "lower"
         fault = self.table.fault

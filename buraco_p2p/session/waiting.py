@@ -218,7 +218,8 @@ class Waiting:
             # that ends (4.5 R2); our wait for its vote starts then.
             return out
         away = tuple(
-            p for p in self._presence.absent(holders, keys, linked, now, self._round_since, limit)
+            p for p in self._presence.absent(holders, keys, linked, now, self._round_since, limit,
+                                             claims=False)
             if not self._ledger.waits_for_dispute(p)  # the dispute's retry names it (`_missing`)
         )  # fmt: skip
         if holders and not away:
@@ -242,7 +243,8 @@ class Waiting:
         waits: nobody is named at a step after it for the time we wait."""
         ballots = self._voter.ballots
         length = len(self.table.log)
-        if not ballots.held_back(length, self.table.me, self.table.match is not None):
+        if not ballots.held_back(length, self.table.void_prev(), self.table.me,
+                                 self.table.match is not None):
             self._back_since = None
             return Output()
         if self._back_since is None or self._back_since[0] != length:

@@ -46,6 +46,7 @@ class WayBack:
     party: int
     identity: Identity
     votes: list[bytes]
+    evidence: dict[tuple[int, int], Equivocation]
     _own: set[bytes]
     _produced: set[int]
     _inbox: Inbox
@@ -84,6 +85,13 @@ class WayBack:
         )
         if built and not self._ledger.disputed(index, motion):
             return Output()
+        saved = self._ledger.saved_dispute(index, author)
+        if saved is not None:
+            # a void of ours there names the author already (saved before a restart, or
+            # signed at the end of our log): it is our vote in the dispute; we sign no other
+            # of its try there (4.5 R1), and R2's retry of it counts it as signed
+            self._ledger.stand_by(index, saved)
+            return self._adopt(now)
         return self._dispute_vote(index, motion, now)
 
     def _dispute_vote(self, point: int, motion: Motion, now: float) -> Output:
@@ -100,13 +108,12 @@ class WayBack:
         return out
 
     def _held_dispute(self, now: float, linked: Collection[int], limit: float) -> Output:
-        """The void we signed at an equivocated index behind our log has waited twice the
-        timeout, and its round is not complete (4.6, "The one way back"): if a complete
-        round of a lower try stands there, we go there (the others did); else we sign the
-        next try, "end", naming too the parties that have not signed ours (those away, or
-        all once the step has waited long: `Presence.absent`), as R2 does at the end of the
-        log. Without it, one party that never signs would keep that round, and with it the
-        parties that built nothing past its point, waiting for good."""
+        """The void we signed at an equivocated index behind our log has waited twice the timeout,
+        and its round is not complete (4.6, "The one way back"): if a complete round of a lower try
+        stands there, we go there (the others did); else we sign the next try, "end", naming too the
+        parties that have not signed ours (those away: `Presence.absent`, which counts no claims
+        here), as R2 does at the end of the log. Without it, one party that never signs would keep
+        that round, and with it the parties that built nothing past its point, waiting for good."""
         ledger, table = self._ledger, self.table
         points = ledger.open_disputes()
         if not points or self.party < 0 or table.closed:
@@ -126,7 +133,7 @@ class WayBack:
         assert held is not None
         motion, holders, complete = held
         keys = [k.raw for k in table.keys]
-        away = self._presence.absent(holders, keys, linked, now, since, limit)
+        away = self._presence.absent(holders, keys, linked, now, since, limit, claims=False)
         if (holders and not away) or complete:
             return Output()  # they may yet sign; or the round is whole (applied, or never)
         nxt = motion.retry(away)

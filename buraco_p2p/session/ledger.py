@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from buraco_p2p.net.channel.identity import Identity
 from buraco_p2p.session import bodies
-from buraco_p2p.session.agreement import Motion, Vote, majority
+from buraco_p2p.session.agreement import FAULT_ACTION, Motion, Vote, majority
 from buraco_p2p.session.entry import Entry, decode_entry, make_entry
 from buraco_p2p.session.errors import Equivocation, LogError
 from buraco_p2p.session.evidence import proves_equivocation
@@ -300,6 +300,14 @@ class Ledger:
                 return True
         return False
 
+    def dispute_try(self, index: int) -> int:
+        """The try at which we sign the dispute at `index`: 0, or the one after the latest
+        void (not a decline) we signed there, at the end of our log before the evidence came
+        (4.5 R1: one void per point and try; a try past 0 is "end", 4.5 R2)."""
+        tries = [self._try_of(e) for e in self.own.values()
+                 if self.point(e) == index and not bodies.is_decline(e.body)]  # fmt: skip
+        return max(tries) + 1 if tries else 0
+
     def dispute_vote(
         self, index: int, motion: Motion, party: int, identity: Identity
     ) -> Entry | None:
@@ -339,16 +347,19 @@ class Ledger:
         return [q for q in points if q is not None and settled <= q < length]
 
     def saved_dispute(self, point: int, author: int) -> Entry | None:
-        """A void we signed at `point` behind our log naming `author` that we do not stand by
-        yet (restored after a restart, `Peer.restore_vote`, or signed at the end of our log
-        before we went past): where rule 3 has us sign the dispute of `author`'s equivocation
-        there, it is our vote in it. Of several tries, the latest; None if there is none."""
+        """A void of the dispute of `author`'s equivocation at `point` that we signed and do
+        not stand by yet (saved before a restart, `Peer.restore_vote`): its try 0, dealing
+        again without `author` alone, or a retry naming `author`. Of several, the latest
+        try; None if there is none. (A void there naming other parties, one we signed at the
+        end of our log, is no vote in the dispute: `dispute_try`.)"""
         held = self.mine.get(point)
         best: Entry | None = None
         for e in self.own.values():
             vote = self.voter.ballots.vote(e)
             if vote is None or vote.point != point or vote.motion.declines \
                     or author not in vote.motion.silent:
+                continue
+            if not vote.motion.attempt and vote.motion != Motion(FAULT_ACTION, (author,)):
                 continue
             if best is None or vote.motion.attempt > self._try_of(best):
                 best = e
@@ -365,8 +376,9 @@ class Ledger:
     def dispute_holders(self, point: int) -> tuple[Motion, tuple[int, ...], bool] | None:
         """Where the dispute we signed at `point` stands (4.6, as R2 at the end of the log):
         our motion there; the parties it leaves to sign from which we hold no void of its
-        try there naming its silent parties (whatever its action); and whether all of them
-        signed it alike (its round is complete). None: we signed no dispute there."""
+        try or a later one there naming its silent parties (whatever its action); and
+        whether all of them signed it alike (its round is complete). None: we signed no
+        dispute there."""
         held = self.mine.get(point)
         vote = self.voter.ballots.vote(held) if held is not None else None
         if vote is None:
@@ -375,10 +387,13 @@ class Ledger:
         signed, alike = set(), set()
         for e in [*self.behind.values(), *self.own.values()]:
             v = self.voter.ballots.vote(e)
-            if v is None or v.point != point or v.motion.attempt != motion.attempt \
-                    or v.prev != vote.prev:
+            if v is None or v.point != point or v.motion.attempt < motion.attempt \
+                    or v.prev != vote.prev or v.motion.declines:
                 continue
             if v.motion.silent == motion.silent:
+                # (a higher try naming the same parties answers too: a party whose first try
+                # there was taken by a void it signed at the end of its log signs the
+                # dispute at the next, and the retry meets it there)
                 signed.add(e.author)
             if v == vote:
                 alike.add(e.author)

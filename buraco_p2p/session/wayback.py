@@ -25,6 +25,7 @@ from collections.abc import Collection
 from typing import TYPE_CHECKING, Any
 
 from buraco_p2p.net.channel.identity import Identity
+from buraco_p2p.session import bodies
 from buraco_p2p.session.agreement import FAULT_ACTION, RETRY_TIMEOUTS, Motion
 from buraco_p2p.session.entry import Entry
 from buraco_p2p.session.errors import Equivocation, LogError
@@ -85,13 +86,17 @@ class WayBack:
         )
         if built and not self._ledger.disputed(index, motion):
             return Output()
+        if index in self._ledger.mine:
+            return Output()  # we signed there already (its retries are `_held_dispute`'s)
         saved = self._ledger.saved_dispute(index, author)
-        if saved is not None:
-            # a void of ours there names the author already (saved before a restart, or
-            # signed at the end of our log): it is our vote in the dispute; we sign no other
-            # of its try there (4.5 R1), and R2's retry of it counts it as signed
+        if saved is not None:  # ours, saved before a restart: we stand by it
             self._ledger.stand_by(index, saved)
             return self._adopt(now)
+        attempt = self._ledger.dispute_try(index)
+        if attempt:
+            motion = Motion(bodies.END_ACTION, (author,), (), attempt)
+            if not table.rewound(index, seated=False).can_void(motion.silent, attempt):
+                return Output()  # no such round could close there
         return self._dispute_vote(index, motion, now)
 
     def _dispute_vote(self, point: int, motion: Motion, now: float) -> Output:

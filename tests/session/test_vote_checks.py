@@ -123,3 +123,66 @@ def _cut_off_party_after_a_flood(flood: bool) -> tuple[list[bytes], list[bytes],
 def test_one_partys_flood_of_voids_keeps_no_cut_off_party_from_the_one_log(flood: bool) -> None:
     cut, other, _ = _cut_off_party_after_a_flood(flood)
     assert cut == other
+
+
+A, EQ, C, Y = 0, 1, 2, 3  # A honest (party 0); EQ the equivocator; C honest; Y down a while
+
+
+@pytest.mark.parametrize("N", [4, 6])
+def test_a_given_up_void_at_an_equivocated_point_names_nobody_in_its_dispute(N: int) -> None:
+    """An honest party C signed, at the point of an index its author then equivocated at, a
+    void naming that author and another late party, and gave it up when their entries came.
+    It may sign no other void of that try there (4.5 R1), and the void it holds names other
+    parties than the dispute's: it signs the dispute at the next try, "end", and the others'
+    retry of the dispute meets it there (4.6 rule 3); nobody names C, present and
+    answering."""
+    early = [p for p in range(N) if p not in (EQ, C, Y)]  # A and the rest: EQ's entry in time
+    r = router(N, 9)
+    r.silent = {EQ, Y}  # EQ acts through `inject`; Y is down for a while
+    r.start()
+    r.run()
+    t = r.peers[A].table
+    e = len(t.log)
+    assert e == 2 and t.expected_author(e) == EQ
+    step_prev = t.step_prev
+    E1, E2 = (make_entry(identities(N)[EQ], table=t.terms.table_id, index=e, prev=step_prev,
+                         author=EQ, kind=bodies.COMMIT, body={"c": bytes([k]) * 32})
+              for k in (1, 2))  # fmt: skip
+    r.advance(0.9 * TIMEOUT_S)
+    held: list[tuple[int, int, bytes]] = []
+
+    def slow(sender: int, receiver: int, data: bytes) -> bytes | None:
+        """A's relay of EQ's entry to C is slow (well within the timeout)."""
+        if sender != EQ and receiver == C and data == E1.wire:
+            held.append((sender, receiver, data))
+            return None
+        return data
+
+    r.tamper = slow
+    r.inject(EQ, E1.wire, to=early)  # EQ's entry reaches them just in time
+    r.run()
+    assert len(r.peers[A].log) == 4  # A holds EQ's entry and C's: it waits for Y only
+    r.advance(0.15 * TIMEOUT_S)  # C's clock: EQ and Y keep the step waiting past the timeout
+    r.act(C, r.peers[C].propose_void("void", r.now))  # names the parties it waits for
+    r.run()
+    r.tamper = None
+    r.queue.extend(held)  # EQ's entry reaches C (A's relay): declined, C gives its vote up
+    r.run()
+    assert len(r.peers[C].log) == 4
+    r.inject(EQ, E2.wire, to=[A])  # the equivocation, before Y's entry closes the step
+    r.run()
+    r.silent = {EQ}  # Y comes back: it is sent what the others hold (as on `sync`)
+    for p in (A, C):
+        for x in r.peers[p].log[1:] + [x for q in early for x in r.peers[q].log[1:]]:
+            r.inject(p, x.wire, to=[Y])
+        for w in r.peers[p].votes:
+            r.inject(p, w, to=[Y])
+    r.inject(A, E2.wire, to=[Y])
+    r.run()
+    r.act(Y, r.peers[Y].start(r.now))
+    r.run()
+    for _ in range(6):
+        r.advance(TIMEOUT_S)
+        r.run()
+    named = [x.body["silent"] for x in r.peers[A].log[e:] if x.kind == bodies.VOID]
+    assert not any(C in s for s in named), f"honest answering party {C} named: {named}"

@@ -105,5 +105,8 @@ def test_an_equivocation_inside_a_step_voted_past_on_both_sides_names_nobody(
     for _ in range(20):  # and long after
         r.advance(TIMEOUT_S)
         r.run()
-    named = [x.body["silent"] for x in r.peers[big[0]].log[L:] if x.kind == bodies.VOID]
+    named = [x.body["silent"] for x in r.peers[big[0]].log[e:] if x.kind == bodies.VOID]
     assert not any(B in s for s in named), f"honest answering party {B} named: {named}"
+    logs = [r.peers[p].log for p in honest]
+    assert all(log == logs[0] for log in logs), [len(log) for log in logs]  # one log
+    assert named and all(H in s for s in named), named  # the table moved on, past H

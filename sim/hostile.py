@@ -51,6 +51,7 @@ from buraco_p2p.session import bodies, decode_entry, make_entry
 from buraco_p2p.session.entry import Entry
 
 if TYPE_CHECKING:
+    from buraco_p2p.session.table import Table
     from sim.seat import Message, Seat
 
 __all__ = ["DRAWN", "STRATEGIES", "Strategy", "make_strategy"]
@@ -482,19 +483,27 @@ class Stand(Strategy):
             return [(to, msg, 0.0)]
         return []
 
-    def act(self, seat: Seat, now: float) -> list[Any]:
+    def _round(self, seat: Seat) -> tuple[Table, Entry, int, list[int]] | None:
+        """The latest void round in our log: our table, that round's last entry, its point
+        and its silent parties; None if there is none (or no table)."""
         peer = seat.peer
         if peer is None or peer.table.closed:
-            return []
+            return None
         t = peer.table
         for e in reversed(t.log):
             if e.kind == bodies.VOID:
                 break
         else:
-            return []
+            return None
         silent = list(e.body.get("silent", ()))
         active = [q for q in range(self.n) if q not in silent]
-        point = e.index - active.index(e.author)
+        return t, e, e.index - active.index(e.author), silent
+
+    def act(self, seat: Seat, now: float) -> list[Any]:
+        found = self._round(seat)
+        if found is None:
+            return []
+        t, e, point, silent = found
         if point < t.cover[self.me] or point in self.stood:
             return []
         self.stood.add(point)
@@ -571,7 +580,7 @@ class HoldClaim(Strategy):
         return [(self.target, ["at", claim], 0.0)]
 
 
-class Decoy(Strategy):
+class Decoy(Stand):
     """Silent from a moment on. Once a void round in its log names it (and the table goes
     on), it signs a retry of its own at that round's point, of a higher try: a vote that
     stands behind the others' logs (4.5 R3), and sends it at once to ONE honest party
@@ -588,30 +597,13 @@ class Decoy(Strategy):
 
     def __init__(self, rng: random.Random, parties: int, me: int) -> None:
         super().__init__(rng, parties, me)
-        self.after = rng.uniform(0.0, 3.0)
         self.moments = [self.after + 0.05 * k for k in range(400)]
-        self.stood: set[int] = set()
-
-    def outgoing(self, seat: Seat, to: int | None, msg: Message, now: float) -> list[Any]:
-        if now < self.after or msg[0] != "e" or decode_entry(msg[1]).author != self.me:
-            return [(to, msg, 0.0)]
-        return []
 
     def act(self, seat: Seat, now: float) -> list[Any]:
-        peer = seat.peer
-        if peer is None or peer.table.closed:
+        found = self._round(seat)
+        if found is None or self.me not in found[3]:
             return []
-        t = peer.table
-        for e in reversed(t.log):
-            if e.kind == bodies.VOID:
-                break
-        else:
-            return []
-        silent = list(e.body.get("silent", ()))
-        if self.me not in silent:
-            return []
-        active = [q for q in range(self.n) if q not in silent]
-        point = e.index - active.index(e.author)
+        t, e, point, _ = found
         if point < t.cover[self.me] or point in self.stood:
             # an old entry again, now and then: a duplicate the others drop (it keeps the
             # simulator's run going while the step plays out: `schedule._done`)
